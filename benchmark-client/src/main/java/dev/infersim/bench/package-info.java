@@ -1,0 +1,2 @@
+/** infersim bench. */
+package dev.infersim.bench;

@@ -1,0 +1,2 @@
+/** infersim cli. */
+package dev.infersim.cli;

@@ -1,0 +1,2 @@
+/** infersim server. */
+package dev.infersim.server;

@@ -1,0 +1,2 @@
+/** infersim queueing. */
+package dev.infersim.queueing;

@@ -1,0 +1,2 @@
+/** infersim engine. */
+package dev.infersim.engine;

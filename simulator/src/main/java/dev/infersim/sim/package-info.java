@@ -1,0 +1,2 @@
+/** infersim sim. */
+package dev.infersim.sim;

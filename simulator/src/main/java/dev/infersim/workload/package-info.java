@@ -1,0 +1,2 @@
+/** infersim workload. */
+package dev.infersim.workload;
