@@ -114,17 +114,6 @@ public final class BenchmarkReport {
         }
     }
 
-    /**
-     * vLLM's default result file name: {@code backend-{rate}qps[-concurrency{N}]-{model}-{date}.json}, the rate
-     * written as Python prints a float (10.0, inf).
-     */
-    public String defaultFileName() {
-        String rate = Double.isInfinite(info.requestRatePerS()) ? "inf" : Double.toString(info.requestRatePerS());
-        String concurrency = info.maxConcurrency() > 0 ? "-concurrency" + info.maxConcurrency() : "";
-        String model = info.modelId().substring(info.modelId().lastIndexOf('/') + 1);
-        return info.backend() + "-" + rate + "qps" + concurrency + "-" + model + "-" + info.date() + ".json";
-    }
-
     /** Prints vLLM's "Serving Benchmark Result" block, then infersim's server-side lines. */
     public void printSummary(PrintStream out) {
         out.println(center(" Serving Benchmark Result ", '='));

@@ -12,7 +12,7 @@ import org.HdrHistogram.Histogram;
  * histogram bucket. Recording allocates nothing. Not thread-safe.
  */
 public final class LatencyStats {
-    private static final long LOWEST_DISCERNIBLE_NANOS = 1_000;
+    private static final long LOWEST_DISCERNIBLE_NANOS = 1;
     private static final long HIGHEST_TRACKABLE_NANOS = 3_600_000_000_000L;
 
     private final Histogram histogram;

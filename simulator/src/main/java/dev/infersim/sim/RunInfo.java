@@ -44,4 +44,15 @@ public record RunInfo(String date, String backend, String modelId, String tokeni
     public static String percentileWord(double p) {
         return p == Math.rint(p) ? Long.toString((long) p) : Double.toString(p);
     }
+
+    /**
+     * vLLM's default result file name: {@code backend-{rate}qps[-concurrency{N}]-{model}-{date}.json}, the rate
+     * written as Python prints a float (10.0, inf).
+     */
+    public String defaultResultFileName() {
+        String rate = Double.isInfinite(requestRatePerS) ? "inf" : Double.toString(requestRatePerS);
+        String concurrency = maxConcurrency > 0 ? "-concurrency" + maxConcurrency : "";
+        String model = modelId.substring(modelId.lastIndexOf('/') + 1);
+        return backend + "-" + rate + "qps" + concurrency + "-" + model + "-" + date + ".json";
+    }
 }

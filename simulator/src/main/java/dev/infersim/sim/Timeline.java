@@ -95,23 +95,42 @@ public final class Timeline {
     public int waiting(int i) { return waiting[i]; }
     public int running(int i) { return running[i]; }
 
-    /** Least-squares slope of the backlog, in requests per second, over samples in [fromNanos, toNanos]; NaN if < 3 samples. */
-    public double backlogSlopePerS(long fromNanos, long toNanos) {
+    /**
+     * Least-squares line through the queued requests (backlog minus running: waiting in the engine or for a client
+     * slot) sampled in [fromNanos, toNanos]: its slope in requests per second and the standard deviation of the samples
+     * around it; NaN slope when fewer than 3 samples fall in the range.
+     */
+    public QueueTrend fitQueued(long fromNanos, long toNanos) {
         double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
         for (int i = 0; i < count; i++) {
-            if (timeNanos[i] < fromNanos || timeNanos[i] > toNanos) {
-                continue;
+            if (timeNanos[i] >= fromNanos && timeNanos[i] <= toNanos) {
+                double x = (timeNanos[i] - fromNanos) / 1e9;
+                n++;
+                sx += x;
+                double y = backlog[i] - running[i];
+                sy += y;
+                sxx += x * x;
+                sxy += x * y;
             }
-            double x = (timeNanos[i] - fromNanos) / 1e9;
-            double y = backlog[i];
-            n++;
-            sx += x;
-            sy += y;
-            sxx += x * x;
-            sxy += x * y;
         }
         double denominator = n * sxx - sx * sx;
-        return n < 3 || denominator == 0 ? Double.NaN : (n * sxy - sx * sy) / denominator;
+        if (n < 3 || denominator == 0) {
+            return new QueueTrend(Double.NaN, Double.NaN);
+        }
+        double slope = (n * sxy - sx * sy) / denominator;
+        double intercept = (sy - slope * sx) / n;
+        double squares = 0;
+        for (int i = 0; i < count; i++) {
+            if (timeNanos[i] >= fromNanos && timeNanos[i] <= toNanos) {
+                double residual = backlog[i] - running[i] - (intercept + slope * (timeNanos[i] - fromNanos) / 1e9);
+                squares += residual * residual;
+            }
+        }
+        return new QueueTrend(slope, Math.sqrt(squares / n));
+    }
+
+    /** A fitted queue trend: slope in requests per second, residual standard deviation in requests. */
+    public record QueueTrend(double slopePerS, double residualStd) {
     }
 
     /** The columns as JSON-ready arrays (infersim_timelines). */
