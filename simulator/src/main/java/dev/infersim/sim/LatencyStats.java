@@ -6,7 +6,9 @@ import org.HdrHistogram.Histogram;
  * Summary statistics of one latency metric, reported in milliseconds as {@code vllm bench serve} reports them: mean,
  * median, population standard deviation ({@code numpy.std}) and percentiles.
  *
- * <p>Mean and standard deviation are exact (Welford's online algorithm, Knuth TAOCP vol. 2, 4.2.2). Percentiles come
+ * <p>Mean and standard deviation are exact up to rounding: sums of the samples and their squares shifted by the first
+ * sample (the shifted-data algorithm, Chan, Golub and LeVeque 1983), which avoids both the cancellation of raw sums of
+ * squares and a division per sample. Percentiles come
  * from an HdrHistogram with 3 significant digits (relative error at most 0.1%), so memory stays constant however many
  * samples are recorded; vLLM interpolates exact samples ({@code numpy.percentile}), which differs by less than one
  * histogram bucket. Recording allocates nothing. Not thread-safe.
@@ -17,8 +19,9 @@ public final class LatencyStats {
 
     private final Histogram histogram;
     private long count;
-    private double meanNanos;
-    private double sumSquaredDeviations;
+    private long shiftNanos;
+    private double sumShifted;
+    private double sumShiftedSquares;
     private long maxNanos;
 
     public LatencyStats() {
@@ -32,10 +35,12 @@ public final class LatencyStats {
             throw new IllegalArgumentException("latency must be >= 0 ns, got " + nanos);
         }
         histogram.recordValue(nanos);
-        count++;
-        double delta = nanos - meanNanos;
-        meanNanos += delta / count;
-        sumSquaredDeviations += delta * (nanos - meanNanos);
+        if (count++ == 0) {
+            shiftNanos = nanos;
+        }
+        double shifted = nanos - shiftNanos;
+        sumShifted += shifted;
+        sumShiftedSquares += shifted * shifted;
         if (nanos > maxNanos) {
             maxNanos = nanos;
         }
@@ -47,12 +52,16 @@ public final class LatencyStats {
 
     /** Mean in ms; 0 without samples, as vLLM reports empty metrics. */
     public double meanMs() {
-        return meanNanos / 1e6;
+        return count == 0 ? 0 : (shiftNanos + sumShifted / count) / 1e6;
     }
 
     /** Population standard deviation in ms. */
     public double stdMs() {
-        return count == 0 ? 0 : Math.sqrt(sumSquaredDeviations / count) / 1e6;
+        if (count == 0) {
+            return 0;
+        }
+        double meanShifted = sumShifted / count;
+        return Math.sqrt(Math.max(0, sumShiftedSquares / count - meanShifted * meanShifted)) / 1e6;
     }
 
     public double medianMs() {

@@ -10,7 +10,6 @@ import dev.infersim.workload.WorkloadRequest;
 
 import java.util.ArrayDeque;
 import java.util.Iterator;
-import java.util.Locale;
 
 /**
  * Discrete-event simulation of replicas serving a workload in virtual time. Two kinds of event exist: a request
@@ -251,7 +250,7 @@ public final class Simulation {
                 : new RequestRecord(s.request.index(), s.request.requestClass(), s.request.arrivalNanos(), s.sendNanos,
                         r.firstTokenNanos(), r.finishedNanos(), r.promptTokens(), r.outputTokens(), r.cachedPromptTokens(),
                         r.firstScheduledNanos() - s.sendNanos, r.firstTokenNanos() - r.firstScheduledNanos(),
-                        r.preemptions(), r.finishReason().name().toLowerCase(Locale.ROOT), null);
+                        r.preemptions(), r.finishReason().openAiName(), null);
         sumSojournNanos += clock - s.sendNanos;
         if (s.measured) {
             stats.recordRequest(record);
