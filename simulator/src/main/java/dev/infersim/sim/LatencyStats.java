@@ -31,16 +31,22 @@ public final class LatencyStats {
 
     /** Adds one sample; negative values are a caller bug. */
     public void record(long nanos) {
-        if (nanos < 0) {
-            throw new IllegalArgumentException("latency must be >= 0 ns, got " + nanos);
+        record(nanos, 1);
+    }
+
+    /** Adds {@code samples} equal samples at once (a batch step gives many tokens the same gap). */
+    public void record(long nanos, long samples) {
+        if (nanos < 0 || samples < 1) {
+            throw new IllegalArgumentException("need a latency >= 0 ns and >= 1 sample, got " + nanos + " ns x " + samples);
         }
-        histogram.recordValue(nanos);
-        if (count++ == 0) {
+        histogram.recordValueWithCount(nanos, samples);
+        if (count == 0) {
             shiftNanos = nanos;
         }
+        count += samples;
         double shifted = nanos - shiftNanos;
-        sumShifted += shifted;
-        sumShiftedSquares += shifted * shifted;
+        sumShifted += shifted * samples;
+        sumShiftedSquares += shifted * shifted * samples;
         if (nanos > maxNanos) {
             maxNanos = nanos;
         }

@@ -218,19 +218,31 @@ public final class Simulation {
         replica.submit(r);
     }
 
+    /**
+     * Applies a step's tokens and completions. Requests that also got a token from the replica's previous step share one
+     * gap (this step's end minus that one's), so they are counted and recorded once; only the others, first tokens and
+     * tokens after a preemption or chunk, are recorded one by one.
+     */
     private void handleStepEnd(Replica replica) {
+        long previousEnd = replica.lastStepEndNanos();
         StepOutcome out = replica.completeStep();
         long end = out.endNanos();
         int measuredTokens = 0;
+        int previousStepGaps = 0;
         for (int i = 0, n = out.tokenCount(); i < n; i++) {
             RequestState s = (RequestState) out.tokenRequest(i).attachment();
             if (s.measured) {
                 measuredTokens++;
-                if (s.lastTokenNanos >= 0) {
+                if (s.lastTokenNanos == previousEnd) {
+                    previousStepGaps++;
+                } else if (s.lastTokenNanos >= 0) {
                     stats.recordItl(end - s.lastTokenNanos);
                 }
             }
             s.lastTokenNanos = end;
+        }
+        if (previousStepGaps > 0) {
+            stats.recordItl(end - previousEnd, previousStepGaps);
         }
         if (measuredTokens > 0) {
             stats.recordTokens(end, measuredTokens);
