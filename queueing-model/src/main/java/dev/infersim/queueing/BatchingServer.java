@@ -27,7 +27,8 @@ package dev.infersim.queueing;
  * @param meanPromptTokens P, mean prompt length
  * @param meanOutputTokens E[L], mean output length, at least 1
  * @param iterationTime the fitted iteration-time model
- * @param prefillIterationSeconds mean time from admission to the first token
+ * @param prefillIterationSeconds mean time from admission to the first token: the iteration that prefills
+ *     the prompt, plus, if the caller models it, the wait for the running iteration to end
  */
 public record BatchingServer(int maxNumSeqs, double meanPromptTokens, double meanOutputTokens,
     IterationTime iterationTime, double prefillIterationSeconds) {
@@ -67,7 +68,7 @@ public record BatchingServer(int maxNumSeqs, double meanPromptTokens, double mea
 
   /** min(B, floor(M / (P + E[L]))): the batch size a KV cache of M tokens sustains on average. */
   public int kvLimitedBatchSize(long kvCapacityTokens) {
-    Checks.positive("kvCapacityTokens", (double) kvCapacityTokens);
+    Checks.positive("kvCapacityTokens", kvCapacityTokens);
     double sustained = Math.floor(kvCapacityTokens / (meanPromptTokens + meanOutputTokens));
     if (sustained < 1) {
       throw new IllegalArgumentException("kvCapacityTokens " + kvCapacityTokens

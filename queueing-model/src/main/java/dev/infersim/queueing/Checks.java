@@ -19,7 +19,7 @@ final class Checks {
     return value;
   }
 
-  static int positive(String name, int value) {
+  static long positive(String name, long value) {
     if (value <= 0) {
       throw new IllegalArgumentException(name + " must be positive, got " + value);
     }
