@@ -17,7 +17,7 @@ package dev.infersim.queueing;
  *
  * <p>Sources: J. W. Cohen, "The multiple phase service network with generalized processor
  * sharing", Acta Informatica 12, 1979; Kleinrock 1975, Vol. 1, ch. 3 (birth-death chains);
- * Li, Dai and Peng, arXiv 2504.07347 (stability lambda E[L] < B / tau(B)); Yang, Jiao and Xu,
+ * Li, Dai and Peng, arXiv 2504.07347 (stability lambda E[L] &lt; B / tau(B)); Yang, Jiao and Xu,
  * arXiv 2407.05347; Nie, Si and Zhou, arXiv 2605.04595 (KV-memory limit).
  */
 public final class ContinuousBatchingModel {
