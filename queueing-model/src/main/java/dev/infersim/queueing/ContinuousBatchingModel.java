@@ -137,9 +137,27 @@ public final class ContinuousBatchingModel {
     return meanBatchSize() / (arrivalRatePerS * server.meanOutputTokens());
   }
 
-  /** Mean time to first token: the admission wait plus the caller's prefill iteration time. */
+  /**
+   * Mean wait of an arrival for the running iteration to end, when it finds a free batch slot:
+   * an engine admits requests only between iterations, which the continuous-time chain ignores.
+   * A Poisson arrival lands in an iteration of length tau(n) with the time fraction p_n and waits
+   * half of it: sum_{n=1}^{B-1} p_n tau(n) / 2. (Arrivals finding the batch full wait for a
+   * departure, which already ends on an iteration boundary.)
+   */
+  public double meanIterationBoundaryWaitSeconds() {
+    double wait = 0;
+    for (int n = 1; n < server.maxNumSeqs(); n++) {
+      wait += stateProbabilities[n] * server.iterationSeconds(n) / 2;
+    }
+    return wait;
+  }
+
+  /**
+   * Mean time to first token: the chain's admission wait, the wait for an iteration boundary,
+   * and the caller's prefill iteration time.
+   */
   public double meanTtftSeconds() {
-    return meanQueueingDelaySeconds() + server.prefillIterationSeconds();
+    return meanQueueingDelaySeconds() + meanIterationBoundaryWaitSeconds() + server.prefillIterationSeconds();
   }
 
   /** lambda E[L]: output tokens per second carried (all arrivals are served in a stable chain). */

@@ -81,7 +81,8 @@ class ContinuousBatchingModelTest {
     assertEquals(chain.meanNumberWaiting() / lambda, chain.meanQueueingDelaySeconds(), 1e-12);
     assertEquals(chain.meanQueueingDelaySeconds() + LLAMA_LIKE.meanOutputTokens() * chain.meanTpotSeconds(),
         chain.meanSojournSeconds(), 1e-9);
-    assertEquals(chain.meanQueueingDelaySeconds() + 0.05, chain.meanTtftSeconds(), 1e-12);
+    assertEquals(chain.meanQueueingDelaySeconds() + chain.meanIterationBoundaryWaitSeconds() + 0.05,
+        chain.meanTtftSeconds(), 1e-12);
     assertEquals(lambda * 200, chain.outputTokensPerS(), 1e-9);
   }
 
