@@ -1,0 +1,107 @@
+package dev.infersim.engine;
+
+import static dev.infersim.engine.ConfigException.check;
+
+/**
+ * A model served on a GPU type with vLLM's serving flags. Field names follow {@code vllm serve}; defaults are vLLM's.
+ *
+ * @param tensorParallelSize     {@code --tensor-parallel-size}: GPUs one replica is split over
+ * @param gpuMemoryUtilization   {@code --gpu-memory-utilization}: fraction of device memory vLLM may use
+ * @param maxNumSeqs             {@code --max-num-seqs}: sequences in one iteration
+ * @param maxNumBatchedTokens    {@code --max-num-batched-tokens}: token budget of one iteration
+ * @param blockSize              {@code --block-size}: tokens per KV-cache block
+ * @param enablePrefixCaching    {@code --enable-prefix-caching}
+ * @param enableChunkedPrefill   {@code --enable-chunked-prefill}
+ * @param maxModelLen            {@code --max-model-len}; 0 means the model's own maximum, capped by what the KV cache holds
+ * @param dtype                  {@code --dtype}: weight and activation precision
+ * @param kvCacheDtype           {@code --kv-cache-dtype}: KV-cache precision ({@code auto} follows dtype)
+ */
+public record Deployment(
+        GpuProfile gpu,
+        ModelProfile model,
+        int tensorParallelSize,
+        double gpuMemoryUtilization,
+        int maxNumSeqs,
+        int maxNumBatchedTokens,
+        int blockSize,
+        boolean enablePrefixCaching,
+        boolean enableChunkedPrefill,
+        int maxModelLen,
+        Precision dtype,
+        Precision kvCacheDtype) {
+
+    public Deployment {
+        check(gpu != null, "deployment needs a gpu");
+        check(model != null, "deployment needs a model");
+        check(tensorParallelSize >= 1 && Integer.bitCount(tensorParallelSize) == 1 && tensorParallelSize <= 64,
+                "--tensor-parallel-size must be a power of two between 1 and 64, got %d", tensorParallelSize);
+        check(model.attentionHeads() % tensorParallelSize == 0,
+                "--tensor-parallel-size %d does not divide the %d attention heads of %s",
+                tensorParallelSize, model.attentionHeads(), model.name());
+        check(gpuMemoryUtilization > 0 && gpuMemoryUtilization <= 1,
+                "--gpu-memory-utilization must be in (0, 1], got %s", gpuMemoryUtilization);
+        check(maxNumSeqs >= 1, "--max-num-seqs must be >= 1, got %d", maxNumSeqs);
+        check(maxNumBatchedTokens >= 1, "--max-num-batched-tokens must be >= 1, got %d", maxNumBatchedTokens);
+        check(blockSize >= 1 && blockSize <= 256, "--block-size must be between 1 and 256, got %d", blockSize);
+        check(maxModelLen >= 0, "--max-model-len must be >= 0 (0 = model maximum), got %d", maxModelLen);
+        check(maxModelLen <= model.maxContext(), "--max-model-len %d exceeds the %d-token context of %s",
+                maxModelLen, model.maxContext(), model.name());
+        check(maxNumBatchedTokens >= maxNumSeqs,
+                "--max-num-batched-tokens %d must be >= --max-num-seqs %d (each running sequence needs one token per step)",
+                maxNumBatchedTokens, maxNumSeqs);
+        check(dtype != null && kvCacheDtype != null, "dtype and kv-cache-dtype are required");
+    }
+
+    /** vLLM's defaults for everything but the GPU and model. */
+    public static Builder builder(GpuProfile gpu, ModelProfile model) {
+        return new Builder(gpu, model);
+    }
+
+    public Builder toBuilder() {
+        return new Builder(gpu, model).tensorParallelSize(tensorParallelSize).gpuMemoryUtilization(gpuMemoryUtilization)
+                .maxNumSeqs(maxNumSeqs).maxNumBatchedTokens(maxNumBatchedTokens).blockSize(blockSize)
+                .enablePrefixCaching(enablePrefixCaching).enableChunkedPrefill(enableChunkedPrefill)
+                .maxModelLen(maxModelLen).dtype(dtype).kvCacheDtype(kvCacheDtype);
+    }
+
+    /** Mutable builder with vLLM's defaults. */
+    public static final class Builder {
+        private GpuProfile gpu;
+        private ModelProfile model;
+        private int tensorParallelSize = 1;
+        private double gpuMemoryUtilization = 0.9;
+        private int maxNumSeqs = 256;
+        private int maxNumBatchedTokens = 8192;
+        private int blockSize = 16;
+        private boolean enablePrefixCaching = true;
+        private boolean enableChunkedPrefill = true;
+        private int maxModelLen;
+        private Precision dtype = Precision.BF16;
+        private Precision kvCacheDtype;
+
+        private Builder(GpuProfile gpu, ModelProfile model) {
+            this.gpu = gpu;
+            this.model = model;
+        }
+
+        public Builder gpu(GpuProfile v) { gpu = v; return this; }
+        public Builder model(ModelProfile v) { model = v; return this; }
+        public Builder tensorParallelSize(int v) { tensorParallelSize = v; return this; }
+        public Builder gpuMemoryUtilization(double v) { gpuMemoryUtilization = v; return this; }
+        public Builder maxNumSeqs(int v) { maxNumSeqs = v; return this; }
+        public Builder maxNumBatchedTokens(int v) { maxNumBatchedTokens = v; return this; }
+        public Builder blockSize(int v) { blockSize = v; return this; }
+        public Builder enablePrefixCaching(boolean v) { enablePrefixCaching = v; return this; }
+        public Builder enableChunkedPrefill(boolean v) { enableChunkedPrefill = v; return this; }
+        public Builder maxModelLen(int v) { maxModelLen = v; return this; }
+        public Builder dtype(Precision v) { dtype = v; return this; }
+        /** {@code null} means {@code auto}: the KV cache follows the weight dtype. */
+        public Builder kvCacheDtype(Precision v) { kvCacheDtype = v; return this; }
+
+        public Deployment build() {
+            return new Deployment(gpu, model, tensorParallelSize, gpuMemoryUtilization, maxNumSeqs, maxNumBatchedTokens,
+                    blockSize, enablePrefixCaching, enableChunkedPrefill, maxModelLen, dtype,
+                    kvCacheDtype == null ? dtype : kvCacheDtype);
+        }
+    }
+}

@@ -1,0 +1,114 @@
+package dev.infersim.engine;
+
+/**
+ * One generation request as the engine sees it: its inputs, fixed at creation, and its progress, which only the
+ * {@link EngineCore} that owns it changes. One object per request carries everything, so a step touches no maps.
+ */
+public final class EngineRequest {
+    /** No EOS: the request runs until max_tokens (vLLM's ignore_eos). */
+    public static final int NO_EOS = Integer.MAX_VALUE;
+
+    enum Status { NEW, WAITING, RUNNING, FINISHED }
+
+    private final long id;
+    private final int promptTokens;
+    private final int[] promptTokenIds;
+    private final int maxTokens;
+    private final int minTokens;
+    private final int eosAfterTokens;
+    private final int priority;
+    private final long arrivalNanos;
+    private Object attachment;
+
+    // progress, owned by the engine
+    Status status = Status.NEW;
+    int computedTokens;
+    int outputTokens;
+    int[] blocks = new int[4];
+    int numBlocks;
+    /** Prompt blocks whose hash is registered in the prefix cache. */
+    int numCachedBlocks;
+    long[] blockHashes;
+    int cachedPromptTokens = -1;
+    long firstScheduledNanos = -1;
+    long firstTokenNanos = -1;
+    long finishedNanos = -1;
+    int preemptions;
+    FinishReason finishReason;
+    int outputLimit;
+
+    /**
+     * @param id              caller's id, unique per engine
+     * @param promptTokens    prompt length in tokens
+     * @param promptTokenIds  the prompt's token ids, for prefix caching; null when unknown (no prefix sharing)
+     * @param maxTokens       max_tokens: the output cap
+     * @param minTokens       min_tokens: EOS is ignored before this many outputs
+     * @param eosAfterTokens  output count at which the model emits EOS; {@link #NO_EOS} for ignore_eos
+     * @param priority        lower runs first under the priority policy (vLLM semantics)
+     * @param arrivalNanos    when the request reached the engine
+     */
+    public EngineRequest(long id, int promptTokens, int[] promptTokenIds, int maxTokens, int minTokens, int eosAfterTokens,
+                         int priority, long arrivalNanos) {
+        if (promptTokens < 1) {
+            throw new IllegalArgumentException("prompt must have at least 1 token, got " + promptTokens);
+        }
+        if (promptTokenIds != null && promptTokenIds.length != promptTokens) {
+            throw new IllegalArgumentException("promptTokenIds has " + promptTokenIds.length + " ids for " + promptTokens + " tokens");
+        }
+        if (maxTokens < 1) {
+            throw new IllegalArgumentException("max_tokens must be >= 1, got " + maxTokens);
+        }
+        if (minTokens < 0 || minTokens > maxTokens) {
+            throw new IllegalArgumentException("min_tokens must be between 0 and max_tokens " + maxTokens + ", got " + minTokens);
+        }
+        if (eosAfterTokens < 1) {
+            throw new IllegalArgumentException("eosAfterTokens must be >= 1, got " + eosAfterTokens);
+        }
+        this.id = id;
+        this.promptTokens = promptTokens;
+        this.promptTokenIds = promptTokenIds;
+        this.maxTokens = maxTokens;
+        this.minTokens = minTokens;
+        this.eosAfterTokens = eosAfterTokens;
+        this.priority = priority;
+        this.arrivalNanos = arrivalNanos;
+    }
+
+    public long id() { return id; }
+    public int promptTokens() { return promptTokens; }
+    public int[] promptTokenIds() { return promptTokenIds; }
+    public int maxTokens() { return maxTokens; }
+    public int minTokens() { return minTokens; }
+    public int eosAfterTokens() { return eosAfterTokens; }
+    public int priority() { return priority; }
+    public long arrivalNanos() { return arrivalNanos; }
+
+    /** The driver's own per-request state (a connection, a metrics record); the engine never reads it. */
+    public Object attachment() { return attachment; }
+    public void attach(Object value) { attachment = value; }
+
+    /** Tokens generated so far. */
+    public int outputTokens() { return outputTokens; }
+    /** Prompt tokens served from the prefix cache when the request was first scheduled; -1 before that. */
+    public int cachedPromptTokens() { return cachedPromptTokens; }
+    /** When the request first entered a running batch; -1 while it has only waited. */
+    public long firstScheduledNanos() { return firstScheduledNanos; }
+    /** End of the step that produced the first output token; -1 before. */
+    public long firstTokenNanos() { return firstTokenNanos; }
+    public long finishedNanos() { return finishedNanos; }
+    public int preemptions() { return preemptions; }
+    public FinishReason finishReason() { return finishReason; }
+    public boolean isFinished() { return status == Status.FINISHED; }
+    public boolean isRunning() { return status == Status.RUNNING; }
+    public boolean isWaiting() { return status == Status.WAITING; }
+
+    /** Prompt plus generated tokens: what the KV cache must hold once the next token is computed. */
+    int totalTokens() {
+        return promptTokens + outputTokens;
+    }
+
+    @Override
+    public String toString() {
+        return "request " + id + " (prompt " + promptTokens + ", output " + outputTokens + ", " + status + ")";
+    }
+}

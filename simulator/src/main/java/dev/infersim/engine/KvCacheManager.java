@@ -1,0 +1,245 @@
+package dev.infersim.engine;
+
+/**
+ * Paged KV cache (Kwon et al., "PagedAttention", SOSP 2023) with automatic prefix caching as vLLM V1 does it.
+ * <ul>
+ *   <li>Memory is {@code numBlocks} blocks of {@code blockSize} tokens; a request holds a table of blocks.</li>
+ *   <li>A full prompt block is keyed by a hash chain: {@code hash(parent hash, the block's token ids)}, so equal hashes
+ *       mean equal prefixes. Blocks are reference counted; requests sharing a prefix share its blocks.</li>
+ *   <li>Unreferenced blocks sit in one free queue, oldest first. A cached block stays findable there until the queue
+ *       hands it out again (LRU eviction). Freed uncached blocks go to the front, so they are reused before any
+ *       cached block is evicted; a request's cached blocks are queued tail-first, so the end of a prefix is evicted
+ *       before its start.</li>
+ * </ul>
+ * The queue is an intrusive doubly-linked list over primitive arrays: every operation is O(1) and allocation-free.
+ */
+public final class KvCacheManager {
+    private static final int NIL = -1;
+
+    private final int numBlocks;
+    private final int blockSize;
+    private final boolean prefixCaching;
+    private final int[] refCount;
+    private final long[] hashOf;
+    private final int[] prev;
+    private final int[] next;
+    private final BlockHashIndex index;
+    private int head = NIL;
+    private int tail = NIL;
+    private int freeCount;
+    private long queriedTokens;
+    private long hitTokens;
+
+    public KvCacheManager(int numBlocks, int blockSize, boolean prefixCaching) {
+        if (numBlocks < 1 || blockSize < 1) {
+            throw new IllegalArgumentException("need at least one block of at least one token, got " + numBlocks + " x " + blockSize);
+        }
+        this.numBlocks = numBlocks;
+        this.blockSize = blockSize;
+        this.prefixCaching = prefixCaching;
+        refCount = new int[numBlocks];
+        hashOf = new long[numBlocks];
+        prev = new int[numBlocks];
+        next = new int[numBlocks];
+        index = new BlockHashIndex(prefixCaching ? Math.min(numBlocks, 1 << 20) : 16);
+        for (int b = 0; b < numBlocks; b++) {
+            append(b);
+        }
+    }
+
+    public int numBlocks() { return numBlocks; }
+    public int blockSize() { return blockSize; }
+    /** Blocks not referenced by any request (free or cached-but-evictable). */
+    public int freeBlocks() { return freeCount; }
+    public int usedBlocks() { return numBlocks - freeCount; }
+    /** Fraction of blocks referenced by requests, as vLLM's kv_cache_usage_perc. */
+    public double usage() { return (double) usedBlocks() / numBlocks; }
+    /** Prompt tokens looked up in the prefix cache (vLLM prefix_cache_queries). */
+    public long queriedTokens() { return queriedTokens; }
+    /** Prompt tokens found in the prefix cache (vLLM prefix_cache_hits). */
+    public long hitTokens() { return hitTokens; }
+    /** Blocks currently findable by hash. */
+    public int cachedBlocks() { return index.size(); }
+    public int referenceCount(int block) { return refCount[block]; }
+
+    /**
+     * Number of the request's leading prompt blocks that are in the cache. At least one prompt token is always left to
+     * compute, because the engine must run the last prompt token to sample.
+     */
+    public int findCachedBlocks(EngineRequest r) {
+        if (!prefixCaching || r.promptTokenIds() == null) {
+            return 0;
+        }
+        long[] hashes = blockHashes(r);
+        int limit = Math.min(hashes.length, (r.promptTokens() - 1) / blockSize);
+        int hits = 0;
+        while (hits < limit && index.get(hashes[hits]) != NIL) {
+            hits++;
+        }
+        return hits;
+    }
+
+    /**
+     * Gives a new request its {@code cachedBlocks} cached prefix blocks plus room for {@code newTokens} more tokens, or
+     * changes nothing and returns false when free blocks do not suffice.
+     */
+    public boolean allocateNew(EngineRequest r, int cachedBlocks, int newTokens) {
+        long[] hashes = cachedBlocks > 0 ? r.blockHashes : null;
+        int revived = 0;
+        for (int i = 0; i < cachedBlocks; i++) {
+            if (refCount[index.get(hashes[i])] == 0) {
+                revived++;
+            }
+        }
+        int fresh = blocksFor(cachedBlocks * blockSize + newTokens) - cachedBlocks;
+        if (fresh + revived > freeCount) {
+            return false;
+        }
+        for (int i = 0; i < cachedBlocks; i++) {
+            int b = index.get(hashes[i]);
+            if (refCount[b]++ == 0) {
+                unlink(b);
+            }
+            push(r, b);
+        }
+        r.numCachedBlocks = cachedBlocks;
+        grow(r, fresh);
+        return true;
+    }
+
+    /** Room for {@code newTokens} more tokens of a running request, or false (nothing changed) when blocks run out. */
+    public boolean allocateMore(EngineRequest r, int newTokens) {
+        int fresh = blocksFor(r.computedTokens + newTokens) - r.numBlocks;
+        if (fresh > freeCount) {
+            return false;
+        }
+        grow(r, fresh);
+        return true;
+    }
+
+    /** Registers the request's newly completed prompt blocks in the prefix cache. */
+    public void cacheComputedBlocks(EngineRequest r) {
+        if (!prefixCaching || r.promptTokenIds() == null) {
+            return;
+        }
+        int full = Math.min(r.computedTokens, r.promptTokens()) / blockSize;
+        long[] hashes = blockHashes(r);
+        for (int i = r.numCachedBlocks; i < full; i++) {
+            int b = r.blocks[i];
+            if (hashOf[b] == 0 && index.get(hashes[i]) == NIL) {
+                hashOf[b] = hashes[i];
+                index.put(hashes[i], b);
+            }
+        }
+        r.numCachedBlocks = Math.max(r.numCachedBlocks, full);
+    }
+
+    /** Counts a prefix-cache lookup of a request being admitted. */
+    void recordQuery(int promptTokens, int hitTokens) {
+        queriedTokens += promptTokens;
+        this.hitTokens += hitTokens;
+    }
+
+    /** Releases all of the request's blocks. */
+    public void free(EngineRequest r) {
+        for (int i = r.numBlocks - 1; i >= 0; i--) {
+            int b = r.blocks[i];
+            if (--refCount[b] == 0) {
+                if (hashOf[b] != 0) {
+                    append(b);
+                } else {
+                    prepend(b);
+                }
+            }
+        }
+        r.numBlocks = 0;
+        r.numCachedBlocks = 0;
+    }
+
+    private void grow(EngineRequest r, int fresh) {
+        for (int i = 0; i < fresh; i++) {
+            int b = head;
+            unlink(b);
+            if (hashOf[b] != 0) {
+                index.remove(hashOf[b]);
+                hashOf[b] = 0;
+            }
+            refCount[b] = 1;
+            push(r, b);
+        }
+    }
+
+    private void push(EngineRequest r, int block) {
+        if (r.numBlocks == r.blocks.length) {
+            r.blocks = java.util.Arrays.copyOf(r.blocks, r.blocks.length * 2);
+        }
+        r.blocks[r.numBlocks++] = block;
+    }
+
+    private int blocksFor(int tokens) {
+        return (tokens + blockSize - 1) / blockSize;
+    }
+
+    private long[] blockHashes(EngineRequest r) {
+        if (r.blockHashes == null) {
+            int[] ids = r.promptTokenIds();
+            long[] hashes = new long[ids.length / blockSize];
+            long parent = 0x9E3779B97F4A7C15L;
+            for (int i = 0; i < hashes.length; i++) {
+                long h = parent;
+                for (int t = i * blockSize, end = t + blockSize; t < end; t++) {
+                    h = mix(h ^ ids[t]);
+                }
+                hashes[i] = h == 0 ? 1 : h;
+                parent = hashes[i];
+            }
+            r.blockHashes = hashes;
+        }
+        return r.blockHashes;
+    }
+
+    /** SplitMix64's finalizer: a cheap 64-bit mix with full avalanche. */
+    private static long mix(long z) {
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
+    private void append(int b) {
+        prev[b] = tail;
+        next[b] = NIL;
+        if (tail == NIL) {
+            head = b;
+        } else {
+            next[tail] = b;
+        }
+        tail = b;
+        freeCount++;
+    }
+
+    private void prepend(int b) {
+        next[b] = head;
+        prev[b] = NIL;
+        if (head == NIL) {
+            tail = b;
+        } else {
+            prev[head] = b;
+        }
+        head = b;
+        freeCount++;
+    }
+
+    private void unlink(int b) {
+        if (prev[b] == NIL) {
+            head = next[b];
+        } else {
+            next[prev[b]] = next[b];
+        }
+        if (next[b] == NIL) {
+            tail = prev[b];
+        } else {
+            prev[next[b]] = prev[b];
+        }
+        freeCount--;
+    }
+}

@@ -1,0 +1,144 @@
+package dev.infersim.engine;
+
+/**
+ * Roofline cost of one iteration, from first principles. Each kernel of a layer costs
+ * {@code max(FLOPs / (peak x compute efficiency), bytes / (bandwidth x bandwidth efficiency))} (Williams, Waterman and
+ * Patterson, "Roofline", CACM 2009); kernels run one after another so their times add:
+ * <ul>
+ *   <li>linear layers (QKV, output, gate/up, down): weights are read once per step, whatever the batch; FLOPs are
+ *       {@code 2 x tokens x params}; GEMM efficiency grows with tokens as {@code max x T / (T + half)} because small GEMMs
+ *       cannot fill the machine;</li>
+ *   <li>MoE layers read only the experts the batch touches: {@code E x (1 - (1 - k/E)^T)} expected distinct experts;</li>
+ *   <li>decode attention reads every sequence's whole KV cache; prefill attention costs {@code 4 x heads x head_dim}
+ *       FLOPs per causal query-key pair and reads the chunk's context;</li>
+ *   <li>the LM head runs only for sequences that sample;</li>
+ *   <li>tensor parallelism splits weights and heads over the group and adds two all-reduces of the activations per
+ *       layer (ring: {@code 2 (tp-1)/tp x bytes / bandwidth} plus latency);</li>
+ *   <li>fixed overheads per step, per layer and per sequence cover what the roofline cannot see: scheduling, small
+ *       kernels, sampling.</li>
+ * </ul>
+ * Constants are precomputed so {@link #stepNanos} is a few dozen floating-point operations and allocates nothing.
+ */
+public final class RooflineCostModel implements CostModel {
+    private static final double ACTIVATION_BYTES = 2.0; // activations stay in bf16 even with fp8 weights
+
+    private final int layers;
+    private final int tp;
+    private final double weightBytes;
+    private final double peakFlops;
+    private final double gemmBandwidth;
+    private final double attentionBandwidth;
+    private final double computeEfficiencyMax;
+    private final double computeHalfTokens;
+    private final double attentionFlops;
+    private final double interconnect;
+    private final double allReduceLatency;
+    private final double fixedNanos;
+    private final double sequenceNanos;
+    // per layer, per GPU
+    private final double qkvParams;
+    private final double qkvOut;
+    private final double outParams;
+    private final double mlpParamsPerExpert;
+    private final int experts;
+    private final int expertsPerToken;
+    private final int hidden;
+    private final int intermediate;
+    private final double kvBytesPerTokenPerLayer;
+    private final double qHeadsTimesDim;
+    private final double lmHeadParams;
+
+    public RooflineCostModel(Deployment d) {
+        GpuProfile g = d.gpu();
+        ModelProfile m = d.model();
+        layers = m.layers();
+        tp = d.tensorParallelSize();
+        weightBytes = d.dtype().bytes();
+        peakFlops = g.peakFlops(d.dtype());
+        gemmBandwidth = g.hbmBytesPerSecond() * g.gemmBandwidthEfficiency();
+        attentionBandwidth = g.hbmBytesPerSecond() * g.attentionBandwidthEfficiency();
+        computeEfficiencyMax = g.computeEfficiencyMax();
+        computeHalfTokens = g.computeHalfTokens();
+        attentionFlops = g.peakFlops(Precision.BF16) * g.attentionComputeEfficiency();
+        interconnect = g.interconnectBytesPerSecond() * g.interconnectEfficiency();
+        allReduceLatency = g.allReduceLatencyUs() * 1e-6;
+        fixedNanos = (g.stepOverheadUs() + layers * g.layerOverheadUs()) * 1e3;
+        sequenceNanos = g.sequenceOverheadUs() * 1e3;
+        qkvParams = (double) m.hiddenSize() * (m.qDim() + 2 * m.kvDim()) / tp;
+        qkvOut = (double) (m.qDim() + 2 * m.kvDim()) / tp;
+        outParams = (double) m.qDim() * m.hiddenSize() / tp;
+        mlpParamsPerExpert = (double) m.mlpParamsPerExpert() / tp;
+        experts = m.numExperts();
+        expertsPerToken = m.numExpertsPerTok();
+        hidden = m.hiddenSize();
+        intermediate = m.intermediateSize();
+        kvBytesPerTokenPerLayer = KvCapacity.kvBytesPerTokenPerGpu(d) / m.layers();
+        qHeadsTimesDim = (double) m.qDim() / tp;
+        lmHeadParams = (double) m.vocabSize() * m.hiddenSize() / tp;
+    }
+
+    @Override
+    public long stepNanos(BatchShape s) {
+        if (s.isEmpty()) {
+            return 0;
+        }
+        double tokens = s.tokens();
+        double layerSeconds = gemm(tokens, qkvParams, hidden, qkvOut)
+                + gemm(tokens, outParams, qHeadsTimesDim, hidden)
+                + mlp(tokens)
+                + decodeAttention(s)
+                + prefillAttention(s)
+                + 2 * allReduce(tokens);
+        double seconds = layers * layerSeconds + gemm(s.samplingSeqs(), lmHeadParams, hidden, lmHeadParams / hidden);
+        return Math.round(seconds * 1e9 + fixedNanos + sequenceNanos * s.sequences());
+    }
+
+    /** Time of a GEMM over {@code tokens} rows with {@code params} weights, {@code in} inputs and {@code out} outputs per row. */
+    private double gemm(double tokens, double params, double in, double out) {
+        if (tokens == 0) {
+            return 0;
+        }
+        double flops = 2 * tokens * params;
+        double bytes = params * weightBytes + tokens * (in + out) * ACTIVATION_BYTES;
+        double efficiency = computeEfficiencyMax * tokens / (tokens + computeHalfTokens);
+        return Math.max(flops / (peakFlops * efficiency), bytes / gemmBandwidth);
+    }
+
+    private double mlp(double tokens) {
+        if (experts == 0) {
+            return gemm(tokens, mlpParamsPerExpert * 2 / 3, hidden, 2.0 * intermediate / tp)
+                    + gemm(tokens, mlpParamsPerExpert / 3, (double) intermediate / tp, hidden);
+        }
+        double touched = experts * (1 - Math.pow(1 - (double) expertsPerToken / experts, tokens));
+        double tokensPerExpert = tokens * expertsPerToken / touched;
+        return touched * (gemm(tokensPerExpert, mlpParamsPerExpert * 2 / 3, hidden, 2.0 * intermediate / tp)
+                + gemm(tokensPerExpert, mlpParamsPerExpert / 3, (double) intermediate / tp, hidden));
+    }
+
+    private double decodeAttention(BatchShape s) {
+        if (s.decodeSeqs() == 0) {
+            return 0;
+        }
+        double keys = s.decodeContextTokens();
+        double flops = 4 * qHeadsTimesDim * keys;
+        double bytes = keys * kvBytesPerTokenPerLayer;
+        return Math.max(flops / attentionFlops, bytes / attentionBandwidth);
+    }
+
+    private double prefillAttention(BatchShape s) {
+        if (s.prefillChunks() == 0) {
+            return 0;
+        }
+        double flops = 4 * qHeadsTimesDim * s.prefillAttentionPairs();
+        double bytes = s.prefillContextTokens() * kvBytesPerTokenPerLayer + s.prefillTokens() * qHeadsTimesDim * 2 * ACTIVATION_BYTES;
+        return Math.max(flops / attentionFlops, bytes / attentionBandwidth);
+    }
+
+    private double allReduce(double tokens) {
+        if (tp == 1) {
+            return 0;
+        }
+        double bytes = tokens * hidden * ACTIVATION_BYTES;
+        return allReduceLatency + 2.0 * (tp - 1) / tp * bytes / interconnect;
+    }
+}

@@ -1,0 +1,83 @@
+package dev.infersim.engine;
+
+/**
+ * What one iteration runs and how long it takes: the scheduled requests with their new-token counts, the requests
+ * preempted and the requests admitted for the first time while planning it. Owned and reused by its {@link EngineCore}:
+ * valid until the next {@code planStep}.
+ */
+public final class StepPlan {
+    final EngineRequest[] requests;
+    final int[] newTokens;
+    int size;
+    private EngineRequest[] preempted = new EngineRequest[8];
+    private int preemptedCount;
+    private EngineRequest[] admitted = new EngineRequest[8];
+    private int admittedCount;
+    final BatchShape shape = new BatchShape();
+    long startNanos;
+    long durationNanos;
+
+    StepPlan(int maxNumSeqs) {
+        requests = new EngineRequest[maxNumSeqs];
+        newTokens = new int[maxNumSeqs];
+    }
+
+    void reset(long nowNanos) {
+        size = 0;
+        preemptedCount = 0;
+        admittedCount = 0;
+        shape.clear();
+        startNanos = nowNanos;
+        durationNanos = 0;
+    }
+
+    void add(EngineRequest r, int tokens) {
+        requests[size] = r;
+        newTokens[size++] = tokens;
+    }
+
+    /** Drops a request planned earlier in this step (it was preempted later in the same planning pass). */
+    int removeIfPresent(EngineRequest r) {
+        for (int i = 0; i < size; i++) {
+            if (requests[i] == r) {
+                int tokens = newTokens[i];
+                System.arraycopy(requests, i + 1, requests, i, size - i - 1);
+                System.arraycopy(newTokens, i + 1, newTokens, i, size - i - 1);
+                requests[--size] = null;
+                return tokens;
+            }
+        }
+        return 0;
+    }
+
+    void recordPreempted(EngineRequest r) {
+        if (preemptedCount == preempted.length) {
+            preempted = java.util.Arrays.copyOf(preempted, preemptedCount * 2);
+        }
+        preempted[preemptedCount++] = r;
+    }
+
+    void recordAdmitted(EngineRequest r) {
+        if (admittedCount == admitted.length) {
+            admitted = java.util.Arrays.copyOf(admitted, admittedCount * 2);
+        }
+        admitted[admittedCount++] = r;
+    }
+
+    /** Requests in this iteration. */
+    public int size() { return size; }
+    public EngineRequest request(int i) { return requests[i]; }
+    /** Tokens request {@code i} computes this step: 1 for decode, the chunk length for prefill. */
+    public int newTokens(int i) { return newTokens[i]; }
+    public int preemptedCount() { return preemptedCount; }
+    public EngineRequest preempted(int i) { return preempted[i]; }
+    /** Requests scheduled for the first time in this step (their queueing ended at {@link #startNanos()}). */
+    public int admittedCount() { return admittedCount; }
+    public EngineRequest admitted(int i) { return admitted[i]; }
+    public BatchShape shape() { return shape; }
+    public long startNanos() { return startNanos; }
+    public long durationNanos() { return durationNanos; }
+    public long endNanos() { return startNanos + durationNanos; }
+    /** Tokens computed in this step (decode tokens plus prefill chunk tokens). */
+    public long tokens() { return shape.tokens(); }
+}
