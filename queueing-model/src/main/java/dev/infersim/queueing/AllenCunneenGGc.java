@@ -5,7 +5,7 @@ package dev.infersim.queueing;
  * variability of arrivals and service, E[Wq] ~ (C(c, a) / (c mu - lambda)) (ca^2 + cs^2) / 2,
  * with C the Erlang C probability of waiting. With c = 1 it reduces to Kingman's formula.
  * Source: A. O. Allen, Probability, Statistics, and Queueing Theory with Computer Science
- * Applications (2nd ed., Academic Press, 1990), section 6.
+ * Applications (2nd ed., Academic Press, 1990), on G/G/c approximations.
  *
  * @param arrivalRatePerS lambda, requests per second
  * @param serviceRatePerS mu = 1 / E[S] of one server

@@ -5,7 +5,7 @@ package dev.infersim.queueing;
  * B is computed by the recursion B_0 = 1, B_k = a B_{k-1} / (k + a B_{k-1}), which never forms
  * a^c or c! and so stays accurate for thousands of servers; then
  * C = c B_c / (c - a (1 - B_c)). Source: Gross, Shortle, Thompson and Harris, Fundamentals of
- * Queueing Theory (4th ed., 2008), sections 2.3 and 2.6; Kleinrock 1975, Vol. 1, section 3.5.
+ * Queueing Theory (4th ed., Wiley, 2008), M/M/c and Erlang's loss system; Kleinrock 1975, Vol. 1, ch. 3.
  */
 public final class ErlangC {
 

@@ -3,7 +3,7 @@ package dev.infersim.queueing;
 /**
  * Waiting times of the form P(W > t) = q exp(-theta t): an atom of mass 1 - q at zero and an
  * exponential tail with rate theta. M/M/1, M/M/c (Erlang C) and the continuous-batching chain's
- * admission wait all have this shape (Kleinrock 1975, Vol. 1, ch. 3; Gross and Harris, ch. 2).
+ * admission wait all have this shape (Kleinrock 1975, Vol. 1, ch. 3; Gross, Shortle, Thompson and Harris 2008).
  */
 final class ExponentialTail {
 

@@ -6,7 +6,7 @@ package dev.infersim.queueing;
  * Takacs' recurrence gives the second moment E[Wq^2] = 2 E[Wq]^2 + lambda E[S^3] / (3 (1 - rho)).
  * With constant service (M/D/1) the mean wait is half that of M/M/1 at the same load.
  * Source: Kleinrock 1975, Vol. 1, ch. 5; L. Takacs, Introduction to the Theory of Queues
- * (Oxford, 1962); Gross, Shortle, Thompson and Harris (4th ed., 2008), section 5.1.
+ * (Oxford, 1962); Gross, Shortle, Thompson and Harris, Fundamentals of Queueing Theory (4th ed., Wiley, 2008).
  *
  * @param arrivalRatePerS lambda, requests per second
  * @param service moments of the service time

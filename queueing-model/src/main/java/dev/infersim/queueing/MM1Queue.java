@@ -5,7 +5,7 @@ package dev.infersim.queueing;
  * at rate mu. With rho = lambda / mu and theta = mu - lambda: mean wait rho / theta, mean sojourn
  * 1 / theta, P(Wq > t) = rho exp(-theta t), sojourn time exponential with rate theta.
  * Source: L. Kleinrock, Queueing Systems, Vol. 1: Theory (Wiley, 1975), ch. 3;
- * Gross, Shortle, Thompson and Harris, Fundamentals of Queueing Theory (4th ed., 2008), ch. 2.
+ * Gross, Shortle, Thompson and Harris, Fundamentals of Queueing Theory (4th ed., Wiley, 2008).
  *
  * @param arrivalRatePerS lambda, requests per second
  * @param serviceRatePerS mu, requests per second; must exceed lambda

@@ -7,8 +7,8 @@ import org.apache.commons.math3.analysis.solvers.BrentSolver;
  * With a = lambda / mu, C = Erlang C(c, a) and theta = c mu - lambda: P(wait) = C, mean wait
  * C / theta, P(Wq > t) = C exp(-theta t). The sojourn time is Wq plus an independent Exp(mu)
  * service, so P(T > t) = (1 - C) e^{-mu t} + C P(Exp(theta) + Exp(mu) > t).
- * Source: Gross, Shortle, Thompson and Harris, Fundamentals of Queueing Theory (4th ed., 2008),
- * section 2.3; Kleinrock 1975, Vol. 1, section 3.5.
+ * Source: Gross, Shortle, Thompson and Harris, Fundamentals of Queueing Theory (4th ed., Wiley, 2008);
+ * Kleinrock 1975, Vol. 1, ch. 3.
  *
  * @param arrivalRatePerS lambda, requests per second
  * @param serviceRatePerS mu, the rate of one server, requests per second
