@@ -14,37 +14,38 @@ package dev.infersim.queueing;
  * @param serviceScv cs^2 of service times (1 exponential, 0 constant)
  */
 public record AllenCunneenGGc(double arrivalRatePerS, double serviceRatePerS, int servers,
-    double arrivalScv, double serviceScv) {
+        double arrivalScv, double serviceScv) {
 
-  public AllenCunneenGGc {
-    Checks.nonNegative("arrivalScv", arrivalScv);
-    Checks.nonNegative("serviceScv", serviceScv);
-    // The M/M/c queue with the same rates checks lambda, mu, c and stability with the same messages.
-    new MMcQueue(arrivalRatePerS, serviceRatePerS, servers);
-  }
+    public AllenCunneenGGc {
+        Checks.nonNegative("arrivalScv", arrivalScv);
+        Checks.nonNegative("serviceScv", serviceScv);
+        // The M/M/c queue with the same rates checks lambda, mu, c and stability with the same messages.
+        new MMcQueue(arrivalRatePerS, serviceRatePerS, servers);
+    }
 
-  public double utilization() {
-    return markovian().utilization();
-  }
+    public double utilization() {
+        return markovian().utilization();
+    }
 
-  /** The Erlang C probability of waiting, used unchanged by the approximation. */
-  public double probabilityOfWait() {
-    return markovian().probabilityOfWait();
-  }
+    /** The Erlang C probability of waiting, used unchanged by the approximation. */
+    public double probabilityOfWait() {
+        return markovian().probabilityOfWait();
+    }
 
-  public double meanWaitSeconds() {
-    return markovian().meanWaitSeconds() * (arrivalScv + serviceScv) / 2;
-  }
+    public double meanWaitSeconds() {
+        return markovian().meanWaitSeconds() * (arrivalScv + serviceScv) / 2;
+    }
 
-  public double meanSojournSeconds() {
-    return meanWaitSeconds() + 1 / serviceRatePerS;
-  }
+    public double meanSojournSeconds() {
+        return meanWaitSeconds() + 1 / serviceRatePerS;
+    }
 
-  public QueueMetrics metrics() {
-    return QueueMetrics.of(arrivalRatePerS, utilization(), probabilityOfWait(), meanWaitSeconds(), meanSojournSeconds());
-  }
+    public QueueMetrics metrics() {
+        return QueueMetrics.of(arrivalRatePerS, utilization(), probabilityOfWait(), meanWaitSeconds(),
+                meanSojournSeconds());
+    }
 
-  private MMcQueue markovian() {
-    return new MMcQueue(arrivalRatePerS, serviceRatePerS, servers);
-  }
+    private MMcQueue markovian() {
+        return new MMcQueue(arrivalRatePerS, serviceRatePerS, servers);
+    }
 }

@@ -31,60 +31,62 @@ package dev.infersim.queueing;
  *     the prompt, plus, if the caller models it, the wait for the running iteration to end
  */
 public record BatchingServer(int maxNumSeqs, double meanPromptTokens, double meanOutputTokens,
-    IterationTime iterationTime, double prefillIterationSeconds) {
+        IterationTime iterationTime, double prefillIterationSeconds) {
 
-  public BatchingServer {
-    Checks.positive("maxNumSeqs", maxNumSeqs);
-    Checks.nonNegative("meanPromptTokens", meanPromptTokens);
-    if (!(meanOutputTokens >= 1) || Double.isInfinite(meanOutputTokens)) {
-      throw new IllegalArgumentException("meanOutputTokens must be finite and at least 1, got " + meanOutputTokens);
+    public BatchingServer {
+        Checks.positive("maxNumSeqs", maxNumSeqs);
+        Checks.nonNegative("meanPromptTokens", meanPromptTokens);
+        if (!(meanOutputTokens >= 1) || Double.isInfinite(meanOutputTokens)) {
+            throw new IllegalArgumentException(
+                    "meanOutputTokens must be finite and at least 1, got " + meanOutputTokens);
+        }
+        if (iterationTime == null) {
+            throw new IllegalArgumentException("iterationTime must be given");
+        }
+        Checks.nonNegative("prefillIterationSeconds", prefillIterationSeconds);
     }
-    if (iterationTime == null) {
-      throw new IllegalArgumentException("iterationTime must be given");
+
+    /** tau(b) with the steady-state prefill load of b P / E[L] prompt tokens per iteration. */
+    public double iterationSeconds(int batchSize) {
+        return iterationTime.seconds(batchSize, batchSize * meanPromptTokens / meanOutputTokens);
     }
-    Checks.nonNegative("prefillIterationSeconds", prefillIterationSeconds);
-  }
 
-  /** tau(b) with the steady-state prefill load of b P / E[L] prompt tokens per iteration. */
-  public double iterationSeconds(int batchSize) {
-    return iterationTime.seconds(batchSize, batchSize * meanPromptTokens / meanOutputTokens);
-  }
-
-  /** mu_n = min(n, B) / (E[L] tau(min(n, B))): the completion rate with n requests in the system. */
-  public double departureRatePerS(int requestsInSystem) {
-    int batch = Math.min(requestsInSystem, maxNumSeqs);
-    return batch == 0 ? 0 : batch / (meanOutputTokens * iterationSeconds(batch));
-  }
-
-  /** lambda_max = B / (E[L] tau(B)): the arrival rate at which the queue grows without bound. */
-  public double saturationRatePerS() {
-    return departureRatePerS(maxNumSeqs);
-  }
-
-  /** Output tokens per second at saturation, lambda_max E[L]. */
-  public double saturationOutputTokensPerS() {
-    return saturationRatePerS() * meanOutputTokens;
-  }
-
-  /** min(B, floor(M / (P + E[L]))): the batch size a KV cache of M tokens sustains on average. */
-  public int kvLimitedBatchSize(long kvCapacityTokens) {
-    Checks.positive("kvCapacityTokens", kvCapacityTokens);
-    double sustained = Math.floor(kvCapacityTokens / (meanPromptTokens + meanOutputTokens));
-    if (sustained < 1) {
-      throw new IllegalArgumentException("kvCapacityTokens " + kvCapacityTokens
-          + " cannot hold one request of mean footprint " + (meanPromptTokens + meanOutputTokens) + " tokens");
+    /** mu_n = min(n, B) / (E[L] tau(min(n, B))): the completion rate with n requests in the system. */
+    public double departureRatePerS(int requestsInSystem) {
+        int batch = Math.min(requestsInSystem, maxNumSeqs);
+        return batch == 0 ? 0 : batch / (meanOutputTokens * iterationSeconds(batch));
     }
-    return (int) Math.min(maxNumSeqs, sustained);
-  }
 
-  /** This server with its batch capped by the KV cache; its saturation rate is the memory bound. */
-  public BatchingServer limitedByKvCache(long kvCapacityTokens) {
-    return new BatchingServer(kvLimitedBatchSize(kvCapacityTokens), meanPromptTokens, meanOutputTokens,
-        iterationTime, prefillIterationSeconds);
-  }
+    /** lambda_max = B / (E[L] tau(B)): the arrival rate at which the queue grows without bound. */
+    public double saturationRatePerS() {
+        return departureRatePerS(maxNumSeqs);
+    }
 
-  /** The stationary chain at Poisson arrival rate lambda; throws if lambda reaches saturation. */
-  public ContinuousBatchingModel atArrivalRate(double arrivalRatePerS) {
-    return new ContinuousBatchingModel(this, arrivalRatePerS);
-  }
+    /** Output tokens per second at saturation, lambda_max E[L]. */
+    public double saturationOutputTokensPerS() {
+        return saturationRatePerS() * meanOutputTokens;
+    }
+
+    /** min(B, floor(M / (P + E[L]))): the batch size a KV cache of M tokens sustains on average. */
+    public int kvLimitedBatchSize(long kvCapacityTokens) {
+        Checks.positive("kvCapacityTokens", kvCapacityTokens);
+        double sustained = Math.floor(kvCapacityTokens / (meanPromptTokens + meanOutputTokens));
+        if (sustained < 1) {
+            throw new IllegalArgumentException("kvCapacityTokens " + kvCapacityTokens
+                    + " cannot hold one request of mean footprint " + (meanPromptTokens + meanOutputTokens)
+                    + " tokens");
+        }
+        return (int) Math.min(maxNumSeqs, sustained);
+    }
+
+    /** This server with its batch capped by the KV cache; its saturation rate is the memory bound. */
+    public BatchingServer limitedByKvCache(long kvCapacityTokens) {
+        return new BatchingServer(kvLimitedBatchSize(kvCapacityTokens), meanPromptTokens, meanOutputTokens,
+                iterationTime, prefillIterationSeconds);
+    }
+
+    /** The stationary chain at Poisson arrival rate lambda; throws if lambda reaches saturation. */
+    public ContinuousBatchingModel atArrivalRate(double arrivalRatePerS) {
+        return new ContinuousBatchingModel(this, arrivalRatePerS);
+    }
 }

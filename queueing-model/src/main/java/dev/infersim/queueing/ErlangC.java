@@ -9,26 +9,26 @@ package dev.infersim.queueing;
  */
 public final class ErlangC {
 
-  private ErlangC() {}
+    private ErlangC() {}
 
-  /** Erlang B: the blocking probability of an M/M/c/c loss system. */
-  public static double erlangB(int servers, double offeredLoadErlangs) {
-    Checks.positive("servers", servers);
-    Checks.nonNegative("offeredLoadErlangs", offeredLoadErlangs);
-    double blocking = 1;
-    for (int k = 1; k <= servers; k++) {
-      blocking = offeredLoadErlangs * blocking / (k + offeredLoadErlangs * blocking);
+    /** Erlang B: the blocking probability of an M/M/c/c loss system. */
+    public static double erlangB(int servers, double offeredLoadErlangs) {
+        Checks.positive("servers", servers);
+        Checks.nonNegative("offeredLoadErlangs", offeredLoadErlangs);
+        double blocking = 1;
+        for (int k = 1; k <= servers; k++) {
+            blocking = offeredLoadErlangs * blocking / (k + offeredLoadErlangs * blocking);
+        }
+        return blocking;
     }
-    return blocking;
-  }
 
-  /** Erlang C: the probability that an arrival to a stable M/M/c queue has to wait. */
-  public static double probabilityOfWait(int servers, double offeredLoadErlangs) {
-    if (offeredLoadErlangs >= servers) {
-      throw new IllegalArgumentException("offeredLoadErlangs " + offeredLoadErlangs
-          + " must be below servers " + servers + " for a stable queue");
+    /** Erlang C: the probability that an arrival to a stable M/M/c queue has to wait. */
+    public static double probabilityOfWait(int servers, double offeredLoadErlangs) {
+        if (offeredLoadErlangs >= servers) {
+            throw new IllegalArgumentException("offeredLoadErlangs " + offeredLoadErlangs
+                    + " must be below servers " + servers + " for a stable queue");
+        }
+        double blocking = erlangB(servers, offeredLoadErlangs);
+        return servers * blocking / (servers - offeredLoadErlangs * (1 - blocking));
     }
-    double blocking = erlangB(servers, offeredLoadErlangs);
-    return servers * blocking / (servers - offeredLoadErlangs * (1 - blocking));
-  }
 }

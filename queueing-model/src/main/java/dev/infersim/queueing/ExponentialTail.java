@@ -7,19 +7,19 @@ package dev.infersim.queueing;
  */
 final class ExponentialTail {
 
-  private ExponentialTail() {}
+    private ExponentialTail() {}
 
-  static double exceedance(double probabilityPositive, double decayRatePerS, double tSeconds) {
-    Checks.nonNegative("tSeconds", tSeconds);
-    return probabilityPositive * Math.exp(-decayRatePerS * tSeconds);
-  }
-
-  /** The p-quantile: zero while the atom at zero covers p, else ln(q / (1 - p)) / theta. */
-  static double percentileSeconds(double probabilityPositive, double decayRatePerS, double p) {
-    Checks.openUnitInterval("percentile", p);
-    if (probabilityPositive <= 1 - p) {
-      return 0;
+    static double exceedance(double probabilityPositive, double decayRatePerS, double tSeconds) {
+        Checks.nonNegative("tSeconds", tSeconds);
+        return probabilityPositive * Math.exp(-decayRatePerS * tSeconds);
     }
-    return Math.log(probabilityPositive / (1 - p)) / decayRatePerS;
-  }
+
+    /** The p-quantile: zero while the atom at zero covers p, else ln(q / (1 - p)) / theta. */
+    static double percentileSeconds(double probabilityPositive, double decayRatePerS, double p) {
+        Checks.openUnitInterval("percentile", p);
+        if (probabilityPositive <= 1 - p) {
+            return 0;
+        }
+        return Math.log(probabilityPositive / (1 - p)) / decayRatePerS;
+    }
 }

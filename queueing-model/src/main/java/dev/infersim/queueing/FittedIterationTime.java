@@ -10,13 +10,13 @@ package dev.infersim.queueing;
  */
 public record FittedIterationTime(IterationTime iterationTime, double rSquared, int samples) {
 
-  public FittedIterationTime {
-    if (iterationTime == null) {
-      throw new IllegalArgumentException("iterationTime must be given");
+    public FittedIterationTime {
+        if (iterationTime == null) {
+            throw new IllegalArgumentException("iterationTime must be given");
+        }
+        if (!(rSquared >= 0 && rSquared <= 1 + 1e-12)) {
+            throw new IllegalArgumentException("rSquared must be in [0, 1], got " + rSquared);
+        }
+        Checks.positive("samples", samples);
     }
-    if (!(rSquared >= 0 && rSquared <= 1 + 1e-12)) {
-      throw new IllegalArgumentException("rSquared must be in [0, 1], got " + rSquared);
-    }
-    Checks.positive("samples", samples);
-  }
 }

@@ -16,22 +16,22 @@ package dev.infersim.queueing;
  */
 public record IterationTime(double alphaSeconds, double betaDecodeSecondsPerSeq, double betaPrefillSecondsPerToken) {
 
-  public IterationTime {
-    Checks.nonNegative("alphaSeconds", alphaSeconds);
-    Checks.nonNegative("betaDecodeSecondsPerSeq", betaDecodeSecondsPerSeq);
-    Checks.nonNegative("betaPrefillSecondsPerToken", betaPrefillSecondsPerToken);
-    if (alphaSeconds + betaDecodeSecondsPerSeq == 0) {
-      throw new IllegalArgumentException("alphaSeconds and betaDecodeSecondsPerSeq are both 0:"
-          + " an iteration must take time");
+    public IterationTime {
+        Checks.nonNegative("alphaSeconds", alphaSeconds);
+        Checks.nonNegative("betaDecodeSecondsPerSeq", betaDecodeSecondsPerSeq);
+        Checks.nonNegative("betaPrefillSecondsPerToken", betaPrefillSecondsPerToken);
+        if (alphaSeconds + betaDecodeSecondsPerSeq == 0) {
+            throw new IllegalArgumentException("alphaSeconds and betaDecodeSecondsPerSeq are both 0:"
+                    + " an iteration must take time");
+        }
     }
-  }
 
-  /** tau = alpha + betaDecode b (no prefill in the iteration). */
-  public static IterationTime decodeOnly(double alphaSeconds, double betaDecodeSecondsPerSeq) {
-    return new IterationTime(alphaSeconds, betaDecodeSecondsPerSeq, 0);
-  }
+    /** tau = alpha + betaDecode b (no prefill in the iteration). */
+    public static IterationTime decodeOnly(double alphaSeconds, double betaDecodeSecondsPerSeq) {
+        return new IterationTime(alphaSeconds, betaDecodeSecondsPerSeq, 0);
+    }
 
-  public double seconds(double decodeSequences, double prefillTokens) {
-    return alphaSeconds + betaDecodeSecondsPerSeq * decodeSequences + betaPrefillSecondsPerToken * prefillTokens;
-  }
+    public double seconds(double decodeSequences, double prefillTokens) {
+        return alphaSeconds + betaDecodeSecondsPerSeq * decodeSequences + betaPrefillSecondsPerToken * prefillTokens;
+    }
 }

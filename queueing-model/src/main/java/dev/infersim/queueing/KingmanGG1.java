@@ -15,31 +15,31 @@ package dev.infersim.queueing;
  */
 public record KingmanGG1(double arrivalRatePerS, double meanServiceSeconds, double arrivalScv, double serviceScv) {
 
-  public KingmanGG1 {
-    Checks.positive("arrivalRatePerS", arrivalRatePerS);
-    Checks.positive("meanServiceSeconds", meanServiceSeconds);
-    Checks.nonNegative("arrivalScv", arrivalScv);
-    Checks.nonNegative("serviceScv", serviceScv);
-    if (arrivalRatePerS * meanServiceSeconds >= 1) {
-      throw new UnstableQueueException(arrivalRatePerS, 1 / meanServiceSeconds, "1/E[S]");
+    public KingmanGG1 {
+        Checks.positive("arrivalRatePerS", arrivalRatePerS);
+        Checks.positive("meanServiceSeconds", meanServiceSeconds);
+        Checks.nonNegative("arrivalScv", arrivalScv);
+        Checks.nonNegative("serviceScv", serviceScv);
+        if (arrivalRatePerS * meanServiceSeconds >= 1) {
+            throw new UnstableQueueException(arrivalRatePerS, 1 / meanServiceSeconds, "1/E[S]");
+        }
     }
-  }
 
-  public double utilization() {
-    return arrivalRatePerS * meanServiceSeconds;
-  }
+    public double utilization() {
+        return arrivalRatePerS * meanServiceSeconds;
+    }
 
-  public double meanWaitSeconds() {
-    double rho = utilization();
-    return rho / (1 - rho) * (arrivalScv + serviceScv) / 2 * meanServiceSeconds;
-  }
+    public double meanWaitSeconds() {
+        double rho = utilization();
+        return rho / (1 - rho) * (arrivalScv + serviceScv) / 2 * meanServiceSeconds;
+    }
 
-  public double meanSojournSeconds() {
-    return meanWaitSeconds() + meanServiceSeconds;
-  }
+    public double meanSojournSeconds() {
+        return meanWaitSeconds() + meanServiceSeconds;
+    }
 
-  /** Metrics, with the approximation's P(wait) taken as rho (exact for Poisson arrivals). */
-  public QueueMetrics metrics() {
-    return QueueMetrics.of(arrivalRatePerS, utilization(), utilization(), meanWaitSeconds(), meanSojournSeconds());
-  }
+    /** Metrics, with the approximation's P(wait) taken as rho (exact for Poisson arrivals). */
+    public QueueMetrics metrics() {
+        return QueueMetrics.of(arrivalRatePerS, utilization(), utilization(), meanWaitSeconds(), meanSojournSeconds());
+    }
 }

@@ -7,21 +7,21 @@ package dev.infersim.queueing;
  */
 public final class LittlesLaw {
 
-  private LittlesLaw() {}
+    private LittlesLaw() {}
 
-  /** L = lambda W: mean number in the system from the arrival rate and mean time in it. */
-  public static double meanNumber(double arrivalRatePerS, double meanTimeSeconds) {
-    return Checks.nonNegative("arrivalRatePerS", arrivalRatePerS)
-        * Checks.nonNegative("meanTimeSeconds", meanTimeSeconds);
-  }
+    /** L = lambda W: mean number in the system from the arrival rate and mean time in it. */
+    public static double meanNumber(double arrivalRatePerS, double meanTimeSeconds) {
+        return Checks.nonNegative("arrivalRatePerS", arrivalRatePerS)
+               * Checks.nonNegative("meanTimeSeconds", meanTimeSeconds);
+    }
 
-  /** W = L / lambda: mean time in the system from the mean number in it and the arrival rate. */
-  public static double meanTimeSeconds(double meanNumber, double arrivalRatePerS) {
-    return Checks.nonNegative("meanNumber", meanNumber) / Checks.positive("arrivalRatePerS", arrivalRatePerS);
-  }
+    /** W = L / lambda: mean time in the system from the mean number in it and the arrival rate. */
+    public static double meanTimeSeconds(double meanNumber, double arrivalRatePerS) {
+        return Checks.nonNegative("meanNumber", meanNumber) / Checks.positive("arrivalRatePerS", arrivalRatePerS);
+    }
 
-  /** lambda = L / W: throughput from the mean number in the system and the mean time in it. */
-  public static double arrivalRatePerS(double meanNumber, double meanTimeSeconds) {
-    return Checks.nonNegative("meanNumber", meanNumber) / Checks.positive("meanTimeSeconds", meanTimeSeconds);
-  }
+    /** lambda = L / W: throughput from the mean number in the system and the mean time in it. */
+    public static double arrivalRatePerS(double meanNumber, double meanTimeSeconds) {
+        return Checks.nonNegative("meanNumber", meanNumber) / Checks.positive("meanTimeSeconds", meanTimeSeconds);
+    }
 }

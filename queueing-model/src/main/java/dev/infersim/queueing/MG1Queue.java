@@ -13,55 +13,55 @@ package dev.infersim.queueing;
  */
 public record MG1Queue(double arrivalRatePerS, ServiceTimeMoments service) {
 
-  public MG1Queue {
-    Checks.positive("arrivalRatePerS", arrivalRatePerS);
-    if (service == null) {
-      throw new IllegalArgumentException("service moments must be given");
+    public MG1Queue {
+        Checks.positive("arrivalRatePerS", arrivalRatePerS);
+        if (service == null) {
+            throw new IllegalArgumentException("service moments must be given");
+        }
+        if (arrivalRatePerS * service.meanSeconds() >= 1) {
+            throw new UnstableQueueException(arrivalRatePerS, 1 / service.meanSeconds(), "1/E[S]");
+        }
     }
-    if (arrivalRatePerS * service.meanSeconds() >= 1) {
-      throw new UnstableQueueException(arrivalRatePerS, 1 / service.meanSeconds(), "1/E[S]");
+
+    /** M/D/1: constant service time. */
+    public static MG1Queue deterministic(double arrivalRatePerS, double serviceSeconds) {
+        return new MG1Queue(arrivalRatePerS, ServiceTimeMoments.deterministic(serviceSeconds));
     }
-  }
 
-  /** M/D/1: constant service time. */
-  public static MG1Queue deterministic(double arrivalRatePerS, double serviceSeconds) {
-    return new MG1Queue(arrivalRatePerS, ServiceTimeMoments.deterministic(serviceSeconds));
-  }
+    /** rho = lambda E[S], also the probability that an arrival waits. */
+    public double utilization() {
+        return arrivalRatePerS * service.meanSeconds();
+    }
 
-  /** rho = lambda E[S], also the probability that an arrival waits. */
-  public double utilization() {
-    return arrivalRatePerS * service.meanSeconds();
-  }
+    /** Pollaczek-Khinchine mean wait. */
+    public double meanWaitSeconds() {
+        return arrivalRatePerS * service.secondMomentSeconds2() / (2 * (1 - utilization()));
+    }
 
-  /** Pollaczek-Khinchine mean wait. */
-  public double meanWaitSeconds() {
-    return arrivalRatePerS * service.secondMomentSeconds2() / (2 * (1 - utilization()));
-  }
+    /** Takacs: E[Wq^2]. */
+    public double waitSecondMomentSeconds2() {
+        double meanWait = meanWaitSeconds();
+        return 2 * meanWait * meanWait
+                + arrivalRatePerS * service.thirdMomentSeconds3() / (3 * (1 - utilization()));
+    }
 
-  /** Takacs: E[Wq^2]. */
-  public double waitSecondMomentSeconds2() {
-    double meanWait = meanWaitSeconds();
-    return 2 * meanWait * meanWait
-        + arrivalRatePerS * service.thirdMomentSeconds3() / (3 * (1 - utilization()));
-  }
+    public double waitStdDevSeconds() {
+        double meanWait = meanWaitSeconds();
+        return Math.sqrt(Math.max(0, waitSecondMomentSeconds2() - meanWait * meanWait));
+    }
 
-  public double waitStdDevSeconds() {
-    double meanWait = meanWaitSeconds();
-    return Math.sqrt(Math.max(0, waitSecondMomentSeconds2() - meanWait * meanWait));
-  }
+    public double meanSojournSeconds() {
+        return meanWaitSeconds() + service.meanSeconds();
+    }
 
-  public double meanSojournSeconds() {
-    return meanWaitSeconds() + service.meanSeconds();
-  }
+    /** Var[T] = Var[Wq] + Var[S]: under FCFS a customer's wait and its own service are independent. */
+    public double sojournStdDevSeconds() {
+        double waitSd = waitStdDevSeconds();
+        double serviceVariance = service.secondMomentSeconds2() - service.meanSeconds() * service.meanSeconds();
+        return Math.sqrt(waitSd * waitSd + Math.max(0, serviceVariance));
+    }
 
-  /** Var[T] = Var[Wq] + Var[S]: under FCFS a customer's wait and its own service are independent. */
-  public double sojournStdDevSeconds() {
-    double waitSd = waitStdDevSeconds();
-    double serviceVariance = service.secondMomentSeconds2() - service.meanSeconds() * service.meanSeconds();
-    return Math.sqrt(waitSd * waitSd + Math.max(0, serviceVariance));
-  }
-
-  public QueueMetrics metrics() {
-    return QueueMetrics.of(arrivalRatePerS, utilization(), utilization(), meanWaitSeconds(), meanSojournSeconds());
-  }
+    public QueueMetrics metrics() {
+        return QueueMetrics.of(arrivalRatePerS, utilization(), utilization(), meanWaitSeconds(), meanSojournSeconds());
+    }
 }

@@ -12,46 +12,46 @@ package dev.infersim.queueing;
  */
 public record MM1Queue(double arrivalRatePerS, double serviceRatePerS) {
 
-  public MM1Queue {
-    Checks.positive("arrivalRatePerS", arrivalRatePerS);
-    Checks.positive("serviceRatePerS", serviceRatePerS);
-    if (arrivalRatePerS >= serviceRatePerS) {
-      throw new UnstableQueueException(arrivalRatePerS, serviceRatePerS, "mu");
+    public MM1Queue {
+        Checks.positive("arrivalRatePerS", arrivalRatePerS);
+        Checks.positive("serviceRatePerS", serviceRatePerS);
+        if (arrivalRatePerS >= serviceRatePerS) {
+            throw new UnstableQueueException(arrivalRatePerS, serviceRatePerS, "mu");
+        }
     }
-  }
 
-  /** rho = lambda / mu, also the probability that an arrival waits. */
-  public double utilization() {
-    return arrivalRatePerS / serviceRatePerS;
-  }
+    /** rho = lambda / mu, also the probability that an arrival waits. */
+    public double utilization() {
+        return arrivalRatePerS / serviceRatePerS;
+    }
 
-  public double meanWaitSeconds() {
-    return utilization() / decayRatePerS();
-  }
+    public double meanWaitSeconds() {
+        return utilization() / decayRatePerS();
+    }
 
-  public double meanSojournSeconds() {
-    return 1 / decayRatePerS();
-  }
+    public double meanSojournSeconds() {
+        return 1 / decayRatePerS();
+    }
 
-  public double probabilityWaitExceeds(double tSeconds) {
-    return ExponentialTail.exceedance(utilization(), decayRatePerS(), tSeconds);
-  }
+    public double probabilityWaitExceeds(double tSeconds) {
+        return ExponentialTail.exceedance(utilization(), decayRatePerS(), tSeconds);
+    }
 
-  /** The p-quantile of the queueing delay: max(0, ln(rho / (1 - p)) / (mu - lambda)). */
-  public double waitPercentileSeconds(double p) {
-    return ExponentialTail.percentileSeconds(utilization(), decayRatePerS(), p);
-  }
+    /** The p-quantile of the queueing delay: max(0, ln(rho / (1 - p)) / (mu - lambda)). */
+    public double waitPercentileSeconds(double p) {
+        return ExponentialTail.percentileSeconds(utilization(), decayRatePerS(), p);
+    }
 
-  /** The p-quantile of the sojourn time, which is exponential with rate mu - lambda. */
-  public double sojournPercentileSeconds(double p) {
-    return ExponentialTail.percentileSeconds(1, decayRatePerS(), p);
-  }
+    /** The p-quantile of the sojourn time, which is exponential with rate mu - lambda. */
+    public double sojournPercentileSeconds(double p) {
+        return ExponentialTail.percentileSeconds(1, decayRatePerS(), p);
+    }
 
-  public QueueMetrics metrics() {
-    return QueueMetrics.of(arrivalRatePerS, utilization(), utilization(), meanWaitSeconds(), meanSojournSeconds());
-  }
+    public QueueMetrics metrics() {
+        return QueueMetrics.of(arrivalRatePerS, utilization(), utilization(), meanWaitSeconds(), meanSojournSeconds());
+    }
 
-  private double decayRatePerS() {
-    return serviceRatePerS - arrivalRatePerS;
-  }
+    private double decayRatePerS() {
+        return serviceRatePerS - arrivalRatePerS;
+    }
 }

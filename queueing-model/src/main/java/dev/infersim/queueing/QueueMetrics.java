@@ -13,33 +13,33 @@ package dev.infersim.queueing;
  * @param meanNumberInSystem mean number in the system, lambda * meanSojournSeconds
  */
 public record QueueMetrics(
-    double arrivalRatePerS,
-    double utilization,
-    double probabilityOfWait,
-    double meanWaitSeconds,
-    double meanSojournSeconds,
-    double meanNumberWaiting,
-    double meanNumberInSystem) {
+        double arrivalRatePerS,
+        double utilization,
+        double probabilityOfWait,
+        double meanWaitSeconds,
+        double meanSojournSeconds,
+        double meanNumberWaiting,
+        double meanNumberInSystem) {
 
-  public QueueMetrics {
-    Checks.positive("arrivalRatePerS", arrivalRatePerS);
-    Checks.nonNegative("utilization", utilization);
-    Checks.nonNegative("probabilityOfWait", probabilityOfWait);
-    Checks.nonNegative("meanWaitSeconds", meanWaitSeconds);
-    Checks.nonNegative("meanSojournSeconds", meanSojournSeconds);
-    Checks.nonNegative("meanNumberWaiting", meanNumberWaiting);
-    Checks.nonNegative("meanNumberInSystem", meanNumberInSystem);
-    if (meanSojournSeconds < meanWaitSeconds) {
-      throw new IllegalArgumentException("meanSojournSeconds " + meanSojournSeconds
-          + " must be >= meanWaitSeconds " + meanWaitSeconds);
+    public QueueMetrics {
+        Checks.positive("arrivalRatePerS", arrivalRatePerS);
+        Checks.nonNegative("utilization", utilization);
+        Checks.nonNegative("probabilityOfWait", probabilityOfWait);
+        Checks.nonNegative("meanWaitSeconds", meanWaitSeconds);
+        Checks.nonNegative("meanSojournSeconds", meanSojournSeconds);
+        Checks.nonNegative("meanNumberWaiting", meanNumberWaiting);
+        Checks.nonNegative("meanNumberInSystem", meanNumberInSystem);
+        if (meanSojournSeconds < meanWaitSeconds) {
+            throw new IllegalArgumentException("meanSojournSeconds " + meanSojournSeconds
+                    + " must be >= meanWaitSeconds " + meanWaitSeconds);
+        }
     }
-  }
 
-  /** Builds the summary, deriving the mean numbers by Little's law. */
-  static QueueMetrics of(double arrivalRatePerS, double utilization, double probabilityOfWait,
-      double meanWaitSeconds, double meanSojournSeconds) {
-    return new QueueMetrics(arrivalRatePerS, utilization, probabilityOfWait, meanWaitSeconds,
-        meanSojournSeconds, LittlesLaw.meanNumber(arrivalRatePerS, meanWaitSeconds),
-        LittlesLaw.meanNumber(arrivalRatePerS, meanSojournSeconds));
-  }
+    /** Builds the summary, deriving the mean numbers by Little's law. */
+    static QueueMetrics of(double arrivalRatePerS, double utilization, double probabilityOfWait,
+            double meanWaitSeconds, double meanSojournSeconds) {
+        return new QueueMetrics(arrivalRatePerS, utilization, probabilityOfWait, meanWaitSeconds,
+                meanSojournSeconds, LittlesLaw.meanNumber(arrivalRatePerS, meanWaitSeconds),
+                LittlesLaw.meanNumber(arrivalRatePerS, meanSojournSeconds));
+    }
 }

@@ -11,36 +11,36 @@ package dev.infersim.queueing;
  * @param maxMeanTtftSeconds bound on the mean time to first token
  */
 public record Slo(double queueingDelayPercentile, double maxQueueingDelaySeconds, double maxMeanTpotSeconds,
-    double maxMeanTtftSeconds) {
+        double maxMeanTtftSeconds) {
 
-  public Slo {
-    Checks.openUnitInterval("queueingDelayPercentile", queueingDelayPercentile);
-    checkBound("maxQueueingDelaySeconds", maxQueueingDelaySeconds);
-    checkBound("maxMeanTpotSeconds", maxMeanTpotSeconds);
-    checkBound("maxMeanTtftSeconds", maxMeanTtftSeconds);
-  }
-
-  /** No bounds (the p99 is preset for a later {@link #withQueueingDelay}). */
-  public static Slo none() {
-    double unbounded = Double.POSITIVE_INFINITY;
-    return new Slo(0.99, unbounded, unbounded, unbounded);
-  }
-
-  public Slo withQueueingDelay(double percentile, double maxSeconds) {
-    return new Slo(percentile, maxSeconds, maxMeanTpotSeconds, maxMeanTtftSeconds);
-  }
-
-  public Slo withMeanTpot(double maxSeconds) {
-    return new Slo(queueingDelayPercentile, maxQueueingDelaySeconds, maxSeconds, maxMeanTtftSeconds);
-  }
-
-  public Slo withMeanTtft(double maxSeconds) {
-    return new Slo(queueingDelayPercentile, maxQueueingDelaySeconds, maxMeanTpotSeconds, maxSeconds);
-  }
-
-  private static void checkBound(String name, double bound) {
-    if (!(bound > 0)) {
-      throw new IllegalArgumentException(name + " must be positive (or infinite for no bound), got " + bound);
+    public Slo {
+        Checks.openUnitInterval("queueingDelayPercentile", queueingDelayPercentile);
+        checkBound("maxQueueingDelaySeconds", maxQueueingDelaySeconds);
+        checkBound("maxMeanTpotSeconds", maxMeanTpotSeconds);
+        checkBound("maxMeanTtftSeconds", maxMeanTtftSeconds);
     }
-  }
+
+    /** No bounds (the p99 is preset for a later {@link #withQueueingDelay}). */
+    public static Slo none() {
+        double unbounded = Double.POSITIVE_INFINITY;
+        return new Slo(0.99, unbounded, unbounded, unbounded);
+    }
+
+    public Slo withQueueingDelay(double percentile, double maxSeconds) {
+        return new Slo(percentile, maxSeconds, maxMeanTpotSeconds, maxMeanTtftSeconds);
+    }
+
+    public Slo withMeanTpot(double maxSeconds) {
+        return new Slo(queueingDelayPercentile, maxQueueingDelaySeconds, maxSeconds, maxMeanTtftSeconds);
+    }
+
+    public Slo withMeanTtft(double maxSeconds) {
+        return new Slo(queueingDelayPercentile, maxQueueingDelaySeconds, maxMeanTpotSeconds, maxSeconds);
+    }
+
+    private static void checkBound(String name, double bound) {
+        if (!(bound > 0)) {
+            throw new IllegalArgumentException(name + " must be positive (or infinite for no bound), got " + bound);
+        }
+    }
 }

@@ -11,15 +11,15 @@ package dev.infersim.queueing;
  */
 public record SloCapacity(double maxRatePerS, SloMetric bindingMetric) {
 
-  public SloCapacity {
-    Checks.nonNegative("maxRatePerS", maxRatePerS);
-    if (bindingMetric == null) {
-      throw new IllegalArgumentException("bindingMetric must be given");
+    public SloCapacity {
+        Checks.nonNegative("maxRatePerS", maxRatePerS);
+        if (bindingMetric == null) {
+            throw new IllegalArgumentException("bindingMetric must be given");
+        }
     }
-  }
 
-  /** Whether any positive rate meets the objective. */
-  public boolean feasible() {
-    return maxRatePerS > 0;
-  }
+    /** Whether any positive rate meets the objective. */
+    public boolean feasible() {
+        return maxRatePerS > 0;
+    }
 }
