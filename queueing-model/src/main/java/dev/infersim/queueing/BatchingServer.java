@@ -11,9 +11,9 @@ package dev.infersim.queueing;
  * with decoding. In steady state admissions equal completions, b / E[L] per iteration for batch
  * size b, so an iteration carries on average b P / E[L] prompt tokens (P = mean prompt tokens),
  * and the iteration time becomes tau(b) = alpha + betaDecode b + betaPrefill b P / E[L]: still
- * linear in b, which keeps the chain exact for geometric L. The time to a request's first token
- * beyond its queueing delay, {@code prefillIterationSeconds}, is given by the caller (it is the
- * duration of the iteration that prefills the request's prompt).
+ * linear in b, which keeps the chain exact for geometric L. The duration of the iteration that
+ * prefills a request's own prompt and emits its first token, {@code prefillIterationSeconds}, is
+ * given by the caller; {@link ContinuousBatchingModel#meanTtftSeconds()} adds it to the waits.
  *
  * <p><b>KV-cache memory.</b> A request holds P + k tokens of KV cache during its k-th iteration,
  * so over its life it occupies E[sum_{k=1..L} (P + k)] = E[L] (P + E[L]) token-iterations
@@ -27,8 +27,8 @@ package dev.infersim.queueing;
  * @param meanPromptTokens P, mean prompt length
  * @param meanOutputTokens E[L], mean output length, at least 1
  * @param iterationTime the fitted iteration-time model
- * @param prefillIterationSeconds mean time from admission to the first token: the iteration that prefills
- *     the prompt, plus, if the caller models it, the wait for the running iteration to end
+ * @param prefillIterationSeconds mean duration of the iteration that prefills a request's prompt and emits
+ *     its first token (the waits before it are the model's)
  */
 public record BatchingServer(int maxNumSeqs, double meanPromptTokens, double meanOutputTokens,
         IterationTime iterationTime, double prefillIterationSeconds) {

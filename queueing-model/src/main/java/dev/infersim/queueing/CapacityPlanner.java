@@ -18,6 +18,7 @@ public final class CapacityPlanner {
 
     private CapacityPlanner() {}
 
+    /** The highest Poisson arrival rate at which every bound of {@code slo} holds, and the bound that sets it. */
     public static SloCapacity maxRateMeetingSlo(BatchingServer server, Slo slo) {
         SloCapacity capacity = new SloCapacity(server.saturationRatePerS(), SloMetric.SATURATION);
         double p = slo.queueingDelayPercentile();
