@@ -3,10 +3,7 @@ package dev.infersim.cli;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -21,26 +18,11 @@ class SimulateCommandTest {
     @TempDir
     Path dir;
 
-    private record Run(int exitCode, String out, String err) {
+    private static CliRun run(String... args) {
+        return CliRun.of(args);
     }
 
-    private static Run run(String... args) {
-        PrintStream oldOut = System.out;
-        PrintStream oldErr = System.err;
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-            int code = Main.run(args);
-            return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(oldOut);
-            System.setErr(oldErr);
-        }
-    }
-
-    private Run simulate(String name, long seed) {
+    private CliRun simulate(String name, long seed) {
         return run("simulate", "--num-prompts", "300", "--request-rate", "20", "--seed", Long.toString(seed),
                 "--random-range-ratio", "0.5", "--save-result", "--save-detailed", "--result-dir", dir.toString(),
                 "--result-filename", name + ".json", "--goodput", "ttft:100", "tpot:20");
@@ -64,7 +46,7 @@ class SimulateCommandTest {
 
     @Test
     void printsVllmSummaryBlock() {
-        Run r = simulate("summary", 3);
+        CliRun r = simulate("summary", 3);
 
         assertEquals(0, r.exitCode(), r.err());
         assertTrue(r.out().contains("============ Serving Benchmark Result ============"), r.out());
@@ -85,7 +67,7 @@ class SimulateCommandTest {
         assertOneLineError(run("simulate", "--max-num-seqs", "0"), "--max-num-seqs");
     }
 
-    private static void assertOneLineError(Run r, String flag) {
+    private static void assertOneLineError(CliRun r, String flag) {
         assertEquals(2, r.exitCode(), r.out() + r.err());
         String err = r.err().strip();
         assertEquals(1, err.lines().count(), err);
