@@ -105,7 +105,8 @@ public final class SimulateCommand implements Runnable {
     @Option(names = "--ramp-up-end-rps", description = "Ramp end rate, req/s.")
     Double rampUpEndRps;
 
-    @Option(names = "--num-warmups", defaultValue = "0", description = "First N requests are not measured (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--num-warmups", defaultValue = "0",
+            description = "Unmeasured requests sent first, on top of --num-prompts (default: ${DEFAULT-VALUE}).")
     long numWarmups;
 
     @Option(names = "--warmup-duration", defaultValue = "0",
@@ -157,6 +158,7 @@ public final class SimulateCommand implements Runnable {
 
     @Override
     public void run() {
+        ConfigException.check(numWarmups >= 0, "--num-warmups must be >= 0, got %d", numWarmups);
         ConfigException.check(replicas >= 1, "--replicas must be >= 1, got %d", replicas);
         ConfigException.check(warmupDurationS >= 0 && Double.isFinite(warmupDurationS),
                 "--warmup-duration must be >= 0 s, got %s", warmupDurationS);
@@ -243,7 +245,9 @@ public final class SimulateCommand implements Runnable {
         if (eosMeanTokens != null) {
             b.eosMeanTokens(eosMeanTokens);
         }
-        return b.build();
+        WorkloadSpec spec = b.build();
+        // As in vLLM, warmups come on top of --num-prompts: the first requests of a longer stream, not measured.
+        return numWarmups == 0 ? spec : b.numPrompts(spec.numPrompts() + numWarmups).build();
     }
 
     private static double parseRate(String text) {

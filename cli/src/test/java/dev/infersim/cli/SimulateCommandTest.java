@@ -57,6 +57,17 @@ class SimulateCommandTest {
     }
 
     @Test
+    void warmupsComeOnTopOfNumPrompts() {
+        CliRun r = run("simulate", "--num-prompts", "100", "--num-warmups", "20", "--request-rate", "inf",
+                "--max-concurrency", "4", "--random-output-len", "16");
+
+        assertEquals(0, r.exitCode(), r.err());
+        assertTrue(r.out().contains("Successful requests:                     100 "), r.out());
+        assertTrue(r.out().contains("Maximum request concurrency:             4 "), r.out());
+        assertTrue(r.out().contains("Saturated: no (closed loop of 4 users"), r.out());
+    }
+
+    @Test
     void badFlagsFailWithOneLineNamingTheFlag() {
         assertOneLineError(run("simulate", "--request-rate", "fast"), "--request-rate");
         assertOneLineError(run("simulate", "--goodput", "ttfb:5"), "--goodput");
@@ -65,6 +76,8 @@ class SimulateCommandTest {
         assertOneLineError(run("simulate", "--num-prompts", "0"), "--num-prompts");
         assertOneLineError(run("simulate", "--router", "random"), "--router");
         assertOneLineError(run("simulate", "--max-num-seqs", "0"), "--max-num-seqs");
+        assertOneLineError(run("simulate", "--num-warmups", "-1"), "--num-warmups");
+        assertOneLineError(run("simulate", "--dataset-name", "sonnet"), "--dataset-name");
     }
 
     private static void assertOneLineError(CliRun r, String flag) {

@@ -1,5 +1,7 @@
 package dev.infersim.sim;
 
+import dev.infersim.engine.ConfigException;
+
 import java.util.List;
 import java.util.Set;
 
@@ -29,13 +31,13 @@ public record RunInfo(String date, String backend, String modelId, String tokeni
         metricPercentiles = List.copyOf(metricPercentiles);
         for (String m : percentileMetrics) {
             if (!METRICS.contains(m)) {
-                throw new dev.infersim.engine.ConfigException(
+                throw new ConfigException(
                         "--percentile-metrics: unknown metric '" + m + "'; use ttft, tpot, itl, e2el");
             }
         }
         for (double p : metricPercentiles) {
             if (!(p > 0 && p <= 100)) {
-                throw new dev.infersim.engine.ConfigException("--metric-percentiles: " + p + " is not in (0, 100]");
+                throw new ConfigException("--metric-percentiles: " + p + " is not in (0, 100]");
             }
         }
     }

@@ -73,7 +73,7 @@ public final class Simulation {
         this.timeline = new Timeline(0, options.timelineIntervalNanos(), options.timelinePoints());
     }
 
-    /** One engine with its deployment's defaults: the common single-replica case. */
+    /** A single replica: the common case. */
     public static Simulation single(EngineCore engine, SimulationOptions options, DetailWriter detail) {
         return new Simulation(new Replica[] {new Replica(0, engine)}, new RoundRobinRouter(), options, detail);
     }
