@@ -1,0 +1,87 @@
+package dev.infersim.cli;
+
+import dev.infersim.engine.CostModel;
+import dev.infersim.engine.Deployment;
+import dev.infersim.engine.EngineCore;
+import dev.infersim.engine.KvCapacity;
+import dev.infersim.engine.Precision;
+import dev.infersim.engine.Profiles;
+import dev.infersim.engine.RooflineCostModel;
+import dev.infersim.engine.SchedulingPolicies;
+import picocli.CommandLine.Option;
+
+/** The serving flags of {@code vllm serve}, shared by every command that models a deployment. */
+public final class DeploymentOptions {
+
+    @Option(names = "--gpu", defaultValue = "h100", paramLabel = "NAME|FILE",
+            description = "GPU profile: h100, h200, a100-80g, l40s, l4, mi300x, b200, or a YAML file (default: ${DEFAULT-VALUE}).")
+    String gpu;
+
+    @Option(names = "--model", defaultValue = "llama-3.1-8b", paramLabel = "NAME|FILE",
+            description = "Model profile: llama-3.1-8b, llama-3.1-70b, qwen2.5-1.5b, qwen2.5-7b, mistral-7b, mixtral-8x7b, "
+                    + "or a YAML file (default: ${DEFAULT-VALUE}).")
+    String model;
+
+    @Option(names = {"--tensor-parallel-size", "-tp"}, defaultValue = "1", description = "GPUs per replica (default: ${DEFAULT-VALUE}).")
+    int tensorParallelSize;
+
+    @Option(names = "--gpu-memory-utilization", defaultValue = "0.9",
+            description = "Fraction of GPU memory for weights, activations and KV cache (default: ${DEFAULT-VALUE}).")
+    double gpuMemoryUtilization;
+
+    @Option(names = "--max-num-seqs", defaultValue = "256", description = "Max sequences per iteration (default: ${DEFAULT-VALUE}).")
+    int maxNumSeqs;
+
+    @Option(names = "--max-num-batched-tokens", defaultValue = "8192",
+            description = "Token budget per iteration (default: ${DEFAULT-VALUE}).")
+    int maxNumBatchedTokens;
+
+    @Option(names = "--block-size", defaultValue = "16", description = "Tokens per KV-cache block (default: ${DEFAULT-VALUE}).")
+    int blockSize;
+
+    @Option(names = "--enable-prefix-caching", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "Reuse KV blocks of shared prompt prefixes (default: on, as vLLM V1).")
+    boolean enablePrefixCaching;
+
+    @Option(names = "--enable-chunked-prefill", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "Split long prompts over iterations (default: on).")
+    boolean enableChunkedPrefill;
+
+    @Option(names = "--max-model-len", defaultValue = "0",
+            description = "Max prompt + output tokens; 0 = the model's context, capped by KV capacity (default: 0).")
+    int maxModelLen;
+
+    @Option(names = "--dtype", defaultValue = "bf16", description = "Weight precision: bf16 or fp8 (default: ${DEFAULT-VALUE}).")
+    String dtype;
+
+    @Option(names = "--kv-cache-dtype", defaultValue = "auto", description = "KV-cache precision: auto or fp8 (default: ${DEFAULT-VALUE}).")
+    String kvCacheDtype;
+
+    @Option(names = "--scheduling-policy", defaultValue = "fcfs", description = "fcfs or priority (default: ${DEFAULT-VALUE}).")
+    String schedulingPolicy;
+
+    /** The deployment these flags describe; throws ConfigException naming the bad flag. */
+    public Deployment deployment() {
+        Precision weights = Precision.parse("--dtype", dtype);
+        Precision kv = "auto".equalsIgnoreCase(kvCacheDtype) ? weights : Precision.parse("--kv-cache-dtype", kvCacheDtype);
+        return Deployment.builder(Profiles.gpu(gpu), Profiles.model(model))
+                .tensorParallelSize(tensorParallelSize)
+                .gpuMemoryUtilization(gpuMemoryUtilization)
+                .maxNumSeqs(maxNumSeqs)
+                .maxNumBatchedTokens(maxNumBatchedTokens)
+                .blockSize(blockSize)
+                .enablePrefixCaching(enablePrefixCaching)
+                .enableChunkedPrefill(enableChunkedPrefill)
+                .maxModelLen(maxModelLen)
+                .dtype(weights)
+                .kvCacheDtype(kv)
+                .build();
+    }
+
+    /** An engine for these flags: memory-derived KV capacity, roofline cost, the chosen policy. */
+    public EngineCore engine() {
+        Deployment d = deployment();
+        CostModel cost = new RooflineCostModel(d);
+        return new EngineCore(d, KvCapacity.of(d), cost, SchedulingPolicies.byName(schedulingPolicy));
+    }
+}
