@@ -226,6 +226,10 @@ class WorkloadTest {
         assertEquals(9.0, overridden.load().requestRatePerS());
         assertEquals(10, overridden.numPrompts());
         assertEquals(16, overridden.load().maxConcurrency());
+        WorkloadSpec ramped = WorkloadSpec.builder().workloadProfile("matrix-row-e")
+                .rampUp(RampStrategy.LINEAR, 1, 8).build();
+        assertEquals(RampStrategy.LINEAR, ramped.load().rampUp().strategy(), "a ramp option replaces the file's rate");
+        assertTrue(Double.isInfinite(ramped.load().requestRatePerS()));
         WorkloadRequest r = Workload.open(fromFile).iterator().next();
         assertEquals(4096, r.promptTokens());
         assertEquals(2048, r.prefixTokens());
