@@ -53,6 +53,14 @@ public final class LogNormalLength implements LengthDistribution {
         return new LogNormalLength(Math.log(median), sigma, min, max);
     }
 
+    /** The distribution whose unclipped mean is {@code mean} tokens: mu = ln(mean) - sigma^2/2. */
+    public static LogNormalLength ofMean(double mean, double sigma, int min, int max) {
+        if (!(mean > 0)) {
+            throw new IllegalArgumentException("log-normal mean must be > 0 tokens, got " + mean);
+        }
+        return new LogNormalLength(Math.log(mean) - sigma * sigma / 2, sigma, min, max);
+    }
+
     /**
      * The distribution whose unclipped mean and standard deviation are {@code mean} and {@code std} (moment match:
      * sigma^2 = ln(1 + std^2/mean^2), mu = ln(mean) - sigma^2/2).

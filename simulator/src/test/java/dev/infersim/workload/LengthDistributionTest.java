@@ -65,6 +65,14 @@ class LengthDistributionTest {
     }
 
     @Test
+    void logNormalByMeanAndSigmaHasThatMean() {
+        LogNormalLength d = LogNormalLength.ofMean(800, 1.0, 0, Integer.MAX_VALUE - 1);
+        assertEquals(800 / Math.exp(0.5), Math.exp(d.mu()), 1e-9, "median = mean e^{-sigma^2/2}");
+        assertEquals(799.5, d.mean(), 0.05, "floor() lowers the mean by about half a token");
+        assertEquals(d.mean(), sample(d, 12).getMean(), d.mean() * 0.02);
+    }
+
+    @Test
     void logNormalExactMeanAgreesWithSamplingWhenClippingBitesHard() {
         LogNormalLength summary = LogNormalLength.ofMedian(150, 0.8, 50, 500);
         assertEquals(summary.mean(), sample(summary, 4).getMean(), summary.mean() * 0.01);

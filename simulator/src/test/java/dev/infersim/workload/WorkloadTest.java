@@ -126,6 +126,7 @@ class WorkloadTest {
         }
         assertEquals(10, cold);
         assertFalse(inOrder, "shuffled, not round-robin");
+        assertEquals(0.99, ((PrefixRepetitionDataset) workload.dataset()).warmFraction(1005), 1e-12);
     }
 
     @Test
@@ -157,7 +158,10 @@ class WorkloadTest {
         }
         // Binomial sd of the chat share: sqrt(0.21 / 40000) = 0.0023; 4 sd = 0.009.
         assertEquals(0.7, chat / 40_000.0, 0.009);
+        LogNormalLength chatInput = LogNormalLength.ofMedian(500, 0.8, 50, 4000);
         LogNormalLength ragInput = LogNormalLength.ofMedian(16000, 0.8, 2000, 128000);
+        assertEquals(0.7 * chatInput.mean() + 0.3 * ragInput.mean(),
+                ((SyntheticDataset) workload.dataset()).meanPromptTokens(), 1e-6);
         assertEquals(ragInput.mean(), (double) ragPrompt / rag, ragInput.mean() * 0.02);
     }
 
@@ -222,6 +226,10 @@ class WorkloadTest {
         assertEquals(9.0, overridden.load().requestRatePerS());
         assertEquals(10, overridden.numPrompts());
         assertEquals(16, overridden.load().maxConcurrency());
+        WorkloadSpec ramped = WorkloadSpec.builder().workloadProfile("matrix-row-e")
+                .rampUp(RampStrategy.LINEAR, 1, 8).build();
+        assertEquals(RampStrategy.LINEAR, ramped.load().rampUp().strategy(), "a ramp option replaces the file's rate");
+        assertTrue(Double.isInfinite(ramped.load().requestRatePerS()));
         WorkloadRequest r = Workload.open(fromFile).iterator().next();
         assertEquals(4096, r.promptTokens());
         assertEquals(2048, r.prefixTokens());
@@ -261,6 +269,31 @@ class WorkloadTest {
                 .datasetName("prefix_repetition").prefixRepetitionNumPrefixes(10).numPrompts(5).build()));
         assertTrue(few.getMessage().contains("num-prompts"), few.getMessage());
         assertFalse(rate.getMessage().contains("\n"));
+    }
+
+    @Test
+    void tokenIdsAreUniformOverTheVocabularyAndOddPrefixBoundariesKeepPrefixesShared() {
+        Workload workload = Workload.open(WorkloadSpec.builder().randomInputLen(2000).randomPrefixLen(33)
+                .numPrompts(50).seed(21).build());
+        int vocab = 100;
+        long[] counts = new long[vocab];
+        int[] firstPrefix = null;
+        for (WorkloadRequest r : workload) {
+            int[] ids = r.promptTokenIds(vocab);
+            if (firstPrefix == null) {
+                firstPrefix = ids;
+            } else {
+                assertTrue(java.util.Arrays.equals(firstPrefix, 0, 33, ids, 0, 33), "shared 33-token prefix");
+                assertFalse(java.util.Arrays.equals(firstPrefix, 33, 2033, ids, 33, 2033), "own suffix");
+            }
+            for (int k = 33; k < ids.length; k++) {
+                counts[ids[k]]++;
+            }
+        }
+        double[] expected = new double[vocab];
+        java.util.Arrays.fill(expected, java.util.Arrays.stream(counts).sum() / (double) vocab);
+        double p = new org.apache.commons.math3.stat.inference.ChiSquareTest().chiSquareTest(expected, counts);
+        assertTrue(p > 0.001, "request-specific ids are uniform over the vocabulary, chi-square p = " + p);
     }
 
     @Test
