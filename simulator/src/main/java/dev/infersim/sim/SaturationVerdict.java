@@ -54,9 +54,15 @@ public record SaturationVerdict(boolean saturated, double queueGrowth, long arri
         String reason = String.format(Locale.ROOT,
                 "queue grew by %d requests (%.1f%% of the %d arrivals; scatter %.1f) over the second half of the "
                         + "arrivals%s",
-                Math.round(growth), arrivals == 0 ? 0.0 : 100 * growth / arrivals, arrivals, trend.residualStd(),
+                Math.round(growth), percentOf(growth, arrivals), arrivals, trend.residualStd(),
                 saturated ? ": arrivals outpace service" : "");
         return new SaturationVerdict(saturated, growth, arrivals, reason);
+    }
+
+    /** growth as a percentage of arrivals, with values that print as -0.0 made 0. */
+    private static double percentOf(double growth, long arrivals) {
+        double percent = arrivals == 0 ? 0 : 100 * growth / arrivals;
+        return Math.abs(percent) < 0.05 ? 0 : percent;
     }
 
     private static long arrivalsAt(Timeline t, long nanos) {
