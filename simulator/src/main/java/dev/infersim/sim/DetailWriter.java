@@ -14,7 +14,7 @@ import java.nio.file.Path;
 
 /**
  * Streams one JSON line per request ({@code --save-detailed}), so a run of any length keeps no per-request data in
- * memory. Keys: index, request_class, warmup, send_time_s, client_queue_ms, input_len, output_len, ttft_ms, tpot_ms,
+ * memory. Keys: index, request_class, warmup, start_time_s, client_queue_ms, input_len, output_len, ttft_ms, tpot_ms,
  * e2el_ms, queue_ms, prefill_ms, cached_tokens, preemptions, finish_reason, error. Times are relative to the run start;
  * server-side fields are omitted when unknown. Times are written as exact decimals of their nanoseconds (24.768721 ms),
  * formatted by hand: general double formatting would cost more than simulating the request.
@@ -44,7 +44,7 @@ public final class DetailWriter implements Closeable {
             json.writeNumberField("index", r.index());
             json.writeStringField("request_class", r.requestClass());
             json.writeBooleanField("warmup", warmup);
-            writeDecimal("send_time_s", r.sendNanos(), 9);
+            writeDecimal("start_time_s", r.startNanos(), 9);
             writeDecimal("client_queue_ms", r.clientQueueNanos(), 6);
             json.writeNumberField("input_len", r.promptTokens());
             json.writeNumberField("output_len", r.outputTokens());

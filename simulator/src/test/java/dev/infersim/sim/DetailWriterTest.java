@@ -34,7 +34,7 @@ class DetailWriterTest {
         JsonNode ok = json.readTree(lines.get(0));
         assertEquals("24.768721", ok.get("ttft_ms").asText());
         assertEquals("1.5", ok.get("queue_ms").asText());
-        assertEquals("1.0", ok.get("send_time_s").asText());
+        assertEquals("1.0", ok.get("start_time_s").asText());
         assertEquals("0.0", ok.get("client_queue_ms").asText());
         assertEquals((2_500_000_000L - 1_024_768_721L) / 99 / 1e6, ok.get("tpot_ms").asDouble(), 1e-9);
         assertEquals(256, ok.get("cached_tokens").asInt());
