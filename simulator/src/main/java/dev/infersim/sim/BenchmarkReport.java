@@ -17,8 +17,8 @@ import java.util.Map;
 /**
  * A benchmark result in the schema of {@code vllm bench serve --save-result} (keys and their order as in
  * vllm/benchmarks/serve.py), followed by infersim's own keys, all prefixed {@code infersim_}: server-side queue and
- * prefill time, client semaphore wait, chunk gaps and send lag (when a client records them), preemptions, prefix-cache
- * hits, plus whatever the producer adds
+ * prefill time, client semaphore wait, chunk gaps (when a client records them), preemptions, prefix-cache hits, plus
+ * whatever the producer adds
  * (the simulator's saturation verdict and timelines). The same class writes the console summary block vLLM prints.
  * Shared by the simulator and the benchmark client so both write identical schemas.
  */
@@ -75,9 +75,6 @@ public final class BenchmarkReport {
         putStats(f, "infersim_", "client_queue_time", stats.clientQueueTime(), info.metricPercentiles());
         if (stats.icl().count() > 0) {
             putStats(f, "infersim_", "icl", stats.icl(), info.metricPercentiles());
-        }
-        if (stats.sendLag().count() > 0) {
-            putStats(f, "infersim_", "send_lag", stats.sendLag(), info.metricPercentiles());
         }
         f.put("infersim_preemptions", stats.preemptions());
         f.put("infersim_cached_prompt_tokens", stats.cachedPromptTokens());

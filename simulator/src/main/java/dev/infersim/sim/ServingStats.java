@@ -20,7 +20,6 @@ public final class ServingStats {
     private final LatencyStats queue = new LatencyStats();
     private final LatencyStats prefill = new LatencyStats();
     private final LatencyStats clientQueue = new LatencyStats();
-    private final LatencyStats sendLag = new LatencyStats();
     private long completed;
     private long failed;
     private long inputTokens;
@@ -51,11 +50,6 @@ public final class ServingStats {
     /** One gap between successive response chunks (vLLM's ITL); only clients that see chunks record it. */
     public void recordIcl(long nanos) {
         icl.record(nanos);
-    }
-
-    /** How late a client actually sent a request after its start time (its own scheduling lag); the simulator has none. */
-    public void recordSendLag(long nanos) {
-        sendLag.record(nanos);
     }
 
     /** {@code count} output tokens of measured requests arrived at {@code nanos}. */
@@ -118,7 +112,6 @@ public final class ServingStats {
     public LatencyStats queueTime() { return queue; }
     public LatencyStats prefillTime() { return prefill; }
     public LatencyStats clientQueueTime() { return clientQueue; }
-    public LatencyStats sendLag() { return sendLag; }
 
     /** The named latency metric as vLLM's {@code --percentile-metrics} spells it: ttft, tpot, itl or e2el. */
     public LatencyStats metric(String name) {

@@ -50,7 +50,7 @@ class ServingStatsTest {
     }
 
     @Test
-    void clientOnlyMetricsAppearOnlyWhenRecorded() {
+    void chunkGapsAppearOnlyWhenAClientRecordsThem() {
         RunInfo info = new RunInfo("d", "vllm", "m", "m", 1, 10, 1, 0, List.of("itl"), List.of(99.0));
         ServingStats simulated = new ServingStats(GoodputSlo.NONE, 0);
         simulated.recordRequest(ok(0, 0, 50, 150, 3));
@@ -58,15 +58,12 @@ class ServingStatsTest {
         measured.recordRequest(ok(0, 0, 50, 150, 3));
         measured.recordIcl(100 * MS);
         measured.recordItl(50 * MS, 2);
-        measured.recordSendLag(2 * MS);
 
         Map<String, Object> sim = BenchmarkReport.of(info, simulated, MS, Map.of()).fields();
         Map<String, Object> client = BenchmarkReport.of(info, measured, MS, Map.of()).fields();
         assertNull(sim.get("infersim_mean_icl_ms"));
-        assertNull(sim.get("infersim_mean_send_lag_ms"));
         assertEquals(100.0, (double) client.get("infersim_mean_icl_ms"), 1e-9);
         assertEquals(50.0, (double) client.get("mean_itl_ms"), 1e-9);
-        assertEquals(2.0, (double) client.get("infersim_p99_send_lag_ms"), 0.01);
     }
 
     @Test
