@@ -115,6 +115,11 @@ public final class BenchmarkReport {
         }
     }
 
+    /** vLLM's default file name for this result; see {@link RunInfo#defaultResultFileName()}. */
+    public String defaultFileName() {
+        return info.defaultResultFileName();
+    }
+
     /** Prints vLLM's "Serving Benchmark Result" block, then infersim's server-side lines. */
     public void printSummary(PrintStream out) {
         out.println(center(" Serving Benchmark Result ", '='));
