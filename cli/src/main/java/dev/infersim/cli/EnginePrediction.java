@@ -15,7 +15,8 @@ import java.util.List;
 
 /**
  * Fits the continuous-batching chain of {@code dev.infersim.queueing} to a deployment and a workload: the iteration time
- * tau(b, prefill tokens) = alpha + beta_d b + beta_p p is fitted by least squares to the engine cost model's step times
+ * tau(b, prefill tokens) = alpha + beta_d b + beta_p p is fitted by least squares on relative error to the engine
+ * cost model's step times
  * over a grid of decode batches (at the workload's mean decode context) and prefill chunks, the batch limit is
  * {@code --max-num-seqs} capped by what the KV cache holds on average, and the prefill iteration of a request is costed
  * by the engine model at the mean batch the chain predicts for the rate.
@@ -56,7 +57,7 @@ final class EnginePrediction {
             prefill[i] = grid.get(i)[1];
             seconds[i] = stepSeconds(batches[i], context, prefill[i]);
         }
-        return IterationTimeFit.fitDecodeAndPrefill(batches, prefill, seconds);
+        return IterationTimeFit.fitDecodeAndPrefillRelative(batches, prefill, seconds);
     }
 
     /** The engine's time for b decoding sequences at a context plus one prefill chunk at the start of a prompt. */

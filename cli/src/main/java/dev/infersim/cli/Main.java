@@ -16,6 +16,7 @@ import java.io.PrintWriter;
                 ProfileCommand.class,
                 SimulateCommand.class,
                 CalibrateCommand.class,
+                PredictCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class Main implements Runnable {
