@@ -2,11 +2,9 @@ package dev.infersim.cli;
 
 import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.Deployment;
-import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.sim.BenchmarkReport;
 import dev.infersim.sim.DetailWriter;
-import dev.infersim.sim.GoodputSlo;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.Router;
 import dev.infersim.sim.RunInfo;
@@ -14,11 +12,8 @@ import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
 import dev.infersim.workload.LoadPattern;
-import dev.infersim.workload.PrefixOrder;
-import dev.infersim.workload.RampStrategy;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
-import dev.infersim.workload.WorkloadSpecBuilder;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -27,7 +22,6 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
-import java.util.List;
 
 /**
  * {@code infersim simulate}: runs a {@code vllm bench serve}-style workload against the engine model in virtual time
@@ -56,7 +50,7 @@ public final class SimulateCommand implements Runnable {
 
     @Override
     public void run() {
-                ConfigException.check(replicas >= 1, "--replicas must be >= 1, got %d", replicas);
+        ConfigException.check(replicas >= 1, "--replicas must be >= 1, got %d", replicas);
         reporting.validate();
         WorkloadSpec spec = workload.spec(reporting.numWarmups);
         Workload requests = Workload.open(spec);

@@ -10,8 +10,8 @@ import java.util.Locale;
  * verdict fits a least-squares line to the sampled queue over the second half of the arrival window (the first half
  * is left to warm up) and calls the run saturated when the fitted growth over that half exceeds
  * {@value #GROWTH_FRACTION} of the requests that arrived in it, at least {@value #MIN_GROWTH_REQUESTS} requests, and
- * {@value #NOISE_FACTOR} times the samples' scatter around the line (a stable queue's random swings in a short run are
- * not growth). That flags offered loads above about 1.05 times capacity. GuideLLM's over-saturation detector uses the
+ * {@value #NOISE_FACTOR} times the queue's jitter between samples (a stable queue's random swings in a short run are
+ * not growth; a curved rise, as under a rate ramp, is). That flags offered loads above about 1.05 times capacity. GuideLLM's over-saturation detector uses the
  * same idea (slopes of concurrency over time, with margins).
  *
  * <p>A closed loop cannot saturate (every arrival waits for a completion); a burst (all requests at one instant with no
@@ -50,11 +50,11 @@ public record SaturationVerdict(boolean saturated, double queueGrowth, long arri
         }
         double growth = trend.slopePerS() * halfS;
         boolean saturated = growth > GROWTH_FRACTION * arrivals && growth >= MIN_GROWTH_REQUESTS
-                && growth > NOISE_FACTOR * trend.residualStd();
+                && growth > NOISE_FACTOR * trend.jitter();
         String reason = String.format(Locale.ROOT,
-                "queue grew by %d requests (%.1f%% of the %d arrivals; scatter %.1f) over the second half of the "
+                "queue grew by %d requests (%.1f%% of the %d arrivals; jitter %.1f) over the second half of the "
                         + "arrivals%s",
-                Math.round(growth), percentOf(growth, arrivals), arrivals, trend.residualStd(),
+                Math.round(growth), percentOf(growth, arrivals), arrivals, trend.jitter(),
                 saturated ? ": arrivals outpace service" : "");
         return new SaturationVerdict(saturated, growth, arrivals, reason);
     }

@@ -97,17 +97,22 @@ public final class Timeline {
 
     /**
      * Least-squares line through the queued requests (backlog minus running: waiting in the engine or for a client
-     * slot) sampled in [fromNanos, toNanos]: its slope in requests per second and the standard deviation of the samples
-     * around it; NaN slope when fewer than 3 samples fall in the range.
+     * slot) sampled in [fromNanos, toNanos]: its slope in requests per second, and the queue's jitter from sample to
+     * sample (von Neumann's successive-difference estimate, sqrt(sum (y[i+1] - y[i])^2 / (2 (n - 1)))), which measures
+     * random swings without mistaking a curved trend for noise. NaN slope when fewer than 3 samples fall in the range.
      */
     public QueueTrend fitQueued(long fromNanos, long toNanos) {
-        double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+        double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, squaredSteps = 0, previous = 0;
         for (int i = 0; i < count; i++) {
             if (timeNanos[i] >= fromNanos && timeNanos[i] <= toNanos) {
                 double x = (timeNanos[i] - fromNanos) / 1e9;
+                double y = backlog[i] - running[i];
+                if (n > 0) {
+                    squaredSteps += (y - previous) * (y - previous);
+                }
+                previous = y;
                 n++;
                 sx += x;
-                double y = backlog[i] - running[i];
                 sy += y;
                 sxx += x * x;
                 sxy += x * y;
@@ -117,20 +122,11 @@ public final class Timeline {
         if (n < 3 || denominator == 0) {
             return new QueueTrend(Double.NaN, Double.NaN);
         }
-        double slope = (n * sxy - sx * sy) / denominator;
-        double intercept = (sy - slope * sx) / n;
-        double squares = 0;
-        for (int i = 0; i < count; i++) {
-            if (timeNanos[i] >= fromNanos && timeNanos[i] <= toNanos) {
-                double residual = backlog[i] - running[i] - (intercept + slope * (timeNanos[i] - fromNanos) / 1e9);
-                squares += residual * residual;
-            }
-        }
-        return new QueueTrend(slope, Math.sqrt(squares / n));
+        return new QueueTrend((n * sxy - sx * sy) / denominator, Math.sqrt(squaredSteps / (2 * (n - 1))));
     }
 
-    /** A fitted queue trend: slope in requests per second, residual standard deviation in requests. */
-    public record QueueTrend(double slopePerS, double residualStd) {
+    /** A fitted queue trend: slope in requests per second, sample-to-sample jitter in requests. */
+    public record QueueTrend(double slopePerS, double jitter) {
     }
 
     /** The columns as JSON-ready arrays (infersim_timelines). */

@@ -3,6 +3,7 @@ package dev.infersim.sim;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.Profiles;
+import dev.infersim.workload.RampStrategy;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import org.junit.jupiter.api.Test;
@@ -18,11 +19,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class SaturationTest {
 
     private static SimulationResult run(double ratePerS, int requests) {
+        return run(WorkloadSpec.builder().datasetName("random").randomInputLen(512).randomOutputLen(64)
+                .requestRate(ratePerS).numPrompts(requests).seed(5).build());
+    }
+
+    private static SimulationResult run(WorkloadSpec spec) {
         EngineCore engine = EngineCore.create(Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b"))
                 .maxNumSeqs(8).build());
-        Workload workload = Workload.open(WorkloadSpec.builder().datasetName("random").randomInputLen(512)
-                .randomOutputLen(64).requestRate(ratePerS).numPrompts(requests).seed(5).build());
-        return Simulation.single(engine, SimulationOptions.defaults(), null).run(workload);
+        return Simulation.single(engine, SimulationOptions.defaults(), null).run(Workload.open(spec));
     }
 
     @Test
@@ -49,6 +53,14 @@ class SaturationTest {
 
         assertFalse(result.saturation().saturated(), result.saturation().reason());
         assertTrue(result.littlesLawError() < 0.01, "Little's law: " + result.littlesLawError());
+    }
+
+    @Test
+    void rampPastCapacityIsFlaggedSaturated() {
+        SimulationResult result = run(WorkloadSpec.builder().datasetName("random").randomInputLen(512).randomOutputLen(64)
+                .rampUp(RampStrategy.LINEAR, 1, 40).numPrompts(3000).seed(5).build());
+
+        assertTrue(result.saturation().saturated(), result.saturation().reason());
     }
 
     private static int waitingAt(Timeline t, long nanos) {

@@ -32,6 +32,6 @@ class TimelineTest {
         }
         Timeline.QueueTrend trend = t.fitQueued(0, 19_000_000_000L);
         assertEquals(3.0, trend.slopePerS(), 1e-9);
-        assertEquals(0.0, trend.residualStd(), 1e-9);
+        assertEquals(3 / Math.sqrt(2), trend.jitter(), 1e-9, "steps of 3 between samples");
     }
 }
