@@ -29,8 +29,12 @@ final class EnginePrediction {
     private final BatchingServer server;
 
     EnginePrediction(Deployment deployment, WorkloadMoments moments) {
+        this(deployment, new RooflineCostModel(deployment), moments);
+    }
+
+    EnginePrediction(Deployment deployment, CostModel cost, WorkloadMoments moments) {
         this.deployment = deployment;
-        this.cost = new RooflineCostModel(deployment);
+        this.cost = cost;
         this.moments = moments;
         this.fit = fitIterationTime();
         KvCapacity kv = KvCapacity.of(deployment);
