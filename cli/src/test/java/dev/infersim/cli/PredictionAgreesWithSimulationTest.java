@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * tau(b) = alpha + beta b and geometric output lengths the continuous-batching chain is exact up to the discreteness
  * of iterations; with beta = 0 it is M/M/c with c = --max-num-seqs. The chain approximates the wait for the running
  * iteration to end and the length of the prefill iteration by their means, which costs accuracy as the load nears
- * saturation: at 80% of saturation its mean TTFT is 7.8% above the simulator's (E2EL stays within 5%), so the 5%
+ * saturation: at 80% of saturation its mean TTFT is 7.8% above the simulator's, so the 5%
  * checks run at 50% and 70%.
  */
 class PredictionAgreesWithSimulationTest {
