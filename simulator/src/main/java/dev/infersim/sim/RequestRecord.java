@@ -1,0 +1,61 @@
+package dev.infersim.sim;
+
+/**
+ * What was measured for one request, as a client sees it plus the server-side ground truth when known. All times are
+ * nanoseconds on one clock (virtual in the simulator, monotonic in the benchmark client).
+ *
+ * @param index              the request's position in the workload stream
+ * @param requestClass       workload class name (e.g. chat), for per-class breakdowns
+ * @param scheduledNanos     when the arrival process scheduled the request
+ * @param sendNanos          when it was actually sent (after the concurrency semaphore): latencies are measured from here
+ * @param firstTokenNanos    when the first content token arrived; -1 if none did
+ * @param lastTokenNanos     when the last token arrived; -1 if none did
+ * @param promptTokens       prompt length in tokens
+ * @param outputTokens       tokens received
+ * @param cachedPromptTokens prompt tokens the server served from its prefix cache; -1 when unknown
+ * @param queueNanos         server-side queue time (arrival at the engine to first scheduled); -1 when unknown
+ * @param prefillNanos       server-side prefill time (first scheduled to first token); -1 when unknown
+ * @param preemptions        times the server preempted the request; -1 when unknown
+ * @param finishReason       stop, length or abort as the OpenAI API spells it; null when unknown
+ * @param error              why the request failed, or null when it succeeded
+ */
+public record RequestRecord(long index, String requestClass, long scheduledNanos, long sendNanos, long firstTokenNanos,
+                            long lastTokenNanos, int promptTokens, int outputTokens, int cachedPromptTokens,
+                            long queueNanos, long prefillNanos, int preemptions, String finishReason, String error) {
+
+    public RequestRecord {
+        if (sendNanos < scheduledNanos) {
+            throw new IllegalArgumentException("request " + index + " sent at " + sendNanos + " ns before its scheduled "
+                    + scheduledNanos + " ns");
+        }
+        if (error == null && (firstTokenNanos < sendNanos || lastTokenNanos < firstTokenNanos || outputTokens < 1)) {
+            throw new IllegalArgumentException("successful request " + index + " needs send <= first token <= last token "
+                    + "and >= 1 output token, got " + sendNanos + ", " + firstTokenNanos + ", " + lastTokenNanos + ", "
+                    + outputTokens + " tokens");
+        }
+    }
+
+    public boolean succeeded() {
+        return error == null;
+    }
+
+    /** Time to first token, from the send time. */
+    public long ttftNanos() {
+        return firstTokenNanos - sendNanos;
+    }
+
+    /** End-to-end latency, from the send time to the last token. */
+    public long e2elNanos() {
+        return lastTokenNanos - sendNanos;
+    }
+
+    /** vLLM's TPOT: (E2EL - TTFT) / (output_tokens - 1); 0 for a single-token output. */
+    public long tpotNanos() {
+        return outputTokens > 1 ? (lastTokenNanos - firstTokenNanos) / (outputTokens - 1) : 0;
+    }
+
+    /** Time spent waiting for the client's concurrency semaphore (vLLM's client_queue_time). */
+    public long clientQueueNanos() {
+        return sendNanos - scheduledNanos;
+    }
+}
