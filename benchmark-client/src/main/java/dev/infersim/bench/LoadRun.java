@@ -1,0 +1,238 @@
+package dev.infersim.bench;
+
+import dev.infersim.sim.GoodputSlo;
+import dev.infersim.workload.WorkloadRequest;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.RequestOptions;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Sends one stream of requests on an absolute schedule and measures them.
+ *
+ * <p>Open loop: the calling thread is the pacer. For each request it renders the body ahead of time, waits until
+ * {@code start + arrivalNanos} (parking until {@value #SPIN_NANOS} ns before, then spinning, so the schedule neither
+ * drifts nor quantizes to timer ticks) and hands the request to the event loop, whatever the responses are doing.
+ * Latencies count from the scheduled time, so a slow server cannot hide queueing behind a slow client (coordinated
+ * omission); the actual send time is kept as send lag. With a concurrency cap the pacer first takes a permit (vLLM's
+ * {@code --max-concurrency} semaphore): latencies then count from when the request got its slot, and the wait is
+ * the client queue time. A rate of inf with a cap of N is a closed loop of exactly N in flight.
+ *
+ * <p>Every request ends: by its response, its timeout, or the run's deadline (last send + request timeout + 5 s),
+ * after which whatever is still in flight is aborted and counted as {@code deadline}.
+ */
+final class LoadRun {
+    private static final long SPIN_NANOS = 100_000;
+    private static final long LEAD_NANOS = 20_000_000;
+    private static final long DEADLINE_GRACE_NANOS = 5_000_000_000L;
+
+    private final Vertx vertx;
+    private final Context loop;
+    private final HttpClient client;
+    private final RequestOptions options;
+    private final PromptRenderer renderer;
+    private final RequestBodies bodies;
+    private final BenchConfig config;
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private volatile boolean stopped;
+
+    // Owned by the event loop.
+    private final ArrayDeque<Exchange> pool = new ArrayDeque<>();
+    private final List<Exchange> active = new ArrayList<>();
+    private Semaphore permits;
+    private int maxActive;
+    private long activeSinceNanos;
+    private double activeIntegralNanos;
+
+    LoadRun(Vertx vertx, Context loop, HttpClient client, RequestOptions options, PromptRenderer renderer,
+            BenchConfig config) {
+        this.vertx = vertx;
+        this.loop = loop;
+        this.client = client;
+        this.options = options;
+        this.renderer = renderer;
+        this.config = config;
+        this.bodies = new RequestBodies(config.model(), config.chat(), config.ignoreEos(), renderer);
+    }
+
+    /**
+     * What a run measured: the warmup window (discarded by callers), the measured window, and the client's own
+     * in-flight accounting over the whole run.
+     */
+    record Phase(MeasuredWindow warmup, MeasuredWindow window, int maxInFlight, double meanInFlight, long issued,
+                 boolean interrupted) {
+    }
+
+    /** Makes the running phase stop issuing and abort what is in flight (SIGINT); callable from any thread. */
+    void stop() {
+        stopped = true;
+    }
+
+    boolean stopped() {
+        return stopped;
+    }
+
+    /**
+     * Sends the stream on the calling thread and returns when every issued request has ended. As in the simulator,
+     * the first {@code warmupCount} requests and those scheduled within {@code warmupNanos} of the start are warmup:
+     * sent like the others but measured apart; the measured window starts at the first other request.
+     *
+     * @param maxConcurrency cap on requests in flight; 0 for none
+     * @param durationNanos  stop issuing measured requests this long after the window starts; 0 for no limit
+     * @param log            per-request detail sink for measured requests, or null
+     */
+    Phase run(Iterator<WorkloadRequest> requests, int maxConcurrency, long warmupCount, long warmupNanos,
+              long durationNanos, GoodputSlo slo, RequestLog log) {
+        long start = System.nanoTime() + LEAD_NANOS;
+        MeasuredWindow warm = new MeasuredWindow(start, GoodputSlo.NONE, null);
+        MeasuredWindow measured = null;
+        Semaphore cap = maxConcurrency > 0 ? new Semaphore(maxConcurrency) : null;
+        onLoop(() -> {
+            permits = cap;
+            maxActive = 0;
+            activeIntegralNanos = 0;
+            activeSinceNanos = start;
+        });
+        long issued = 0;
+        long lastOrigin = start;
+        while (!stopped && requests.hasNext()) {
+            WorkloadRequest r = requests.next();
+            long scheduled = start + r.arrivalNanos();
+            boolean isWarmup = r.index() < warmupCount || r.arrivalNanos() < warmupNanos;
+            if (measured != null && durationNanos > 0
+                    && Math.max(scheduled, System.nanoTime()) - measured.startNanos >= durationNanos) {
+                break;
+            }
+            Buffer body = bodies.body(r);
+            long slotNanos = Long.MIN_VALUE;
+            if (cap != null) {
+                if (!acquire(cap)) {
+                    break;
+                }
+                slotNanos = System.nanoTime();
+            }
+            waitUntil(scheduled);
+            long origin = Math.max(scheduled, slotNanos);
+            if (!isWarmup && measured == null) {
+                measured = new MeasuredWindow(origin, slo, log);
+            }
+            MeasuredWindow into = isWarmup ? warm : measured;
+            inFlight.incrementAndGet();
+            loop.runOnContext(v -> dispatch(r, body, scheduled, origin, into));
+            issued++;
+            lastOrigin = origin;
+        }
+        awaitDrain(lastOrigin + config.requestTimeoutMillis() * 1_000_000L + DEADLINE_GRACE_NANOS);
+        boolean interrupted = stopped;
+        MeasuredWindow window = measured != null ? measured : new MeasuredWindow(System.nanoTime(), slo, null);
+        CompletableFuture<Phase> result = new CompletableFuture<>();
+        long issuedTotal = issued;
+        onLoop(() -> {
+            accumulateActive(System.nanoTime());
+            double span = Math.max(1, activeSinceNanos - start);
+            result.complete(new Phase(warm, window, maxActive, activeIntegralNanos / span, issuedTotal, interrupted));
+        });
+        return result.join();
+    }
+
+    private boolean acquire(Semaphore cap) {
+        try {
+            while (!stopped) {
+                if (cap.tryAcquire(50, TimeUnit.MILLISECONDS)) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            stopped = true;
+            return false;
+        }
+    }
+
+    private static void waitUntil(long deadlineNanos) {
+        long remaining;
+        while ((remaining = deadlineNanos - System.nanoTime()) > 0) {
+            if (remaining > SPIN_NANOS) {
+                LockSupport.parkNanos(remaining - SPIN_NANOS);
+            } else {
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    private void dispatch(WorkloadRequest r, Buffer body, long scheduled, long origin, MeasuredWindow into) {
+        Exchange x = pool.poll();
+        if (x == null) {
+            x = new Exchange(vertx, client, options, renderer, this::finished);
+        }
+        accumulateActive(System.nanoTime());
+        active.add(x);
+        maxActive = Math.max(maxActive, active.size());
+        x.window = into;
+        x.start(r, body, scheduled, origin, config.requestTimeoutMillis());
+    }
+
+    private void finished(Exchange x) {
+        long now = System.nanoTime();
+        accumulateActive(now);
+        int at = active.lastIndexOf(x);
+        active.set(at, active.get(active.size() - 1));
+        active.remove(active.size() - 1);
+        if (!"interrupted".equals(x.errorType)) {
+            x.window.record(x, now);
+        }
+        pool.push(x);
+        if (permits != null) {
+            permits.release();
+        }
+        inFlight.decrementAndGet();
+    }
+
+    private void accumulateActive(long now) {
+        activeIntegralNanos += (double) active.size() * Math.max(0, now - activeSinceNanos);
+        activeSinceNanos = Math.max(activeSinceNanos, now);
+    }
+
+    private void awaitDrain(long deadlineNanos) {
+        while (inFlight.get() > 0 && System.nanoTime() < deadlineNanos && !stopped) {
+            LockSupport.parkNanos(5_000_000);
+        }
+        if (inFlight.get() > 0) {
+            String abortType = stopped ? "interrupted" : "deadline";
+            String message = stopped ? "the run was interrupted" : "still in flight when the run's deadline passed";
+            onLoop(() -> {
+                for (Exchange x : new ArrayList<>(active)) {
+                    x.abort(abortType, message);
+                }
+            });
+            while (inFlight.get() > 0) {
+                LockSupport.parkNanos(1_000_000);
+            }
+        }
+    }
+
+    private void onLoop(Runnable action) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        loop.runOnContext(v -> {
+            try {
+                action.run();
+                done.complete(null);
+            } catch (RuntimeException e) {
+                done.completeExceptionally(e);
+            }
+        });
+        done.join();
+    }
+}
