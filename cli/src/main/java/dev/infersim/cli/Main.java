@@ -14,6 +14,9 @@ import java.io.PrintWriter;
         description = "LLM serving lab: simulate, serve, benchmark and predict LLM inference without GPUs.",
         subcommands = {
                 ProfileCommand.class,
+                BenchCommand.class,
+                SweepCommand.class,
+                CompareCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class Main implements Runnable {
