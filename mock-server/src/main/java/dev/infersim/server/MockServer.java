@@ -13,7 +13,6 @@ import io.vertx.core.VertxOptions;
 import org.HdrHistogram.Histogram;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
@@ -71,22 +70,16 @@ public final class MockServer {
         service.loop.start();
         int instances = options.eventLoops() > 0 ? options.eventLoops() : Runtime.getRuntime().availableProcessors();
         MockServer[] holder = new MockServer[1];
-        List<String> deployments = new ArrayList<>();
         HttpApi.Shutdown shutdown = () -> holder[0] != null && holder[0].closing;
-        HttpApi firstApi = new HttpApi(service, options.port(), shutdown);
-        return vertx.deployVerticle(firstApi).compose(first -> {
-            deployments.add(first);
-            int port = firstApi.boundPort();
-            Future<String> more = instances > 1
-                    ? vertx.deployVerticle(() -> new HttpApi(service, port, shutdown), new DeploymentOptions().setInstances(instances - 1))
-                    : Future.succeededFuture(null);
-            return more.map(id -> {
-                if (id != null) {
-                    deployments.add(id);
-                }
-                holder[0] = new MockServer(vertx, owns, service, deployments, port);
-                return holder[0];
-            });
+        List<HttpApi> apis = new java.util.concurrent.CopyOnWriteArrayList<>();
+        // One deployment of n instances: Vert.x shares the listening socket among them (even an ephemeral port 0).
+        return vertx.deployVerticle(() -> {
+            HttpApi api = new HttpApi(service, options.port(), shutdown);
+            apis.add(api);
+            return api;
+        }, new DeploymentOptions().setInstances(instances)).map(id -> {
+            holder[0] = new MockServer(vertx, owns, service, List.of(id), apis.get(0).boundPort());
+            return holder[0];
         }).onFailure(e -> {
             try {
                 service.loop.stop();

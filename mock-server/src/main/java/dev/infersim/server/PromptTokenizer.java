@@ -20,7 +20,10 @@ public final class PromptTokenizer {
     private static final String IM_START_TEXT = "<|im_start|>";
     private static final String IM_END_TEXT = "<|im_end|>";
 
-    private final Encoding encoding = Encodings.newDefaultEncodingRegistry().getEncoding(EncodingType.CL100K_BASE);
+    /** Loading the BPE ranks takes about a second; every server in the JVM shares one (immutable, thread-safe) encoding. */
+    private static final Encoding CL100K = Encodings.newDefaultEncodingRegistry().getEncoding(EncodingType.CL100K_BASE);
+
+    private final Encoding encoding = CL100K;
 
     /** A chat message's role and its text content. */
     public record Message(String role, String content) {
