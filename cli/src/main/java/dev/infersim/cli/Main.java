@@ -17,6 +17,7 @@ import java.io.PrintWriter;
                 BenchCommand.class,
                 SweepCommand.class,
                 CompareCommand.class,
+                CalibrateCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class Main implements Runnable {
