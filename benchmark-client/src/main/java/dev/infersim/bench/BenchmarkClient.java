@@ -54,7 +54,7 @@ public final class BenchmarkClient implements AutoCloseable {
         if (config.apiKey() != null && !config.apiKey().isBlank()) {
             options.putHeader("authorization", "Bearer " + config.apiKey());
         }
-        this.load = new LoadRun(vertx, loop, http, options, new PromptRenderer(), config);
+        this.load = new LoadRun(vertx, loop, http, options, PromptRenderer.cl100k(), config);
     }
 
     /** Ends the running phase early (SIGINT): no more sends, in-flight requests are aborted and not counted. */

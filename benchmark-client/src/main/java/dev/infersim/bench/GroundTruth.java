@@ -5,10 +5,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 /**
  * The server's own timeline of one request, from the {@code infersim} object an infersim mock server puts in the final
  * stream chunk: what the client's measurements are checked against with {@code --validate}. Durations are wall-clock
- * nanoseconds on the server, from the moment the server received the request.
+ * nanoseconds on the server, from the request's arrival at the server's engine.
  *
- * @param ttftNanos          server receive to first token written; -1 when absent
- * @param e2elNanos          server receive to last token written; -1 when absent
+ * @param ttftNanos          arrival to first token; -1 when absent
+ * @param e2elNanos          arrival to finish (last token); -1 when absent
  * @param queueNanos         engine arrival to first scheduled; -1 when absent
  * @param prefillNanos       first scheduled to first token; -1 when absent
  * @param cachedPromptTokens prompt tokens served from the prefix cache; -1 when absent
@@ -17,10 +17,20 @@ import com.fasterxml.jackson.databind.JsonNode;
 public record GroundTruth(long ttftNanos, long e2elNanos, long queueNanos, long prefillNanos, int cachedPromptTokens,
                           int preemptions) {
 
-    /** Reads the {@code infersim} object; fields it lacks stay -1. */
+    /**
+     * Reads the {@code infersim} object of an infersim mock: the first choice's wall-clock timeline
+     * ({@code choices[0].wall}: arrival_ms, first_token_ms as epoch ms; queue_time_ms, prefill_time_ms, e2e_ms as
+     * durations). Fields it lacks stay -1.
+     */
     public static GroundTruth from(JsonNode infersim) {
-        return new GroundTruth(nanos(infersim, "ttft_ms"), nanos(infersim, "e2el_ms"), nanos(infersim, "queue_ms"),
-                nanos(infersim, "prefill_ms"), count(infersim, "cached_prompt_tokens"), count(infersim, "preemptions"));
+        JsonNode choice = infersim.path("choices").path(0);
+        JsonNode wall = choice.path("wall");
+        long ttft = -1;
+        if (wall.path("arrival_ms").isNumber() && wall.path("first_token_ms").isNumber()) {
+            ttft = Math.round((wall.get("first_token_ms").asDouble() - wall.get("arrival_ms").asDouble()) * 1e6);
+        }
+        return new GroundTruth(ttft, nanos(wall, "e2e_ms"), nanos(wall, "queue_time_ms"),
+                nanos(wall, "prefill_time_ms"), count(choice, "cached_prompt_tokens"), count(choice, "preemptions"));
     }
 
     private static long nanos(JsonNode node, String msField) {

@@ -68,7 +68,8 @@ final class LoadRun {
 
     /**
      * What a run measured: the warmup window (discarded by callers), the measured window, and the client's own
-     * in-flight accounting over the whole run.
+     * in-flight accounting: the most requests ever in flight, and the time-average while requests were still being
+     * sent (for a closed loop of N, close to N; the drain at the end is left out).
      */
     record Phase(MeasuredWindow warmup, MeasuredWindow window, int maxInFlight, double meanInFlight, long issued,
                  boolean interrupted) {
@@ -133,16 +134,17 @@ final class LoadRun {
             issued++;
             lastOrigin = origin;
         }
+        double[] sendingMean = new double[1];
+        onLoop(() -> {
+            accumulateActive(System.nanoTime());
+            sendingMean[0] = activeIntegralNanos / Math.max(1, activeSinceNanos - start);
+        });
         awaitDrain(lastOrigin + config.requestTimeoutMillis() * 1_000_000L + DEADLINE_GRACE_NANOS);
         boolean interrupted = stopped;
         MeasuredWindow window = measured != null ? measured : new MeasuredWindow(System.nanoTime(), slo, null);
         CompletableFuture<Phase> result = new CompletableFuture<>();
         long issuedTotal = issued;
-        onLoop(() -> {
-            accumulateActive(System.nanoTime());
-            double span = Math.max(1, activeSinceNanos - start);
-            result.complete(new Phase(warm, window, maxActive, activeIntegralNanos / span, issuedTotal, interrupted));
-        });
+        onLoop(() -> result.complete(new Phase(warm, window, maxActive, sendingMean[0], issuedTotal, interrupted)));
         return result.join();
     }
 

@@ -18,13 +18,29 @@ import java.nio.charset.StandardCharsets;
  */
 public final class PromptRenderer {
 
+    private static volatile PromptRenderer shared;
+
     private final Encoding encoding;
     private final String[] words;
 
-    /** Builds the cl100k_base single-token word vocabulary (about a second, once per run). */
-    public PromptRenderer() {
+    private PromptRenderer() {
         this.encoding = Encodings.newLazyEncodingRegistry().getEncoding(EncodingType.CL100K_BASE);
         this.words = singleTokenWords(encoding);
+    }
+
+    /** The renderer (immutable, thread-safe); the first call builds the vocabulary, which takes about a second. */
+    public static PromptRenderer cl100k() {
+        PromptRenderer r = shared;
+        if (r == null) {
+            synchronized (PromptRenderer.class) {
+                r = shared;
+                if (r == null) {
+                    r = new PromptRenderer();
+                    shared = r;
+                }
+            }
+        }
+        return r;
     }
 
     /** Number of distinct words; workload token ids are drawn from {@code [0, vocabularySize())}. */
