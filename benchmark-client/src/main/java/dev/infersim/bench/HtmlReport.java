@@ -76,8 +76,8 @@ public final class HtmlReport {
             <style>
             body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
             h1{font-size:22px} h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}
-            .chart{width:100%;height:340px} .grid{display:grid;grid-template-columns:1fr 1fr;gap:12px}
-            table{border-collapse:collapse;font-size:13px} td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}
+            .chart{width:100%;height:340px} .grid{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:12px}
+            table{border-collapse:collapse;font-size:13px;width:100%} td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;overflow-wrap:anywhere}
             .bad{color:#b00;font-weight:bold} .ok{color:#070}
             </style>
             <script>%ECHARTS%</script></head><body>
