@@ -80,10 +80,6 @@ final class LoadRun {
         stopped = true;
     }
 
-    boolean stopped() {
-        return stopped;
-    }
-
     /**
      * Sends the stream on the calling thread and returns when every issued request has ended. As in the simulator,
      * the first {@code warmupCount} requests and those scheduled within {@code warmupNanos} of the start are warmup:
@@ -96,7 +92,7 @@ final class LoadRun {
     Phase run(Iterator<WorkloadRequest> requests, int maxConcurrency, long warmupCount, long warmupNanos,
               long durationNanos, GoodputSlo slo, RequestLog log) {
         long start = System.nanoTime() + LEAD_NANOS;
-        MeasuredWindow warm = new MeasuredWindow(start, GoodputSlo.NONE, null);
+        MeasuredWindow warm = new MeasuredWindow(start, GoodputSlo.NONE, null, !config.chat());
         MeasuredWindow measured = null;
         Semaphore cap = maxConcurrency > 0 ? new Semaphore(maxConcurrency) : null;
         onLoop(() -> {
@@ -126,7 +122,7 @@ final class LoadRun {
             waitUntil(scheduled);
             long origin = Math.max(scheduled, slotNanos);
             if (!isWarmup && measured == null) {
-                measured = new MeasuredWindow(origin, slo, log);
+                measured = new MeasuredWindow(origin, slo, log, !config.chat());
             }
             MeasuredWindow into = isWarmup ? warm : measured;
             inFlight.incrementAndGet();
@@ -141,7 +137,8 @@ final class LoadRun {
         });
         awaitDrain(lastOrigin + config.requestTimeoutMillis() * 1_000_000L + DEADLINE_GRACE_NANOS);
         boolean interrupted = stopped;
-        MeasuredWindow window = measured != null ? measured : new MeasuredWindow(System.nanoTime(), slo, null);
+        MeasuredWindow window = measured != null ? measured
+                : new MeasuredWindow(System.nanoTime(), slo, null, !config.chat());
         CompletableFuture<Phase> result = new CompletableFuture<>();
         long issuedTotal = issued;
         onLoop(() -> result.complete(new Phase(warm, window, maxActive, sendingMean[0], issuedTotal, interrupted)));
