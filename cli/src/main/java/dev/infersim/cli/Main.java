@@ -14,6 +14,7 @@ import java.io.PrintWriter;
         description = "LLM serving lab: simulate, serve, benchmark and predict LLM inference without GPUs.",
         subcommands = {
                 ProfileCommand.class,
+                ServeCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class Main implements Runnable {
