@@ -15,6 +15,7 @@ import java.io.PrintWriter;
         subcommands = {
                 ProfileCommand.class,
                 ServeCommand.class,
+                CalibrateCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class Main implements Runnable {

@@ -3,9 +3,6 @@ package dev.infersim.cli;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -16,15 +13,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ServeCommandTest {
 
     private static String runFailing(String... args) {
-        PrintStream saved = System.err;
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-        try {
-            assertEquals(2, Main.run(args));
-        } finally {
-            System.setErr(saved);
-        }
-        String text = err.toString(StandardCharsets.UTF_8).trim();
+        CliRun run = CliRun.of(args);
+        assertEquals(2, run.exitCode(), run.err());
+        String text = run.err().trim();
         assertEquals(1, text.lines().count(), text);
         return text;
     }

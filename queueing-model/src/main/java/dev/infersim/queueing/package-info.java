@@ -1,2 +1,14 @@
-/** infersim queueing. */
+/**
+ * Closed-form queueing models for LLM serving: classic single- and multi-server queues
+ * (M/M/1, M/M/c with Erlang C, M/G/1 Pollaczek-Khinchine and M/D/1, Kingman and
+ * Allen-Cunneen approximations, Little's law), the continuous-batching birth-death chain
+ * ({@link dev.infersim.queueing.BatchingServer}, {@link dev.infersim.queueing.ContinuousBatchingModel}),
+ * and capacity planning ({@link dev.infersim.queueing.CapacityPlanner}, {@link dev.infersim.queueing.FleetPlan}).
+ *
+ * <p>The package is pure mathematics: it knows nothing of the serving engine. Callers fit the
+ * parameters (for example the iteration time with {@link dev.infersim.queueing.IterationTimeFit})
+ * and pass numbers in. Rates are per second ({@code PerS}), times are seconds ({@code Seconds}).
+ * A model whose arrival rate reaches its capacity has no stationary distribution; constructing
+ * one throws {@link dev.infersim.queueing.UnstableQueueException}.
+ */
 package dev.infersim.queueing;

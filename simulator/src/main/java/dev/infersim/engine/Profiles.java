@@ -2,7 +2,9 @@ package dev.infersim.engine;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
@@ -11,7 +13,10 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
+import java.lang.reflect.RecordComponent;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.stream.Collectors;
 
@@ -77,22 +82,61 @@ public final class Profiles {
 
     /** Parses YAML into {@code type}; a failure names the source, line and field. */
     public static <T> T parse(InputStream in, String source, Class<T> type) {
+        String text = "";
         try {
-            T value = YAML.readValue(in, type);
-            ConfigException.check(value != null, "%s: file is empty", source);
-            return value;
+            text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            JsonNode tree = YAML.readTree(text);
+            ConfigException.check(tree != null && !tree.isMissingNode() && !tree.isNull(), "%s: file is empty", source);
+            checkFieldNames(tree, text, source, type);
+            return YAML.treeToValue(tree, type);
         } catch (JsonMappingException e) {
-            throw new ConfigException(describe(source, e), e);
+            throw new ConfigException(describe(source, text, e), e);
         } catch (JsonProcessingException e) {
             throw new ConfigException(source + locate(e.getLocation()) + ": malformed YAML: " + e.getOriginalMessage(), e);
-        } catch (ConfigException e) {
-            throw new ConfigException(source + ": " + e.getMessage(), e);
         } catch (IOException e) {
             throw new ConfigException(source + ": " + e.getMessage(), e);
         }
     }
 
-    private static String describe(String source, JsonMappingException e) {
+    /** Names an unknown (often misspelt) or missing top-level field of a record, with its line. */
+    private static void checkFieldNames(JsonNode tree, String text, String source, Class<?> type) {
+        if (!type.isRecord() || !tree.isObject()) {
+            return;
+        }
+        List<String> known = new ArrayList<>();
+        for (RecordComponent c : type.getRecordComponents()) {
+            JsonProperty p = fieldAnnotation(type, c.getName());
+            known.add(p != null ? p.value() : c.getName());
+        }
+        for (Iterator<String> it = tree.fieldNames(); it.hasNext(); ) {
+            String field = it.next();
+            ConfigException.check(known.contains(field), "%s:%d: unknown field '%s'; expected: %s",
+                    source, lineOf(text, field), field, String.join(", ", known));
+        }
+        for (String field : known) {
+            ConfigException.check(tree.has(field), "%s: missing field '%s'", source, field);
+        }
+    }
+
+    private static JsonProperty fieldAnnotation(Class<?> type, String field) {
+        try {
+            return type.getDeclaredField(field).getAnnotation(JsonProperty.class);
+        } catch (NoSuchFieldException e) {
+            return null;
+        }
+    }
+
+    private static int lineOf(String text, String field) {
+        String[] lines = text.split("\\R", -1);
+        for (int i = 0; i < lines.length; i++) {
+            if (lines[i].startsWith(field + ":")) {
+                return i + 1;
+            }
+        }
+        return 1;
+    }
+
+    private static String describe(String source, String text, JsonMappingException e) {
         if (e.getCause() instanceof ConfigException invalid) {
             return source + ": " + invalid.getMessage();
         }
@@ -104,7 +148,10 @@ public final class Profiles {
         if (message.startsWith("Unrecognized field") && cut > 0) {
             message = message.substring(0, cut);
         }
-        return source + locate(e.getLocation()) + (field.isEmpty() ? "" : ": field '" + field + "'") + ": "
+        String line = e.getLocation() != null && e.getLocation().getLineNr() > 0 ? locate(e.getLocation())
+                : e.getPath().isEmpty() || e.getPath().get(0).getFieldName() == null ? ""
+                : ":" + lineOf(text, e.getPath().get(0).getFieldName());
+        return source + line + (field.isEmpty() ? "" : ": field '" + field + "'") + ": "
                 + message.replace('\n', ' ');
     }
 

@@ -1,0 +1,96 @@
+package dev.infersim.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ProfileCommandTest {
+
+    @Test
+    void printsCsvWithTheDocumentedColumns() {
+        CliRun run = CliRun.of("profile", "--gpu", "h100", "--model", "llama-3.1-8b", "--prefill-lens", "512,2048,8192",
+                "--decode-batches", "1,8,64,256", "--contexts", "512,2048", "--format", "csv");
+        assertEquals(0, run.exitCode(), run.err());
+        List<String> lines = run.out().lines().toList();
+        assertEquals("phase,batch,context_tokens,new_tokens,step_ms", lines.get(0));
+        assertEquals(1 + 3 + 8, lines.size());
+        assertTrue(lines.get(1).startsWith("prefill,1,0,512,"), lines.get(1));
+        assertTrue(lines.get(4).startsWith("decode,1,512,1,"), lines.get(4));
+        assertTrue(lines.get(11).startsWith("decode,256,2048,256,"), lines.get(11));
+        assertTrue(run.err().contains("GPU KV cache size: "), run.err());
+        assertTrue(run.err().contains("tokens/s"), run.err());
+    }
+
+    @Test
+    void tableShowsKvCapacityAndSingleStreamSpeed() {
+        CliRun run = CliRun.of("profile", "--model", "qwen2.5-1.5b", "--gpu", "h200");
+        assertEquals(0, run.exitCode(), run.err());
+        assertTrue(run.out().contains("qwen2.5-1.5b on h200 x1"), run.out());
+        assertTrue(run.out().contains("GPU KV cache size:"), run.out());
+    }
+
+    @Test
+    void unknownGpuIsOneLineNamingTheFlag() {
+        CliRun run = CliRun.of("profile", "--gpu", "h800");
+        assertEquals(2, run.exitCode());
+        assertEquals(1, run.err().lines().count(), run.err());
+        assertTrue(run.err().startsWith("infersim: --gpu: unknown name 'h800'; bundled: h100"), run.err());
+    }
+
+    @Test
+    void deploymentThatDoesNotFitIsOneLineWithNumbers() {
+        CliRun run = CliRun.of("profile", "--gpu", "l4", "--model", "llama-3.1-70b");
+        assertEquals(2, run.exitCode());
+        assertTrue(run.err().startsWith("infersim: llama-3.1-70b does not fit on l4 x1: weights need 141.1 GB"), run.err());
+        assertEquals(1, run.err().lines().count());
+    }
+
+    @Test
+    void badNumberNamesTheFlag() {
+        CliRun run = CliRun.of("profile", "--max-num-seqs", "lots");
+        assertEquals(2, run.exitCode());
+        assertTrue(run.err().contains("--max-num-seqs"), run.err());
+        assertEquals(1, run.err().lines().count(), run.err());
+    }
+
+    @Test
+    void calibrateWritesAProfileThatReproducesTheMeasurements(@TempDir Path dir) throws Exception {
+        CliRun measured = CliRun.of("profile", "--gpu", "h200", "--format", "csv", "--prefill-lens", "128,512,2048,8192",
+                "--decode-batches", "1,16,64,256", "--contexts", "512,4096");
+        StringBuilder csv = new StringBuilder(measured.out().lines().findFirst().orElseThrow() + ",measured_ms\n");
+        measured.out().lines().skip(1).forEach(l -> csv.append(l).append(',').append(l.substring(l.lastIndexOf(',') + 1)).append('\n'));
+        Path file = dir.resolve("steps.csv");
+        Files.writeString(file, csv);
+        Path out = dir.resolve("fitted.yaml");
+
+        CliRun run = CliRun.of("calibrate", "--gpu", "h100", "--measurements", file.toString(), "--output", out.toString());
+
+        assertEquals(0, run.exitCode(), run.err());
+        assertTrue(run.out().contains("relative error after:  rms 0.0%"), run.out());
+        CliRun again = CliRun.of("profile", "--gpu", out.toString(), "--format", "csv", "--prefill-lens", "128,512,2048,8192",
+                "--decode-batches", "1,16,64,256", "--contexts", "512,4096");
+        assertEquals(0, again.exitCode(), again.err());
+        List<String> expected = measured.out().lines().skip(1).toList();
+        List<String> actual = again.out().lines().skip(1).toList();
+        for (int i = 0; i < expected.size(); i++) {
+            double e = Double.parseDouble(expected.get(i).substring(expected.get(i).lastIndexOf(',') + 1));
+            double a = Double.parseDouble(actual.get(i).substring(actual.get(i).lastIndexOf(',') + 1));
+            assertEquals(e, a, 0.01 * e, expected.get(i));
+        }
+    }
+
+    @Test
+    void calibrateNamesTheBadLine(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("steps.csv");
+        Files.writeString(file, "phase,batch,context_tokens,new_tokens,measured_ms\nprefill,1,0,512,12.5\ndecode,x,512,1,7\n");
+        CliRun run = CliRun.of("calibrate", "--measurements", file.toString(), "--output", dir.resolve("o.yaml").toString());
+        assertEquals(2, run.exitCode());
+        assertTrue(run.err().startsWith("infersim: --measurements: " + file + ":3: "), run.err());
+    }
+}

@@ -1,0 +1,37 @@
+package dev.infersim.queueing;
+
+/**
+ * Duration of one continuous-batching engine iteration, linear in its work:
+ * tau = alpha + betaDecode * decodeSequences + betaPrefill * prefillTokens.
+ * alpha is the fixed cost (weights read once per iteration, launch overheads), betaDecode the
+ * marginal cost of one more sequence in the decode batch (its KV-cache reads), betaPrefill the
+ * marginal cost of one prompt token prefilled in the same iteration (chunked prefill).
+ * This is the linear iteration-time model of the continuous-batching queueing literature
+ * (Li, Dai and Peng, arXiv 2504.07347; Yang, Jiao and Xu, arXiv 2407.05347); fit it from
+ * engine step times with {@link IterationTimeFit}.
+ *
+ * @param alphaSeconds fixed cost per iteration
+ * @param betaDecodeSecondsPerSeq cost per decoding sequence
+ * @param betaPrefillSecondsPerToken cost per prefilled prompt token
+ */
+public record IterationTime(double alphaSeconds, double betaDecodeSecondsPerSeq, double betaPrefillSecondsPerToken) {
+
+    public IterationTime {
+        Checks.nonNegative("alphaSeconds", alphaSeconds);
+        Checks.nonNegative("betaDecodeSecondsPerSeq", betaDecodeSecondsPerSeq);
+        Checks.nonNegative("betaPrefillSecondsPerToken", betaPrefillSecondsPerToken);
+        if (alphaSeconds + betaDecodeSecondsPerSeq == 0) {
+            throw new IllegalArgumentException("alphaSeconds and betaDecodeSecondsPerSeq are both 0:"
+                    + " an iteration must take time");
+        }
+    }
+
+    /** tau = alpha + betaDecode b (no prefill in the iteration). */
+    public static IterationTime decodeOnly(double alphaSeconds, double betaDecodeSecondsPerSeq) {
+        return new IterationTime(alphaSeconds, betaDecodeSecondsPerSeq, 0);
+    }
+
+    public double seconds(double decodeSequences, double prefillTokens) {
+        return alphaSeconds + betaDecodeSecondsPerSeq * decodeSequences + betaPrefillSecondsPerToken * prefillTokens;
+    }
+}

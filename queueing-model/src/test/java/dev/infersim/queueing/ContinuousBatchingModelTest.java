@@ -1,0 +1,155 @@
+package dev.infersim.queueing;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.apache.commons.math3.distribution.GammaDistribution;
+import org.junit.jupiter.api.Test;
+
+class ContinuousBatchingModelTest {
+
+    /** A realistic 8B-on-one-GPU shape: 6 ms fixed, 0.05 ms per sequence, 0.02 ms per prompt token. */
+    private static final BatchingServer LLAMA_LIKE =
+            new BatchingServer(256, 1000, 200, new IterationTime(0.006, 0.00005, 0.00002), 0.05);
+
+    @Test
+    void singleSlotBatchIsMm1WithServiceRateOneOverMeanLengthTimesIteration() {
+        // B = 1, tau(1) = 10 ms, E[L] = 50: mu = 1 / (50 * 0.01) = 2 per second.
+        BatchingServer server = new BatchingServer(1, 0, 50, IterationTime.decodeOnly(0, 0.01), 0);
+        ContinuousBatchingModel chain = server.atArrivalRate(1.6);
+        MM1Queue mm1 = new MM1Queue(1.6, 2.0);
+        assertEquals(2.0, server.saturationRatePerS(), 1e-12);
+        assertEquals(mm1.utilization(), chain.probabilityOfWait(), 1e-12);
+        assertEquals(mm1.meanWaitSeconds(), chain.meanQueueingDelaySeconds(), 1e-9);
+        assertEquals(mm1.meanSojournSeconds(), chain.meanSojournSeconds(), 1e-9);
+        assertEquals(mm1.waitPercentileSeconds(0.99), chain.queueingDelayPercentileSeconds(0.99), 1e-9);
+    }
+
+    @Test
+    void constantIterationTimeIsMmcWithErlangCWait() {
+        // beta = 0: each of min(n, 8) requests completes at rate 1 / (E[L] alpha) = 1 / (25 * 0.02) = 2 per second.
+        BatchingServer server = new BatchingServer(8, 0, 25, IterationTime.decodeOnly(0.02, 0), 0);
+        ContinuousBatchingModel chain = server.atArrivalRate(14.0);
+        MMcQueue mmc = new MMcQueue(14.0, 2.0, 8);
+        assertEquals(16.0, server.saturationRatePerS(), 1e-12);
+        assertEquals(ErlangC.probabilityOfWait(8, 7.0), chain.probabilityOfWait(), 1e-12);
+        assertEquals(mmc.meanWaitSeconds(), chain.meanQueueingDelaySeconds(), 1e-12);
+        assertEquals(mmc.meanSojournSeconds(), chain.meanSojournSeconds(), 1e-9);
+        assertEquals(mmc.probabilityWaitExceeds(0.7), chain.probabilityQueueingDelayExceeds(0.7), 1e-12);
+        assertEquals(mmc.metrics().meanNumberInSystem(), chain.meanNumberInSystem(), 1e-9);
+        assertEquals(mmc.utilization(), chain.utilization(), 1e-12);
+    }
+
+    @Test
+    void closedFormWaitTailEqualsTheGammaMixtureOverQueuedStates() {
+        ContinuousBatchingModel chain = LLAMA_LIKE.atArrivalRate(0.97 * LLAMA_LIKE.saturationRatePerS());
+        int maxBatch = LLAMA_LIKE.maxNumSeqs();
+        double fullBatchRate = LLAMA_LIKE.departureRatePerS(maxBatch);
+        for (double t : new double[] {0.0, 0.5, 2.0, 8.0}) {
+            double mixture = 0;
+            for (int n = maxBatch; chain.probabilityOfState(n) > 1e-14; n++) {
+                double stages = n - maxBatch + 1;
+                GammaDistribution erlang = new GammaDistribution(stages, 1 / fullBatchRate);
+                double exceedance = t == 0 ? 1 : 1 - erlang.cumulativeProbability(t);
+                mixture += chain.probabilityOfState(n) * exceedance;
+            }
+            assertEquals(mixture, chain.probabilityQueueingDelayExceeds(t), 1e-10, "t=" + t);
+        }
+    }
+
+    @Test
+    void stationaryProbabilitiesSumToOneAndBalanceArrivalsWithDepartures() {
+        ContinuousBatchingModel chain = LLAMA_LIKE.atArrivalRate(0.9 * LLAMA_LIKE.saturationRatePerS());
+        double mass = 0;
+        double departures = 0;
+        double queued = 0;
+        for (int n = 0; n < 20_000; n++) {
+            double p = chain.probabilityOfState(n);
+            mass += p;
+            departures += p * LLAMA_LIKE.departureRatePerS(n);
+            queued += p * Math.max(0, n - LLAMA_LIKE.maxNumSeqs());
+        }
+        assertEquals(1.0, mass, 1e-12);
+        assertEquals(chain.arrivalRatePerS(), departures, 1e-9 * chain.arrivalRatePerS());
+        assertEquals(queued, chain.meanNumberWaiting(), 1e-9);
+    }
+
+    @Test
+    void meanTimesObeyLittlesLaw() {
+        ContinuousBatchingModel chain = LLAMA_LIKE.atArrivalRate(0.95 * LLAMA_LIKE.saturationRatePerS());
+        double lambda = chain.arrivalRatePerS();
+        assertEquals(chain.meanNumberWaiting() / lambda, chain.meanQueueingDelaySeconds(), 1e-12);
+        assertEquals(chain.meanQueueingDelaySeconds() + LLAMA_LIKE.meanOutputTokens() * chain.meanTpotSeconds(),
+                chain.meanSojournSeconds(), 1e-9);
+        assertEquals(chain.meanQueueingDelaySeconds() + chain.meanIterationBoundaryWaitSeconds() + 0.05,
+                chain.meanTtftSeconds(), 1e-12);
+        assertEquals(lambda * 200, chain.outputTokensPerS(), 1e-9);
+    }
+
+    @Test
+    void tpotRisesFromOneSequenceIterationTowardsTheFullBatch() {
+        double light = LLAMA_LIKE.atArrivalRate(1e-4).meanTpotSeconds();
+        double heavy = LLAMA_LIKE.atArrivalRate(0.999 * LLAMA_LIKE.saturationRatePerS()).meanTpotSeconds();
+        assertEquals(LLAMA_LIKE.iterationSeconds(1), light, 1e-7);
+        assertTrue(heavy < LLAMA_LIKE.iterationSeconds(256) && heavy > 0.99 * LLAMA_LIKE.iterationSeconds(256),
+                "heavy-load TPOT " + heavy);
+    }
+
+    @Test
+    void saturationFoldsTheAmortizedPrefillIntoTheIteration() {
+        // tau(256) = 6 ms + 256 * 0.05 ms + 256 * (1000 / 200) * 0.02 ms = 44.4 ms; lambda_max = 256 / (200 * 0.0444).
+        assertEquals(0.0444, LLAMA_LIKE.iterationSeconds(256), 1e-12);
+        assertEquals(256 / (200 * 0.0444), LLAMA_LIKE.saturationRatePerS(), 1e-9);
+        assertEquals(256 / 0.0444, LLAMA_LIKE.saturationOutputTokensPerS(), 1e-6);
+    }
+
+    @Test
+    void queueingDelayPercentileGrowsWithArrivalRate() {
+        double previous = -1;
+        double saturation = LLAMA_LIKE.saturationRatePerS();
+        for (double load = 0.80; load < 0.999; load += 0.01) {
+            double p99 = LLAMA_LIKE.atArrivalRate(load * saturation).queueingDelayPercentileSeconds(0.99);
+            assertTrue(p99 >= previous, "p99 fell at load " + load);
+            previous = p99;
+        }
+        assertTrue(previous > 0, "the p99 wait must be positive near saturation");
+    }
+
+    @Test
+    void largeBatchesNeitherOverflowNorLoseMass() {
+        BatchingServer huge = new BatchingServer(4096, 100, 1000, IterationTime.decodeOnly(0.001, 1e-6), 0);
+        ContinuousBatchingModel chain = huge.atArrivalRate(0.99 * huge.saturationRatePerS());
+        double mass = 0;
+        for (int n = 0; n < 200_000; n++) {
+            mass += chain.probabilityOfState(n);
+        }
+        assertEquals(1.0, mass, 1e-9);
+        assertTrue(Double.isFinite(chain.meanQueueingDelaySeconds()));
+    }
+
+    @Test
+    void kvCacheCapsTheBatchAtCapacityOverMeanFootprint() {
+        // Mean footprint P + E[L] = 1200 tokens; 96,000 tokens hold 80 running requests.
+        assertEquals(80, LLAMA_LIKE.kvLimitedBatchSize(96_000));
+        BatchingServer limited = LLAMA_LIKE.limitedByKvCache(96_000);
+        assertEquals(80 / (200 * limited.iterationSeconds(80)), limited.saturationRatePerS(), 1e-12);
+        assertTrue(limited.saturationRatePerS() < LLAMA_LIKE.saturationRatePerS());
+        assertEquals(256, LLAMA_LIKE.kvLimitedBatchSize(10_000_000));
+        assertThrows(IllegalArgumentException.class, () -> LLAMA_LIKE.kvLimitedBatchSize(1000));
+    }
+
+    @Test
+    void arrivalAtSaturationIsUnstable() {
+        UnstableQueueException e = assertThrows(UnstableQueueException.class,
+                () -> LLAMA_LIKE.atArrivalRate(LLAMA_LIKE.saturationRatePerS()));
+        assertEquals(LLAMA_LIKE.saturationRatePerS(), e.capacityPerS(), 1e-12);
+    }
+
+    @Test
+    void rejectsOutputLengthBelowOneToken() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new BatchingServer(8, 10, 0.5, IterationTime.decodeOnly(0.01, 0), 0));
+        assertTrue(e.getMessage().contains("meanOutputTokens") && e.getMessage().contains("0.5"), e.getMessage());
+    }
+}

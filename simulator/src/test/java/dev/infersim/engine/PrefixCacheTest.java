@@ -1,0 +1,119 @@
+package dev.infersim.engine;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.SplittableRandom;
+
+import static dev.infersim.engine.EngineFixtures.drain;
+import static dev.infersim.engine.EngineFixtures.engine;
+import static dev.infersim.engine.EngineFixtures.h100Llama8b;
+import static dev.infersim.engine.EngineFixtures.request;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class PrefixCacheTest {
+
+    private static int[] prompt(int[] prefix, int suffixLen, long seed) {
+        int[] ids = new int[prefix.length + suffixLen];
+        System.arraycopy(prefix, 0, ids, 0, prefix.length);
+        SplittableRandom rng = new SplittableRandom(seed);
+        for (int i = prefix.length; i < ids.length; i++) {
+            ids[i] = rng.nextInt(100_000);
+        }
+        return ids;
+    }
+
+    @Test
+    void reusesSharedPrefixBlocksOfFinishedRequests() {
+        EngineCore engine = engine(h100Llama8b().build(), 1000, "fcfs");
+        int[] prefix = new SplittableRandom(7).ints(512, 0, 100_000).toArray();
+        EngineRequest cold = request(1, prompt(prefix, 100, 1), 10);
+        engine.submit(cold);
+        long now = drain(engine, 0);
+        EngineRequest warm = request(2, prompt(prefix, 100, 2), 10);
+        engine.submit(warm);
+        drain(engine, now);
+        assertEquals(0, cold.cachedPromptTokens());
+        assertEquals(512, warm.cachedPromptTokens(), "the 32 full prefix blocks are hits");
+        assertEquals(1224, engine.kvCache().queriedTokens());
+        assertEquals(512, engine.kvCache().hitTokens());
+        long coldTtft = cold.firstTokenNanos() - cold.firstScheduledNanos();
+        long warmTtft = warm.firstTokenNanos() - warm.firstScheduledNanos();
+        assertTrue(warmTtft < coldTtft / 2, "warm prefill " + warmTtft + " ns vs cold " + coldTtft + " ns");
+    }
+
+    @Test
+    void sharesBlocksBetweenConcurrentRequestsWithTheSamePrefix() {
+        EngineCore engine = engine(h100Llama8b().build(), 1000, "fcfs");
+        int[] prefix = new SplittableRandom(3).ints(160, 0, 100_000).toArray();
+        EngineRequest first = request(1, prompt(prefix, 40, 1), 50);
+        engine.submit(first);
+        StepPlan p = engine.planStep(0);
+        engine.completeStep(p);
+        EngineRequest second = request(2, prompt(prefix, 40, 2), 50);
+        engine.submit(second);
+        p = engine.planStep(p.endNanos());
+        engine.completeStep(p);
+        assertEquals(160, second.cachedPromptTokens());
+        for (int i = 0; i < 10; i++) {
+            assertEquals(first.blocks[i], second.blocks[i], "prefix block " + i + " is shared");
+            assertEquals(2, engine.kvCache().referenceCount(first.blocks[i]));
+        }
+    }
+
+    @Test
+    void alwaysComputesTheLastPromptToken() {
+        EngineCore engine = engine(h100Llama8b().build(), 1000, "fcfs");
+        int[] ids = new SplittableRandom(5).ints(64, 0, 100_000).toArray();
+        EngineRequest a = request(1, ids, 3);
+        engine.submit(a);
+        long now = drain(engine, 0);
+        EngineRequest b = request(2, ids.clone(), 3);
+        engine.submit(b);
+        drain(engine, now);
+        assertEquals(48, b.cachedPromptTokens(), "4 full blocks cached but the last is recomputed to sample");
+    }
+
+    @Test
+    void evictsLeastRecentlyUsedCachedBlocksFirst() {
+        EngineCore engine = engine(h100Llama8b().build(), 8, "fcfs"); // 128 tokens
+        int[] oldPrefix = new SplittableRandom(1).ints(48, 0, 100_000).toArray();
+        int[] newPrefix = new SplittableRandom(2).ints(48, 0, 100_000).toArray();
+        long now = drain(submit(engine, request(1, prompt(oldPrefix, 1, 1), 1)), 0);
+        now = drain(submit(engine, request(2, prompt(newPrefix, 1, 2), 1)), now);
+        // a 79-token prompt needs 5 blocks: the 2 never-cached ones, then the 3 least recently used cached ones
+        now = drain(submit(engine, request(3, new SplittableRandom(9).ints(79, 0, 100_000).toArray(), 1)), now);
+        EngineRequest newAgain = request(4, prompt(newPrefix, 1, 3), 1);
+        EngineRequest oldAgain = request(5, prompt(oldPrefix, 1, 4), 1);
+        drain(submit(engine, newAgain), now);
+        assertEquals(48, newAgain.cachedPromptTokens(), "recently used prefix survived");
+        drain(submit(engine, oldAgain), newAgain.finishedNanos());
+        assertEquals(0, oldAgain.cachedPromptTokens(), "older prefix was evicted first");
+    }
+
+    private static EngineCore submit(EngineCore engine, EngineRequest r) {
+        engine.submit(r);
+        return engine;
+    }
+
+    @Test
+    void hashIndexSurvivesRandomInsertAndRemove() {
+        BlockHashIndex index = new BlockHashIndex(4);
+        java.util.HashMap<Long, Integer> reference = new java.util.HashMap<>();
+        SplittableRandom rng = new SplittableRandom(11);
+        for (int i = 0; i < 100_000; i++) {
+            long key = 1 + rng.nextInt(2000);
+            if (rng.nextBoolean()) {
+                index.put(key, i);
+                reference.put(key, i);
+            } else {
+                index.remove(key);
+                reference.remove(key);
+            }
+        }
+        assertEquals(reference.size(), index.size());
+        for (long key = 1; key <= 2000; key++) {
+            assertEquals(reference.getOrDefault(key, -1).intValue(), index.get(key), "key " + key);
+        }
+    }
+}
