@@ -17,6 +17,7 @@ import java.io.PrintWriter;
                 BenchCommand.class,
                 SweepCommand.class,
                 CompareCommand.class,
+                ServeCommand.class,
                 CalibrateCommand.class,
                 CommandLine.HelpCommand.class,
         })

@@ -168,6 +168,11 @@ final class Exchange {
     private boolean stream(Choice c, Buffer out) {
         boolean finished = c.finished;
         int emitted = c.emitted;
+        if (fault == FaultType.SLOW_FIRST_TOKEN && !faultApplied && emitted > 0) {
+            faultApplied = true;
+            hold(service.faults.get().slowFirstTokenMs());
+            return false;
+        }
         if (request.chat() && !c.roleSent && emitted > 0) {
             c.roleSent = true;
             out.appendString(chunkHead + "{\"index\":" + c.index
@@ -206,11 +211,6 @@ final class Exchange {
             return false;
         }
         FaultSettings settings = service.faults.get();
-        if (fault == FaultType.SLOW_FIRST_TOKEN && tokensSent == 0) {
-            faultApplied = true;
-            hold(settings.slowFirstTokenMs());
-            return true;
-        }
         if (tokensSent == settings.afterTokens() && (fault == FaultType.STALL || fault == FaultType.DISCONNECT)) {
             faultApplied = true;
             if (fault == FaultType.STALL) {

@@ -17,13 +17,14 @@ public record FaultSettings(double failureRate, List<FaultType> types, int after
     public FaultSettings {
         types = List.copyOf(types);
         if (!(failureRate >= 0 && failureRate <= 1)) {
-            throw new IllegalArgumentException("failure_rate must be in [0, 1], got " + failureRate);
+            throw new IllegalArgumentException("--failure-rate (failure_rate) must be in [0, 1], got " + failureRate);
         }
         if (failureRate > 0 && types.isEmpty()) {
-            throw new IllegalArgumentException("failure_rate " + failureRate + " needs at least one failure type");
+            throw new IllegalArgumentException("--failure-rate (failure_rate) " + failureRate
+                    + " needs at least one fault in --failure-types (failure_types)");
         }
         if (afterTokens < 0) {
-            throw new IllegalArgumentException("fault_after_tokens must be >= 0, got " + afterTokens);
+            throw new IllegalArgumentException("--fault-after-tokens (fault_after_tokens) must be >= 0, got " + afterTokens);
         }
         if (stallMs < 0 || slowFirstTokenMs < 0) {
             throw new IllegalArgumentException("stall_ms and slow_first_token_ms must be >= 0, got " + stallMs + " and " + slowFirstTokenMs);
@@ -38,7 +39,7 @@ public record FaultSettings(double failureRate, List<FaultType> types, int after
         return java.util.Arrays.stream(csv.split(",")).map(String::trim).filter(s -> !s.isEmpty()).map(s -> {
             FaultType t = FaultType.byName(s);
             if (t == null) {
-                throw new IllegalArgumentException("unknown failure type '" + s + "'; known: rate_limit, server_error, "
+                throw new IllegalArgumentException("--failure-types: unknown failure type '" + s + "'; known: rate_limit, server_error, "
                         + "service_unavailable, auth, context_length, disconnect, stall, slow_first_token");
             }
             return t;

@@ -34,6 +34,7 @@ final class HttpApi extends VerticleBase {
     private final int port;
     private final Shutdown shutdown;
     private volatile int boundPort;
+    private HttpServer server;
 
     HttpApi(ModelService service, int port, Shutdown shutdown) {
         this.service = service;
@@ -68,8 +69,14 @@ final class HttpApi extends VerticleBase {
         router.errorHandler(413, rc -> error(rc, 413, "Request body larger than " + service.options.maxBodyBytes() + " bytes", null));
         router.errorHandler(400, rc -> error(rc, 400, "Bad request", null));
         router.errorHandler(500, this::failed);
-        HttpServer server = vertx.createHttpServer(new HttpServerOptions().setTcpNoDelay(true).setIdleTimeout(0));
+        server = vertx.createHttpServer(new HttpServerOptions().setTcpNoDelay(true).setIdleTimeout(0));
         return server.requestHandler(router).listen(port, service.options.host()).onSuccess(s -> boundPort = s.actualPort());
+    }
+
+    /** By now every stream has ended (MockServer.close drains or aborts them first); idle keep-alive connections just close. */
+    @Override
+    public Future<?> stop() {
+        return server.shutdown(200, java.util.concurrent.TimeUnit.MILLISECONDS);
     }
 
     private void assignRequestId(RoutingContext rc) {

@@ -16,8 +16,8 @@ final class LoremVocabulary {
             + "years only some would during these may many such city under between about while where both three used when "
             + "then known world system made state part later through school since well around each house people music "
             + "number work water small light model data power early large place line order point field level form study "
-            + "group course value common result change process design market family night river story value power game "
-            + "team road plan space sound heart voice color paper table stone train cloud field green quiet simple";
+            + "group course value common result change process design market family night river story game "
+            + "team road plan space sound heart voice color paper table stone train cloud green quiet simple";
 
     final int[] ids;
     final String[] pieces;

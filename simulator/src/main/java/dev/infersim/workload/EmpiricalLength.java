@@ -55,11 +55,6 @@ public final class EmpiricalLength implements LengthDistribution {
         return max;
     }
 
-    /** How many observations back the distribution. */
-    public int size() {
-        return values.length;
-    }
-
     @Override
     public String toString() {
         return "EmpiricalLength[n=" + values.length + ", mean=" + mean + ", min=" + min + ", max=" + max + "]";

@@ -17,6 +17,7 @@ import java.util.Set;
  * {distribution: uniform, low: 128, high: 384}        or {distribution: uniform, tokens: 256, range_ratio: 0.5}
  * {distribution: lognormal, median: 500, sigma: 0.8, min: 50, max: 4000}
  * {distribution: lognormal, mean: 500, std: 300, min: 50, max: 4000}
+ * {distribution: lognormal, mean: 500, sigma: 0.8, min: 50, max: 4000}
  * {distribution: zipf, min: 16, max: 4096, exponent: 1.1}
  * {distribution: geometric, mean: 200}
  * </pre>
@@ -61,6 +62,11 @@ final class LengthDistributionDeserializer extends StdDeserializer<LengthDistrib
                 if (node.has("median")) {
                     allow(p, node, Set.of("median", "sigma", "min", "max"));
                     yield build(p, () -> LogNormalLength.ofMedian(doubleField(p, node, "median"),
+                            doubleField(p, node, "sigma"), min, max));
+                }
+                if (node.has("sigma")) {
+                    allow(p, node, Set.of("mean", "sigma", "min", "max"));
+                    yield build(p, () -> LogNormalLength.ofMean(doubleField(p, node, "mean"),
                             doubleField(p, node, "sigma"), min, max));
                 }
                 allow(p, node, Set.of("mean", "std", "min", "max"));

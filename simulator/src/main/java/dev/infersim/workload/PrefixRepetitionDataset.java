@@ -60,7 +60,10 @@ public final class PrefixRepetitionDataset implements Dataset {
         return numPrompts / numPrefixes * numPrefixes;
     }
 
-    /** The share of requests that find their prefix already sent: 1 - G / requests. */
+    /**
+     * The share of requests whose prefix was already sent by an earlier request: 1 - G / requests, exactly for the
+     * shuffle and round-robin orders (every prefix is used); a lower bound for the random order.
+     */
     public double warmFraction(long numPrompts) {
         return 1.0 - (double) numPrefixes / requestCount(numPrompts);
     }

@@ -63,7 +63,7 @@ public final class TimedRampArrivals implements ArrivalProcess {
     }
 
     /** The inverse of Lambda. */
-    double timeOf(double lambda) {
+    private double timeOf(double lambda) {
         if (lambda >= rampIntegral) {
             return durationNanos + (lambda - rampIntegral) / endPerNano;
         }

@@ -14,10 +14,10 @@ import java.util.List;
  * @param load        default load, or null
  * @param classes     the request classes, at least one
  */
-public record WorkloadProfile(String name, String description,
+public record WorkloadProfile(@JsonProperty("name") String name, @JsonProperty("description") String description,
                               @JsonProperty("num_prompts") Long numPrompts,
-                              Load load,
-                              List<ProfileClass> classes) {
+                              @JsonProperty("load") Load load,
+                              @JsonProperty("classes") List<ProfileClass> classes) {
 
     public WorkloadProfile {
         if (name == null || name.isBlank()) {
@@ -49,7 +49,7 @@ public record WorkloadProfile(String name, String description,
      * @param rampUpDurationS ramp length in seconds; absent = over the request count, as vLLM
      */
     public record Load(@JsonProperty("request_rate") String requestRate,
-                       String burstiness,
+                       @JsonProperty("burstiness") String burstiness,
                        @JsonProperty("max_concurrency") Integer maxConcurrency,
                        @JsonProperty("ramp_up_strategy") String rampUpStrategy,
                        @JsonProperty("ramp_up_start_rps") Double rampUpStartRps,
@@ -71,7 +71,7 @@ public record WorkloadProfile(String name, String description,
                     throw new IllegalArgumentException(
                             "ramp_up_strategy needs both ramp_up_start_rps and ramp_up_end_rps");
                 }
-                rampUp();
+                rampUp(rampUpStrategy, rampUpStartRps, rampUpEndRps, rampUpDurationS);
             } else if (rampUpStartRps != null || rampUpEndRps != null || rampUpDurationS != null) {
                 throw new IllegalArgumentException("ramp_up_start_rps, ramp_up_end_rps and ramp_up_duration_s need "
                         + "ramp_up_strategy");
@@ -80,13 +80,15 @@ public record WorkloadProfile(String name, String description,
 
         /** The ramp this section describes, or null. */
         RampUp rampUp() {
-            if (rampUpStrategy == null) {
-                return null;
-            }
-            RampStrategy strategy = RampStrategy.parse(rampUpStrategy);
-            return rampUpDurationS == null
-                    ? RampUp.overRequests(strategy, rampUpStartRps, rampUpEndRps)
-                    : RampUp.overDuration(strategy, rampUpStartRps, rampUpEndRps, Math.round(rampUpDurationS * 1e9));
+            return rampUpStrategy == null ? null
+                    : rampUp(rampUpStrategy, rampUpStartRps, rampUpEndRps, rampUpDurationS);
+        }
+
+        private static RampUp rampUp(String strategyName, double startRps, double endRps, Double durationS) {
+            RampStrategy strategy = RampStrategy.parse(strategyName);
+            return durationS == null
+                    ? RampUp.overRequests(strategy, startRps, endRps)
+                    : RampUp.overDuration(strategy, startRps, endRps, Math.round(durationS * 1e9));
         }
     }
 
@@ -101,7 +103,7 @@ public record WorkloadProfile(String name, String description,
      * @param prefixTokens shared prefix length in front of the prompt; default 0
      * @param prefixGroups how many distinct shared prefixes the class uses; default 1
      */
-    public record ProfileClass(String name, Double weight,
+    public record ProfileClass(@JsonProperty("name") String name, @JsonProperty("weight") Double weight,
                                @JsonProperty("input_tokens") LengthDistribution inputTokens,
                                @JsonProperty("max_tokens") LengthDistribution maxTokens,
                                @JsonProperty("eos_position") LengthDistribution eosPosition,
@@ -115,10 +117,17 @@ public record WorkloadProfile(String name, String description,
             if (maxTokens == null) {
                 throw new IllegalArgumentException("class '" + name + "' needs 'max_tokens'");
             }
-            requestClass();
+            toRequestClass(name, weight, inputTokens, maxTokens, eosPosition, prefixTokens, prefixGroups);
         }
 
         RequestClass requestClass() {
+            return toRequestClass(name, weight, inputTokens, maxTokens, eosPosition, prefixTokens, prefixGroups);
+        }
+
+        // Static so the compact constructor can validate before the fields are assigned.
+        private static RequestClass toRequestClass(String name, Double weight, LengthDistribution inputTokens,
+                                                   LengthDistribution maxTokens, LengthDistribution eosPosition,
+                                                   Integer prefixTokens, Integer prefixGroups) {
             int prefix = prefixTokens == null ? 0 : prefixTokens;
             int groups = prefixGroups == null ? (prefix > 0 ? 1 : 0) : prefixGroups;
             return new RequestClass(name, weight == null ? 1.0 : weight, inputTokens, maxTokens, eosPosition,

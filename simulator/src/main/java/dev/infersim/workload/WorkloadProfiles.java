@@ -1,6 +1,7 @@
 package dev.infersim.workload;
 
 import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
@@ -10,6 +11,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.infersim.engine.ConfigException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -65,23 +67,27 @@ public final class WorkloadProfiles {
 
     /** Parses a profile; {@code source} names it in error messages. */
     public static WorkloadProfile parse(InputStream in, String source) {
+        String text;
         try {
-            WorkloadProfile profile = YAML.readValue(in, WorkloadProfile.class);
+            text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new ConfigException(source + ": " + e.getMessage(), e);
+        }
+        try {
+            WorkloadProfile profile = YAML.readValue(text, WorkloadProfile.class);
             if (profile == null) {
                 throw new ConfigException(source + ": file is empty");
             }
             return profile;
         } catch (JsonMappingException e) {
-            throw new ConfigException(describe(source, e), e);
+            throw new ConfigException(describe(source, text, e), e);
         } catch (JsonProcessingException e) {
             throw new ConfigException(source + line(e.getLocation()) + ": malformed YAML: "
-                    + e.getOriginalMessage().replace('\n', ' '), e);
-        } catch (IOException e) {
-            throw new ConfigException(source + ": " + e.getMessage(), e);
+                    + e.getOriginalMessage().replaceAll("\\s+", " "), e);
         }
     }
 
-    private static String describe(String source, JsonMappingException e) {
+    private static String describe(String source, String text, JsonMappingException e) {
         StringBuilder field = new StringBuilder();
         for (JsonMappingException.Reference ref : e.getPath()) {
             if (ref.getFieldName() != null) {
@@ -90,8 +96,9 @@ public final class WorkloadProfiles {
                 field.append('[').append(ref.getIndex()).append(']');
             }
         }
-        return source + line(e.getLocation()) + (field.length() == 0 ? "" : ": field '" + field + "'") + ": "
-                + reason(e);
+        int line = YamlLocator.lineOf(text, e.getPath());
+        String where = line > 0 ? ":" + line : line(e.getLocation());
+        return source + where + (field.length() == 0 ? "" : ": field '" + field + "'") + ": " + reason(e);
     }
 
     /** The user-facing reason: our own validation message when there is one, else Jackson's first sentence. */
@@ -99,6 +106,9 @@ public final class WorkloadProfiles {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof IllegalArgumentException || t instanceof ConfigException) {
                 return t.getMessage();
+            }
+            if (t instanceof JsonParseException syntax) {
+                return "malformed YAML: " + syntax.getOriginalMessage().replaceAll("\\s+", " ");
             }
         }
         String message = e.getOriginalMessage();

@@ -90,11 +90,31 @@ public record WorkloadRequest(long index, long arrivalNanos, int promptTokens, i
             throw new IllegalArgumentException(
                     "dst holds " + dst.length + " ids but the prompt has " + promptTokens + " tokens");
         }
-        for (int k = 0; k < prefixTokens; k++) {
-            dst[k] = SplitMix64.reduce(SplitMix64.valueAt(prefixSeed, k), vocabSize);
+        fillIds(dst, 0, prefixTokens, prefixSeed, vocabSize);
+        fillIds(dst, prefixTokens, promptTokens, contentSeed, vocabSize);
+    }
+
+    /**
+     * Token k of a seed's sequence is one 32-bit half of SplitMix64 value k/2 (high half for even k), reduced to the
+     * vocabulary by multiply-shift; one 64-bit mix thus yields two ids.
+     */
+    private static void fillIds(int[] dst, int from, int to, long seed, int vocabSize) {
+        int k = from;
+        if (k < to && (k & 1) == 1) {
+            dst[k] = lowHalfId(SplitMix64.valueAt(seed, k >>> 1), vocabSize);
+            k++;
         }
-        for (int k = prefixTokens; k < promptTokens; k++) {
-            dst[k] = SplitMix64.reduce(SplitMix64.valueAt(contentSeed, k), vocabSize);
+        for (; k + 1 < to; k += 2) {
+            long bits = SplitMix64.valueAt(seed, k >>> 1);
+            dst[k] = SplitMix64.reduce(bits, vocabSize);
+            dst[k + 1] = lowHalfId(bits, vocabSize);
         }
+        if (k < to) {
+            dst[k] = SplitMix64.reduce(SplitMix64.valueAt(seed, k >>> 1), vocabSize);
+        }
+    }
+
+    private static int lowHalfId(long bits, int vocabSize) {
+        return SplitMix64.reduce(bits << 32, vocabSize);
     }
 }

@@ -220,8 +220,9 @@ public final class WorkloadSpecBuilder {
     }
 
     private LoadPattern loadPattern(WorkloadProfile.Load fileLoad) {
+        // An explicit ramp replaces the file's rate, and an explicit rate replaces the file's ramp.
         double rate = requestRatePerS != null ? requestRatePerS
-                : fileLoad != null && fileLoad.requestRate() != null
+                : rampUpStrategy == null && fileLoad != null && fileLoad.requestRate() != null
                 ? WorkloadSpec.parseRate("request_rate", fileLoad.requestRate()) : Double.POSITIVE_INFINITY;
         double shape = burstiness != null ? burstiness
                 : fileLoad != null && fileLoad.burstiness() != null
