@@ -84,8 +84,8 @@ public final class BenchmarkClient implements AutoCloseable {
         }
         LoadRun.Phase phase;
         try (RequestLog log = config.detailFile() == null ? null : new RequestLog(config.detailFile())) {
-            phase = load.run(workload.iterator(), workload.load().maxConcurrency(), numWarmups, warmupDurationNanos,
-                    durationNanos, config.slo(), log);
+            phase = load.run(workload.iterator(), workload.load().isClosedLoop(), workload.load().maxConcurrency(),
+                    numWarmups, warmupDurationNanos, durationNanos, config.slo(), log);
         }
         Map<String, Object> scraped = scraper == null ? null : scraper.stop();
         return result(date, workload, phase, scraped, metadata);
@@ -96,8 +96,8 @@ public final class BenchmarkClient implements AutoCloseable {
      * answers, and loads the client's code paths so the first scheduled sends are not late.
      */
     private void probe(Workload workload) {
-        LoadRun.Phase phase = load.run(List.of(workload.iterator().next()).iterator(), 0, 1, 0, 0, GoodputSlo.NONE,
-                null);
+        LoadRun.Phase phase = load.run(List.of(workload.iterator().next()).iterator(), false, 0, 1, 0, 0,
+                GoodputSlo.NONE, null);
         ErrorTally errors = phase.warmup().errors;
         if (errors.total() > 0) {
             throw new ConfigException("the initial test request to " + config.baseUrl() + config.endpoint()

@@ -27,7 +27,10 @@ import java.util.concurrent.locks.LockSupport;
  * Latencies count from the scheduled time, so a slow server cannot hide queueing behind a slow client (coordinated
  * omission); the actual send time is kept as send lag. With a concurrency cap the pacer first takes a permit (vLLM's
  * {@code --max-concurrency} semaphore): latencies then count from when the request got its slot, and the wait is
- * the client queue time. A rate of inf with a cap of N is a closed loop of exactly N in flight.
+ * the client queue time.
+ *
+ * <p>Closed loop (rate inf, cap N): no pacer; the event loop sends the next request the moment one ends, so exactly N
+ * are in flight until the stream runs out, and latencies count from that moment.
  *
  * <p>Every request ends: by its response, its timeout, or the run's deadline (last send + request timeout + 5 s),
  * after which whatever is still in flight is aborted and counted as {@code deadline}.
@@ -51,6 +54,7 @@ final class LoadRun {
     private final ArrayDeque<Exchange> pool = new ArrayDeque<>();
     private final List<Exchange> active = new ArrayList<>();
     private Semaphore permits;
+    private ClosedLoop closedLoop;
     private int maxActive;
     private long activeSinceNanos;
     private double activeIntegralNanos;
@@ -85,12 +89,17 @@ final class LoadRun {
      * the first {@code warmupCount} requests and those scheduled within {@code warmupNanos} of the start are warmup:
      * sent like the others but measured apart; the measured window starts at the first other request.
      *
+     * @param closedLoop     every arrival is at 0 and {@code maxConcurrency} users each send their next request when
+     *                       the previous one ends: run on the event loop, see {@link #runClosedLoop}
      * @param maxConcurrency cap on requests in flight; 0 for none
      * @param durationNanos  stop issuing measured requests this long after the window starts; 0 for no limit
      * @param log            per-request detail sink for measured requests, or null
      */
-    Phase run(Iterator<WorkloadRequest> requests, int maxConcurrency, long warmupCount, long warmupNanos,
-              long durationNanos, GoodputSlo slo, RequestLog log) {
+    Phase run(Iterator<WorkloadRequest> requests, boolean closedLoop, int maxConcurrency, long warmupCount,
+              long warmupNanos, long durationNanos, GoodputSlo slo, RequestLog log) {
+        if (closedLoop) {
+            return runClosedLoop(requests, maxConcurrency, warmupCount, warmupNanos, durationNanos, slo, log);
+        }
         long start = System.nanoTime() + LEAD_NANOS;
         MeasuredWindow warm = new MeasuredWindow(start, GoodputSlo.NONE, null, !config.chat());
         MeasuredWindow measured = null;
@@ -145,6 +154,94 @@ final class LoadRun {
         return result.join();
     }
 
+    /**
+     * A closed loop of {@code users}: the event loop itself sends the next request the moment one ends (no thread
+     * hand-off), so exactly {@code users} are in flight until the stream runs out. Latencies count from that moment.
+     * Warmup is the first {@code warmupCount} requests and those sent within {@code warmupNanos} of the start.
+     */
+    private Phase runClosedLoop(Iterator<WorkloadRequest> requests, int users, long warmupCount, long warmupNanos,
+                                long durationNanos, GoodputSlo slo, RequestLog log) {
+        long start = System.nanoTime();
+        ClosedLoop feed = new ClosedLoop(requests, warmupCount, warmupNanos, durationNanos, slo, log, start);
+        onLoop(() -> {
+            permits = null;
+            maxActive = 0;
+            activeIntegralNanos = 0;
+            activeSinceNanos = start;
+            closedLoop = feed;
+            for (int i = 0; i < users; i++) {
+                feed.sendNext();
+            }
+        });
+        while (!feed.exhausted && !stopped) {
+            LockSupport.parkNanos(5_000_000);
+        }
+        awaitDrain(System.nanoTime() + config.requestTimeoutMillis() * 1_000_000L + DEADLINE_GRACE_NANOS);
+        boolean interrupted = stopped;
+        CompletableFuture<Phase> result = new CompletableFuture<>();
+        onLoop(() -> {
+            closedLoop = null;
+            feed.markExhausted();
+            MeasuredWindow window = feed.measured != null ? feed.measured
+                    : new MeasuredWindow(System.nanoTime(), slo, null, !config.chat());
+            result.complete(new Phase(feed.warm, window, maxActive, feed.sendingMean, feed.issued, interrupted));
+        });
+        return result.join();
+    }
+
+    /** The request stream of a closed loop, consumed on the event loop. */
+    private final class ClosedLoop {
+        private final Iterator<WorkloadRequest> requests;
+        private final long warmupCount;
+        private final long warmupNanos;
+        private final long durationNanos;
+        private final GoodputSlo slo;
+        private final RequestLog log;
+        private final long start;
+        final MeasuredWindow warm;
+        MeasuredWindow measured;
+        long issued;
+        double sendingMean;
+        volatile boolean exhausted;
+
+        ClosedLoop(Iterator<WorkloadRequest> requests, long warmupCount, long warmupNanos, long durationNanos,
+                   GoodputSlo slo, RequestLog log, long start) {
+            this.requests = requests;
+            this.warmupCount = warmupCount;
+            this.warmupNanos = warmupNanos;
+            this.durationNanos = durationNanos;
+            this.slo = slo;
+            this.log = log;
+            this.start = start;
+            this.warm = new MeasuredWindow(start, GoodputSlo.NONE, null, !config.chat());
+        }
+
+        void sendNext() {
+            long now = System.nanoTime();
+            boolean pastDuration = measured != null && durationNanos > 0 && now - measured.startNanos >= durationNanos;
+            if (exhausted || stopped || pastDuration || !requests.hasNext()) {
+                markExhausted();
+                return;
+            }
+            WorkloadRequest r = requests.next();
+            boolean isWarmup = r.index() < warmupCount || now - start < warmupNanos;
+            if (!isWarmup && measured == null) {
+                measured = new MeasuredWindow(now, slo, log, !config.chat());
+            }
+            inFlight.incrementAndGet();
+            issued++;
+            dispatch(r, bodies.body(r), now, now, isWarmup ? warm : measured);
+        }
+
+        void markExhausted() {
+            if (!exhausted) {
+                accumulateActive(System.nanoTime());
+                sendingMean = activeIntegralNanos / Math.max(1, activeSinceNanos - start);
+                exhausted = true;
+            }
+        }
+    }
+
     private boolean acquire(Semaphore cap) {
         try {
             while (!stopped) {
@@ -192,11 +289,15 @@ final class LoadRun {
         if (!"interrupted".equals(x.errorType)) {
             x.window.record(x, now);
         }
+        inFlight.decrementAndGet();
+        if (closedLoop != null) {
+            // The next user request goes out now, before x returns to the pool: x is still inside its own callbacks.
+            closedLoop.sendNext();
+        }
         pool.push(x);
         if (permits != null) {
             permits.release();
         }
-        inFlight.decrementAndGet();
     }
 
     private void accumulateActive(long now) {
