@@ -15,6 +15,10 @@ import java.io.PrintWriter;
         subcommands = {
                 ProfileCommand.class,
                 SimulateCommand.class,
+                BenchCommand.class,
+                SweepCommand.class,
+                CompareCommand.class,
+                ServeCommand.class,
                 CalibrateCommand.class,
                 PredictCommand.class,
                 CommandLine.HelpCommand.class,

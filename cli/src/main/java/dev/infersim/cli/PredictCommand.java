@@ -47,6 +47,10 @@ public final class PredictCommand implements Runnable {
     @Mixin
     ReportOptions reporting;
 
+    @Option(names = "--request-rate", defaultValue = "10", paramLabel = "REQ_PER_S",
+            description = "Poisson arrival rate, req/s (default: ${DEFAULT-VALUE}).")
+    String requestRate;
+
     @Mixin
     DeploymentOptions deployment;
 
@@ -74,7 +78,7 @@ public final class PredictCommand implements Runnable {
         reporting.validate();
         ConfigException.check(headroom >= 0 && headroom < 1, "--headroom must be in [0, 1), got %s", headroom);
         ConfigException.check(dollarsPerGpuHour >= 0, "--dollars-per-gpu-hour must be >= 0, got %s", dollarsPerGpuHour);
-        WorkloadSpec spec = workload.spec(0);
+        WorkloadSpec spec = workload.spec(WorkloadOptions.parseRate("--request-rate", requestRate), null, 0);
         LoadPattern load = spec.load();
         ConfigException.check(!load.isClosedLoop() && Double.isFinite(load.requestRatePerS()),
                 "predict models open-loop Poisson arrivals: give a finite --request-rate (closed loops and 'inf' have no closed form here)");

@@ -39,6 +39,13 @@ public final class SimulateCommand implements Runnable {
     @Mixin
     ReportOptions reporting;
 
+    @Option(names = "--request-rate", paramLabel = "REQ_PER_S|inf",
+            description = "Mean arrival rate, req/s, or inf (default: 10; a profile's own load when --workload is given).")
+    String requestRate;
+
+    @Option(names = "--max-concurrency", description = "Cap on requests in flight; with --request-rate inf, a closed loop of N users.")
+    Integer maxConcurrency;
+
     @Option(names = "--replicas", defaultValue = "1", description = "Engine replicas behind the router (default: ${DEFAULT-VALUE}).")
     int replicas;
 
@@ -52,7 +59,10 @@ public final class SimulateCommand implements Runnable {
     public void run() {
         ConfigException.check(replicas >= 1, "--replicas must be >= 1, got %d", replicas);
         reporting.validate();
-        WorkloadSpec spec = workload.spec(reporting.numWarmups);
+        Double rate = requestRate != null ? WorkloadOptions.parseRate("--request-rate", requestRate)
+                : workload.workloadProfile == null && workload.rampUpStrategy == null ? Double.valueOf(10) : null;
+        WorkloadSpec spec = workload.spec(rate, maxConcurrency,
+                reporting.numWarmups);
         Workload requests = Workload.open(spec);
         Deployment d = deployment.deployment();
         Replica[] fleet = new Replica[replicas];

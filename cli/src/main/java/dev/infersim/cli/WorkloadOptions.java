@@ -8,10 +8,13 @@ import dev.infersim.workload.WorkloadSpecBuilder;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
- * The dataset and load flags of {@code vllm bench serve}, shared by {@code simulate}, {@code bench} and {@code predict}
- * so that the same flags and seed describe the very same requests everywhere.
+ * The workload flags of {@code vllm bench serve} (dataset, lengths, seed, arrivals, concurrency), building the same
+ * {@link WorkloadSpec} the simulator replays: {@code bench} and {@code simulate} given the same flags and seed send
+ * the very same requests. The load flags (rate, concurrency) are separate so a sweep can vary them.
  */
 public final class WorkloadOptions {
 
@@ -23,8 +26,8 @@ public final class WorkloadOptions {
     Path datasetPath;
 
     @Option(names = "--workload", paramLabel = "NAME|FILE",
-            description = "Workload profile (chat, code, long-context-qa, summarization, chat-rag-mix, matrix-row-a..f) "
-                    + "or YAML file; implies --dataset-name workload.")
+            description = "Workload profile (chat, code, long-context-qa, summarization, chat-rag-mix, matrix-row-a..f) or YAML "
+                    + "file; implies --dataset-name workload.")
     String workloadProfile;
 
     @Option(names = "--num-prompts", description = "Requests to send (default: 1000, or the profile's).")
@@ -62,15 +65,8 @@ public final class WorkloadOptions {
     @Option(names = "--sharegpt-output-len", defaultValue = "0", description = "Override reply lengths; 0 = the dataset's (default: 0).")
     int sharegptOutputLen;
 
-    @Option(names = "--request-rate", paramLabel = "REQ_PER_S|inf",
-            description = "Mean arrival rate, req/s, or inf (default: 10; a profile's own load when --workload is given).")
-    String requestRate;
-
     @Option(names = "--burstiness", description = "Gamma shape of inter-arrival gaps; 1 = Poisson (default: 1).")
     Double burstiness;
-
-    @Option(names = "--max-concurrency", description = "Cap on requests in flight; with --request-rate inf, a closed loop of N users.")
-    Integer maxConcurrency;
 
     @Option(names = "--ramp-up-strategy", description = "linear or exponential (needs --ramp-up-start-rps and --ramp-up-end-rps).")
     String rampUpStrategy;
@@ -84,19 +80,22 @@ public final class WorkloadOptions {
     @Option(names = "--seed", defaultValue = "0", description = "Workload seed (default: ${DEFAULT-VALUE}).")
     long seed;
 
-    @Option(names = "--ignore-eos", description = "Every request generates exactly its max_tokens.")
+    @Option(names = "--ignore-eos", description = "Send ignore_eos: every request generates exactly its max_tokens.")
     boolean ignoreEos;
 
     @Option(names = "--eos-mean-tokens",
-            description = "Without --ignore-eos: the model stops at a geometric EOS position with this mean, clipped to max_tokens "
-                    + "(default: no EOS before max_tokens).")
+            description = "Without --ignore-eos: max_tokens is drawn as a geometric EOS position with this mean, clipped to the "
+                    + "output length (default: every request asks for its full output length).")
     Double eosMeanTokens;
 
     /**
-     * The workload these flags describe. Warmup requests come on top of --num-prompts, as in vLLM: the first
-     * {@code warmups} requests of a longer stream.
+     * The spec at a given load.
+     *
+     * @param requestRatePerS arrival rate, or null for the default (inf, or the profile's own load)
+     * @param maxConcurrency  cap on requests in flight, or null for none
+     * @param warmups         unmeasured requests sent first, on top of --num-prompts as in vLLM
      */
-    public WorkloadSpec spec(long warmups) {
+    public WorkloadSpec spec(Double requestRatePerS, Integer maxConcurrency, long warmups) {
         WorkloadSpecBuilder b = WorkloadSpec.builder()
                 .seed(seed)
                 .ignoreEos(ignoreEos)
@@ -113,45 +112,60 @@ public final class WorkloadOptions {
                         "--ramp-up-strategy needs --ramp-up-start-rps and --ramp-up-end-rps");
                 b.rampUp(RampStrategy.parse(rampUpStrategy), rampUpStartRps, rampUpEndRps);
             }
-        } catch (IllegalArgumentException e) {
-            throw new ConfigException(e.getMessage(), e);
-        }
-        if (workloadProfile != null) {
-            b.workloadProfile(workloadProfile);
-            if (!datasetName.equals("random")) {
+            if (workloadProfile != null) {
+                b.workloadProfile(workloadProfile);
+                if (!datasetName.equals("random")) {
+                    b.datasetName(datasetName);
+                }
+            } else {
                 b.datasetName(datasetName);
             }
-        } else {
-            b.datasetName(datasetName);
-        }
-        if (numPrompts != null) {
-            b.numPrompts(numPrompts);
-        }
-        if (requestRate != null) {
-            b.requestRate(parseRate(requestRate));
-        } else if (workloadProfile == null && rampUpStrategy == null) {
-            b.requestRate(10);
-        }
-        if (burstiness != null) {
-            b.burstiness(burstiness);
-        }
-        if (maxConcurrency != null) {
-            b.maxConcurrency(maxConcurrency);
-        }
-        if (eosMeanTokens != null) {
-            b.eosMeanTokens(eosMeanTokens);
-        }
-        WorkloadSpec spec = b.build();
-        // As in vLLM, warmups come on top of --num-prompts: the first requests of a longer stream, not measured.
-        return warmups == 0 ? spec : b.numPrompts(spec.numPrompts() + warmups).build();
-    }
-
-    private static double parseRate(String text) {
-        try {
-            return WorkloadSpec.parseRate("--request-rate", text);
+            if (numPrompts != null) {
+                b.numPrompts(numPrompts);
+            }
+            if (requestRatePerS != null) {
+                b.requestRate(requestRatePerS);
+            }
+            if (burstiness != null) {
+                b.burstiness(burstiness);
+            }
+            if (maxConcurrency != null) {
+                b.maxConcurrency(maxConcurrency);
+            }
+            if (eosMeanTokens != null) {
+                b.eosMeanTokens(eosMeanTokens);
+            }
+            WorkloadSpec spec = b.build();
+            return warmups == 0 ? spec : b.numPrompts(spec.numPrompts() + warmups).build();
+        } catch (ConfigException e) {
+            throw e;
         } catch (IllegalArgumentException e) {
             throw new ConfigException(e.getMessage(), e);
         }
     }
 
+    /** The workload settings for a report's metadata. */
+    public Map<String, Object> describe() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("dataset_name", workloadProfile != null ? "workload" : datasetName);
+        m.put("workload", workloadProfile);
+        m.put("dataset_path", datasetPath == null ? null : datasetPath.toString());
+        m.put("random_input_len", randomInputLen);
+        m.put("random_output_len", randomOutputLen);
+        m.put("random_range_ratio", randomRangeRatio);
+        m.put("random_prefix_len", randomPrefixLen);
+        m.put("seed", seed);
+        m.put("ignore_eos", ignoreEos);
+        m.put("ramp_up_strategy", rampUpStrategy);
+        return m;
+    }
+
+    /** Parses a rate flag: a positive number or inf. */
+    static double parseRate(String flag, String text) {
+        try {
+            return WorkloadSpec.parseRate(flag, text);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(e.getMessage(), e);
+        }
+    }
 }

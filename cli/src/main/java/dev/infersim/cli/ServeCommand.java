@@ -1,0 +1,212 @@
+package dev.infersim.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.infersim.engine.ConfigException;
+import dev.infersim.engine.Profiles;
+import dev.infersim.server.FaultSettings;
+import dev.infersim.server.MockServer;
+import dev.infersim.server.OutputLengths;
+import dev.infersim.server.OutputMode;
+import dev.infersim.server.ServerOptions;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.net.BindException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * {@code infersim serve}: an OpenAI-compatible mock of {@code vllm serve}, every token timed by the engine model on the
+ * real clock. Flags mirror vLLM's; {@code --config FILE} reads the same flags from YAML (keys are flag names without
+ * dashes' prefix, e.g. {@code max-num-seqs: 128}); flags on the command line win.
+ */
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = "Run an OpenAI-compatible mock LLM server timed by the engine model (vLLM API, SSE and metrics).")
+public final class ServeCommand implements Runnable {
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    DeploymentOptions deployment;
+
+    @Option(names = "--served-model-name", paramLabel = "NAME",
+            description = "Model id clients send and /v1/models lists (default: the model profile's name).")
+    String servedModelName;
+
+    @Option(names = "--host", defaultValue = "127.0.0.1", description = "Interface to bind (default: ${DEFAULT-VALUE}).")
+    String host;
+
+    @Option(names = "--port", defaultValue = "8000", description = "TCP port; 0 picks a free one (default: ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = "--api-key", paramLabel = "KEY", defaultValue = "${env:VLLM_API_KEY}",
+            description = "Require 'Authorization: Bearer KEY' on /v1 and /admin routes (default: $VLLM_API_KEY, else none).")
+    String apiKey;
+
+    @Option(names = "--time-scale", defaultValue = "1",
+            description = "Run this many times faster than the modelled GPU (model time = wall time x scale; default: ${DEFAULT-VALUE}).")
+    double timeScale;
+
+    @Option(names = "--max-waiting-requests", defaultValue = "1000",
+            description = "Accepted-but-unscheduled requests beyond which new ones get 429 (default: ${DEFAULT-VALUE}).")
+    int maxWaitingRequests;
+
+    @Option(names = "--output-mode", defaultValue = "lorem", description = "lorem (seeded words) or echo (the prompt) (default: ${DEFAULT-VALUE}).")
+    String outputMode;
+
+    @Option(names = "--seed", defaultValue = "0", description = "Seed for text and output lengths of unseeded requests (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--output-len-dist", defaultValue = "lognormal:256:0.7", paramLabel = "SPEC",
+            description = "Output tokens before EOS without ignore_eos: fixed:N, uniform:MIN:MAX, exponential:MEAN, "
+                    + "lognormal:MEDIAN:SIGMA (default: ${DEFAULT-VALUE}); always capped by max_tokens.")
+    String outputLenDist;
+
+    @Option(names = "--failure-rate", defaultValue = "0", description = "Probability in [0, 1] that a request gets a fault (default: ${DEFAULT-VALUE}).")
+    double failureRate;
+
+    @Option(names = "--failure-types", defaultValue = "", paramLabel = "LIST",
+            description = "Faults to draw from: rate_limit, server_error, service_unavailable, auth, context_length, disconnect, "
+                    + "stall, slow_first_token (comma-separated).")
+    String failureTypes;
+
+    @Option(names = "--fault-after-tokens", defaultValue = "3", description = "Tokens streamed before a disconnect or stall (default: ${DEFAULT-VALUE}).")
+    int faultAfterTokens;
+
+    @Option(names = "--stall-ms", defaultValue = "1000", description = "Length of a mid-stream stall, wall ms (default: ${DEFAULT-VALUE}).")
+    long stallMs;
+
+    @Option(names = "--slow-first-token-ms", defaultValue = "2000", description = "Extra wall delay of a slow first token, ms (default: ${DEFAULT-VALUE}).")
+    long slowFirstTokenMs;
+
+    @Option(names = "--shutdown-grace-ms", defaultValue = "5000",
+            description = "On SIGINT/SIGTERM, let in-flight requests finish this long before aborting them (default: ${DEFAULT-VALUE}).")
+    long shutdownGraceMs;
+
+    @Option(names = "--config", paramLabel = "FILE", description = "YAML file of these flags (keys without '--'); command-line flags win.")
+    Path config;
+
+    @Override
+    public void run() {
+        if (config != null) {
+            withConfigFile().serve();
+        } else {
+            serve();
+        }
+    }
+
+    /** A fresh command parsed from the config file's flags followed by the command line's (later flags win). */
+    private ServeCommand withConfigFile() {
+        List<String> args = new ArrayList<>(configArgs(config));
+        List<String> original = spec.commandLine().getParseResult().originalArgs();
+        int start = original.indexOf(spec.name()) + 1; // the list starts with the parent command's arguments
+        for (int i = start; i < original.size(); i++) {
+            String a = original.get(i);
+            if (a.equals("--config")) {
+                i++;
+            } else if (!a.startsWith("--config=")) {
+                args.add(a);
+            }
+        }
+        ServeCommand merged = new ServeCommand();
+        CommandLine cli = new CommandLine(merged).setOverwrittenOptionsAllowed(true);
+        cli.parseArgs(args.toArray(String[]::new));
+        merged.spec = cli.getCommandSpec();
+        return merged;
+    }
+
+    private static List<String> configArgs(Path file) {
+        JsonNode root;
+        try {
+            root = Profiles.yaml().readTree(Files.readString(file));
+        } catch (IOException e) {
+            throw new ConfigException("--config " + file + ": " + e.getMessage().lines().findFirst().orElse("unreadable"));
+        }
+        if (root == null || !root.isObject()) {
+            throw new ConfigException("--config " + file + ": expected a YAML mapping of flag names to values");
+        }
+        List<String> args = new ArrayList<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            String flag = "--" + e.getKey().replace('_', '-');
+            JsonNode v = e.getValue();
+            if (flag.equals("--config")) {
+                throw new ConfigException("--config " + file + ": a config file cannot name another config file");
+            }
+            if (v.isBoolean()) {
+                args.add(v.asBoolean() ? flag : "--no-" + flag.substring(2));
+            } else if (v.isArray()) {
+                List<String> items = new ArrayList<>();
+                v.forEach(x -> items.add(x.asText()));
+                args.add(flag + "=" + String.join(",", items));
+            } else {
+                args.add(flag + "=" + v.asText());
+            }
+        }
+        return args;
+    }
+
+    private ServerOptions options() {
+        try {
+            FaultSettings faults = new FaultSettings(failureRate, FaultSettings.parseTypes(failureTypes), faultAfterTokens,
+                    stallMs, slowFirstTokenMs);
+            return ServerOptions.builder(deployment.deployment()).schedulingPolicy(deployment.schedulingPolicy)
+                    .servedModelName(servedModelName).host(host).port(port).apiKey(apiKey).timeScale(timeScale)
+                    .maxWaitingRequests(maxWaitingRequests).outputMode(OutputMode.parse(outputMode)).seed(seed)
+                    .outputLengths(OutputLengths.parse(outputLenDist)).faults(faults).build();
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
+    private void serve() {
+        ServerOptions options = options();
+        MockServer server;
+        try {
+            server = MockServer.start(options).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof BindException || cause instanceof java.net.SocketException) {
+                throw new ConfigException("--host " + host + " --port " + port + ": cannot listen (" + cause.getMessage() + ")");
+            }
+            if (cause instanceof ConfigException c) {
+                throw c;
+            }
+            throw new IllegalStateException("server failed to start", cause);
+        } catch (InterruptedException | TimeoutException e) {
+            throw new IllegalStateException("server failed to start", e);
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                server.close(Duration.ofMillis(shutdownGraceMs)).toCompletionStage().toCompletableFuture()
+                        .get(shutdownGraceMs + 15_000, TimeUnit.MILLISECONDS);
+            } catch (Exception e) {
+                System.err.println("infersim: shutdown: " + e.getMessage());
+            }
+            stopped.countDown();
+        }, "infersim-shutdown"));
+        System.out.println(server.readyLine());
+        System.out.flush();
+        try {
+            stopped.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,34 @@
+package dev.infersim.server;
+
+/**
+ * A request the server refuses, carried to the HTTP layer and written as OpenAI/vLLM error JSON:
+ * {@code {"error":{"message","type","param","code"}}} with {@code code} the HTTP status, as vLLM's ErrorResponse.
+ */
+final class ApiException extends RuntimeException {
+    final int status;
+    final String param;
+
+    ApiException(int status, String message, String param) {
+        super(message, null, false, false);
+        this.status = status;
+        this.param = param;
+    }
+
+    static ApiException badRequest(String param, String message) {
+        return new ApiException(400, message, param);
+    }
+
+    /** vLLM's error type names by status. */
+    static String typeOf(int status) {
+        return switch (status) {
+            case 400 -> "BadRequestError";
+            case 401 -> "AuthenticationError";
+            case 404 -> "NotFoundError";
+            case 405 -> "MethodNotAllowedError";
+            case 413 -> "RequestEntityTooLargeError";
+            case 429 -> "RateLimitError";
+            case 503 -> "ServiceUnavailableError";
+            default -> "InternalServerError";
+        };
+    }
+}

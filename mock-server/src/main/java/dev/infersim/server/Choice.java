@@ -1,0 +1,95 @@
+package dev.infersim.server;
+
+import dev.infersim.engine.EngineRequest;
+
+import java.util.Arrays;
+
+/**
+ * One generated sequence (an OpenAI choice) and the engine request that times it. The engine thread writes token
+ * times and the finish, then publishes them through the volatile {@link #emitted} and {@link #finished}; the
+ * exchange's event loop reads them after those volatile reads (happens-before), and owns the {@code written} side.
+ */
+final class Choice {
+    private static final long[] NO_TIMES = new long[0];
+
+    final Exchange exchange;
+    final int index;
+    final int promptIndex;
+    final EngineRequest request;
+    final TokenText text;
+    /** Output characters kept when a stop string matched, else {@link Integer#MAX_VALUE}. */
+    final int stopTextLength;
+    final String stopReason;
+    final EventLoopBatch batch;
+
+    // engine thread writes, published by the volatile writes below
+    private long[] tokenTimes;
+    long lastTokenNanos = -1;
+    private long[] preemptedAt = NO_TIMES;
+    private int preemptionCount;
+    volatile int emitted;
+    volatile boolean finished;
+
+    // event loop only
+    int written;
+    int charsWritten;
+    boolean roleSent;
+    boolean finishHandled;
+    boolean finalChunkSent;
+
+    Choice(Exchange exchange, int index, int promptIndex, EngineRequest request, TokenText text, StopMatch stop,
+           EventLoopBatch batch, boolean recordTokenTimes) {
+        this.exchange = exchange;
+        this.index = index;
+        this.promptIndex = promptIndex;
+        this.request = request;
+        this.text = text;
+        this.stopTextLength = stop == null ? Integer.MAX_VALUE : stop.textLength();
+        this.stopReason = stop == null ? null : stop.stop();
+        this.batch = batch;
+        this.tokenTimes = recordTokenTimes ? new long[16] : null;
+        request.attach(this);
+    }
+
+    /** Engine thread: a token of this choice was produced at {@code endNanos}. */
+    void recordToken(long endNanos) {
+        int n = request.outputTokens();
+        if (tokenTimes != null) {
+            if (n > tokenTimes.length) {
+                tokenTimes = Arrays.copyOf(tokenTimes, Math.max(n, tokenTimes.length * 2));
+            }
+            tokenTimes[n - 1] = endNanos;
+        }
+        lastTokenNanos = endNanos;
+        emitted = n;
+    }
+
+    /** Engine thread: the request was preempted (recompute) in the step starting at {@code nowNanos}. */
+    void recordPreemption(long nowNanos) {
+        if (preemptionCount == preemptedAt.length) {
+            preemptedAt = Arrays.copyOf(preemptedAt, Math.max(4, preemptionCount * 2));
+        }
+        preemptedAt[preemptionCount++] = nowNanos;
+    }
+
+    /** Engine thread: the engine finished (or aborted) this request; publishes everything written before. */
+    void markFinished() {
+        finished = true;
+    }
+
+    /** Model times of this choice's preemptions (read after {@link #finished}). */
+    long[] preemptionTimes() {
+        return Arrays.copyOf(preemptedAt, preemptionCount);
+    }
+
+    /** Model times of each token, or null if not recorded (read after {@link #finished}). */
+    long[] tokenTimes() {
+        return tokenTimes == null ? null : Arrays.copyOf(tokenTimes, request.outputTokens());
+    }
+
+    /** The choice's whole text once finished: its tokens, cut at a matched stop string. */
+    String finalText() {
+        String t = text.text(request.outputTokens());
+        return t.length() > stopTextLength ? t.substring(0, stopTextLength) : t;
+    }
+}

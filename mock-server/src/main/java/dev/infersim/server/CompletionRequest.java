@@ -1,0 +1,28 @@
+package dev.infersim.server;
+
+import java.util.List;
+
+/**
+ * A validated {@code /v1/chat/completions} or {@code /v1/completions} request.
+ *
+ * @param chat             true for chat (ChatML-templated messages), false for text completion
+ * @param prompts          token ids of each prompt (chat: one; completions: one per prompt in the list)
+ * @param echoIds          token ids echo mode repeats, per prompt (the last user message or the prompt itself)
+ * @param maxTokens        max_tokens / max_completion_tokens, or null for "up to max-model-len"
+ * @param minTokens        min_tokens
+ * @param ignoreEos        ignore_eos
+ * @param stop             stop strings
+ * @param n                choices per prompt
+ * @param seed             seed, or null
+ * @param logprobs         whether to return logprobs
+ * @param topLogprobs      alternatives per token (chat top_logprobs, completions logprobs)
+ * @param stream           SSE or one JSON body
+ * @param includeUsage     stream_options.include_usage
+ * @param continuousUsage  stream_options.continuous_usage_stats
+ * @param priority         priority (lower first under --scheduling-policy priority)
+ * @param tokenTimes       infersim.token_times: add per-token model times to the ground truth
+ */
+record CompletionRequest(boolean chat, List<int[]> prompts, List<int[]> echoIds, Integer maxTokens, int minTokens,
+                         boolean ignoreEos, List<String> stop, int n, Long seed, boolean logprobs, int topLogprobs,
+                         boolean stream, boolean includeUsage, boolean continuousUsage, int priority, boolean tokenTimes) {
+}

@@ -1,0 +1,280 @@
+package dev.infersim.server;
+
+import dev.infersim.engine.EngineCore;
+import dev.infersim.engine.EngineRequest;
+import dev.infersim.engine.FinishReason;
+import dev.infersim.engine.StepOutcome;
+import dev.infersim.engine.StepPlan;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Drives one {@link EngineCore} on the real clock from a dedicated platform thread (never an event loop):
+ * <pre>
+ *   drain inbox (submits, aborts) -> plan = planStep(t) -> sleep until wall(plan.end) -> completeStep -> hand tokens
+ *   to each connection's event loop (one task per event loop per step) -> t = plan.end -> repeat; park when idle.
+ * </pre>
+ * Deadlines are absolute: step k ends at model time t_k = t_{k-1} + duration_k, and the wall deadline is
+ * {@link ModelClock#toWall}(t_k), so lateness in one step does not shift later ones (no drift). The thread parks until
+ * {@value #SPIN_NANOS} ns before a deadline, then spins. A request arriving while the engine is behind its schedule joins
+ * at the first step that starts after its arrival, as it would on the modelled GPU.
+ */
+final class EngineLoop implements Runnable {
+    /** Spin this long before a deadline: parkNanos wakes up to ~100 us late on Linux. */
+    static final long SPIN_NANOS = 200_000;
+
+    private final EngineCore engine;
+    private final ModelClock clock;
+    private final ServerMetrics metrics;
+    private final ConcurrentLinkedQueue<Choice> submits = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Choice> aborts = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger unscheduled = new AtomicInteger();
+    private final AtomicBoolean sleeping = new AtomicBoolean();
+    private final ArrayDeque<Choice> arrived = new ArrayDeque<>();
+    private final Set<Choice> live = new HashSet<>();
+    private final List<EventLoopBatch> touched = new ArrayList<>();
+    private final Thread thread;
+    private volatile boolean stopping;
+    private long cursorNanos;
+
+    EngineLoop(EngineCore engine, ModelClock clock, ServerMetrics metrics, String name) {
+        this.engine = engine;
+        this.clock = clock;
+        this.metrics = metrics;
+        this.thread = new Thread(this, name);
+        thread.setDaemon(true);
+    }
+
+    void start() {
+        metrics.snapshot(engine, 0);
+        thread.start();
+    }
+
+    EngineCore engine() {
+        return engine;
+    }
+
+    /** Event loop: reserves {@code n} waiting slots; false when that would exceed {@code max} (the caller answers 429). */
+    boolean reserve(int n, int max) {
+        while (true) {
+            int w = unscheduled.get();
+            if (w + n > max) {
+                return false;
+            }
+            if (unscheduled.compareAndSet(w, w + n)) {
+                return true;
+            }
+        }
+    }
+
+    /** Event loop: gives back slots reserved for requests that will not be submitted. */
+    void release(int n) {
+        unscheduled.addAndGet(-n);
+    }
+
+    /** Any thread: a reserved choice enters the engine at its request's arrival time. */
+    void submit(Choice c) {
+        submits.offer(c);
+        wake();
+    }
+
+    /** Any thread: stop a choice now (client gone) and free its KV blocks. */
+    void abort(Choice c) {
+        aborts.offer(c);
+        wake();
+    }
+
+    /** Stops the thread; requests still in the engine finish with {@code abort} and their connections are told. */
+    void stop() throws InterruptedException {
+        stopping = true;
+        LockSupport.unpark(thread);
+        thread.join(10_000);
+    }
+
+    private void wake() {
+        if (sleeping.get()) {
+            LockSupport.unpark(thread);
+        }
+    }
+
+    @Override
+    public void run() {
+        while (!stopping) {
+            drainInbox();
+            if (engine.isIdle() && arrived.isEmpty()) {
+                metrics.snapshot(engine, 0);
+                sleepUntilWork();
+                continue;
+            }
+            if (engine.isIdle()) {
+                cursorNanos = Math.max(cursorNanos, earliestArrival());
+            }
+            submitArrived();
+            StepPlan plan = engine.planStep(cursorNanos);
+            if (plan == null) {
+                if (!arrived.isEmpty()) {
+                    cursorNanos = Math.max(cursorNanos, earliestArrival());
+                } else {
+                    LockSupport.parkNanos(1_000_000); // nothing schedulable now; never expected with up-front rejection
+                    cursorNanos = Math.max(cursorNanos, clock.modelNow());
+                }
+                continue;
+            }
+            recordPlanned(plan);
+            long deadline = clock.toWall(plan.endNanos());
+            waitUntil(deadline);
+            long lag = System.nanoTime() - deadline;
+            StepOutcome out = engine.completeStep(plan);
+            cursorNanos = plan.endNanos();
+            metrics.recordStep(plan.tokens(), lag);
+            deliver(out);
+            metrics.snapshot(engine, arrived.size());
+        }
+        abortAll();
+    }
+
+    private void drainInbox() {
+        Choice c;
+        while ((c = submits.poll()) != null) {
+            arrived.add(c);
+            live.add(c);
+        }
+        while ((c = aborts.poll()) != null) {
+            abortChoice(c, FinishReason.ABORT);
+        }
+        flushTouched();
+    }
+
+    private void abortChoice(Choice c, FinishReason reason) {
+        if (!live.remove(c)) {
+            return;
+        }
+        EngineRequest r = c.request;
+        if (arrived.remove(c)) {
+            unscheduled.decrementAndGet();
+            metrics.recordFinish(r, c.index, c.exchange.choiceCount());
+        } else {
+            boolean wasWaiting = r.firstScheduledNanos() < 0;
+            if (!engine.abort(r, reason, cursorNanos)) {
+                return;
+            }
+            if (wasWaiting) {
+                unscheduled.decrementAndGet();
+            }
+            metrics.recordFinish(r, c.index, c.exchange.choiceCount());
+        }
+        c.markFinished();
+        touch(c.batch).add(c);
+    }
+
+    private long earliestArrival() {
+        long min = Long.MAX_VALUE;
+        for (Choice c : arrived) {
+            min = Math.min(min, c.request.arrivalNanos());
+        }
+        return min;
+    }
+
+    private void submitArrived() {
+        Iterator<Choice> it = arrived.iterator();
+        while (it.hasNext()) {
+            Choice c = it.next();
+            if (c.request.arrivalNanos() <= cursorNanos) {
+                it.remove();
+                engine.submit(c.request);
+            }
+        }
+    }
+
+    private void recordPlanned(StepPlan plan) {
+        for (int i = 0; i < plan.admittedCount(); i++) {
+            unscheduled.decrementAndGet();
+        }
+        for (int i = 0; i < plan.preemptedCount(); i++) {
+            ((Choice) plan.preempted(i).attachment()).recordPreemption(plan.startNanos());
+        }
+    }
+
+    private static void waitUntil(long deadlineWallNanos) {
+        while (true) {
+            long remaining = deadlineWallNanos - System.nanoTime();
+            if (remaining <= 0) {
+                return;
+            }
+            if (remaining > SPIN_NANOS) {
+                LockSupport.parkNanos(remaining - SPIN_NANOS);
+            } else {
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    private void deliver(StepOutcome out) {
+        long end = out.endNanos();
+        for (int i = 0; i < out.tokenCount(); i++) {
+            EngineRequest r = out.tokenRequest(i);
+            Choice c = (Choice) r.attachment();
+            if (c.lastTokenNanos < 0) {
+                metrics.recordFirstToken(r, end);
+            } else {
+                metrics.recordInterToken(end - c.lastTokenNanos);
+            }
+            c.recordToken(end);
+            if (c.exchange.isStreaming()) {
+                touch(c.batch).add(c);
+            }
+        }
+        for (int i = 0; i < out.finishedCount(); i++) {
+            EngineRequest r = out.finished(i);
+            Choice c = (Choice) r.attachment();
+            live.remove(c);
+            metrics.recordFinish(r, c.index, c.exchange.choiceCount());
+            c.markFinished();
+            touch(c.batch).add(c);
+        }
+        flushTouched();
+    }
+
+    private EventLoopBatch touch(EventLoopBatch b) {
+        if (!b.touched) {
+            b.touched = true;
+            touched.add(b);
+        }
+        return b;
+    }
+
+    private void flushTouched() {
+        for (int i = 0; i < touched.size(); i++) {
+            EventLoopBatch b = touched.get(i);
+            b.touched = false;
+            b.schedule();
+        }
+        touched.clear();
+    }
+
+    private void sleepUntilWork() {
+        sleeping.set(true);
+        if (submits.isEmpty() && aborts.isEmpty() && !stopping) {
+            LockSupport.park(this);
+        }
+        sleeping.set(false);
+    }
+
+    private void abortAll() {
+        drainInbox();
+        for (Choice c : new ArrayList<>(live)) {
+            abortChoice(c, FinishReason.ABORT);
+        }
+        flushTouched();
+        metrics.snapshot(engine, 0);
+    }
+}

@@ -1,0 +1,491 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.engine.EngineRequest;
+import dev.infersim.engine.FinishReason;
+import io.vertx.core.Context;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerResponse;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * One completion request on its event loop: turns the parsed request into engine requests (one per choice), then
+ * writes what the engine thread hands over, as vLLM's OpenAI server does: SSE chunks
+ * ({@code data: {json}\n\n}, a role chunk first for chat, one chunk per token, a usage chunk when asked, then
+ * {@code data: [DONE]}) or one JSON body. The last chunk (or the body) carries the {@code infersim} ground truth.
+ * Everything here runs on the exchange's event loop; the per-token path appends pre-built bytes.
+ */
+final class Exchange {
+    private static final byte[] CHAT_SUFFIX = "\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] TEXT_SUFFIX = "\",\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":null}],\"usage\":null}\n\n"
+            .getBytes(StandardCharsets.UTF_8);
+    private static final byte[] DONE = "data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8);
+
+    private final ModelService service;
+    private final CompletionRequest request;
+    private final HttpServerResponse response;
+    private final Context context;
+    private final String id;
+    private final String requestId;
+    private final long created;
+    private final FaultType fault;
+    private final Choice[] choices;
+    private final byte[][] tokenPrefix;
+    private final String chunkHead;
+    private int finishedChoices;
+    private int tokensSent;
+    private boolean headWritten;
+    private boolean done;
+    private boolean faultApplied;
+    private long holdUntilNanos;
+    private boolean holdTimerArmed;
+
+    Exchange(ModelService service, CompletionRequest request, HttpServerResponse response, Context context, String requestId,
+             long seq, long arrivalNanos, FaultType fault) {
+        this.service = service;
+        this.request = request;
+        this.response = response;
+        this.context = context;
+        this.requestId = requestId;
+        this.id = (request.chat() ? "chatcmpl-" : "cmpl-") + requestId;
+        this.created = System.currentTimeMillis() / 1000;
+        this.fault = fault;
+        this.chunkHead = "data: {\"id\":\"" + id + "\",\"object\":\"" + (request.chat() ? "chat.completion.chunk" : "text_completion")
+                + "\",\"created\":" + created + ",\"model\":\"" + Json.escape(service.options.servedModelName()) + "\",\"choices\":[";
+        int perPrompt = request.n();
+        choices = new Choice[request.prompts().size() * perPrompt];
+        tokenPrefix = new byte[choices.length][];
+        EventLoopBatch batch = service.batchFor(context);
+        for (int p = 0; p < request.prompts().size(); p++) {
+            for (int j = 0; j < perPrompt; j++) {
+                int index = p * perPrompt + j;
+                choices[index] = newChoice(index, p, seq, arrivalNanos, batch);
+                tokenPrefix[index] = (chunkHead + "{\"index\":" + index + (request.chat() ? ",\"delta\":{\"content\":\"" : ",\"text\":\""))
+                        .getBytes(StandardCharsets.UTF_8);
+            }
+        }
+    }
+
+    private Choice newChoice(int index, int promptIndex, long seq, long arrivalNanos, EventLoopBatch batch) {
+        ServerOptions o = service.options;
+        int[] prompt = request.prompts().get(promptIndex);
+        long textSeed = request.seed() != null ? request.seed() + index : LoremVocabulary.mix(o.seed(), seq * 1_000_003L + index);
+        TokenText text = o.outputMode() == OutputMode.ECHO && request.echoIds().get(promptIndex).length > 0
+                ? TokenText.echo(service.tokenizer, request.echoIds().get(promptIndex))
+                : TokenText.lorem(service.vocabulary, textSeed);
+        int room = service.capacity.maxModelLen() - prompt.length;
+        int maxTokens = request.maxTokens() == null ? room : Math.min(request.maxTokens(), room);
+        int minTokens = Math.min(request.minTokens(), maxTokens);
+        int eos = request.ignoreEos() ? EngineRequest.NO_EOS : o.outputLengths().draw(LoremVocabulary.uniform(textSeed, -1));
+        int scan = eos == EngineRequest.NO_EOS ? maxTokens : Math.min(maxTokens, Math.max(eos, minTokens));
+        StopMatch stop = StopMatch.find(text, request.stop(), minTokens, scan);
+        if (stop != null) {
+            eos = stop.tokens();
+        }
+        EngineRequest r = new EngineRequest(service.nextEngineId(), prompt.length, prompt, maxTokens, minTokens, eos,
+                request.priority(), arrivalNanos);
+        return new Choice(this, index, promptIndex, r, text, stop, batch, request.tokenTimes());
+    }
+
+    boolean isStreaming() {
+        return request.stream();
+    }
+
+    int choiceCount() {
+        return choices.length;
+    }
+
+    /** Reserves waiting slots and hands the choices to the engine; false (nothing submitted) when the queue is full. */
+    boolean submit() {
+        if (!service.loop.reserve(choices.length, service.options.maxWaitingRequests())) {
+            return false;
+        }
+        service.activeExchanges.incrementAndGet();
+        response.closeHandler(v -> clientGone());
+        for (Choice c : choices) {
+            service.loop.submit(c);
+        }
+        return true;
+    }
+
+    private void clientGone() {
+        if (done) {
+            return;
+        }
+        finish();
+        for (Choice c : choices) {
+            service.loop.abort(c);
+        }
+    }
+
+    private void finish() {
+        done = true;
+        service.activeExchanges.decrementAndGet();
+    }
+
+    /** Event loop: the engine published tokens or a finish for {@code c}. */
+    void deliver(Choice c) {
+        if (done) {
+            return;
+        }
+        if (!request.stream()) {
+            if (c.finished && !c.finishHandled) {
+                c.finishHandled = true;
+                if (++finishedChoices == choices.length) {
+                    answerWhole();
+                }
+            }
+            return;
+        }
+        if (holdUntilNanos != 0) {
+            if (System.nanoTime() < holdUntilNanos) {
+                armHoldTimer();
+                return;
+            }
+            holdUntilNanos = 0;
+        }
+        Buffer out = Buffer.buffer(256);
+        boolean ended = stream(c, out);
+        if (!headWritten) {
+            headWritten = true;
+            response.setChunked(true).putHeader("content-type", "text/event-stream; charset=utf-8");
+        }
+        if (out.length() > 0) {
+            if (ended) {
+                response.end(out);
+            } else {
+                response.write(out);
+            }
+        }
+        if (fault == FaultType.DISCONNECT && faultApplied && !done) {
+            response.reset();
+        }
+    }
+
+    /** Appends every unsent event of {@code c}; true when the response is complete. */
+    private boolean stream(Choice c, Buffer out) {
+        boolean finished = c.finished;
+        int emitted = c.emitted;
+        if (fault == FaultType.SLOW_FIRST_TOKEN && !faultApplied && emitted > 0) {
+            faultApplied = true;
+            hold(service.faults.get().slowFirstTokenMs());
+            return false;
+        }
+        if (request.chat() && !c.roleSent && emitted > 0) {
+            c.roleSent = true;
+            out.appendString(chunkHead + "{\"index\":" + c.index
+                    + ",\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+        }
+        while (c.written < emitted) {
+            if (applyStreamFault(c)) {
+                return false;
+            }
+            int i = c.written++;
+            boolean last = finished && i == emitted - 1;
+            appendToken(out, c, i, last);
+            c.finalChunkSent = last;
+            tokensSent++;
+        }
+        if (finished && !c.finishHandled) {
+            c.finishHandled = true;
+            boolean lastChoice = ++finishedChoices == choices.length;
+            if (!c.finalChunkSent) {
+                appendAbortChunk(out, c, lastChoice);
+            }
+            if (lastChoice) {
+                if (request.includeUsage()) {
+                    out.appendString(chunkHead + "]," + usageJson(-1) + "," + groundTruthField() + "}\n\n");
+                }
+                out.appendBytes(DONE);
+                finish();
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean applyStreamFault(Choice c) {
+        if (fault == null || faultApplied) {
+            return false;
+        }
+        FaultSettings settings = service.faults.get();
+        if (tokensSent == settings.afterTokens() && (fault == FaultType.STALL || fault == FaultType.DISCONNECT)) {
+            faultApplied = true;
+            if (fault == FaultType.STALL) {
+                hold(settings.stallMs());
+            }
+            return true;
+        }
+        return false;
+    }
+
+    private void hold(long wallMs) {
+        holdUntilNanos = System.nanoTime() + wallMs * 1_000_000;
+        armHoldTimer();
+    }
+
+    private void armHoldTimer() {
+        if (holdTimerArmed) {
+            return;
+        }
+        holdTimerArmed = true;
+        long ms = Math.max(1, (holdUntilNanos - System.nanoTime() + 999_999) / 1_000_000);
+        context.owner().setTimer(ms, t -> {
+            holdTimerArmed = false;
+            for (Choice ch : choices) {
+                deliver(ch);
+            }
+        });
+    }
+
+    private void appendToken(Buffer out, Choice c, int i, boolean last) {
+        boolean truncated = c.stopTextLength != Integer.MAX_VALUE;
+        if (!last && !truncated && !request.logprobs() && !request.continuousUsage()) {
+            out.appendBytes(tokenPrefix[c.index]).appendBytes(c.text.json(i)).appendBytes(request.chat() ? CHAT_SUFFIX : TEXT_SUFFIX);
+            return;
+        }
+        String piece = c.text.piece(i);
+        if (truncated) {
+            int keep = Math.max(0, Math.min(piece.length(), c.stopTextLength - c.charsWritten));
+            c.charsWritten += piece.length();
+            piece = piece.substring(0, keep);
+        }
+        StringBuilder b = new StringBuilder(256).append(chunkHead).append("{\"index\":").append(c.index);
+        b.append(request.chat() ? ",\"delta\":{\"content\":\"" : ",\"text\":\"").append(Json.escape(piece))
+                .append(request.chat() ? "\"}," : "\",");
+        b.append("\"logprobs\":").append(request.logprobs() ? logprobsJson(c, i, i + 1) : "null");
+        b.append(",\"finish_reason\":").append(last ? "\"" + finishName(c) + "\"" : "null");
+        if (last || !request.chat()) {
+            b.append(",\"stop_reason\":").append(last && c.stopReason != null ? "\"" + Json.escape(c.stopReason) + "\"" : "null");
+        }
+        b.append("}]");
+        if (request.continuousUsage()) {
+            b.append(',').append(usageJson(c.index));
+        } else if (!request.chat()) {
+            b.append(",\"usage\":null");
+        }
+        if (last && finishedChoices + 1 == choices.length && !request.includeUsage()) {
+            b.append(',').append(groundTruthField());
+        }
+        out.appendString(b.append("}\n\n").toString());
+    }
+
+    private void appendAbortChunk(Buffer out, Choice c, boolean lastChoice) {
+        StringBuilder b = new StringBuilder(chunkHead).append("{\"index\":").append(c.index)
+                .append(request.chat() ? ",\"delta\":{}," : ",\"text\":\"\",")
+                .append("\"logprobs\":null,\"finish_reason\":\"abort\",\"stop_reason\":null}]");
+        if (lastChoice && !request.includeUsage()) {
+            b.append(',').append(groundTruthField());
+        }
+        out.appendString(b.append("}\n\n").toString());
+    }
+
+    /** Usage so far: of one choice with its prompt ({@code index >= 0}, continuous usage) or of the whole request. */
+    private String usageJson(int index) {
+        long prompt = 0;
+        long completion = 0;
+        if (index >= 0) {
+            prompt = choices[index].request.promptTokens();
+            completion = choices[index].written;
+        } else {
+            for (int p = 0; p < request.prompts().size(); p++) {
+                prompt += request.prompts().get(p).length;
+            }
+            for (Choice c : choices) {
+                completion += c.request.outputTokens();
+            }
+        }
+        return "\"usage\":{\"prompt_tokens\":" + prompt + ",\"total_tokens\":" + (prompt + completion)
+                + ",\"completion_tokens\":" + completion + "}";
+    }
+
+    private String logprobsJson(Choice c, int from, int to) {
+        StringBuilder b = new StringBuilder(128);
+        if (request.chat()) {
+            b.append("{\"content\":[");
+            for (int i = from; i < to; i++) {
+                if (i > from) {
+                    b.append(',');
+                }
+                double lp = logprob(c, i, 0);
+                appendTokenLogprob(b, c.text.piece(i), lp);
+                b.setLength(b.length() - 1);
+                b.append(",\"top_logprobs\":[");
+                for (int k = 0; k < request.topLogprobs(); k++) {
+                    if (k > 0) {
+                        b.append(',');
+                    }
+                    appendTokenLogprob(b, k == 0 ? c.text.piece(i) : c.text.alternative(i, k), logprob(c, i, k));
+                }
+                b.append("]}");
+            }
+            return b.append("]}").toString();
+        }
+        StringBuilder offsets = new StringBuilder();
+        StringBuilder values = new StringBuilder();
+        StringBuilder tokens = new StringBuilder();
+        StringBuilder tops = new StringBuilder();
+        int offset = 0;
+        for (int i = 0; i < from; i++) {
+            offset += c.text.piece(i).length();
+        }
+        for (int i = from; i < to; i++) {
+            String sep = i > from ? "," : "";
+            offsets.append(sep).append(offset);
+            values.append(sep).append(logprob(c, i, 0));
+            tokens.append(sep).append('"').append(Json.escape(c.text.piece(i))).append('"');
+            tops.append(sep).append('{');
+            for (int k = 0; k < request.topLogprobs(); k++) {
+                String t = k == 0 ? c.text.piece(i) : c.text.alternative(i, k);
+                tops.append(k > 0 ? "," : "").append('"').append(Json.escape(t)).append("\":").append(logprob(c, i, k));
+            }
+            tops.append('}');
+            offset += c.text.piece(i).length();
+        }
+        return "{\"text_offset\":[" + offsets + "],\"token_logprobs\":[" + values + "],\"tokens\":[" + tokens
+                + "],\"top_logprobs\":" + (request.topLogprobs() > 0 ? "[" + tops + "]" : "null") + "}";
+    }
+
+    /** Synthetic but well-formed: the sampled token is the most likely, alternatives decrease with rank. */
+    private static double logprob(Choice c, int i, int rank) {
+        double top = -1.5 * LoremVocabulary.uniform(c.request.id(), i);
+        return Math.round((top - 0.75 * rank) * 1e4) / 1e4;
+    }
+
+    private static void appendTokenLogprob(StringBuilder b, String token, double lp) {
+        b.append("{\"token\":\"").append(Json.escape(token)).append("\",\"logprob\":").append(lp).append(",\"bytes\":[");
+        byte[] bytes = token.getBytes(StandardCharsets.UTF_8);
+        for (int j = 0; j < bytes.length; j++) {
+            b.append(j > 0 ? "," : "").append(bytes[j] & 0xff);
+        }
+        b.append("]}");
+    }
+
+    /** Non-stream: the body once every choice is done, unless a fault drops or delays it. */
+    private void answerWhole() {
+        FaultSettings settings = service.faults.get();
+        if (fault == FaultType.DISCONNECT) {
+            finish();
+            response.reset();
+        } else if (fault == FaultType.STALL || fault == FaultType.SLOW_FIRST_TOKEN) {
+            long ms = fault == FaultType.STALL ? settings.stallMs() : settings.slowFirstTokenMs();
+            context.owner().setTimer(Math.max(1, ms), t -> {
+                if (!done) {
+                    writeBody();
+                }
+            });
+        } else {
+            writeBody();
+        }
+    }
+
+    private void writeBody() {
+        finish();
+        ObjectNode body = Json.MAPPER.createObjectNode();
+        body.put("id", id).put("object", request.chat() ? "chat.completion" : "text_completion").put("created", created)
+                .put("model", service.options.servedModelName());
+        ArrayNode list = body.putArray("choices");
+        for (Choice c : choices) {
+            ObjectNode choice = list.addObject().put("index", c.index);
+            String text = c.finalText();
+            if (request.chat()) {
+                ObjectNode message = choice.putObject("message").put("role", "assistant").put("content", text);
+                message.putArray("tool_calls");
+            } else {
+                choice.put("text", text);
+            }
+            if (request.logprobs()) {
+                choice.set("logprobs", readTree(logprobsJson(c, 0, c.request.outputTokens())));
+            } else {
+                choice.putNull("logprobs");
+            }
+            choice.put("finish_reason", finishName(c));
+            if (c.stopReason != null && c.request.finishReason() == FinishReason.STOP) {
+                choice.put("stop_reason", c.stopReason);
+            } else {
+                choice.putNull("stop_reason");
+            }
+        }
+        body.set("usage", readTree("{" + usageJson(-1) + "}").get("usage"));
+        body.set("infersim", groundTruth());
+        response.putHeader("content-type", "application/json").end(body.toString());
+    }
+
+    private static String finishName(Choice c) {
+        FinishReason r = c.request.finishReason();
+        return r == null ? "abort" : r.openAiName();
+    }
+
+    private static com.fasterxml.jackson.databind.JsonNode readTree(String json) {
+        try {
+            return Json.MAPPER.readTree(json);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("built invalid JSON: " + json, e);
+        }
+    }
+
+    private String groundTruthField() {
+        return "\"infersim\":" + groundTruth();
+    }
+
+    /**
+     * The server's own timeline of every choice, in model time (what the modelled GPU takes; ms since server start)
+     * and wall time (Unix epoch ms for instants, wall ms for durations = model ms / time scale).
+     */
+    private ObjectNode groundTruth() {
+        ModelClock clock = service.clock;
+        ObjectNode truth = Json.MAPPER.createObjectNode().put("request_id", requestId).put("time_scale", clock.timeScale());
+        ArrayNode list = truth.putArray("choices");
+        for (Choice c : choices) {
+            EngineRequest r = c.request;
+            ObjectNode o = list.addObject().put("index", c.index).put("prompt_tokens", r.promptTokens())
+                    .put("cached_prompt_tokens", Math.max(0, r.cachedPromptTokens())).put("completion_tokens", r.outputTokens())
+                    .put("finish_reason", finishName(c))
+                    .put("preemptions", r.preemptions());
+            timeline(o.putObject("model"), c, 1e6, false);
+            timeline(o.putObject("wall"), c, 1e6 * clock.timeScale(), true);
+        }
+        return truth;
+    }
+
+    private void timeline(ObjectNode o, Choice c, double nanosPerMs, boolean epoch) {
+        EngineRequest r = c.request;
+        instant(o, "arrival_ms", r.arrivalNanos(), nanosPerMs, epoch);
+        instant(o, "scheduled_ms", r.firstScheduledNanos(), nanosPerMs, epoch);
+        instant(o, "first_token_ms", r.firstTokenNanos(), nanosPerMs, epoch);
+        instant(o, "finished_ms", r.finishedNanos(), nanosPerMs, epoch);
+        ArrayNode pre = o.putArray("preempted_ms");
+        for (long t : c.preemptionTimes()) {
+            pre.add(epoch ? service.clock.toEpochMillis(t) : t / nanosPerMs);
+        }
+        duration(o, "queue_time_ms", r.arrivalNanos(), r.firstScheduledNanos(), nanosPerMs);
+        duration(o, "prefill_time_ms", r.firstScheduledNanos(), r.firstTokenNanos(), nanosPerMs);
+        duration(o, "decode_time_ms", r.firstTokenNanos(), r.finishedNanos(), nanosPerMs);
+        duration(o, "e2e_ms", r.arrivalNanos(), r.finishedNanos(), nanosPerMs);
+        long[] times = c.tokenTimes();
+        if (times != null) {
+            ArrayNode t = o.putArray("token_times_ms");
+            for (long x : times) {
+                t.add(epoch ? service.clock.toEpochMillis(x) : x / nanosPerMs);
+            }
+        }
+    }
+
+    private void instant(ObjectNode o, String key, long nanos, double nanosPerMs, boolean epoch) {
+        if (nanos < 0) {
+            o.putNull(key);
+        } else {
+            o.put(key, epoch ? service.clock.toEpochMillis(nanos) : nanos / nanosPerMs);
+        }
+    }
+
+    private static void duration(ObjectNode o, String key, long from, long to, double nanosPerMs) {
+        if (from < 0 || to < 0) {
+            o.putNull(key);
+        } else {
+            o.put(key, (to - from) / nanosPerMs);
+        }
+    }
+}

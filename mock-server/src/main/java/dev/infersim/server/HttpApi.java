@@ -1,0 +1,309 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The HTTP surface, as vLLM's OpenAI-compatible server exposes it: {@code POST /v1/chat/completions},
+ * {@code POST /v1/completions}, {@code GET /v1/models}, {@code GET /health}, {@code GET /version}, {@code GET /metrics},
+ * {@code POST /tokenize}, {@code POST /detokenize}, plus {@code GET|POST /admin/faults}. Every refusal is OpenAI error
+ * JSON with the matching status; the header {@code x-infersim-fault: TYPE} forces a fault on one request.
+ * One instance per event loop; all share the {@link ModelService}.
+ */
+final class HttpApi extends VerticleBase {
+    static final String FAULT_HEADER = "x-infersim-fault";
+
+    /** Whether the server is shutting down (new completions get 503). */
+    interface Shutdown {
+        boolean closing();
+    }
+
+    private final ModelService service;
+    private final int port;
+    private final Shutdown shutdown;
+    private volatile int boundPort;
+    private HttpServer server;
+
+    HttpApi(ModelService service, int port, Shutdown shutdown) {
+        this.service = service;
+        this.port = port;
+        this.shutdown = shutdown;
+    }
+
+    int boundPort() {
+        return boundPort;
+    }
+
+    @Override
+    public Future<?> start() {
+        Router router = Router.router(vertx);
+        router.route().handler(this::assignRequestId);
+        router.route("/v1/*").handler(this::authenticate);
+        router.route("/admin/*").handler(this::authenticate);
+        BodyHandler body = BodyHandler.create(false).setBodyLimit(service.options.maxBodyBytes());
+        router.post("/v1/chat/completions").handler(body).handler(rc -> complete(rc, true));
+        router.post("/v1/completions").handler(body).handler(rc -> complete(rc, false));
+        router.get("/v1/models").handler(this::models);
+        router.get("/health").handler(rc -> rc.response().end());
+        router.get("/version").handler(rc -> json(rc, Json.MAPPER.createObjectNode().put("version", version())));
+        router.get("/metrics").handler(rc -> rc.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
+                .end(service.metrics.render()));
+        router.post("/tokenize").handler(body).handler(this::tokenize);
+        router.post("/detokenize").handler(body).handler(this::detokenize);
+        router.get("/admin/faults").handler(rc -> json(rc, faultsJson(service.faults.get())));
+        router.post("/admin/faults").handler(body).handler(this::setFaults);
+        router.errorHandler(404, rc -> error(rc, 404, "Not Found: " + rc.request().method() + " " + rc.request().path(), null));
+        router.errorHandler(405, rc -> error(rc, 405, "Method Not Allowed: " + rc.request().method() + " " + rc.request().path(), null));
+        router.errorHandler(413, rc -> error(rc, 413, "Request body larger than " + service.options.maxBodyBytes() + " bytes", null));
+        router.errorHandler(400, rc -> error(rc, 400, "Bad request", null));
+        router.errorHandler(500, this::failed);
+        server = vertx.createHttpServer(new HttpServerOptions().setTcpNoDelay(true).setIdleTimeout(0));
+        return server.requestHandler(router).listen(port, service.options.host()).onSuccess(s -> boundPort = s.actualPort());
+    }
+
+    /** By now every stream has ended (MockServer.close drains or aborts them first); idle keep-alive connections just close. */
+    @Override
+    public Future<?> stop() {
+        return server.shutdown(200, java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
+    private void assignRequestId(RoutingContext rc) {
+        String id = rc.request().getHeader("x-request-id");
+        if (id == null || id.isBlank()) {
+            id = service.newRequestId(service.nextRequestSeq());
+        }
+        rc.put("requestId", id);
+        rc.response().putHeader("x-request-id", id);
+        rc.next();
+    }
+
+    private void authenticate(RoutingContext rc) {
+        String key = service.options.apiKey();
+        if (key != null && !("Bearer " + key).equals(rc.request().getHeader("authorization"))) {
+            error(rc, 401, "Unauthorized: missing or wrong API key (send Authorization: Bearer KEY)", null);
+            return;
+        }
+        rc.next();
+    }
+
+    private void complete(RoutingContext rc, boolean chat) {
+        long arrivalNanos = service.clock.modelNow();
+        try {
+            if (shutdown.closing()) {
+                throw new ApiException(503, "The server is shutting down", null);
+            }
+            ObjectNode body = RequestParser.object(rc.body().buffer() == null ? new byte[0] : rc.body().buffer().getBytes());
+            CompletionRequest request = service.parser.parse(body, chat);
+            long seq = service.nextRequestSeq();
+            FaultType fault = chooseFault(rc, seq);
+            if (fault != null && fault.isError()) {
+                throw faultError(fault, chat);
+            }
+            Exchange exchange = new Exchange(service, request, rc.response(), vertx.getOrCreateContext(), rc.get("requestId"),
+                    seq, arrivalNanos, fault);
+            if (!exchange.submit()) {
+                rc.response().putHeader("retry-after", "1");
+                throw new ApiException(429, "Too many waiting requests: the queue holds at most "
+                        + service.options.maxWaitingRequests() + " (--max-waiting-requests)", null);
+            }
+        } catch (ApiException e) {
+            error(rc, e.status, e.getMessage(), e.param);
+        }
+    }
+
+    private FaultType chooseFault(RoutingContext rc, long seq) {
+        String forced = rc.request().getHeader(FAULT_HEADER);
+        if (forced != null) {
+            FaultType t = FaultType.byName(forced);
+            if (t == null) {
+                throw ApiException.badRequest(FAULT_HEADER, FAULT_HEADER + ": unknown fault '" + forced + "'");
+            }
+            return t;
+        }
+        long salt = service.options.seed() ^ 0xFA17L;
+        return service.faults.get().pick(LoremVocabulary.uniform(salt, seq), LoremVocabulary.uniform(salt, ~seq));
+    }
+
+    private ApiException faultError(FaultType fault, boolean chat) {
+        return switch (fault) {
+            case RATE_LIMIT -> new ApiException(429, "Rate limit reached (injected fault)", null);
+            case SERVER_ERROR -> new ApiException(500, "Internal server error (injected fault)", null);
+            case SERVICE_UNAVAILABLE -> new ApiException(503, "Service unavailable (injected fault)", null);
+            case AUTH -> new ApiException(401, "Unauthorized (injected fault)", null);
+            default -> {
+                int len = service.capacity.maxModelLen();
+                yield ApiException.badRequest(chat ? "messages" : "prompt", "This model's maximum context length is " + len
+                        + " tokens. However, you requested " + (len + 1) + " tokens. Please reduce the length of the input (injected fault).");
+            }
+        };
+    }
+
+    private void models(RoutingContext rc) {
+        ObjectNode list = Json.MAPPER.createObjectNode().put("object", "list");
+        ObjectNode m = list.putArray("data").addObject();
+        String name = service.options.servedModelName();
+        String root = service.options.deployment().model().hfId();
+        m.put("id", name).put("object", "model").put("created", System.currentTimeMillis() / 1000).put("owned_by", "vllm")
+                .put("root", root == null ? name : root).putNull("parent").put("max_model_len", service.capacity.maxModelLen());
+        json(rc, list);
+    }
+
+    private void tokenize(RoutingContext rc) {
+        try {
+            ObjectNode body = RequestParser.object(rc.body().buffer() == null ? new byte[0] : rc.body().buffer().getBytes());
+            service.parser.checkModel(body);
+            int[] ids;
+            if (body.hasNonNull("messages")) {
+                ObjectNode asChat = body.deepCopy();
+                asChat.remove("max_tokens");
+                CompletionRequest r = service.parser.parse(asChat, true);
+                ids = r.prompts().get(0);
+            } else {
+                String prompt = RequestParser.optString(body, "prompt");
+                if (prompt == null) {
+                    throw ApiException.badRequest("prompt", "prompt: field required (or messages)");
+                }
+                ids = service.tokenizer.encode(prompt);
+            }
+            ObjectNode out = Json.MAPPER.createObjectNode().put("count", ids.length).put("max_model_len", service.capacity.maxModelLen());
+            ArrayNode tokens = out.putArray("tokens");
+            for (int id : ids) {
+                tokens.add(id);
+            }
+            if (RequestParser.optBool(body, "return_token_strs", false)) {
+                ArrayNode strs = out.putArray("token_strs");
+                for (int id : ids) {
+                    strs.add(service.tokenizer.piece(id));
+                }
+            } else {
+                out.putNull("token_strs");
+            }
+            json(rc, out);
+        } catch (ApiException e) {
+            error(rc, e.status, e.getMessage(), e.param);
+        }
+    }
+
+    private void detokenize(RoutingContext rc) {
+        try {
+            ObjectNode body = RequestParser.object(rc.body().buffer() == null ? new byte[0] : rc.body().buffer().getBytes());
+            service.parser.checkModel(body);
+            JsonNode tokens = body.get("tokens");
+            if (tokens == null || !tokens.isArray()) {
+                throw ApiException.badRequest("tokens", "tokens: expected a list of token ids");
+            }
+            int[] ids = new int[tokens.size()];
+            for (int i = 0; i < ids.length; i++) {
+                JsonNode t = tokens.get(i);
+                if (!t.isIntegralNumber() || !t.canConvertToInt()) {
+                    throw ApiException.badRequest("tokens", "tokens: expected integers, got " + RequestParser.describe(t));
+                }
+                ids[i] = t.asInt();
+            }
+            String text;
+            try {
+                text = service.tokenizer.decode(ids);
+            } catch (IllegalArgumentException e) {
+                throw ApiException.badRequest("tokens", "tokens: " + e.getMessage());
+            }
+            json(rc, Json.MAPPER.createObjectNode().put("prompt", text));
+        } catch (ApiException e) {
+            error(rc, e.status, e.getMessage(), e.param);
+        }
+    }
+
+    private void setFaults(RoutingContext rc) {
+        try {
+            ObjectNode body = RequestParser.object(rc.body().buffer() == null ? new byte[0] : rc.body().buffer().getBytes());
+            FaultSettings now = service.faults.get();
+            Double rate = RequestParser.optNumber(body, "failure_rate", 0, 1);
+            List<FaultType> types = now.types();
+            JsonNode t = body.get("failure_types");
+            if (t != null && !t.isNull()) {
+                if (!t.isArray()) {
+                    throw ApiException.badRequest("failure_types", "failure_types: expected a list of fault names");
+                }
+                List<FaultType> parsed = new ArrayList<>();
+                for (JsonNode e : t) {
+                    FaultType f = e.isTextual() ? FaultType.byName(e.asText()) : null;
+                    if (f == null) {
+                        throw ApiException.badRequest("failure_types", "failure_types: unknown fault " + e);
+                    }
+                    parsed.add(f);
+                }
+                types = parsed;
+            }
+            Integer after = RequestParser.optInt(body, "fault_after_tokens", 0, Integer.MAX_VALUE);
+            Integer stall = RequestParser.optInt(body, "stall_ms", 0, Integer.MAX_VALUE);
+            Integer slow = RequestParser.optInt(body, "slow_first_token_ms", 0, Integer.MAX_VALUE);
+            FaultSettings next;
+            try {
+                next = new FaultSettings(rate == null ? now.failureRate() : rate, types, after == null ? now.afterTokens() : after,
+                        stall == null ? now.stallMs() : stall, slow == null ? now.slowFirstTokenMs() : slow);
+            } catch (IllegalArgumentException e) {
+                throw ApiException.badRequest("failure_rate", e.getMessage());
+            }
+            service.faults.set(next);
+            json(rc, faultsJson(next));
+        } catch (ApiException e) {
+            error(rc, e.status, e.getMessage(), e.param);
+        }
+    }
+
+    private static ObjectNode faultsJson(FaultSettings f) {
+        ObjectNode o = Json.MAPPER.createObjectNode().put("failure_rate", f.failureRate());
+        ArrayNode types = o.putArray("failure_types");
+        f.types().forEach(t -> types.add(t.wireName()));
+        return o.put("fault_after_tokens", f.afterTokens()).put("stall_ms", f.stallMs()).put("slow_first_token_ms", f.slowFirstTokenMs());
+    }
+
+    private void failed(RoutingContext rc) {
+        Throwable f = rc.failure();
+        if (f instanceof ApiException e) {
+            error(rc, e.status, e.getMessage(), e.param);
+        } else {
+            error(rc, 500, "Internal error: " + (f == null ? "unknown" : f.getClass().getSimpleName() + ": " + f.getMessage()), null);
+        }
+    }
+
+    private static void json(RoutingContext rc, ObjectNode body) {
+        rc.response().putHeader("content-type", "application/json").end(body.toString());
+    }
+
+    /** Writes {@code {"error":{"message","type","param","code"}}}; if a stream already started, just closes it. */
+    static void error(RoutingContext rc, int status, String message, String param) {
+        HttpServerResponse response = rc.response();
+        if (response.headWritten()) {
+            if (!response.ended()) {
+                response.reset();
+            }
+            return;
+        }
+        ObjectNode body = Json.MAPPER.createObjectNode();
+        ObjectNode error = body.putObject("error").put("message", message).put("type", ApiException.typeOf(status));
+        if (param == null) {
+            error.putNull("param");
+        } else {
+            error.put("param", param);
+        }
+        error.put("code", status);
+        response.setStatusCode(status).putHeader("content-type", "application/json").end(body.toString());
+    }
+
+    private static String version() {
+        String v = HttpApi.class.getPackage().getImplementationVersion();
+        return v == null ? "dev" : v;
+    }
+}

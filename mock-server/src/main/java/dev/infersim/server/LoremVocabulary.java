@@ -1,0 +1,70 @@
+package dev.infersim.server;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The mock model's lorem output: common English words, each one cl100k_base token with its leading space, and a full
+ * stop every few words. Token {@code i} of a text is a pure function of (seed, i), so any token can be produced on any
+ * thread without state, and the same seed always gives the same text. Pieces split exactly at cl100k's pre-tokenizer
+ * boundaries ({@code " word"}, {@code "."}), so re-tokenizing the text gives back the same ids.
+ */
+final class LoremVocabulary {
+    private static final String WORDS = "the of and to in is was for that on as with by at from his an were are which this be "
+            + "has had one their not but all its new first two been they who after also other more time into over most "
+            + "years only some would during these may many such city under between about while where both three used when "
+            + "then known world system made state part later through school since well around each house people music "
+            + "number work water small light model data power early large place line order point field level form study "
+            + "group course value common result change process design market family night river story game "
+            + "team road plan space sound heart voice color paper table stone train cloud green quiet simple";
+
+    final int[] ids;
+    final String[] pieces;
+    final byte[][] jsonPieces;
+    private final int periodIndex;
+
+    LoremVocabulary(PromptTokenizer tokenizer) {
+        List<String> accepted = new ArrayList<>();
+        List<Integer> acceptedIds = new ArrayList<>();
+        for (String w : WORDS.split(" ")) {
+            String piece = " " + w;
+            int[] enc = tokenizer.encode(piece);
+            if (enc.length == 1 && !accepted.contains(piece)) {
+                accepted.add(piece);
+                acceptedIds.add(enc[0]);
+            }
+        }
+        accepted.add(".");
+        acceptedIds.add(tokenizer.encode(".")[0]);
+        periodIndex = accepted.size() - 1;
+        ids = acceptedIds.stream().mapToInt(Integer::intValue).toArray();
+        pieces = accepted.toArray(String[]::new);
+        jsonPieces = new byte[pieces.length][];
+        for (int i = 0; i < pieces.length; i++) {
+            jsonPieces[i] = Json.escape(pieces[i]).getBytes(StandardCharsets.UTF_8);
+        }
+    }
+
+    /** Vocabulary index of token {@code i} of the text with this seed: a word, or a full stop (never two in a row, never first). */
+    int indexAt(long seed, int i) {
+        long h = mix(seed, i);
+        if (i > 0 && (h & 15) == 0 && (mix(seed, i - 1) & 15) != 0) {
+            return periodIndex;
+        }
+        return (int) ((h >>> 8) % periodIndex);
+    }
+
+    /** SplitMix64 finalizer of (seed, i): a well-spread 64-bit hash. */
+    static long mix(long seed, long i) {
+        long z = seed * 0x9E3779B97F4A7C15L + i * 0xBF58476D1CE4E5B9L + 0x94D049BB133111EBL;
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
+    /** A uniform double in [0, 1) from (seed, i). */
+    static double uniform(long seed, long i) {
+        return (mix(seed, i) >>> 11) * 0x1.0p-53;
+    }
+}

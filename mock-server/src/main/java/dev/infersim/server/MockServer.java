@@ -1,0 +1,182 @@
+package dev.infersim.server;
+
+import dev.infersim.engine.CostModel;
+import dev.infersim.engine.EngineCore;
+import dev.infersim.engine.KvCapacity;
+import dev.infersim.engine.RooflineCostModel;
+import dev.infersim.engine.SchedulingPolicies;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import org.HdrHistogram.Histogram;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * An OpenAI-compatible LLM server whose every token is timed by the engine model ({@link EngineCore}) on the real
+ * clock: one engine thread per served model, Vert.x event loops for HTTP. Start it in-process:
+ * <pre>
+ *   MockServer server = MockServer.start(ServerOptions.builder(deployment).port(0).timeScale(10).build())
+ *           .toCompletionStage().toCompletableFuture().join();
+ *   String baseUrl = server.baseUrl() + "/v1";
+ *   ...
+ *   server.close().await();
+ * </pre>
+ * See {@link HttpApi} for the endpoints and {@link ModelClock} for model time versus wall time.
+ */
+public final class MockServer {
+    private final Vertx vertx;
+    private final boolean ownsVertx;
+    private final ModelService service;
+    private final List<String> deployments;
+    private final int port;
+    private volatile boolean closing;
+
+    private MockServer(Vertx vertx, boolean ownsVertx, ModelService service, List<String> deployments, int port) {
+        this.vertx = vertx;
+        this.ownsVertx = ownsVertx;
+        this.service = service;
+        this.deployments = deployments;
+        this.port = port;
+    }
+
+    /** Starts on its own Vert.x instance (closed by {@link #close()}), with the roofline cost model. */
+    public static Future<MockServer> start(ServerOptions options) {
+        int loops = options.eventLoops() > 0 ? options.eventLoops() : Runtime.getRuntime().availableProcessors();
+        Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(loops).setPreferNativeTransport(true));
+        return start(vertx, true, options, new RooflineCostModel(options.deployment()))
+                .onFailure(e -> vertx.close());
+    }
+
+    /** Starts on a caller's Vert.x (left open by {@link #close()}) with a given cost model (tests may use their own). */
+    public static Future<MockServer> start(Vertx vertx, ServerOptions options, CostModel costModel) {
+        return start(vertx, false, options, costModel);
+    }
+
+    private static Future<MockServer> start(Vertx vertx, boolean owns, ServerOptions options, CostModel costModel) {
+        ModelService service;
+        try {
+            EngineCore engine = new EngineCore(options.deployment(), KvCapacity.of(options.deployment()), costModel,
+                    SchedulingPolicies.byName(options.schedulingPolicy()));
+            PromptTokenizer tokenizer = new PromptTokenizer();
+            service = new ModelService(options, engine, tokenizer, new LoremVocabulary(tokenizer));
+        } catch (RuntimeException e) {
+            return Future.failedFuture(e);
+        }
+        service.loop.start();
+        int instances = options.eventLoops() > 0 ? options.eventLoops() : Runtime.getRuntime().availableProcessors();
+        MockServer[] holder = new MockServer[1];
+        HttpApi.Shutdown shutdown = () -> holder[0] != null && holder[0].closing;
+        List<HttpApi> apis = new java.util.concurrent.CopyOnWriteArrayList<>();
+        // One deployment of n instances: Vert.x shares the listening socket among them (even an ephemeral port 0).
+        return vertx.deployVerticle(() -> {
+            HttpApi api = new HttpApi(service, options.port(), shutdown);
+            apis.add(api);
+            return api;
+        }, new DeploymentOptions().setInstances(instances)).map(id -> {
+            holder[0] = new MockServer(vertx, owns, service, List.of(id), apis.get(0).boundPort());
+            return holder[0];
+        }).onFailure(e -> {
+            try {
+                service.loop.stop();
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+            }
+        });
+    }
+
+    /** The bound TCP port. */
+    public int port() {
+        return port;
+    }
+
+    /** {@code http://host:port} (append {@code /v1} for OpenAI clients). */
+    public String baseUrl() {
+        return "http://" + service.options.host() + ":" + port;
+    }
+
+    public ServerOptions options() {
+        return service.options;
+    }
+
+    public KvCapacity capacity() {
+        return service.capacity;
+    }
+
+    /** Model time versus wall time of this server. */
+    public ModelClock clock() {
+        return service.clock;
+    }
+
+    /** Requests in the running batch after the last step. */
+    public int runningRequests() {
+        return service.metrics.running();
+    }
+
+    /** Requests accepted but not running (engine queue, preempted, or not yet handed to the engine). */
+    public int waitingRequests() {
+        return service.metrics.waiting();
+    }
+
+    /** Fraction of KV-cache blocks in use after the last step. */
+    public double kvCacheUsage() {
+        return service.metrics.kvUsage();
+    }
+
+    /** A copy of the step-lag histogram (wall ns by which steps ended after their planned end). */
+    public Histogram stepLagNanos() {
+        return service.metrics.stepLagNanos.copy();
+    }
+
+    /** The current fault settings. */
+    public FaultSettings faults() {
+        return service.faults.get();
+    }
+
+    /** The one line {@code infersim serve} prints when ready. */
+    public String readyLine() {
+        var d = service.options.deployment();
+        KvCapacity kv = service.capacity;
+        return String.format(Locale.ROOT, "infersim serving %s at %s/v1 (%s on %s x%d, time scale %s); KV cache %,d tokens "
+                        + "(%,d blocks of %d), max model len %,d", service.options.servedModelName(), baseUrl(), d.model().name(),
+                d.gpu().name(), d.tensorParallelSize(), service.options.timeScale(), kv.tokens(), kv.numBlocks(), kv.blockSize(),
+                kv.maxModelLen());
+    }
+
+    /** Graceful close with a 5 s grace period. */
+    public Future<Void> close() {
+        return close(Duration.ofSeconds(5));
+    }
+
+    /**
+     * Stops accepting requests (new ones get 503), lets in-flight requests finish for up to {@code grace} (wall), then
+     * aborts the rest (streams end with finish_reason {@code abort} and {@code [DONE]}) and closes the listeners.
+     */
+    public Future<Void> close(Duration grace) {
+        closing = true;
+        long deadline = System.nanoTime() + grace.toNanos();
+        Promise<Void> drained = Promise.promise();
+        vertx.setPeriodic(10, timer -> {
+            if (service.activeExchanges.get() == 0 || System.nanoTime() >= deadline) {
+                vertx.cancelTimer(timer);
+                drained.complete();
+            }
+        });
+        return drained.future()
+                .compose(v -> vertx.executeBlocking(() -> {
+                    service.loop.stop();
+                    return null;
+                }))
+                .compose(v -> {
+                    Promise<Void> flushed = Promise.promise();
+                    vertx.setTimer(50, t -> flushed.complete());
+                    return flushed.future();
+                })
+                .compose(v -> Future.join(deployments.stream().map(vertx::undeploy).toList()).mapEmpty())
+                .compose(v -> ownsVertx ? vertx.close() : Future.<Void>succeededFuture());
+    }
+}

@@ -1,0 +1,319 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Validates OpenAI request bodies field by field, as vLLM's pydantic models do: a wrong type or range is a 400 whose
+ * message and {@code param} name the field; an unknown model is a 404; a prompt that cannot fit max-model-len is a 400
+ * with vLLM's context-length message. Unknown fields are ignored.
+ */
+final class RequestParser {
+    private final PromptTokenizer tokenizer;
+    private final String servedModelName;
+    private final int maxModelLen;
+
+    RequestParser(PromptTokenizer tokenizer, String servedModelName, int maxModelLen) {
+        this.tokenizer = tokenizer;
+        this.servedModelName = servedModelName;
+        this.maxModelLen = maxModelLen;
+    }
+
+    /** Parses a JSON object body; 400 when it is not one. */
+    static ObjectNode object(byte[] body) {
+        JsonNode node;
+        try {
+            node = Json.MAPPER.readTree(body);
+        } catch (JsonProcessingException e) {
+            throw ApiException.badRequest(null, "Invalid JSON body: " + e.getOriginalMessage());
+        } catch (java.io.IOException e) {
+            throw ApiException.badRequest(null, "Unreadable body: " + e.getMessage());
+        }
+        if (node == null || !node.isObject()) {
+            throw ApiException.badRequest(null, "The request body must be a JSON object");
+        }
+        return (ObjectNode) node;
+    }
+
+    /** 404 unless {@code model} is absent or the served model. */
+    void checkModel(ObjectNode body) {
+        String model = optString(body, "model");
+        if (model != null && !model.equals(servedModelName)) {
+            throw new ApiException(404, "The model `" + model + "` does not exist.", "model");
+        }
+    }
+
+    CompletionRequest parse(ObjectNode body, boolean chat) {
+        checkModel(body);
+        List<int[]> prompts = new ArrayList<>();
+        List<int[]> echo = new ArrayList<>();
+        if (chat) {
+            List<PromptTokenizer.Message> messages = messages(body);
+            prompts.add(tokenizer.applyChatTemplate(messages));
+            String lastUser = "";
+            for (PromptTokenizer.Message m : messages) {
+                if (m.role().equals("user")) {
+                    lastUser = m.content();
+                }
+            }
+            echo.add(tokenizer.encode(lastUser.isEmpty() ? messages.get(messages.size() - 1).content() : lastUser));
+        } else {
+            for (int[] p : prompts(body)) {
+                prompts.add(p);
+                echo.add(p);
+            }
+        }
+        Integer maxTokens = optInt(body, chat ? "max_completion_tokens" : "max_tokens", 1, Integer.MAX_VALUE);
+        if (maxTokens == null) {
+            maxTokens = optInt(body, "max_tokens", 1, Integer.MAX_VALUE);
+        }
+        Integer minTokens = optInt(body, "min_tokens", 0, Integer.MAX_VALUE);
+        int min = minTokens == null ? 0 : minTokens;
+        if (maxTokens != null && min > maxTokens) {
+            throw ApiException.badRequest("min_tokens", "min_tokens must be less than or equal to max_tokens=" + maxTokens
+                    + ", got " + min + ".");
+        }
+        for (int[] p : prompts) {
+            checkContext(p.length, maxTokens, chat);
+        }
+        Integer n = optInt(body, "n", 1, 128);
+        boolean stream = optBool(body, "stream", false);
+        JsonNode streamOptions = body.get("stream_options");
+        boolean includeUsage = false;
+        boolean continuousUsage = false;
+        if (streamOptions != null && !streamOptions.isNull()) {
+            if (!streamOptions.isObject()) {
+                throw ApiException.badRequest("stream_options", "stream_options: expected an object");
+            }
+            if (!stream) {
+                throw ApiException.badRequest("stream_options", "Stream options can only be defined when `stream=True`.");
+            }
+            includeUsage = optBool((ObjectNode) streamOptions, "include_usage", false);
+            continuousUsage = optBool((ObjectNode) streamOptions, "continuous_usage_stats", false);
+        }
+        optNumber(body, "temperature", 0, 2);
+        optNumber(body, "top_p", 0, 1);
+        optNumber(body, "frequency_penalty", -2, 2);
+        optNumber(body, "presence_penalty", -2, 2);
+        optString(body, "user");
+        boolean logprobs;
+        int top;
+        if (chat) {
+            logprobs = optBool(body, "logprobs", false);
+            Integer t = optInt(body, "top_logprobs", 0, 20);
+            top = t == null ? 0 : t;
+            if (t != null && t > 0 && !logprobs) {
+                throw ApiException.badRequest("top_logprobs", "when using `top_logprobs`, `logprobs` must be set to true.");
+            }
+        } else {
+            Integer t = optInt(body, "logprobs", 0, 20);
+            logprobs = t != null;
+            top = t == null ? 0 : t;
+        }
+        Long seed = null;
+        JsonNode s = body.get("seed");
+        if (s != null && !s.isNull()) {
+            if (!s.canConvertToLong() || !s.isIntegralNumber()) {
+                throw ApiException.badRequest("seed", "seed: expected an integer, got " + describe(s));
+            }
+            seed = s.asLong();
+        }
+        Integer priority = optInt(body, "priority", Integer.MIN_VALUE, Integer.MAX_VALUE);
+        boolean tokenTimes = false;
+        JsonNode infersim = body.get("infersim");
+        if (infersim != null && infersim.isObject()) {
+            tokenTimes = optBool((ObjectNode) infersim, "token_times", false);
+        }
+        return new CompletionRequest(chat, prompts, echo, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
+                n == null ? 1 : n, seed, logprobs, top, stream, includeUsage, continuousUsage,
+                priority == null ? 0 : priority, tokenTimes);
+    }
+
+    /** vLLM's context-length check: the prompt must leave room, and prompt + max_tokens must fit max-model-len. */
+    void checkContext(int promptTokens, Integer maxTokens, boolean chat) {
+        String input = chat ? "messages" : "prompt";
+        if (promptTokens >= maxModelLen || (maxTokens != null && promptTokens + (long) maxTokens > maxModelLen)) {
+            String message = maxTokens == null
+                    ? String.format("This model's maximum context length is %d tokens. However, your request has %d input "
+                    + "tokens. Please reduce the length of the input %s.", maxModelLen, promptTokens, input)
+                    : String.format("This model's maximum context length is %d tokens. However, you requested %d tokens "
+                    + "(%d in the %s, %d in the completion). Please reduce the length of the %s or completion.",
+                    maxModelLen, promptTokens + (long) maxTokens, promptTokens, input, maxTokens, input);
+            throw ApiException.badRequest(input, message);
+        }
+        if (promptTokens < 1) {
+            throw ApiException.badRequest(input, "The prompt must contain at least one token.");
+        }
+    }
+
+    private List<PromptTokenizer.Message> messages(ObjectNode body) {
+        JsonNode ms = body.get("messages");
+        if (ms == null || ms.isNull()) {
+            throw ApiException.badRequest("messages", "messages: field required");
+        }
+        if (!ms.isArray() || ms.isEmpty()) {
+            throw ApiException.badRequest("messages", "messages: expected a non-empty array of messages");
+        }
+        List<PromptTokenizer.Message> out = new ArrayList<>();
+        for (int i = 0; i < ms.size(); i++) {
+            JsonNode m = ms.get(i);
+            String where = "messages[" + i + "]";
+            if (!m.isObject()) {
+                throw ApiException.badRequest("messages", where + ": expected an object with role and content");
+            }
+            JsonNode role = m.get("role");
+            if (role == null || !role.isTextual()) {
+                throw ApiException.badRequest("messages", where + ".role: expected a string");
+            }
+            out.add(new PromptTokenizer.Message(role.asText(), content(m.get("content"), where)));
+        }
+        return out;
+    }
+
+    private static String content(JsonNode c, String where) {
+        if (c == null || c.isNull()) {
+            return "";
+        }
+        if (c.isTextual()) {
+            return c.asText();
+        }
+        if (c.isArray()) {
+            StringBuilder text = new StringBuilder();
+            for (JsonNode part : c) {
+                JsonNode type = part.get("type");
+                JsonNode t = part.get("text");
+                if (type == null || !"text".equals(type.asText()) || t == null || !t.isTextual()) {
+                    throw ApiException.badRequest("messages", where + ".content: only {\"type\":\"text\",\"text\":...} parts are supported");
+                }
+                text.append(t.asText());
+            }
+            return text.toString();
+        }
+        throw ApiException.badRequest("messages", where + ".content: expected a string or an array of text parts, got " + describe(c));
+    }
+
+    private List<int[]> prompts(ObjectNode body) {
+        JsonNode p = body.get("prompt");
+        if (p == null || p.isNull()) {
+            throw ApiException.badRequest("prompt", "prompt: field required");
+        }
+        List<int[]> out = new ArrayList<>();
+        if (p.isTextual()) {
+            out.add(tokenizer.encode(p.asText()));
+        } else if (p.isArray() && !p.isEmpty() && p.get(0).isIntegralNumber()) {
+            out.add(tokenIds(p));
+        } else if (p.isArray() && !p.isEmpty()) {
+            for (JsonNode e : p) {
+                if (e.isTextual()) {
+                    out.add(tokenizer.encode(e.asText()));
+                } else if (e.isArray()) {
+                    out.add(tokenIds(e));
+                } else {
+                    throw ApiException.badRequest("prompt", "prompt: list items must be strings or token id lists, got " + describe(e));
+                }
+            }
+        } else {
+            throw ApiException.badRequest("prompt", "prompt: expected a string, a list of strings, or a list of token ids");
+        }
+        return out;
+    }
+
+    private static int[] tokenIds(JsonNode array) {
+        int[] ids = new int[array.size()];
+        for (int i = 0; i < ids.length; i++) {
+            JsonNode e = array.get(i);
+            if (!e.isIntegralNumber() || !e.canConvertToInt() || e.asInt() < 0) {
+                throw ApiException.badRequest("prompt", "prompt: token ids must be non-negative integers, got " + describe(e));
+            }
+            ids[i] = e.asInt();
+        }
+        return ids;
+    }
+
+    private static List<String> stops(ObjectNode body) {
+        JsonNode s = body.get("stop");
+        if (s == null || s.isNull()) {
+            return List.of();
+        }
+        if (s.isTextual()) {
+            return s.asText().isEmpty() ? List.of() : List.of(s.asText());
+        }
+        if (s.isArray()) {
+            List<String> out = new ArrayList<>();
+            for (JsonNode e : s) {
+                if (!e.isTextual()) {
+                    throw ApiException.badRequest("stop", "stop: expected a string or a list of strings, got an item " + describe(e));
+                }
+                if (!e.asText().isEmpty()) {
+                    out.add(e.asText());
+                }
+            }
+            return out;
+        }
+        throw ApiException.badRequest("stop", "stop: expected a string or a list of strings, got " + describe(s));
+    }
+
+    static Integer optInt(ObjectNode body, String field, int min, int max) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (!v.isIntegralNumber() || !v.canConvertToInt()) {
+            throw ApiException.badRequest(field, field + ": expected an integer, got " + describe(v));
+        }
+        int i = v.asInt();
+        if (i < min || i > max) {
+            throw ApiException.badRequest(field, field + ": must be " + (max == Integer.MAX_VALUE ? ">= " + min
+                    : "between " + min + " and " + max) + ", got " + i);
+        }
+        return i;
+    }
+
+    static boolean optBool(ObjectNode body, String field, boolean otherwise) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            return otherwise;
+        }
+        if (!v.isBoolean()) {
+            throw ApiException.badRequest(field, field + ": expected a boolean, got " + describe(v));
+        }
+        return v.asBoolean();
+    }
+
+    static Double optNumber(ObjectNode body, String field, double min, double max) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (!v.isNumber()) {
+            throw ApiException.badRequest(field, field + ": expected a number, got " + describe(v));
+        }
+        double d = v.asDouble();
+        if (d < min || d > max) {
+            throw ApiException.badRequest(field, field + ": must be between " + min + " and " + max + ", got " + d);
+        }
+        return d;
+    }
+
+    static String optString(ObjectNode body, String field) {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (!v.isTextual()) {
+            throw ApiException.badRequest(field, field + ": expected a string, got " + describe(v));
+        }
+        return v.asText();
+    }
+
+    static String describe(JsonNode v) {
+        String type = v.isTextual() ? "string" : v.isBoolean() ? "boolean" : v.isNumber() ? "number" : v.isArray() ? "array"
+                : v.isObject() ? "object" : "null";
+        String text = v.toString();
+        return type + " " + (text.length() > 40 ? text.substring(0, 40) + "..." : text);
+    }
+}

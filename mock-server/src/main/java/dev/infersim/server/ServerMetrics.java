@@ -1,0 +1,217 @@
+package dev.infersim.server;
+
+import dev.infersim.engine.Deployment;
+import dev.infersim.engine.EngineCore;
+import dev.infersim.engine.EngineRequest;
+import dev.infersim.engine.FinishReason;
+import dev.infersim.engine.KvCapacity;
+import org.HdrHistogram.ConcurrentHistogram;
+import org.HdrHistogram.Histogram;
+
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The server's Prometheus metrics under vLLM V1's names, labels ({@code engine}, {@code model_name}) and histogram
+ * buckets ({@code vllm/v1/metrics/loggers.py}), plus infersim's own under {@code infersim:}. Durations are model-time
+ * seconds (what the modelled GPU would show; divide by the time scale for wall time). The engine thread records;
+ * /metrics renders the text exposition format 0.0.4 by hand, so names keep vLLM's colons and {@code _total} suffixes.
+ */
+final class ServerMetrics {
+    private static final double[] TTFT_BUCKETS = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0,
+            2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
+    private static final double[] ITL_BUCKETS = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5,
+            5.0, 7.5, 10.0, 20.0, 40.0, 80.0};
+    private static final double[] REQUEST_LATENCY_BUCKETS = {0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0,
+            30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+    private static final double[] ITERATION_TOKEN_BUCKETS = {1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384};
+    private static final double[] N_BUCKETS = {1, 2, 5, 10, 20};
+    private static final double[] LAG_BUCKETS = {1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2,
+            5e-2, 0.1, 0.25, 1.0};
+
+    private final String labels;
+    private final String cacheConfigLabels;
+    private final double timeScale;
+
+    final BucketHistogram ttft = new BucketHistogram(TTFT_BUCKETS);
+    final BucketHistogram itl = new BucketHistogram(ITL_BUCKETS);
+    final BucketHistogram tpot = new BucketHistogram(ITL_BUCKETS);
+    final BucketHistogram e2e = new BucketHistogram(REQUEST_LATENCY_BUCKETS);
+    final BucketHistogram queue = new BucketHistogram(REQUEST_LATENCY_BUCKETS);
+    final BucketHistogram inference = new BucketHistogram(REQUEST_LATENCY_BUCKETS);
+    final BucketHistogram prefill = new BucketHistogram(REQUEST_LATENCY_BUCKETS);
+    final BucketHistogram decode = new BucketHistogram(REQUEST_LATENCY_BUCKETS);
+    final BucketHistogram iterationTokens = new BucketHistogram(ITERATION_TOKEN_BUCKETS);
+    final BucketHistogram paramsN = new BucketHistogram(N_BUCKETS);
+    final BucketHistogram promptTokens;
+    final BucketHistogram generationTokens;
+    final BucketHistogram paramsMaxTokens;
+    final BucketHistogram stepLag = new BucketHistogram(LAG_BUCKETS);
+    /** Step lag in nanoseconds at 3 significant digits, for benchmarks (any thread may read a copy). */
+    final Histogram stepLagNanos = new ConcurrentHistogram(3);
+
+    private final AtomicLong successStop = new AtomicLong();
+    private final AtomicLong successLength = new AtomicLong();
+    private final AtomicLong successAbort = new AtomicLong();
+    private final AtomicLong promptTokensTotal = new AtomicLong();
+
+    // engine snapshot, published after each step
+    private volatile int running;
+    private volatile int waiting;
+    private volatile double kvUsage;
+    private volatile long preemptions;
+    private volatile long generationTokensTotal;
+    private volatile long prefixQueries;
+    private volatile long prefixHits;
+    private volatile long steps;
+
+    ServerMetrics(String servedModelName, Deployment d, KvCapacity kv, double timeScale) {
+        this.labels = "engine=\"0\",model_name=\"" + escapeLabel(servedModelName) + "\"";
+        this.cacheConfigLabels = String.format(Locale.ROOT, "block_size=\"%d\",cache_dtype=\"%s\",enable_prefix_caching=\"%s\","
+                        + "gpu_memory_utilization=\"%s\",num_gpu_blocks=\"%d\",engine=\"0\"", kv.blockSize(),
+                d.kvCacheDtype().toString().toLowerCase(Locale.ROOT), d.enablePrefixCaching() ? "True" : "False",
+                d.gpuMemoryUtilization(), kv.numBlocks());
+        this.timeScale = timeScale;
+        promptTokens = BucketHistogram.oneTwoFive(kv.maxModelLen());
+        generationTokens = BucketHistogram.oneTwoFive(kv.maxModelLen());
+        paramsMaxTokens = BucketHistogram.oneTwoFive(kv.maxModelLen());
+    }
+
+    /** Engine thread: one step finished {@code lagNanos} (wall) after its planned end. */
+    void recordStep(long tokens, long lagNanos) {
+        iterationTokens.record(tokens);
+        stepLag.record(lagNanos / 1e9);
+        stepLagNanos.recordValue(Math.max(0, lagNanos));
+    }
+
+    /** Engine thread: a request's first token. */
+    void recordFirstToken(EngineRequest r, long nowNanos) {
+        ttft.record((nowNanos - r.arrivalNanos()) / 1e9);
+        promptTokensTotal.lazySet(promptTokensTotal.get() + r.promptTokens());
+    }
+
+    /** Engine thread: a later token, {@code gapNanos} after the previous one. */
+    void recordInterToken(long gapNanos) {
+        itl.record(gapNanos / 1e9);
+        tpot.record(gapNanos / 1e9);
+    }
+
+    /** Engine thread: a request finished; {@code n} is its HTTP request's choice count (recorded once, by choice 0). */
+    void recordFinish(EngineRequest r, int choiceIndex, int n) {
+        AtomicLong counter = r.finishReason() == FinishReason.STOP ? successStop
+                : r.finishReason() == FinishReason.LENGTH ? successLength : successAbort;
+        counter.lazySet(counter.get() + 1);
+        if (choiceIndex == 0) {
+            paramsN.record(n);
+        }
+        if (r.finishReason() == FinishReason.ABORT || r.firstTokenNanos() < 0) {
+            return;
+        }
+        e2e.record((r.finishedNanos() - r.arrivalNanos()) / 1e9);
+        queue.record((r.firstScheduledNanos() - r.arrivalNanos()) / 1e9);
+        inference.record((r.finishedNanos() - r.firstScheduledNanos()) / 1e9);
+        prefill.record((r.firstTokenNanos() - r.firstScheduledNanos()) / 1e9);
+        decode.record((r.finishedNanos() - r.firstTokenNanos()) / 1e9);
+        promptTokens.record(r.promptTokens());
+        generationTokens.record(r.outputTokens());
+        paramsMaxTokens.record(r.maxTokens());
+    }
+
+    /** Engine thread: publishes the engine's gauges and counters. */
+    void snapshot(EngineCore engine, int notYetQueued) {
+        running = engine.runningCount();
+        waiting = engine.waitingCount() + notYetQueued;
+        kvUsage = engine.kvCacheUsage();
+        preemptions = engine.preemptions();
+        generationTokensTotal = engine.outputTokens();
+        prefixQueries = engine.kvCache().queriedTokens();
+        prefixHits = engine.kvCache().hitTokens();
+        steps = engine.steps();
+    }
+
+    int running() {
+        return running;
+    }
+
+    int waiting() {
+        return waiting;
+    }
+
+    double kvUsage() {
+        return kvUsage;
+    }
+
+    /** The Prometheus text exposition (format 0.0.4). */
+    String render() {
+        StringBuilder b = new StringBuilder(16_384);
+        gauge(b, "vllm:num_requests_running", "Number of requests in model execution batches.", running);
+        gauge(b, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", waiting);
+        gauge(b, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", kvUsage);
+        b.append("# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n")
+                .append("vllm:cache_config_info{").append(cacheConfigLabels).append("} 1.0\n");
+        counter(b, "vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", preemptions);
+        counter(b, "vllm:prompt_tokens_total", "Number of prefill tokens processed.", promptTokensTotal.get());
+        counter(b, "vllm:generation_tokens_total", "Number of generation tokens processed.", generationTokensTotal);
+        counter(b, "vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", prefixQueries);
+        counter(b, "vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", prefixHits);
+        b.append("# HELP vllm:request_success_total Count of successfully processed requests.\n")
+                .append("# TYPE vllm:request_success_total counter\n");
+        success(b, "stop", successStop.get());
+        success(b, "length", successLength.get());
+        success(b, "abort", successAbort.get());
+        histogram(b, "vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", iterationTokens);
+        histogram(b, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttft);
+        histogram(b, "vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.", tpot);
+        histogram(b, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", itl);
+        histogram(b, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", e2e);
+        histogram(b, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", queue);
+        histogram(b, "vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.", inference);
+        histogram(b, "vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", prefill);
+        histogram(b, "vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", decode);
+        histogram(b, "vllm:request_prompt_tokens", "Number of prefill tokens processed.", promptTokens);
+        histogram(b, "vllm:request_generation_tokens", "Number of generation tokens processed.", generationTokens);
+        histogram(b, "vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.", paramsMaxTokens);
+        histogram(b, "vllm:request_params_n", "Histogram of the n request parameter.", paramsN);
+        gauge(b, "infersim:time_scale", "Wall-clock speed-up: model time = wall time x this.", timeScale);
+        counter(b, "infersim:steps_total", "Engine iterations run.", steps);
+        histogram(b, "infersim:step_lag_seconds", "Wall seconds by which a step's end was late against its plan.", stepLag);
+        return b.toString();
+    }
+
+    private void gauge(StringBuilder b, String name, String help, double value) {
+        header(b, name, help, "gauge");
+        b.append(name).append('{').append(labels).append("} ").append(value).append('\n');
+    }
+
+    private void counter(StringBuilder b, String name, String help, long value) {
+        header(b, name, help, "counter");
+        b.append(name).append('{').append(labels).append("} ").append((double) value).append('\n');
+    }
+
+    private void success(StringBuilder b, String reason, long value) {
+        b.append("vllm:request_success_total{").append(labels).append(",finished_reason=\"").append(reason).append("\"} ")
+                .append((double) value).append('\n');
+    }
+
+    private void histogram(StringBuilder b, String name, String help, BucketHistogram h) {
+        header(b, name, help, "histogram");
+        double[] bounds = h.bounds();
+        for (int i = 0; i < bounds.length; i++) {
+            b.append(name).append("_bucket{").append(labels).append(",le=\"").append(bounds[i]).append("\"} ")
+                    .append((double) h.cumulative(i)).append('\n');
+        }
+        long count = h.count();
+        b.append(name).append("_bucket{").append(labels).append(",le=\"+Inf\"} ").append((double) count).append('\n');
+        b.append(name).append("_count{").append(labels).append("} ").append((double) count).append('\n');
+        b.append(name).append("_sum{").append(labels).append("} ").append(h.sum()).append('\n');
+    }
+
+    private static void header(StringBuilder b, String name, String help, String type) {
+        b.append("# HELP ").append(name).append(' ').append(help).append('\n');
+        b.append("# TYPE ").append(name).append(' ').append(type).append('\n');
+    }
+
+    private static String escapeLabel(String v) {
+        return v.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+    }
+}

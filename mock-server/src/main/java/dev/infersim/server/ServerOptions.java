@@ -1,0 +1,101 @@
+package dev.infersim.server;
+
+import dev.infersim.engine.Deployment;
+import dev.infersim.engine.SchedulingPolicies;
+
+import java.util.Objects;
+
+/**
+ * Everything {@link MockServer} needs: the modelled deployment plus the HTTP-side settings of {@code infersim serve}.
+ *
+ * @param deployment          the engine model (GPU, model, vLLM serving flags)
+ * @param schedulingPolicy    {@code fcfs} or {@code priority}
+ * @param servedModelName     the model id clients send and {@code /v1/models} lists (vLLM {@code --served-model-name})
+ * @param host                interface to bind
+ * @param port                TCP port; 0 picks a free one ({@link MockServer#port()} tells which)
+ * @param apiKey              bearer token required on /v1 and admin routes; null or empty for none
+ * @param timeScale           k: the server runs k times faster than the modelled GPU (model time = wall time x k)
+ * @param maxWaitingRequests  requests accepted but not yet scheduled beyond which new ones get 429
+ * @param outputMode          lorem or echo
+ * @param seed                server seed: text and output lengths of requests without their own seed derive from it
+ * @param outputLengths       EOS position distribution for requests without ignore_eos
+ * @param faults              initial fault injection settings (changeable at run time via POST /admin/faults)
+ * @param maxBodyBytes        request bodies above this get 413
+ * @param eventLoops          Vert.x event loops serving HTTP; 0 means one per core
+ */
+public record ServerOptions(Deployment deployment, String schedulingPolicy, String servedModelName, String host, int port,
+                            String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
+                            OutputLengths outputLengths, FaultSettings faults, long maxBodyBytes, int eventLoops) {
+
+    public ServerOptions {
+        Objects.requireNonNull(deployment, "deployment");
+        SchedulingPolicies.byName(schedulingPolicy);
+        if (servedModelName == null || servedModelName.isBlank()) {
+            servedModelName = deployment.model().name();
+        }
+        Objects.requireNonNull(host, "host");
+        check(port >= 0 && port <= 65535, "--port must be in 0..65535, got " + port);
+        check(timeScale > 0 && Double.isFinite(timeScale), "--time-scale must be a positive number, got " + timeScale);
+        check(maxWaitingRequests >= 0, "--max-waiting-requests must be >= 0, got " + maxWaitingRequests);
+        Objects.requireNonNull(outputMode, "outputMode");
+        Objects.requireNonNull(outputLengths, "outputLengths");
+        Objects.requireNonNull(faults, "faults");
+        check(maxBodyBytes >= 1024, "max body bytes must be >= 1024, got " + maxBodyBytes);
+        check(eventLoops >= 0, "event loops must be >= 0, got " + eventLoops);
+        if (apiKey != null && apiKey.isEmpty()) {
+            apiKey = null;
+        }
+    }
+
+    /** vLLM-like defaults for a deployment: 127.0.0.1:8000, real time, no key, 1,000 waiting requests, lorem text, seed 0. */
+    public static Builder builder(Deployment deployment) {
+        return new Builder(deployment);
+    }
+
+    private static void check(boolean ok, String message) {
+        if (!ok) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+
+    /** Mutable builder with the defaults of {@code infersim serve}. */
+    public static final class Builder {
+        private final Deployment deployment;
+        private String schedulingPolicy = "fcfs";
+        private String servedModelName;
+        private String host = "127.0.0.1";
+        private int port = 8000;
+        private String apiKey;
+        private double timeScale = 1;
+        private int maxWaitingRequests = 1000;
+        private OutputMode outputMode = OutputMode.LOREM;
+        private long seed;
+        private OutputLengths outputLengths = OutputLengths.DEFAULT;
+        private FaultSettings faults = FaultSettings.NONE;
+        private long maxBodyBytes = 16L << 20;
+        private int eventLoops;
+
+        private Builder(Deployment deployment) {
+            this.deployment = deployment;
+        }
+
+        public Builder schedulingPolicy(String v) { schedulingPolicy = v; return this; }
+        public Builder servedModelName(String v) { servedModelName = v; return this; }
+        public Builder host(String v) { host = v; return this; }
+        public Builder port(int v) { port = v; return this; }
+        public Builder apiKey(String v) { apiKey = v; return this; }
+        public Builder timeScale(double v) { timeScale = v; return this; }
+        public Builder maxWaitingRequests(int v) { maxWaitingRequests = v; return this; }
+        public Builder outputMode(OutputMode v) { outputMode = v; return this; }
+        public Builder seed(long v) { seed = v; return this; }
+        public Builder outputLengths(OutputLengths v) { outputLengths = v; return this; }
+        public Builder faults(FaultSettings v) { faults = v; return this; }
+        public Builder maxBodyBytes(long v) { maxBodyBytes = v; return this; }
+        public Builder eventLoops(int v) { eventLoops = v; return this; }
+
+        public ServerOptions build() {
+            return new ServerOptions(deployment, schedulingPolicy, servedModelName, host, port, apiKey, timeScale,
+                    maxWaitingRequests, outputMode, seed, outputLengths, faults, maxBodyBytes, eventLoops);
+        }
+    }
+}

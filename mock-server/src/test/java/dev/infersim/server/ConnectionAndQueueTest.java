@@ -1,0 +1,86 @@
+package dev.infersim.server;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A client that hangs up frees its KV blocks at once; the waiting queue refuses exactly the request that overflows it. */
+class ConnectionAndQueueTest {
+    private static final String LONG_STREAM = """
+            {"prompt":"%s","max_tokens":100000,"ignore_eos":true,"stream":true}""";
+    private MockServer server;
+
+    @AfterEach
+    void stop() throws Exception {
+        TestServers.close(server);
+    }
+
+    @Test
+    void disconnectMidStreamAbortsTheRequestAndFreesItsKvBlocks() throws Exception {
+        server = TestServers.start(TestServers.options(TestServers.llama8b(8), 1).build());
+        try (RawHttp stream = RawHttp.post(server, "/v1/completions", LONG_STREAM.formatted("word ".repeat(500)))) {
+            assertNotNull(stream.readUntil("data: "));
+            assertNotNull(stream.readUntil("data: "));
+            assertEquals(1, server.runningRequests());
+            assertTrue(server.kvCacheUsage() > 0);
+        }
+        assertTrue(TestServers.eventually(2, () -> server.runningRequests() == 0 && server.kvCacheUsage() == 0),
+                "running " + server.runningRequests() + ", KV usage " + server.kvCacheUsage());
+        String metrics = TestServers.get(server, "/metrics").raw().body();
+        assertTrue(metrics.contains("vllm:request_success_total{engine=\"0\",model_name=\"llama-3.1-8b\",finished_reason=\"abort\"} 1.0"),
+                metrics);
+    }
+
+    @Test
+    void rejectsWith429ExactlyWhenTheWaitingQueueIsFull() throws Exception {
+        server = TestServers.start(TestServers.options(TestServers.llama8b(2), 1).maxWaitingRequests(3).build());
+        List<RawHttp> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < 2; i++) {
+                held.add(RawHttp.post(server, "/v1/completions", LONG_STREAM.formatted("running " + i)));
+            }
+            assertTrue(TestServers.eventually(2, () -> server.runningRequests() == 2));
+            for (int i = 0; i < 3; i++) {
+                held.add(RawHttp.post(server, "/v1/completions", LONG_STREAM.formatted("waiting " + i)));
+            }
+            assertTrue(TestServers.eventually(2, () -> server.waitingRequests() == 3), "waiting " + server.waitingRequests());
+            TestServers.Reply refused = TestServers.post(server, "/v1/completions", "{\"prompt\":\"one too many\",\"max_tokens\":2}");
+            assertEquals(429, refused.status());
+            assertEquals("1", refused.header("retry-after"));
+            assertEquals("RateLimitError", refused.json().at("/error/type").asText());
+            assertEquals(429, refused.json().at("/error/code").asInt());
+
+            held.remove(held.size() - 1).close();
+            assertTrue(TestServers.eventually(2, () -> server.waitingRequests() == 2));
+            try (RawHttp accepted = RawHttp.post(server, "/v1/completions", LONG_STREAM.formatted("fits again"))) {
+                assertTrue(TestServers.eventually(2, () -> server.waitingRequests() == 3));
+            }
+        } finally {
+            for (RawHttp h : held) {
+                h.close();
+            }
+        }
+        assertTrue(TestServers.eventually(2, () -> server.runningRequests() == 0 && server.waitingRequests() == 0));
+    }
+
+    @Test
+    void shutdownEndsInFlightStreamsWithAbortAndDone() throws Exception {
+        server = TestServers.start(TestServers.options(TestServers.llama8b(8), 1).build());
+        try (RawHttp stream = RawHttp.post(server, "/v1/completions", LONG_STREAM.formatted("until shutdown"))) {
+            assertNotNull(stream.readUntil("data: "));
+            server.close(java.time.Duration.ofMillis(50)).toCompletionStage().toCompletableFuture().get();
+            String rest = stream.readAll();
+            assertTrue(rest.contains("\"finish_reason\":\"abort\""), rest);
+            assertTrue(rest.contains("data: [DONE]"), rest);
+            assertFalse(rest.contains("<connection reset>"), rest);
+        }
+        server = null;
+    }
+}

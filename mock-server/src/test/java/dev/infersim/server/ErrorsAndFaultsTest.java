@@ -1,0 +1,163 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Bad input gets OpenAI error JSON with the right status (never a 500); injected faults behave as advertised. */
+class ErrorsAndFaultsTest {
+    private static final String KEY = "sk-test";
+    private static final String[] AUTH = {"authorization", "Bearer " + KEY};
+    private static MockServer server;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = TestServers.start(TestServers.options(TestServers.llama8b(16), 20).apiKey(KEY).maxBodyBytes(4096).build());
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        TestServers.close(server);
+    }
+
+    private static JsonNode error(TestServers.Reply r, int status) throws Exception {
+        assertEquals(status, r.status(), r.raw().body());
+        assertEquals("application/json", r.header("content-type"));
+        JsonNode e = r.json().get("error");
+        assertTrue(e.get("message").isTextual() && e.get("type").isTextual() && e.has("param"), r.raw().body());
+        assertEquals(status, e.get("code").asInt());
+        return e;
+    }
+
+    private static TestServers.Reply chat(String body, String... extraHeaders) throws Exception {
+        String[] headers = new String[AUTH.length + extraHeaders.length];
+        System.arraycopy(AUTH, 0, headers, 0, AUTH.length);
+        System.arraycopy(extraHeaders, 0, headers, AUTH.length, extraHeaders.length);
+        return TestServers.post(server, "/v1/chat/completions", body, headers);
+    }
+
+    @Test
+    void wrongTypesAre400NamingTheField() throws Exception {
+        assertEquals("max_tokens", error(chat("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":\"ten\"}"), 400)
+                .get("param").asText());
+        assertEquals("n", error(chat("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"n\":0}"), 400).get("param").asText());
+        assertEquals("stop", error(chat("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stop\":5}"), 400).get("param").asText());
+        assertEquals("messages", error(chat("{\"messages\":[{\"role\":\"user\",\"content\":7}]}"), 400).get("param").asText());
+        assertEquals("messages", error(chat("{\"model\":\"llama-3.1-8b\"}"), 400).get("param").asText());
+        assertEquals("stream_options", error(chat("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
+                + "\"stream_options\":{\"include_usage\":true}}"), 400).get("param").asText());
+        assertTrue(error(chat("{\"messages\": [oops"), 400).get("message").asText().startsWith("Invalid JSON body"));
+        assertTrue(error(chat("[1,2]"), 400).get("message").asText().contains("JSON object"));
+    }
+
+    @Test
+    void contextOverflowIs400BeforeAnyStreamStarts() throws Exception {
+        int len = server.capacity().maxModelLen();
+        JsonNode e = error(chat("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stream\":true,\"max_tokens\":" + len + "}"), 400);
+        assertTrue(e.get("message").asText().startsWith("This model's maximum context length is " + len + " tokens"));
+    }
+
+    @Test
+    void unknownModelIs404() throws Exception {
+        assertEquals("model", error(chat("{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}"), 404)
+                .get("param").asText());
+    }
+
+    @Test
+    void missingOrWrongKeyIs401ButHealthAndMetricsStayOpen() throws Exception {
+        error(TestServers.post(server, "/v1/chat/completions", "{}"), 401);
+        error(TestServers.post(server, "/v1/completions", "{}", "authorization", "Bearer nope"), 401);
+        error(TestServers.get(server, "/v1/models"), 401);
+        assertEquals(200, TestServers.get(server, "/health").status());
+        assertEquals(200, TestServers.get(server, "/metrics").status());
+    }
+
+    @Test
+    void oversizedBodyIs413WrongMethodIs405UnknownRouteIs404() throws Exception {
+        error(chat("{\"messages\":[{\"role\":\"user\",\"content\":\"" + "x".repeat(5000) + "\"}]}"), 413);
+        HttpResponse<String> put = TestServers.HTTP.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/v1/completions"))
+                .header("authorization", AUTH[1]).PUT(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(405, put.statusCode());
+        error(TestServers.get(server, "/v2/nothing"), 404);
+    }
+
+    @Test
+    void headerForcesEachErrorFaultWithItsStatus() throws Exception {
+        String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":2}";
+        error(chat(body, HttpApi.FAULT_HEADER, "rate_limit"), 429);
+        error(chat(body, HttpApi.FAULT_HEADER, "server_error"), 500);
+        error(chat(body, HttpApi.FAULT_HEADER, "service_unavailable"), 503);
+        error(chat(body, HttpApi.FAULT_HEADER, "auth"), 401);
+        error(chat(body, HttpApi.FAULT_HEADER, "context_length"), 400);
+        assertEquals(HttpApi.FAULT_HEADER, error(chat(body, HttpApi.FAULT_HEADER, "meteor"), 400).get("param").asText());
+    }
+
+    @Test
+    void disconnectFaultCutsTheStreamAfterTheConfiguredTokens() throws Exception {
+        String stream = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":50,\"ignore_eos\":true,\"stream\":true}";
+        try (RawHttp h = RawHttp.post(server, "/v1/chat/completions", stream, AUTH[0], AUTH[1], HttpApi.FAULT_HEADER, "disconnect")) {
+            String all = h.readAll();
+            assertFalse(all.contains("[DONE]"), all);
+            assertEquals(1 + 3, all.lines().filter(l -> l.startsWith("data: ")).count(), all);
+        }
+    }
+
+    @Test
+    void stallFaultPausesTheStreamForStallMs() throws Exception {
+        TestServers.Reply set = TestServers.post(server, "/admin/faults", "{\"stall_ms\":300,\"fault_after_tokens\":2}", AUTH);
+        assertEquals(200, set.status(), set.raw().body());
+        try {
+            TestServers.Stream s = TestServers.stream(server, "/v1/chat/completions",
+                    "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":6,\"ignore_eos\":true,\"stream\":true}",
+                    AUTH[0], AUTH[1], HttpApi.FAULT_HEADER, "stall");
+            List<TestServers.Event> e = s.events();
+            assertEquals(1 + 6 + 1, e.size());
+            long gapMs = (e.get(3).arrivedNanos() - e.get(2).arrivedNanos()) / 1_000_000;
+            // The server holds 300 ms; the client may read the token before the stall a little late.
+            assertTrue(gapMs >= 250, "stall after 2 tokens lasted " + gapMs + " ms");
+        } finally {
+            TestServers.post(server, "/admin/faults", "{\"stall_ms\":1000,\"fault_after_tokens\":3}", AUTH);
+        }
+    }
+
+    @Test
+    void slowFirstTokenFaultHoldsTheFirstTokenBack() throws Exception {
+        TestServers.post(server, "/admin/faults", "{\"slow_first_token_ms\":300}", AUTH);
+        try {
+            long sent = System.nanoTime();
+            TestServers.Stream s = TestServers.stream(server, "/v1/chat/completions",
+                    "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":3,\"ignore_eos\":true,\"stream\":true}",
+                    AUTH[0], AUTH[1], HttpApi.FAULT_HEADER, "slow_first_token");
+            long firstMs = (s.events().get(0).arrivedNanos() - sent) / 1_000_000;
+            assertTrue(firstMs >= 300, "first chunk after " + firstMs + " ms");
+            assertEquals("[DONE]", s.events().get(s.events().size() - 1).data());
+        } finally {
+            TestServers.post(server, "/admin/faults", "{\"slow_first_token_ms\":2000}", AUTH);
+        }
+    }
+
+    @Test
+    void adminFaultsNeedsTheKeyAndChangesTheFailureRate() throws Exception {
+        error(TestServers.post(server, "/admin/faults", "{\"failure_rate\":1}"), 401);
+        String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":2}";
+        try {
+            JsonNode now = TestServers.post(server, "/admin/faults", "{\"failure_rate\":1,\"failure_types\":[\"server_error\"]}", AUTH).json();
+            assertEquals(1.0, now.get("failure_rate").asDouble());
+            error(chat(body), 500);
+            error(TestServers.post(server, "/admin/faults", "{\"failure_types\":[\"meteor\"]}", AUTH), 400);
+        } finally {
+            TestServers.post(server, "/admin/faults", "{\"failure_rate\":0}", AUTH);
+        }
+        assertEquals(200, chat(body).status());
+    }
+}

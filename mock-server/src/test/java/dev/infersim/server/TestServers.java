@@ -1,0 +1,117 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.infersim.engine.Deployment;
+import dev.infersim.engine.Profiles;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/** Starting mock servers and talking raw HTTP/SSE to them in tests. */
+final class TestServers {
+    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private TestServers() {
+    }
+
+    /** Llama 3.1 8B on one H100 with vLLM defaults except max-num-seqs. */
+    static Deployment llama8b(int maxNumSeqs) {
+        return Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).maxNumSeqs(maxNumSeqs).build();
+    }
+
+    static ServerOptions.Builder options(Deployment d, double timeScale) {
+        return ServerOptions.builder(d).port(0).timeScale(timeScale).eventLoops(2);
+    }
+
+    static MockServer start(ServerOptions options) throws Exception {
+        return MockServer.start(options).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+
+    static void close(MockServer server) throws Exception {
+        if (server != null) {
+            server.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** A whole (non-stream) response. */
+    record Reply(int status, HttpResponse<String> raw) {
+        JsonNode json() throws IOException {
+            return Json.MAPPER.readTree(raw.body());
+        }
+
+        String header(String name) {
+            return raw.headers().firstValue(name).orElse(null);
+        }
+    }
+
+    static Reply post(MockServer server, String path, String body, String... headers) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(server.baseUrl() + path)).timeout(Duration.ofSeconds(30))
+                .POST(HttpRequest.BodyPublishers.ofString(body)).header("content-type", "application/json");
+        for (int i = 0; i < headers.length; i += 2) {
+            b.header(headers[i], headers[i + 1]);
+        }
+        HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        return new Reply(r.statusCode(), r);
+    }
+
+    static Reply get(MockServer server, String path) throws Exception {
+        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + path)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        return new Reply(r.statusCode(), r);
+    }
+
+    /** One SSE {@code data:} payload and the {@link System#nanoTime()} its line arrived. */
+    record Event(String data, long arrivedNanos) {
+        JsonNode json() throws IOException {
+            return Json.MAPPER.readTree(data);
+        }
+    }
+
+    /** A streamed response: status, headers and every data event in order (the body, when not SSE). */
+    record Stream(int status, HttpResponse<?> raw, List<Event> events, String body) {
+    }
+
+    static Stream stream(MockServer server, String path, String body, String... headers) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(server.baseUrl() + path)).timeout(Duration.ofSeconds(60))
+                .POST(HttpRequest.BodyPublishers.ofString(body)).header("content-type", "application/json");
+        for (int i = 0; i < headers.length; i += 2) {
+            b.header(headers[i], headers[i + 1]);
+        }
+        HttpResponse<java.util.stream.Stream<String>> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofLines());
+        List<Event> events = new ArrayList<>();
+        StringBuilder all = new StringBuilder();
+        try (java.util.stream.Stream<String> lines = r.body()) {
+            Iterator<String> it = lines.iterator();
+            while (it.hasNext()) {
+                String line = it.next();
+                long now = System.nanoTime();
+                all.append(line).append('\n');
+                if (line.startsWith("data: ")) {
+                    events.add(new Event(line.substring(6), now));
+                }
+            }
+        }
+        return new Stream(r.statusCode(), r, events, all.toString());
+    }
+
+    /** Polls a condition every 5 ms for up to {@code seconds}. */
+    static boolean eventually(double seconds, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + (long) (seconds * 1e9);
+        while (System.nanoTime() < deadline) {
+            if (condition.getAsBoolean()) {
+                return true;
+            }
+            Thread.sleep(5);
+        }
+        return condition.getAsBoolean();
+    }
+}
