@@ -21,6 +21,7 @@ import java.io.PrintWriter;
                 ServeCommand.class,
                 CalibrateCommand.class,
                 PredictCommand.class,
+                DemoCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class Main implements Runnable {
