@@ -1,0 +1,35 @@
+package dev.infersim.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class DemoCommandTest {
+
+    @Test
+    void demoComparesMeasuredSimulatedAndPredictedAndWritesReports(@TempDir Path dir) throws Exception {
+        Path html = dir.resolve("demo.html");
+        Path json = dir.resolve("demo.json");
+        CliRun run = CliRun.of("demo", "--loads", "0.3,0.6", "--num-prompts", "40", "--num-warmups", "5",
+                "--time-scale", "4", "--html", html.toString(), "--save-result", json.toString());
+
+        assertEquals(0, run.exitCode(), run.out() + run.err());
+        assertTrue(run.out().contains("measured / simulated / predicted"), run.out());
+        assertTrue(run.out().contains("saturation rate, req/s:"), run.out());
+        String comparison = Files.readString(json);
+        assertTrue(comparison.contains("\"predicted_saturation_rate_per_s\"") && comparison.contains("\"simulated\""), comparison);
+        assertTrue(Files.readString(html).contains("echarts"), "the HTML report embeds its charting library");
+    }
+
+    @Test
+    void badFractionIsOneLine() {
+        CliRun run = CliRun.of("demo", "--loads", "0,0.5");
+        assertEquals(2, run.exitCode());
+        assertEquals("infersim: --loads: fractions must be in (0, 3], got 0.0", run.err().strip());
+    }
+}
