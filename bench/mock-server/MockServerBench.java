@@ -27,9 +27,8 @@ import java.util.concurrent.atomic.LongAdder;
  * Throughput harness for the mock server (run with the JDK's single-file launcher; see README.md).
  * <ul>
  *   <li>{@code bare PORT TOKENS PERIOD_MS}: a bare Vert.x SSE server that writes one completion-shaped chunk to every
- *       open stream every PERIOD_MS (one timer per event loop, like one engine step), no engine, no JSON, skipping a
- *       stream whose client has 4 KB unread (flow control, so the server cannot starve the load generator of CPU).
- *       Swept over periods, its best delivered rate is the SSE ceiling of this machine with the load generator beside it.</li>
+ *       open stream every PERIOD_MS (one timer per event loop, like one engine step), no engine, no JSON. Swept over
+ *       periods, its best delivered rate is the SSE ceiling of this machine with the load generator beside it.</li>
  *   <li>{@code mock PORT TIME_SCALE MAX_NUM_SEQS STREAMS MEASURE_S}: the mock server in-process; once STREAMS requests
  *       run at once it measures for MEASURE_S and prints the step-lag percentiles of that window (wall us by which
  *       engine steps ended after their planned end) and the peak heap in use after GC; then serves until killed.</li>
@@ -72,9 +71,6 @@ public final class MockServerBench {
                     vertx.setPeriodic(periodMs, t -> {
                         for (int s = streams.open.size() - 1; s >= 0; s--) {
                             HttpServerResponse r = streams.open.get(s);
-                            if (r.writeQueueFull()) {
-                                continue; // the client has not read the last chunks yet: skip this tick (flow control)
-                            }
                             int[] n = streams.sent.get(s);
                             if (++n[0] >= tokens) {
                                 r.end(chunk.copy().appendString("data: [DONE]\n\n"));
@@ -87,7 +83,6 @@ public final class MockServerBench {
                     });
                     return vertx.createHttpServer(new io.vertx.core.http.HttpServerOptions().setAcceptBacklog(4096)).requestHandler(req -> req.body().onSuccess(b -> {
                         HttpServerResponse r = req.response().setChunked(true).putHeader("content-type", "text/event-stream");
-                        r.setWriteQueueMaxSize(4096);
                         streams.open.add(r);
                         streams.sent.add(new int[1]);
                         r.closeHandler(v -> {

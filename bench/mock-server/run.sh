@@ -13,7 +13,7 @@ JAR=cli/target/infersim.jar
 BENCH=bench/mock-server/MockServerBench.java
 run_load() { java -Xmx512m -cp "$JAR" "$BENCH" load "$1" "$STREAMS" "$TOKENS" "$WARMUP" "$MEASURE" 2>/dev/null; }
 
-for PERIOD in 10 40; do
+for PERIOD in 20 40; do
   java -Xmx512m -cp "$JAR" "$BENCH" bare 19101 "$TOKENS" "$PERIOD" >/dev/null 2>&1 &
   BARE=$!
   sleep 5
