@@ -14,8 +14,14 @@ import java.io.PrintWriter;
         description = "LLM serving lab: simulate, serve, benchmark and predict LLM inference without GPUs.",
         subcommands = {
                 ProfileCommand.class,
+                SimulateCommand.class,
+                BenchCommand.class,
+                SweepCommand.class,
+                CompareCommand.class,
                 ServeCommand.class,
                 CalibrateCommand.class,
+                PredictCommand.class,
+                DemoCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class Main implements Runnable {

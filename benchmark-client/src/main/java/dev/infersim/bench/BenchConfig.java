@@ -1,0 +1,68 @@
+package dev.infersim.bench;
+
+import dev.infersim.sim.GoodputSlo;
+
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * How to drive the endpoint, independent of which requests are sent (that is the workload's job).
+ *
+ * @param baseUrl              server root, e.g. {@code http://127.0.0.1:8000} ({@code --base-url})
+ * @param endpoint             {@code /v1/completions} or {@code /v1/chat/completions} ({@code --endpoint})
+ * @param model                model name sent in each request ({@code --model})
+ * @param apiKey               bearer token, or null ({@code --api-key}, else OPENAI_API_KEY)
+ * @param ignoreEos            send {@code ignore_eos} ({@code --ignore-eos})
+ * @param requestTimeoutMillis a request still unfinished after this long fails as {@code timeout}
+ * @param maxSendLagNanos      a run whose p99 send lag exceeds this is flagged invalid ({@code --max-send-lag-ms})
+ * @param slo                  goodput objectives ({@code --goodput})
+ * @param percentileMetrics    {@code --percentile-metrics}
+ * @param metricPercentiles    {@code --metric-percentiles}
+ * @param maxConnections       HTTP/1.1 keep-alive connection pool size (one stream per connection)
+ * @param scrapeUrl            Prometheus endpoint polled during the run, or null ({@code --scrape-metrics})
+ * @param scrapeIntervalMillis polling interval for {@code scrapeUrl}
+ * @param detailFile           per-request JSONL of the measured window, or null
+ */
+public record BenchConfig(String baseUrl, String endpoint, String model, String apiKey, boolean ignoreEos,
+                          long requestTimeoutMillis, long maxSendLagNanos, GoodputSlo slo,
+                          List<String> percentileMetrics, List<Double> metricPercentiles, int maxConnections,
+                          String scrapeUrl, long scrapeIntervalMillis, Path detailFile) {
+
+    public BenchConfig {
+        if (baseUrl == null || !(baseUrl.startsWith("http://") || baseUrl.startsWith("https://"))) {
+            throw new IllegalArgumentException("--base-url must start with http:// or https://, got '" + baseUrl + "'");
+        }
+        if (!"/v1/completions".equals(endpoint) && !"/v1/chat/completions".equals(endpoint)) {
+            throw new IllegalArgumentException(
+                    "--endpoint must be /v1/completions or /v1/chat/completions, got '" + endpoint + "'");
+        }
+        if (model == null || model.isBlank()) {
+            throw new IllegalArgumentException("--model must not be empty");
+        }
+        if (requestTimeoutMillis < 1) {
+            throw new IllegalArgumentException("--request-timeout must be > 0 s, got " + requestTimeoutMillis + " ms");
+        }
+        if (maxSendLagNanos < 0) {
+            throw new IllegalArgumentException("--max-send-lag-ms must be >= 0, got " + maxSendLagNanos / 1e6);
+        }
+        if (maxConnections < 1) {
+            throw new IllegalArgumentException("--max-connections must be >= 1, got " + maxConnections);
+        }
+        if (scrapeUrl != null && scrapeIntervalMillis < 10) {
+            throw new IllegalArgumentException("--scrape-interval-ms must be >= 10, got " + scrapeIntervalMillis);
+        }
+        percentileMetrics = List.copyOf(percentileMetrics);
+        metricPercentiles = List.copyOf(metricPercentiles);
+    }
+
+    /** Whether requests go to the chat endpoint. */
+    public boolean chat() {
+        return endpoint.equals("/v1/chat/completions");
+    }
+
+    /** The same settings writing per-request detail to {@code file} (null for none). */
+    public BenchConfig withDetailFile(Path file) {
+        return new BenchConfig(baseUrl, endpoint, model, apiKey, ignoreEos, requestTimeoutMillis, maxSendLagNanos, slo,
+                percentileMetrics, metricPercentiles, maxConnections, scrapeUrl, scrapeIntervalMillis, file);
+    }
+}

@@ -1,0 +1,68 @@
+package dev.infersim.bench;
+
+import dev.infersim.sim.BenchmarkReport;
+
+import java.io.PrintStream;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * One measured run: the vLLM-schema report (with infersim's client keys), the errors by type, and why the run is
+ * invalid if it is (send lag over the limit, interrupted). Prints vLLM's console block followed by the client's own.
+ *
+ * @param report         the result in vLLM's schema
+ * @param errors         failures by type
+ * @param invalidReasons empty when the run's numbers can be trusted
+ */
+public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String> invalidReasons) {
+
+    public BenchResult {
+        invalidReasons = List.copyOf(invalidReasons);
+    }
+
+    public Map<String, Object> fields() {
+        return report.fields();
+    }
+
+    public boolean valid() {
+        return invalidReasons.isEmpty();
+    }
+
+    /** vLLM's summary block, then send lag, errors, ground-truth error and validity. */
+    @SuppressWarnings("unchecked")
+    public void printSummary(PrintStream out) {
+        report.printSummary(out);
+        Map<String, Object> f = fields();
+        Map<String, Object> lag = (Map<String, Object>) f.get("infersim_send_lag_ms");
+        out.println(center("Client (infersim)"));
+        out.printf(Locale.ROOT, "%-40s %.3f / %.3f / %.3f%n", "Send lag p50 / p99 / max (ms):", lag.get("p50"),
+                lag.get("p99"), lag.get("max"));
+        out.printf(Locale.ROOT, "%-40s %s / %.1f%n", "Max / mean requests in flight:", f.get("infersim_max_in_flight"),
+                f.get("infersim_mean_in_flight"));
+        long mismatches = (long) f.get("infersim_prompt_token_mismatches");
+        if (mismatches > 0) {
+            out.printf(Locale.ROOT, "%-40s %d (max %d tokens)%n", "Prompt length mismatches (server usage):",
+                    mismatches, f.get("infersim_prompt_token_mismatch_max_tokens"));
+        }
+        Map<String, Object> truth = (Map<String, Object>) f.get("infersim_ground_truth");
+        if ((long) truth.get("requests") > 0) {
+            Map<String, Object> ttft = (Map<String, Object>) truth.get("ttft_abs_error_ms");
+            Map<String, Object> e2el = (Map<String, Object>) truth.get("e2el_abs_error_ms");
+            out.printf(Locale.ROOT, "%-40s %.3f / %.3f / %.3f%n", "TTFT error vs server p50/p99/max (ms):",
+                    ttft.get("p50"), ttft.get("p99"), ttft.get("max"));
+            out.printf(Locale.ROOT, "%-40s %.3f / %.3f / %.3f%n", "E2EL error vs server p50/p99/max (ms):",
+                    e2el.get("p50"), e2el.get("p99"), e2el.get("max"));
+        }
+        for (String line : errors.describe()) {
+            out.println("Error " + line);
+        }
+        out.println(valid() ? "Run valid: yes" : "RUN INVALID: " + String.join("; ", invalidReasons));
+        out.println("=".repeat(50));
+    }
+
+    private static String center(String text) {
+        int pad = Math.max(0, 50 - text.length());
+        return "-".repeat(pad / 2) + text + "-".repeat(pad - pad / 2);
+    }
+}

@@ -1,0 +1,136 @@
+package dev.infersim.bench;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A self-contained HTML report: Apache ECharts 5.3.1 (from its webjar) inlined, the result JSON inlined, and charts
+ * drawn from it in the browser: latency percentile curves (TTFT, TPOT, per-token ITL, chunk ICL, E2EL, send lag),
+ * latency and throughput per second, the scraped server metrics timeline, and for sweeps latency vs offered load and
+ * throughput vs latency; plus the metadata a benchmark report must carry (endpoint, model, workload, load settings,
+ * warmup, samples, machine, version). Opens offline: no network access needed.
+ */
+public final class HtmlReport {
+    private static final String ECHARTS = "META-INF/resources/webjars/echarts/5.3.1/dist/echarts.min.js";
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private HtmlReport() {
+    }
+
+    /** Writes the report of one run. */
+    public static void writeRun(Path file, Map<String, Object> result) {
+        write(file, "infersim benchmark report", Map.of("runs", List.of(result)));
+    }
+
+    /** Writes the report of a sweep: every point's charts plus the sweep curves. */
+    public static void writeSweep(Path file, Map<String, Object> sweep, List<Map<String, Object>> points) {
+        write(file, "infersim sweep report", Map.of("runs", points, "sweep", sweep));
+    }
+
+    private static void write(Path file, String title, Map<String, Object> data) {
+        String page = TEMPLATE.replace("%TITLE%", title)
+                .replace("%ECHARTS%", echarts())
+                .replace("%DATA%", toScriptJson(data));
+        try {
+            Path parent = file.toAbsolutePath().getParent();
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+            Files.writeString(file, page, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static String toScriptJson(Object data) {
+        try {
+            return JSON.writeValueAsString(data).replace("</", "<\\/");
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String echarts() {
+        try (InputStream in = HtmlReport.class.getClassLoader().getResourceAsStream(ECHARTS)) {
+            if (in == null) {
+                throw new IllegalStateException(ECHARTS + " is missing from the classpath (webjar org.webjars.npm:echarts)");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("</script", "<\\/script");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static final String TEMPLATE = """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><title>%TITLE%</title>
+            <style>
+            body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
+            h1{font-size:22px} h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}
+            .chart{width:100%;height:340px} .grid{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:12px}
+            table{border-collapse:collapse;font-size:13px;width:100%} td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;overflow-wrap:anywhere}
+            .bad{color:#b00;font-weight:bold} .ok{color:#070}
+            </style>
+            <script>%ECHARTS%</script></head><body>
+            <h1>%TITLE%</h1><div id="content"></div>
+            <script>
+            const DATA = %DATA%;
+            const content = document.getElementById('content');
+            function el(tag, html, cls){const e=document.createElement(tag); if(html!==undefined) e.innerHTML=html; if(cls) e.className=cls; content.appendChild(e); return e;}
+            function esc(v){return String(v).replace(/[&<>]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;'}[c]));}
+            function fmt(v){return typeof v==='number'? (Number.isInteger(v)? v : v.toFixed(3)) : (v===null||v===undefined? '-' : (typeof v==='object'? JSON.stringify(v) : v));}
+            function chart(option, parent){const d=document.createElement('div'); d.className='chart'; (parent||content).appendChild(d); const c=echarts.init(d, null, {renderer:'svg'}); option.animation=false; c.setOption(option); return c;}
+            function line(name, x, y, extra){return Object.assign({name:name,type:'line',showSymbol:false,data:x.map((v,i)=>[v,y[i]]),connectNulls:false}, extra||{});}
+            const META_KEYS=['date','backend','model_id','tokenizer_id','infersim_base_url','infersim_endpoint','num_prompts','request_rate','burstiness','max_concurrency','infersim_load_mode','infersim_warmup','duration','completed','failed','infersim_dataset','infersim_workload','infersim_version','infersim_machine','infersim_valid','infersim_invalid_reasons','infersim_send_lag_ms','infersim_ground_truth','infersim_errors','infersim_prompt_token_mismatches'];
+            function metadata(r){let h='<table>'; for(const k of META_KEYS){ if(k in r) h+='<tr><th>'+esc(k)+'</th><td>'+esc(fmt(r[k]))+'</td></tr>'; }
+              for(const k of Object.keys(r)){ if(!k.startsWith('infersim_')&&!META_KEYS.includes(k)&&!/_ms$|throughput|goodput|tokens|max_concurrent/.test(k)) h+='<tr><th>'+esc(k)+'</th><td>'+esc(fmt(r[k]))+'</td></tr>'; }
+              return h+'</table>';}
+            function summary(r){const keys=Object.keys(r).filter(k=>/^(mean|median|std|p[0-9.]+)_(ttft|tpot|itl|e2el)_ms$|throughput$|goodput$/.test(k));
+              return '<table>'+keys.map(k=>'<tr><th>'+esc(k)+'</th><td>'+esc(fmt(r[k]))+'</td></tr>').join('')+'</table>';}
+            function runSection(r, i){
+              const label = DATA.runs.length>1 ? ' (point '+(i+1)+': rate '+r.request_rate+', concurrency '+fmt(r.max_concurrency)+')' : '';
+              el('h2','Run'+label);
+              el('p', r.infersim_valid ? '<span class="ok">Valid run</span>' : '<span class="bad">INVALID: '+esc((r.infersim_invalid_reasons||[]).join('; '))+'</span>');
+              const g=el('div','', 'grid'); const a=document.createElement('div'); a.innerHTML=metadata(r); g.appendChild(a); const b=document.createElement('div'); b.innerHTML=summary(r); g.appendChild(b);
+              const c=r.infersim_percentile_curves;
+              if(c){ const p=c.percentiles.map(x=>String(x));
+                chart({title:{text:'Latency distribution (value at percentile)'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},
+                  xAxis:{type:'category',data:p,name:'percentile'},yAxis:{type:'log',name:'ms'},
+                  series:['ttft_ms','tpot_ms','itl_ms','icl_ms','e2el_ms','send_lag_ms'].map(k=>({name:k.replace('_ms','').toUpperCase(),type:'line',data:c[k].map(v=>v>0?v:null)}))}); }
+              const t=r.infersim_timeseries;
+              if(t){ chart({title:{text:'Latency over time (mean of requests finishing each second)'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},
+                  xAxis:{type:'value',name:'s'},yAxis:{type:'value',name:'ms'},series:[line('TTFT',t.time_s,t.mean_ttft_ms),line('E2EL',t.time_s,t.mean_e2el_ms)]});
+                chart({title:{text:'Throughput over time'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:'s'},
+                  yAxis:[{type:'value',name:'req/s'},{type:'value',name:'tok/s'}],
+                  series:[line('sent req/s',t.time_s,t.sent),line('completed req/s',t.time_s,t.completed),line('output tok/s',t.time_s,t.output_tokens,{yAxisIndex:1})]}); }
+              const m=r.infersim_server_metrics;
+              if(m && m.time_s && m.time_s.length){ chart({title:{text:'Server metrics ('+esc(m.url)+')'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:'s'},
+                  yAxis:[{type:'value',name:'requests'},{type:'value',name:'KV usage',min:0,max:1}],
+                  series:[line('running',m.time_s,m.num_requests_running),line('waiting',m.time_s,m.num_requests_waiting),line('kv_cache_usage_perc',m.time_s,m.kv_cache_usage_perc,{yAxisIndex:1})]}); }
+              else { el('p','No server metrics scraped (use --scrape-metrics URL).'); }
+            }
+            if(DATA.sweep){ const s=DATA.sweep, pts=s.points;
+              el('h2','Sweep over '+esc(s.mode)+': knee and goodput');
+              el('p','Saturation knee: '+esc(fmt(s.knee_load))+' ('+esc(s.knee_reason)+'). Highest load meeting the goodput SLO: '+esc(fmt(s.max_load_meeting_slo))+'.');
+              const x=pts.map(p=>p.load);
+              chart({title:{text:'Latency vs '+s.mode},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:s.mode},yAxis:{type:'log',name:'ms'},
+                series:[line('median TTFT',x,pts.map(p=>p.median_ttft_ms),{showSymbol:true}),line('p99 TTFT',x,pts.map(p=>p.p99_ttft_ms),{showSymbol:true}),
+                        line('median TPOT',x,pts.map(p=>p.median_tpot_ms),{showSymbol:true}),line('p99 E2EL',x,pts.map(p=>p.p99_e2el_ms),{showSymbol:true})]});
+              chart({title:{text:'Throughput vs latency'},tooltip:{trigger:'item'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:'p99 TTFT ms'},yAxis:{type:'value',name:'output tok/s'},
+                series:[{name:'points',type:'line',data:pts.map(p=>[p.p99_ttft_ms,p.output_throughput,p.load]),label:{show:true,formatter:d=>String(d.data[2])}}]});
+              chart({title:{text:'Achieved vs offered load'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:s.mode},yAxis:{type:'value',name:'req/s'},
+                series:[line('request throughput',x,pts.map(p=>p.request_throughput),{showSymbol:true}),line('request goodput',x,pts.map(p=>p.request_goodput),{showSymbol:true})]});
+            }
+            DATA.runs.forEach(runSection);
+            </script></body></html>
+            """;
+}

@@ -1,0 +1,135 @@
+package dev.infersim.bench;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Analysis of a sweep over offered load (request rates for open loops, concurrencies for closed loops): where the
+ * server saturates, and the highest load that still meets the goodput SLO.
+ *
+ * <p>Saturation knee: the first point where throughput stops following the load or latency takes off. For rates, the
+ * achieved request throughput falls below {@value #RATE_EFFICIENCY} of the offered rate; for concurrencies, raising
+ * concurrency by a factor f gains less than {@value #MARGINAL_GAIN} of the (f - 1) a linear system would (closed loops
+ * obey Little's law, throughput = N / E2EL, so flat throughput means latency is absorbing the extra users); for both,
+ * median TTFT above {@value #TTFT_GROWTH} times that of the lightest point. This is the "find the knee" rule of the
+ * methodology seeds: report throughput at the latency budget, not past it.
+ *
+ * <p>SLO attainment of a point: requests meeting every {@code --goodput} objective over all requests that ended
+ * (failures count against it). A load meets the SLO when attainment is at least the threshold (0.9 by default, the
+ * attainment target used by DistServe, Zhong et al., OSDI 2024).
+ */
+public final class LoadSweep {
+    static final double RATE_EFFICIENCY = 0.9;
+    static final double MARGINAL_GAIN = 0.5;
+    static final double TTFT_GROWTH = 3.0;
+
+    /** What the sweep varies. */
+    public enum Mode {
+        REQUEST_RATE("request_rate"), MAX_CONCURRENCY("max_concurrency");
+
+        private final String key;
+
+        Mode(String key) {
+            this.key = key;
+        }
+
+        public String key() {
+            return key;
+        }
+    }
+
+    /** One measured load point: the offered load and the run's result fields. */
+    public record Point(double load, Map<String, Object> result) {
+    }
+
+    private LoadSweep() {
+    }
+
+    /** The sweep summary: mode, per-point key figures, the knee, and the highest load meeting the SLO. */
+    public static Map<String, Object> analyze(Mode mode, List<Point> points, double attainmentThreshold) {
+        if (points.isEmpty()) {
+            throw new IllegalArgumentException("a sweep needs at least one load point");
+        }
+        List<Map<String, Object>> rows = new ArrayList<>();
+        Double knee = null;
+        String kneeReason = "no saturation up to the highest load";
+        Double bestSlo = null;
+        double baseTtft = number(points.get(0).result(), "median_ttft_ms");
+        for (int i = 0; i < points.size(); i++) {
+            Point p = points.get(i);
+            Map<String, Object> r = p.result();
+            double attainment = attainment(r);
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("load", p.load());
+            for (String k : List.of("request_throughput", "request_goodput", "output_throughput", "median_ttft_ms",
+                    "p99_ttft_ms", "median_tpot_ms", "p99_tpot_ms", "median_e2el_ms", "p99_e2el_ms", "completed",
+                    "failed", "infersim_valid")) {
+                row.put(k, r.get(k));
+            }
+            row.put("slo_attainment", Double.isNaN(attainment) ? null : attainment);
+            rows.add(row);
+            if (knee == null) {
+                String reason = saturation(mode, points, i, baseTtft);
+                if (reason != null) {
+                    knee = p.load();
+                    kneeReason = reason;
+                }
+            }
+            if (!Double.isNaN(attainment) && attainment >= attainmentThreshold) {
+                bestSlo = bestSlo == null ? p.load() : Math.max(bestSlo, p.load());
+            }
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("mode", mode.key());
+        out.put("points", rows);
+        out.put("knee_load", knee);
+        out.put("knee_reason", kneeReason);
+        out.put("slo_attainment_threshold", attainmentThreshold);
+        out.put("max_load_meeting_slo", bestSlo);
+        return out;
+    }
+
+    private static String saturation(Mode mode, List<Point> points, int i, double baseTtft) {
+        Map<String, Object> r = points.get(i).result();
+        double load = points.get(i).load();
+        double throughput = number(r, "request_throughput");
+        double ttft = number(r, "median_ttft_ms");
+        if (i > 0 && baseTtft > 0 && ttft > TTFT_GROWTH * baseTtft) {
+            return String.format(Locale.ROOT, "median TTFT %.1f ms is over %.0fx the lightest load's %.1f ms", ttft,
+                    TTFT_GROWTH, baseTtft);
+        }
+        if (mode == Mode.REQUEST_RATE && Double.isFinite(load) && throughput < RATE_EFFICIENCY * load) {
+            return String.format(Locale.ROOT, "achieved %.2f req/s is below %.0f%% of the offered %.2f req/s", throughput,
+                    RATE_EFFICIENCY * 100, load);
+        }
+        if (mode == Mode.MAX_CONCURRENCY && i > 0) {
+            double prevLoad = points.get(i - 1).load();
+            double prevThroughput = number(points.get(i - 1).result(), "request_throughput");
+            double linearGain = load / prevLoad - 1;
+            double gain = prevThroughput > 0 ? throughput / prevThroughput - 1 : 0;
+            if (linearGain > 0 && gain < MARGINAL_GAIN * linearGain) {
+                return String.format(Locale.ROOT, "raising concurrency %.0f -> %.0f gained %.0f%% throughput, "
+                        + "under half the %.0f%% of linear scaling", prevLoad, load, gain * 100, linearGain * 100);
+            }
+        }
+        return null;
+    }
+
+    /** Good requests over all that ended; NaN when no goodput SLO was set or nothing ended. */
+    static double attainment(Map<String, Object> r) {
+        Object goodput = r.get("request_goodput");
+        double ended = number(r, "completed") + number(r, "failed");
+        if (!(goodput instanceof Number g) || ended == 0) {
+            return Double.NaN;
+        }
+        return Math.min(1, g.doubleValue() * number(r, "duration") / ended);
+    }
+
+    private static double number(Map<String, Object> r, String key) {
+        Object v = r.get(key);
+        return v instanceof Number n ? n.doubleValue() : Double.NaN;
+    }
+}

@@ -1,0 +1,180 @@
+package dev.infersim.bench;
+
+import dev.infersim.sim.GoodputSlo;
+import dev.infersim.sim.LatencyStats;
+import dev.infersim.sim.RequestRecord;
+import dev.infersim.sim.ServingStats;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Everything measured over one window of a run (the warmup or the measured part): the shared {@link ServingStats}
+ * (vLLM's metrics), plus what only a real client sees: send lag (actual send minus intended send), errors by type,
+ * prompt-length mismatches against the server's usage, the error of each latency against the server's ground truth,
+ * and per-second bins of sends, completions, tokens and latency for the report's time charts. Owned by the event loop
+ * (not thread-safe); recording a request allocates only its {@link RequestRecord}.
+ */
+final class MeasuredWindow {
+    private static final int MISMATCH_EXAMPLES = 5;
+
+    final long startNanos;
+    final ServingStats stats;
+    final LatencyStats sendLag = new LatencyStats();
+    final LatencyStats ttftError = new LatencyStats();
+    final LatencyStats e2elError = new LatencyStats();
+    final ErrorTally errors = new ErrorTally();
+    long negativeErrors;
+    long promptMismatches;
+    long promptMismatchMaxTokens;
+    final List<String> promptMismatchExamples = new ArrayList<>();
+    long lastFinishNanos;
+    private final RequestLog log;
+    private final boolean checkPromptLength;
+    private long[] sentPerS = new long[64];
+    private long[] completedPerS = new long[64];
+    private long[] tokensPerS = new long[64];
+    private double[] ttftSumMsPerS = new double[64];
+    private double[] e2elSumMsPerS = new double[64];
+
+    /**
+     * @param checkPromptLength compare the server's usage.prompt_tokens with the prompt's length; off for chat
+     *                          endpoints, whose template adds tokens the client cannot count
+     */
+    MeasuredWindow(long startNanos, GoodputSlo slo, RequestLog log, boolean checkPromptLength) {
+        this.startNanos = startNanos;
+        this.checkPromptLength = checkPromptLength;
+        this.stats = new ServingStats(slo, startNanos);
+        this.log = log;
+        this.lastFinishNanos = startNanos;
+    }
+
+    /** Records one finished (or failed) request. */
+    void record(Exchange x, long nowNanos) {
+        lastFinishNanos = Math.max(lastFinishNanos, nowNanos);
+        if (x.sendNanos >= 0) {
+            sendLag.record(Math.max(0, x.sendNanos - x.originNanos));
+            sentPerS[bin(x.sendNanos)]++;
+        }
+        if (log != null) {
+            log.write(x, startNanos);
+        }
+        if (!x.succeeded()) {
+            errors.record(x.errorType, x.errorMessage);
+            stats.recordRequest(failedRecord(x));
+            return;
+        }
+        int out = x.outputTokens();
+        GroundTruth truth = x.groundTruth;
+        stats.recordRequest(new RequestRecord(x.request.index(), x.request.requestClass(), x.scheduledNanos,
+                x.originNanos, x.firstTokenNanos, x.lastTokenNanos, x.request.promptTokens(), out,
+                truth == null ? -1 : truth.cachedPromptTokens(), truth == null ? -1 : truth.queueNanos(),
+                truth == null ? -1 : truth.prefillNanos(), truth == null ? -1 : truth.preemptions(), x.finishReason,
+                null));
+        recordGaps(x);
+        recordTimeBins(x, out);
+        checkPromptLength(x);
+        if (truth != null) {
+            recordGroundTruthError(ttftError, x.firstTokenNanos - x.originNanos, truth.ttftNanos());
+            recordGroundTruthError(e2elError, x.lastTokenNanos - x.originNanos, truth.e2elNanos());
+        }
+    }
+
+    private RequestRecord failedRecord(Exchange x) {
+        return new RequestRecord(x.request.index(), x.request.requestClass(), x.scheduledNanos, x.originNanos, -1, -1,
+                x.request.promptTokens(), 0, -1, -1, -1, -1, null, x.errorType);
+    }
+
+    /** Per-token ITL: a chunk of k tokens after a gap g counts as k gaps of g / k; the chunk gap itself is the ICL. */
+    private void recordGaps(Exchange x) {
+        for (int i = 0; i < x.gapCount; i++) {
+            long gap = x.gapNanos[i];
+            int k = x.gapTokens[i];
+            stats.recordIcl(gap);
+            long perToken = gap / k;
+            for (int t = 0; t < k; t++) {
+                stats.recordItl(perToken);
+            }
+        }
+    }
+
+    private void recordTimeBins(Exchange x, int outputTokens) {
+        stats.recordTokens(x.lastTokenNanos, outputTokens);
+        int b = bin(x.lastTokenNanos);
+        completedPerS[b]++;
+        tokensPerS[b] += outputTokens;
+        ttftSumMsPerS[b] += (x.firstTokenNanos - x.originNanos) / 1e6;
+        e2elSumMsPerS[b] += (x.lastTokenNanos - x.originNanos) / 1e6;
+    }
+
+    private void checkPromptLength(Exchange x) {
+        if (!checkPromptLength || x.usagePromptTokens < 0 || x.usagePromptTokens == x.request.promptTokens()) {
+            return;
+        }
+        promptMismatches++;
+        long diff = x.usagePromptTokens - x.request.promptTokens();
+        promptMismatchMaxTokens = Math.max(promptMismatchMaxTokens, Math.abs(diff));
+        if (promptMismatchExamples.size() < MISMATCH_EXAMPLES) {
+            promptMismatchExamples.add("request " + x.request.index() + ": sent " + x.request.promptTokens()
+                    + " tokens, server counted " + x.usagePromptTokens);
+        }
+    }
+
+    private void recordGroundTruthError(LatencyStats into, long clientNanos, long serverNanos) {
+        if (serverNanos < 0) {
+            return;
+        }
+        long error = clientNanos - serverNanos;
+        if (error < 0) {
+            negativeErrors++;
+        }
+        into.record(Math.abs(error));
+    }
+
+    private int bin(long nanos) {
+        int b = (int) Math.max(0, (nanos - startNanos) / 1_000_000_000L);
+        if (b >= completedPerS.length) {
+            int n = Math.max(b + 1, completedPerS.length * 2);
+            sentPerS = Arrays.copyOf(sentPerS, n);
+            completedPerS = Arrays.copyOf(completedPerS, n);
+            tokensPerS = Arrays.copyOf(tokensPerS, n);
+            ttftSumMsPerS = Arrays.copyOf(ttftSumMsPerS, n);
+            e2elSumMsPerS = Arrays.copyOf(e2elSumMsPerS, n);
+        }
+        return b;
+    }
+
+    /** Requests that ended, successful or not. */
+    long finished() {
+        return stats.completed() + stats.failed();
+    }
+
+    /** Length of the measured window: from its start to the last response. */
+    long durationNanos() {
+        return Math.max(1, lastFinishNanos - startNanos);
+    }
+
+    /** Per-second series for the report: time_s, sent, completed, output_tokens, mean_ttft_ms, mean_e2el_ms. */
+    Map<String, Object> timeSeries() {
+        int n = (int) Math.min(completedPerS.length, durationNanos() / 1_000_000_000L + 1);
+        double[] time = new double[n];
+        Double[] meanTtft = new Double[n];
+        Double[] meanE2el = new Double[n];
+        for (int i = 0; i < n; i++) {
+            time[i] = i;
+            meanTtft[i] = completedPerS[i] == 0 ? null : ttftSumMsPerS[i] / completedPerS[i];
+            meanE2el[i] = completedPerS[i] == 0 ? null : e2elSumMsPerS[i] / completedPerS[i];
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("time_s", time);
+        out.put("sent", Arrays.copyOf(sentPerS, n));
+        out.put("completed", Arrays.copyOf(completedPerS, n));
+        out.put("output_tokens", Arrays.copyOf(tokensPerS, n));
+        out.put("mean_ttft_ms", meanTtft);
+        out.put("mean_e2el_ms", meanE2el);
+        return out;
+    }
+}

@@ -1,0 +1,131 @@
+package dev.infersim.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.commons.math3.stat.inference.MannWhitneyUTest;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Two benchmark results side by side: each summary metric of A and B with the absolute and relative delta, and for
+ * TTFT, TPOT and E2EL a two-sided Mann-Whitney U test (Commons Math, normal approximation) on the per-request values
+ * of the detailed JSONL files, which says whether B's distribution differs from A's beyond chance at level alpha.
+ * A rank test needs no normality, which latency distributions never have.
+ */
+public final class RunComparison {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    static final List<String> SUMMARY_KEYS = List.of("completed", "failed", "duration", "request_throughput",
+            "request_goodput", "output_throughput", "total_token_throughput", "mean_ttft_ms", "median_ttft_ms",
+            "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "median_itl_ms",
+            "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms");
+    static final List<String> TESTED = List.of("ttft_ms", "tpot_ms", "e2el_ms");
+
+    /** One metric of both runs. */
+    public record Row(String metric, Double a, Double b) {
+        public Double delta() {
+            return a == null || b == null ? null : b - a;
+        }
+
+        public Double relativeDelta() {
+            return a == null || b == null || a == 0 ? null : (b - a) / a;
+        }
+    }
+
+    /** The rank test of one per-request metric. */
+    public record Test(String metric, int samplesA, int samplesB, double medianA, double medianB, double pValue,
+                       boolean significant) {
+    }
+
+    private RunComparison() {
+    }
+
+    /** Reads a result JSON file. */
+    public static JsonNode readResult(Path file) {
+        try {
+            return JSON.readTree(file.toFile());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read result " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The summary metrics present in either result. */
+    public static List<Row> rows(JsonNode a, JsonNode b) {
+        List<Row> rows = new ArrayList<>();
+        for (String key : SUMMARY_KEYS) {
+            Double va = value(a, key);
+            Double vb = value(b, key);
+            if (va != null || vb != null) {
+                rows.add(new Row(key, va, vb));
+            }
+        }
+        return rows;
+    }
+
+    /** Mann-Whitney U tests on TTFT, TPOT and E2EL of the successful requests of two detailed files. */
+    public static List<Test> tests(Path detailedA, Path detailedB, double alpha) {
+        Map<String, double[]> a = perRequest(detailedA);
+        Map<String, double[]> b = perRequest(detailedB);
+        MannWhitneyUTest test = new MannWhitneyUTest();
+        List<Test> out = new ArrayList<>();
+        for (String metric : TESTED) {
+            double[] x = a.get(metric);
+            double[] y = b.get(metric);
+            if (x.length < 2 || y.length < 2) {
+                continue;
+            }
+            double p = test.mannWhitneyUTest(x, y);
+            out.add(new Test(metric, x.length, y.length, median(x), median(y), p, p < alpha));
+        }
+        return out;
+    }
+
+    /** Per-request TTFT, TPOT and E2EL of successful requests in a detailed JSONL file. */
+    static Map<String, double[]> perRequest(Path detailed) {
+        Map<String, List<Double>> values = new LinkedHashMap<>();
+        TESTED.forEach(m -> values.put(m, new ArrayList<>()));
+        try (BufferedReader in = Files.newBufferedReader(detailed, StandardCharsets.UTF_8)) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                if (line.isBlank()) {
+                    continue;
+                }
+                JsonNode r = JSON.readTree(line);
+                if (r.has("error") || r.path("warmup").asBoolean(false)) {
+                    continue;
+                }
+                for (String m : TESTED) {
+                    if (r.has(m) && !(m.equals("tpot_ms") && r.path("output_len").asInt() < 2)) {
+                        values.get(m).add(r.get(m).asDouble());
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read detailed file " + detailed + ": " + e.getMessage(), e);
+        }
+        Map<String, double[]> out = new LinkedHashMap<>();
+        values.forEach((k, v) -> out.put(k, v.stream().mapToDouble(Double::doubleValue).toArray()));
+        return out;
+    }
+
+    private static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
+
+    private static Double value(JsonNode node, String key) {
+        JsonNode v = node.get(key);
+        return v != null && v.isNumber() ? v.asDouble() : null;
+    }
+}

@@ -1,0 +1,214 @@
+package dev.infersim.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infersim.engine.Deployment;
+import dev.infersim.engine.Profiles;
+import dev.infersim.server.MockServer;
+import dev.infersim.server.ServerOptions;
+import dev.infersim.sim.GoodputSlo;
+import dev.infersim.workload.Workload;
+import dev.infersim.workload.WorkloadSpec;
+import org.apache.commons.math3.distribution.ExponentialDistribution;
+import org.apache.commons.math3.stat.inference.KolmogorovSmirnovTest;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The client against the in-process infersim mock server (and a scripted server for faults). */
+class BenchmarkClientTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static MockServer realTime;
+    private static MockServer fast;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startServers() throws Exception {
+        Deployment d = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).build();
+        realTime = MockServer.start(ServerOptions.builder(d).port(0).timeScale(1).eventLoops(1).build())
+                .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        fast = MockServer.start(ServerOptions.builder(d).port(0).timeScale(10).eventLoops(1).build())
+                .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+
+    @AfterAll
+    static void stopServers() throws Exception {
+        realTime.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        fast.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+
+    static BenchConfig config(String baseUrl, String model, long timeoutMillis, Path detail) {
+        return new BenchConfig(baseUrl, "/v1/completions", model, null, true, timeoutMillis, 1_000_000,
+                new GoodputSlo(Double.NaN, 50, Double.NaN), List.of("ttft", "tpot", "itl", "e2el"), List.of(50.0, 99.0),
+                1000, baseUrl + "/metrics", 100, detail);
+    }
+
+    private static Workload workload(long n, double rate, Integer concurrency, int in, int out) {
+        var b = WorkloadSpec.builder().numPrompts(n).randomInputLen(in).randomOutputLen(out).requestRate(rate)
+                .ignoreEos(true).seed(7);
+        if (concurrency != null) {
+            b.maxConcurrency(concurrency);
+        }
+        return Workload.open(b.build());
+    }
+
+    @Test
+    void latenciesAgreeWithTheServersGroundTruthAndTheJsonHasVllmKeys() throws IOException {
+        Path detail = dir.resolve("d.jsonl");
+        BenchResult r;
+        try (BenchmarkClient client = new BenchmarkClient(config(realTime.baseUrl(),
+                realTime.options().servedModelName(), 30_000, detail))) {
+            r = client.run(workload(110, 20, null, 100, 16), 10, 0, 0, Map.of("infersim_version", "test"));
+        }
+        Map<String, Object> f = r.fields();
+        assertEquals(100L, f.get("completed"), "110 sent, the first 10 are warmup");
+        assertEquals(0L, f.get("failed"));
+        assertEquals(100L * 16, f.get("total_output_tokens"));
+        assertEquals(0L, f.get("infersim_prompt_token_mismatches"), "rendered prompts are exactly 100 tokens");
+        Map<?, ?> truth = (Map<?, ?>) f.get("infersim_ground_truth");
+        assertEquals(100L, truth.get("requests"));
+        // Client latency = server latency + network + client parsing: well under a millisecond on an idle machine (see
+        // bench/benchmark-client); 10 ms leaves room for a loaded CI box while catching systematic errors such as
+        // measuring from the wrong origin or missing the first chunk (the model's first token is ~15-30 ms here).
+        double ttftErrorMedian = (double) ((Map<?, ?>) truth.get("ttft_abs_error_ms")).get("p50");
+        double e2elErrorMedian = (double) ((Map<?, ?>) truth.get("e2el_abs_error_ms")).get("p50");
+        assertTrue(ttftErrorMedian < 10, "median TTFT error " + ttftErrorMedian + " ms");
+        assertTrue(e2elErrorMedian < 10, "median E2EL error " + e2elErrorMedian + " ms");
+        // Every request has 16 tokens, so the mean per-token gap equals the mean TPOT.
+        double itl = (double) f.get("mean_itl_ms");
+        double tpot = (double) f.get("mean_tpot_ms");
+        assertEquals(tpot, itl, tpot * 0.02, "per-token ITL vs TPOT");
+
+        Path file = dir.resolve("result.json");
+        r.report().write(file);
+        JsonNode json = JSON.readTree(file.toFile());
+        for (String key : List.of("date", "backend", "model_id", "tokenizer_id", "num_prompts", "request_rate",
+                "burstiness", "max_concurrency", "duration", "completed", "failed", "total_input_tokens",
+                "total_output_tokens", "request_throughput", "request_goodput", "output_throughput",
+                "total_token_throughput", "max_output_tokens_per_s", "max_concurrent_requests", "mean_ttft_ms",
+                "median_ttft_ms", "std_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms",
+                "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2el_ms", "p99_e2el_ms")) {
+            assertTrue(json.has(key), "result lacks vLLM key " + key);
+        }
+        assertTrue(json.get("request_goodput").isNumber());
+        assertTrue(json.get("infersim_server_metrics").get("time_s").size() > 3, "Prometheus polled every 100 ms");
+        assertEquals(100, Files.readAllLines(detail).stream().filter(l -> !l.isBlank()).count());
+
+        Path html = dir.resolve("r.html");
+        HtmlReport.writeRun(html, r.fields());
+        String page = Files.readString(html);
+        assertTrue(page.contains("echarts") && page.contains("\"mean_ttft_ms\"") && page.length() > 1_000_000);
+    }
+
+    /**
+     * The schedule latencies are measured from is the arrival process itself (absolute times, no drift), and no
+     * request leaves before its time. How late requests actually leave depends on the machine; the benchmark under
+     * bench/benchmark-client measures that, and every run reports it.
+     */
+    @Test
+    void sendScheduleFollowsThePoissonArrivalProcess() throws IOException {
+        Path detail = dir.resolve("d.jsonl");
+        try (BenchmarkClient client = new BenchmarkClient(config(fast.baseUrl(), fast.options().servedModelName(),
+                30_000, detail))) {
+            client.run(workload(300, 100, null, 16, 2), 0, 0, 0, Map.of());
+        }
+        List<JsonNode> rows = Files.readAllLines(detail).stream().filter(l -> !l.isBlank())
+                .map(BenchmarkClientTest::tree).toList();
+        assertEquals(300, rows.size());
+        assertTrue(rows.stream().allMatch(n -> n.get("send_lag_ms").asDouble() >= 0), "a request left early");
+        double[] scheduled = rows.stream().mapToDouble(n -> n.get("send_time_s").asDouble()).sorted().toArray();
+        double[] gaps = new double[scheduled.length - 1];
+        for (int i = 1; i < scheduled.length; i++) {
+            gaps[i - 1] = scheduled[i] - scheduled[i - 1];
+        }
+        double mean = (scheduled[scheduled.length - 1] - scheduled[0]) / gaps.length;
+        assertEquals(1.0 / 100, mean, 0.1 / 100, "mean gap");
+        double p = new KolmogorovSmirnovTest().kolmogorovSmirnovTest(new ExponentialDistribution(mean), gaps);
+        assertTrue(p > 0.01, "send schedule gaps are not exponential: KS p = " + p);
+    }
+
+    @Test
+    void closedLoopKeepsExactlyNInFlight() {
+        BenchResult r;
+        try (BenchmarkClient client = new BenchmarkClient(config(fast.baseUrl(), fast.options().servedModelName(),
+                30_000, null))) {
+            r = client.run(workload(120, Double.POSITIVE_INFINITY, 8, 64, 32), 0, 0, 0, Map.of());
+        }
+        assertEquals("closed_loop", r.fields().get("infersim_load_mode"));
+        assertEquals(8, r.fields().get("infersim_max_in_flight"));
+        double mean = (double) r.fields().get("infersim_mean_in_flight");
+        assertTrue(mean > 0.95 * 8 && mean <= 8, "mean in flight while sending " + mean);
+        assertEquals(120L, r.fields().get("completed"));
+    }
+
+    @Test
+    void errorsTimeoutsAndResetsAreCountedByType() throws Exception {
+        try (FakeStreamingServer server = new FakeStreamingServer(5, 5, 2, 5, 7, 11);
+             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 1_000, null))) {
+            BenchResult r = client.run(workload(70, 100, null, 16, 6), 0, 0, 0, Map.of());
+            // The server numbers requests from 1, the initial test request included: the run is 2..71.
+            long http429 = 0;
+            long timeouts = 0;
+            long resets = 0;
+            for (int n = 2; n <= 71; n++) {
+                if (n % 5 == 0) {
+                    http429++;
+                } else if (n % 7 == 0) {
+                    timeouts++;
+                } else if (n % 11 == 0) {
+                    resets++;
+                }
+            }
+            Map<String, Long> counts = r.errors().counts();
+            assertEquals(http429, counts.get("http_429"), counts.toString());
+            assertEquals(timeouts, counts.get("timeout"), counts.toString());
+            assertEquals(resets, counts.get("connection_reset"), counts.toString());
+            assertEquals(http429 + timeouts + resets, r.fields().get("failed"));
+            assertEquals(70 - http429 - timeouts - resets, r.fields().get("completed"));
+            Map<?, ?> http429Entry = (Map<?, ?>) ((Map<?, ?>) r.fields().get("infersim_errors")).get("http_429");
+            assertEquals("too many requests", ((List<?>) http429Entry.get("first_messages")).get(0));
+        }
+    }
+
+    @Test
+    void interruptedRunStillReportsWhatItMeasured() throws Exception {
+        try (FakeStreamingServer server = new FakeStreamingServer(5, 20, 1, 0, 0, 0);
+             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000, null))) {
+            CompletableFuture<BenchResult> run = CompletableFuture.supplyAsync(
+                    () -> client.run(workload(1000, 50, null, 16, 10), 0, 0, 0, Map.of()));
+            Thread.sleep(1500);
+            client.stop();
+            BenchResult r = run.get(30, TimeUnit.SECONDS);
+            assertTrue((boolean) r.fields().get("infersim_interrupted"));
+            assertFalse(r.valid());
+            long completed = (long) r.fields().get("completed");
+            assertTrue(completed > 10 && completed < 1000, completed + " completed");
+            assertEquals(0L, r.fields().get("failed"), "requests cut off by the interrupt are not failures");
+            assertNotNull(r.fields().get("mean_ttft_ms"));
+        }
+    }
+
+    private static JsonNode tree(String line) {
+        try {
+            return JSON.readTree(line);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

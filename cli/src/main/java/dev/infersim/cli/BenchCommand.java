@@ -1,0 +1,115 @@
+package dev.infersim.cli;
+
+import dev.infersim.bench.BenchResult;
+import dev.infersim.bench.BenchmarkClient;
+import dev.infersim.bench.HtmlReport;
+import dev.infersim.workload.Workload;
+import dev.infersim.workload.WorkloadSpec;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code infersim bench}: benchmarks an OpenAI-compatible streaming endpoint with {@code vllm bench serve}'s flags,
+ * open loop from an absolute schedule (latencies from the scheduled send time) or a closed loop of N users, and
+ * prints vLLM's summary plus send lag, errors and the ground-truth check.
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Benchmark an OpenAI-compatible endpoint (vLLM, SGLang, TGI, infersim serve) like vllm bench serve. "
+                + "Exit code 3 when the run is invalid (send lag over --max-send-lag-ms, interrupted, or --validate without "
+                + "ground truth).")
+public final class BenchCommand implements Callable<Integer> {
+
+    @Mixin
+    WorkloadOptions workload;
+
+    @Option(names = "--request-rate", defaultValue = "inf", paramLabel = "REQ_PER_S|inf",
+            description = "Mean arrival rate, req/s; inf sends everything at once (default: ${DEFAULT-VALUE}).")
+    String requestRate;
+
+    @Option(names = "--max-concurrency",
+            description = "Cap on requests in flight; with --request-rate inf, a closed loop of exactly N in flight.")
+    Integer maxConcurrency;
+
+    @Mixin
+    ClientOptions client;
+
+    @Override
+    public Integer call() {
+        WorkloadSpec spec = workload.spec(WorkloadOptions.parseRate("--request-rate", requestRate), maxConcurrency,
+                client.numWarmups);
+        Workload stream = Workload.open(spec);
+        PrintStream out = System.out;
+        Path detail = client.saveDetailed ? client.resultDir.resolve(".infersim-detail-" + ProcessHandle.current().pid()
+                + ".jsonl") : null;
+        Map<String, Object> metadata = new LinkedHashMap<>(client.userMetadata());
+        metadata.put("infersim_version", Version.current());
+        metadata.put("infersim_workload", workload.describe());
+        BenchResult result;
+        try (BenchmarkClient bench = new BenchmarkClient(client.config(spec.ignoreEos()).withDetailFile(detail));
+             InterruptGuard guard = new InterruptGuard(bench::stop)) {
+            out.printf("Benchmarking %s%s: %d requests, %s%n", client.baseUrl, client.endpoint, stream.size(),
+                    describeLoad(spec));
+            result = bench.run(stream, client.numWarmups, client.warmupDurationNanos(), client.durationNanos(), metadata);
+            write(result, detail, out);
+        }
+        return exitCode(result, out);
+    }
+
+    private void write(BenchResult result, Path detail, PrintStream out) {
+        result.printSummary(out);
+        String file = client.resultFilename != null ? client.resultFilename : result.report().defaultFileName();
+        if (detail != null) {
+            Path named = client.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl");
+            moveDetail(detail, named);
+            result.fields().put("infersim_detailed_file", named.toString());
+            out.println("Per-request detail written to " + named);
+        }
+        if (client.saveResult) {
+            Path path = client.resultDir.resolve(file);
+            result.report().write(path);
+            out.println("Result written to " + path);
+        }
+        if (client.html != null) {
+            HtmlReport.writeRun(client.html, result.fields());
+            out.println("HTML report written to " + client.html);
+        }
+        out.flush();
+    }
+
+    static void moveDetail(Path from, Path to) {
+        try {
+            java.nio.file.Files.move(from, to, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("cannot move " + from + " to " + to + ": " + e.getMessage(), e);
+        }
+    }
+
+    private int exitCode(BenchResult result, PrintStream out) {
+        if (client.validate) {
+            Object truth = ((Map<?, ?>) result.fields().get("infersim_ground_truth")).get("requests");
+            if (((Number) truth).longValue() == 0) {
+                out.println("--validate: the server sent no ground truth (an 'infersim' object in the last chunk); "
+                        + "is it an infersim mock?");
+                return 3;
+            }
+        }
+        return result.valid() ? 0 : 3;
+    }
+
+    static String describeLoad(WorkloadSpec spec) {
+        if (spec.load().isClosedLoop()) {
+            return "closed loop of " + spec.load().maxConcurrency() + " in flight";
+        }
+        String rate = Double.isInfinite(spec.load().requestRatePerS()) ? "all at once"
+                : spec.load().requestRatePerS() + " req/s (burstiness " + spec.load().burstiness() + ")";
+        return "open loop, " + rate + (spec.load().maxConcurrency() > 0
+                ? ", at most " + spec.load().maxConcurrency() + " in flight" : "");
+    }
+}

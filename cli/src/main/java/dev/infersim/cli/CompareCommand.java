@@ -1,0 +1,94 @@
+package dev.infersim.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.infersim.bench.RunComparison;
+import dev.infersim.engine.ConfigException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code infersim compare A.json B.json}: two results side by side with deltas, and a Mann-Whitney U test per latency
+ * metric on the per-request values of their detailed files, saying whether B differs from A significantly.
+ */
+@Command(name = "compare", mixinStandardHelpOptions = true,
+        description = "Compare two benchmark (or simulate) results side by side; with detailed files, test whether TTFT, "
+                + "TPOT and E2EL distributions differ significantly (Mann-Whitney U).")
+public final class CompareCommand implements Callable<Integer> {
+
+    @Parameters(index = "0", paramLabel = "A.json", description = "Baseline result.")
+    Path a;
+
+    @Parameters(index = "1", paramLabel = "B.json", description = "Result compared with the baseline.")
+    Path b;
+
+    @Option(names = "--detailed-a", description = "Per-request JSONL of A (default: the result's infersim_detailed_file).")
+    Path detailedA;
+
+    @Option(names = "--detailed-b", description = "Per-request JSONL of B (default: the result's infersim_detailed_file).")
+    Path detailedB;
+
+    @Option(names = "--alpha", defaultValue = "0.05", description = "Significance level (default: ${DEFAULT-VALUE}).")
+    double alpha;
+
+    @Override
+    public Integer call() {
+        ConfigException.check(alpha > 0 && alpha < 1, "--alpha must be in (0, 1), got %s", alpha);
+        JsonNode ra = read(a);
+        JsonNode rb = read(b);
+        PrintStream out = System.out;
+        out.printf(Locale.ROOT, "%-26s %14s %14s %14s %9s%n", "metric", "A", "B", "B - A", "change");
+        for (RunComparison.Row row : RunComparison.rows(ra, rb)) {
+            out.printf(Locale.ROOT, "%-26s %14s %14s %14s %9s%n", row.metric(), num(row.a()), num(row.b()),
+                    num(row.delta()), row.relativeDelta() == null ? "-"
+                            : String.format(Locale.ROOT, "%+.1f%%", 100 * row.relativeDelta()));
+        }
+        Path da = detailedA != null ? detailedA : detailFile(ra, a);
+        Path db = detailedB != null ? detailedB : detailFile(rb, b);
+        if (da == null || db == null) {
+            out.println("No per-request files (run with --save-detailed, or pass --detailed-a/--detailed-b): "
+                    + "no significance test.");
+            return 0;
+        }
+        List<RunComparison.Test> tests = RunComparison.tests(da, db, alpha);
+        out.printf(Locale.ROOT, "%nMann-Whitney U (two-sided, alpha %.3f) on per-request values:%n", alpha);
+        for (RunComparison.Test t : tests) {
+            out.printf(Locale.ROOT, "%-8s median A %.3f ms (n=%d), B %.3f ms (n=%d): p = %.4g -> %s%n",
+                    t.metric().replace("_ms", ""), t.medianA(), t.samplesA(), t.medianB(), t.samplesB(), t.pValue(),
+                    t.significant() ? "significant difference" : "no significant difference");
+        }
+        return 0;
+    }
+
+    private static JsonNode read(Path file) {
+        ConfigException.check(Files.isReadable(file), "%s: no such readable result file", file);
+        try {
+            return RunComparison.readResult(file);
+        } catch (java.io.UncheckedIOException e) {
+            throw new ConfigException(file + ": not a result JSON (" + e.getCause().getMessage() + ")", e);
+        }
+    }
+
+    private static Path detailFile(JsonNode result, Path resultFile) {
+        JsonNode v = result.get("infersim_detailed_file");
+        if (v == null || !v.isTextual()) {
+            return null;
+        }
+        Path p = Path.of(v.asText());
+        if (!Files.isReadable(p) && resultFile.toAbsolutePath().getParent() != null) {
+            p = resultFile.toAbsolutePath().getParent().resolve(p.getFileName());
+        }
+        return Files.isReadable(p) ? p : null;
+    }
+
+    private static String num(Double v) {
+        return v == null ? "-" : String.format(Locale.ROOT, "%.3f", v);
+    }
+}

@@ -1,0 +1,179 @@
+package dev.infersim.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.infersim.bench.BenchResult;
+import dev.infersim.bench.BenchmarkClient;
+import dev.infersim.bench.HtmlReport;
+import dev.infersim.bench.LoadSweep;
+import dev.infersim.engine.ConfigException;
+import dev.infersim.workload.Workload;
+import dev.infersim.workload.WorkloadSpec;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code infersim sweep}: one benchmark per request rate (open loop) or per concurrency (closed loop), each with its
+ * own warmup, then the saturation knee and the highest load meeting the goodput SLO ({@link LoadSweep}), one combined
+ * result JSON and optionally an HTML report with the sweep curves.
+ */
+@Command(name = "sweep", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Run bench at several request rates or concurrencies; find the saturation knee and the highest load "
+                + "meeting the --goodput SLO; write one combined result.")
+public final class SweepCommand implements Callable<Integer> {
+
+    @Option(names = "--request-rates", split = ",", paramLabel = "REQ_PER_S",
+            description = "Open-loop rates to run, req/s, e.g. 1,2,4,8.")
+    List<String> requestRates;
+
+    @Option(names = "--concurrencies", split = ",", paramLabel = "N",
+            description = "Closed-loop concurrencies to run, e.g. 1,4,16,64.")
+    List<Integer> concurrencies;
+
+    @Option(names = "--slo-attainment", defaultValue = "0.9",
+            description = "Share of requests that must meet every --goodput SLO for a load to pass (default: ${DEFAULT-VALUE}).")
+    double sloAttainment;
+
+    @Mixin
+    WorkloadOptions workload;
+
+    @Mixin
+    ClientOptions client;
+
+    @Override
+    public Integer call() {
+        ConfigException.check((requestRates == null) != (concurrencies == null),
+                "give exactly one of --request-rates and --concurrencies");
+        ConfigException.check(sloAttainment > 0 && sloAttainment <= 1, "--slo-attainment must be in (0, 1], got %s",
+                sloAttainment);
+        LoadSweep.Mode mode = requestRates != null ? LoadSweep.Mode.REQUEST_RATE : LoadSweep.Mode.MAX_CONCURRENCY;
+        List<Double> loads = requestRates != null
+                ? requestRates.stream().map(r -> WorkloadOptions.parseRate("--request-rates", r)).toList()
+                : concurrencies.stream().map(c -> {
+                    ConfigException.check(c >= 1, "--concurrencies must be >= 1, got %d", c);
+                    return (double) c;
+                }).toList();
+        PrintStream out = System.out;
+        Progress progress = new Progress(loads.size(), System.console() != null);
+        List<LoadSweep.Point> points = new ArrayList<>();
+        List<Map<String, Object>> runs = new ArrayList<>();
+        Map<String, Object> metadata = new LinkedHashMap<>(client.userMetadata());
+        metadata.put("infersim_version", Version.current());
+        metadata.put("infersim_workload", workload.describe());
+        boolean allValid = true;
+        try (BenchmarkClient bench = new BenchmarkClient(client.config(workload.ignoreEos));
+             InterruptGuard guard = new InterruptGuard(bench::stop)) {
+            for (int i = 0; i < loads.size(); i++) {
+                double load = loads.get(i);
+                WorkloadSpec spec = mode == LoadSweep.Mode.REQUEST_RATE ? workload.spec(load, null, client.numWarmups)
+                        : workload.spec(Double.POSITIVE_INFINITY, (int) load, client.numWarmups);
+                progress.show(i, mode.key() + " " + format(load));
+                BenchResult r = bench.run(Workload.open(spec), client.numWarmups, client.warmupDurationNanos(),
+                        client.durationNanos(), metadata);
+                allValid &= r.valid();
+                points.add(new LoadSweep.Point(load, r.fields()));
+                runs.add(r.fields());
+                if (Boolean.TRUE.equals(r.fields().get("infersim_interrupted"))) {
+                    break;
+                }
+            }
+            progress.done();
+            Map<String, Object> sweep = LoadSweep.analyze(mode, points, sloAttainment);
+            print(sweep, out);
+            write(sweep, runs, out);
+        }
+        return allValid ? 0 : 3;
+    }
+
+    private void print(Map<String, Object> sweep, PrintStream out) {
+        out.println("=".repeat(20) + " Sweep over " + sweep.get("mode") + " " + "=".repeat(20));
+        out.printf(Locale.ROOT, "%10s %10s %10s %12s %12s %12s %8s %6s%n", "load", "req/s", "tok/s", "p50 TTFT ms",
+                "p99 TTFT ms", "p50 TPOT ms", "SLO ok", "valid");
+        for (Object o : (List<?>) sweep.get("points")) {
+            Map<?, ?> p = (Map<?, ?>) o;
+            out.printf(Locale.ROOT, "%10s %10.2f %10.1f %12.2f %12.2f %12.2f %8s %6s%n", format((Double) p.get("load")),
+                    num(p.get("request_throughput")), num(p.get("output_throughput")), num(p.get("median_ttft_ms")),
+                    num(p.get("p99_ttft_ms")), num(p.get("median_tpot_ms")),
+                    p.get("slo_attainment") == null ? "-" : String.format(Locale.ROOT, "%.1f%%",
+                            100 * num(p.get("slo_attainment"))), p.get("infersim_valid"));
+        }
+        out.println("Saturation knee: " + (sweep.get("knee_load") == null ? "none" : format((Double) sweep.get("knee_load")))
+                + " (" + sweep.get("knee_reason") + ")");
+        Object best = sweep.get("max_load_meeting_slo");
+        out.println("Highest load meeting the goodput SLO: " + (best == null ? "none (or no --goodput given)"
+                : format((Double) best)));
+    }
+
+    private void write(Map<String, Object> sweep, List<Map<String, Object>> runs, PrintStream out) {
+        Map<String, Object> combined = new LinkedHashMap<>();
+        combined.put("infersim_sweep", sweep);
+        combined.put("runs", runs);
+        if (client.saveResult) {
+            String name = client.resultFilename != null ? client.resultFilename : "sweep-" + sweep.get("mode") + "-"
+                    + client.model.substring(client.model.lastIndexOf('/') + 1) + "-"
+                    + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".json";
+            Path path = client.resultDir.resolve(name);
+            try {
+                Files.createDirectories(path.toAbsolutePath().getParent());
+                new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(path.toFile(), combined);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot write " + path + ": " + e.getMessage(), e);
+            }
+            out.println("Sweep result written to " + path);
+        }
+        if (client.html != null) {
+            HtmlReport.writeSweep(client.html, sweep, runs);
+            out.println("HTML report written to " + client.html);
+        }
+    }
+
+    private static double num(Object v) {
+        return v instanceof Number n ? n.doubleValue() : Double.NaN;
+    }
+
+    private static String format(double load) {
+        return Double.isInfinite(load) ? "inf" : load == Math.rint(load) ? Long.toString((long) load) : Double.toString(load);
+    }
+
+    /** A one-line progress bar, redrawn in place; printed only when stdout is a terminal. */
+    private static final class Progress {
+        private final int total;
+        private final boolean tty;
+
+        Progress(int total, boolean tty) {
+            this.total = total;
+            this.tty = tty;
+        }
+
+        void show(int done, String what) {
+            if (tty) {
+                int width = 30;
+                int filled = done * width / total;
+                System.err.print("\r[" + "#".repeat(filled) + " ".repeat(width - filled) + "] " + done + "/" + total
+                        + " running " + what + "   ");
+                System.err.flush();
+            }
+        }
+
+        void done() {
+            if (tty) {
+                System.err.println("\r[" + "#".repeat(30) + "] " + total + "/" + total + " done" + " ".repeat(20));
+            }
+        }
+    }
+}

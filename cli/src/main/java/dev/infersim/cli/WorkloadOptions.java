@@ -1,0 +1,171 @@
+package dev.infersim.cli;
+
+import dev.infersim.engine.ConfigException;
+import dev.infersim.workload.PrefixOrder;
+import dev.infersim.workload.RampStrategy;
+import dev.infersim.workload.WorkloadSpec;
+import dev.infersim.workload.WorkloadSpecBuilder;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The workload flags of {@code vllm bench serve} (dataset, lengths, seed, arrivals, concurrency), building the same
+ * {@link WorkloadSpec} the simulator replays: {@code bench} and {@code simulate} given the same flags and seed send
+ * the very same requests. The load flags (rate, concurrency) are separate so a sweep can vary them.
+ */
+public final class WorkloadOptions {
+
+    @Option(names = "--dataset-name", defaultValue = "random",
+            description = "random, prefix_repetition, sharegpt, trace or workload (default: ${DEFAULT-VALUE}).")
+    String datasetName;
+
+    @Option(names = "--dataset-path", description = "ShareGPT JSON or trace JSONL file.")
+    Path datasetPath;
+
+    @Option(names = "--workload", paramLabel = "NAME|FILE",
+            description = "Workload profile (chat, code, long-context-qa, summarization, chat-rag-mix, matrix-row-a..f) or YAML "
+                    + "file; implies --dataset-name workload.")
+    String workloadProfile;
+
+    @Option(names = "--num-prompts", description = "Requests to send (default: 1000, or the profile's).")
+    Long numPrompts;
+
+    @Option(names = "--random-input-len", defaultValue = "1024", description = "Prompt tokens after the prefix (default: ${DEFAULT-VALUE}).")
+    int randomInputLen;
+
+    @Option(names = "--random-output-len", defaultValue = "128", description = "max_tokens per request (default: ${DEFAULT-VALUE}).")
+    int randomOutputLen;
+
+    @Option(names = "--random-range-ratio", defaultValue = "0",
+            description = "Lengths uniform in [len*(1-r), len*(1+r)] (default: ${DEFAULT-VALUE}).")
+    double randomRangeRatio;
+
+    @Option(names = "--random-prefix-len", defaultValue = "0", description = "Shared prefix tokens before every prompt (default: ${DEFAULT-VALUE}).")
+    int randomPrefixLen;
+
+    @Option(names = "--prefix-repetition-prefix-len", defaultValue = "256", description = "Prefix tokens (default: ${DEFAULT-VALUE}).")
+    int prefixRepetitionPrefixLen;
+
+    @Option(names = "--prefix-repetition-suffix-len", defaultValue = "256", description = "Tokens after the prefix (default: ${DEFAULT-VALUE}).")
+    int prefixRepetitionSuffixLen;
+
+    @Option(names = "--prefix-repetition-num-prefixes", defaultValue = "10", description = "Distinct prefixes (default: ${DEFAULT-VALUE}).")
+    int prefixRepetitionNumPrefixes;
+
+    @Option(names = "--prefix-repetition-output-len", defaultValue = "128", description = "max_tokens (default: ${DEFAULT-VALUE}).")
+    int prefixRepetitionOutputLen;
+
+    @Option(names = "--prefix-repetition-order", defaultValue = "shuffle",
+            description = "shuffle (vLLM), round-robin or random (default: ${DEFAULT-VALUE}).")
+    String prefixRepetitionOrder;
+
+    @Option(names = "--sharegpt-output-len", defaultValue = "0", description = "Override reply lengths; 0 = the dataset's (default: 0).")
+    int sharegptOutputLen;
+
+    @Option(names = "--burstiness", description = "Gamma shape of inter-arrival gaps; 1 = Poisson (default: 1).")
+    Double burstiness;
+
+    @Option(names = "--ramp-up-strategy", description = "linear or exponential (needs --ramp-up-start-rps and --ramp-up-end-rps).")
+    String rampUpStrategy;
+
+    @Option(names = "--ramp-up-start-rps", description = "Ramp start rate, req/s.")
+    Double rampUpStartRps;
+
+    @Option(names = "--ramp-up-end-rps", description = "Ramp end rate, req/s.")
+    Double rampUpEndRps;
+
+    @Option(names = "--seed", defaultValue = "0", description = "Workload seed (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--ignore-eos", description = "Send ignore_eos: every request generates exactly its max_tokens.")
+    boolean ignoreEos;
+
+    @Option(names = "--eos-mean-tokens",
+            description = "Without --ignore-eos: max_tokens is drawn as a geometric EOS position with this mean, clipped to the "
+                    + "output length (default: every request asks for its full output length).")
+    Double eosMeanTokens;
+
+    /**
+     * The spec at a given load.
+     *
+     * @param requestRatePerS arrival rate, or null for the default (inf, or the profile's own load)
+     * @param maxConcurrency  cap on requests in flight, or null for none
+     * @param warmups         unmeasured requests sent first, on top of --num-prompts as in vLLM
+     */
+    public WorkloadSpec spec(Double requestRatePerS, Integer maxConcurrency, long warmups) {
+        WorkloadSpecBuilder b = WorkloadSpec.builder()
+                .seed(seed)
+                .ignoreEos(ignoreEos)
+                .randomInputLen(randomInputLen).randomOutputLen(randomOutputLen).randomRangeRatio(randomRangeRatio)
+                .randomPrefixLen(randomPrefixLen)
+                .prefixRepetitionPrefixLen(prefixRepetitionPrefixLen).prefixRepetitionSuffixLen(prefixRepetitionSuffixLen)
+                .prefixRepetitionNumPrefixes(prefixRepetitionNumPrefixes).prefixRepetitionOutputLen(prefixRepetitionOutputLen)
+                .sharegptOutputLen(sharegptOutputLen)
+                .datasetPath(datasetPath);
+        try {
+            b.prefixRepetitionOrder(PrefixOrder.parse(prefixRepetitionOrder));
+            if (rampUpStrategy != null) {
+                ConfigException.check(rampUpStartRps != null && rampUpEndRps != null,
+                        "--ramp-up-strategy needs --ramp-up-start-rps and --ramp-up-end-rps");
+                b.rampUp(RampStrategy.parse(rampUpStrategy), rampUpStartRps, rampUpEndRps);
+            }
+            if (workloadProfile != null) {
+                b.workloadProfile(workloadProfile);
+                if (!datasetName.equals("random")) {
+                    b.datasetName(datasetName);
+                }
+            } else {
+                b.datasetName(datasetName);
+            }
+            if (numPrompts != null) {
+                b.numPrompts(numPrompts);
+            }
+            if (requestRatePerS != null) {
+                b.requestRate(requestRatePerS);
+            }
+            if (burstiness != null) {
+                b.burstiness(burstiness);
+            }
+            if (maxConcurrency != null) {
+                b.maxConcurrency(maxConcurrency);
+            }
+            if (eosMeanTokens != null) {
+                b.eosMeanTokens(eosMeanTokens);
+            }
+            WorkloadSpec spec = b.build();
+            return warmups == 0 ? spec : b.numPrompts(spec.numPrompts() + warmups).build();
+        } catch (ConfigException e) {
+            throw e;
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(e.getMessage(), e);
+        }
+    }
+
+    /** The workload settings for a report's metadata. */
+    public Map<String, Object> describe() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("dataset_name", workloadProfile != null ? "workload" : datasetName);
+        m.put("workload", workloadProfile);
+        m.put("dataset_path", datasetPath == null ? null : datasetPath.toString());
+        m.put("random_input_len", randomInputLen);
+        m.put("random_output_len", randomOutputLen);
+        m.put("random_range_ratio", randomRangeRatio);
+        m.put("random_prefix_len", randomPrefixLen);
+        m.put("seed", seed);
+        m.put("ignore_eos", ignoreEos);
+        m.put("ramp_up_strategy", rampUpStrategy);
+        return m;
+    }
+
+    /** Parses a rate flag: a positive number or inf. */
+    static double parseRate(String flag, String text) {
+        try {
+            return WorkloadSpec.parseRate(flag, text);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(e.getMessage(), e);
+        }
+    }
+}

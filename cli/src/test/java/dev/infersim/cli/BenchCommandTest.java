@@ -1,0 +1,83 @@
+package dev.infersim.cli;
+
+import dev.infersim.engine.Deployment;
+import dev.infersim.engine.Profiles;
+import dev.infersim.server.MockServer;
+import dev.infersim.server.ServerOptions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** bench, compare and sweep end to end against an in-process mock server running 10x faster than real time. */
+class BenchCommandTest {
+    private static MockServer server;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Deployment d = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).build();
+        server = MockServer.start(ServerOptions.builder(d).port(0).timeScale(10).eventLoops(1).build())
+                .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        server.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+
+    private CliRun bench(String name, String seed) {
+        return CliRun.of("bench", "--base-url", server.baseUrl(), "--model", server.options().servedModelName(),
+                "--num-prompts", "40", "--request-rate", "40", "--random-input-len", "64", "--random-output-len", "8",
+                "--ignore-eos", "--seed", seed, "--num-warmups", "4", "--goodput", "ttft:500", "--validate",
+                "--max-send-lag-ms", "1000", "--save-result", "--save-detailed", "--result-dir", dir.toString(),
+                "--result-filename", name, "--html", dir.resolve(name + ".html").toString(),
+                "--metadata", "purpose=test");
+    }
+
+    @Test
+    void benchWritesResultDetailAndHtmlAndCompareTestsTheDifference() throws Exception {
+        CliRun a = bench("a.json", "1");
+        assertEquals(0, a.exitCode(), a.out() + a.err());
+        assertTrue(a.out().contains("Serving Benchmark Result") && a.out().contains("TTFT error vs server"), a.out());
+        String json = Files.readString(dir.resolve("a.json"));
+        assertTrue(json.contains("\"purpose\" : \"test\"") && json.contains("\"request_goodput\""), json);
+        // as in vLLM (and simulate), the 4 warmups come on top of the 40 measured prompts
+        assertEquals(40, Files.readAllLines(dir.resolve("a.jsonl")).stream().filter(l -> !l.isBlank()).count());
+        assertTrue(Files.size(dir.resolve("a.json.html")) > 1_000_000, "ECharts is inlined");
+        assertEquals(0, bench("b.json", "2").exitCode());
+
+        CliRun compare = CliRun.of("compare", dir.resolve("a.json").toString(), dir.resolve("b.json").toString());
+        assertEquals(0, compare.exitCode(), compare.err());
+        assertTrue(compare.out().contains("mean_ttft_ms") && compare.out().contains("Mann-Whitney"), compare.out());
+    }
+
+    @Test
+    void sweepFindsKneeAndWritesOneCombinedResult() throws Exception {
+        CliRun r = CliRun.of("sweep", "--base-url", server.baseUrl(), "--model", server.options().servedModelName(),
+                "--concurrencies", "1,4", "--num-prompts", "24", "--random-input-len", "32", "--random-output-len", "8",
+                "--ignore-eos", "--num-warmups", "2", "--max-send-lag-ms", "1000", "--save-result",
+                "--result-dir", dir.toString(), "--result-filename", "s.json", "--html", dir.resolve("s.html").toString());
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().contains("Saturation knee"), r.out());
+        String json = Files.readString(dir.resolve("s.json"));
+        assertTrue(json.contains("\"infersim_sweep\"") && json.contains("\"max_concurrency\" : 4"), json);
+    }
+
+    @Test
+    void badEndpointIsOneLineNamingTheFlag() {
+        CliRun r = CliRun.of("bench", "--model", "m", "--endpoint", "/v2/generate");
+        assertEquals(2, r.exitCode());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+        assertTrue(r.err().contains("--endpoint"), r.err());
+    }
+}

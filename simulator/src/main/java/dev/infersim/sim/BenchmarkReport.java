@@ -1,0 +1,186 @@
+package dev.infersim.sim;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * A benchmark result in the schema of {@code vllm bench serve --save-result} (keys and their order as in
+ * vllm/benchmarks/serve.py), followed by infersim's own keys, all prefixed {@code infersim_}: server-side queue and
+ * prefill time, client semaphore wait, chunk gaps (when a client records them), preemptions, prefix-cache hits, plus
+ * whatever the producer adds
+ * (the simulator's saturation verdict and timelines). The same class writes the console summary block vLLM prints.
+ * Shared by the simulator and the benchmark client so both write identical schemas.
+ */
+public final class BenchmarkReport {
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .enable(SerializationFeature.INDENT_OUTPUT)
+            .disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
+
+    private final Map<String, Object> fields;
+    private final RunInfo info;
+    private final ServingStats stats;
+    private final double durationS;
+
+    private BenchmarkReport(RunInfo info, ServingStats stats, double durationS, Map<String, Object> fields) {
+        this.info = info;
+        this.stats = stats;
+        this.durationS = durationS;
+        this.fields = fields;
+    }
+
+    /**
+     * Builds the result.
+     *
+     * @param durationNanos length of the measured window (vLLM's benchmark_duration)
+     * @param extra         producer-specific keys, appended in their order; names should start with {@code infersim_}
+     */
+    public static BenchmarkReport of(RunInfo info, ServingStats stats, long durationNanos, Map<String, Object> extra) {
+        double durationS = durationNanos / 1e9;
+        Map<String, Object> f = new LinkedHashMap<>();
+        f.put("date", info.date());
+        f.put("backend", info.backend());
+        f.put("model_id", info.modelId());
+        f.put("tokenizer_id", info.tokenizerId());
+        f.put("num_prompts", info.numPrompts());
+        f.put("request_rate", Double.isInfinite(info.requestRatePerS()) ? "inf" : info.requestRatePerS());
+        f.put("burstiness", info.burstiness());
+        f.put("max_concurrency", info.maxConcurrency() > 0 ? info.maxConcurrency() : null);
+        f.put("duration", durationS);
+        f.put("completed", stats.completed());
+        f.put("failed", stats.failed());
+        f.put("total_input_tokens", stats.inputTokens());
+        f.put("total_output_tokens", stats.outputTokens());
+        f.put("request_throughput", perSecond(stats.completed(), durationS));
+        f.put("request_goodput", stats.slo().isSet() ? perSecond(stats.goodRequests(), durationS) : null);
+        f.put("output_throughput", perSecond(stats.outputTokens(), durationS));
+        f.put("total_token_throughput", perSecond(stats.inputTokens() + stats.outputTokens(), durationS));
+        f.put("max_output_tokens_per_s", (double) stats.peaks().maxOutputTokensPerS());
+        f.put("max_concurrent_requests", stats.peaks().maxConcurrentRequests());
+        for (String metric : info.percentileMetrics()) {
+            putStats(f, "", metric, stats.metric(metric), info.metricPercentiles());
+        }
+        putStats(f, "infersim_", "queue_time", stats.queueTime(), info.metricPercentiles());
+        putStats(f, "infersim_", "prefill_time", stats.prefillTime(), info.metricPercentiles());
+        putStats(f, "infersim_", "client_queue_time", stats.clientQueueTime(), info.metricPercentiles());
+        if (stats.icl().count() > 0) {
+            putStats(f, "infersim_", "icl", stats.icl(), info.metricPercentiles());
+        }
+        f.put("infersim_preemptions", stats.preemptions());
+        f.put("infersim_cached_prompt_tokens", stats.cachedPromptTokens());
+        f.put("infersim_prefix_cache_hit_rate",
+                stats.inputTokens() == 0 ? 0.0 : (double) stats.cachedPromptTokens() / stats.inputTokens());
+        f.putAll(extra);
+        return new BenchmarkReport(info, stats, durationS, f);
+    }
+
+    private static double perSecond(long count, double seconds) {
+        return seconds > 0 ? count / seconds : 0;
+    }
+
+    private static void putStats(Map<String, Object> f, String prefix, String metric, LatencyStats s, List<Double> percentiles) {
+        f.put(prefix + "mean_" + metric + "_ms", s.meanMs());
+        f.put(prefix + "median_" + metric + "_ms", s.medianMs());
+        f.put(prefix + "std_" + metric + "_ms", s.stdMs());
+        for (double p : percentiles) {
+            f.put(prefix + "p" + RunInfo.percentileWord(p) + "_" + metric + "_ms", s.percentileMs(p));
+        }
+    }
+
+    /** The result as an ordered map (JSON object). */
+    public Map<String, Object> fields() {
+        return fields;
+    }
+
+    /** Writes the result as pretty-printed JSON, creating parent directories. */
+    public void write(Path file) {
+        try {
+            Path parent = file.toAbsolutePath().getParent();
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+            JSON.writeValue(file.toFile(), fields);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write result " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** vLLM's default file name for this result; see {@link RunInfo#defaultResultFileName()}. */
+    public String defaultFileName() {
+        return info.defaultResultFileName();
+    }
+
+    /** Prints vLLM's "Serving Benchmark Result" block, then infersim's server-side lines. */
+    public void printSummary(PrintStream out) {
+        out.println(center(" Serving Benchmark Result ", '='));
+        line(out, "Successful requests:", stats.completed());
+        line(out, "Failed requests:", stats.failed());
+        if (info.maxConcurrency() > 0) {
+            line(out, "Maximum request concurrency:", info.maxConcurrency());
+        }
+        if (!Double.isInfinite(info.requestRatePerS())) {
+            line(out, "Request rate configured (RPS):", info.requestRatePerS());
+        }
+        line(out, "Benchmark duration (s):", durationS);
+        line(out, "Total input tokens:", stats.inputTokens());
+        line(out, "Total generated tokens:", stats.outputTokens());
+        line(out, "Request throughput (req/s):", (double) fields.get("request_throughput"));
+        if (stats.slo().isSet()) {
+            line(out, "Request goodput (req/s):", (double) fields.get("request_goodput"));
+        }
+        line(out, "Output token throughput (tok/s):", (double) fields.get("output_throughput"));
+        line(out, "Peak output token throughput (tok/s):", (double) stats.peaks().maxOutputTokensPerS());
+        line(out, "Peak concurrent requests:", (double) stats.peaks().maxConcurrentRequests());
+        line(out, "Total Token throughput (tok/s):", (double) fields.get("total_token_throughput"));
+        for (String metric : info.percentileMetrics()) {
+            printMetric(out, metric);
+        }
+        out.println(center("Server side (infersim)", '-'));
+        line(out, "Mean queue time (ms):", stats.queueTime().meanMs());
+        line(out, "Mean prefill time (ms):", stats.prefillTime().meanMs());
+        line(out, "Prefix cache hit rate:", (double) fields.get("infersim_prefix_cache_hit_rate"));
+        line(out, "Preemptions:", stats.preemptions());
+        out.println("=".repeat(50));
+    }
+
+    private void printMetric(PrintStream out, String metric) {
+        String label = metric.toUpperCase(Locale.ROOT);
+        String header = switch (metric) {
+            case "ttft" -> "Time to First Token";
+            case "tpot" -> "Time per Output Token (excl. 1st token)";
+            case "itl" -> "Inter-token Latency";
+            default -> "End-to-end Latency";
+        };
+        LatencyStats s = stats.metric(metric);
+        out.println(center(header, '-'));
+        line(out, "Mean " + label + " (ms):", s.meanMs());
+        line(out, "Median " + label + " (ms):", s.medianMs());
+        for (double p : info.metricPercentiles()) {
+            line(out, "P" + RunInfo.percentileWord(p) + " " + label + " (ms):", s.percentileMs(p));
+        }
+    }
+
+    private static String center(String text, char fill) {
+        int pad = Math.max(0, 50 - text.length());
+        int left = pad / 2;
+        return String.valueOf(fill).repeat(left) + text + String.valueOf(fill).repeat(pad - left);
+    }
+
+    private static void line(PrintStream out, String label, long value) {
+        out.printf(Locale.ROOT, "%-40s %-10d%n", label, value);
+    }
+
+    private static void line(PrintStream out, String label, double value) {
+        out.printf(Locale.ROOT, "%-40s %-10.2f%n", label, value);
+    }
+}

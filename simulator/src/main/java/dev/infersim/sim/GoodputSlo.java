@@ -1,0 +1,70 @@
+package dev.infersim.sim;
+
+import dev.infersim.engine.ConfigException;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Service-level objectives for goodput, as {@code vllm bench serve --goodput ttft:MS tpot:MS e2el:MS}: a request counts
+ * towards {@code request_goodput} only if it meets every objective given. A missing objective is not checked.
+ *
+ * @param ttftMs TTFT bound in ms, or {@code Double.NaN} when not set
+ * @param tpotMs TPOT bound in ms, or NaN
+ * @param e2elMs E2EL bound in ms, or NaN
+ */
+public record GoodputSlo(double ttftMs, double tpotMs, double e2elMs) {
+
+    /** No objectives: vLLM reports request_goodput as null then. */
+    public static final GoodputSlo NONE = new GoodputSlo(Double.NaN, Double.NaN, Double.NaN);
+
+    public GoodputSlo {
+        checkBound("ttft", ttftMs);
+        checkBound("tpot", tpotMs);
+        checkBound("e2el", e2elMs);
+    }
+
+    private static void checkBound(String name, double ms) {
+        ConfigException.check(Double.isNaN(ms) || (ms >= 0 && Double.isFinite(ms)),
+                "--goodput %s must be a number of ms >= 0, got %s", name, ms);
+    }
+
+    /** Parses vLLM's {@code KEY:VALUE} pairs, e.g. {@code [ttft:500, tpot:50]}; keys ttft, tpot, e2el. */
+    public static GoodputSlo parse(List<String> pairs) {
+        double ttft = Double.NaN;
+        double tpot = Double.NaN;
+        double e2el = Double.NaN;
+        for (String pair : pairs) {
+            int colon = pair.indexOf(':');
+            ConfigException.check(colon > 0, "--goodput: expected KEY:VALUE_MS (ttft, tpot, e2el), got '%s'", pair);
+            String key = pair.substring(0, colon).trim().toLowerCase(Locale.ROOT);
+            double value;
+            try {
+                value = Double.parseDouble(pair.substring(colon + 1).trim());
+            } catch (NumberFormatException e) {
+                throw new ConfigException("--goodput: " + key + " needs a number of ms, got '" + pair + "'", e);
+            }
+            ConfigException.check(value >= 0 && Double.isFinite(value), "--goodput %s must be >= 0 ms, got %s", key, value);
+            switch (key) {
+                case "ttft" -> ttft = value;
+                case "tpot" -> tpot = value;
+                case "e2el" -> e2el = value;
+                default -> throw new ConfigException("--goodput: unknown metric '" + key + "'; use ttft, tpot or e2el");
+            }
+        }
+        return new GoodputSlo(ttft, tpot, e2el);
+    }
+
+    public boolean isSet() {
+        return !Double.isNaN(ttftMs) || !Double.isNaN(tpotMs) || !Double.isNaN(e2elMs);
+    }
+
+    /** Whether a request with these latencies meets every objective (TPOT is 0 for single-token outputs, as vLLM). */
+    public boolean isMetBy(long ttftNanos, long tpotNanos, long e2elNanos) {
+        return meets(ttftMs, ttftNanos) && meets(tpotMs, tpotNanos) && meets(e2elMs, e2elNanos);
+    }
+
+    private static boolean meets(double boundMs, long nanos) {
+        return Double.isNaN(boundMs) || nanos <= boundMs * 1e6;
+    }
+}

@@ -1,0 +1,83 @@
+package dev.infersim.sim;
+
+import dev.infersim.engine.EngineCore;
+import dev.infersim.engine.EngineRequest;
+import dev.infersim.engine.StepOutcome;
+import dev.infersim.engine.StepPlan;
+
+/**
+ * One engine replica in virtual time: its {@link EngineCore} and the step it is running, if any. The replica's next
+ * event is that step's end. Planning is deferred ({@link #planIfReady}) until the driver has delivered every event at
+ * the current instant, so requests arriving together share a step, as they would in a real engine loop.
+ */
+public final class Replica {
+    private final int id;
+    private final EngineCore engine;
+    private StepPlan inFlight;
+    private long lastStepEndNanos = -1;
+    private long peakWaiting;
+    private double peakKvUsage;
+
+    public Replica(int id, EngineCore engine) {
+        this.id = id;
+        this.engine = engine;
+    }
+
+    public int id() { return id; }
+    public EngineCore engine() { return engine; }
+
+    /** End of the step in flight, or {@code Long.MAX_VALUE} when the engine is not running a step. */
+    public long nextEventNanos() {
+        return inFlight == null ? Long.MAX_VALUE : inFlight.endNanos();
+    }
+
+    /** The step in flight, or null. */
+    public StepPlan stepInFlight() {
+        return inFlight;
+    }
+
+    public void submit(EngineRequest r) {
+        engine.submit(r);
+        peakWaiting = Math.max(peakWaiting, engine.waitingCount());
+    }
+
+    /** Requests queued or running here: what a least-loaded router balances. */
+    public int load() {
+        return engine.runningCount() + engine.waitingCount();
+    }
+
+    /**
+     * Starts the next step at {@code nowNanos} if none is in flight and the engine has work it can schedule.
+     *
+     * @return true if a step started
+     */
+    public boolean planIfReady(long nowNanos) {
+        if (inFlight != null || engine.isIdle()) {
+            return false;
+        }
+        inFlight = engine.planStep(nowNanos);
+        if (inFlight == null) {
+            return false;
+        }
+        peakKvUsage = Math.max(peakKvUsage, engine.kvCacheUsage());
+        return true;
+    }
+
+    /** Completes the step in flight at its end time; the outcome is valid until the next completion. */
+    public StepOutcome completeStep() {
+        StepPlan plan = inFlight;
+        inFlight = null;
+        lastStepEndNanos = plan.endNanos();
+        return engine.completeStep(plan);
+    }
+
+    /** End of the last completed step; -1 before the first. */
+    public long lastStepEndNanos() {
+        return lastStepEndNanos;
+    }
+
+    /** Most requests ever waiting in this engine's queue. */
+    public long peakWaiting() { return peakWaiting; }
+    /** Highest KV-cache usage at the start of any step (after its blocks were allocated). */
+    public double peakKvUsage() { return peakKvUsage; }
+}

@@ -1,0 +1,126 @@
+package dev.infersim.sim;
+
+/**
+ * Accumulates the measured window of a serving benchmark, the way {@code vllm bench serve} computes its metrics
+ * ({@code calculate_metrics} in vllm/benchmarks/serve.py): per-request TTFT, TPOT and E2EL, per-token ITL, token counts,
+ * goodput against {@link GoodputSlo}, and the per-second peaks. Also the server-side ground truth when the caller knows
+ * it (queue and prefill time, cached prompt tokens, preemptions) and the client-side semaphore wait.
+ *
+ * <p>Engine-independent: the simulator feeds it virtual times, the benchmark client measured ones. Memory is constant
+ * in the number of requests (histograms, no per-request lists). Per-token recording allocates nothing. Not thread-safe.
+ */
+public final class ServingStats {
+    private final GoodputSlo slo;
+    private final PeakRates peaks;
+    private final LatencyStats ttft = new LatencyStats();
+    private final LatencyStats tpot = new LatencyStats();
+    private final LatencyStats itl = new LatencyStats();
+    private final LatencyStats icl = new LatencyStats();
+    private final LatencyStats e2el = new LatencyStats();
+    private final LatencyStats queue = new LatencyStats();
+    private final LatencyStats prefill = new LatencyStats();
+    private final LatencyStats clientQueue = new LatencyStats();
+    private long completed;
+    private long failed;
+    private long inputTokens;
+    private long outputTokens;
+    private long cachedPromptTokens;
+    private long preemptions;
+    private long good;
+
+    /**
+     * @param slo               goodput objectives ({@link GoodputSlo#NONE} for none)
+     * @param windowStartNanos  start of the measured window: origin of the per-second bins
+     */
+    public ServingStats(GoodputSlo slo, long windowStartNanos) {
+        this.slo = slo;
+        this.peaks = new PeakRates(windowStartNanos);
+    }
+
+    /** One gap between successive tokens of a measured request (a chunk of k tokens gives k gaps of gap / k). */
+    public void recordItl(long nanos) {
+        itl.record(nanos);
+    }
+
+    /** {@code gaps} equal inter-token gaps, as one batch step gives its decoding requests. */
+    public void recordItl(long nanos, int gaps) {
+        itl.record(nanos, gaps);
+    }
+
+    /** One gap between successive response chunks (vLLM's ITL); only clients that see chunks record it. */
+    public void recordIcl(long nanos) {
+        icl.record(nanos);
+    }
+
+    /** {@code count} output tokens of measured requests arrived at {@code nanos}. */
+    public void recordTokens(long nanos, int count) {
+        peaks.recordTokens(nanos, count);
+    }
+
+    /** A finished request of the measured window. */
+    public void recordRequest(RequestRecord r) {
+        if (!r.succeeded()) {
+            failed++;
+            return;
+        }
+        completed++;
+        inputTokens += r.promptTokens();
+        outputTokens += r.outputTokens();
+        long ttftNanos = r.ttftNanos();
+        long tpotNanos = r.tpotNanos();
+        long e2elNanos = r.e2elNanos();
+        ttft.record(ttftNanos);
+        if (r.outputTokens() > 1) {
+            tpot.record(tpotNanos);
+        }
+        e2el.record(e2elNanos);
+        clientQueue.record(r.clientQueueNanos());
+        if (r.queueNanos() >= 0) {
+            queue.record(r.queueNanos());
+        }
+        if (r.prefillNanos() >= 0) {
+            prefill.record(r.prefillNanos());
+        }
+        if (r.cachedPromptTokens() >= 0) {
+            cachedPromptTokens += r.cachedPromptTokens();
+        }
+        if (r.preemptions() > 0) {
+            preemptions += r.preemptions();
+        }
+        if (slo.isSet() && slo.isMetBy(ttftNanos, tpotNanos, e2elNanos)) {
+            good++;
+        }
+        peaks.recordRequest(r.startNanos(), r.lastTokenNanos());
+    }
+
+    public GoodputSlo slo() { return slo; }
+    public long completed() { return completed; }
+    public long failed() { return failed; }
+    public long inputTokens() { return inputTokens; }
+    public long outputTokens() { return outputTokens; }
+    /** Prompt tokens served from the server's prefix cache, over measured requests. */
+    public long cachedPromptTokens() { return cachedPromptTokens; }
+    public long preemptions() { return preemptions; }
+    /** Requests that met every goodput objective. */
+    public long goodRequests() { return good; }
+    public PeakRates peaks() { return peaks; }
+    public LatencyStats ttft() { return ttft; }
+    public LatencyStats tpot() { return tpot; }
+    public LatencyStats itl() { return itl; }
+    public LatencyStats icl() { return icl; }
+    public LatencyStats e2el() { return e2el; }
+    public LatencyStats queueTime() { return queue; }
+    public LatencyStats prefillTime() { return prefill; }
+    public LatencyStats clientQueueTime() { return clientQueue; }
+
+    /** The named latency metric as vLLM's {@code --percentile-metrics} spells it: ttft, tpot, itl or e2el. */
+    public LatencyStats metric(String name) {
+        return switch (name) {
+            case "ttft" -> ttft;
+            case "tpot" -> tpot;
+            case "itl" -> itl;
+            case "e2el" -> e2el;
+            default -> throw new IllegalArgumentException("unknown metric '" + name + "'; use ttft, tpot, itl or e2el");
+        };
+    }
+}

@@ -1,0 +1,320 @@
+package dev.infersim.sim;
+
+import dev.infersim.engine.EngineCore;
+import dev.infersim.engine.EngineRequest;
+import dev.infersim.engine.StepOutcome;
+import dev.infersim.engine.StepPlan;
+import dev.infersim.workload.LoadPattern;
+import dev.infersim.workload.Workload;
+import dev.infersim.workload.WorkloadRequest;
+
+import java.util.ArrayDeque;
+import java.util.Iterator;
+
+/**
+ * Discrete-event simulation of replicas serving a workload in virtual time. Two kinds of event exist: a request
+ * arrival (the next one in the workload stream, delivered at its scheduled time, or when a concurrency slot frees
+ * under {@code --max-concurrency}) and a step completion (the earliest end of a replica's step in flight). The loop
+ * handles the earliest event; arrivals win ties, so a request arriving as a step ends joins the next step. Replicas
+ * plan their next step only when the clock is about to move on, so everything that happens at one instant (a burst,
+ * a closed-loop user sending again as its previous request finishes) shares the step that starts there.
+ *
+ * <p>Measured as a client would ({@code vllm bench serve}): latencies run from the send time, TTFT to the end of the
+ * step that sampled the first token, ITL between successive token steps, E2EL to the last token. The engine's ground
+ * truth adds queue time (send to first scheduled), prefill time (first scheduled to first token), cached prompt tokens
+ * and preemptions. With one request per step and one token per request the model is a FCFS single-server queue, which
+ * the tests check against M/M/1 and M/D/1.
+ *
+ * <p>The per-token and per-step path allocates nothing; per request, one small state object. Replicas are scanned
+ * linearly for the earliest step end, which beats a heap for the handful of replicas one fleet has.
+ */
+public final class Simulation {
+    private final Replica[] replicas;
+    private final Router router;
+    private final SimulationOptions options;
+    private final DetailWriter detail;
+    private final int vocabSize;
+    private final Timeline timeline;
+    private final ArrayDeque<WorkloadRequest> clientQueue = new ArrayDeque<>();
+
+    private Iterator<WorkloadRequest> source;
+    private WorkloadRequest next;
+    private int maxConcurrency;
+    private boolean closedLoop;
+    private long clock;
+    private int inFlight;
+    private long arrived;
+    private long finished;
+    private long sent;
+    private ServingStats stats;
+    private long windowStartNanos = -1;
+    private long windowEndNanos = -1;
+    private long firstArrivalNanos = -1;
+    private long lastArrivalNanos;
+    private double requestNanosInSystem;
+    private long firstSendNanos = -1;
+    private double sumSojournNanos;
+
+    /**
+     * @param replicas the engines, each used by this simulation only
+     * @param router   picks a replica per request
+     * @param options  warmup, SLO, timelines
+     * @param detail   per-request JSONL sink, or null
+     */
+    public Simulation(Replica[] replicas, Router router, SimulationOptions options, DetailWriter detail) {
+        if (replicas.length == 0) {
+            throw new IllegalArgumentException("a simulation needs at least one replica");
+        }
+        this.replicas = replicas.clone();
+        this.router = router;
+        this.options = options;
+        this.detail = detail;
+        this.vocabSize = replicas[0].engine().deployment().model().vocabSize();
+        this.timeline = new Timeline(0, options.timelineIntervalNanos(), options.timelinePoints());
+    }
+
+    /** A single replica: the common case. */
+    public static Simulation single(EngineCore engine, SimulationOptions options, DetailWriter detail) {
+        return new Simulation(new Replica[] {new Replica(0, engine)}, new RoundRobinRouter(), options, detail);
+    }
+
+    /** Runs the whole workload to its last completion. Call once per instance. */
+    public SimulationResult run(Workload workload) {
+        if (source != null) {
+            throw new IllegalStateException("a Simulation runs once");
+        }
+        LoadPattern load = workload.load();
+        maxConcurrency = load.maxConcurrency();
+        closedLoop = load.isClosedLoop();
+        source = workload.iterator();
+        next = source.hasNext() ? source.next() : null;
+        while (true) {
+            long arrival = nextArrivalNanos();
+            Replica stepping = earliestStep();
+            long stepEnd = stepping == null ? Long.MAX_VALUE : stepping.nextEventNanos();
+            long t = Math.min(arrival, stepEnd);
+            if (t > clock && planReadyReplicas()) {
+                continue; // a new step may end before t
+            }
+            if (t == Long.MAX_VALUE) {
+                break;
+            }
+            advanceTo(t);
+            if (arrival <= stepEnd) {
+                handleArrival();
+            } else {
+                handleStepEnd(stepping);
+            }
+        }
+        sampleThrough(clock);
+        checkDrained();
+        return result(workload.size());
+    }
+
+    private long nextArrivalNanos() {
+        if (next == null) {
+            return Long.MAX_VALUE;
+        }
+        if (closedLoop) {
+            return inFlight < maxConcurrency ? clock : Long.MAX_VALUE;
+        }
+        return Math.max(next.arrivalNanos(), clock);
+    }
+
+    private Replica earliestStep() {
+        Replica best = null;
+        long bestEnd = Long.MAX_VALUE;
+        for (Replica r : replicas) {
+            long end = r.nextEventNanos();
+            if (end < bestEnd) {
+                best = r;
+                bestEnd = end;
+            }
+        }
+        return best;
+    }
+
+    private boolean planReadyReplicas() {
+        boolean planned = false;
+        for (Replica r : replicas) {
+            planned |= r.planIfReady(clock);
+        }
+        return planned;
+    }
+
+    private void advanceTo(long t) {
+        sampleThrough(t - 1);
+        if (firstSendNanos >= 0) {
+            requestNanosInSystem += (double) inFlight * (t - clock);
+        }
+        clock = t;
+    }
+
+    /** Takes every timeline sample due at or before {@code nanos}, with the state in force since {@link #clock}. */
+    private void sampleThrough(long nanos) {
+        if (timeline.nextSampleNanos() > nanos) {
+            return;
+        }
+        int running = 0;
+        int waiting = 0;
+        int batchSize = 0;
+        long batchTokens = 0;
+        double kv = 0;
+        for (Replica r : replicas) {
+            EngineCore e = r.engine();
+            running += e.runningCount();
+            waiting += e.waitingCount();
+            kv += e.kvCacheUsage();
+            StepPlan step = r.stepInFlight();
+            if (step != null) {
+                batchSize += step.size();
+                batchTokens += step.tokens();
+            }
+        }
+        int backlog = (int) (arrived - finished);
+        while (timeline.nextSampleNanos() <= nanos) {
+            timeline.sample(arrived, running, waiting, backlog, kv / replicas.length, batchSize, batchTokens);
+        }
+    }
+
+    private void handleArrival() {
+        WorkloadRequest w = next;
+        next = source.hasNext() ? source.next() : null;
+        if (firstArrivalNanos < 0) {
+            firstArrivalNanos = w.arrivalNanos();
+        }
+        lastArrivalNanos = w.arrivalNanos();
+        arrived++;
+        if (maxConcurrency > 0 && inFlight >= maxConcurrency) {
+            clientQueue.add(w);
+        } else {
+            send(w);
+        }
+    }
+
+    private void send(WorkloadRequest w) {
+        RequestState s = new RequestState(w, clock, w.index() >= options.numWarmups() && clock >= options.warmupDurationNanos());
+        inFlight++;
+        sent++;
+        if (firstSendNanos < 0) {
+            firstSendNanos = clock;
+        }
+        if (s.measured && stats == null) {
+            windowStartNanos = clock;
+            stats = new ServingStats(options.slo(), clock);
+        }
+        Replica replica = replicas[router.route(w, replicas)];
+        EngineCore engine = replica.engine();
+        String rejection = engine.rejectionReason(w.promptTokens());
+        if (rejection != null) {
+            complete(s, null, rejection);
+            return;
+        }
+        boolean shared = w.hasSharedPrefix() && engine.deployment().enablePrefixCaching();
+        int eosAfter = w.outputTokens() >= w.maxTokens() ? EngineRequest.NO_EOS : w.outputTokens();
+        EngineRequest r = new EngineRequest(w.index(), w.promptTokens(), shared ? w.promptTokenIds(vocabSize) : null,
+                w.maxTokens(), 0, eosAfter, 0, clock);
+        r.attach(s);
+        replica.submit(r);
+    }
+
+    /**
+     * Applies a step's tokens and completions. Requests that also got a token from the replica's previous step share one
+     * gap (this step's end minus that one's), so they are counted and recorded once; only the others, first tokens and
+     * tokens after a preemption or chunk, are recorded one by one.
+     */
+    private void handleStepEnd(Replica replica) {
+        long previousEnd = replica.lastStepEndNanos();
+        StepOutcome out = replica.completeStep();
+        long end = out.endNanos();
+        int measuredTokens = 0;
+        int previousStepGaps = 0;
+        for (int i = 0, n = out.tokenCount(); i < n; i++) {
+            RequestState s = (RequestState) out.tokenRequest(i).attachment();
+            if (s.measured) {
+                measuredTokens++;
+                if (s.lastTokenNanos == previousEnd) {
+                    previousStepGaps++;
+                } else if (s.lastTokenNanos >= 0) {
+                    stats.recordItl(end - s.lastTokenNanos);
+                }
+            }
+            s.lastTokenNanos = end;
+        }
+        if (previousStepGaps > 0) {
+            stats.recordItl(end - previousEnd, previousStepGaps);
+        }
+        if (measuredTokens > 0) {
+            stats.recordTokens(end, measuredTokens);
+        }
+        for (int i = 0, n = out.finishedCount(); i < n; i++) {
+            EngineRequest r = out.finished(i);
+            complete((RequestState) r.attachment(), r, null);
+        }
+    }
+
+    private void complete(RequestState s, EngineRequest r, String error) {
+        inFlight--;
+        finished++;
+        RequestRecord record = r == null
+                ? new RequestRecord(s.request.index(), s.request.requestClass(), s.request.arrivalNanos(), s.sendNanos,
+                        -1, -1, s.request.promptTokens(), 0, -1, -1, -1, -1, null, error)
+                : new RequestRecord(s.request.index(), s.request.requestClass(), s.request.arrivalNanos(), s.sendNanos,
+                        r.firstTokenNanos(), r.finishedNanos(), r.promptTokens(), r.outputTokens(), r.cachedPromptTokens(),
+                        r.firstScheduledNanos() - s.sendNanos, r.firstTokenNanos() - r.firstScheduledNanos(),
+                        r.preemptions(), r.finishReason().openAiName(), null);
+        sumSojournNanos += clock - s.sendNanos;
+        if (s.measured) {
+            stats.recordRequest(record);
+            windowEndNanos = clock;
+        }
+        if (detail != null) {
+            detail.write(record, !s.measured);
+        }
+        if (!clientQueue.isEmpty()) {
+            send(clientQueue.poll());
+        }
+    }
+
+    private void checkDrained() {
+        for (Replica r : replicas) {
+            if (!r.engine().isIdle()) {
+                throw new IllegalStateException("replica " + r.id() + " stopped with " + r.engine().waitingCount()
+                        + " waiting and " + r.engine().runningCount() + " running requests it cannot schedule");
+            }
+        }
+    }
+
+    private SimulationResult result(long workloadSize) {
+        ServingStats measured = stats != null ? stats : new ServingStats(options.slo(), 0);
+        long duration = stats != null ? windowEndNanos - windowStartNanos : 0;
+        SaturationVerdict verdict;
+        if (closedLoop) {
+            verdict = SaturationVerdict.closedLoop(maxConcurrency);
+        } else if (lastArrivalNanos == firstArrivalNanos && maxConcurrency == 0) {
+            verdict = SaturationVerdict.burst(arrived);
+        } else {
+            verdict = SaturationVerdict.assess(timeline, firstArrivalNanos, lastArrivalNanos);
+        }
+        long span = clock - Math.max(firstSendNanos, 0);
+        return new SimulationResult(measured, duration, timeline, verdict, replicas, sent,
+                span > 0 ? requestNanosInSystem / span : 0,
+                span > 0 ? sent * 1e9 / span : 0,
+                sent > 0 ? sumSojournNanos / sent : 0,
+                workloadSize - (measured.completed() + measured.failed()));
+    }
+
+    /** Per-request driver state, attached to its {@link EngineRequest}. */
+    private static final class RequestState {
+        final WorkloadRequest request;
+        final long sendNanos;
+        final boolean measured;
+        long lastTokenNanos = -1;
+
+        RequestState(WorkloadRequest request, long sendNanos, boolean measured) {
+            this.request = request;
+            this.sendNanos = sendNanos;
+            this.measured = measured;
+        }
+    }
+}

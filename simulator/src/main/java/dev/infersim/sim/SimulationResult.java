@@ -1,0 +1,73 @@
+package dev.infersim.sim;
+
+import dev.infersim.engine.EngineCore;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The outcome of a {@link Simulation}: the measured window's client-side statistics, the engine's own counters, the
+ * timelines, the saturation verdict, and the run-wide quantities of Little's law (L = lambda W: time-average requests in
+ * the engine, arrival rate, mean time in the engine, over the whole run from first send to last completion).
+ *
+ * @param stats                 measured requests only (warmups excluded)
+ * @param durationNanos         measured window: first measured send to last measured completion
+ * @param timeline              sampled engine state
+ * @param saturation            whether arrivals outpaced service
+ * @param replicas              the replicas, for their engine counters
+ * @param requestsSent          every request sent, warmups included
+ * @param meanRequestsInSystem  L: time-average number of requests sent but not finished
+ * @param arrivalRatePerS       lambda: requests sent per second of the run
+ * @param meanSojournNanos      W: mean time from send to completion, over all requests
+ * @param unmeasuredRequests    warmup requests left out of the statistics
+ */
+public record SimulationResult(ServingStats stats, long durationNanos, Timeline timeline, SaturationVerdict saturation,
+                               Replica[] replicas, long requestsSent, double meanRequestsInSystem,
+                               double arrivalRatePerS, double meanSojournNanos, long unmeasuredRequests) {
+
+    /** The vLLM-schema result with the simulator's keys appended. */
+    public BenchmarkReport report(RunInfo info) {
+        return BenchmarkReport.of(info, stats, durationNanos, simulatorKeys());
+    }
+
+    /** Keys only the simulator knows, all prefixed {@code infersim_}. */
+    public Map<String, Object> simulatorKeys() {
+        long steps = 0;
+        long preemptions = 0;
+        long queried = 0;
+        long hits = 0;
+        long peakWaiting = 0;
+        double peakKv = 0;
+        for (Replica r : replicas) {
+            EngineCore e = r.engine();
+            steps += e.steps();
+            preemptions += e.preemptions();
+            queried += e.kvCache().queriedTokens();
+            hits += e.kvCache().hitTokens();
+            peakWaiting = Math.max(peakWaiting, r.peakWaiting());
+            peakKv = Math.max(peakKv, r.peakKvUsage());
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("infersim_saturated", saturation.saturated());
+        m.put("infersim_saturation_reason", saturation.reason());
+        m.put("infersim_queue_growth_requests",
+                Double.isNaN(saturation.queueGrowth()) ? null : (double) Math.round(saturation.queueGrowth()));
+        m.put("infersim_arrivals_in_second_half", saturation.arrivalsInHalf());
+        m.put("infersim_replicas", replicas.length);
+        m.put("infersim_warmup_requests", unmeasuredRequests);
+        m.put("infersim_engine_steps", steps);
+        m.put("infersim_engine_preemptions", preemptions);
+        m.put("infersim_engine_prefix_cache_hit_rate", queried == 0 ? 0.0 : (double) hits / queried);
+        m.put("infersim_kv_cache_usage_peak", peakKv);
+        m.put("infersim_waiting_peak", peakWaiting);
+        m.put("infersim_mean_requests_in_system", meanRequestsInSystem);
+        m.put("infersim_timelines", timeline.toJson());
+        return m;
+    }
+
+    /** Relative error of Little's law, |L - lambda W| / L; 0 for an empty run. */
+    public double littlesLawError() {
+        double lambdaW = arrivalRatePerS * meanSojournNanos / 1e9;
+        return meanRequestsInSystem == 0 ? 0 : Math.abs(meanRequestsInSystem - lambdaW) / meanRequestsInSystem;
+    }
+}
