@@ -64,7 +64,7 @@ class MetricsTest {
 
     @Test
     void promtoolParsesTheExpositionWithOnlyVllmNamingLints() throws Exception {
-        Assumptions.assumeTrue(onPath("promtool"), "promtool not installed (apt-get install prometheus); skipping");
+        Assumptions.assumeTrue(available("promtool"), "promtool not installed (apt-get install prometheus); skipping");
         Process p = new ProcessBuilder("promtool", "check", "metrics").redirectErrorStream(true).start();
         p.getOutputStream().write(text.getBytes(StandardCharsets.UTF_8));
         p.getOutputStream().close();
@@ -80,7 +80,7 @@ class MetricsTest {
 
     @Test
     void realPrometheusScrapesAndAnswersAQueryForRunningRequests(@TempDir Path dir) throws Exception {
-        Assumptions.assumeTrue(onPath("prometheus"), "prometheus not installed (apt-get install prometheus); skipping");
+        Assumptions.assumeTrue(available("prometheus"), "prometheus not installed (apt-get install prometheus); skipping");
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
@@ -126,5 +126,14 @@ class MetricsTest {
             }
         }
         return false;
+    }
+
+    /** Whether the binary is on the PATH; under .ci/run (INFERSIM_REQUIRE_PROMETHEUS set) its absence is a failure. */
+    private static boolean available(String binary) {
+        boolean found = onPath(binary);
+        if (!found && System.getenv("INFERSIM_REQUIRE_PROMETHEUS") != null) {
+            throw new AssertionError(binary + " must be installed for this run (.ci/run installs the prometheus package)");
+        }
+        return found;
     }
 }
