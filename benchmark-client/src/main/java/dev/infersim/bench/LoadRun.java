@@ -161,13 +161,13 @@ final class LoadRun {
      */
     private Phase runClosedLoop(Iterator<WorkloadRequest> requests, int users, long warmupCount, long warmupNanos,
                                 long durationNanos, GoodputSlo slo, RequestLog log) {
-        long start = System.nanoTime();
-        ClosedLoop feed = new ClosedLoop(requests, warmupCount, warmupNanos, durationNanos, slo, log, start);
+        ClosedLoop feed = new ClosedLoop(requests, warmupCount, warmupNanos, durationNanos, slo, log);
         onLoop(() -> {
+            feed.begin(System.nanoTime());
             permits = null;
             maxActive = 0;
             activeIntegralNanos = 0;
-            activeSinceNanos = start;
+            activeSinceNanos = feed.start;
             closedLoop = feed;
             for (int i = 0; i < users; i++) {
                 feed.sendNext();
@@ -197,23 +197,26 @@ final class LoadRun {
         private final long durationNanos;
         private final GoodputSlo slo;
         private final RequestLog log;
-        private final long start;
-        final MeasuredWindow warm;
+        private long start;
+        private MeasuredWindow warm;
         MeasuredWindow measured;
         long issued;
         double sendingMean;
         volatile boolean exhausted;
 
         ClosedLoop(Iterator<WorkloadRequest> requests, long warmupCount, long warmupNanos, long durationNanos,
-                   GoodputSlo slo, RequestLog log, long start) {
+                   GoodputSlo slo, RequestLog log) {
             this.requests = requests;
             this.warmupCount = warmupCount;
             this.warmupNanos = warmupNanos;
             this.durationNanos = durationNanos;
             this.slo = slo;
             this.log = log;
-            this.start = start;
-            this.warm = new MeasuredWindow(start, GoodputSlo.NONE, null, !config.chat());
+        }
+
+        void begin(long nowNanos) {
+            start = nowNanos;
+            warm = new MeasuredWindow(nowNanos, GoodputSlo.NONE, null, !config.chat());
         }
 
         void sendNext() {
