@@ -42,7 +42,8 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        WorkloadSpec spec = workload.spec(WorkloadOptions.parseRate("--request-rate", requestRate), maxConcurrency);
+        WorkloadSpec spec = workload.spec(WorkloadOptions.parseRate("--request-rate", requestRate), maxConcurrency,
+                client.numWarmups);
         Workload stream = Workload.open(spec);
         PrintStream out = System.out;
         Path detail = client.saveDetailed ? client.resultDir.resolve(".infersim-detail-" + ProcessHandle.current().pid()

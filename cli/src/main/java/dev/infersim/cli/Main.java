@@ -14,11 +14,13 @@ import java.io.PrintWriter;
         description = "LLM serving lab: simulate, serve, benchmark and predict LLM inference without GPUs.",
         subcommands = {
                 ProfileCommand.class,
+                SimulateCommand.class,
                 BenchCommand.class,
                 SweepCommand.class,
                 CompareCommand.class,
                 ServeCommand.class,
                 CalibrateCommand.class,
+                PredictCommand.class,
                 CommandLine.HelpCommand.class,
         })
 public final class Main implements Runnable {

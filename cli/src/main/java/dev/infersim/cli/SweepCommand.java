@@ -80,8 +80,8 @@ public final class SweepCommand implements Callable<Integer> {
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
             for (int i = 0; i < loads.size(); i++) {
                 double load = loads.get(i);
-                WorkloadSpec spec = mode == LoadSweep.Mode.REQUEST_RATE ? workload.spec(load, null)
-                        : workload.spec(Double.POSITIVE_INFINITY, (int) load);
+                WorkloadSpec spec = mode == LoadSweep.Mode.REQUEST_RATE ? workload.spec(load, null, client.numWarmups)
+                        : workload.spec(Double.POSITIVE_INFINITY, (int) load, client.numWarmups);
                 progress.show(i, mode.key() + " " + format(load));
                 BenchResult r = bench.run(Workload.open(spec), client.numWarmups, client.warmupDurationNanos(),
                         client.durationNanos(), metadata);

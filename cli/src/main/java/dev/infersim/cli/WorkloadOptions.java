@@ -93,8 +93,9 @@ public final class WorkloadOptions {
      *
      * @param requestRatePerS arrival rate, or null for the default (inf, or the profile's own load)
      * @param maxConcurrency  cap on requests in flight, or null for none
+     * @param warmups         unmeasured requests sent first, on top of --num-prompts as in vLLM
      */
-    public WorkloadSpec spec(Double requestRatePerS, Integer maxConcurrency) {
+    public WorkloadSpec spec(Double requestRatePerS, Integer maxConcurrency, long warmups) {
         WorkloadSpecBuilder b = WorkloadSpec.builder()
                 .seed(seed)
                 .ignoreEos(ignoreEos)
@@ -134,7 +135,8 @@ public final class WorkloadOptions {
             if (eosMeanTokens != null) {
                 b.eosMeanTokens(eosMeanTokens);
             }
-            return b.build();
+            WorkloadSpec spec = b.build();
+            return warmups == 0 ? spec : b.numPrompts(spec.numPrompts() + warmups).build();
         } catch (ConfigException e) {
             throw e;
         } catch (IllegalArgumentException e) {

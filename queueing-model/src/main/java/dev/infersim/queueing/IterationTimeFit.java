@@ -49,6 +49,52 @@ public final class IterationTimeFit {
         }
     }
 
+    /**
+     * Fits tau = alpha + betaDecode b + betaPrefill prefillTokens minimizing relative rather than absolute error
+     * (weighted least squares with weights 1 / stepSeconds), so short steps at small batch count as much as long ones.
+     * The reported R^2 is that of the fitted line on the original scale.
+     */
+    public static FittedIterationTime fitDecodeAndPrefillRelative(int[] batchSizes, int[] prefillTokens, double[] stepSeconds) {
+        checkSameLength(batchSizes.length, stepSeconds.length, 4);
+        checkSameLength(prefillTokens.length, stepSeconds.length, 4);
+        double[][] shapes = new double[stepSeconds.length][];
+        double[] ones = new double[stepSeconds.length];
+        for (int i = 0; i < shapes.length; i++) {
+            if (!(stepSeconds[i] > 0)) {
+                throw new IllegalArgumentException("stepSeconds must be > 0 for a relative fit, got " + stepSeconds[i]);
+            }
+            double w = 1 / stepSeconds[i];
+            shapes[i] = new double[] {w, w * batchSizes[i], w * prefillTokens[i]};
+            ones[i] = 1;
+        }
+        OLSMultipleLinearRegression regression = new OLSMultipleLinearRegression();
+        regression.setNoIntercept(true);
+        regression.newSampleData(ones, shapes);
+        try {
+            double[] c = regression.estimateRegressionParameters();
+            IterationTime fitted = new IterationTime(c[0], c[1], c[2]);
+            return new FittedIterationTime(fitted, rSquared(fitted, batchSizes, prefillTokens, stepSeconds), stepSeconds.length);
+        } catch (SingularMatrixException e) {
+            throw new IllegalArgumentException(
+                    "batchSizes and prefillTokens must vary independently to fit both slopes", e);
+        }
+    }
+
+    private static double rSquared(IterationTime t, int[] batchSizes, int[] prefillTokens, double[] stepSeconds) {
+        double mean = 0;
+        for (double y : stepSeconds) {
+            mean += y / stepSeconds.length;
+        }
+        double residual = 0;
+        double total = 0;
+        for (int i = 0; i < stepSeconds.length; i++) {
+            double e = stepSeconds[i] - t.seconds(batchSizes[i], prefillTokens[i]);
+            residual += e * e;
+            total += (stepSeconds[i] - mean) * (stepSeconds[i] - mean);
+        }
+        return total == 0 ? 1 : clampUnit(1 - residual / total);
+    }
+
     private static void checkSameLength(int shapes, int times, int minimum) {
         if (shapes != times) {
             throw new IllegalArgumentException(

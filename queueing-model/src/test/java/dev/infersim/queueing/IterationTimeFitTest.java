@@ -64,4 +64,29 @@ class IterationTimeFitTest {
                 () -> IterationTimeFit.fitDecode(new int[] {1, 2, 3}, new double[] {0.03, 0.02, 0.01}));
         assertTrue(e.getMessage().contains("betaDecodeSecondsPerSeq"), e.getMessage());
     }
+
+    @Test
+    void relativeFitRecoversExactCoefficientsAndFavoursShortSteps() {
+        int[] batch = {1, 2, 4, 8, 64, 256, 1, 64};
+        int[] prefill = {0, 0, 0, 0, 0, 0, 2048, 512};
+        double[] exact = new double[batch.length];
+        for (int i = 0; i < batch.length; i++) {
+            exact[i] = 0.006 + 0.0001 * batch[i] + 0.00002 * prefill[i];
+        }
+        IterationTime t = IterationTimeFit.fitDecodeAndPrefillRelative(batch, prefill, exact).iterationTime();
+        assertEquals(0.006, t.alphaSeconds(), 1e-12);
+        assertEquals(0.0001, t.betaDecodeSecondsPerSeq(), 1e-12);
+        assertEquals(0.00002, t.betaPrefillSecondsPerToken(), 1e-12);
+
+        // a curved truth: flat at small batch, steep at large; the relative fit errs less on the short steps
+        double[] curved = new double[batch.length];
+        for (int i = 0; i < batch.length; i++) {
+            curved[i] = 0.007 + 0.0000004 * batch[i] * batch[i] + 0.00002 * prefill[i];
+        }
+        IterationTime relative = IterationTimeFit.fitDecodeAndPrefillRelative(batch, prefill, curved).iterationTime();
+        IterationTime absolute = IterationTimeFit.fitDecodeAndPrefill(batch, prefill, curved).iterationTime();
+        double relativeError = Math.abs(relative.seconds(1, 0) / curved[0] - 1);
+        double absoluteError = Math.abs(absolute.seconds(1, 0) / curved[0] - 1);
+        assertTrue(relativeError < absoluteError, relativeError + " vs " + absoluteError);
+    }
 }

@@ -95,6 +95,7 @@ public final class KvCacheManager {
         if (fresh + revived > freeCount) {
             return false;
         }
+        reserveBlockTable(r);
         for (int i = 0; i < cachedBlocks; i++) {
             int b = index.get(hashes[i]);
             if (refCount[b]++ == 0) {
@@ -166,6 +167,14 @@ public final class KvCacheManager {
             }
             refCount[b] = 1;
             push(r, b);
+        }
+    }
+
+    /** Sizes an empty block table for the request's longest possible life, so decoding never regrows it. */
+    private void reserveBlockTable(EngineRequest r) {
+        int lifetimeBlocks = blocksFor(r.promptTokens() + r.outputLimit);
+        if (r.numBlocks == 0 && r.blocks.length < lifetimeBlocks) {
+            r.blocks = new int[lifetimeBlocks];
         }
     }
 

@@ -17,7 +17,8 @@ import java.util.Map;
 /**
  * A benchmark result in the schema of {@code vllm bench serve --save-result} (keys and their order as in
  * vllm/benchmarks/serve.py), followed by infersim's own keys, all prefixed {@code infersim_}: server-side queue and
- * prefill time, client semaphore wait, chunk gaps, preemptions, prefix-cache hits, plus whatever the producer adds
+ * prefill time, client semaphore wait, chunk gaps (when a client records them), preemptions, prefix-cache hits, plus
+ * whatever the producer adds
  * (the simulator's saturation verdict and timelines). The same class writes the console summary block vLLM prints.
  * Shared by the simulator and the benchmark client so both write identical schemas.
  */
@@ -114,15 +115,9 @@ public final class BenchmarkReport {
         }
     }
 
-    /**
-     * vLLM's default result file name: {@code backend-{rate}qps[-concurrency{N}]-{model}-{date}.json}, the rate
-     * written as Python prints a float (10.0, inf).
-     */
+    /** vLLM's default file name for this result; see {@link RunInfo#defaultResultFileName()}. */
     public String defaultFileName() {
-        String rate = Double.isInfinite(info.requestRatePerS()) ? "inf" : Double.toString(info.requestRatePerS());
-        String concurrency = info.maxConcurrency() > 0 ? "-concurrency" + info.maxConcurrency() : "";
-        String model = info.modelId().substring(info.modelId().lastIndexOf('/') + 1);
-        return info.backend() + "-" + rate + "qps" + concurrency + "-" + model + "-" + info.date() + ".json";
+        return info.defaultResultFileName();
     }
 
     /** Prints vLLM's "Serving Benchmark Result" block, then infersim's server-side lines. */

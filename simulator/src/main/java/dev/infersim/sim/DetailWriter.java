@@ -14,12 +14,14 @@ import java.nio.file.Path;
 
 /**
  * Streams one JSON line per request ({@code --save-detailed}), so a run of any length keeps no per-request data in
- * memory. Keys: index, request_class, warmup, send_time_s, client_queue_ms, input_len, output_len, ttft_ms, tpot_ms,
+ * memory. Keys: index, request_class, warmup, start_time_s, client_queue_ms, input_len, output_len, ttft_ms, tpot_ms,
  * e2el_ms, queue_ms, prefill_ms, cached_tokens, preemptions, finish_reason, error. Times are relative to the run start;
- * server-side fields are omitted when unknown.
+ * server-side fields are omitted when unknown. Times are written as exact decimals of their nanoseconds (24.768721 ms),
+ * formatted by hand: general double formatting would cost more than simulating the request.
  */
 public final class DetailWriter implements Closeable {
     private final JsonGenerator json;
+    private final char[] digits = new char[32];
 
     public DetailWriter(Path file) {
         try {
@@ -42,20 +44,20 @@ public final class DetailWriter implements Closeable {
             json.writeNumberField("index", r.index());
             json.writeStringField("request_class", r.requestClass());
             json.writeBooleanField("warmup", warmup);
-            json.writeNumberField("send_time_s", r.sendNanos() / 1e9);
-            json.writeNumberField("client_queue_ms", r.clientQueueNanos() / 1e6);
+            writeDecimal("start_time_s", r.startNanos(), 9);
+            writeDecimal("client_queue_ms", r.clientQueueNanos(), 6);
             json.writeNumberField("input_len", r.promptTokens());
             json.writeNumberField("output_len", r.outputTokens());
             if (r.succeeded()) {
-                json.writeNumberField("ttft_ms", r.ttftNanos() / 1e6);
-                json.writeNumberField("tpot_ms", r.tpotNanos() / 1e6);
-                json.writeNumberField("e2el_ms", r.e2elNanos() / 1e6);
+                writeDecimal("ttft_ms", r.ttftNanos(), 6);
+                writeDecimal("tpot_ms", r.tpotNanos(), 6);
+                writeDecimal("e2el_ms", r.e2elNanos(), 6);
             }
             if (r.queueNanos() >= 0) {
-                json.writeNumberField("queue_ms", r.queueNanos() / 1e6);
+                writeDecimal("queue_ms", r.queueNanos(), 6);
             }
             if (r.prefillNanos() >= 0) {
-                json.writeNumberField("prefill_ms", r.prefillNanos() / 1e6);
+                writeDecimal("prefill_ms", r.prefillNanos(), 6);
             }
             if (r.cachedPromptTokens() >= 0) {
                 json.writeNumberField("cached_tokens", r.cachedPromptTokens());
@@ -73,6 +75,30 @@ public final class DetailWriter implements Closeable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write request detail: " + e.getMessage(), e);
         }
+    }
+
+    /** Writes {@code nanos / 10^scale} exactly, without trailing zeros after the first decimal (1.5, 0.0, 24.768721). */
+    private void writeDecimal(String field, long nanos, int scale) throws IOException {
+        long value = Math.abs(nanos);
+        int end = digits.length;
+        int pos = end;
+        for (int i = 0; i < scale; i++) {
+            digits[--pos] = (char) ('0' + value % 10);
+            value /= 10;
+        }
+        while (end > pos + 1 && digits[end - 1] == '0') {
+            end--;
+        }
+        digits[--pos] = '.';
+        do {
+            digits[--pos] = (char) ('0' + value % 10);
+            value /= 10;
+        } while (value > 0);
+        if (nanos < 0) {
+            digits[--pos] = '-';
+        }
+        json.writeFieldName(field);
+        json.writeRawValue(digits, pos, end - pos);
     }
 
     @Override

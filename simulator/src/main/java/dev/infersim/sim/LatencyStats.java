@@ -6,19 +6,22 @@ import org.HdrHistogram.Histogram;
  * Summary statistics of one latency metric, reported in milliseconds as {@code vllm bench serve} reports them: mean,
  * median, population standard deviation ({@code numpy.std}) and percentiles.
  *
- * <p>Mean and standard deviation are exact (Welford's online algorithm, Knuth TAOCP vol. 2, 4.2.2). Percentiles come
+ * <p>Mean and standard deviation are exact up to rounding: sums of the samples and their squares shifted by the first
+ * sample (the shifted-data algorithm, Chan, Golub and LeVeque 1983), which avoids both the cancellation of raw sums of
+ * squares and a division per sample. Percentiles come
  * from an HdrHistogram with 3 significant digits (relative error at most 0.1%), so memory stays constant however many
  * samples are recorded; vLLM interpolates exact samples ({@code numpy.percentile}), which differs by less than one
  * histogram bucket. Recording allocates nothing. Not thread-safe.
  */
 public final class LatencyStats {
-    private static final long LOWEST_DISCERNIBLE_NANOS = 1_000;
+    private static final long LOWEST_DISCERNIBLE_NANOS = 1;
     private static final long HIGHEST_TRACKABLE_NANOS = 3_600_000_000_000L;
 
     private final Histogram histogram;
     private long count;
-    private double meanNanos;
-    private double sumSquaredDeviations;
+    private long shiftNanos;
+    private double sumShifted;
+    private double sumShiftedSquares;
     private long maxNanos;
 
     public LatencyStats() {
@@ -28,14 +31,22 @@ public final class LatencyStats {
 
     /** Adds one sample; negative values are a caller bug. */
     public void record(long nanos) {
-        if (nanos < 0) {
-            throw new IllegalArgumentException("latency must be >= 0 ns, got " + nanos);
+        record(nanos, 1);
+    }
+
+    /** Adds {@code samples} equal samples at once (a batch step gives many tokens the same gap). */
+    public void record(long nanos, long samples) {
+        if (nanos < 0 || samples < 1) {
+            throw new IllegalArgumentException("need a latency >= 0 ns and >= 1 sample, got " + nanos + " ns x " + samples);
         }
-        histogram.recordValue(nanos);
-        count++;
-        double delta = nanos - meanNanos;
-        meanNanos += delta / count;
-        sumSquaredDeviations += delta * (nanos - meanNanos);
+        histogram.recordValueWithCount(nanos, samples);
+        if (count == 0) {
+            shiftNanos = nanos;
+        }
+        count += samples;
+        double shifted = nanos - shiftNanos;
+        sumShifted += shifted * samples;
+        sumShiftedSquares += shifted * shifted * samples;
         if (nanos > maxNanos) {
             maxNanos = nanos;
         }
@@ -47,12 +58,16 @@ public final class LatencyStats {
 
     /** Mean in ms; 0 without samples, as vLLM reports empty metrics. */
     public double meanMs() {
-        return meanNanos / 1e6;
+        return count == 0 ? 0 : (shiftNanos + sumShifted / count) / 1e6;
     }
 
     /** Population standard deviation in ms. */
     public double stdMs() {
-        return count == 0 ? 0 : Math.sqrt(sumSquaredDeviations / count) / 1e6;
+        if (count == 0) {
+            return 0;
+        }
+        double meanShifted = sumShifted / count;
+        return Math.sqrt(Math.max(0, sumShiftedSquares / count - meanShifted * meanShifted)) / 1e6;
     }
 
     public double medianMs() {

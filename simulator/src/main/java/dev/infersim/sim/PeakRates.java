@@ -5,7 +5,7 @@ import java.util.Arrays;
 /**
  * vLLM's {@code max_output_tokens_per_s} and {@code max_concurrent_requests}: output tokens counted in one-second bins
  * from the start of the measured window, and for every bin the requests active during it (a request spans the bins from
- * its send second to its last-token second, inclusive). Bins are a growable primitive array: recording allocates only
+ * its start second to its last-token second, inclusive). Bins are a growable primitive array: recording allocates only
  * when the run grows past its current length.
  */
 public final class PeakRates {
@@ -27,9 +27,9 @@ public final class PeakRates {
         tokens[bin] += count;
     }
 
-    /** A request active from {@code sendNanos} to {@code lastTokenNanos}. */
-    public void recordRequest(long sendNanos, long lastTokenNanos) {
-        int first = bin(sendNanos);
+    /** A request active from {@code startNanos} to {@code lastTokenNanos}. */
+    public void recordRequest(long startNanos, long lastTokenNanos) {
+        int first = bin(startNanos);
         int last = bin(lastTokenNanos);
         ensure(last + 2);
         concurrencyDelta[first]++;

@@ -14,6 +14,7 @@ public final class Replica {
     private final int id;
     private final EngineCore engine;
     private StepPlan inFlight;
+    private long lastStepEndNanos = -1;
     private long peakWaiting;
     private double peakKvUsage;
 
@@ -66,7 +67,13 @@ public final class Replica {
     public StepOutcome completeStep() {
         StepPlan plan = inFlight;
         inFlight = null;
+        lastStepEndNanos = plan.endNanos();
         return engine.completeStep(plan);
+    }
+
+    /** End of the last completed step; -1 before the first. */
+    public long lastStepEndNanos() {
+        return lastStepEndNanos;
     }
 
     /** Most requests ever waiting in this engine's queue. */

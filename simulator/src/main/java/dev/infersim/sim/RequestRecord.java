@@ -7,7 +7,10 @@ package dev.infersim.sim;
  * @param index              the request's position in the workload stream
  * @param requestClass       workload class name (e.g. chat), for per-class breakdowns
  * @param scheduledNanos     when the arrival process scheduled the request
- * @param sendNanos          when it was actually sent (after the concurrency semaphore): latencies are measured from here
+ * @param startNanos         the latency origin: when the request was due to go out, i.e. its scheduled time, or under a
+ *                           concurrency cap the moment a slot freed (vLLM starts its clock after the semaphore). A
+ *                           client passes this, not the moment its send actually happened, so its own send lag counts
+ *                           as latency (no coordinated omission)
  * @param firstTokenNanos    when the first content token arrived; -1 if none did
  * @param lastTokenNanos     when the last token arrived; -1 if none did
  * @param promptTokens       prompt length in tokens
@@ -19,18 +22,18 @@ package dev.infersim.sim;
  * @param finishReason       stop, length or abort as the OpenAI API spells it; null when unknown
  * @param error              why the request failed, or null when it succeeded
  */
-public record RequestRecord(long index, String requestClass, long scheduledNanos, long sendNanos, long firstTokenNanos,
+public record RequestRecord(long index, String requestClass, long scheduledNanos, long startNanos, long firstTokenNanos,
                             long lastTokenNanos, int promptTokens, int outputTokens, int cachedPromptTokens,
                             long queueNanos, long prefillNanos, int preemptions, String finishReason, String error) {
 
     public RequestRecord {
-        if (sendNanos < scheduledNanos) {
-            throw new IllegalArgumentException("request " + index + " sent at " + sendNanos + " ns before its scheduled "
+        if (startNanos < scheduledNanos) {
+            throw new IllegalArgumentException("request " + index + " started at " + startNanos + " ns before its scheduled "
                     + scheduledNanos + " ns");
         }
-        if (error == null && (firstTokenNanos < sendNanos || lastTokenNanos < firstTokenNanos || outputTokens < 1)) {
-            throw new IllegalArgumentException("successful request " + index + " needs send <= first token <= last token "
-                    + "and >= 1 output token, got " + sendNanos + ", " + firstTokenNanos + ", " + lastTokenNanos + ", "
+        if (error == null && (firstTokenNanos < startNanos || lastTokenNanos < firstTokenNanos || outputTokens < 1)) {
+            throw new IllegalArgumentException("successful request " + index + " needs start <= first token <= last token "
+                    + "and >= 1 output token, got " + startNanos + ", " + firstTokenNanos + ", " + lastTokenNanos + ", "
                     + outputTokens + " tokens");
         }
     }
@@ -39,14 +42,14 @@ public record RequestRecord(long index, String requestClass, long scheduledNanos
         return error == null;
     }
 
-    /** Time to first token, from the send time. */
+    /** Time to first token, from the start. */
     public long ttftNanos() {
-        return firstTokenNanos - sendNanos;
+        return firstTokenNanos - startNanos;
     }
 
-    /** End-to-end latency, from the send time to the last token. */
+    /** End-to-end latency, from the start to the last token. */
     public long e2elNanos() {
-        return lastTokenNanos - sendNanos;
+        return lastTokenNanos - startNanos;
     }
 
     /** vLLM's TPOT: (E2EL - TTFT) / (output_tokens - 1); 0 for a single-token output. */
@@ -54,8 +57,8 @@ public record RequestRecord(long index, String requestClass, long scheduledNanos
         return outputTokens > 1 ? (lastTokenNanos - firstTokenNanos) / (outputTokens - 1) : 0;
     }
 
-    /** Time spent waiting for the client's concurrency semaphore (vLLM's client_queue_time). */
+    /** Time spent waiting for a concurrency slot (vLLM's client_queue_time): start minus scheduled time. */
     public long clientQueueNanos() {
-        return sendNanos - scheduledNanos;
+        return startNanos - scheduledNanos;
     }
 }

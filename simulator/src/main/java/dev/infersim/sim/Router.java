@@ -1,5 +1,6 @@
 package dev.infersim.sim;
 
+import dev.infersim.engine.ConfigException;
 import dev.infersim.workload.WorkloadRequest;
 
 import java.util.Locale;
@@ -18,7 +19,7 @@ public interface Router {
         return switch (name.toLowerCase(Locale.ROOT)) {
             case "round-robin", "round_robin" -> new RoundRobinRouter();
             case "least-loaded", "least_loaded" -> new LeastLoadedRouter();
-            default -> throw new dev.infersim.engine.ConfigException(
+            default -> throw new ConfigException(
                     "--router: unknown router '" + name + "'; use round-robin or least-loaded");
         };
     }

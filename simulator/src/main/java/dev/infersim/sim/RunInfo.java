@@ -1,5 +1,7 @@
 package dev.infersim.sim;
 
+import dev.infersim.engine.ConfigException;
+
 import java.util.List;
 import java.util.Set;
 
@@ -29,13 +31,13 @@ public record RunInfo(String date, String backend, String modelId, String tokeni
         metricPercentiles = List.copyOf(metricPercentiles);
         for (String m : percentileMetrics) {
             if (!METRICS.contains(m)) {
-                throw new dev.infersim.engine.ConfigException(
+                throw new ConfigException(
                         "--percentile-metrics: unknown metric '" + m + "'; use ttft, tpot, itl, e2el");
             }
         }
         for (double p : metricPercentiles) {
             if (!(p > 0 && p <= 100)) {
-                throw new dev.infersim.engine.ConfigException("--metric-percentiles: " + p + " is not in (0, 100]");
+                throw new ConfigException("--metric-percentiles: " + p + " is not in (0, 100]");
             }
         }
     }
@@ -43,5 +45,16 @@ public record RunInfo(String date, String backend, String modelId, String tokeni
     /** vLLM's spelling of a percentile in key names: 99 -> "99", 99.9 -> "99.9". */
     public static String percentileWord(double p) {
         return p == Math.rint(p) ? Long.toString((long) p) : Double.toString(p);
+    }
+
+    /**
+     * vLLM's default result file name: {@code backend-{rate}qps[-concurrency{N}]-{model}-{date}.json}, the rate
+     * written as Python prints a float (10.0, inf).
+     */
+    public String defaultResultFileName() {
+        String rate = Double.isInfinite(requestRatePerS) ? "inf" : Double.toString(requestRatePerS);
+        String concurrency = maxConcurrency > 0 ? "-concurrency" + maxConcurrency : "";
+        String model = modelId.substring(modelId.lastIndexOf('/') + 1);
+        return backend + "-" + rate + "qps" + concurrency + "-" + model + "-" + date + ".json";
     }
 }

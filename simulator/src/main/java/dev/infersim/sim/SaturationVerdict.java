@@ -3,26 +3,30 @@ package dev.infersim.sim;
 import java.util.Locale;
 
 /**
- * Whether the offered load exceeded what the deployment serves. Below capacity the backlog (requests arrived but not
- * finished) fluctuates around a level; above it the backlog grows linearly at (arrival rate - service rate). So the
- * verdict fits a least-squares line to the sampled backlog over the second half of the arrival window (the first half
+ * Whether the offered load exceeded what the deployment serves. Below capacity the queue (requests arrived but not yet
+ * running: waiting in the engine or for a client concurrency slot) fluctuates around a level; above it the running
+ * batch is as large as the engine allows and the queue grows linearly at (arrival rate - service rate). The running
+ * batch itself is left out: under continuous batching it swings widely with load without being a queue. So the
+ * verdict fits a least-squares line to the sampled queue over the second half of the arrival window (the first half
  * is left to warm up) and calls the run saturated when the fitted growth over that half exceeds
- * {@value #GROWTH_FRACTION} of the requests that arrived in it (and at least {@value #MIN_GROWTH_REQUESTS} requests):
- * that flags offered loads above about 1.05 times capacity. GuideLLM's over-saturation detector uses the same idea
- * (slopes of concurrency over time).
+ * {@value #GROWTH_FRACTION} of the requests that arrived in it, at least {@value #MIN_GROWTH_REQUESTS} requests, and
+ * {@value #NOISE_FACTOR} times the queue's jitter between samples (a stable queue's random swings in a short run are
+ * not growth; a curved rise, as under a rate ramp, is). That flags offered loads above about 1.05 times capacity. GuideLLM's over-saturation detector uses the
+ * same idea (slopes of concurrency over time, with margins).
  *
  * <p>A closed loop cannot saturate (every arrival waits for a completion); a burst (all requests at one instant with no
  * concurrency cap) is an infinite rate and always saturates.
  *
  * @param saturated          the verdict
- * @param backlogGrowth      fitted backlog growth over the second half of the arrival window, requests; NaN if not fitted
+ * @param queueGrowth        fitted queue growth over the second half of the arrival window, requests; NaN if not fitted
  * @param arrivalsInHalf     requests that arrived in that half
  * @param reason             one line explaining the verdict
  */
-public record SaturationVerdict(boolean saturated, double backlogGrowth, long arrivalsInHalf, String reason) {
+public record SaturationVerdict(boolean saturated, double queueGrowth, long arrivalsInHalf, String reason) {
 
     static final double GROWTH_FRACTION = 0.05;
     static final int MIN_GROWTH_REQUESTS = 10;
+    static final double NOISE_FACTOR = 4;
 
     public static SaturationVerdict closedLoop(int users) {
         return new SaturationVerdict(false, Double.NaN, 0,
@@ -38,19 +42,27 @@ public record SaturationVerdict(boolean saturated, double backlogGrowth, long ar
     public static SaturationVerdict assess(Timeline timeline, long firstArrivalNanos, long lastArrivalNanos) {
         long mid = firstArrivalNanos + (lastArrivalNanos - firstArrivalNanos) / 2;
         double halfS = (lastArrivalNanos - mid) / 1e9;
-        double slope = timeline.backlogSlopePerS(mid, lastArrivalNanos);
+        Timeline.QueueTrend trend = timeline.fitQueued(mid, lastArrivalNanos);
         long arrivals = arrivalsAt(timeline, lastArrivalNanos) - arrivalsAt(timeline, mid);
-        if (Double.isNaN(slope)) {
+        if (Double.isNaN(trend.slopePerS())) {
             return new SaturationVerdict(false, Double.NaN, arrivals,
-                    "too few timeline samples in the second half of the arrivals to fit a backlog trend");
+                    "too few timeline samples in the second half of the arrivals to fit a queue trend");
         }
-        double growth = slope * halfS;
-        boolean saturated = growth > GROWTH_FRACTION * arrivals && growth >= MIN_GROWTH_REQUESTS;
+        double growth = trend.slopePerS() * halfS;
+        boolean saturated = growth > GROWTH_FRACTION * arrivals && growth >= MIN_GROWTH_REQUESTS
+                && growth > NOISE_FACTOR * trend.jitter();
         String reason = String.format(Locale.ROOT,
-                "backlog grew by %.0f requests (%.1f%% of the %d arrivals) over the second half of the arrivals%s",
-                growth, arrivals == 0 ? 0.0 : 100 * growth / arrivals, arrivals,
+                "queue grew by %d requests (%.1f%% of the %d arrivals; jitter %.1f) over the second half of the "
+                        + "arrivals%s",
+                Math.round(growth), percentOf(growth, arrivals), arrivals, trend.jitter(),
                 saturated ? ": arrivals outpace service" : "");
         return new SaturationVerdict(saturated, growth, arrivals, reason);
+    }
+
+    /** growth as a percentage of arrivals, with values that print as -0.0 made 0. */
+    private static double percentOf(double growth, long arrivals) {
+        double percent = arrivals == 0 ? 0 : 100 * growth / arrivals;
+        return Math.abs(percent) < 0.05 ? 0 : percent;
     }
 
     private static long arrivalsAt(Timeline t, long nanos) {

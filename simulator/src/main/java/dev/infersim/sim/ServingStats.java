@@ -42,6 +42,11 @@ public final class ServingStats {
         itl.record(nanos);
     }
 
+    /** {@code gaps} equal inter-token gaps, as one batch step gives its decoding requests. */
+    public void recordItl(long nanos, int gaps) {
+        itl.record(nanos, gaps);
+    }
+
     /** One gap between successive response chunks (vLLM's ITL); only clients that see chunks record it. */
     public void recordIcl(long nanos) {
         icl.record(nanos);
@@ -85,7 +90,7 @@ public final class ServingStats {
         if (slo.isSet() && slo.isMetBy(ttftNanos, tpotNanos, e2elNanos)) {
             good++;
         }
-        peaks.recordRequest(r.sendNanos(), r.lastTokenNanos());
+        peaks.recordRequest(r.startNanos(), r.lastTokenNanos());
     }
 
     public GoodputSlo slo() { return slo; }

@@ -10,7 +10,6 @@ import dev.infersim.workload.WorkloadRequest;
 
 import java.util.ArrayDeque;
 import java.util.Iterator;
-import java.util.Locale;
 
 /**
  * Discrete-event simulation of replicas serving a workload in virtual time. Two kinds of event exist: a request
@@ -74,7 +73,7 @@ public final class Simulation {
         this.timeline = new Timeline(0, options.timelineIntervalNanos(), options.timelinePoints());
     }
 
-    /** One engine with its deployment's defaults: the common single-replica case. */
+    /** A single replica: the common case. */
     public static Simulation single(EngineCore engine, SimulationOptions options, DetailWriter detail) {
         return new Simulation(new Replica[] {new Replica(0, engine)}, new RoundRobinRouter(), options, detail);
     }
@@ -219,19 +218,31 @@ public final class Simulation {
         replica.submit(r);
     }
 
+    /**
+     * Applies a step's tokens and completions. Requests that also got a token from the replica's previous step share one
+     * gap (this step's end minus that one's), so they are counted and recorded once; only the others, first tokens and
+     * tokens after a preemption or chunk, are recorded one by one.
+     */
     private void handleStepEnd(Replica replica) {
+        long previousEnd = replica.lastStepEndNanos();
         StepOutcome out = replica.completeStep();
         long end = out.endNanos();
         int measuredTokens = 0;
+        int previousStepGaps = 0;
         for (int i = 0, n = out.tokenCount(); i < n; i++) {
             RequestState s = (RequestState) out.tokenRequest(i).attachment();
             if (s.measured) {
                 measuredTokens++;
-                if (s.lastTokenNanos >= 0) {
+                if (s.lastTokenNanos == previousEnd) {
+                    previousStepGaps++;
+                } else if (s.lastTokenNanos >= 0) {
                     stats.recordItl(end - s.lastTokenNanos);
                 }
             }
             s.lastTokenNanos = end;
+        }
+        if (previousStepGaps > 0) {
+            stats.recordItl(end - previousEnd, previousStepGaps);
         }
         if (measuredTokens > 0) {
             stats.recordTokens(end, measuredTokens);
@@ -251,7 +262,7 @@ public final class Simulation {
                 : new RequestRecord(s.request.index(), s.request.requestClass(), s.request.arrivalNanos(), s.sendNanos,
                         r.firstTokenNanos(), r.finishedNanos(), r.promptTokens(), r.outputTokens(), r.cachedPromptTokens(),
                         r.firstScheduledNanos() - s.sendNanos, r.firstTokenNanos() - r.firstScheduledNanos(),
-                        r.preemptions(), r.finishReason().name().toLowerCase(Locale.ROOT), null);
+                        r.preemptions(), r.finishReason().openAiName(), null);
         sumSojournNanos += clock - s.sendNanos;
         if (s.measured) {
             stats.recordRequest(record);

@@ -1,5 +1,6 @@
 package dev.infersim.sim;
 
+import dev.infersim.engine.ConfigException;
 /**
  * How a simulation measures, apart from the workload and the deployment.
  *
@@ -13,8 +14,8 @@ public record SimulationOptions(long numWarmups, long warmupDurationNanos, Goodp
                                 int timelinePoints) {
 
     public SimulationOptions {
-        dev.infersim.engine.ConfigException.check(numWarmups >= 0, "--num-warmups must be >= 0, got %d", numWarmups);
-        dev.infersim.engine.ConfigException.check(warmupDurationNanos >= 0,
+        ConfigException.check(numWarmups >= 0, "--num-warmups must be >= 0, got %d", numWarmups);
+        ConfigException.check(warmupDurationNanos >= 0,
                 "--warmup-duration must be >= 0 s, got %d ns", warmupDurationNanos);
         if (slo == null) {
             throw new IllegalArgumentException("slo must not be null (use GoodputSlo.NONE)");

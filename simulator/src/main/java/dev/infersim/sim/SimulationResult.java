@@ -50,6 +50,9 @@ public record SimulationResult(ServingStats stats, long durationNanos, Timeline 
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("infersim_saturated", saturation.saturated());
         m.put("infersim_saturation_reason", saturation.reason());
+        m.put("infersim_queue_growth_requests",
+                Double.isNaN(saturation.queueGrowth()) ? null : (double) Math.round(saturation.queueGrowth()));
+        m.put("infersim_arrivals_in_second_half", saturation.arrivalsInHalf());
         m.put("infersim_replicas", replicas.length);
         m.put("infersim_warmup_requests", unmeasuredRequests);
         m.put("infersim_engine_steps", steps);

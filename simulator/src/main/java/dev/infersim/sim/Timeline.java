@@ -95,23 +95,38 @@ public final class Timeline {
     public int waiting(int i) { return waiting[i]; }
     public int running(int i) { return running[i]; }
 
-    /** Least-squares slope of the backlog, in requests per second, over samples in [fromNanos, toNanos]; NaN if < 3 samples. */
-    public double backlogSlopePerS(long fromNanos, long toNanos) {
-        double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    /**
+     * Least-squares line through the queued requests (backlog minus running: waiting in the engine or for a client
+     * slot) sampled in [fromNanos, toNanos]: its slope in requests per second, and the queue's jitter from sample to
+     * sample (von Neumann's successive-difference estimate, sqrt(sum (y[i+1] - y[i])^2 / (2 (n - 1)))), which measures
+     * random swings without mistaking a curved trend for noise. NaN slope when fewer than 3 samples fall in the range.
+     */
+    public QueueTrend fitQueued(long fromNanos, long toNanos) {
+        double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, squaredSteps = 0, previous = 0;
         for (int i = 0; i < count; i++) {
-            if (timeNanos[i] < fromNanos || timeNanos[i] > toNanos) {
-                continue;
+            if (timeNanos[i] >= fromNanos && timeNanos[i] <= toNanos) {
+                double x = (timeNanos[i] - fromNanos) / 1e9;
+                double y = backlog[i] - running[i];
+                if (n > 0) {
+                    squaredSteps += (y - previous) * (y - previous);
+                }
+                previous = y;
+                n++;
+                sx += x;
+                sy += y;
+                sxx += x * x;
+                sxy += x * y;
             }
-            double x = (timeNanos[i] - fromNanos) / 1e9;
-            double y = backlog[i];
-            n++;
-            sx += x;
-            sy += y;
-            sxx += x * x;
-            sxy += x * y;
         }
         double denominator = n * sxx - sx * sx;
-        return n < 3 || denominator == 0 ? Double.NaN : (n * sxy - sx * sy) / denominator;
+        if (n < 3 || denominator == 0) {
+            return new QueueTrend(Double.NaN, Double.NaN);
+        }
+        return new QueueTrend((n * sxy - sx * sy) / denominator, Math.sqrt(squaredSteps / (2 * (n - 1))));
+    }
+
+    /** A fitted queue trend: slope in requests per second, sample-to-sample jitter in requests. */
+    public record QueueTrend(double slopePerS, double jitter) {
     }
 
     /** The columns as JSON-ready arrays (infersim_timelines). */

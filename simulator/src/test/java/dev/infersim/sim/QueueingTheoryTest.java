@@ -26,13 +26,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *   <li>M/D/1: E[Wq] = rho D / (2 (1 - rho)) (Pollaczek-Khinchine); its distribution is Erlang's (Crommelin 1932):
  *       P(Wq <= t) = (1 - rho) sum_{k=0}^{floor(t/D)} (lambda (kD - t))^k / k! e^{-lambda (kD - t)}.</li>
  * </ul>
- * At rho = 0.5 with 400,000 requests the relative standard error of the mean wait is about 1.5% (M/M/1), so the 3%
- * tolerance is two standard errors; the seeds are fixed, so the outcome is deterministic.
+ * At rho = 0.5 with 1,000,000 requests, eight other seeds gave errors of at most 0.8% (mean) and 1.4% (p99) for both
+ * models, so the 3% tolerance has a wide margin; the seeds are fixed, so the outcome is deterministic.
  */
 class QueueingTheoryTest {
     private static final double SERVICE_RATE_PER_S = 1000;
     private static final double ARRIVAL_RATE_PER_S = 500;
-    private static final int REQUESTS = 400_000;
+    private static final int REQUESTS = 1_000_000;
 
     /** Every step is one request's whole service: exponential with the given mean, from a seeded stream. */
     private static final class ExponentialService implements CostModel {

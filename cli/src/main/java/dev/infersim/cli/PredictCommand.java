@@ -1,0 +1,207 @@
+package dev.infersim.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.infersim.engine.ConfigException;
+import dev.infersim.engine.Deployment;
+import dev.infersim.engine.KvCapacity;
+import dev.infersim.queueing.CapacityPlanner;
+import dev.infersim.queueing.ContinuousBatchingModel;
+import dev.infersim.queueing.FleetPlan;
+import dev.infersim.queueing.IterationTime;
+import dev.infersim.queueing.Slo;
+import dev.infersim.queueing.SloCapacity;
+import dev.infersim.queueing.UnstableQueueException;
+import dev.infersim.sim.RunInfo;
+import dev.infersim.workload.LoadPattern;
+import dev.infersim.workload.Workload;
+import dev.infersim.workload.WorkloadSpec;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * {@code infersim predict}: the closed-form answer for a deployment and workload: the continuous-batching chain fitted
+ * to the engine's cost model, its latencies at the requested rate in the fields of a benchmark result, the saturation
+ * rate, and a capacity plan.
+ */
+@Command(name = "predict", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Predict latency and capacity in closed form (continuous-batching queueing chain fitted to the engine "
+                + "model); same flags as simulate, plus SLOs and fleet sizing.")
+public final class PredictCommand implements Runnable {
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    @Mixin
+    WorkloadOptions workload;
+
+    @Mixin
+    ReportOptions reporting;
+
+    @Option(names = "--request-rate", defaultValue = "10", paramLabel = "REQ_PER_S",
+            description = "Poisson arrival rate, req/s (default: ${DEFAULT-VALUE}).")
+    String requestRate;
+
+    @Mixin
+    DeploymentOptions deployment;
+
+    @Option(names = "--slo-ttft-ms", description = "SLO on mean TTFT for the capacity plan, ms (default: none).")
+    Double sloTtftMs;
+
+    @Option(names = "--slo-tpot-ms", description = "SLO on mean TPOT for the capacity plan, ms (default: none).")
+    Double sloTpotMs;
+
+    @Option(names = "--slo-queue-p99-ms", description = "SLO on p99 queueing delay for the capacity plan, ms (default: none).")
+    Double sloQueueP99Ms;
+
+    @Option(names = "--target-rate", description = "Request rate the fleet must carry, req/s (default: --request-rate).")
+    Double targetRate;
+
+    @Option(names = "--headroom", defaultValue = "0.2", description = "Fraction of replica capacity held in reserve (default: ${DEFAULT-VALUE}).")
+    double headroom;
+
+    @Option(names = "--dollars-per-gpu-hour", defaultValue = "0",
+            description = "GPU price for the cost per million output tokens; 0 = no cost line (default: 0).")
+    double dollarsPerGpuHour;
+
+    @Override
+    public void run() {
+        reporting.validate();
+        ConfigException.check(headroom >= 0 && headroom < 1, "--headroom must be in [0, 1), got %s", headroom);
+        ConfigException.check(dollarsPerGpuHour >= 0, "--dollars-per-gpu-hour must be >= 0, got %s", dollarsPerGpuHour);
+        WorkloadSpec spec = workload.spec(WorkloadOptions.parseRate("--request-rate", requestRate), null, 0);
+        LoadPattern load = spec.load();
+        ConfigException.check(!load.isClosedLoop() && Double.isFinite(load.requestRatePerS()),
+                "predict models open-loop Poisson arrivals: give a finite --request-rate (closed loops and 'inf' have no closed form here)");
+        Deployment d = deployment.deployment();
+        EnginePrediction prediction = new EnginePrediction(d, WorkloadMoments.of(Workload.open(spec), 100_000));
+        Map<String, Object> result = fields(d, spec, prediction);
+        print(System.out, result);
+        if (reporting.saveResult) {
+            RunInfo info = runInfo(d, spec);
+            String file = reporting.resultFilename != null ? reporting.resultFilename
+                    : info.defaultResultFileName().replaceFirst("^infersim-", "infersim-predict-");
+            Path path = reporting.resultDir.resolve(file);
+            try {
+                Files.createDirectories(path.toAbsolutePath().getParent());
+                JSON.writeValue(path.toFile(), result);
+            } catch (IOException e) {
+                throw new ConfigException("--result-dir: cannot write " + path + ": " + e.getMessage(), e);
+            }
+            System.out.println("Result written to " + path);
+        }
+    }
+
+    private RunInfo runInfo(Deployment d, WorkloadSpec spec) {
+        return new RunInfo(LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")), "infersim-predict",
+                d.model().hfId(), d.model().hfId(), spec.numPrompts(), spec.load().requestRatePerS(),
+                spec.load().burstiness(), spec.load().maxConcurrency(), reporting.metrics(), reporting.percentiles());
+    }
+
+    /** The prediction in the result schema: vLLM's keys where the model gives them, infersim_ keys for the rest. */
+    Map<String, Object> fields(Deployment d, WorkloadSpec spec, EnginePrediction p) {
+        RunInfo info = runInfo(d, spec);
+        double rate = spec.load().requestRatePerS();
+        WorkloadMoments m = p.moments();
+        Map<String, Object> f = new LinkedHashMap<>();
+        f.put("date", info.date());
+        f.put("backend", info.backend());
+        f.put("model_id", info.modelId());
+        f.put("tokenizer_id", info.tokenizerId());
+        f.put("num_prompts", spec.numPrompts());
+        f.put("request_rate", rate);
+        f.put("burstiness", spec.load().burstiness());
+        f.put("max_concurrency", null);
+        double saturation = p.server().saturationRatePerS();
+        try {
+            ContinuousBatchingModel chain = p.at(rate);
+            double prefill = chain.meanTtftSeconds() - chain.meanQueueingDelaySeconds() - chain.meanIterationBoundaryWaitSeconds();
+            f.put("request_throughput", rate);
+            f.put("output_throughput", rate * m.meanOutputTokens());
+            f.put("total_token_throughput", rate * (m.meanOutputTokens() + m.meanPromptTokens()));
+            f.put("mean_ttft_ms", 1e3 * chain.meanTtftSeconds());
+            f.put("median_ttft_ms", 1e3 * ttftPercentile(chain, 0.5, prefill));
+            for (double q : reporting.percentiles()) {
+                f.put("p" + RunInfo.percentileWord(q) + "_ttft_ms", 1e3 * ttftPercentile(chain, q / 100, prefill));
+            }
+            f.put("mean_tpot_ms", 1e3 * chain.meanTpotSeconds());
+            f.put("mean_e2el_ms", 1e3 * chain.meanSojournSeconds());
+            f.put("infersim_saturated", false);
+            f.put("infersim_utilization", chain.utilization());
+            f.put("infersim_probability_of_wait", chain.probabilityOfWait());
+            f.put("infersim_mean_queue_time_ms", 1e3 * chain.meanQueueingDelaySeconds());
+            f.put("infersim_mean_batch_size", chain.meanBatchSize());
+            f.put("infersim_mean_requests_in_system", chain.meanNumberInSystem());
+        } catch (UnstableQueueException e) {
+            f.put("infersim_saturated", true);
+            f.put("infersim_saturation_reason", String.format(Locale.ROOT,
+                    "request rate %.3f req/s is at or above the saturation rate %.3f req/s: the queue grows without bound",
+                    rate, saturation));
+        }
+        f.put("infersim_saturation_rate_per_s", saturation);
+        f.put("infersim_saturation_output_tokens_per_s", p.server().saturationOutputTokensPerS());
+        f.put("infersim_batch_limit", p.server().maxNumSeqs());
+        f.put("infersim_mean_prompt_tokens", m.meanPromptTokens());
+        f.put("infersim_mean_output_tokens", m.meanOutputTokens());
+        IterationTime tau = p.fit().iterationTime();
+        f.put("infersim_iteration_alpha_ms", 1e3 * tau.alphaSeconds());
+        f.put("infersim_iteration_beta_decode_ms", 1e3 * tau.betaDecodeSecondsPerSeq());
+        f.put("infersim_iteration_beta_prefill_us_per_token", 1e6 * tau.betaPrefillSecondsPerToken());
+        f.put("infersim_iteration_fit_r2", p.fit().rSquared());
+        f.put("infersim_kv_cache_tokens", KvCapacity.of(d).tokens());
+        capacityPlan(f, d, p, rate);
+        return f;
+    }
+
+    private static double ttftPercentile(ContinuousBatchingModel chain, double q, double prefillSeconds) {
+        return chain.queueingDelayPercentileSeconds(q) + chain.meanIterationBoundaryWaitSeconds() + prefillSeconds;
+    }
+
+    private void capacityPlan(Map<String, Object> f, Deployment d, EnginePrediction p, double rate) {
+        Slo slo = Slo.none();
+        if (sloTtftMs != null) {
+            slo = slo.withMeanTtft(sloTtftMs / 1e3);
+        }
+        if (sloTpotMs != null) {
+            slo = slo.withMeanTpot(sloTpotMs / 1e3);
+        }
+        if (sloQueueP99Ms != null) {
+            slo = slo.withQueueingDelay(0.99, sloQueueP99Ms / 1e3);
+        }
+        SloCapacity capacity = CapacityPlanner.maxRateMeetingSlo(p.server(), slo);
+        f.put("infersim_max_rate_meeting_slo_per_s", capacity.maxRatePerS());
+        f.put("infersim_slo_binding_metric", capacity.bindingMetric().toString());
+        if (!capacity.feasible()) {
+            return;
+        }
+        double target = targetRate != null ? targetRate : rate;
+        ConfigException.check(target > 0 && Double.isFinite(target), "--target-rate must be > 0, got %s", target);
+        FleetPlan fleet = FleetPlan.forTargetRate(target, capacity.maxRatePerS(), headroom, d.tensorParallelSize());
+        f.put("infersim_fleet_target_rate_per_s", target);
+        f.put("infersim_fleet_replicas", fleet.replicas());
+        f.put("infersim_fleet_gpus", fleet.gpus());
+        if (dollarsPerGpuHour > 0) {
+            f.put("infersim_dollars_per_million_output_tokens",
+                    fleet.dollarsPerMillionOutputTokens(dollarsPerGpuHour, p.moments().meanOutputTokens()));
+        }
+    }
+
+    private static void print(PrintStream out, Map<String, Object> f) {
+        out.println("=============== Predicted (closed form) ===============");
+        for (Map.Entry<String, Object> e : f.entrySet()) {
+            Object v = e.getValue();
+            String text = v instanceof Double x ? String.format(Locale.ROOT, "%.3f", x) : String.valueOf(v);
+            out.printf(Locale.ROOT, "%-46s %s%n", e.getKey(), text);
+        }
+        out.println("=======================================================");
+    }
+}

@@ -1,0 +1,67 @@
+package dev.infersim.cli;
+
+import dev.infersim.engine.ConfigException;
+import dev.infersim.sim.GoodputSlo;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.List;
+
+/** What to measure and where to write it: the reporting flags of {@code vllm bench serve}. */
+public final class ReportOptions {
+
+    @Option(names = "--num-warmups", defaultValue = "0",
+            description = "Unmeasured requests sent first, on top of --num-prompts (default: ${DEFAULT-VALUE}).")
+    long numWarmups;
+
+    @Option(names = "--warmup-duration", defaultValue = "0",
+            description = "Requests sent in the first S seconds are not measured (default: ${DEFAULT-VALUE}).")
+    double warmupDurationS;
+
+    @Option(names = "--goodput", arity = "1..*", paramLabel = "KEY:MS",
+            description = "SLOs for request_goodput: ttft:MS tpot:MS e2el:MS.")
+    List<String> goodput = List.of();
+
+    @Option(names = "--percentile-metrics", defaultValue = "ttft,tpot,itl",
+            description = "Metrics to report percentiles for: ttft,tpot,itl,e2el (default: ${DEFAULT-VALUE}).")
+    String percentileMetrics;
+
+    @Option(names = "--metric-percentiles", defaultValue = "99", description = "Comma-separated percentiles (default: ${DEFAULT-VALUE}).")
+    String metricPercentiles;
+
+    @Option(names = "--save-result", description = "Write the result JSON.")
+    boolean saveResult;
+
+    @Option(names = "--result-dir", defaultValue = ".", description = "Directory of the result files (default: current).")
+    Path resultDir;
+
+    @Option(names = "--result-filename", description = "Result JSON file name (default: vLLM's backend-RATEqps-MODEL-DATE.json).")
+    String resultFilename;
+
+    @Option(names = "--save-detailed", description = "Stream one JSON line per request to RESULT.jsonl beside the result.")
+    boolean saveDetailed;
+
+    /** Rejects flag values no run could use. */
+    public void validate() {
+        ConfigException.check(numWarmups >= 0, "--num-warmups must be >= 0, got %d", numWarmups);
+        ConfigException.check(warmupDurationS >= 0 && Double.isFinite(warmupDurationS),
+                "--warmup-duration must be >= 0 s, got %s", warmupDurationS);
+        percentiles();
+    }
+
+    public List<String> metrics() {
+        return List.of(percentileMetrics.split(","));
+    }
+
+    public GoodputSlo slo() {
+        return GoodputSlo.parse(goodput);
+    }
+
+    public List<Double> percentiles() {
+        try {
+            return java.util.Arrays.stream(metricPercentiles.split(",")).map(String::trim).map(Double::valueOf).toList();
+        } catch (NumberFormatException e) {
+            throw new ConfigException("--metric-percentiles: expected comma-separated numbers, got '" + metricPercentiles + "'");
+        }
+    }
+}

@@ -1,0 +1,102 @@
+package dev.infersim.cli;
+
+import dev.infersim.engine.ConfigException;
+import dev.infersim.engine.Deployment;
+import dev.infersim.engine.KvCapacity;
+import dev.infersim.sim.BenchmarkReport;
+import dev.infersim.sim.DetailWriter;
+import dev.infersim.sim.Replica;
+import dev.infersim.sim.Router;
+import dev.infersim.sim.RunInfo;
+import dev.infersim.sim.Simulation;
+import dev.infersim.sim.SimulationOptions;
+import dev.infersim.sim.SimulationResult;
+import dev.infersim.workload.LoadPattern;
+import dev.infersim.workload.Workload;
+import dev.infersim.workload.WorkloadSpec;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+
+/**
+ * {@code infersim simulate}: runs a {@code vllm bench serve}-style workload against the engine model in virtual time
+ * and reports what the benchmark would have measured, in vLLM's console format and result JSON.
+ */
+@Command(name = "simulate", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Simulate a vllm bench serve run against the engine model in virtual time; prints vLLM's summary "
+                + "and writes vLLM's result JSON. With no flags: 1000 random prompts (1024 in / 128 out) at 10 req/s "
+                + "on llama-3.1-8b / h100.")
+public final class SimulateCommand implements Runnable {
+
+    @Mixin
+    WorkloadOptions workload;
+
+    @Mixin
+    ReportOptions reporting;
+
+    @Option(names = "--request-rate", paramLabel = "REQ_PER_S|inf",
+            description = "Mean arrival rate, req/s, or inf (default: 10; a profile's own load when --workload is given).")
+    String requestRate;
+
+    @Option(names = "--max-concurrency", description = "Cap on requests in flight; with --request-rate inf, a closed loop of N users.")
+    Integer maxConcurrency;
+
+    @Option(names = "--replicas", defaultValue = "1", description = "Engine replicas behind the router (default: ${DEFAULT-VALUE}).")
+    int replicas;
+
+    @Option(names = "--router", defaultValue = "round-robin", description = "round-robin or least-loaded (default: ${DEFAULT-VALUE}).")
+    String router;
+
+    @Mixin
+    DeploymentOptions deployment;
+
+    @Override
+    public void run() {
+        ConfigException.check(replicas >= 1, "--replicas must be >= 1, got %d", replicas);
+        reporting.validate();
+        Double rate = requestRate != null ? WorkloadOptions.parseRate("--request-rate", requestRate)
+                : workload.workloadProfile == null && workload.rampUpStrategy == null ? Double.valueOf(10) : null;
+        WorkloadSpec spec = workload.spec(rate, maxConcurrency,
+                reporting.numWarmups);
+        Workload requests = Workload.open(spec);
+        Deployment d = deployment.deployment();
+        Replica[] fleet = new Replica[replicas];
+        for (int i = 0; i < replicas; i++) {
+            fleet[i] = new Replica(i, deployment.engine());
+        }
+        SimulationOptions options = SimulationOptions.defaults().withWarmups(reporting.numWarmups)
+                .withWarmupDurationNanos(Math.round(reporting.warmupDurationS * 1e9)).withSlo(reporting.slo());
+        LoadPattern load = spec.load();
+        RunInfo info = new RunInfo(LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")), "infersim",
+                d.model().hfId(), d.model().hfId(), requests.size() - Math.min(reporting.numWarmups, requests.size()),
+                load.requestRatePerS(), load.burstiness(), load.maxConcurrency(), reporting.metrics(),
+                reporting.percentiles());
+        PrintStream out = System.out;
+        out.println(KvCapacity.of(d).describe());
+        String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
+        Path detailFile = reporting.saveDetailed ? reporting.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl") : null;
+        SimulationResult result;
+        try (DetailWriter detail = detailFile == null ? null : new DetailWriter(detailFile)) {
+            result = new Simulation(fleet, Router.byName(router), options, detail).run(requests);
+        }
+        BenchmarkReport report = result.report(info);
+        report.printSummary(out);
+        out.println(result.saturation().saturated()
+                ? "Saturated: yes (" + result.saturation().reason() + ")"
+                : "Saturated: no (" + result.saturation().reason() + ")");
+        if (reporting.saveResult) {
+            Path path = reporting.resultDir.resolve(file);
+            report.write(path);
+            out.println("Result written to " + path);
+        }
+        if (detailFile != null) {
+            out.println("Per-request detail written to " + detailFile);
+        }
+        out.flush();
+    }
+}

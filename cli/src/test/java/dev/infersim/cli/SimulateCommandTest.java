@@ -1,0 +1,89 @@
+package dev.infersim.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class SimulateCommandTest {
+
+    @TempDir
+    Path dir;
+
+    private static CliRun run(String... args) {
+        return CliRun.of(args);
+    }
+
+    private CliRun simulate(String name, long seed) {
+        return run("simulate", "--num-prompts", "300", "--request-rate", "20", "--seed", Long.toString(seed),
+                "--random-range-ratio", "0.5", "--save-result", "--save-detailed", "--result-dir", dir.toString(),
+                "--result-filename", name + ".json", "--goodput", "ttft:100", "tpot:20");
+    }
+
+    private List<String> resultWithoutDate(String name) throws IOException {
+        return Files.readAllLines(dir.resolve(name + ".json")).stream().filter(l -> !l.contains("\"date\"")).toList();
+    }
+
+    @Test
+    void sameSeedAndFlagsGiveIdenticalResultsApartFromTheDate() throws IOException {
+        assertEquals(0, simulate("a", 1).exitCode());
+        assertEquals(0, simulate("b", 1).exitCode());
+        assertEquals(0, simulate("c", 2).exitCode());
+
+        assertEquals(resultWithoutDate("a"), resultWithoutDate("b"));
+        assertArrayEquals(Files.readAllBytes(dir.resolve("a.jsonl")), Files.readAllBytes(dir.resolve("b.jsonl")));
+        assertNotEquals(resultWithoutDate("a"), resultWithoutDate("c"), "another seed gives another run");
+        assertEquals(300, Files.readAllLines(dir.resolve("a.jsonl")).stream().filter(l -> !l.isBlank()).count());
+    }
+
+    @Test
+    void printsVllmSummaryBlock() {
+        CliRun r = simulate("summary", 3);
+
+        assertEquals(0, r.exitCode(), r.err());
+        assertTrue(r.out().contains("============ Serving Benchmark Result ============"), r.out());
+        assertTrue(r.out().contains("Successful requests:                     300"), r.out());
+        assertTrue(r.out().contains("Request goodput (req/s):"), r.out());
+        assertTrue(r.out().contains("P99 TTFT (ms):"), r.out());
+        assertTrue(r.out().contains("Saturated: no"), r.out());
+    }
+
+    @Test
+    void warmupsComeOnTopOfNumPrompts() {
+        CliRun r = run("simulate", "--num-prompts", "100", "--num-warmups", "20", "--request-rate", "inf",
+                "--max-concurrency", "4", "--random-output-len", "16");
+
+        assertEquals(0, r.exitCode(), r.err());
+        assertTrue(r.out().contains("Successful requests:                     100 "), r.out());
+        assertTrue(r.out().contains("Maximum request concurrency:             4 "), r.out());
+        assertTrue(r.out().contains("Saturated: no (closed loop of 4 users"), r.out());
+    }
+
+    @Test
+    void badFlagsFailWithOneLineNamingTheFlag() {
+        assertOneLineError(run("simulate", "--request-rate", "fast"), "--request-rate");
+        assertOneLineError(run("simulate", "--goodput", "ttfb:5"), "--goodput");
+        assertOneLineError(run("simulate", "--percentile-metrics", "ttft,latency"), "--percentile-metrics");
+        assertOneLineError(run("simulate", "--metric-percentiles", "99,101"), "--metric-percentiles");
+        assertOneLineError(run("simulate", "--num-prompts", "0"), "--num-prompts");
+        assertOneLineError(run("simulate", "--router", "random"), "--router");
+        assertOneLineError(run("simulate", "--max-num-seqs", "0"), "--max-num-seqs");
+        assertOneLineError(run("simulate", "--num-warmups", "-1"), "--num-warmups");
+        assertOneLineError(run("simulate", "--dataset-name", "sonnet"), "--dataset-name");
+    }
+
+    private static void assertOneLineError(CliRun r, String flag) {
+        assertEquals(2, r.exitCode(), r.out() + r.err());
+        String err = r.err().strip();
+        assertEquals(1, err.lines().count(), err);
+        assertTrue(err.contains(flag), err);
+    }
+}

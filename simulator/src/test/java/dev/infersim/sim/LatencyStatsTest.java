@@ -1,0 +1,58 @@
+package dev.infersim.sim;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+class LatencyStatsTest {
+
+    @Test
+    void meanAndStdAreExactAndPercentilesWithinHistogramPrecision() {
+        SplittableRandom rng = new SplittableRandom(1);
+        long[] samples = new long[100_000];
+        LatencyStats stats = new LatencyStats();
+        for (int i = 0; i < samples.length; i++) {
+            samples[i] = 1_000_000_000L + (long) (-20e6 * Math.log(1 - rng.nextDouble())); // 1 s + exp(20 ms)
+            stats.record(samples[i]);
+        }
+        double mean = Arrays.stream(samples).average().orElseThrow();
+        double variance = Arrays.stream(samples).mapToDouble(x -> (x - mean) * (x - mean)).sum() / samples.length;
+        Arrays.sort(samples);
+
+        assertEquals(mean / 1e6, stats.meanMs(), 1e-9 * mean);
+        assertEquals(Math.sqrt(variance) / 1e6, stats.stdMs(), 1e-6 * Math.sqrt(variance) / 1e6);
+        double exactP99 = samples[(int) Math.ceil(0.99 * samples.length) - 1] / 1e6;
+        assertEquals(exactP99, stats.percentileMs(99), 1e-3 * exactP99, "3 significant digits");
+        assertEquals(samples[samples.length - 1] / 1e6, stats.maxMs(), 0);
+    }
+
+    @Test
+    void recordingWithACountEqualsRecordingOneByOne() {
+        LatencyStats batched = new LatencyStats();
+        LatencyStats single = new LatencyStats();
+        batched.record(5_000_000, 3);
+        batched.record(9_000_000, 2);
+        for (long v : new long[] {5_000_000, 5_000_000, 5_000_000, 9_000_000, 9_000_000}) {
+            single.record(v);
+        }
+        assertEquals(single.count(), batched.count());
+        assertEquals(single.meanMs(), batched.meanMs(), 1e-12);
+        assertEquals(single.stdMs(), batched.stdMs(), 1e-12);
+        assertEquals(single.percentileMs(50), batched.percentileMs(50));
+        assertEquals(6.6, batched.meanMs(), 1e-12);
+    }
+
+    @Test
+    void emptyStatsReportZeroAndZeroSamplesStayZero() {
+        LatencyStats stats = new LatencyStats();
+        assertEquals(0, stats.meanMs());
+        assertEquals(0, stats.percentileMs(99));
+        stats.record(0);
+        assertEquals(0, stats.percentileMs(50));
+        assertThrows(IllegalArgumentException.class, () -> stats.record(-1));
+    }
+}
