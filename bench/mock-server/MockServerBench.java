@@ -26,13 +26,15 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * Throughput harness for the mock server (run with the JDK's single-file launcher; see README.md).
  * <ul>
- *   <li>{@code bare PORT TOKENS}: a bare Vert.x SSE server that writes completion-shaped chunks to every open stream
- *       every millisecond (one timer per event loop): the ceiling of SSE delivery on this machine.</li>
- *   <li>{@code mock PORT TIME_SCALE MAX_NUM_SEQS WARMUP_S MEASURE_S}: the mock server in-process; prints the step-lag
- *       percentiles over the measured window (wall us by which engine steps ended after their planned end) and the
- *       peak heap in use after GC.</li>
+ *   <li>{@code bare PORT TOKENS PERIOD_MS}: a bare Vert.x SSE server that writes one completion-shaped chunk to every
+ *       open stream every PERIOD_MS (one timer per event loop, like one engine step), no engine, no JSON. Swept over
+ *       periods, its best delivered rate is the SSE ceiling of this machine with the load generator beside it.</li>
+ *   <li>{@code mock PORT TIME_SCALE MAX_NUM_SEQS STREAMS MEASURE_S}: the mock server in-process; once STREAMS requests
+ *       run at once it measures for MEASURE_S and prints the step-lag percentiles of that window (wall us by which
+ *       engine steps ended after their planned end) and the peak heap in use after GC; then serves until killed.</li>
  *   <li>{@code load PORT STREAMS TOKENS WARMUP_S MEASURE_S}: a closed-loop SSE load generator: STREAMS concurrent
- *       streaming /v1/completions requests of TOKENS tokens (ignore_eos); counts token chunks received per second.</li>
+ *       streaming /v1/completions requests of TOKENS tokens (ignore_eos); once all streams are open (or after 90 s)
+ *       and WARMUP_S more, counts token chunks received per second over MEASURE_S.</li>
  * </ul>
  */
 public final class MockServerBench {
@@ -40,7 +42,7 @@ public final class MockServerBench {
 
     public static void main(String[] a) throws Exception {
         switch (a[0]) {
-            case "bare" -> bare(Integer.parseInt(a[1]), Integer.parseInt(a[2]));
+            case "bare" -> bare(Integer.parseInt(a[1]), Integer.parseInt(a[2]), Integer.parseInt(a[3]));
             case "mock" -> mock(Integer.parseInt(a[1]), Double.parseDouble(a[2]), Integer.parseInt(a[3]), Integer.parseInt(a[4]),
                     Integer.parseInt(a[5]));
             case "load" -> load(Integer.parseInt(a[1]), Integer.parseInt(a[2]), Integer.parseInt(a[3]), Integer.parseInt(a[4]),
@@ -55,7 +57,7 @@ public final class MockServerBench {
         final List<int[]> sent = new ArrayList<>();
     }
 
-    static void bare(int port, int tokens) throws Exception {
+    static void bare(int port, int tokens, int periodMs) throws Exception {
         Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
         Buffer chunk = Buffer.buffer("data: {\"id\":\"cmpl-0123456789abcdef0123456789abcdef\",\"object\":\"text_completion\",\"created\":1795650000,"
                 + "\"model\":\"llama-3.1-8b\",\"choices\":[{\"index\":0,\"text\":\" river\",\"logprobs\":null,\"finish_reason\":null,"
@@ -66,7 +68,7 @@ public final class MockServerBench {
 
                 @Override
                 public io.vertx.core.Future<?> start() {
-                    vertx.setPeriodic(1, t -> {
+                    vertx.setPeriodic(periodMs, t -> {
                         for (int s = streams.open.size() - 1; s >= 0; s--) {
                             HttpServerResponse r = streams.open.get(s);
                             int[] n = streams.sent.get(s);
@@ -79,7 +81,7 @@ public final class MockServerBench {
                             }
                         }
                     });
-                    return vertx.createHttpServer().requestHandler(req -> req.body().onSuccess(b -> {
+                    return vertx.createHttpServer(new io.vertx.core.http.HttpServerOptions().setAcceptBacklog(4096)).requestHandler(req -> req.body().onSuccess(b -> {
                         HttpServerResponse r = req.response().setChunked(true).putHeader("content-type", "text/event-stream");
                         streams.open.add(r);
                         streams.sent.add(new int[1]);
@@ -98,13 +100,17 @@ public final class MockServerBench {
         Thread.sleep(Long.MAX_VALUE);
     }
 
-    static void mock(int port, double timeScale, int maxNumSeqs, int warmupS, int measureS) throws Exception {
+    static void mock(int port, double timeScale, int maxNumSeqs, int streams, int measureS) throws Exception {
         Deployment d = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).maxNumSeqs(maxNumSeqs).build();
         MockServer server = MockServer.start(ServerOptions.builder(d).port(port).timeScale(timeScale).eventLoops(2)
                 .maxWaitingRequests(100_000).outputLengths(OutputLengths.parse("fixed:100")).build())
                 .toCompletionStage().toCompletableFuture().join();
         System.out.println(server.readyLine());
-        Thread.sleep(warmupS * 1000L);
+        long giveUp = System.nanoTime() + 120_000_000_000L;
+        while (server.runningRequests() < streams * 0.95 && System.nanoTime() < giveUp) {
+            Thread.sleep(100);
+        }
+        Thread.sleep(2000);
         Histogram before = server.stepLagNanos();
         long peakAfterGc = 0;
         long end = System.nanoTime() + measureS * 1_000_000_000L;
@@ -122,8 +128,8 @@ public final class MockServerBench {
                         + "heap max=%.0f MB%n", lag.getTotalCount(), lag.getValueAtPercentile(50) / 1e3, lag.getValueAtPercentile(90) / 1e3,
                 lag.getValueAtPercentile(99) / 1e3, lag.getValueAtPercentile(99.9) / 1e3, lag.getMaxValue() / 1e3, peakAfterGc / 1e6,
                 Runtime.getRuntime().maxMemory() / 1e6);
-        server.close().toCompletionStage().toCompletableFuture().join();
-        System.exit(0);
+        System.out.flush();
+        Thread.sleep(Long.MAX_VALUE);
     }
 
     static void load(int port, int streams, int tokens, int warmupS, int measureS) throws Exception {
@@ -135,26 +141,33 @@ public final class MockServerBench {
         LongAdder received = new LongAdder();
         LongAdder completed = new LongAdder();
         LongAdder failed = new LongAdder();
+        LongAdder active = new LongAdder();
         AtomicLong stopAt = new AtomicLong(Long.MAX_VALUE);
         for (int i = 0; i < streams; i++) {
-            vertx.setTimer(1 + i / 20, t -> stream(client, body, received, completed, failed, stopAt));
+            vertx.setTimer(1 + i / 4, t -> stream(client, body, received, completed, failed, active, stopAt));
+        }
+        long giveUp = System.nanoTime() + 90_000_000_000L;
+        while (active.sum() < streams && System.nanoTime() < giveUp) {
+            Thread.sleep(100);
         }
         Thread.sleep(warmupS * 1000L);
         long t0 = System.nanoTime();
         long r0 = received.sum();
         long c0 = completed.sum();
+        long activeAtStart = active.sum();
         Thread.sleep(measureS * 1000L);
         double seconds = (System.nanoTime() - t0) / 1e9;
         long tokensIn = received.sum() - r0;
-        System.out.printf(Locale.ROOT, "streams=%d tokens/s=%.0f completed/s=%.1f failed=%d%n", streams, tokensIn / seconds,
-                (completed.sum() - c0) / seconds, failed.sum());
+        System.out.printf(Locale.ROOT, "streams=%d open at start/end=%d/%d tokens/s=%.0f completed/s=%.1f failed=%d%n", streams,
+                activeAtStart, active.sum(), tokensIn / seconds, (completed.sum() - c0) / seconds, failed.sum());
         stopAt.set(System.nanoTime());
         client.close();
         vertx.close();
         System.exit(0);
     }
 
-    private static void stream(HttpClient client, String body, LongAdder received, LongAdder completed, LongAdder failed, AtomicLong stopAt) {
+    private static void stream(HttpClient client, String body, LongAdder received, LongAdder completed, LongAdder failed,
+                               LongAdder active, AtomicLong stopAt) {
         if (System.nanoTime() > stopAt.get()) {
             return;
         }
@@ -162,6 +175,7 @@ public final class MockServerBench {
         client.request(HttpMethod.POST, "/v1/completions")
                 .compose(req -> req.putHeader("content-type", "application/json").send(body))
                 .onSuccess(resp -> {
+                    active.increment();
                     resp.handler(buf -> {
                         int count = 0;
                         int m = match[0];
@@ -177,14 +191,12 @@ public final class MockServerBench {
                         received.add(count);
                     });
                     resp.endHandler(v -> {
+                        active.decrement();
                         completed.increment();
-                        stream(client, body, received, completed, failed, stopAt);
+                        stream(client, body, received, completed, failed, active, stopAt);
                     });
                     resp.exceptionHandler(e -> failed.increment());
                 })
-                .onFailure(e -> {
-                    failed.increment();
-                    client.close();
-                });
+                .onFailure(e -> failed.increment());
     }
 }

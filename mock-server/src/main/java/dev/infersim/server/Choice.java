@@ -14,7 +14,6 @@ final class Choice {
 
     final Exchange exchange;
     final int index;
-    final int promptIndex;
     final EngineRequest request;
     final TokenText text;
     /** Output characters kept when a stop string matched, else {@link Integer#MAX_VALUE}. */
@@ -37,11 +36,10 @@ final class Choice {
     boolean finishHandled;
     boolean finalChunkSent;
 
-    Choice(Exchange exchange, int index, int promptIndex, EngineRequest request, TokenText text, StopMatch stop,
+    Choice(Exchange exchange, int index, EngineRequest request, TokenText text, StopMatch stop,
            EventLoopBatch batch, boolean recordTokenTimes) {
         this.exchange = exchange;
         this.index = index;
-        this.promptIndex = promptIndex;
         this.request = request;
         this.text = text;
         this.stopTextLength = stop == null ? Integer.MAX_VALUE : stop.textLength();

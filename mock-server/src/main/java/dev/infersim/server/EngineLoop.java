@@ -59,10 +59,6 @@ final class EngineLoop implements Runnable {
         thread.start();
     }
 
-    EngineCore engine() {
-        return engine;
-    }
-
     /** Event loop: reserves {@code n} waiting slots; false when that would exceed {@code max} (the caller answers 429). */
     boolean reserve(int n, int max) {
         while (true) {

@@ -22,10 +22,6 @@ final class EventLoopBatch {
         this.context = context;
     }
 
-    Context context() {
-        return context;
-    }
-
     /** Engine thread. */
     synchronized void add(Choice c) {
         if (pendingCount == pending.length) {

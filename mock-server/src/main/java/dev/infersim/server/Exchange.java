@@ -86,7 +86,7 @@ final class Exchange {
         }
         EngineRequest r = new EngineRequest(service.nextEngineId(), prompt.length, prompt, maxTokens, minTokens, eos,
                 request.priority(), arrivalNanos);
-        return new Choice(this, index, promptIndex, r, text, stop, batch, request.tokenTimes());
+        return new Choice(this, index, r, text, stop, batch, request.tokenTimes());
     }
 
     boolean isStreaming() {

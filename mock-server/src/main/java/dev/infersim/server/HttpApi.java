@@ -69,7 +69,7 @@ final class HttpApi extends VerticleBase {
         router.errorHandler(413, rc -> error(rc, 413, "Request body larger than " + service.options.maxBodyBytes() + " bytes", null));
         router.errorHandler(400, rc -> error(rc, 400, "Bad request", null));
         router.errorHandler(500, this::failed);
-        server = vertx.createHttpServer(new HttpServerOptions().setTcpNoDelay(true).setIdleTimeout(0));
+        server = vertx.createHttpServer(new HttpServerOptions().setTcpNoDelay(true).setIdleTimeout(0).setAcceptBacklog(4096));
         return server.requestHandler(router).listen(port, service.options.host()).onSuccess(s -> boundPort = s.actualPort());
     }
 
