@@ -172,6 +172,10 @@ final class LoadRun {
             for (int i = 0; i < users; i++) {
                 feed.sendNext();
             }
+            // The in-flight average starts once all users are in: it measures the loop, not its start-up.
+            activeIntegralNanos = 0;
+            activeSinceNanos = System.nanoTime();
+            feed.steadyFromNanos = activeSinceNanos;
         });
         while (!feed.exhausted && !stopped) {
             LockSupport.parkNanos(5_000_000);
@@ -198,6 +202,7 @@ final class LoadRun {
         private final GoodputSlo slo;
         private final RequestLog log;
         private long start;
+        private long steadyFromNanos;
         private MeasuredWindow warm;
         MeasuredWindow measured;
         long issued;
@@ -239,7 +244,8 @@ final class LoadRun {
         void markExhausted() {
             if (!exhausted) {
                 accumulateActive(System.nanoTime());
-                sendingMean = activeIntegralNanos / Math.max(1, activeSinceNanos - start);
+                long from = steadyFromNanos > 0 ? steadyFromNanos : start;
+                sendingMean = activeIntegralNanos / Math.max(1, activeSinceNanos - from);
                 exhausted = true;
             }
         }
