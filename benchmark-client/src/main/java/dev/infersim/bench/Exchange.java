@@ -56,6 +56,8 @@ final class Exchange implements Handler<Buffer> {
     private Buffer body;
     private long timeoutMillis;
     private HttpClientRequest httpRequest;
+    private HttpClientResponse response;
+    private int generation;
     private long timerId;
     private boolean finished;
     private boolean sawDone;
@@ -81,13 +83,16 @@ final class Exchange implements Handler<Buffer> {
         this.timeoutMillis = timeoutMillis;
         reset();
         timerId = vertx.setTimer(timeoutMillis, onTimeout);
+        int use = ++generation;
         client.request(options).onComplete(ar -> {
-            if (ar.failed()) {
+            if (use != generation || finished) {
+                if (ar.succeeded()) {
+                    ar.result().reset();
+                }
+            } else if (ar.failed()) {
                 failWith(ar.cause());
-            } else if (!finished) {
-                send(ar.result());
             } else {
-                ar.result().reset();
+                send(ar.result(), use);
             }
         });
     }
@@ -107,17 +112,26 @@ final class Exchange implements Handler<Buffer> {
         errorMessage = null;
         gapCount = 0;
         httpRequest = null;
+        response = null;
         finished = false;
         sawDone = false;
         lineLength = 0;
         text.setLength(0);
     }
 
-    private void send(HttpClientRequest req) {
+    /** Callbacks check {@code use}: this exchange may already serve another request when a stale one fires. */
+    private void send(HttpClientRequest req, int use) {
         httpRequest = req;
-        req.exceptionHandler(this::failWith);
+        req.exceptionHandler(t -> {
+            if (use == generation) {
+                failWith(t);
+            }
+        });
         sendNanos = System.nanoTime();
         req.send(body).onComplete(ar -> {
+            if (use != generation) {
+                return;
+            }
             if (ar.failed()) {
                 failWith(ar.cause());
                 return;
@@ -126,13 +140,26 @@ final class Exchange implements Handler<Buffer> {
             requestId = resp.getHeader("x-request-id");
             if (resp.statusCode() != 200) {
                 int status = resp.statusCode();
-                resp.body().onComplete(b -> fail("http_" + status,
-                        b.succeeded() ? errorMessageOf(b.result().toString(StandardCharsets.UTF_8)) : resp.statusMessage()));
+                resp.body().onComplete(b -> {
+                    if (use == generation) {
+                        fail("http_" + status, b.succeeded()
+                                ? errorMessageOf(b.result().toString(StandardCharsets.UTF_8)) : resp.statusMessage());
+                    }
+                });
                 return;
             }
-            resp.exceptionHandler(this::failWith);
+            response = resp;
+            resp.exceptionHandler(t -> {
+                if (use == generation) {
+                    failWith(t);
+                }
+            });
             resp.handler(this);
-            resp.endHandler(v -> end());
+            resp.endHandler(v -> {
+                if (use == generation) {
+                    end();
+                }
+            });
         });
     }
 
@@ -300,7 +327,11 @@ final class Exchange implements Handler<Buffer> {
         complete();
     }
 
+    /** Detaches from the HTTP objects (so nothing stale reaches the next request) and reports the outcome. */
     private void complete() {
+        if (response != null) {
+            response.handler(null);
+        }
         vertx.cancelTimer(timerId);
         body = null;
         onFinish.accept(this);

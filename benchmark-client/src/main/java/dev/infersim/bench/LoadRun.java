@@ -161,17 +161,21 @@ final class LoadRun {
      */
     private Phase runClosedLoop(Iterator<WorkloadRequest> requests, int users, long warmupCount, long warmupNanos,
                                 long durationNanos, GoodputSlo slo, RequestLog log) {
-        long start = System.nanoTime();
-        ClosedLoop feed = new ClosedLoop(requests, warmupCount, warmupNanos, durationNanos, slo, log, start);
+        ClosedLoop feed = new ClosedLoop(requests, warmupCount, warmupNanos, durationNanos, slo, log);
         onLoop(() -> {
+            feed.begin(System.nanoTime());
             permits = null;
             maxActive = 0;
             activeIntegralNanos = 0;
-            activeSinceNanos = start;
+            activeSinceNanos = feed.start;
             closedLoop = feed;
             for (int i = 0; i < users; i++) {
                 feed.sendNext();
             }
+            // The in-flight average starts once all users are in: it measures the loop, not its start-up.
+            activeIntegralNanos = 0;
+            activeSinceNanos = System.nanoTime();
+            feed.steadyFromNanos = activeSinceNanos;
         });
         while (!feed.exhausted && !stopped) {
             LockSupport.parkNanos(5_000_000);
@@ -197,23 +201,27 @@ final class LoadRun {
         private final long durationNanos;
         private final GoodputSlo slo;
         private final RequestLog log;
-        private final long start;
-        final MeasuredWindow warm;
+        private long start;
+        private long steadyFromNanos;
+        private MeasuredWindow warm;
         MeasuredWindow measured;
         long issued;
         double sendingMean;
         volatile boolean exhausted;
 
         ClosedLoop(Iterator<WorkloadRequest> requests, long warmupCount, long warmupNanos, long durationNanos,
-                   GoodputSlo slo, RequestLog log, long start) {
+                   GoodputSlo slo, RequestLog log) {
             this.requests = requests;
             this.warmupCount = warmupCount;
             this.warmupNanos = warmupNanos;
             this.durationNanos = durationNanos;
             this.slo = slo;
             this.log = log;
-            this.start = start;
-            this.warm = new MeasuredWindow(start, GoodputSlo.NONE, null, !config.chat());
+        }
+
+        void begin(long nowNanos) {
+            start = nowNanos;
+            warm = new MeasuredWindow(nowNanos, GoodputSlo.NONE, null, !config.chat());
         }
 
         void sendNext() {
@@ -236,7 +244,8 @@ final class LoadRun {
         void markExhausted() {
             if (!exhausted) {
                 accumulateActive(System.nanoTime());
-                sendingMean = activeIntegralNanos / Math.max(1, activeSinceNanos - start);
+                long from = steadyFromNanos > 0 ? steadyFromNanos : start;
+                sendingMean = activeIntegralNanos / Math.max(1, activeSinceNanos - from);
                 exhausted = true;
             }
         }

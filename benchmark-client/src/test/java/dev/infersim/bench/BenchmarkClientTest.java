@@ -74,7 +74,7 @@ class BenchmarkClientTest {
         BenchResult r;
         try (BenchmarkClient client = new BenchmarkClient(config(realTime.baseUrl(),
                 realTime.options().servedModelName(), 30_000, detail))) {
-            r = client.run(workload(110, 20, null, 100, 16), 10, 0, 0, Map.of("infersim_version", "test"));
+            r = client.run(workload(110, 10, null, 100, 16), 10, 0, 0, Map.of("infersim_version", "test"));
         }
         Map<String, Object> f = r.fields();
         assertEquals(100L, f.get("completed"), "110 sent, the first 10 are warmup");
@@ -83,13 +83,15 @@ class BenchmarkClientTest {
         assertEquals(0L, f.get("infersim_prompt_token_mismatches"), "rendered prompts are exactly 100 tokens");
         Map<?, ?> truth = (Map<?, ?>) f.get("infersim_ground_truth");
         assertEquals(100L, truth.get("requests"));
-        // Client latency = server latency + network + client parsing: well under a millisecond on an idle machine (see
-        // bench/benchmark-client); 10 ms leaves room for a loaded CI box while catching systematic errors such as
-        // measuring from the wrong origin or missing the first chunk (the model's first token is ~15-30 ms here).
+        // Client latency = server latency + send lag + network + client parsing: under a millisecond at the median on
+        // an idle machine, tens of ms on a saturated one (bench/benchmark-client). The bound only catches gross errors
+        // (wrong origin, a missed first chunk on a slow server); the client can never see a token before the server
+        // emitted it, so no error may be negative.
         double ttftErrorMedian = (double) ((Map<?, ?>) truth.get("ttft_abs_error_ms")).get("p50");
         double e2elErrorMedian = (double) ((Map<?, ?>) truth.get("e2el_abs_error_ms")).get("p50");
-        assertTrue(ttftErrorMedian < 10, "median TTFT error " + ttftErrorMedian + " ms");
-        assertTrue(e2elErrorMedian < 10, "median E2EL error " + e2elErrorMedian + " ms");
+        assertTrue(ttftErrorMedian < 50, "median TTFT error " + ttftErrorMedian + " ms");
+        assertTrue(e2elErrorMedian < 50, "median E2EL error " + e2elErrorMedian + " ms");
+        assertEquals(0L, truth.get("negative_errors"));
         // Every request has 16 tokens, so the mean per-token gap equals the mean TPOT.
         double itl = (double) f.get("mean_itl_ms");
         double tpot = (double) f.get("mean_tpot_ms");
@@ -141,6 +143,31 @@ class BenchmarkClientTest {
         assertEquals(1.0 / 100, mean, 0.1 / 100, "mean gap");
         double p = new KolmogorovSmirnovTest().kolmogorovSmirnovTest(new ExponentialDistribution(mean), gaps);
         assertTrue(p > 0.01, "send schedule gaps are not exponential: KS p = " + p);
+    }
+
+    /**
+     * A server with a 200 ms first token and then 2 tokens every 60 ms: TTFT is measured to the first content chunk,
+     * per-token ITL splits each 60 ms chunk gap into two 30 ms gaps, and ICL keeps the 60 ms chunk gap (vLLM's ITL).
+     * Margins are wide (scheduling noise on a loaded machine), the differences they separate are not.
+     */
+    @Test
+    void ttftItlAndIclFollowTheMetricDefinitions() {
+        try (FakeStreamingServer server = new FakeStreamingServer(200, 60, 2, 0, 0, 0);
+             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000, null))) {
+            BenchResult r = client.run(workload(12, 4, null, 16, 9), 0, 0, 0, Map.of());
+            Map<String, Object> f = r.fields();
+            assertEquals(12L, f.get("completed"));
+            assertEquals(12L * 9, f.get("total_output_tokens"), "from usage.completion_tokens");
+            double ttft = (double) f.get("median_ttft_ms");
+            double itl = (double) f.get("median_itl_ms");
+            double icl = (double) f.get("infersim_median_icl_ms");
+            double tpot = (double) f.get("median_tpot_ms");
+            assertTrue(ttft >= 200 && ttft < 240, "TTFT " + ttft);
+            assertTrue(itl >= 29 && itl < 40, "per-token ITL " + itl);
+            assertTrue(icl >= 59 && icl < 75, "chunk ICL " + icl);
+            // 9 tokens: a first chunk of 2, then 4 chunks (2, 2, 2, 1) 60 ms apart: TPOT = 240 ms / 8 tokens.
+            assertTrue(tpot >= 29 && tpot < 40, "TPOT " + tpot);
+        }
     }
 
     @Test
