@@ -57,7 +57,8 @@ final class MeasuredWindow {
         lastFinishNanos = Math.max(lastFinishNanos, nowNanos);
         if (x.sendNanos >= 0) {
             sendLag.record(Math.max(0, x.sendNanos - x.originNanos));
-            sentPerS[bin(x.sendNanos)]++;
+            int b = bin(x.sendNanos); // bin() may grow the arrays: index only after it returns
+            sentPerS[b]++;
         }
         if (log != null) {
             log.write(x, startNanos);

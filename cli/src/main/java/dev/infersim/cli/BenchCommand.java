@@ -43,10 +43,10 @@ public final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         WorkloadSpec spec = workload.spec(WorkloadOptions.parseRate("--request-rate", requestRate), maxConcurrency,
-                client.numWarmups);
+                client.report.numWarmups);
         Workload stream = Workload.open(spec);
         PrintStream out = System.out;
-        Path detail = client.saveDetailed ? client.resultDir.resolve(".infersim-detail-" + ProcessHandle.current().pid()
+        Path detail = client.report.saveDetailed ? client.report.resultDir.resolve(".infersim-detail-" + ProcessHandle.current().pid()
                 + ".jsonl") : null;
         Map<String, Object> metadata = new LinkedHashMap<>(client.userMetadata());
         metadata.put("infersim_version", Version.current());
@@ -56,7 +56,7 @@ public final class BenchCommand implements Callable<Integer> {
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
             out.printf("Benchmarking %s%s: %d requests, %s%n", client.baseUrl, client.endpoint, stream.size(),
                     describeLoad(spec));
-            result = bench.run(stream, client.numWarmups, client.warmupDurationNanos(), client.durationNanos(), metadata);
+            result = bench.run(stream, client.report.numWarmups, client.warmupDurationNanos(), client.durationNanos(), metadata);
             write(result, detail, out);
         }
         return exitCode(result, out);
@@ -64,15 +64,15 @@ public final class BenchCommand implements Callable<Integer> {
 
     private void write(BenchResult result, Path detail, PrintStream out) {
         result.printSummary(out);
-        String file = client.resultFilename != null ? client.resultFilename : result.report().defaultFileName();
+        String file = client.report.resultFilename != null ? client.report.resultFilename : result.report().defaultFileName();
         if (detail != null) {
-            Path named = client.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl");
+            Path named = client.report.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl");
             moveDetail(detail, named);
             result.fields().put("infersim_detailed_file", named.toString());
             out.println("Per-request detail written to " + named);
         }
-        if (client.saveResult) {
-            Path path = client.resultDir.resolve(file);
+        if (client.report.saveResult) {
+            Path path = client.report.resultDir.resolve(file);
             result.report().write(path);
             out.println("Result written to " + path);
         }

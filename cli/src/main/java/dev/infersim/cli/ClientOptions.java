@@ -2,11 +2,10 @@ package dev.infersim.cli;
 
 import dev.infersim.bench.BenchConfig;
 import dev.infersim.engine.ConfigException;
-import dev.infersim.sim.GoodputSlo;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,13 +27,8 @@ public final class ClientOptions {
     @Option(names = "--api-key", description = "Bearer token (default: $OPENAI_API_KEY).")
     String apiKey;
 
-    @Option(names = "--num-warmups", defaultValue = "0",
-            description = "The first N requests are sent but not measured (default: ${DEFAULT-VALUE}).")
-    long numWarmups;
-
-    @Option(names = "--warmup-duration", defaultValue = "0",
-            description = "Requests scheduled in the first S seconds are sent but not measured (default: ${DEFAULT-VALUE}).")
-    double warmupDurationS;
+    @Mixin
+    ReportOptions report;
 
     @Option(names = "--duration", defaultValue = "0",
             description = "Stop sending measured requests after S seconds; 0 = send all --num-prompts (default: ${DEFAULT-VALUE}).")
@@ -52,17 +46,6 @@ public final class ClientOptions {
             description = "HTTP/1.1 keep-alive connections, one stream each (default: ${DEFAULT-VALUE}).")
     int maxConnections;
 
-    @Option(names = "--goodput", arity = "1..*", paramLabel = "KEY:MS",
-            description = "SLOs for request_goodput: ttft:MS tpot:MS e2el:MS.")
-    List<String> goodput = List.of();
-
-    @Option(names = "--percentile-metrics", defaultValue = "ttft,tpot,itl",
-            description = "Metrics to report percentiles for: ttft,tpot,itl,e2el (default: ${DEFAULT-VALUE}).")
-    String percentileMetrics;
-
-    @Option(names = "--metric-percentiles", defaultValue = "99", description = "Comma-separated percentiles (default: ${DEFAULT-VALUE}).")
-    String metricPercentiles;
-
     @Option(names = "--validate",
             description = "Compare each request's TTFT and E2EL with the infersim server's own timeline and report the error "
                     + "distribution; fails when the server sends no ground truth.")
@@ -75,18 +58,6 @@ public final class ClientOptions {
     @Option(names = "--scrape-interval-ms", defaultValue = "500", description = "Polling interval (default: ${DEFAULT-VALUE}).")
     long scrapeIntervalMs;
 
-    @Option(names = "--save-result", description = "Write the result JSON.")
-    boolean saveResult;
-
-    @Option(names = "--save-detailed", description = "Stream one JSON line per request to RESULT.jsonl beside the result.")
-    boolean saveDetailed;
-
-    @Option(names = "--result-dir", defaultValue = ".", description = "Directory of the result files (default: current).")
-    Path resultDir;
-
-    @Option(names = "--result-filename", description = "Result JSON file name (default: vLLM's backend-RATEqps-MODEL-DATE.json).")
-    String resultFilename;
-
     @Option(names = "--metadata", arity = "1..*", paramLabel = "KEY=VALUE", description = "Extra keys recorded in the result.")
     List<String> metadata = List.of();
 
@@ -96,13 +67,12 @@ public final class ClientOptions {
     BenchConfig config(boolean ignoreEos) {
         ConfigException.check(requestTimeoutS > 0, "--request-timeout must be > 0 s, got %s", requestTimeoutS);
         ConfigException.check(durationS >= 0, "--duration must be >= 0 s, got %s", durationS);
-        ConfigException.check(warmupDurationS >= 0, "--warmup-duration must be >= 0 s, got %s", warmupDurationS);
-        ConfigException.check(numWarmups >= 0, "--num-warmups must be >= 0, got %s", numWarmups);
+        report.validate();
         String key = apiKey != null ? apiKey : System.getenv("OPENAI_API_KEY");
         try {
             return new BenchConfig(trimSlash(baseUrl), endpoint, model, key, ignoreEos,
-                    Math.round(requestTimeoutS * 1000), Math.round(maxSendLagMs * 1e6), GoodputSlo.parse(goodput),
-                    List.of(percentileMetrics.split(",")), percentiles(), maxConnections, scrapeMetrics,
+                    Math.round(requestTimeoutS * 1000), Math.round(maxSendLagMs * 1e6), report.slo(),
+                    report.metrics(), report.percentiles(), maxConnections, scrapeMetrics,
                     scrapeIntervalMs, null);
         } catch (ConfigException e) {
             throw e;
@@ -123,19 +93,11 @@ public final class ClientOptions {
     }
 
     long warmupDurationNanos() {
-        return Math.round(warmupDurationS * 1e9);
+        return Math.round(report.warmupDurationS * 1e9);
     }
 
     long durationNanos() {
         return Math.round(durationS * 1e9);
-    }
-
-    private List<Double> percentiles() {
-        try {
-            return Arrays.stream(metricPercentiles.split(",")).map(String::trim).map(Double::valueOf).toList();
-        } catch (NumberFormatException e) {
-            throw new ConfigException("--metric-percentiles: expected comma-separated numbers, got '" + metricPercentiles + "'");
-        }
     }
 
     private static String trimSlash(String url) {

@@ -80,10 +80,10 @@ public final class SweepCommand implements Callable<Integer> {
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
             for (int i = 0; i < loads.size(); i++) {
                 double load = loads.get(i);
-                WorkloadSpec spec = mode == LoadSweep.Mode.REQUEST_RATE ? workload.spec(load, null, client.numWarmups)
-                        : workload.spec(Double.POSITIVE_INFINITY, (int) load, client.numWarmups);
+                WorkloadSpec spec = mode == LoadSweep.Mode.REQUEST_RATE ? workload.spec(load, null, client.report.numWarmups)
+                        : workload.spec(Double.POSITIVE_INFINITY, (int) load, client.report.numWarmups);
                 progress.show(i, mode.key() + " " + format(load));
-                BenchResult r = bench.run(Workload.open(spec), client.numWarmups, client.warmupDurationNanos(),
+                BenchResult r = bench.run(Workload.open(spec), client.report.numWarmups, client.warmupDurationNanos(),
                         client.durationNanos(), metadata);
                 allValid &= r.valid();
                 points.add(new LoadSweep.Point(load, r.fields()));
@@ -123,11 +123,11 @@ public final class SweepCommand implements Callable<Integer> {
         Map<String, Object> combined = new LinkedHashMap<>();
         combined.put("infersim_sweep", sweep);
         combined.put("runs", runs);
-        if (client.saveResult) {
-            String name = client.resultFilename != null ? client.resultFilename : "sweep-" + sweep.get("mode") + "-"
+        if (client.report.saveResult) {
+            String name = client.report.resultFilename != null ? client.report.resultFilename : "sweep-" + sweep.get("mode") + "-"
                     + client.model.substring(client.model.lastIndexOf('/') + 1) + "-"
                     + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".json";
-            Path path = client.resultDir.resolve(name);
+            Path path = client.report.resultDir.resolve(name);
             try {
                 Files.createDirectories(path.toAbsolutePath().getParent());
                 new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(path.toFile(), combined);
