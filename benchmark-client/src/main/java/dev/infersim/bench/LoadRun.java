@@ -295,10 +295,13 @@ final class LoadRun {
         int at = active.lastIndexOf(x);
         active.set(at, active.get(active.size() - 1));
         active.remove(active.size() - 1);
-        if (!"interrupted".equals(x.errorType)) {
-            x.window.record(x, now);
+        try {
+            if (!"interrupted".equals(x.errorType)) {
+                x.window.record(x, now);
+            }
+        } finally {
+            inFlight.decrementAndGet(); // even if recording fails, the run must be able to drain and end
         }
-        inFlight.decrementAndGet();
         if (closedLoop != null) {
             // The next user request goes out now, before x returns to the pool: x is still inside its own callbacks.
             closedLoop.sendNext();
