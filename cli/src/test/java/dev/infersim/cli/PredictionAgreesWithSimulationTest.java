@@ -8,6 +8,8 @@ import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.Profiles;
 import dev.infersim.engine.SchedulingPolicies;
 import dev.infersim.queueing.ContinuousBatchingModel;
+import dev.infersim.queueing.MG1Queue;
+import dev.infersim.queueing.MM1Queue;
 import dev.infersim.queueing.MMcQueue;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.Router;
@@ -17,6 +19,8 @@ import dev.infersim.sim.SimulationResult;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import org.junit.jupiter.api.Test;
+
+import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -113,5 +117,30 @@ class PredictionAgreesWithSimulationTest {
         assertTrue(overload.saturation().saturated(), overload.saturation().reason());
         double completedPerS = overload.stats().completed() / (overload.durationNanos() / 1e9);
         assertEquals(saturation, completedPerS, 0.05 * saturation, "throughput at overload = saturation rate");
+    }
+
+    /** A single server: one sequence at a time, one output token, and the whole service charged to its one step. */
+    private static SimulationResult singleServer(CostModel service, double rate, long seed) {
+        Deployment d = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).maxNumSeqs(1)
+                .maxNumBatchedTokens(2048).build();
+        WorkloadSpec spec = WorkloadSpec.builder().datasetName("random").randomInputLen(PROMPT_TOKENS).randomOutputLen(1)
+                .requestRate(rate).normalizeDuration(false).numPrompts(300_000).seed(seed).build();
+        return simulate(d, service, spec, 0);
+    }
+
+    @Test
+    void singleServerEngineMatchesMm1AndMd1() {
+        double mu = 1000;
+        double rate = 600;
+        SplittableRandom rng = new SplittableRandom(3);
+        SimulationResult exponential = singleServer(shape -> Math.round(-1e9 / mu * Math.log(1 - rng.nextDouble())), rate, 8);
+        double mm1 = 1e3 * new MM1Queue(rate, mu).meanWaitSeconds();
+        assertEquals(mm1, exponential.stats().queueTime().meanMs(), 0.03 * mm1, "M/M/1 mean wait");
+        double mm1p99 = 1e3 * new MM1Queue(rate, mu).waitPercentileSeconds(0.99);
+        assertEquals(mm1p99, exponential.stats().queueTime().percentileMs(99), 0.03 * mm1p99, "M/M/1 p99 wait");
+
+        SimulationResult constant = singleServer(shape -> Math.round(1e9 / mu), rate, 9);
+        double md1 = 1e3 * MG1Queue.deterministic(rate, 1 / mu).meanWaitSeconds();
+        assertEquals(md1, constant.stats().queueTime().meanMs(), 0.03 * md1, "M/D/1 mean wait");
     }
 }
