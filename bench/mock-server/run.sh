@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Mock-server throughput run on one machine: the bare Vert.x SSE ceiling (best of two step periods), then the mock,
 # each against the same closed-loop load generator. Usage: bench/mock-server/run.sh [STREAMS] [TOKENS] [TIME_SCALE]
+# The mock JVM maps Java thread priorities to nice values (-XX:ThreadPriorityPolicy=1, needs root; the engine thread asks
+# for MAX_PRIORITY) and asks G1 for short pauses, since both delay engine steps. RT_ENGINE=1 also puts the engine thread
+# on SCHED_FIFO (chrt, root) to show what is left once CPU contention no longer delays its wake-ups.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 STREAMS=${1:-2000}
@@ -22,9 +25,16 @@ for PERIOD in 20 40; do
   wait "$BARE" 2>/dev/null || true
 done
 
-java -Xmx512m -cp "$JAR" "$BENCH" mock 19102 "$SCALE" 2048 "$STREAMS" "$MEASURE" >/tmp/infersim-mock.log 2>/dev/null &
+MOCK_JVM=(-Xmx512m -XX:MaxGCPauseMillis=3)
+[ "$(id -u)" = 0 ] && MOCK_JVM+=(-XX:ThreadPriorityPolicy=1)
+java "${MOCK_JVM[@]}" -cp "$JAR" "$BENCH" mock 19102 "$SCALE" 2048 "$STREAMS" "$MEASURE" >/tmp/infersim-mock.log 2>/dev/null &
 MOCK=$!
 until curl -sf http://127.0.0.1:19102/health >/dev/null; do sleep 0.5; done
+if [ "${RT_ENGINE:-0}" = 1 ]; then
+  for TASK in /proc/"$MOCK"/task/*; do
+    if grep -q '^infersim-engine' "$TASK/comm"; then chrt -f -p 10 "$(basename "$TASK")"; echo "engine thread on SCHED_FIFO"; fi
+  done
+fi
 echo "mock time scale ${SCALE}: $(run_load 19102)"
 kill "$MOCK"
 wait "$MOCK" 2>/dev/null || true

@@ -52,6 +52,9 @@ final class EngineLoop implements Runnable {
         this.metrics = metrics;
         this.thread = new Thread(this, name);
         thread.setDaemon(true);
+        // Step deadlines compete with busy event loops for the cores; where the JVM maps Java priorities to OS ones
+        // (Linux: -XX:ThreadPriorityPolicy=1) this lets the engine thread wake on time. Elsewhere it is a no-op.
+        thread.setPriority(Thread.MAX_PRIORITY);
     }
 
     void start() {

@@ -21,6 +21,8 @@ final class Exchange {
     private static final byte[] CHAT_SUFFIX = "\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n".getBytes(StandardCharsets.UTF_8);
     private static final byte[] TEXT_SUFFIX = "\",\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":null}],\"usage\":null}\n\n"
             .getBytes(StandardCharsets.UTF_8);
+    /** Slack per token chunk for the escaped piece (lorem pieces are a few bytes). */
+    private static final int MAX_PIECE_BYTES = 32;
     private static final byte[] DONE = "data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8);
 
     private final ModelService service;
@@ -146,7 +148,7 @@ final class Exchange {
             }
             holdUntilNanos = 0;
         }
-        Buffer out = Buffer.buffer(256);
+        Buffer out = Buffer.buffer(capacityFor(c));
         boolean ended = stream(c, out);
         if (!headWritten) {
             headWritten = true;
@@ -162,6 +164,15 @@ final class Exchange {
         if (fault == FaultType.DISCONNECT && faultApplied && !done) {
             response.reset();
         }
+    }
+
+    /**
+     * Room for every unsent token chunk of {@code c} plus slack, so the usual write (one or two plain token chunks) fills
+     * one array without growing it; the rare final chunks with ground truth may still grow it once.
+     */
+    private int capacityFor(Choice c) {
+        int pending = Math.max(1, c.emitted - c.written);
+        return pending * (tokenPrefix[c.index].length + TEXT_SUFFIX.length + MAX_PIECE_BYTES);
     }
 
     /** Appends every unsent event of {@code c}; true when the response is complete. */
