@@ -138,8 +138,9 @@ class EngineTimingTest {
     }
 
     private CompletableFuture<HttpResponse<String>> post(String body) {
-        return TestServers.HTTP.sendAsync(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/v1/chat/completions"))
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        return TestServers.http().sendAsync(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/v1/chat/completions"))
+                .timeout(java.time.Duration.ofSeconds(60)).POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
 }

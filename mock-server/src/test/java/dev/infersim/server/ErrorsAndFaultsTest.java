@@ -85,8 +85,8 @@ class ErrorsAndFaultsTest {
     @Test
     void oversizedBodyIs413WrongMethodIs405UnknownRouteIs404() throws Exception {
         error(chat("{\"messages\":[{\"role\":\"user\",\"content\":\"" + "x".repeat(5000) + "\"}]}"), 413);
-        HttpResponse<String> put = TestServers.HTTP.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/v1/completions"))
-                .header("authorization", AUTH[1]).PUT(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> put = TestServers.http().send(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/v1/completions"))
+                .timeout(java.time.Duration.ofSeconds(30)).header("authorization", AUTH[1]).PUT(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(405, put.statusCode());
         error(TestServers.get(server, "/v2/nothing"), 404);
     }

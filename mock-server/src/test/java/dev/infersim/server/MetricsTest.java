@@ -102,7 +102,7 @@ class MetricsTest {
             JsonNode[] result = new JsonNode[1];
             boolean answered = TestServers.eventually(30, () -> {
                 try {
-                    HttpResponse<String> r = TestServers.HTTP.send(HttpRequest.newBuilder(URI.create(query)).build(),
+                    HttpResponse<String> r = TestServers.http().send(HttpRequest.newBuilder(URI.create(query)).timeout(java.time.Duration.ofSeconds(10)).build(),
                             HttpResponse.BodyHandlers.ofString());
                     result[0] = Json.MAPPER.readTree(r.body()).at("/data/result");
                     return result[0].size() == 1;

@@ -18,7 +18,13 @@ import java.util.function.BooleanSupplier;
 
 /** Starting mock servers and talking raw HTTP/SSE to them in tests. */
 final class TestServers {
-    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    /**
+     * A fresh client per call: tests start servers on ephemeral ports that the OS hands out again, and a client that
+     * pooled a keep-alive connection to an earlier server on the same port could wait on it forever.
+     */
+    static HttpClient http() {
+        return HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    }
 
     private TestServers() {
     }
@@ -59,12 +65,12 @@ final class TestServers {
         for (int i = 0; i < headers.length; i += 2) {
             b.header(headers[i], headers[i + 1]);
         }
-        HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = http().send(b.build(), HttpResponse.BodyHandlers.ofString());
         return new Reply(r.statusCode(), r);
     }
 
     static Reply get(MockServer server, String path) throws Exception {
-        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + path)).GET().build(),
+        HttpResponse<String> r = http().send(HttpRequest.newBuilder(URI.create(server.baseUrl() + path)).timeout(Duration.ofSeconds(30)).GET().build(),
                 HttpResponse.BodyHandlers.ofString());
         return new Reply(r.statusCode(), r);
     }
@@ -86,7 +92,7 @@ final class TestServers {
         for (int i = 0; i < headers.length; i += 2) {
             b.header(headers[i], headers[i + 1]);
         }
-        HttpResponse<java.util.stream.Stream<String>> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofLines());
+        HttpResponse<java.util.stream.Stream<String>> r = http().send(b.build(), HttpResponse.BodyHandlers.ofLines());
         List<Event> events = new ArrayList<>();
         StringBuilder all = new StringBuilder();
         try (java.util.stream.Stream<String> lines = r.body()) {
