@@ -89,7 +89,7 @@ public final class DemoCommand implements Callable<Integer> {
         }
         Deployment d = deployment.deployment();
         PrintStream out = System.out;
-        EnginePrediction prediction = new EnginePrediction(d, WorkloadMoments.of(Workload.open(spec(1, 1)), 50_000));
+        EnginePrediction prediction = new EnginePrediction(d, WorkloadMoments.of(Workload.open(spec(1, 50_000, seed)), 50_000));
         double saturation = prediction.server().saturationRatePerS();
         out.printf(Locale.ROOT, "infersim demo: %s on %s, random prompts of %d tokens, geometric outputs (mean %.0f, max %d), "
                         + "Poisson arrivals; mock at %.0fx real time%n", d.model().name(), d.gpu().name(), PROMPT_TOKENS,
@@ -106,13 +106,16 @@ public final class DemoCommand implements Callable<Integer> {
                         .schedulingPolicy(deployment.schedulingPolicy).build())
                 .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
         try (BenchmarkClient client = new BenchmarkClient(clientConfig(server))) {
-            for (double fraction : loads) {
+            for (int i = 0; i < loads.size(); i++) {
+                double fraction = loads.get(i);
                 double rate = fraction * saturation;
+                // a fresh seed per rate: the server's prefix cache must not remember the previous rate's prompts
+                long pointSeed = seed + i;
                 out.printf(Locale.ROOT, "  rate %.2f req/s (%.0f%% of saturation): measuring, simulating, predicting...%n",
                         rate, 100 * fraction);
-                BenchResult measured = client.run(Workload.open(spec(rate * timeScale, numPrompts + numWarmups)),
+                BenchResult measured = client.run(Workload.open(spec(rate * timeScale, numPrompts + numWarmups, pointSeed)),
                         numWarmups, 0, 0, Map.of("infersim_demo_time_scale", timeScale));
-                SimulationResult simulated = simulate(rate);
+                SimulationResult simulated = simulate(rate, pointSeed);
                 rows.add(new Row(rate, fraction, Side.measured(measured.fields(), timeScale), Side.simulated(simulated),
                         Side.predicted(prediction, rate), groundTruthP99(measured.fields()), measured.valid()));
                 measuredRuns.add(measured.fields());
@@ -141,16 +144,16 @@ public final class DemoCommand implements Callable<Integer> {
         return 0;
     }
 
-    private WorkloadSpec spec(double ratePerS, long requests) {
+    private WorkloadSpec spec(double ratePerS, long requests, long workloadSeed) {
         return WorkloadSpec.builder().datasetName("random").randomInputLen(PROMPT_TOKENS).randomOutputLen(MAX_TOKENS)
-                .eosMeanTokens(MEAN_OUTPUT_TOKENS).requestRate(ratePerS).numPrompts(requests).seed(seed).build();
+                .eosMeanTokens(MEAN_OUTPUT_TOKENS).requestRate(ratePerS).numPrompts(requests).seed(workloadSeed).build();
     }
 
-    private SimulationResult simulate(double rate) {
+    private SimulationResult simulate(double rate, long workloadSeed) {
         EngineCore engine = deployment.engine();
         return new Simulation(new Replica[] {new Replica(0, engine)}, Router.byName("round-robin"),
                 SimulationOptions.defaults().withWarmups(numWarmups), null)
-                .run(Workload.open(spec(rate, numPrompts + numWarmups)));
+                .run(Workload.open(spec(rate, numPrompts + numWarmups, workloadSeed)));
     }
 
     /**
@@ -160,7 +163,7 @@ public final class DemoCommand implements Callable<Integer> {
     private double simulatedSaturation(double predicted) {
         EngineCore engine = deployment.engine();
         SimulationResult r = new Simulation(new Replica[] {new Replica(0, engine)}, Router.byName("round-robin"),
-                SimulationOptions.defaults(), null).run(Workload.open(spec(2 * predicted, 20_000)));
+                SimulationOptions.defaults(), null).run(Workload.open(spec(2 * predicted, 20_000, seed)));
         return r.stats().completed() / (r.durationNanos() / 1e9);
     }
 
