@@ -6,8 +6,10 @@ import java.util.Arrays;
 
 /**
  * One generated sequence (an OpenAI choice) and the engine request that times it. The engine thread writes token
- * times and the finish, then publishes them through the volatile {@link #emitted} and {@link #finished}; the
- * exchange's event loop reads them after those volatile reads (happens-before), and owns the {@code written} side.
+ * times and the finish, then publishes the token count and the finished flag together in one volatile int, so the
+ * exchange's event loop never sees the last token without knowing it is the last (which would cost the stream a
+ * separate finish chunk); reads after that volatile read see everything written before it (happens-before). The event
+ * loop owns the {@code written} side.
  */
 final class Choice {
     private static final long[] NO_TIMES = new long[0];
@@ -26,8 +28,8 @@ final class Choice {
     long lastTokenNanos = -1;
     private long[] preemptedAt = NO_TIMES;
     private int preemptionCount;
-    volatile int emitted;
-    volatile boolean finished;
+    /** Tokens emitted, shifted left by one, with the finished flag in the low bit. */
+    private volatile int published;
 
     // event loop only
     int written;
@@ -59,7 +61,7 @@ final class Choice {
             tokenTimes[n - 1] = endNanos;
         }
         lastTokenNanos = endNanos;
-        emitted = n;
+        published = n << 1 | (request.isFinished() ? 1 : 0);
     }
 
     /** Engine thread: the request was preempted (recompute) in the step starting at {@code nowNanos}. */
@@ -72,15 +74,28 @@ final class Choice {
 
     /** Engine thread: the engine finished (or aborted) this request; publishes everything written before. */
     void markFinished() {
-        finished = true;
+        published = published | 1;
     }
 
-    /** Model times of this choice's preemptions (read after {@link #finished}). */
+    /** A consistent snapshot of what the engine has published: {@code emitted(p)} tokens, {@code finished(p)}. */
+    int published() {
+        return published;
+    }
+
+    static int emitted(int published) {
+        return published >>> 1;
+    }
+
+    static boolean finished(int published) {
+        return (published & 1) != 0;
+    }
+
+    /** Model times of this choice's preemptions (read after a finished snapshot). */
     long[] preemptionTimes() {
         return Arrays.copyOf(preemptedAt, preemptionCount);
     }
 
-    /** Model times of each token, or null if not recorded (read after {@link #finished}). */
+    /** Model times of each token, or null if not recorded (read after a finished snapshot). */
     long[] tokenTimes() {
         return tokenTimes == null ? null : Arrays.copyOf(tokenTimes, request.outputTokens());
     }

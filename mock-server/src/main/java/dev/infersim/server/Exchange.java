@@ -133,7 +133,7 @@ final class Exchange {
             return;
         }
         if (!request.stream()) {
-            if (c.finished && !c.finishHandled) {
+            if (Choice.finished(c.published()) && !c.finishHandled) {
                 c.finishHandled = true;
                 if (++finishedChoices == choices.length) {
                     answerWhole();
@@ -171,14 +171,15 @@ final class Exchange {
      * one array without growing it; the rare final chunks with ground truth may still grow it once.
      */
     private int capacityFor(Choice c) {
-        int pending = Math.max(1, c.emitted - c.written);
+        int pending = Math.max(1, Choice.emitted(c.published()) - c.written);
         return pending * (tokenPrefix[c.index].length + TEXT_SUFFIX.length + MAX_PIECE_BYTES);
     }
 
     /** Appends every unsent event of {@code c}; true when the response is complete. */
     private boolean stream(Choice c, Buffer out) {
-        boolean finished = c.finished;
-        int emitted = c.emitted;
+        int published = c.published();
+        boolean finished = Choice.finished(published);
+        int emitted = Choice.emitted(published);
         if (fault == FaultType.SLOW_FIRST_TOKEN && !faultApplied && emitted > 0) {
             faultApplied = true;
             hold(service.faults.get().slowFirstTokenMs());
@@ -203,7 +204,7 @@ final class Exchange {
             c.finishHandled = true;
             boolean lastChoice = ++finishedChoices == choices.length;
             if (!c.finalChunkSent) {
-                appendAbortChunk(out, c, lastChoice);
+                appendFinishChunk(out, c, lastChoice);
             }
             if (lastChoice) {
                 if (request.includeUsage()) {
@@ -283,10 +284,10 @@ final class Exchange {
         out.appendString(b.append("}\n\n").toString());
     }
 
-    private void appendAbortChunk(Buffer out, Choice c, boolean lastChoice) {
+    private void appendFinishChunk(Buffer out, Choice c, boolean lastChoice) {
         StringBuilder b = new StringBuilder(chunkHead).append("{\"index\":").append(c.index)
                 .append(request.chat() ? ",\"delta\":{}," : ",\"text\":\"\",")
-                .append("\"logprobs\":null,\"finish_reason\":\"abort\",\"stop_reason\":null}]");
+                .append("\"logprobs\":null,\"finish_reason\":\"").append(finishName(c)).append("\",\"stop_reason\":null}]");
         if (lastChoice && !request.includeUsage()) {
             b.append(',').append(groundTruthField());
         }
