@@ -69,7 +69,10 @@ final class HttpApi extends VerticleBase {
         router.errorHandler(413, rc -> error(rc, 413, "Request body larger than " + service.options.maxBodyBytes() + " bytes", null));
         router.errorHandler(400, rc -> error(rc, 400, "Bad request", null));
         router.errorHandler(500, this::failed);
-        server = vertx.createHttpServer(new HttpServerOptions().setTcpNoDelay(true).setIdleTimeout(0).setAcceptBacklog(4096));
+        // HTTP/1.1 only, as vLLM's server: a client offering a cleartext HTTP/2 upgrade (Java's HttpClient does by
+        // default) gets a plain HTTP/1.1 answer; with the upgrade accepted, large responses such as /metrics stalled.
+        server = vertx.createHttpServer(new HttpServerOptions().setTcpNoDelay(true).setIdleTimeout(0).setAcceptBacklog(4096)
+                .setHttp2ClearTextEnabled(false));
         return server.requestHandler(router).listen(port, service.options.host()).onSuccess(s -> boundPort = s.actualPort());
     }
 
