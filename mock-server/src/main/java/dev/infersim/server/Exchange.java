@@ -4,9 +4,13 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.FinishReason;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.vertx.core.Context;
+import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.internal.buffer.BufferInternal;
 
 import java.nio.charset.StandardCharsets;
 
@@ -148,18 +152,20 @@ final class Exchange {
             }
             holdUntilNanos = 0;
         }
-        Buffer out = Buffer.buffer(capacityFor(c));
+        // A pooled direct buffer, given back once the socket has taken it: a heap Buffer per write was the largest
+        // allocation of a busy server (young GCs stop the engine thread) and Netty copied it to a direct one anyway.
+        ByteBuf bytes = PooledByteBufAllocator.DEFAULT.directBuffer(capacityFor(c));
+        Buffer out = BufferInternal.buffer(bytes);
         boolean ended = stream(c, out);
         if (!headWritten) {
             headWritten = true;
             response.setChunked(true).putHeader("content-type", "text/event-stream; charset=utf-8");
         }
         if (out.length() > 0) {
-            if (ended) {
-                response.end(out);
-            } else {
-                response.write(out);
-            }
+            Future<Void> written = ended ? response.end(out) : response.write(out);
+            written.onComplete(ar -> bytes.release());
+        } else {
+            bytes.release();
         }
         if (fault == FaultType.DISCONNECT && faultApplied && !done) {
             response.reset();

@@ -1,5 +1,7 @@
 package dev.infersim.server;
 
+import io.netty.buffer.PoolArenaMetric;
+import io.netty.buffer.PooledByteBufAllocator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -81,5 +83,35 @@ class ConnectionAndQueueTest {
             assertFalse(rest.contains("<connection reset>"), rest);
         }
         server = null;
+    }
+
+    @Test
+    void streamedChunksGiveTheirPooledBuffersBackWhetherTheClientStaysOrHangsUp() throws Exception {
+        server = TestServers.start(TestServers.options(TestServers.llama8b(64), 20).build());
+        // Released buffers may stay in the event loops' allocator caches, which the arena counts as active; so compare
+        // two equal rounds: a leak would add one buffer per written chunk (41 per stream) in the second round too.
+        streamRound(0);
+        long afterFirst = activeDirectAllocations();
+        streamRound(1);
+        long growth = activeDirectAllocations() - afterFirst;
+        assertTrue(growth < 8, "pooled direct buffers still held after a second round of 8 streams: " + growth + " more");
+    }
+
+    private void streamRound(int round) throws Exception {
+        for (int i = 0; i < 8; i++) {
+            TestServers.Stream whole = TestServers.stream(server, "/v1/completions",
+                    "{\"prompt\":\"stay %d %d\",\"max_tokens\":40,\"ignore_eos\":true,\"stream\":true}".formatted(round, i));
+            assertEquals(41, whole.events().size(), whole.body()); // 40 token chunks (the last with finish_reason), [DONE]
+        }
+        for (int i = 0; i < 4; i++) {
+            try (RawHttp gone = RawHttp.post(server, "/v1/completions", LONG_STREAM.formatted("hang up " + round + " " + i))) {
+                assertNotNull(gone.readUntil("data: "));
+            }
+        }
+        assertTrue(TestServers.eventually(5, () -> server.runningRequests() == 0), "running " + server.runningRequests());
+    }
+
+    private static long activeDirectAllocations() {
+        return PooledByteBufAllocator.DEFAULT.metric().directArenas().stream().mapToLong(PoolArenaMetric::numActiveAllocations).sum();
     }
 }
