@@ -131,6 +131,8 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_max_send_lag_ms", config.maxSendLagNanos() / 1e6);
         extra.put("infersim_max_in_flight", phase.maxInFlight());
         extra.put("infersim_mean_in_flight", phase.meanInFlight());
+        double steady = w.steadyRequestThroughput();
+        extra.put("infersim_steady_request_throughput", Double.isNaN(steady) ? null : steady);
         extra.put("infersim_errors", w.errors.toJson());
         extra.put("infersim_prompt_token_mismatches", w.promptMismatches);
         extra.put("infersim_prompt_token_mismatch_max_tokens", w.promptMismatchMaxTokens);
