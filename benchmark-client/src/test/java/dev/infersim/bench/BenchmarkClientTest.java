@@ -53,10 +53,10 @@ class BenchmarkClientTest {
         fast.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     }
 
-    static BenchConfig config(String baseUrl, String model, long timeoutMillis, Path detail) {
+    static BenchConfig config(String baseUrl, String model, long timeoutMillis) {
         return new BenchConfig(baseUrl, "/v1/completions", model, null, true, timeoutMillis, 1_000_000,
                 new GoodputSlo(Double.NaN, 50, Double.NaN), List.of("ttft", "tpot", "itl", "e2el"), List.of(50.0, 99.0),
-                1000, baseUrl + "/metrics", 100, detail);
+                1000, baseUrl + "/metrics", 100);
     }
 
     private static Workload workload(long n, double rate, Integer concurrency, int in, int out) {
@@ -73,8 +73,8 @@ class BenchmarkClientTest {
         Path detail = dir.resolve("d.jsonl");
         BenchResult r;
         try (BenchmarkClient client = new BenchmarkClient(config(realTime.baseUrl(),
-                realTime.options().servedModelName(), 30_000, detail))) {
-            r = client.run(workload(110, 10, null, 100, 16), 10, 0, 0, Map.of("infersim_version", "test"));
+                realTime.options().servedModelName(), 30_000))) {
+            r = client.run(workload(110, 10, null, 100, 16), 10, 0, 0, Map.of("infersim_version", "test"), detail);
         }
         Map<String, Object> f = r.fields();
         assertEquals(100L, f.get("completed"), "110 sent, the first 10 are warmup");
@@ -127,8 +127,8 @@ class BenchmarkClientTest {
     void sendScheduleFollowsThePoissonArrivalProcess() throws IOException {
         Path detail = dir.resolve("d.jsonl");
         try (BenchmarkClient client = new BenchmarkClient(config(fast.baseUrl(), fast.options().servedModelName(),
-                30_000, detail))) {
-            client.run(workload(300, 100, null, 16, 2), 0, 0, 0, Map.of());
+                30_000))) {
+            client.run(workload(300, 100, null, 16, 2), 0, 0, 0, Map.of(), detail);
         }
         List<JsonNode> rows = Files.readAllLines(detail).stream().filter(l -> !l.isBlank())
                 .map(BenchmarkClientTest::tree).toList();
@@ -153,7 +153,7 @@ class BenchmarkClientTest {
     @Test
     void ttftItlAndIclFollowTheMetricDefinitions() {
         try (FakeStreamingServer server = new FakeStreamingServer(200, 60, 2, 0, 0, 0);
-             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000, null))) {
+             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000))) {
             BenchResult r = client.run(workload(12, 4, null, 16, 9), 0, 0, 0, Map.of());
             Map<String, Object> f = r.fields();
             assertEquals(12L, f.get("completed"));
@@ -174,7 +174,7 @@ class BenchmarkClientTest {
     void closedLoopKeepsExactlyNInFlight() {
         BenchResult r;
         try (BenchmarkClient client = new BenchmarkClient(config(fast.baseUrl(), fast.options().servedModelName(),
-                30_000, null))) {
+                30_000))) {
             r = client.run(workload(120, Double.POSITIVE_INFINITY, 8, 64, 32), 0, 0, 0, Map.of());
         }
         assertEquals("closed_loop", r.fields().get("infersim_load_mode"));
@@ -187,7 +187,7 @@ class BenchmarkClientTest {
     @Test
     void errorsTimeoutsAndResetsAreCountedByType() throws Exception {
         try (FakeStreamingServer server = new FakeStreamingServer(5, 5, 2, 5, 7, 11);
-             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 1_000, null))) {
+             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 1_000))) {
             BenchResult r = client.run(workload(70, 100, null, 16, 6), 0, 0, 0, Map.of());
             // The server numbers requests from 1, the initial test request included: the run is 2..71.
             long http429 = 0;
@@ -216,7 +216,7 @@ class BenchmarkClientTest {
     @Test
     void interruptedRunStillReportsWhatItMeasured() throws Exception {
         try (FakeStreamingServer server = new FakeStreamingServer(5, 20, 1, 0, 0, 0);
-             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000, null))) {
+             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000))) {
             CompletableFuture<BenchResult> run = CompletableFuture.supplyAsync(
                     () -> client.run(workload(1000, 50, null, 16, 10), 0, 0, 0, Map.of()));
             Thread.sleep(1500);

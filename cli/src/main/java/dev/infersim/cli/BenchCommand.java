@@ -52,11 +52,12 @@ public final class BenchCommand implements Callable<Integer> {
         metadata.put("infersim_version", Version.current());
         metadata.put("infersim_workload", workload.describe());
         BenchResult result;
-        try (BenchmarkClient bench = new BenchmarkClient(client.config(spec.ignoreEos()).withDetailFile(detail));
+        try (BenchmarkClient bench = new BenchmarkClient(client.config(spec.ignoreEos()));
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
             out.printf("Benchmarking %s%s: %d requests, %s%n", client.baseUrl, client.endpoint, stream.size(),
                     describeLoad(spec));
-            result = bench.run(stream, client.report.numWarmups, client.warmupDurationNanos(), client.durationNanos(), metadata);
+            result = bench.run(stream, client.report.numWarmups, client.warmupDurationNanos(), client.durationNanos(),
+                    metadata, detail);
             write(result, detail, out);
         }
         return exitCode(result, out);
