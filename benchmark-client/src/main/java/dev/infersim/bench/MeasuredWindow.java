@@ -55,6 +55,11 @@ final class MeasuredWindow {
         this.lastFinishNanos = startNanos;
     }
 
+    /** Whether requests of this window go to a per-request detail file (which then holds their text). */
+    boolean keepsDetail() {
+        return log != null;
+    }
+
     /** Records one finished (or failed) request. */
     void record(Exchange x, long nowNanos) {
         lastFinishNanos = Math.max(lastFinishNanos, nowNanos);

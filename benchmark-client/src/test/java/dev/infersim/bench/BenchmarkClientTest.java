@@ -170,6 +170,57 @@ class BenchmarkClientTest {
         }
     }
 
+    /**
+     * With a detail file, the saved result gets vLLM's per-request arrays, read back from that file: one entry per
+     * measured request, times in seconds. The server answers every 4th request 429 and streams the rest as 9 tokens
+     * in chunks of 2, so a success has 4 chunk gaps (10 ms apart when sent; a busy machine may deliver two at once).
+     */
+    @Test
+    void savedResultCarriesVllmsPerRequestArraysAgreeingWithTheDetailFile() throws IOException {
+        Path detail = dir.resolve("d.jsonl");
+        BenchResult r;
+        try (FakeStreamingServer server = new FakeStreamingServer(20, 10, 2, 4, 0, 0);
+             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000))) {
+            r = client.run(workload(20, 50, null, 16, 9), 0, 0, 0, Map.of(), detail);
+        }
+        Path file = dir.resolve("result.json");
+        r.report().write(file, VllmDetailArrays.of(detail));
+        JsonNode json = JSON.readTree(file.toFile());
+        assertTrue((long) r.fields().get("failed") > 0 && (long) r.fields().get("completed") > 0);
+        List<JsonNode> rows = Files.readAllLines(detail).stream().filter(l -> !l.isBlank())
+                .map(BenchmarkClientTest::tree).sorted(java.util.Comparator.comparingLong(n -> n.get("index").asLong()))
+                .toList();
+        assertEquals(20, rows.size());
+        for (String key : List.of("input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors")) {
+            assertEquals(20, json.get(key).size(), key);
+        }
+        for (int i = 0; i < rows.size(); i++) {
+            JsonNode row = rows.get(i);
+            boolean failed = row.has("error_type");
+            JsonNode itls = json.get("itls").get(i);
+            double ttftS = json.get("ttfts").get(i).asDouble();
+            assertEquals(row.get("input_len").asInt(), json.get("input_lens").get(i).asInt());
+            assertEquals(failed ? 0 : 9, json.get("output_lens").get(i).asInt());
+            assertEquals(failed ? "too many requests" : "", json.get("errors").get(i).asText());
+            assertEquals(failed ? "" : " tok".repeat(9), json.get("generated_texts").get(i).asText());
+            if (failed) {
+                assertEquals(0.0, ttftS);
+                assertEquals(0, itls.size());
+                continue;
+            }
+            assertEquals(row.get("ttft_ms").asDouble() / 1e3, ttftS, 1e-12);
+            assertTrue(ttftS >= 0.02 && ttftS < 5, "TTFT in seconds: " + ttftS);
+            assertEquals(4, itls.size());
+            double decodeS = 0;
+            for (int k = 0; k < 4; k++) {
+                assertEquals(row.get("chunk_gaps_ms").get(k).asDouble() / 1e3, itls.get(k).asDouble(), 1e-12);
+                decodeS += itls.get(k).asDouble();
+            }
+            assertEquals((row.get("e2el_ms").asDouble() - row.get("ttft_ms").asDouble()) / 1e3, decodeS, 1e-9,
+                    "the gaps span the first to the last token");
+        }
+    }
+
     @Test
     void closedLoopKeepsExactlyNInFlight() {
         BenchResult r;

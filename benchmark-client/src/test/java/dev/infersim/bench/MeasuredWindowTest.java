@@ -11,7 +11,7 @@ class MeasuredWindowTest {
     private static final long SECOND = 1_000_000_000L;
 
     /** A request sent at {@code sendNanos} that streamed 8 tokens and ended {@code latencyNanos} later. */
-    static Exchange completed(long index, long sendNanos, long latencyNanos) {
+    private static Exchange completed(long index, long sendNanos, long latencyNanos) {
         Exchange x = new Exchange(null, null, null, null, null);
         x.request = new WorkloadRequest(index, sendNanos, 16, 0, -1, 8, 8, index, 0, false, "random", null);
         x.scheduledNanos = sendNanos;

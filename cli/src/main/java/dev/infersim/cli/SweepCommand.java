@@ -6,6 +6,7 @@ import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.bench.HtmlReport;
 import dev.infersim.bench.LoadSweep;
+import dev.infersim.bench.VllmDetailArrays;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
@@ -141,10 +142,10 @@ public final class SweepCommand implements Callable<Integer> {
                 out.println("Per-request detail written to " + run.get("infersim_detailed_file"));
             }
         }
-        Map<String, Object> combined = new LinkedHashMap<>();
-        combined.put("infersim_sweep", sweep);
-        combined.put("runs", runs);
         if (client.report.saveResult) {
+            Map<String, Object> combined = new LinkedHashMap<>();
+            combined.put("infersim_sweep", sweep);
+            combined.put("runs", runs.stream().map(SweepCommand::withDetailArrays).toList());
             Path path = client.report.resultDir.resolve(resultName);
             try {
                 Files.createDirectories(path.toAbsolutePath().getParent());
@@ -158,6 +159,17 @@ public final class SweepCommand implements Callable<Integer> {
             HtmlReport.writeSweep(client.html, sweep, runs);
             out.println("HTML report written to " + client.html);
         }
+    }
+
+    /** A run as its result file has it: with vLLM's per-request arrays when it kept per-request detail. */
+    private static Map<String, Object> withDetailArrays(Map<String, Object> run) {
+        Object detail = run.get("infersim_detailed_file");
+        if (detail == null) {
+            return run;
+        }
+        Map<String, Object> all = new LinkedHashMap<>(run);
+        all.putAll(VllmDetailArrays.of(Path.of(detail.toString())));
+        return all;
     }
 
     private static double num(Object v) {

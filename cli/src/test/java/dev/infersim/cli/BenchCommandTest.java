@@ -56,6 +56,7 @@ class BenchCommandTest {
         assertTrue(json.contains("\"purpose\" : \"test\"") && json.contains("\"request_goodput\""), json);
         // as in vLLM (and simulate), the 4 warmups come on top of the 40 measured prompts
         assertEquals(40, Files.readAllLines(dir.resolve("a.jsonl")).stream().filter(l -> !l.isBlank()).count());
+        assertEquals(40, new ObjectMapper().readTree(json).get("itls").size(), "vLLM's per-request arrays");
         assertTrue(Files.size(dir.resolve("a.json.html")) > 1_000_000, "ECharts is inlined");
         assertEquals(0, bench("b.json", "2").exitCode());
 
@@ -80,6 +81,7 @@ class BenchCommandTest {
             assertEquals(detail.toString(), runs.get(i).get("infersim_detailed_file").asText());
             assertEquals(24, Files.readAllLines(detail).stream().filter(l -> !l.isBlank()).count(),
                     "each point's own 24 measured requests");
+            assertEquals(24, runs.get(i).get("ttfts").size(), "vLLM's per-request arrays of the point");
         }
     }
 
