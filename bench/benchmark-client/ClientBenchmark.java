@@ -35,7 +35,7 @@ public class ClientBenchmark {
         Path detail = Files.createTempFile("infersim-bench-detail", ".jsonl");
         BenchConfig config = new BenchConfig(server.baseUrl(), "/v1/completions", server.options().servedModelName(),
                 null, true, 600_000, 1_000_000, GoodputSlo.NONE, List.of("ttft", "tpot", "itl", "e2el"),
-                List.of(50.0, 99.0), 10_000, null, 500, detail);
+                List.of(50.0, 99.0), 10_000, null, 500);
         HeapSampler heap = new HeapSampler();
         heap.start();
         long started = System.nanoTime();
@@ -43,11 +43,13 @@ public class ClientBenchmark {
         try (BenchmarkClient client = new BenchmarkClient(config)) {
             r = switch (scenario) {
                 case "open-loop" -> client.run(workload(Long.parseLong(args[2]), Double.parseDouble(args[1]), null,
-                        Integer.parseInt(args[3]), Integer.parseInt(args[4])), 0, 0, 0, Map.of());
+                        Integer.parseInt(args[3]), Integer.parseInt(args[4])), 0, 0, 0, Map.of(), detail);
                 case "streams" -> client.run(workload(Long.parseLong(args[2]), Double.POSITIVE_INFINITY,
-                        Integer.parseInt(args[1]), Integer.parseInt(args[3]), Integer.parseInt(args[4])), 0, 0, 0, Map.of());
+                        Integer.parseInt(args[1]), Integer.parseInt(args[3]), Integer.parseInt(args[4])), 0, 0, 0,
+                        Map.of(), detail);
                 case "million" -> client.run(workload(Long.parseLong(args[2]), Double.POSITIVE_INFINITY,
-                        Integer.parseInt(args[1]), Integer.parseInt(args[3]), Integer.parseInt(args[4])), 0, 0, 0, Map.of());
+                        Integer.parseInt(args[1]), Integer.parseInt(args[3]), Integer.parseInt(args[4])), 0, 0, 0,
+                        Map.of(), detail);
                 default -> throw new IllegalArgumentException("scenario: open-loop, streams or million");
             };
         }

@@ -2,7 +2,6 @@ package dev.infersim.bench;
 
 import dev.infersim.sim.GoodputSlo;
 
-import java.nio.file.Path;
 import java.util.List;
 
 /**
@@ -21,12 +20,11 @@ import java.util.List;
  * @param maxConnections       HTTP/1.1 keep-alive connection pool size (one stream per connection)
  * @param scrapeUrl            Prometheus endpoint polled during the run, or null ({@code --scrape-metrics})
  * @param scrapeIntervalMillis polling interval for {@code scrapeUrl}
- * @param detailFile           per-request JSONL of the measured window, or null
  */
 public record BenchConfig(String baseUrl, String endpoint, String model, String apiKey, boolean ignoreEos,
                           long requestTimeoutMillis, long maxSendLagNanos, GoodputSlo slo,
                           List<String> percentileMetrics, List<Double> metricPercentiles, int maxConnections,
-                          String scrapeUrl, long scrapeIntervalMillis, Path detailFile) {
+                          String scrapeUrl, long scrapeIntervalMillis) {
 
     public BenchConfig {
         if (baseUrl == null || !(baseUrl.startsWith("http://") || baseUrl.startsWith("https://"))) {
@@ -58,11 +56,5 @@ public record BenchConfig(String baseUrl, String endpoint, String model, String 
     /** Whether requests go to the chat endpoint. */
     public boolean chat() {
         return endpoint.equals("/v1/chat/completions");
-    }
-
-    /** The same settings writing per-request detail to {@code file} (null for none). */
-    public BenchConfig withDetailFile(Path file) {
-        return new BenchConfig(baseUrl, endpoint, model, apiKey, ignoreEos, requestTimeoutMillis, maxSendLagNanos, slo,
-                percentileMetrics, metricPercentiles, maxConnections, scrapeUrl, scrapeIntervalMillis, file);
     }
 }

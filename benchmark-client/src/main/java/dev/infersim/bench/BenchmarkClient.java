@@ -15,6 +15,7 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 
+import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
@@ -62,6 +63,12 @@ public final class BenchmarkClient implements AutoCloseable {
         load.stop();
     }
 
+    /** Sends the workload and measures it, keeping no per-request detail; see the overload. */
+    public BenchResult run(Workload workload, long numWarmups, long warmupDurationNanos, long durationNanos,
+                           Map<String, Object> metadata) {
+        return run(workload, numWarmups, warmupDurationNanos, durationNanos, metadata, null);
+    }
+
     /**
      * Sends the workload and measures it. As {@code infersim simulate} does, the first {@code numWarmups} requests
      * and those scheduled in the first {@code warmupDurationNanos} are warmup: sent, not measured.
@@ -72,9 +79,11 @@ public final class BenchmarkClient implements AutoCloseable {
      * @param durationNanos       stop issuing measured requests after this long ({@code --duration}); 0 for no limit
      * @param metadata            extra top-level keys ({@code --metadata k=v}, the infersim version, workload
      *                            description), written into the result as given
+     * @param detailFile          per-request JSONL of the measured requests ({@code --save-detailed}), or null; a
+     *                            per-run argument so that each point of a sweep keeps its own file
      */
     public BenchResult run(Workload workload, long numWarmups, long warmupDurationNanos, long durationNanos,
-                           Map<String, Object> metadata) {
+                           Map<String, Object> metadata, Path detailFile) {
         String date = LocalDateTime.now().format(VLLM_DATE);
         probe(workload);
         MetricsScraper scraper = config.scrapeUrl() == null ? null
@@ -83,12 +92,12 @@ public final class BenchmarkClient implements AutoCloseable {
             scraper.start();
         }
         LoadRun.Phase phase;
-        try (RequestLog log = config.detailFile() == null ? null : new RequestLog(config.detailFile())) {
+        try (RequestLog log = detailFile == null ? null : new RequestLog(detailFile)) {
             phase = load.run(workload.iterator(), workload.load().isClosedLoop(), workload.load().maxConcurrency(),
                     numWarmups, warmupDurationNanos, durationNanos, config.slo(), log);
         }
         Map<String, Object> scraped = scraper == null ? null : scraper.stop();
-        return result(date, workload, phase, scraped, metadata);
+        return result(date, workload, phase, scraped, metadata, detailFile);
     }
 
     /**
@@ -106,7 +115,7 @@ public final class BenchmarkClient implements AutoCloseable {
     }
 
     private BenchResult result(String date, Workload measured, LoadRun.Phase phase,
-                               Map<String, Object> scraped, Map<String, Object> metadata) {
+                               Map<String, Object> scraped, Map<String, Object> metadata, Path detailFile) {
         MeasuredWindow w = phase.window();
         RunInfo info = new RunInfo(date, backend(), config.model(), "cl100k_base", w.finished(), measured.load().requestRatePerS(), measured.load().burstiness(),
                 measured.load().maxConcurrency(), config.percentileMetrics(), config.metricPercentiles());
@@ -131,6 +140,8 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_max_send_lag_ms", config.maxSendLagNanos() / 1e6);
         extra.put("infersim_max_in_flight", phase.maxInFlight());
         extra.put("infersim_mean_in_flight", phase.meanInFlight());
+        double steady = w.steadyRequestThroughput();
+        extra.put("infersim_steady_request_throughput", Double.isNaN(steady) ? null : steady);
         extra.put("infersim_errors", w.errors.toJson());
         extra.put("infersim_prompt_token_mismatches", w.promptMismatches);
         extra.put("infersim_prompt_token_mismatch_max_tokens", w.promptMismatchMaxTokens);
@@ -140,7 +151,7 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_warmup", Map.of("requests", warm.finished(), "failed", warm.stats.failed(),
                 "duration_s", warm.finished() == 0 ? 0.0 : warm.durationNanos() / 1e9));
         extra.put("infersim_interrupted", phase.interrupted());
-        extra.put("infersim_detailed_file", config.detailFile() == null ? null : config.detailFile().toString());
+        extra.put("infersim_detailed_file", detailFile == null ? null : detailFile.toString());
         extra.put("infersim_percentile_curves", curves(w));
         extra.put("infersim_timeseries", w.timeSeries());
         extra.put("infersim_server_metrics", scraped);

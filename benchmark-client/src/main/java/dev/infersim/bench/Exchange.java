@@ -21,7 +21,8 @@ import java.util.function.Consumer;
  * One streamed completion request on the event loop: sends the body, parses the SSE stream as it arrives and records
  * when each token came. Token counts per chunk come from the server's continuous usage stats when it sends them,
  * else from the tokenizer. Instances are pooled by the caller and reused: the line buffer and gap arrays grow once and
- * then stay, so parsing a chunk allocates nothing (except the tokenizer fallback and the final chunk's JSON tree).
+ * then stay, so parsing a chunk allocates nothing (except the tokenizer fallback, the final chunk's JSON tree and,
+ * with per-request detail, the generated text).
  */
 final class Exchange implements Handler<Buffer> {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -52,6 +53,8 @@ final class Exchange implements Handler<Buffer> {
     long[] gapNanos = new long[256];
     int[] gapTokens = new int[256];
     int gapCount;
+    /** The streamed text, kept only when the window writes per-request detail. */
+    final StringBuilder generated = new StringBuilder();
 
     private Buffer body;
     private long timeoutMillis;
@@ -117,6 +120,7 @@ final class Exchange implements Handler<Buffer> {
         sawDone = false;
         lineLength = 0;
         text.setLength(0);
+        generated.setLength(0);
     }
 
     /** Callbacks check {@code use}: this exchange may already serve another request when a stale one fires. */
@@ -206,6 +210,9 @@ final class Exchange implements Handler<Buffer> {
             contentAt = SseScan.nonEmptyStringAfter(line, from, to, SseScan.TEXT);
         }
         if (contentAt >= 0) {
+            if (window.keepsDetail()) {
+                SseScan.appendString(line, contentAt, to, generated);
+            }
             int tokens;
             if (completion >= 0) {
                 tokens = (int) Math.max(1, completion - Math.max(0, usageCompletionTokens));

@@ -140,9 +140,14 @@ final class LoadRun {
             lastOrigin = origin;
         }
         double[] sendingMean = new double[1];
+        MeasuredWindow sent = measured;
         onLoop(() -> {
-            accumulateActive(System.nanoTime());
+            long now = System.nanoTime();
+            accumulateActive(now);
             sendingMean[0] = activeIntegralNanos / Math.max(1, activeSinceNanos - start);
+            if (sent != null) {
+                sent.sendingEnded(now);
+            }
         });
         awaitDrain(lastOrigin + config.requestTimeoutMillis() * 1_000_000L + DEADLINE_GRACE_NANOS);
         boolean interrupted = stopped;
@@ -243,9 +248,13 @@ final class LoadRun {
 
         void markExhausted() {
             if (!exhausted) {
-                accumulateActive(System.nanoTime());
+                long now = System.nanoTime();
+                accumulateActive(now);
                 long from = steadyFromNanos > 0 ? steadyFromNanos : start;
                 sendingMean = activeIntegralNanos / Math.max(1, activeSinceNanos - from);
+                if (measured != null) {
+                    measured.sendingEnded(now);
+                }
                 exhausted = true;
             }
         }

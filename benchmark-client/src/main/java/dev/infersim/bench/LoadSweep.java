@@ -11,7 +11,9 @@ import java.util.Map;
  * server saturates, and the highest load that still meets the goodput SLO.
  *
  * <p>Saturation knee: the first point where throughput stops following the load or latency takes off. For rates, the
- * achieved request throughput falls below {@value #RATE_EFFICIENCY} of the offered rate; for concurrencies, raising
+ * request throughput achieved while requests were still being sent ({@code infersim_steady_request_throughput}, which
+ * leaves out the drain after the last send; {@code request_throughput} for results without it) falls below
+ * {@value #RATE_EFFICIENCY} of the offered rate; for concurrencies, raising
  * concurrency by a factor f gains less than {@value #MARGINAL_GAIN} of the (f - 1) a linear system would (closed loops
  * obey Little's law, throughput = N / E2EL, so flat throughput means latency is absorbing the extra users); for both,
  * median TTFT above {@value #TTFT_GROWTH} times that of the lightest point. This is the "find the knee" rule of the
@@ -64,9 +66,9 @@ public final class LoadSweep {
             double attainment = attainment(r);
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("load", p.load());
-            for (String k : List.of("request_throughput", "request_goodput", "output_throughput", "median_ttft_ms",
-                    "p99_ttft_ms", "median_tpot_ms", "p99_tpot_ms", "median_e2el_ms", "p99_e2el_ms", "completed",
-                    "failed", "infersim_valid")) {
+            for (String k : List.of("request_throughput", "infersim_steady_request_throughput", "request_goodput",
+                    "output_throughput", "median_ttft_ms", "p99_ttft_ms", "median_tpot_ms", "p99_tpot_ms",
+                    "median_e2el_ms", "p99_e2el_ms", "completed", "failed", "infersim_valid")) {
                 row.put(k, r.get(k));
             }
             row.put("slo_attainment", Double.isNaN(attainment) ? null : attainment);
@@ -95,17 +97,18 @@ public final class LoadSweep {
     private static String saturation(Mode mode, List<Point> points, int i, double baseTtft) {
         Map<String, Object> r = points.get(i).result();
         double load = points.get(i).load();
-        double throughput = number(r, "request_throughput");
         double ttft = number(r, "median_ttft_ms");
         if (i > 0 && baseTtft > 0 && ttft > TTFT_GROWTH * baseTtft) {
             return String.format(Locale.ROOT, "median TTFT %.1f ms is over %.0fx the lightest load's %.1f ms", ttft,
                     TTFT_GROWTH, baseTtft);
         }
-        if (mode == Mode.REQUEST_RATE && Double.isFinite(load) && throughput < RATE_EFFICIENCY * load) {
-            return String.format(Locale.ROOT, "achieved %.2f req/s is below %.0f%% of the offered %.2f req/s", throughput,
+        double sending = sendingThroughput(r);
+        if (mode == Mode.REQUEST_RATE && Double.isFinite(load) && sending < RATE_EFFICIENCY * load) {
+            return String.format(Locale.ROOT, "achieved %.2f req/s is below %.0f%% of the offered %.2f req/s", sending,
                     RATE_EFFICIENCY * 100, load);
         }
         if (mode == Mode.MAX_CONCURRENCY && i > 0) {
+            double throughput = number(r, "request_throughput");
             double prevLoad = points.get(i - 1).load();
             double prevThroughput = number(points.get(i - 1).result(), "request_throughput");
             double linearGain = load / prevLoad - 1;
@@ -116,6 +119,12 @@ public final class LoadSweep {
             }
         }
         return null;
+    }
+
+    /** Request throughput while requests were still being sent when the result has it, else over the whole run. */
+    private static double sendingThroughput(Map<String, Object> r) {
+        double steady = number(r, "infersim_steady_request_throughput");
+        return Double.isNaN(steady) ? number(r, "request_throughput") : steady;
     }
 
     /** Good requests over all that ended; NaN when no goodput SLO was set or nothing ended. */

@@ -32,6 +32,9 @@ final class MeasuredWindow {
     long promptMismatchMaxTokens;
     final List<String> promptMismatchExamples = new ArrayList<>();
     long lastFinishNanos;
+    private long firstCompletionNanos = -1;
+    private long sendingEndNanos = -1;
+    private long completedWhileSending;
     private final RequestLog log;
     private final boolean checkPromptLength;
     private long[] sentPerS = new long[64];
@@ -52,6 +55,11 @@ final class MeasuredWindow {
         this.lastFinishNanos = startNanos;
     }
 
+    /** Whether requests of this window go to a per-request detail file (which then holds their text). */
+    boolean keepsDetail() {
+        return log != null;
+    }
+
     /** Records one finished (or failed) request. */
     void record(Exchange x, long nowNanos) {
         lastFinishNanos = Math.max(lastFinishNanos, nowNanos);
@@ -67,6 +75,9 @@ final class MeasuredWindow {
             errors.record(x.errorType, x.errorMessage);
             stats.recordRequest(failedRecord(x));
             return;
+        }
+        if (firstCompletionNanos < 0) {
+            firstCompletionNanos = nowNanos;
         }
         int out = x.outputTokens();
         GroundTruth truth = x.groundTruth;
@@ -151,6 +162,27 @@ final class MeasuredWindow {
     /** Requests that ended, successful or not. */
     long finished() {
         return stats.completed() + stats.failed();
+    }
+
+    /** Marks the end of sending: the window's last request has just gone out. */
+    void sendingEnded(long nowNanos) {
+        sendingEndNanos = nowNanos;
+        completedWhileSending = stats.completed();
+    }
+
+    /**
+     * Requests completed per second while requests were still being sent: the completions after the first one up to
+     * the end of sending, over that span. The whole-window throughput also counts the wait for the first response and
+     * the drain after the last send, which add about one latency to a run whatever the load, so on a short run it
+     * falls below the offered rate even when the server keeps up; this figure does not. NaN when fewer than two
+     * requests completed before sending ended.
+     */
+    double steadyRequestThroughput() {
+        long span = sendingEndNanos - firstCompletionNanos;
+        if (sendingEndNanos < 0 || firstCompletionNanos < 0 || completedWhileSending < 2 || span <= 0) {
+            return Double.NaN;
+        }
+        return (completedWhileSending - 1) / (span / 1e9);
     }
 
     /** Length of the measured window: from its start to the last response. */

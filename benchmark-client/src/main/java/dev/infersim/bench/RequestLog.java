@@ -16,7 +16,9 @@ import java.nio.file.Path;
  * length keeps no per-request data in memory. Keys shared with the simulator's detail file keep its names (index,
  * request_class, send_time_s, client_queue_ms, input_len, output_len, ttft_ms, tpot_ms, e2el_ms, queue_ms, prefill_ms,
  * cached_tokens, preemptions, finish_reason, error); the client adds what only it knows: send_lag_ms, chunks,
- * server_prompt_tokens, request_id, error_type and the server's own server_ttft_ms / server_e2el_ms.
+ * server_prompt_tokens, request_id, error_type, the server's own server_ttft_ms / server_e2el_ms and, for successful
+ * requests, chunk_gaps_ms (the time between consecutive content chunks) and generated_text, from which
+ * {@link VllmDetailArrays} builds vLLM's itls and generated_texts.
  */
 final class RequestLog implements Closeable {
     private final JsonGenerator json;
@@ -77,7 +79,9 @@ final class RequestLog implements Closeable {
             if (x.requestId != null) {
                 json.writeStringField("request_id", x.requestId);
             }
-            if (!x.succeeded()) {
+            if (x.succeeded()) {
+                writeStream(x); // last, being the longest: VllmDetailArrays stops reading a row where they begin
+            } else {
                 json.writeStringField("error_type", x.errorType);
                 json.writeStringField("error", x.errorMessage);
             }
@@ -85,6 +89,15 @@ final class RequestLog implements Closeable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write request detail: " + e.getMessage(), e);
         }
+    }
+
+    private void writeStream(Exchange x) throws IOException {
+        json.writeArrayFieldStart("chunk_gaps_ms");
+        for (int i = 0; i < x.gapCount; i++) {
+            json.writeNumber(x.gapNanos[i] / 1e6);
+        }
+        json.writeEndArray();
+        json.writeStringField("generated_text", x.generated.toString());
     }
 
     private void writeMs(String key, long nanos) throws IOException {

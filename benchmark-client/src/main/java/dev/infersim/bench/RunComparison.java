@@ -1,7 +1,10 @@
 package dev.infersim.bench;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.commons.math3.stat.inference.MannWhitneyUTest;
 
 import java.io.BufferedReader;
@@ -49,10 +52,26 @@ public final class RunComparison {
     private RunComparison() {
     }
 
-    /** Reads a result JSON file. */
+    /**
+     * Reads a result JSON file, leaving out vLLM's per-request arrays: they can hold millions of entries, and the
+     * comparison reads per-request values from the detail files instead.
+     */
     public static JsonNode readResult(Path file) {
-        try {
-            return JSON.readTree(file.toFile());
+        try (JsonParser p = JSON.createParser(file.toFile())) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                throw new IOException("not a JSON object");
+            }
+            ObjectNode result = JSON.createObjectNode();
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String key = p.currentName();
+                p.nextToken();
+                if (VllmDetailArrays.KEYS.contains(key)) {
+                    p.skipChildren();
+                } else {
+                    result.set(key, JSON.readTree(p));
+                }
+            }
+            return result;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read result " + file + ": " + e.getMessage(), e);
         }

@@ -53,10 +53,10 @@ class BenchmarkClientTest {
         fast.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     }
 
-    static BenchConfig config(String baseUrl, String model, long timeoutMillis, Path detail) {
+    static BenchConfig config(String baseUrl, String model, long timeoutMillis) {
         return new BenchConfig(baseUrl, "/v1/completions", model, null, true, timeoutMillis, 1_000_000,
                 new GoodputSlo(Double.NaN, 50, Double.NaN), List.of("ttft", "tpot", "itl", "e2el"), List.of(50.0, 99.0),
-                1000, baseUrl + "/metrics", 100, detail);
+                1000, baseUrl + "/metrics", 100);
     }
 
     private static Workload workload(long n, double rate, Integer concurrency, int in, int out) {
@@ -73,8 +73,8 @@ class BenchmarkClientTest {
         Path detail = dir.resolve("d.jsonl");
         BenchResult r;
         try (BenchmarkClient client = new BenchmarkClient(config(realTime.baseUrl(),
-                realTime.options().servedModelName(), 30_000, detail))) {
-            r = client.run(workload(110, 10, null, 100, 16), 10, 0, 0, Map.of("infersim_version", "test"));
+                realTime.options().servedModelName(), 30_000))) {
+            r = client.run(workload(110, 10, null, 100, 16), 10, 0, 0, Map.of("infersim_version", "test"), detail);
         }
         Map<String, Object> f = r.fields();
         assertEquals(100L, f.get("completed"), "110 sent, the first 10 are warmup");
@@ -127,8 +127,8 @@ class BenchmarkClientTest {
     void sendScheduleFollowsThePoissonArrivalProcess() throws IOException {
         Path detail = dir.resolve("d.jsonl");
         try (BenchmarkClient client = new BenchmarkClient(config(fast.baseUrl(), fast.options().servedModelName(),
-                30_000, detail))) {
-            client.run(workload(300, 100, null, 16, 2), 0, 0, 0, Map.of());
+                30_000))) {
+            client.run(workload(300, 100, null, 16, 2), 0, 0, 0, Map.of(), detail);
         }
         List<JsonNode> rows = Files.readAllLines(detail).stream().filter(l -> !l.isBlank())
                 .map(BenchmarkClientTest::tree).toList();
@@ -153,7 +153,7 @@ class BenchmarkClientTest {
     @Test
     void ttftItlAndIclFollowTheMetricDefinitions() {
         try (FakeStreamingServer server = new FakeStreamingServer(200, 60, 2, 0, 0, 0);
-             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000, null))) {
+             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000))) {
             BenchResult r = client.run(workload(12, 4, null, 16, 9), 0, 0, 0, Map.of());
             Map<String, Object> f = r.fields();
             assertEquals(12L, f.get("completed"));
@@ -170,11 +170,62 @@ class BenchmarkClientTest {
         }
     }
 
+    /**
+     * With a detail file, the saved result gets vLLM's per-request arrays, read back from that file: one entry per
+     * measured request, times in seconds. The server answers every 4th request 429 and streams the rest as 9 tokens
+     * in chunks of 2, so a success has 4 chunk gaps (10 ms apart when sent; a busy machine may deliver two at once).
+     */
+    @Test
+    void savedResultCarriesVllmsPerRequestArraysAgreeingWithTheDetailFile() throws IOException {
+        Path detail = dir.resolve("d.jsonl");
+        BenchResult r;
+        try (FakeStreamingServer server = new FakeStreamingServer(20, 10, 2, 4, 0, 0);
+             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000))) {
+            r = client.run(workload(20, 50, null, 16, 9), 0, 0, 0, Map.of(), detail);
+        }
+        Path file = dir.resolve("result.json");
+        r.report().write(file, VllmDetailArrays.of(detail));
+        JsonNode json = JSON.readTree(file.toFile());
+        assertTrue((long) r.fields().get("failed") > 0 && (long) r.fields().get("completed") > 0);
+        List<JsonNode> rows = Files.readAllLines(detail).stream().filter(l -> !l.isBlank())
+                .map(BenchmarkClientTest::tree).sorted(java.util.Comparator.comparingLong(n -> n.get("index").asLong()))
+                .toList();
+        assertEquals(20, rows.size());
+        for (String key : List.of("input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors")) {
+            assertEquals(20, json.get(key).size(), key);
+        }
+        for (int i = 0; i < rows.size(); i++) {
+            JsonNode row = rows.get(i);
+            boolean failed = row.has("error_type");
+            JsonNode itls = json.get("itls").get(i);
+            double ttftS = json.get("ttfts").get(i).asDouble();
+            assertEquals(row.get("input_len").asInt(), json.get("input_lens").get(i).asInt());
+            assertEquals(failed ? 0 : 9, json.get("output_lens").get(i).asInt());
+            assertEquals(failed ? "too many requests" : "", json.get("errors").get(i).asText());
+            assertEquals(failed ? "" : " tok".repeat(9), json.get("generated_texts").get(i).asText());
+            if (failed) {
+                assertEquals(0.0, ttftS);
+                assertEquals(0, itls.size());
+                continue;
+            }
+            assertEquals(row.get("ttft_ms").asDouble() / 1e3, ttftS, 1e-12);
+            assertTrue(ttftS >= 0.02 && ttftS < 5, "TTFT in seconds: " + ttftS);
+            assertEquals(4, itls.size());
+            double decodeS = 0;
+            for (int k = 0; k < 4; k++) {
+                assertEquals(row.get("chunk_gaps_ms").get(k).asDouble() / 1e3, itls.get(k).asDouble(), 1e-12);
+                decodeS += itls.get(k).asDouble();
+            }
+            assertEquals((row.get("e2el_ms").asDouble() - row.get("ttft_ms").asDouble()) / 1e3, decodeS, 1e-9,
+                    "the gaps span the first to the last token");
+        }
+    }
+
     @Test
     void closedLoopKeepsExactlyNInFlight() {
         BenchResult r;
         try (BenchmarkClient client = new BenchmarkClient(config(fast.baseUrl(), fast.options().servedModelName(),
-                30_000, null))) {
+                30_000))) {
             r = client.run(workload(120, Double.POSITIVE_INFINITY, 8, 64, 32), 0, 0, 0, Map.of());
         }
         assertEquals("closed_loop", r.fields().get("infersim_load_mode"));
@@ -187,7 +238,7 @@ class BenchmarkClientTest {
     @Test
     void errorsTimeoutsAndResetsAreCountedByType() throws Exception {
         try (FakeStreamingServer server = new FakeStreamingServer(5, 5, 2, 5, 7, 11);
-             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 1_000, null))) {
+             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 1_000))) {
             BenchResult r = client.run(workload(70, 100, null, 16, 6), 0, 0, 0, Map.of());
             // The server numbers requests from 1, the initial test request included: the run is 2..71.
             long http429 = 0;
@@ -216,7 +267,7 @@ class BenchmarkClientTest {
     @Test
     void interruptedRunStillReportsWhatItMeasured() throws Exception {
         try (FakeStreamingServer server = new FakeStreamingServer(5, 20, 1, 0, 0, 0);
-             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000, null))) {
+             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000))) {
             CompletableFuture<BenchResult> run = CompletableFuture.supplyAsync(
                     () -> client.run(workload(1000, 50, null, 16, 10), 0, 0, 0, Map.of()));
             Thread.sleep(1500);

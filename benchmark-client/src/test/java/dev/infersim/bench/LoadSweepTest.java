@@ -32,6 +32,23 @@ class LoadSweepTest {
         assertEquals(2.0, s.get("max_load_meeting_slo"), "4 req/s meets the SLO for only 3/3.96 = 76% of requests");
     }
 
+    /** Adds the throughput measured while requests were still being sent, as the benchmark client reports it. */
+    private static LoadSweep.Point whileSending(LoadSweep.Point p, double steadyThroughput) {
+        p.result().put("infersim_steady_request_throughput", steadyThroughput);
+        return p;
+    }
+
+    @Test
+    void rateKneeJudgesThroughputWhileSendingNotTheDrainAfterIt() {
+        // At 4 req/s the whole-run figure is 80% of the offered rate only because the short run's duration includes
+        // draining its last requests; while sending, completions kept up. At 8 req/s they did not.
+        Map<String, Object> s = LoadSweep.analyze(LoadSweep.Mode.REQUEST_RATE, List.of(
+                whileSending(point(1, 0.8, 50, null), 1.0), whileSending(point(4, 3.2, 55, null), 3.98),
+                whileSending(point(8, 4.4, 70, null), 5.0)), 0.9);
+        assertEquals(8.0, s.get("knee_load"));
+        assertTrue(((String) s.get("knee_reason")).contains("achieved 5.00 req/s"), (String) s.get("knee_reason"));
+    }
+
     @Test
     void rateKneeAlsoTriggersOnTtftBlowUp() {
         Map<String, Object> s = LoadSweep.analyze(LoadSweep.Mode.REQUEST_RATE, List.of(

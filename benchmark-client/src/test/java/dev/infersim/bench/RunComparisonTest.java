@@ -6,6 +6,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
@@ -42,5 +43,15 @@ class RunComparisonTest {
         assertEquals(400, ttft.samplesA(), "the failed request is left out");
         assertTrue(ttft.significant(), "p = " + ttft.pValue());
         assertFalse(tests.get(1).significant(), "tpot p = " + tests.get(1).pValue());
+    }
+
+    @Test
+    void resultIsReadWithoutVllmsPerRequestArrays() throws IOException {
+        Path result = dir.resolve("r.json");
+        Files.writeString(result, "{\"completed\": 2, \"ttfts\": [0.1, 0.2], \"itls\": [[0.01], []],"
+                + " \"request_throughput\": 1.5, \"generated_texts\": [\"a\", \"b\"]}");
+        List<String> keys = new ArrayList<>();
+        RunComparison.readResult(result).fieldNames().forEachRemaining(keys::add);
+        assertEquals(List.of("completed", "request_throughput"), keys);
     }
 }

@@ -3,6 +3,7 @@ package dev.infersim.cli;
 import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.bench.HtmlReport;
+import dev.infersim.bench.VllmDetailArrays;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import picocli.CommandLine.Command;
@@ -52,11 +53,12 @@ public final class BenchCommand implements Callable<Integer> {
         metadata.put("infersim_version", Version.current());
         metadata.put("infersim_workload", workload.describe());
         BenchResult result;
-        try (BenchmarkClient bench = new BenchmarkClient(client.config(spec.ignoreEos()).withDetailFile(detail));
+        try (BenchmarkClient bench = new BenchmarkClient(client.config(spec.ignoreEos()));
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
             out.printf("Benchmarking %s%s: %d requests, %s%n", client.baseUrl, client.endpoint, stream.size(),
                     describeLoad(spec));
-            result = bench.run(stream, client.report.numWarmups, client.warmupDurationNanos(), client.durationNanos(), metadata);
+            result = bench.run(stream, client.report.numWarmups, client.warmupDurationNanos(), client.durationNanos(),
+                    metadata, detail);
             write(result, detail, out);
         }
         return exitCode(result, out);
@@ -65,15 +67,16 @@ public final class BenchCommand implements Callable<Integer> {
     private void write(BenchResult result, Path detail, PrintStream out) {
         result.printSummary(out);
         String file = client.report.resultFilename != null ? client.report.resultFilename : result.report().defaultFileName();
+        Path named = null;
         if (detail != null) {
-            Path named = client.report.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl");
+            named = client.report.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl");
             moveDetail(detail, named);
             result.fields().put("infersim_detailed_file", named.toString());
             out.println("Per-request detail written to " + named);
         }
         if (client.report.saveResult) {
             Path path = client.report.resultDir.resolve(file);
-            result.report().write(path);
+            result.report().write(path, named == null ? Map.of() : VllmDetailArrays.of(named));
             out.println("Result written to " + path);
         }
         if (client.html != null) {

@@ -72,8 +72,7 @@ public final class ClientOptions {
         try {
             return new BenchConfig(trimSlash(baseUrl), endpoint, model, key, ignoreEos,
                     Math.round(requestTimeoutS * 1000), Math.round(maxSendLagMs * 1e6), report.slo(),
-                    report.metrics(), report.percentiles(), maxConnections, scrapeMetrics,
-                    scrapeIntervalMs, null);
+                    report.metrics(), report.percentiles(), maxConnections, scrapeMetrics, scrapeIntervalMs);
         } catch (ConfigException e) {
             throw e;
         } catch (IllegalArgumentException e) {

@@ -170,7 +170,7 @@ public final class DemoCommand implements Callable<Integer> {
     private BenchConfig clientConfig(MockServer server) {
         return new BenchConfig(server.baseUrl(), "/v1/completions", server.options().servedModelName(), null, false,
                 120_000, Math.round(5e6), GoodputSlo.NONE, List.of("ttft", "tpot", "itl", "e2el"), List.of(50.0, 99.0),
-                4096, null, 500, null);
+                4096, null, 500);
     }
 
     @SuppressWarnings("unchecked")

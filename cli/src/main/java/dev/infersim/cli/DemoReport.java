@@ -46,9 +46,8 @@ final class DemoReport {
         out.printf(Locale.ROOT, "saturation rate, req/s: measured %s / simulated %.2f (20,000 requests offered at twice "
                 + "the predicted rate) / predicted %.2f%n", Double.isNaN(measuredKnee) ? "not reached in the sweep (no knee)"
                 : String.format(Locale.ROOT, "knee at %.2f", measuredKnee), simulatedSaturation, predictedSaturation);
-        out.println("  (the measured knee is the sweep's first rate whose completions fell below 90% of the offered rate or "
-                + "whose median TTFT tripled; a short run's duration includes draining its longest requests, so the knee "
-                + "comes before the saturation rate)");
+        out.println("  (the measured knee is the sweep's first rate whose completions while sending fell below 90% of the "
+                + "offered rate or whose median TTFT tripled)");
 
         out.println();
         List<String> notes = notes();

@@ -38,7 +38,9 @@ public final class ReportOptions {
     @Option(names = "--result-filename", description = "Result JSON file name (default: vLLM's backend-RATEqps-MODEL-DATE.json).")
     String resultFilename;
 
-    @Option(names = "--save-detailed", description = "Stream one JSON line per request to RESULT.jsonl beside the result.")
+    @Option(names = "--save-detailed", description = "Stream one JSON line per request to RESULT.jsonl beside the result "
+            + "(sweep: RESULT-rate-R.jsonl or RESULT-concurrency-N.jsonl for each load point); bench and sweep also add "
+            + "vLLM's per-request arrays input_lens, output_lens, ttfts, itls, generated_texts and errors to the saved result.")
     boolean saveDetailed;
 
     /** Rejects flag values no run could use. */

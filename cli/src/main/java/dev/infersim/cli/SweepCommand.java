@@ -6,6 +6,7 @@ import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.bench.HtmlReport;
 import dev.infersim.bench.LoadSweep;
+import dev.infersim.bench.VllmDetailArrays;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
@@ -30,7 +31,8 @@ import java.util.concurrent.Callable;
 /**
  * {@code infersim sweep}: one benchmark per request rate (open loop) or per concurrency (closed loop), each with its
  * own warmup, then the saturation knee and the highest load meeting the goodput SLO ({@link LoadSweep}), one combined
- * result JSON and optionally an HTML report with the sweep curves.
+ * result JSON and optionally an HTML report with the sweep curves. With {@code --save-detailed} each load point streams
+ * its requests to its own JSONL file beside the combined result, which names it.
  */
 @Command(name = "sweep", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Run bench at several request rates or concurrencies; find the saturation knee and the highest load "
@@ -69,6 +71,7 @@ public final class SweepCommand implements Callable<Integer> {
                     return (double) c;
                 }).toList();
         PrintStream out = System.out;
+        String resultName = resultName(mode);
         Progress progress = new Progress(loads.size(), System.console() != null);
         List<LoadSweep.Point> points = new ArrayList<>();
         List<Map<String, Object>> runs = new ArrayList<>();
@@ -83,8 +86,9 @@ public final class SweepCommand implements Callable<Integer> {
                 WorkloadSpec spec = mode == LoadSweep.Mode.REQUEST_RATE ? workload.spec(load, null, client.report.numWarmups)
                         : workload.spec(Double.POSITIVE_INFINITY, (int) load, client.report.numWarmups);
                 progress.show(i, mode.key() + " " + format(load));
+                Path detail = client.report.saveDetailed ? detailFile(resultName, mode, load) : null;
                 BenchResult r = bench.run(Workload.open(spec), client.report.numWarmups, client.warmupDurationNanos(),
-                        client.durationNanos(), metadata);
+                        client.durationNanos(), metadata, detail);
                 allValid &= r.valid();
                 points.add(new LoadSweep.Point(load, r.fields()));
                 runs.add(r.fields());
@@ -95,7 +99,7 @@ public final class SweepCommand implements Callable<Integer> {
             progress.done();
             Map<String, Object> sweep = LoadSweep.analyze(mode, points, sloAttainment);
             print(sweep, out);
-            write(sweep, runs, out);
+            write(resultName, sweep, runs, out);
         }
         return allValid ? 0 : 3;
     }
@@ -119,15 +123,30 @@ public final class SweepCommand implements Callable<Integer> {
                 : format((Double) best)));
     }
 
-    private void write(Map<String, Object> sweep, List<Map<String, Object>> runs, PrintStream out) {
-        Map<String, Object> combined = new LinkedHashMap<>();
-        combined.put("infersim_sweep", sweep);
-        combined.put("runs", runs);
+    /** The combined result's file name: --result-filename, else sweep-MODE-MODEL-DATE.json. */
+    private String resultName(LoadSweep.Mode mode) {
+        return client.report.resultFilename != null ? client.report.resultFilename : "sweep-" + mode.key() + "-"
+                + client.model.substring(client.model.lastIndexOf('/') + 1) + "-"
+                + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".json";
+    }
+
+    /** A load point's per-request file beside the combined result: s.json gives s-rate-4.jsonl, s-concurrency-16.jsonl. */
+    private Path detailFile(String resultName, LoadSweep.Mode mode, double load) {
+        String point = (mode == LoadSweep.Mode.REQUEST_RATE ? "rate-" : "concurrency-") + format(load);
+        return client.report.resultDir.resolve(resultName.replaceFirst("\\.json$", "") + "-" + point + ".jsonl");
+    }
+
+    private void write(String resultName, Map<String, Object> sweep, List<Map<String, Object>> runs, PrintStream out) {
+        for (Map<String, Object> run : runs) {
+            if (run.get("infersim_detailed_file") != null) {
+                out.println("Per-request detail written to " + run.get("infersim_detailed_file"));
+            }
+        }
         if (client.report.saveResult) {
-            String name = client.report.resultFilename != null ? client.report.resultFilename : "sweep-" + sweep.get("mode") + "-"
-                    + client.model.substring(client.model.lastIndexOf('/') + 1) + "-"
-                    + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".json";
-            Path path = client.report.resultDir.resolve(name);
+            Map<String, Object> combined = new LinkedHashMap<>();
+            combined.put("infersim_sweep", sweep);
+            combined.put("runs", runs.stream().map(SweepCommand::withDetailArrays).toList());
+            Path path = client.report.resultDir.resolve(resultName);
             try {
                 Files.createDirectories(path.toAbsolutePath().getParent());
                 new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(path.toFile(), combined);
@@ -140,6 +159,17 @@ public final class SweepCommand implements Callable<Integer> {
             HtmlReport.writeSweep(client.html, sweep, runs);
             out.println("HTML report written to " + client.html);
         }
+    }
+
+    /** A run as its result file has it: with vLLM's per-request arrays when it kept per-request detail. */
+    private static Map<String, Object> withDetailArrays(Map<String, Object> run) {
+        Object detail = run.get("infersim_detailed_file");
+        if (detail == null) {
+            return run;
+        }
+        Map<String, Object> all = new LinkedHashMap<>(run);
+        all.putAll(VllmDetailArrays.of(Path.of(detail.toString())));
+        return all;
     }
 
     private static double num(Object v) {

@@ -1,5 +1,7 @@
 package dev.infersim.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
 import dev.infersim.server.MockServer;
@@ -11,6 +13,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -53,6 +56,7 @@ class BenchCommandTest {
         assertTrue(json.contains("\"purpose\" : \"test\"") && json.contains("\"request_goodput\""), json);
         // as in vLLM (and simulate), the 4 warmups come on top of the 40 measured prompts
         assertEquals(40, Files.readAllLines(dir.resolve("a.jsonl")).stream().filter(l -> !l.isBlank()).count());
+        assertEquals(40, new ObjectMapper().readTree(json).get("itls").size(), "vLLM's per-request arrays");
         assertTrue(Files.size(dir.resolve("a.json.html")) > 1_000_000, "ECharts is inlined");
         assertEquals(0, bench("b.json", "2").exitCode());
 
@@ -62,15 +66,23 @@ class BenchCommandTest {
     }
 
     @Test
-    void sweepFindsKneeAndWritesOneCombinedResult() throws Exception {
+    void sweepFindsKneeAndWritesOneCombinedResultNamingEachPointsDetailFile() throws Exception {
         CliRun r = CliRun.of("sweep", "--base-url", server.baseUrl(), "--model", server.options().servedModelName(),
                 "--concurrencies", "1,4", "--num-prompts", "24", "--random-input-len", "32", "--random-output-len", "8",
-                "--ignore-eos", "--num-warmups", "2", "--max-send-lag-ms", "1000", "--save-result",
+                "--ignore-eos", "--num-warmups", "2", "--max-send-lag-ms", "1000", "--save-result", "--save-detailed",
                 "--result-dir", dir.toString(), "--result-filename", "s.json", "--html", dir.resolve("s.html").toString());
         assertEquals(0, r.exitCode(), r.out() + r.err());
         assertTrue(r.out().contains("Saturation knee"), r.out());
         String json = Files.readString(dir.resolve("s.json"));
         assertTrue(json.contains("\"infersim_sweep\"") && json.contains("\"max_concurrency\" : 4"), json);
+        JsonNode runs = new ObjectMapper().readTree(json).get("runs");
+        for (int i = 0; i < 2; i++) {
+            Path detail = dir.resolve("s-concurrency-" + List.of(1, 4).get(i) + ".jsonl");
+            assertEquals(detail.toString(), runs.get(i).get("infersim_detailed_file").asText());
+            assertEquals(24, Files.readAllLines(detail).stream().filter(l -> !l.isBlank()).count(),
+                    "each point's own 24 measured requests");
+            assertEquals(24, runs.get(i).get("ttfts").size(), "vLLM's per-request arrays of the point");
+        }
     }
 
     @Test

@@ -57,7 +57,7 @@ class MockAgreesWithSimulatorTest {
         Map<String, Object> measured;
         try (BenchmarkClient client = new BenchmarkClient(new BenchConfig(server.baseUrl(), "/v1/completions",
                 server.options().servedModelName(), null, false, 60_000, 5_000_000, GoodputSlo.NONE,
-                List.of("ttft", "tpot"), List.of(50.0, 99.0), 1024, null, 500, null))) {
+                List.of("ttft", "tpot"), List.of(50.0, 99.0), 1024, null, 500))) {
             BenchResult r = client.run(Workload.open(spec(rate * TIME_SCALE)), WARMUPS, 0, 0, Map.of());
             measured = r.fields();
         } finally {

@@ -104,12 +104,22 @@ public final class BenchmarkReport {
 
     /** Writes the result as pretty-printed JSON, creating parent directories. */
     public void write(Path file) {
+        write(file, Map.of());
+    }
+
+    /**
+     * Writes the result followed by {@code more} keys, which only the file gets (such as per-request arrays that
+     * stream themselves from disk as they are written).
+     */
+    public void write(Path file, Map<String, Object> more) {
         try {
             Path parent = file.toAbsolutePath().getParent();
             if (parent != null) {
                 Files.createDirectories(parent);
             }
-            JSON.writeValue(file.toFile(), fields);
+            Map<String, Object> all = new LinkedHashMap<>(fields);
+            all.putAll(more);
+            JSON.writeValue(file.toFile(), all);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write result " + file + ": " + e.getMessage(), e);
         }
