@@ -2,15 +2,19 @@
 # Mock-server throughput run on one machine: the bare Vert.x SSE ceiling (best of two step periods), then the mock,
 # each against the same closed-loop load generator. Usage: bench/mock-server/run.sh [STREAMS] [TOKENS] [TIME_SCALE]
 # The mock JVM maps Java thread priorities to nice values (-XX:ThreadPriorityPolicy=1, needs root; the engine thread asks
-# for MAX_PRIORITY) and asks G1 for short pauses, since both delay engine steps. RT_ENGINE=1 also puts the engine thread
-# on SCHED_FIFO (chrt, root) to show what is left once CPU contention no longer delays its wake-ups.
+# for MAX_PRIORITY) and collects with Shenandoah (pauses of a fraction of a millisecond; G1's young pauses of several ms
+# stop the engine thread): MOCK_GC=g1 runs G1 instead. Every safepoint stops the engine thread, and on two saturated cores
+# reaching one takes milliseconds, so the harness also turns off the JVM's periodic cleanup safepoint (once a second) and
+# gives the JIT's inline-cache buffer room (a full one forces a safepoint, ~13 per 30 s here). RT_ENGINE=1 also puts the engine thread on
+# SCHED_FIFO (chrt, root) to show what is left once CPU contention no longer delays its wake-ups. MEASURE=S (default 10)
+# sets the measured window.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 STREAMS=${1:-2000}
 TOKENS=${2:-100}
 SCALE=${3:-1}
 WARMUP=3
-MEASURE=10
+MEASURE=${MEASURE:-10}
 JAR=cli/target/infersim.jar
 [ -f "$JAR" ] || mvn -B -q -o install -DskipTests
 BENCH=bench/mock-server/MockServerBench.java
@@ -25,7 +29,9 @@ for PERIOD in 20 40; do
   wait "$BARE" 2>/dev/null || true
 done
 
-MOCK_JVM=(-Xmx512m -XX:MaxGCPauseMillis=3)
+MOCK_JVM=(-Xmx512m -XX:+IgnoreUnrecognizedVMOptions -XX:+UnlockDiagnosticVMOptions -XX:GuaranteedSafepointInterval=0
+  -XX:+UnlockExperimentalVMOptions -XX:InlineCacheBufferSize=1048576)
+if [ "${MOCK_GC:-shenandoah}" = g1 ]; then MOCK_JVM+=(-XX:MaxGCPauseMillis=3); else MOCK_JVM+=(-XX:+UseShenandoahGC); fi
 [ "$(id -u)" = 0 ] && MOCK_JVM+=(-XX:ThreadPriorityPolicy=1)
 java "${MOCK_JVM[@]}" -cp "$JAR" "$BENCH" mock 19102 "$SCALE" 2048 "$STREAMS" "$MEASURE" >/tmp/infersim-mock.log 2>/dev/null &
 MOCK=$!

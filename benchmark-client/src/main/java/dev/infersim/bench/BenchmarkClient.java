@@ -43,7 +43,7 @@ public final class BenchmarkClient implements AutoCloseable {
     /** Connects nothing yet; builds the tokenizer vocabulary (about a second). */
     public BenchmarkClient(BenchConfig config) {
         this.config = config;
-        this.vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
+        this.vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2).setPreferNativeTransport(true));
         Context loop = vertx.getOrCreateContext();
         this.http = vertx.createHttpClient(new HttpClientOptions().setKeepAlive(true).setTcpNoDelay(true)
                         .setDecompressionSupported(false),
