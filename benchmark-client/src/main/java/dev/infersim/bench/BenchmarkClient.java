@@ -14,6 +14,7 @@ import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
+import io.vertx.core.internal.VertxInternal;
 
 import java.nio.file.Path;
 import java.time.LocalDateTime;
@@ -37,17 +38,22 @@ public final class BenchmarkClient implements AutoCloseable {
 
     private final BenchConfig config;
     private final Vertx vertx;
-    private final HttpClientAgent http;
+    private final List<HttpClientAgent> clients = new ArrayList<>();
     private final LoadRun load;
 
     /** Connects nothing yet; builds the tokenizer vocabulary (about a second). */
     public BenchmarkClient(BenchConfig config) {
         this.config = config;
-        this.vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2).setPreferNativeTransport(true));
-        Context loop = vertx.getOrCreateContext();
-        this.http = vertx.createHttpClient(new HttpClientOptions().setKeepAlive(true).setTcpNoDelay(true)
-                        .setDecompressionSupported(false),
-                new PoolOptions().setHttp1MaxSize(config.maxConnections()).setMaxWaitQueueSize(-1));
+        int lanes = Math.max(1, Runtime.getRuntime().availableProcessors());
+        this.vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(lanes).setPreferNativeTransport(true));
+        List<Context> loops = new ArrayList<>();
+        for (int i = 0; i < lanes; i++) {
+            // A fresh event-loop context takes the pool's next event loop: one lane per loop.
+            loops.add(((VertxInternal) vertx).createEventLoopContext());
+            clients.add(vertx.createHttpClient(new HttpClientOptions().setKeepAlive(true).setTcpNoDelay(true)
+                            .setDecompressionSupported(false),
+                    new PoolOptions().setHttp1MaxSize((config.maxConnections() + lanes - 1) / lanes).setMaxWaitQueueSize(-1)));
+        }
         RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST)
                 .setAbsoluteURI(config.baseUrl() + config.endpoint())
                 .putHeader("content-type", "application/json")
@@ -55,7 +61,7 @@ public final class BenchmarkClient implements AutoCloseable {
         if (config.apiKey() != null && !config.apiKey().isBlank()) {
             options.putHeader("authorization", "Bearer " + config.apiKey());
         }
-        this.load = new LoadRun(vertx, loop, http, options, PromptRenderer.cl100k(), config);
+        this.load = new LoadRun(vertx, loops, clients, options, PromptRenderer.cl100k(), config);
     }
 
     /** Ends the running phase early (SIGINT): no more sends, in-flight requests are aborted and not counted. */
@@ -215,7 +221,9 @@ public final class BenchmarkClient implements AutoCloseable {
 
     @Override
     public void close() {
-        http.close().await();
+        for (HttpClientAgent client : clients) {
+            client.close().await();
+        }
         vertx.close().await();
     }
 }

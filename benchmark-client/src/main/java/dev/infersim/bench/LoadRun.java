@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -32,6 +31,10 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Closed loop (rate inf, cap N): no pacer; the event loop sends the next request the moment one ends, so exactly N
  * are in flight until the stream runs out, and latencies count from that moment.
  *
+ * <p>Requests are spread over {@link Lane}s, one per event loop, each with its own HTTP client so that a connection,
+ * its requests and their callbacks stay on one thread: one loop alone runs out of CPU near 500 streamed requests/s.
+ * Open-loop sends go to the lanes in turn; the users of a closed loop are dealt out to them.
+ *
  * <p>Every request ends: by its response, its timeout, or the run's deadline (last send + request timeout + 5 s),
  * after which whatever is still in flight is aborted and counted as {@code deadline}.
  */
@@ -40,34 +43,26 @@ final class LoadRun {
     private static final long LEAD_NANOS = 20_000_000;
     private static final long DEADLINE_GRACE_NANOS = 5_000_000_000L;
 
-    private final Vertx vertx;
-    private final Context loop;
-    private final HttpClient client;
     private final RequestOptions options;
     private final PromptRenderer renderer;
     private final RequestBodies bodies;
     private final BenchConfig config;
-    private final AtomicInteger inFlight = new AtomicInteger();
+    private final List<Lane> lanes = new ArrayList<>();
+    private final InFlight inFlight = new InFlight();
     private volatile boolean stopped;
+    private volatile Semaphore permits;
+    private volatile ClosedLoop closedLoop;
 
-    // Owned by the event loop.
-    private final ArrayDeque<Exchange> pool = new ArrayDeque<>();
-    private final List<Exchange> active = new ArrayList<>();
-    private Semaphore permits;
-    private ClosedLoop closedLoop;
-    private int maxActive;
-    private long activeSinceNanos;
-    private double activeIntegralNanos;
-
-    LoadRun(Vertx vertx, Context loop, HttpClient client, RequestOptions options, PromptRenderer renderer,
-            BenchConfig config) {
-        this.vertx = vertx;
-        this.loop = loop;
-        this.client = client;
+    /** One lane per pair of an event-loop context and the HTTP client used only from it. */
+    LoadRun(Vertx vertx, List<Context> loops, List<? extends HttpClient> clients, RequestOptions options,
+            PromptRenderer renderer, BenchConfig config) {
         this.options = options;
         this.renderer = renderer;
         this.config = config;
         this.bodies = new RequestBodies(config.model(), config.chat(), config.ignoreEos(), renderer);
+        for (int i = 0; i < loops.size(); i++) {
+            lanes.add(new Lane(vertx, loops.get(i), clients.get(i)));
+        }
     }
 
     /**
@@ -104,12 +99,8 @@ final class LoadRun {
         MeasuredWindow warm = new MeasuredWindow(start, GoodputSlo.NONE, null, !config.chat());
         MeasuredWindow measured = null;
         Semaphore cap = maxConcurrency > 0 ? new Semaphore(maxConcurrency) : null;
-        onLoop(() -> {
-            permits = cap;
-            maxActive = 0;
-            activeIntegralNanos = 0;
-            activeSinceNanos = start;
-        });
+        permits = cap;
+        inFlight.reset(start);
         long issued = 0;
         long lastOrigin = start;
         while (!stopped && requests.hasNext()) {
@@ -134,71 +125,60 @@ final class LoadRun {
                 measured = new MeasuredWindow(origin, slo, log, !config.chat());
             }
             MeasuredWindow into = isWarmup ? warm : measured;
-            inFlight.incrementAndGet();
-            loop.runOnContext(v -> dispatch(r, body, scheduled, origin, into));
+            inFlight.add(1, origin);
+            Lane lane = lanes.get((int) (issued % lanes.size()));
+            lane.loop.runOnContext(v -> lane.dispatch(r, body, scheduled, origin, into));
             issued++;
             lastOrigin = origin;
         }
-        double[] sendingMean = new double[1];
-        MeasuredWindow sent = measured;
-        onLoop(() -> {
-            long now = System.nanoTime();
-            accumulateActive(now);
-            sendingMean[0] = activeIntegralNanos / Math.max(1, activeSinceNanos - start);
-            if (sent != null) {
-                sent.sendingEnded(now);
-            }
-        });
+        long sendingEnd = System.nanoTime();
+        double sendingMean = inFlight.mean(sendingEnd);
+        if (measured != null) {
+            measured.sendingEnded(sendingEnd);
+        }
         awaitDrain(lastOrigin + config.requestTimeoutMillis() * 1_000_000L + DEADLINE_GRACE_NANOS);
-        boolean interrupted = stopped;
         MeasuredWindow window = measured != null ? measured
                 : new MeasuredWindow(System.nanoTime(), slo, null, !config.chat());
-        CompletableFuture<Phase> result = new CompletableFuture<>();
-        long issuedTotal = issued;
-        onLoop(() -> result.complete(new Phase(warm, window, maxActive, sendingMean[0], issuedTotal, interrupted)));
-        return result.join();
+        return new Phase(warm, window, inFlight.max(), sendingMean, issued, stopped);
     }
 
     /**
-     * A closed loop of {@code users}: the event loop itself sends the next request the moment one ends (no thread
-     * hand-off), so exactly {@code users} are in flight until the stream runs out. Latencies count from that moment.
-     * Warmup is the first {@code warmupCount} requests and those sent within {@code warmupNanos} of the start.
+     * A closed loop of {@code users}, dealt out to the lanes: each lane's event loop itself sends the next request the
+     * moment one of its own ends (no thread hand-off), so exactly {@code users} are in flight until the stream runs
+     * out. Latencies count from that moment. Warmup is the first {@code warmupCount} requests and those sent within
+     * {@code warmupNanos} of the start.
      */
     private Phase runClosedLoop(Iterator<WorkloadRequest> requests, int users, long warmupCount, long warmupNanos,
                                 long durationNanos, GoodputSlo slo, RequestLog log) {
-        ClosedLoop feed = new ClosedLoop(requests, warmupCount, warmupNanos, durationNanos, slo, log);
-        onLoop(() -> {
-            feed.begin(System.nanoTime());
-            permits = null;
-            maxActive = 0;
-            activeIntegralNanos = 0;
-            activeSinceNanos = feed.start;
-            closedLoop = feed;
-            for (int i = 0; i < users; i++) {
-                feed.sendNext();
-            }
-            // The in-flight average starts once all users are in: it measures the loop, not its start-up.
-            activeIntegralNanos = 0;
-            activeSinceNanos = System.nanoTime();
-            feed.steadyFromNanos = activeSinceNanos;
-        });
+        ClosedLoop feed = new ClosedLoop(requests, warmupCount, warmupNanos, durationNanos, slo, log, System.nanoTime());
+        permits = null;
+        inFlight.reset(feed.start);
+        closedLoop = feed;
+        for (int l = 0; l < lanes.size(); l++) {
+            Lane lane = lanes.get(l);
+            int laneUsers = users / lanes.size() + (l < users % lanes.size() ? 1 : 0);
+            onLane(lane, () -> {
+                for (int i = 0; i < laneUsers; i++) {
+                    feed.sendNext(lane);
+                }
+            });
+        }
+        // The in-flight average starts once all users are in: it measures the loop, not its start-up.
+        inFlight.startAveraging(System.nanoTime());
         while (!feed.exhausted && !stopped) {
             LockSupport.parkNanos(5_000_000);
         }
         awaitDrain(System.nanoTime() + config.requestTimeoutMillis() * 1_000_000L + DEADLINE_GRACE_NANOS);
-        boolean interrupted = stopped;
-        CompletableFuture<Phase> result = new CompletableFuture<>();
-        onLoop(() -> {
-            closedLoop = null;
-            feed.markExhausted();
+        closedLoop = null;
+        synchronized (feed) {
+            feed.markExhausted(System.nanoTime());
             MeasuredWindow window = feed.measured != null ? feed.measured
                     : new MeasuredWindow(System.nanoTime(), slo, null, !config.chat());
-            result.complete(new Phase(feed.warm, window, maxActive, feed.sendingMean, feed.issued, interrupted));
-        });
-        return result.join();
+            return new Phase(feed.warm, window, inFlight.max(), feed.sendingMean, feed.issued, stopped);
+        }
     }
 
-    /** The request stream of a closed loop, consumed on the event loop. */
+    /** The request stream of a closed loop, drawn from by every lane's event loop (under the feed's lock). */
     private final class ClosedLoop {
         private final Iterator<WorkloadRequest> requests;
         private final long warmupCount;
@@ -206,57 +186,160 @@ final class LoadRun {
         private final long durationNanos;
         private final GoodputSlo slo;
         private final RequestLog log;
-        private long start;
-        private long steadyFromNanos;
-        private MeasuredWindow warm;
-        MeasuredWindow measured;
-        long issued;
-        double sendingMean;
+        private final long start;
+        private final MeasuredWindow warm;
+        private MeasuredWindow measured;
+        private long issued;
+        private double sendingMean;
         volatile boolean exhausted;
 
         ClosedLoop(Iterator<WorkloadRequest> requests, long warmupCount, long warmupNanos, long durationNanos,
-                   GoodputSlo slo, RequestLog log) {
+                   GoodputSlo slo, RequestLog log, long start) {
             this.requests = requests;
             this.warmupCount = warmupCount;
             this.warmupNanos = warmupNanos;
             this.durationNanos = durationNanos;
             this.slo = slo;
             this.log = log;
+            this.start = start;
+            this.warm = new MeasuredWindow(start, GoodputSlo.NONE, null, !config.chat());
         }
 
-        void begin(long nowNanos) {
-            start = nowNanos;
-            warm = new MeasuredWindow(nowNanos, GoodputSlo.NONE, null, !config.chat());
-        }
-
-        void sendNext() {
-            long now = System.nanoTime();
-            boolean pastDuration = measured != null && durationNanos > 0 && now - measured.startNanos >= durationNanos;
-            if (exhausted || stopped || pastDuration || !requests.hasNext()) {
-                markExhausted();
-                return;
+        /** On {@code lane}'s event loop: sends the stream's next request there, or marks the stream exhausted. */
+        void sendNext(Lane lane) {
+            WorkloadRequest r;
+            MeasuredWindow into;
+            long now;
+            synchronized (this) {
+                now = System.nanoTime();
+                boolean pastDuration = measured != null && durationNanos > 0 && now - measured.startNanos >= durationNanos;
+                if (exhausted || stopped || pastDuration || !requests.hasNext()) {
+                    markExhausted(now);
+                    return;
+                }
+                r = requests.next();
+                boolean isWarmup = r.index() < warmupCount || now - start < warmupNanos;
+                if (!isWarmup && measured == null) {
+                    measured = new MeasuredWindow(now, slo, log, !config.chat());
+                }
+                into = isWarmup ? warm : measured;
+                issued++;
+                inFlight.add(1, now);
             }
-            WorkloadRequest r = requests.next();
-            boolean isWarmup = r.index() < warmupCount || now - start < warmupNanos;
-            if (!isWarmup && measured == null) {
-                measured = new MeasuredWindow(now, slo, log, !config.chat());
-            }
-            inFlight.incrementAndGet();
-            issued++;
-            dispatch(r, bodies.body(r), now, now, isWarmup ? warm : measured);
+            lane.dispatch(r, lane.bodies.body(r), now, now, into);
         }
 
-        void markExhausted() {
+        synchronized void markExhausted(long now) {
             if (!exhausted) {
-                long now = System.nanoTime();
-                accumulateActive(now);
-                long from = steadyFromNanos > 0 ? steadyFromNanos : start;
-                sendingMean = activeIntegralNanos / Math.max(1, activeSinceNanos - from);
+                sendingMean = inFlight.mean(now);
                 if (measured != null) {
                     measured.sendingEnded(now);
                 }
                 exhausted = true;
             }
+        }
+    }
+
+    /**
+     * One event loop and the HTTP client used only from it, so a connection, its requests and their callbacks stay on
+     * one thread. Its state belongs to that event loop.
+     */
+    private final class Lane {
+        final Context loop;
+        final RequestBodies bodies;
+        private final Vertx vertx;
+        private final HttpClient client;
+        private final ArrayDeque<Exchange> pool = new ArrayDeque<>();
+        private final List<Exchange> active = new ArrayList<>();
+
+        Lane(Vertx vertx, Context loop, HttpClient client) {
+            this.vertx = vertx;
+            this.loop = loop;
+            this.client = client;
+            this.bodies = new RequestBodies(config.model(), config.chat(), config.ignoreEos(), renderer);
+        }
+
+        void dispatch(WorkloadRequest r, Buffer body, long scheduled, long origin, MeasuredWindow into) {
+            Exchange x = pool.poll();
+            if (x == null) {
+                x = new Exchange(vertx, client, options, renderer, this::finished);
+            }
+            active.add(x);
+            x.window = into;
+            x.start(r, body, scheduled, origin, config.requestTimeoutMillis());
+        }
+
+        private void finished(Exchange x) {
+            long now = System.nanoTime();
+            int at = active.lastIndexOf(x);
+            active.set(at, active.get(active.size() - 1));
+            active.remove(active.size() - 1);
+            try {
+                if (!"interrupted".equals(x.errorType)) {
+                    x.window.record(x, now);
+                }
+            } finally {
+                inFlight.add(-1, now); // even if recording fails, the run must be able to drain and end
+            }
+            ClosedLoop feed = closedLoop;
+            if (feed != null) {
+                // The next user request goes out now, before x returns to the pool: x is still inside its own callbacks.
+                feed.sendNext(this);
+            }
+            pool.push(x);
+            Semaphore cap = permits;
+            if (cap != null) {
+                cap.release();
+            }
+        }
+
+        void abortAll(String type, String message) {
+            for (Exchange x : new ArrayList<>(active)) {
+                x.abort(type, message);
+            }
+        }
+    }
+
+    /** Requests in flight over all lanes: the count, its maximum, and its time integral for the mean. */
+    private static final class InFlight {
+        private int count;
+        private int max;
+        private double integralNanos;
+        private long sinceNanos;
+        private long averagingFromNanos;
+
+        synchronized void reset(long nowNanos) {
+            max = count;
+            integralNanos = 0;
+            sinceNanos = nowNanos;
+            averagingFromNanos = nowNanos;
+        }
+
+        synchronized void startAveraging(long nowNanos) {
+            add(0, nowNanos);
+            integralNanos = 0;
+            averagingFromNanos = nowNanos;
+        }
+
+        synchronized void add(int delta, long nowNanos) {
+            integralNanos += (double) count * Math.max(0, nowNanos - sinceNanos);
+            sinceNanos = Math.max(sinceNanos, nowNanos);
+            count += delta;
+            max = Math.max(max, count);
+        }
+
+        /** Time-average of the count from the last reset or {@link #startAveraging} to {@code nowNanos}. */
+        synchronized double mean(long nowNanos) {
+            add(0, nowNanos);
+            return integralNanos / Math.max(1, nowNanos - averagingFromNanos);
+        }
+
+        synchronized int count() {
+            return count;
+        }
+
+        synchronized int max() {
+            return max;
         }
     }
 
@@ -286,67 +369,25 @@ final class LoadRun {
         }
     }
 
-    private void dispatch(WorkloadRequest r, Buffer body, long scheduled, long origin, MeasuredWindow into) {
-        Exchange x = pool.poll();
-        if (x == null) {
-            x = new Exchange(vertx, client, options, renderer, this::finished);
-        }
-        accumulateActive(System.nanoTime());
-        active.add(x);
-        maxActive = Math.max(maxActive, active.size());
-        x.window = into;
-        x.start(r, body, scheduled, origin, config.requestTimeoutMillis());
-    }
-
-    private void finished(Exchange x) {
-        long now = System.nanoTime();
-        accumulateActive(now);
-        int at = active.lastIndexOf(x);
-        active.set(at, active.get(active.size() - 1));
-        active.remove(active.size() - 1);
-        try {
-            if (!"interrupted".equals(x.errorType)) {
-                x.window.record(x, now);
-            }
-        } finally {
-            inFlight.decrementAndGet(); // even if recording fails, the run must be able to drain and end
-        }
-        if (closedLoop != null) {
-            // The next user request goes out now, before x returns to the pool: x is still inside its own callbacks.
-            closedLoop.sendNext();
-        }
-        pool.push(x);
-        if (permits != null) {
-            permits.release();
-        }
-    }
-
-    private void accumulateActive(long now) {
-        activeIntegralNanos += (double) active.size() * Math.max(0, now - activeSinceNanos);
-        activeSinceNanos = Math.max(activeSinceNanos, now);
-    }
-
     private void awaitDrain(long deadlineNanos) {
-        while (inFlight.get() > 0 && System.nanoTime() < deadlineNanos && !stopped) {
+        while (inFlight.count() > 0 && System.nanoTime() < deadlineNanos && !stopped) {
             LockSupport.parkNanos(5_000_000);
         }
-        if (inFlight.get() > 0) {
+        if (inFlight.count() > 0) {
             String abortType = stopped ? "interrupted" : "deadline";
             String message = stopped ? "the run was interrupted" : "still in flight when the run's deadline passed";
-            onLoop(() -> {
-                for (Exchange x : new ArrayList<>(active)) {
-                    x.abort(abortType, message);
-                }
-            });
-            while (inFlight.get() > 0) {
+            for (Lane lane : lanes) {
+                onLane(lane, () -> lane.abortAll(abortType, message));
+            }
+            while (inFlight.count() > 0) {
                 LockSupport.parkNanos(1_000_000);
             }
         }
     }
 
-    private void onLoop(Runnable action) {
+    private static void onLane(Lane lane, Runnable action) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        loop.runOnContext(v -> {
+        lane.loop.runOnContext(v -> {
             try {
                 action.run();
                 done.complete(null);

@@ -15,8 +15,9 @@ import java.util.Map;
  * Everything measured over one window of a run (the warmup or the measured part): the shared {@link ServingStats}
  * (vLLM's metrics), plus what only a real client sees: send lag (actual send minus intended send), errors by type,
  * prompt-length mismatches against the server's usage, the error of each latency against the server's ground truth,
- * and per-second bins of sends, completions, tokens and latency for the report's time charts. Owned by the event loop
- * (not thread-safe); recording a request allocates only its {@link RequestRecord}.
+ * and per-second bins of sends, completions, tokens and latency for the report's time charts. The event loops of a
+ * run record into it under its lock; it is read once the run has drained. Recording a request allocates only its
+ * {@link RequestRecord}.
  */
 final class MeasuredWindow {
     private static final int MISMATCH_EXAMPLES = 5;
@@ -61,7 +62,7 @@ final class MeasuredWindow {
     }
 
     /** Records one finished (or failed) request. */
-    void record(Exchange x, long nowNanos) {
+    synchronized void record(Exchange x, long nowNanos) {
         lastFinishNanos = Math.max(lastFinishNanos, nowNanos);
         if (x.sendNanos >= 0) {
             sendLag.record(Math.max(0, x.sendNanos - x.originNanos));
@@ -165,7 +166,7 @@ final class MeasuredWindow {
     }
 
     /** Marks the end of sending: the window's last request has just gone out. */
-    void sendingEnded(long nowNanos) {
+    synchronized void sendingEnded(long nowNanos) {
         sendingEndNanos = nowNanos;
         completedWhileSending = stats.completed();
     }
