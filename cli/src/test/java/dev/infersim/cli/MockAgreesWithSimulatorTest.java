@@ -30,8 +30,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * seeded workload: both run the same engine, one on the wall clock and one in virtual time, so below saturation the
  * client's TTFT and TPOT percentiles match the simulator's within 5%.
  *
- * <p>What separates them is the HTTP path itself: on this kind of sandboxed machine a loopback round trip costs 1.5 to
- * 3 ms even for a trivial static server, and tokenizing a long prompt takes the server a few more. The test therefore
+ * <p>What separates them is the HTTP path itself: on a small shared machine each hop between threads (client event loop,
+ * server event loop, engine thread and back) waits for a wake-up that is 0.05 ms at the median but milliseconds at the
+ * tail (the TCP loopback itself takes ~0.02 ms), and tokenizing a long prompt takes the server a few more. The test therefore
  * uses long prompts (TTFT near 100 ms) and runs the mock at quarter speed ({@code --time-scale 0.25}), which divides
  * those overheads by four when measured in the modelled GPU's time. At half speed the client's median TTFT was 5% above
  * the simulator's.
