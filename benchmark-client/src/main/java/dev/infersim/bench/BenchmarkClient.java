@@ -148,6 +148,8 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_mean_in_flight", phase.meanInFlight());
         double steady = w.steadyRequestThroughput();
         extra.put("infersim_steady_request_throughput", Double.isNaN(steady) ? null : steady);
+        double offered = w.steadySendRate();
+        extra.put("infersim_steady_send_rate", Double.isNaN(offered) ? null : offered);
         extra.put("infersim_errors", w.errors.toJson());
         extra.put("infersim_prompt_token_mismatches", w.promptMismatches);
         extra.put("infersim_prompt_token_mismatch_max_tokens", w.promptMismatchMaxTokens);

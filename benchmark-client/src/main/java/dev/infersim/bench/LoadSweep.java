@@ -11,9 +11,12 @@ import java.util.Map;
  * server saturates, and the highest load that still meets the goodput SLO.
  *
  * <p>Saturation knee: the first point where throughput stops following the load or latency takes off. For rates, the
- * request throughput achieved while requests were still being sent ({@code infersim_steady_request_throughput}, which
- * leaves out the drain after the last send; {@code request_throughput} for results without it) falls below
- * {@value #RATE_EFFICIENCY} of the offered rate; for concurrencies, raising
+ * rate at which the server took requests in while they were being sent ({@code infersim_steady_request_throughput}: first
+ * tokens over the sending span shifted by the median TTFT, which leaves out the wait for the first responses and the
+ * drain after the last send; {@code request_throughput} for results without it) falls below
+ * {@value #RATE_EFFICIENCY} of the rate actually offered over the same span ({@code infersim_steady_send_rate}: a
+ * short Poisson schedule misses its nominal rate by several percent; the nominal rate for results without it); for
+ * concurrencies, raising
  * concurrency by a factor f gains less than {@value #MARGINAL_GAIN} of the (f - 1) a linear system would (closed loops
  * obey Little's law, throughput = N / E2EL, so flat throughput means latency is absorbing the extra users); for both,
  * median TTFT above {@value #TTFT_GROWTH} times that of the lightest point. This is the "find the knee" rule of the
@@ -66,9 +69,9 @@ public final class LoadSweep {
             double attainment = attainment(r);
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("load", p.load());
-            for (String k : List.of("request_throughput", "infersim_steady_request_throughput", "request_goodput",
-                    "output_throughput", "median_ttft_ms", "p99_ttft_ms", "median_tpot_ms", "p99_tpot_ms",
-                    "median_e2el_ms", "p99_e2el_ms", "completed", "failed", "infersim_valid")) {
+            for (String k : List.of("request_throughput", "infersim_steady_request_throughput", "infersim_steady_send_rate",
+                    "request_goodput", "output_throughput", "median_ttft_ms", "p99_ttft_ms", "median_tpot_ms",
+                    "p99_tpot_ms", "median_e2el_ms", "p99_e2el_ms", "completed", "failed", "infersim_valid")) {
                 row.put(k, r.get(k));
             }
             row.put("slo_attainment", Double.isNaN(attainment) ? null : attainment);
@@ -103,9 +106,13 @@ public final class LoadSweep {
                     TTFT_GROWTH, baseTtft);
         }
         double sending = sendingThroughput(r);
-        if (mode == Mode.REQUEST_RATE && Double.isFinite(load) && sending < RATE_EFFICIENCY * load) {
+        double offered = number(r, "infersim_steady_send_rate");
+        if (Double.isNaN(offered)) {
+            offered = load;
+        }
+        if (mode == Mode.REQUEST_RATE && Double.isFinite(offered) && sending < RATE_EFFICIENCY * offered) {
             return String.format(Locale.ROOT, "achieved %.2f req/s is below %.0f%% of the offered %.2f req/s", sending,
-                    RATE_EFFICIENCY * 100, load);
+                    RATE_EFFICIENCY * 100, offered);
         }
         if (mode == Mode.MAX_CONCURRENCY && i > 0) {
             double throughput = number(r, "request_throughput");

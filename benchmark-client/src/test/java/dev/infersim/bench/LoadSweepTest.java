@@ -50,6 +50,19 @@ class LoadSweepTest {
     }
 
     @Test
+    void rateKneeComparesCompletionsWithWhatTheScheduleActuallyOffered() {
+        // A short Poisson schedule at nominal 10 req/s happened to offer 8.5 req/s; completions kept up with that. At
+        // nominal 20 req/s it offered 21 and completions fell behind.
+        LoadSweep.Point light = whileSending(point(10, 8.4, 50, null), 8.4);
+        light.result().put("infersim_steady_send_rate", 8.5);
+        LoadSweep.Point heavy = whileSending(point(20, 15.0, 60, null), 16.0);
+        heavy.result().put("infersim_steady_send_rate", 21.0);
+        Map<String, Object> s = LoadSweep.analyze(LoadSweep.Mode.REQUEST_RATE, List.of(light, heavy), 0.9);
+        assertEquals(20.0, s.get("knee_load"));
+        assertTrue(((String) s.get("knee_reason")).contains("offered 21.00 req/s"), (String) s.get("knee_reason"));
+    }
+
+    @Test
     void rateKneeAlsoTriggersOnTtftBlowUp() {
         Map<String, Object> s = LoadSweep.analyze(LoadSweep.Mode.REQUEST_RATE, List.of(
                 point(1, 1.0, 50, null), point(2, 2.0, 200, null)), 0.9);

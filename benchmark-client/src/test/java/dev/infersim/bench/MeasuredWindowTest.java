@@ -12,42 +12,66 @@ class MeasuredWindowTest {
 
     /** A request sent at {@code sendNanos} that streamed 8 tokens and ended {@code latencyNanos} later. */
     private static Exchange completed(long index, long sendNanos, long latencyNanos) {
+        return completed(index, sendNanos, latencyNanos / 2, latencyNanos);
+    }
+
+    private static Exchange completed(long index, long sendNanos, long ttftNanos, long latencyNanos) {
         Exchange x = new Exchange(null, null, null, null, null);
         x.request = new WorkloadRequest(index, sendNanos, 16, 0, -1, 8, 8, index, 0, false, "random", null);
         x.scheduledNanos = sendNanos;
         x.originNanos = sendNanos;
         x.sendNanos = sendNanos;
-        x.firstTokenNanos = sendNanos + latencyNanos / 2;
+        x.firstTokenNanos = sendNanos + ttftNanos;
         x.lastTokenNanos = sendNanos + latencyNanos;
         x.usageCompletionTokens = 8;
         return x;
     }
 
-    @Test
-    void steadyThroughputLeavesOutTheFirstResponseWaitAndTheDrain() {
-        // 10 req/s for 10 s, every request taking 2 s: 100 requests in an 11.9 s window, but 10 req/s while sending.
+    /** 100 requests sent at 10 req/s, request i with the given TTFT and E2EL; sending ends with the last send. */
+    private static MeasuredWindow tenPerSecond(java.util.function.LongUnaryOperator ttft, java.util.function.LongUnaryOperator e2el) {
         MeasuredWindow w = new MeasuredWindow(0, GoodputSlo.NONE, null, true);
-        long lastSend = 99 * SECOND / 10;
-        boolean sending = true;
+        w.sendingEnded(99 * SECOND / 10);
         for (int i = 0; i < 100; i++) {
             long send = i * SECOND / 10;
-            long done = send + 2 * SECOND;
-            if (sending && done > lastSend) {
-                w.sendingEnded(lastSend);
-                sending = false;
-            }
-            w.record(completed(i, send, 2 * SECOND), done);
+            w.record(completed(i, send, ttft.applyAsLong(i), e2el.applyAsLong(i)), send + e2el.applyAsLong(i));
         }
-        double wholeRun = w.stats.completed() / (w.durationNanos() / 1e9);
-        assertTrue(wholeRun < 0.9 * 10, "over the whole window " + wholeRun + " req/s");
-        assertEquals(10.0, w.steadyRequestThroughput(), 1e-9);
+        return w;
     }
 
     @Test
-    void steadyThroughputIsUnknownWhenNothingCompletedWhileSending() {
+    void steadyThroughputLeavesOutTheFirstResponseWaitAndTheDrain() {
+        // Every request takes 2 s: 100 requests in an 11.9 s window, but the server keeps up with the 10 req/s sent.
+        MeasuredWindow w = tenPerSecond(i -> SECOND, i -> 2 * SECOND);
+        double wholeRun = w.stats.completed() / (w.durationNanos() / 1e9);
+        assertTrue(wholeRun < 0.9 * 10, "over the whole window " + wholeRun + " req/s");
+        assertEquals(100 / 9.9, w.steadySendRate(), 1e-9);
+        assertEquals(w.steadySendRate(), w.steadyRequestThroughput(), 1e-9);
+    }
+
+    @Test
+    void steadyThroughputIsNotFooledByLongOutputs() {
+        // TTFT 0.1 s; every other request streams for 5 s. Completions before the last send fall well short of the
+        // sends, though the server keeps up; first tokens do not.
+        MeasuredWindow w = tenPerSecond(i -> SECOND / 10, i -> i % 2 == 0 ? 3 * SECOND / 10 : 5 * SECOND);
+        assertEquals(w.steadySendRate(), w.steadyRequestThroughput(), 1e-9);
+    }
+
+    @Test
+    void steadyThroughputFallsBehindTheSendsWhenTtftGrows() {
+        // A saturated server: request i waits 50 ms more than request i - 1, so it takes in 1 / 0.15 s = 6.7 req/s.
+        MeasuredWindow w = tenPerSecond(i -> SECOND / 10 + i * SECOND / 20, i -> 2 * SECOND + i * SECOND / 20);
+        double ratio = w.steadyRequestThroughput() / w.steadySendRate();
+        assertTrue(ratio > 0.5 && ratio < 0.75, "taken in / sent = " + ratio);
+    }
+
+    @Test
+    void steadyThroughputIsUnknownBeforeSendingEndedOrWithoutASuccess() {
         MeasuredWindow w = new MeasuredWindow(0, GoodputSlo.NONE, null, true);
-        w.sendingEnded(SECOND);
         w.record(completed(0, 0, 3 * SECOND), 3 * SECOND);
         assertTrue(Double.isNaN(w.steadyRequestThroughput()));
+        assertTrue(Double.isNaN(w.steadySendRate()));
+        MeasuredWindow none = new MeasuredWindow(0, GoodputSlo.NONE, null, true);
+        none.sendingEnded(SECOND);
+        assertTrue(Double.isNaN(none.steadyRequestThroughput()));
     }
 }

@@ -46,8 +46,8 @@ final class DemoReport {
         out.printf(Locale.ROOT, "saturation rate, req/s: measured %s / simulated %.2f (20,000 requests offered at twice "
                 + "the predicted rate) / predicted %.2f%n", Double.isNaN(measuredKnee) ? "not reached in the sweep (no knee)"
                 : String.format(Locale.ROOT, "knee at %.2f", measuredKnee), simulatedSaturation, predictedSaturation);
-        out.println("  (the measured knee is the sweep's first rate whose completions while sending fell below 90% of the "
-                + "offered rate or whose median TTFT tripled)");
+        out.println("  (the measured knee is the sweep's first rate at which the server took in requests at under 90% of the "
+                + "rate they were sent, or whose median TTFT tripled; the sweep stops at 90% of the predicted rate)");
 
         out.println();
         List<String> notes = notes();
