@@ -22,11 +22,11 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Open loop: the calling thread is the pacer. For each request it renders the body ahead of time, waits until
  * {@code start + arrivalNanos} (parking until {@value #SPIN_NANOS} ns before, then spinning, so the schedule neither
- * drifts nor quantizes to timer ticks) and hands the request to the event loop, whatever the responses are doing.
- * Latencies count from the scheduled time, so a slow server cannot hide queueing behind a slow client (coordinated
- * omission); the actual send time is kept as send lag. With a concurrency cap the pacer first takes a permit (vLLM's
- * {@code --max-concurrency} semaphore): latencies then count from when the request got its slot, and the wait is
- * the client queue time.
+ * drifts nor quantizes to timer ticks) and hands the request to the next lane's event loop, whatever the responses
+ * are doing. Latencies count from the scheduled time, so a slow server cannot hide queueing behind a slow client
+ * (coordinated omission); the actual send time is kept as send lag. With a concurrency cap the pacer first takes a
+ * permit (vLLM's {@code --max-concurrency} semaphore): latencies then count from when the request got its slot, and
+ * the wait is the client queue time.
  *
  * <p>Closed loop (rate inf, cap N): no pacer; the event loop sends the next request the moment one ends, so exactly N
  * are in flight until the stream runs out, and latencies count from that moment.
