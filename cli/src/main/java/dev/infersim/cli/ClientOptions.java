@@ -43,7 +43,8 @@ public final class ClientOptions {
     double maxSendLagMs;
 
     @Option(names = "--max-connections", defaultValue = "10000",
-            description = "HTTP/1.1 keep-alive connections, one stream each (default: ${DEFAULT-VALUE}).")
+            description = "HTTP/1.1 keep-alive connections, one stream each, shared out over the client's event loops "
+                    + "(default: ${DEFAULT-VALUE}).")
     int maxConnections;
 
     @Option(names = "--validate",
