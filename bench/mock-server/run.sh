@@ -33,9 +33,10 @@ MOCK_JVM=(-Xmx512m -XX:+IgnoreUnrecognizedVMOptions -XX:+UnlockDiagnosticVMOptio
   -XX:+UnlockExperimentalVMOptions -XX:InlineCacheBufferSize=1048576)
 if [ "${MOCK_GC:-shenandoah}" = g1 ]; then MOCK_JVM+=(-XX:MaxGCPauseMillis=3); else MOCK_JVM+=(-XX:+UseShenandoahGC); fi
 [ "$(id -u)" = 0 ] && MOCK_JVM+=(-XX:ThreadPriorityPolicy=1)
-java "${MOCK_JVM[@]}" -cp "$JAR" "$BENCH" mock 19102 "$SCALE" 2048 "$STREAMS" "$MEASURE" >/tmp/infersim-mock.log 2>/dev/null &
+java "${MOCK_JVM[@]}" -cp "$JAR" "$BENCH" mock 19102 "$SCALE" 2048 "$STREAMS" "$MEASURE" >/tmp/infersim-mock.log 2>&1 &
 MOCK=$!
-until curl -sf http://127.0.0.1:19102/health >/dev/null; do sleep 0.5; done
+for _ in $(seq 120); do curl -sf http://127.0.0.1:19102/health >/dev/null && break; kill -0 "$MOCK" 2>/dev/null || break; sleep 0.5; done
+curl -sf http://127.0.0.1:19102/health >/dev/null || { echo "mock did not start; see /tmp/infersim-mock.log"; kill "$MOCK" 2>/dev/null; exit 1; }
 if [ "${RT_ENGINE:-0}" = 1 ]; then
   for TASK in /proc/"$MOCK"/task/*; do
     if grep -q '^infersim-engine' "$TASK/comm"; then chrt -f -p 10 "$(basename "$TASK")"; echo "engine thread on SCHED_FIFO"; fi
