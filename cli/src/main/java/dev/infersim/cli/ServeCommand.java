@@ -98,6 +98,11 @@ public final class ServeCommand implements Runnable {
             description = "On SIGINT/SIGTERM, let in-flight requests finish this long before aborting them (default: ${DEFAULT-VALUE}).")
     long shutdownGraceMs;
 
+    @Option(names = "--realtime-engine", negatable = true,
+            description = "Run the engine thread under Linux's SCHED_FIFO (needs chrt and root or CAP_SYS_NICE): steps then end "
+                    + "within microseconds of plan on a busy machine, not milliseconds.")
+    boolean realtimeEngine;
+
     @Option(names = "--config", paramLabel = "FILE", description = "YAML file of these flags (keys without '--'); command-line flags win.")
     Path config;
 
@@ -168,7 +173,7 @@ public final class ServeCommand implements Runnable {
             return ServerOptions.builder(deployment.deployment()).schedulingPolicy(deployment.schedulingPolicy)
                     .servedModelName(servedModelName).host(host).port(port).apiKey(apiKey).timeScale(timeScale)
                     .maxWaitingRequests(maxWaitingRequests).outputMode(OutputMode.parse(outputMode)).seed(seed)
-                    .outputLengths(OutputLengths.parse(outputLenDist)).faults(faults).build();
+                    .outputLengths(OutputLengths.parse(outputLenDist)).faults(faults).realtimeEngine(realtimeEngine).build();
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }

@@ -1,5 +1,6 @@
 package dev.infersim.server;
 
+import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.FinishReason;
@@ -12,6 +13,7 @@ import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -43,11 +45,15 @@ final class EngineLoop implements Runnable {
     private final Set<Choice> live = new HashSet<>();
     private final List<EventLoopBatch> touched = new ArrayList<>();
     private final Thread thread;
+    private final boolean realtime;
+    /** Completed by the thread once it runs: null, or why it could not take the real-time class it was asked for. */
+    private final CompletableFuture<String> started = new CompletableFuture<>();
     private volatile boolean stopping;
     private long cursorNanos;
 
-    EngineLoop(EngineCore engine, ModelClock clock, ServerMetrics metrics, String name) {
+    EngineLoop(EngineCore engine, ModelClock clock, ServerMetrics metrics, String name, boolean realtime) {
         this.engine = engine;
+        this.realtime = realtime;
         this.clock = clock;
         this.metrics = metrics;
         this.thread = new Thread(this, name);
@@ -58,9 +64,14 @@ final class EngineLoop implements Runnable {
         thread.setPriority(Thread.MAX_PRIORITY);
     }
 
+    /** Starts the thread; with {@code realtime}, throws {@link ConfigException} when SCHED_FIFO was refused. */
     void start() {
         metrics.snapshot(engine, 0);
         thread.start();
+        String refused = started.join();
+        if (refused != null) {
+            throw new ConfigException("--realtime-engine: " + refused);
+        }
     }
 
     /** Event loop: reserves {@code n} waiting slots; false when that would exceed {@code max} (the caller answers 429). */
@@ -108,6 +119,15 @@ final class EngineLoop implements Runnable {
 
     @Override
     public void run() {
+        if (realtime) {
+            try {
+                RealtimePriority.applyToCurrentThread();
+            } catch (IllegalStateException e) {
+                started.complete(e.getMessage());
+                return;
+            }
+        }
+        started.complete(null);
         while (!stopping) {
             drainInbox();
             if (engine.isIdle() && arrived.isEmpty()) {

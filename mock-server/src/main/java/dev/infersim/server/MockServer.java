@@ -64,10 +64,10 @@ public final class MockServer {
                     SchedulingPolicies.byName(options.schedulingPolicy()));
             PromptTokenizer tokenizer = new PromptTokenizer();
             service = new ModelService(options, engine, tokenizer, new LoremVocabulary(tokenizer));
+            service.loop.start();
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
         }
-        service.loop.start();
         int instances = options.eventLoops() > 0 ? options.eventLoops() : Runtime.getRuntime().availableProcessors();
         MockServer[] holder = new MockServer[1];
         HttpApi.Shutdown shutdown = () -> holder[0] != null && holder[0].closing;

@@ -31,7 +31,8 @@ final class ModelService {
         this.clock = new ModelClock(options.timeScale());
         this.capacity = engine.capacity();
         this.metrics = new ServerMetrics(options.servedModelName(), options.deployment(), capacity, options.timeScale());
-        this.loop = new EngineLoop(engine, clock, metrics, "infersim-engine-" + options.servedModelName());
+        this.loop = new EngineLoop(engine, clock, metrics, "infersim-engine-" + options.servedModelName(),
+                options.realtimeEngine());
         this.tokenizer = tokenizer;
         this.vocabulary = vocabulary;
         this.parser = new RequestParser(tokenizer, options.servedModelName(), capacity.maxModelLen());

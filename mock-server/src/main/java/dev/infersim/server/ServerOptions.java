@@ -22,10 +22,13 @@ import java.util.Objects;
  * @param faults              initial fault injection settings (changeable at run time via POST /admin/faults)
  * @param maxBodyBytes        request bodies above this get 413
  * @param eventLoops          Vert.x event loops serving HTTP; 0 means one per core
+ * @param realtimeEngine      run the engine thread under Linux's SCHED_FIFO ({@link RealtimePriority}); start fails
+ *                            when that is not permitted
  */
 public record ServerOptions(Deployment deployment, String schedulingPolicy, String servedModelName, String host, int port,
                             String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
-                            OutputLengths outputLengths, FaultSettings faults, long maxBodyBytes, int eventLoops) {
+                            OutputLengths outputLengths, FaultSettings faults, long maxBodyBytes, int eventLoops,
+                            boolean realtimeEngine) {
 
     public ServerOptions {
         Objects.requireNonNull(deployment, "deployment");
@@ -74,6 +77,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, Stri
         private FaultSettings faults = FaultSettings.NONE;
         private long maxBodyBytes = 16L << 20;
         private int eventLoops;
+        private boolean realtimeEngine;
 
         private Builder(Deployment deployment) {
             this.deployment = deployment;
@@ -92,10 +96,11 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, Stri
         public Builder faults(FaultSettings v) { faults = v; return this; }
         public Builder maxBodyBytes(long v) { maxBodyBytes = v; return this; }
         public Builder eventLoops(int v) { eventLoops = v; return this; }
+        public Builder realtimeEngine(boolean v) { realtimeEngine = v; return this; }
 
         public ServerOptions build() {
             return new ServerOptions(deployment, schedulingPolicy, servedModelName, host, port, apiKey, timeScale,
-                    maxWaitingRequests, outputMode, seed, outputLengths, faults, maxBodyBytes, eventLoops);
+                    maxWaitingRequests, outputMode, seed, outputLengths, faults, maxBodyBytes, eventLoops, realtimeEngine);
         }
     }
 }
