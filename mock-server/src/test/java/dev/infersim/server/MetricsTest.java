@@ -11,6 +11,7 @@ import java.io.File;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URLEncoder;
+import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -102,7 +103,7 @@ class MetricsTest {
             JsonNode[] result = new JsonNode[1];
             boolean answered = TestServers.eventually(30, () -> {
                 try {
-                    HttpResponse<String> r = TestServers.http().send(HttpRequest.newBuilder(URI.create(query)).timeout(java.time.Duration.ofSeconds(10)).build(),
+                    HttpResponse<String> r = prometheusClient().send(HttpRequest.newBuilder(URI.create(query)).timeout(java.time.Duration.ofSeconds(10)).build(),
                             HttpResponse.BodyHandlers.ofString());
                     result[0] = Json.MAPPER.readTree(r.body()).at("/data/result");
                     return result[0].size() == 1;
@@ -110,12 +111,27 @@ class MetricsTest {
                     return false;
                 }
             });
-            assertTrue(answered, "no answer; log:\n" + Files.readString(dir.resolve("log")));
+            assertTrue(answered, "no answer; scrape targets: " + targets(port) + "\nlog:\n" + Files.readString(dir.resolve("log")));
             assertEquals("0", result[0].at("/0/value/1").asText());
             assertEquals("infersim", result[0].at("/0/metric/job").asText());
         } finally {
             prometheus.destroy();
             prometheus.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Plain HTTP/1.1 for Prometheus's API: no cleartext HTTP/2 upgrade offer, which Java's client makes by default. */
+    private static HttpClient prometheusClient() {
+        return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(java.time.Duration.ofSeconds(5)).build();
+    }
+
+    /** Prometheus's view of its scrape targets (health, last error), for a failure message. */
+    private static String targets(int port) {
+        try {
+            return prometheusClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/api/v1/targets"))
+                    .timeout(java.time.Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString()).body();
+        } catch (Exception e) {
+            return "unavailable (" + e + ")";
         }
     }
 
