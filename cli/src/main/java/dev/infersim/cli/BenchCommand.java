@@ -30,8 +30,9 @@ public final class BenchCommand implements Callable<Integer> {
     @Mixin
     WorkloadOptions workload;
 
-    @Option(names = "--request-rate", defaultValue = "inf", paramLabel = "REQ_PER_S|inf",
-            description = "Mean arrival rate, req/s; inf sends everything at once (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--request-rate", paramLabel = "REQ_PER_S|inf",
+            description = "Mean arrival rate, req/s; inf sends everything at once (default: inf; a trace replays its own "
+                    + "timestamps).")
     String requestRate;
 
     @Option(names = "--max-concurrency",
@@ -43,7 +44,8 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        WorkloadSpec spec = workload.spec(WorkloadOptions.parseRate("--request-rate", requestRate), maxConcurrency,
+        WorkloadSpec spec = workload.spec(requestRate == null ? null : WorkloadOptions.parseRate("--request-rate", requestRate),
+                maxConcurrency,
                 client.report.numWarmups);
         Workload stream = Workload.open(spec);
         PrintStream out = System.out;

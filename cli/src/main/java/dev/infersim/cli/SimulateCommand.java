@@ -40,7 +40,8 @@ public final class SimulateCommand implements Runnable {
     ReportOptions reporting;
 
     @Option(names = "--request-rate", paramLabel = "REQ_PER_S|inf",
-            description = "Mean arrival rate, req/s, or inf (default: 10; a profile's own load when --workload is given).")
+            description = "Mean arrival rate, req/s, or inf (default: 10; a profile's own load when --workload is given; a "
+                    + "trace replays its own timestamps).")
     String requestRate;
 
     @Option(names = "--max-concurrency", description = "Cap on requests in flight; with --request-rate inf, a closed loop of N users.")
@@ -55,14 +56,20 @@ public final class SimulateCommand implements Runnable {
     @Mixin
     DeploymentOptions deployment;
 
+    /** The flag's rate, else 10 req/s unless a profile, a ramp or a trace sets the arrivals (null: theirs). */
+    private Double requestRate() {
+        if (requestRate != null) {
+            return WorkloadOptions.parseRate("--request-rate", requestRate);
+        }
+        boolean arrivalsGiven = workload.workloadProfile != null || workload.rampUpStrategy != null || workload.replaysTrace();
+        return arrivalsGiven ? null : 10.0;
+    }
+
     @Override
     public void run() {
         ConfigException.check(replicas >= 1, "--replicas must be >= 1, got %d", replicas);
         reporting.validate();
-        Double rate = requestRate != null ? WorkloadOptions.parseRate("--request-rate", requestRate)
-                : workload.workloadProfile == null && workload.rampUpStrategy == null ? Double.valueOf(10) : null;
-        WorkloadSpec spec = workload.spec(rate, maxConcurrency,
-                reporting.numWarmups);
+        WorkloadSpec spec = workload.spec(requestRate(), maxConcurrency, reporting.numWarmups);
         Workload requests = Workload.open(spec);
         Deployment d = deployment.deployment();
         Replica[] fleet = new Replica[replicas];

@@ -88,6 +88,11 @@ public final class WorkloadOptions {
                     + "output length (default: every request asks for its full output length).")
     Double eosMeanTokens;
 
+    /** True for {@code --dataset-name trace}, whose arrival times come from the file rather than a rate. */
+    boolean replaysTrace() {
+        return workloadProfile == null && WorkloadSpec.TRACE.equalsIgnoreCase(datasetName.trim());
+    }
+
     /**
      * The spec at a given load.
      *

@@ -13,6 +13,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -83,6 +85,29 @@ class BenchCommandTest {
                     "each point's own 24 measured requests");
             assertEquals(24, runs.get(i).get("ttfts").size(), "vLLM's per-request arrays of the point");
         }
+    }
+
+    @Test
+    void benchReplaysATraceAtItsOwnTimestampsWithoutARateFlag() throws Exception {
+        Path trace = dir.resolve("trace.jsonl");
+        Files.writeString(trace, """
+                {"timestamp_ms": 1000, "input_len": 40, "output_len": 4}
+                {"timestamp_ms": 1300, "input_len": 60, "output_len": 6}
+                {"timestamp_ms": 1750, "input_len": 20, "output_len": 2}
+                """);
+        CliRun r = CliRun.of("bench", "--base-url", server.baseUrl(), "--model", server.options().servedModelName(),
+                "--dataset-name", "trace", "--dataset-path", trace.toString(), "--ignore-eos", "--num-warmups", "0",
+                "--max-send-lag-ms", "1000", "--save-detailed", "--result-dir", dir.toString(), "--result-filename", "t.json");
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        List<JsonNode> rows = new ArrayList<>();
+        for (String line : Files.readAllLines(dir.resolve("t.jsonl"))) {
+            rows.add(new ObjectMapper().readTree(line));
+        }
+        rows.sort(Comparator.comparingInt(n -> n.get("index").asInt())); // the file is in completion order
+        assertEquals(List.of(40, 60, 20), rows.stream().map(n -> n.get("input_len").asInt()).toList());
+        assertEquals(List.of(4, 6, 2), rows.stream().map(n -> n.get("output_len").asInt()).toList());
+        assertEquals(List.of(0.0, 0.3, 0.75), rows.stream().map(n -> n.get("send_time_s").asDouble()).toList(),
+                "sent at the trace's timestamps, taken from its first line");
     }
 
     @Test

@@ -1,11 +1,15 @@
 package dev.infersim.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -65,6 +69,39 @@ class SimulateCommandTest {
         assertTrue(r.out().contains("Successful requests:                     100 "), r.out());
         assertTrue(r.out().contains("Maximum request concurrency:             4 "), r.out());
         assertTrue(r.out().contains("Saturated: no (closed loop of 4 users"), r.out());
+    }
+
+    @Test
+    void aWorkloadProfileWithoutARateFlagRunsAtTheProfilesOwnLoad() {
+        CliRun r = run("simulate", "--workload", "chat", "--num-prompts", "50");
+
+        assertEquals(0, r.exitCode(), r.err());
+        assertTrue(r.out().contains("Successful requests:                     50 "), r.out());
+    }
+
+    @Test
+    void replaysATraceAtItsOwnTimestampsWithoutARateFlag() throws IOException {
+        Path trace = dir.resolve("trace.jsonl");
+        Files.writeString(trace, """
+                {"timestamp_ms": 500, "input_len": 812, "output_len": 16}
+                {"timestamp_ms": 537.5, "input_len": 2048, "output_len": 9}
+                {"timestamp_ms": 2500, "input_len": 100, "output_len": 4}
+                """);
+        CliRun r = run("simulate", "--dataset-name", "trace", "--dataset-path", trace.toString(), "--save-detailed",
+                "--result-dir", dir.toString(), "--result-filename", "t.json");
+
+        assertEquals(0, r.exitCode(), r.err());
+        List<JsonNode> rows = new ArrayList<>();
+        for (String line : Files.readAllLines(dir.resolve("t.jsonl"))) {
+            rows.add(new ObjectMapper().readTree(line));
+        }
+        rows.sort(Comparator.comparingInt(n -> n.get("index").asInt())); // the file is in completion order
+        assertEquals(List.of(812, 2048, 100), rows.stream().map(n -> n.get("input_len").asInt()).toList());
+        assertEquals(List.of(16, 9, 4), rows.stream().map(n -> n.get("output_len").asInt()).toList());
+        assertEquals(List.of(0.0, 0.0375, 2.0), rows.stream().map(n -> n.get("start_time_s").asDouble()).toList(),
+                "arrivals at the trace's timestamps, taken from its first line");
+        assertOneLineError(run("simulate", "--dataset-name", "trace", "--dataset-path", trace.toString(), "--request-rate", "5"),
+                "--request-rate");
     }
 
     @Test
