@@ -147,7 +147,8 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_max_send_lag_ms", config.maxSendLagNanos() / 1e6);
         extra.put("infersim_max_in_flight", phase.maxInFlight());
         extra.put("infersim_mean_in_flight", phase.meanInFlight());
-        double steady = w.steadyRequestThroughput();
+        double steady = measured.load().isClosedLoop() ? w.closedLoopThroughput(phase.meanInFlight())
+                : w.steadyRequestThroughput();
         extra.put("infersim_steady_request_throughput", Double.isNaN(steady) ? null : steady);
         double offered = w.steadySendRate();
         extra.put("infersim_steady_send_rate", Double.isNaN(offered) ? null : offered);

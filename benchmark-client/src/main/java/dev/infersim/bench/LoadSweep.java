@@ -10,17 +10,19 @@ import java.util.Map;
  * Analysis of a sweep over offered load (request rates for open loops, concurrencies for closed loops): where the
  * server saturates, and the highest load that still meets the goodput SLO.
  *
- * <p>Saturation knee: the first point where throughput stops following the load or latency takes off. For rates, the
- * rate at which the server took requests in while they were being sent ({@code infersim_steady_request_throughput}: first
- * tokens over the sending span shifted by the median TTFT, which leaves out the wait for the first responses and the
- * drain after the last send; {@code request_throughput} for results without it) falls below
- * {@value #RATE_EFFICIENCY} of the rate actually offered over the same span ({@code infersim_steady_send_rate}: a
- * short Poisson schedule misses its nominal rate by several percent; the nominal rate for results without it); for
- * concurrencies, raising
- * concurrency by a factor f gains less than {@value #MARGINAL_GAIN} of the (f - 1) a linear system would (closed loops
- * obey Little's law, throughput = N / E2EL, so flat throughput means latency is absorbing the extra users); for both,
- * median TTFT above {@value #TTFT_GROWTH} times that of the lightest point. This is the "find the knee" rule of the
- * methodology seeds: report throughput at the latency budget, not past it.
+ * <p>Saturation knee: the first point where throughput stops following the load or latency takes off. Throughput is
+ * taken while requests were still being sent ({@code infersim_steady_request_throughput}; {@code request_throughput}
+ * for results without it), which leaves out the wait for the first responses and the drain after the last send:
+ * <ul>
+ *   <li>rates: first tokens over the sending span shifted by the median TTFT fall below {@value #RATE_EFFICIENCY} of
+ *   the rate actually offered over the same span ({@code infersim_steady_send_rate}: a short Poisson schedule misses
+ *   its nominal rate by several percent; the nominal rate for results without it);</li>
+ *   <li>concurrencies: throughput by Little's law (users in flight while sending over the mean E2EL) grows by less
+ *   than {@value #MARGINAL_GAIN} of the (f - 1) a linear system would when concurrency grows by a factor f (flat
+ *   throughput means latency is absorbing the extra users);</li>
+ *   <li>both: median TTFT above {@value #TTFT_GROWTH} times that of the lightest point.</li>
+ * </ul>
+ * This is the "find the knee" rule of the methodology seeds: report throughput at the latency budget, not past it.
  *
  * <p>SLO attainment of a point: requests meeting every {@code --goodput} objective over all requests that ended
  * (failures count against it). A load meets the SLO when attainment is at least the threshold (0.9 by default, the
@@ -115,9 +117,9 @@ public final class LoadSweep {
                     RATE_EFFICIENCY * 100, offered);
         }
         if (mode == Mode.MAX_CONCURRENCY && i > 0) {
-            double throughput = number(r, "request_throughput");
+            double throughput = sendingThroughput(r);
             double prevLoad = points.get(i - 1).load();
-            double prevThroughput = number(points.get(i - 1).result(), "request_throughput");
+            double prevThroughput = sendingThroughput(points.get(i - 1).result());
             double linearGain = load / prevLoad - 1;
             double gain = prevThroughput > 0 ? throughput / prevThroughput - 1 : 0;
             if (linearGain > 0 && gain < MARGINAL_GAIN * linearGain) {

@@ -233,6 +233,9 @@ class BenchmarkClientTest {
         double mean = (double) r.fields().get("infersim_mean_in_flight");
         assertTrue(mean > 0.95 * 8 && mean <= 8, "mean in flight while sending " + mean);
         assertEquals(120L, r.fields().get("completed"));
+        // Little's law while every user is busy: throughput = users in flight / mean E2EL, without the drain.
+        double steady = (double) r.fields().get("infersim_steady_request_throughput");
+        assertEquals(mean / ((double) r.fields().get("mean_e2el_ms") / 1e3), steady, 1e-9);
     }
 
     @Test

@@ -79,6 +79,18 @@ class LoadSweepTest {
     }
 
     @Test
+    void concurrencyKneeJudgesThroughputWhileEveryUserWasBusyNotTheDrain() {
+        // The same 200 requests at every concurrency: the drain after the last send, with fewer and fewer users left,
+        // weighs more the more users there are, so whole-run throughput flattens though the loop itself scales.
+        LoadSweep.Point light = point(32, 12.1, 50, null);
+        light.result().put("infersim_steady_request_throughput", 12.9);
+        LoadSweep.Point heavy = point(64, 17.5, 60, null);
+        heavy.result().put("infersim_steady_request_throughput", 20.1);
+        Map<String, Object> s = LoadSweep.analyze(LoadSweep.Mode.MAX_CONCURRENCY, List.of(light, heavy), 0.9);
+        assertNull(s.get("knee_load"), "32 -> 64 users gained 56% while sending, though only 45% over the whole run");
+    }
+
+    @Test
     void noKneeWhenEveryPointScales() {
         Map<String, Object> s = LoadSweep.analyze(LoadSweep.Mode.REQUEST_RATE, List.of(
                 point(1, 1.0, 50, null), point(2, 2.0, 50, null)), 0.9);
