@@ -79,7 +79,9 @@ public final class VllmDetailArrays {
             out.writeStartArray();
             rows.forEach(parser -> {
                 row.read(parser, array);
-                array.write(row, out);
+                if (!row.warmup) {
+                    array.write(row, out);
+                }
             });
             out.writeEndArray();
         }
@@ -97,6 +99,8 @@ public final class VllmDetailArrays {
         int outputLen;
         double ttftMs;
         boolean failed;
+        /** The simulator's file also holds its warmups, marked so; vLLM's arrays leave them out. */
+        boolean warmup;
         String errorType;
         String error;
         String text;
@@ -108,6 +112,7 @@ public final class VllmDetailArrays {
             outputLen = 0;
             ttftMs = 0;
             failed = false;
+            warmup = false;
             errorType = "";
             error = "";
             text = "";
@@ -119,11 +124,15 @@ public final class VllmDetailArrays {
                     case "input_len" -> inputLen = p.getIntValue();
                     case "output_len" -> outputLen = p.getIntValue();
                     case "ttft_ms" -> ttftMs = p.getDoubleValue();
+                    case "warmup" -> warmup = p.getBooleanValue();
                     case "error_type" -> {
                         failed = true;
                         errorType = p.getText();
                     }
-                    case "error" -> error = p.getValueAsString("");
+                    case "error" -> {
+                        failed = true; // the simulator's rows name no error type
+                        error = p.getValueAsString("");
+                    }
                     case "chunk_gaps_ms" -> {
                         if (array == Array.ITLS) {
                             readGaps(p);

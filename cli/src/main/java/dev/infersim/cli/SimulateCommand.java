@@ -1,5 +1,6 @@
 package dev.infersim.cli;
 
+import dev.infersim.bench.VllmDetailArrays;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.KvCapacity;
@@ -22,6 +23,7 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
+import java.util.Map;
 
 /**
  * {@code infersim simulate}: runs a {@code vllm bench serve}-style workload against the engine model in virtual time
@@ -88,7 +90,7 @@ public final class SimulateCommand implements Runnable {
         String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
         Path detailFile = reporting.saveDetailed ? reporting.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl") : null;
         SimulationResult result;
-        try (DetailWriter detail = detailFile == null ? null : new DetailWriter(detailFile)) {
+        try (DetailWriter detail = detailFile == null ? null : new DetailWriter(detailFile, true)) {
             result = new Simulation(fleet, Router.byName(router), options, detail).run(requests);
         }
         BenchmarkReport report = result.report(info);
@@ -98,7 +100,7 @@ public final class SimulateCommand implements Runnable {
                 : "Saturated: no (" + result.saturation().reason() + ")");
         if (reporting.saveResult) {
             Path path = reporting.resultDir.resolve(file);
-            report.write(path);
+            report.write(path, detailFile == null ? Map.of() : VllmDetailArrays.of(detailFile));
             out.println("Result written to " + path);
         }
         if (detailFile != null) {

@@ -72,6 +72,31 @@ class SimulateCommandTest {
     }
 
     @Test
+    void savedResultCarriesVllmsPerRequestArraysForTheMeasuredRequests() throws IOException {
+        CliRun r = run("simulate", "--num-prompts", "30", "--num-warmups", "5", "--request-rate", "10",
+                "--random-output-len", "12", "--ignore-eos", "--save-result", "--save-detailed", "--result-dir",
+                dir.toString(), "--result-filename", "v.json");
+
+        assertEquals(0, r.exitCode(), r.err());
+        JsonNode result = new ObjectMapper().readTree(dir.resolve("v.json").toFile());
+        JsonNode itls = result.get("itls");
+        assertEquals(30, itls.size(), "one list per measured request, warmups left out");
+        assertEquals(30, result.get("ttfts").size());
+        for (JsonNode gaps : itls) {
+            assertEquals(11, gaps.size(), "12 tokens, 11 gaps");
+        }
+        JsonNode first = new ObjectMapper().readTree(Files.readAllLines(dir.resolve("v.jsonl")).stream()
+                .filter(l -> l.contains("\"index\":5,")).findFirst().orElseThrow());
+        double decodeS = 0;
+        for (JsonNode gap : itls.get(0)) {
+            decodeS += gap.asDouble();
+        }
+        assertEquals((first.get("e2el_ms").asDouble() - first.get("ttft_ms").asDouble()) / 1e3, decodeS, 1e-9,
+                "request 5, the first measured: its gaps span its first to its last token");
+        assertEquals(first.get("ttft_ms").asDouble() / 1e3, result.get("ttfts").get(0).asDouble(), 1e-12);
+    }
+
+    @Test
     void aWorkloadProfileWithoutARateFlagRunsAtTheProfilesOwnLoad() {
         CliRun r = run("simulate", "--workload", "chat", "--num-prompts", "50");
 

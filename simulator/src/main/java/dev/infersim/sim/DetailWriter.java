@@ -22,8 +22,19 @@ import java.nio.file.Path;
 public final class DetailWriter implements Closeable {
     private final JsonGenerator json;
     private final char[] digits = new char[32];
+    private final boolean tokenGaps;
 
+    /** A writer of per-request rows without token gaps. */
     public DetailWriter(Path file) {
+        this(file, false);
+    }
+
+    /**
+     * @param tokenGaps also write each request's gaps between tokens ({@code chunk_gaps_ms}, from which vLLM's
+     *                  {@code itls} are built): one number per output token, so a file ten times as large
+     */
+    public DetailWriter(Path file, boolean tokenGaps) {
+        this.tokenGaps = tokenGaps;
         try {
             Path parent = file.toAbsolutePath().getParent();
             if (parent != null) {
@@ -37,8 +48,17 @@ public final class DetailWriter implements Closeable {
         }
     }
 
-    /** Appends one request; {@code warmup} marks requests outside the measured window. */
-    public void write(RequestRecord r, boolean warmup) {
+    /** Whether rows carry token gaps: the simulation then keeps every request's token times until it ends. */
+    public boolean tokenGaps() {
+        return tokenGaps;
+    }
+
+    /**
+     * Appends one request; {@code warmup} marks requests outside the measured window. {@code tokenNanos} holds the
+     * times of its first {@code tokens} tokens (null: not kept); their gaps are written last, as the longest field, under
+     * the benchmark client's name: in the simulator every token is a chunk of its own.
+     */
+    public void write(RequestRecord r, boolean warmup, long[] tokenNanos, int tokens) {
         try {
             json.writeStartObject();
             json.writeNumberField("index", r.index());
@@ -71,13 +91,23 @@ public final class DetailWriter implements Closeable {
             if (r.error() != null) {
                 json.writeStringField("error", r.error());
             }
+            if (tokenGaps && tokenNanos != null) {
+                json.writeArrayFieldStart("chunk_gaps_ms");
+                for (int i = 1; i < tokens; i++) {
+                    writeDecimal(null, tokenNanos[i] - tokenNanos[i - 1], 6);
+                }
+                json.writeEndArray();
+            }
             json.writeEndObject();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write request detail: " + e.getMessage(), e);
         }
     }
 
-    /** Writes {@code nanos / 10^scale} exactly, without trailing zeros after the first decimal (1.5, 0.0, 24.768721). */
+    /**
+     * Writes {@code nanos / 10^scale} exactly, without trailing zeros after the first decimal (1.5, 0.0, 24.768721), as
+     * the value of {@code field}, or as an array element when {@code field} is null.
+     */
     private void writeDecimal(String field, long nanos, int scale) throws IOException {
         long value = Math.abs(nanos);
         int end = digits.length;
@@ -97,7 +127,9 @@ public final class DetailWriter implements Closeable {
         if (nanos < 0) {
             digits[--pos] = '-';
         }
-        json.writeFieldName(field);
+        if (field != null) {
+            json.writeFieldName(field);
+        }
         json.writeRawValue(digits, pos, end - pos);
     }
 

@@ -9,6 +9,7 @@ import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadRequest;
 
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Iterator;
 
 /**
@@ -193,7 +194,8 @@ public final class Simulation {
     }
 
     private void send(WorkloadRequest w) {
-        RequestState s = new RequestState(w, clock, w.index() >= options.numWarmups() && clock >= options.warmupDurationNanos());
+        RequestState s = new RequestState(w, clock, w.index() >= options.numWarmups() && clock >= options.warmupDurationNanos(),
+                detail != null && detail.tokenGaps());
         inFlight++;
         sent++;
         if (firstSendNanos < 0) {
@@ -240,6 +242,9 @@ public final class Simulation {
                 }
             }
             s.lastTokenNanos = end;
+            if (s.tokenNanos != null) {
+                s.recordToken(end);
+            }
         }
         if (previousStepGaps > 0) {
             stats.recordItl(end - previousEnd, previousStepGaps);
@@ -269,7 +274,7 @@ public final class Simulation {
             windowEndNanos = clock;
         }
         if (detail != null) {
-            detail.write(record, !s.measured);
+            detail.write(record, !s.measured, s.tokenNanos, s.tokens);
         }
         if (!clientQueue.isEmpty()) {
             send(clientQueue.poll());
@@ -310,11 +315,22 @@ public final class Simulation {
         final long sendNanos;
         final boolean measured;
         long lastTokenNanos = -1;
+        /** Every token's time, kept only for the per-request detail file; else null. */
+        long[] tokenNanos;
+        int tokens;
 
-        RequestState(WorkloadRequest request, long sendNanos, boolean measured) {
+        RequestState(WorkloadRequest request, long sendNanos, boolean measured, boolean keepTokenTimes) {
             this.request = request;
             this.sendNanos = sendNanos;
             this.measured = measured;
+            this.tokenNanos = keepTokenTimes ? new long[16] : null;
+        }
+
+        void recordToken(long nanos) {
+            if (tokens == tokenNanos.length) {
+                tokenNanos = Arrays.copyOf(tokenNanos, 2 * tokens);
+            }
+            tokenNanos[tokens++] = nanos;
         }
     }
 }
