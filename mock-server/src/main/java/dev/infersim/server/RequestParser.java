@@ -222,7 +222,7 @@ final class RequestParser {
         return out;
     }
 
-    private static int[] tokenIds(JsonNode array) {
+    private int[] tokenIds(JsonNode array) {
         int[] ids = new int[array.size()];
         for (int i = 0; i < ids.length; i++) {
             JsonNode e = array.get(i);
@@ -230,6 +230,10 @@ final class RequestParser {
                 throw ApiException.badRequest("prompt", "prompt: token ids must be non-negative integers, got " + describe(e));
             }
             ids[i] = e.asInt();
+            // vLLM refuses ids past its tokenizer's vocabulary; echo mode could not even decode them.
+            if (!tokenizer.isKnown(ids[i])) {
+                throw ApiException.badRequest("prompt", "Token id " + ids[i] + " is out of vocabulary");
+            }
         }
         return ids;
     }

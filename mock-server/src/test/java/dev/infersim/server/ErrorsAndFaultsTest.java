@@ -61,6 +61,16 @@ class ErrorsAndFaultsTest {
     }
 
     @Test
+    void tokenIdsOutsideTheVocabularyAre400() throws Exception {
+        for (String prompt : List.of("[999999]", "[[1],[100256]]", "[100300]")) {
+            JsonNode e = error(TestServers.post(server, "/v1/completions", "{\"prompt\":" + prompt + ",\"max_tokens\":2}", AUTH), 400);
+            assertEquals("prompt", e.get("param").asText());
+            assertTrue(e.get("message").asText().contains("out of vocabulary"), e.toString());
+        }
+        assertEquals(200, TestServers.post(server, "/v1/completions", "{\"prompt\":[100257,100264],\"max_tokens\":2}", AUTH).status());
+    }
+
+    @Test
     void contextOverflowIs400BeforeAnyStreamStarts() throws Exception {
         int len = server.capacity().maxModelLen();
         JsonNode e = error(chat("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stream\":true,\"max_tokens\":" + len + "}"), 400);
