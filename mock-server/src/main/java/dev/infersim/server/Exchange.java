@@ -58,7 +58,8 @@ final class Exchange {
         this.id = (request.chat() ? "chatcmpl-" : "cmpl-") + requestId;
         this.created = System.currentTimeMillis() / 1000;
         this.fault = fault;
-        this.chunkHead = "data: {\"id\":\"" + id + "\",\"object\":\"" + (request.chat() ? "chat.completion.chunk" : "text_completion")
+        // The id embeds the client's x-request-id, which may hold any header characters: escape it like the model name.
+        this.chunkHead = "data: {\"id\":\"" + Json.escape(id) + "\",\"object\":\"" + (request.chat() ? "chat.completion.chunk" : "text_completion")
                 + "\",\"created\":" + created + ",\"model\":\"" + Json.escape(service.options.servedModelName()) + "\",\"choices\":[";
         int perPrompt = request.n();
         choices = new Choice[request.prompts().size() * perPrompt];

@@ -88,6 +88,18 @@ class StreamingProtocolTest {
     }
 
     @Test
+    void aClientRequestIdWithQuotesStillGivesValidJsonChunks() throws Exception {
+        String requestId = "gw \"7\" \\ a";
+        TestServers.Stream s = TestServers.stream(lorem, "/v1/chat/completions", """
+                {"messages":[{"role":"user","content":"hi"}],"max_tokens":2,"ignore_eos":true,"stream":true}""",
+                "x-request-id", requestId);
+        assertEquals(1 + 2 + 1, s.events().size(), s.body());
+        for (TestServers.Event e : s.events().subList(0, 3)) {
+            assertEquals("chatcmpl-" + requestId, e.json().get("id").asText());
+        }
+    }
+
+    @Test
     void continuousUsageStatsCountsTokensSoFar() throws Exception {
         TestServers.Stream s = TestServers.stream(lorem, "/v1/completions", """
                 {"prompt":"Once","max_tokens":3,"ignore_eos":true,"stream":true,
