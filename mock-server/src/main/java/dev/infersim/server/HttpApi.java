@@ -169,10 +169,7 @@ final class HttpApi extends VerticleBase {
             service.parser.checkModel(body);
             int[] ids;
             if (body.hasNonNull("messages")) {
-                ObjectNode asChat = body.deepCopy();
-                asChat.remove("max_tokens");
-                CompletionRequest r = service.parser.parse(asChat, true);
-                ids = r.prompts().get(0);
+                ids = service.parser.chatPrompt(body);
             } else {
                 String prompt = RequestParser.optString(body, "prompt");
                 if (prompt == null) {

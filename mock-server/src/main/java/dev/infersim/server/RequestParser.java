@@ -133,6 +133,14 @@ final class RequestParser {
                 priority == null ? 0 : priority, tokenTimes);
     }
 
+    /**
+     * The templated token ids of a body's messages, with no completion checks: vLLM's /tokenize counts a conversation
+     * of any length and ignores sampling fields.
+     */
+    int[] chatPrompt(ObjectNode body) {
+        return tokenizer.applyChatTemplate(messages(body));
+    }
+
     /** vLLM's context-length check: the prompt must leave room, and prompt + max_tokens must fit max-model-len. */
     void checkContext(int promptTokens, Integer maxTokens, boolean chat) {
         String input = chat ? "messages" : "prompt";

@@ -184,6 +184,17 @@ class StreamingProtocolTest {
     }
 
     @Test
+    void tokenizeCountsAConversationLongerThanTheModelAndIgnoresCompletionFields() throws Exception {
+        int len = lorem.capacity().maxModelLen();
+        String content = "hi" + " hi".repeat(len);
+        TestServers.Reply r = TestServers.post(lorem, "/tokenize", "{\"messages\":[{\"role\":\"user\",\"content\":\"" + content
+                + "\"}],\"max_completion_tokens\":" + len + ",\"n\":0}");
+        assertEquals(200, r.status(), r.raw().body().substring(0, Math.min(300, r.raw().body().length())));
+        assertEquals(TOKENIZER.applyChatTemplate(List.of(new PromptTokenizer.Message("user", content))).length,
+                r.json().get("count").asInt());
+    }
+
+    @Test
     void tokenizeAndDetokenizeRoundTrip() throws Exception {
         JsonNode tok = TestServers.post(lorem, "/tokenize", "{\"prompt\":\"Hello world\"}").json();
         assertEquals(2, tok.get("count").asInt());
