@@ -16,11 +16,13 @@ final class RequestParser {
     private final PromptTokenizer tokenizer;
     private final String servedModelName;
     private final int maxModelLen;
+    private final boolean priorityScheduling;
 
-    RequestParser(PromptTokenizer tokenizer, String servedModelName, int maxModelLen) {
+    RequestParser(PromptTokenizer tokenizer, String servedModelName, int maxModelLen, boolean priorityScheduling) {
         this.tokenizer = tokenizer;
         this.servedModelName = servedModelName;
         this.maxModelLen = maxModelLen;
+        this.priorityScheduling = priorityScheduling;
     }
 
     /** Parses a JSON object body; 400 when it is not one. */
@@ -123,6 +125,10 @@ final class RequestParser {
             seed = s.asLong();
         }
         Integer priority = optInt(body, "priority", Integer.MIN_VALUE, Integer.MAX_VALUE);
+        // vLLM refuses a priority it would silently ignore, so a client learns the server is not ordering by it.
+        if (priority != null && priority != 0 && !priorityScheduling) {
+            throw ApiException.badRequest("priority", "Got priority " + priority + " but Priority scheduling is not enabled.");
+        }
         boolean tokenTimes = false;
         JsonNode infersim = body.get("infersim");
         if (infersim != null && infersim.isObject()) {

@@ -71,6 +71,21 @@ class ErrorsAndFaultsTest {
     }
 
     @Test
+    void priorityIs400UnlessThePriorityPolicyIsOn() throws Exception {
+        String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":2,\"priority\":";
+        JsonNode e = error(chat(body + "3}"), 400);
+        assertEquals("priority", e.get("param").asText());
+        assertEquals("Got priority 3 but Priority scheduling is not enabled.", e.get("message").asText());
+        assertEquals(200, chat(body + "0}").status());
+        MockServer priority = TestServers.start(TestServers.options(TestServers.llama8b(16), 20).schedulingPolicy("priority").build());
+        try {
+            assertEquals(200, TestServers.post(priority, "/v1/chat/completions", body + "3}").status());
+        } finally {
+            TestServers.close(priority);
+        }
+    }
+
+    @Test
     void contextOverflowIs400BeforeAnyStreamStarts() throws Exception {
         int len = server.capacity().maxModelLen();
         JsonNode e = error(chat("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stream\":true,\"max_tokens\":" + len + "}"), 400);
