@@ -110,6 +110,20 @@ class StreamingProtocolTest {
     }
 
     @Test
+    void continuousUsageStatsStartWithTheChatRoleChunk() throws Exception {
+        TestServers.Stream s = TestServers.stream(lorem, "/v1/chat/completions", """
+                {"messages":[{"role":"user","content":"hi"}],"max_tokens":2,"ignore_eos":true,"stream":true,
+                 "stream_options":{"continuous_usage_stats":true}}""");
+        assertEquals(1 + 2 + 1, s.events().size(), s.body());
+        for (int i = 0; i < 3; i++) {
+            JsonNode usage = s.events().get(i).json().get("usage");
+            assertNotNull(usage, "chunk " + i + " has no usage: " + s.events().get(i).data());
+            assertEquals(i, usage.get("completion_tokens").asInt());
+            assertEquals(usage.get("prompt_tokens").asInt() + i, usage.get("total_tokens").asInt());
+        }
+    }
+
+    @Test
     void seedMakesTextDeterministicAndDifferentSeedsDiffer() throws Exception {
         String body = "{\"prompt\":\"x\",\"max_tokens\":30,\"ignore_eos\":true,\"seed\":%d}";
         String a = TestServers.post(lorem, "/v1/completions", body.formatted(11)).json().at("/choices/0/text").asText();
