@@ -112,6 +112,9 @@ final class HttpApi extends VerticleBase {
             long seq = service.nextRequestSeq();
             FaultType fault = chooseFault(rc, seq);
             if (fault != null && fault.isError()) {
+                if (fault == FaultType.RATE_LIMIT) {
+                    rc.response().putHeader("retry-after", "1"); // as the real queue-full 429 below
+                }
                 throw faultError(fault, chat);
             }
             Exchange exchange = new Exchange(service, request, rc.response(), vertx.getOrCreateContext(), rc.get("requestId"),

@@ -119,7 +119,9 @@ class ErrorsAndFaultsTest {
     @Test
     void headerForcesEachErrorFaultWithItsStatus() throws Exception {
         String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":2}";
-        error(chat(body, HttpApi.FAULT_HEADER, "rate_limit"), 429);
+        TestServers.Reply limited = chat(body, HttpApi.FAULT_HEADER, "rate_limit");
+        error(limited, 429);
+        assertEquals("1", limited.header("retry-after"), "an injected 429 looks like a full queue");
         error(chat(body, HttpApi.FAULT_HEADER, "server_error"), 500);
         error(chat(body, HttpApi.FAULT_HEADER, "service_unavailable"), 503);
         error(chat(body, HttpApi.FAULT_HEADER, "auth"), 401);
