@@ -58,7 +58,8 @@ final class Exchange {
         this.id = (request.chat() ? "chatcmpl-" : "cmpl-") + requestId;
         this.created = System.currentTimeMillis() / 1000;
         this.fault = fault;
-        this.chunkHead = "data: {\"id\":\"" + id + "\",\"object\":\"" + (request.chat() ? "chat.completion.chunk" : "text_completion")
+        // The id embeds the client's x-request-id, which may hold any header characters: escape it like the model name.
+        this.chunkHead = "data: {\"id\":\"" + Json.escape(id) + "\",\"object\":\"" + (request.chat() ? "chat.completion.chunk" : "text_completion")
                 + "\",\"created\":" + created + ",\"model\":\"" + Json.escape(service.options.servedModelName()) + "\",\"choices\":[";
         int perPrompt = request.n();
         choices = new Choice[request.prompts().size() * perPrompt];
@@ -193,8 +194,10 @@ final class Exchange {
         }
         if (request.chat() && !c.roleSent && emitted > 0) {
             c.roleSent = true;
+            // Under continuous usage stats vLLM puts usage (0 completion tokens so far) on the role chunk too.
             out.appendString(chunkHead + "{\"index\":" + c.index
-                    + ",\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+                    + ",\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]"
+                    + (request.continuousUsage() ? "," + usageJson(c.index) : "") + "}\n\n");
         }
         while (c.written < emitted) {
             if (applyStreamFault(c)) {
@@ -294,6 +297,11 @@ final class Exchange {
         StringBuilder b = new StringBuilder(chunkHead).append("{\"index\":").append(c.index)
                 .append(request.chat() ? ",\"delta\":{}," : ",\"text\":\"\",")
                 .append("\"logprobs\":null,\"finish_reason\":\"").append(finishName(c)).append("\",\"stop_reason\":null}]");
+        if (request.continuousUsage()) {
+            b.append(',').append(usageJson(c.index));
+        } else if (!request.chat()) {
+            b.append(",\"usage\":null");
+        }
         if (lastChoice && !request.includeUsage()) {
             b.append(',').append(groundTruthField());
         }

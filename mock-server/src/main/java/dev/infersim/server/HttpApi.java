@@ -112,6 +112,9 @@ final class HttpApi extends VerticleBase {
             long seq = service.nextRequestSeq();
             FaultType fault = chooseFault(rc, seq);
             if (fault != null && fault.isError()) {
+                if (fault == FaultType.RATE_LIMIT) {
+                    rc.response().putHeader("retry-after", "1"); // as the real queue-full 429 below
+                }
                 throw faultError(fault, chat);
             }
             Exchange exchange = new Exchange(service, request, rc.response(), vertx.getOrCreateContext(), rc.get("requestId"),
@@ -169,10 +172,7 @@ final class HttpApi extends VerticleBase {
             service.parser.checkModel(body);
             int[] ids;
             if (body.hasNonNull("messages")) {
-                ObjectNode asChat = body.deepCopy();
-                asChat.remove("max_tokens");
-                CompletionRequest r = service.parser.parse(asChat, true);
-                ids = r.prompts().get(0);
+                ids = service.parser.chatPrompt(body);
             } else {
                 String prompt = RequestParser.optString(body, "prompt");
                 if (prompt == null) {

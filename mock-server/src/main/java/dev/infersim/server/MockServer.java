@@ -158,14 +158,8 @@ public final class MockServer {
      */
     public Future<Void> close(Duration grace) {
         closing = true;
-        long deadline = System.nanoTime() + grace.toNanos();
         Promise<Void> drained = Promise.promise();
-        vertx.setPeriodic(10, timer -> {
-            if (service.activeExchanges.get() == 0 || System.nanoTime() >= deadline) {
-                vertx.cancelTimer(timer);
-                drained.complete();
-            }
-        });
+        awaitDrained(System.nanoTime() + grace.toNanos(), drained);
         return drained.future()
                 .compose(v -> vertx.executeBlocking(() -> {
                     service.loop.stop();
@@ -178,5 +172,18 @@ public final class MockServer {
                 })
                 .compose(v -> Future.join(deployments.stream().map(vertx::undeploy).toList()).mapEmpty())
                 .compose(v -> ownsVertx ? vertx.close() : Future.<Void>succeededFuture());
+    }
+
+    /**
+     * Completes {@code drained} once no exchange is active or the deadline has passed, checking every 10 ms with one-shot
+     * timers. A periodic timer cancelled from its own tick could fail inside Vert.x (a NullPointerException when the
+     * tick ran before the closing thread had stored the timer's future), and then close() never completed.
+     */
+    private void awaitDrained(long deadline, Promise<Void> drained) {
+        if (service.activeExchanges.get() == 0 || System.nanoTime() >= deadline) {
+            drained.complete();
+        } else {
+            vertx.setTimer(10, t -> awaitDrained(deadline, drained));
+        }
     }
 }

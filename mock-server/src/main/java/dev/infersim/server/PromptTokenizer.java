@@ -7,6 +7,7 @@ import com.knuddels.jtokkit.api.IntArrayList;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Token counting with OpenAI's cl100k_base BPE (JTokkit), close to Llama 3's 128k vocabulary in tokens per word.
@@ -19,6 +20,9 @@ public final class PromptTokenizer {
     static final int IM_END = 100265;
     private static final String IM_START_TEXT = "<|im_start|>";
     private static final String IM_END_TEXT = "<|im_end|>";
+    /** cl100k_base's ordinary tokens are 0..100255; above them only a few ids are (special) tokens. */
+    private static final int ORDINARY_TOKENS = 100_256;
+    private static final Set<Integer> SPECIAL_IDS = Set.of(100257, 100258, 100259, 100260, IM_START, IM_END, 100276);
 
     /** Loading the BPE ranks takes about a second; every server in the JVM shares one (immutable, thread-safe) encoding. */
     private static final Encoding CL100K = Encodings.newDefaultEncodingRegistry().getEncoding(EncodingType.CL100K_BASE);
@@ -32,6 +36,11 @@ public final class PromptTokenizer {
     /** Token ids of plain text (special-token text is treated as ordinary text). */
     public int[] encode(String text) {
         return encoding.encodeOrdinary(text).toArray();
+    }
+
+    /** Whether {@code id} is a token of the vocabulary (what a prompt of token ids may contain). */
+    public boolean isKnown(int id) {
+        return (id >= 0 && id < ORDINARY_TOKENS) || SPECIAL_IDS.contains(id);
     }
 
     /** Token ids of a chat conversation under the ChatML template, ending with the assistant's header. */

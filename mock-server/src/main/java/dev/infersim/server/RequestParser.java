@@ -16,11 +16,13 @@ final class RequestParser {
     private final PromptTokenizer tokenizer;
     private final String servedModelName;
     private final int maxModelLen;
+    private final boolean priorityScheduling;
 
-    RequestParser(PromptTokenizer tokenizer, String servedModelName, int maxModelLen) {
+    RequestParser(PromptTokenizer tokenizer, String servedModelName, int maxModelLen, boolean priorityScheduling) {
         this.tokenizer = tokenizer;
         this.servedModelName = servedModelName;
         this.maxModelLen = maxModelLen;
+        this.priorityScheduling = priorityScheduling;
     }
 
     /** Parses a JSON object body; 400 when it is not one. */
@@ -123,6 +125,10 @@ final class RequestParser {
             seed = s.asLong();
         }
         Integer priority = optInt(body, "priority", Integer.MIN_VALUE, Integer.MAX_VALUE);
+        // vLLM refuses a priority it would silently ignore, so a client learns the server is not ordering by it.
+        if (priority != null && priority != 0 && !priorityScheduling) {
+            throw ApiException.badRequest("priority", "Got priority " + priority + " but Priority scheduling is not enabled.");
+        }
         boolean tokenTimes = false;
         JsonNode infersim = body.get("infersim");
         if (infersim != null && infersim.isObject()) {
@@ -131,6 +137,14 @@ final class RequestParser {
         return new CompletionRequest(chat, prompts, echo, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
                 n == null ? 1 : n, seed, logprobs, top, stream, includeUsage, continuousUsage,
                 priority == null ? 0 : priority, tokenTimes);
+    }
+
+    /**
+     * The templated token ids of a body's messages, with no completion checks: vLLM's /tokenize counts a conversation
+     * of any length and ignores sampling fields.
+     */
+    int[] chatPrompt(ObjectNode body) {
+        return tokenizer.applyChatTemplate(messages(body));
     }
 
     /** vLLM's context-length check: the prompt must leave room, and prompt + max_tokens must fit max-model-len. */
@@ -222,7 +236,7 @@ final class RequestParser {
         return out;
     }
 
-    private static int[] tokenIds(JsonNode array) {
+    private int[] tokenIds(JsonNode array) {
         int[] ids = new int[array.size()];
         for (int i = 0; i < ids.length; i++) {
             JsonNode e = array.get(i);
@@ -230,6 +244,10 @@ final class RequestParser {
                 throw ApiException.badRequest("prompt", "prompt: token ids must be non-negative integers, got " + describe(e));
             }
             ids[i] = e.asInt();
+            // vLLM refuses ids past its tokenizer's vocabulary; echo mode could not even decode them.
+            if (!tokenizer.isKnown(ids[i])) {
+                throw ApiException.badRequest("prompt", "Token id " + ids[i] + " is out of vocabulary");
+            }
         }
         return ids;
     }

@@ -61,6 +61,31 @@ class ErrorsAndFaultsTest {
     }
 
     @Test
+    void tokenIdsOutsideTheVocabularyAre400() throws Exception {
+        for (String prompt : List.of("[999999]", "[[1],[100256]]", "[100300]")) {
+            JsonNode e = error(TestServers.post(server, "/v1/completions", "{\"prompt\":" + prompt + ",\"max_tokens\":2}", AUTH), 400);
+            assertEquals("prompt", e.get("param").asText());
+            assertTrue(e.get("message").asText().contains("out of vocabulary"), e.toString());
+        }
+        assertEquals(200, TestServers.post(server, "/v1/completions", "{\"prompt\":[100257,100264],\"max_tokens\":2}", AUTH).status());
+    }
+
+    @Test
+    void priorityIs400UnlessThePriorityPolicyIsOn() throws Exception {
+        String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":2,\"priority\":";
+        JsonNode e = error(chat(body + "3}"), 400);
+        assertEquals("priority", e.get("param").asText());
+        assertEquals("Got priority 3 but Priority scheduling is not enabled.", e.get("message").asText());
+        assertEquals(200, chat(body + "0}").status());
+        MockServer priority = TestServers.start(TestServers.options(TestServers.llama8b(16), 20).schedulingPolicy("priority").build());
+        try {
+            assertEquals(200, TestServers.post(priority, "/v1/chat/completions", body + "3}").status());
+        } finally {
+            TestServers.close(priority);
+        }
+    }
+
+    @Test
     void contextOverflowIs400BeforeAnyStreamStarts() throws Exception {
         int len = server.capacity().maxModelLen();
         JsonNode e = error(chat("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stream\":true,\"max_tokens\":" + len + "}"), 400);
@@ -94,7 +119,9 @@ class ErrorsAndFaultsTest {
     @Test
     void headerForcesEachErrorFaultWithItsStatus() throws Exception {
         String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":2}";
-        error(chat(body, HttpApi.FAULT_HEADER, "rate_limit"), 429);
+        TestServers.Reply limited = chat(body, HttpApi.FAULT_HEADER, "rate_limit");
+        error(limited, 429);
+        assertEquals("1", limited.header("retry-after"), "an injected 429 looks like a full queue");
         error(chat(body, HttpApi.FAULT_HEADER, "server_error"), 500);
         error(chat(body, HttpApi.FAULT_HEADER, "service_unavailable"), 503);
         error(chat(body, HttpApi.FAULT_HEADER, "auth"), 401);

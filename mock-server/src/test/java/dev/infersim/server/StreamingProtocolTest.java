@@ -88,12 +88,38 @@ class StreamingProtocolTest {
     }
 
     @Test
+    void aClientRequestIdWithQuotesStillGivesValidJsonChunks() throws Exception {
+        String requestId = "gw \"7\" \\ a";
+        TestServers.Stream s = TestServers.stream(lorem, "/v1/chat/completions", """
+                {"messages":[{"role":"user","content":"hi"}],"max_tokens":2,"ignore_eos":true,"stream":true}""",
+                "x-request-id", requestId);
+        assertEquals(1 + 2 + 1, s.events().size(), s.body());
+        for (TestServers.Event e : s.events().subList(0, 3)) {
+            assertEquals("chatcmpl-" + requestId, e.json().get("id").asText());
+        }
+    }
+
+    @Test
     void continuousUsageStatsCountsTokensSoFar() throws Exception {
         TestServers.Stream s = TestServers.stream(lorem, "/v1/completions", """
                 {"prompt":"Once","max_tokens":3,"ignore_eos":true,"stream":true,
                  "stream_options":{"include_usage":true,"continuous_usage_stats":true}}""");
         for (int i = 0; i < 3; i++) {
             assertEquals(i + 1, s.events().get(i).json().at("/usage/completion_tokens").asInt());
+        }
+    }
+
+    @Test
+    void continuousUsageStatsStartWithTheChatRoleChunk() throws Exception {
+        TestServers.Stream s = TestServers.stream(lorem, "/v1/chat/completions", """
+                {"messages":[{"role":"user","content":"hi"}],"max_tokens":2,"ignore_eos":true,"stream":true,
+                 "stream_options":{"continuous_usage_stats":true}}""");
+        assertEquals(1 + 2 + 1, s.events().size(), s.body());
+        for (int i = 0; i < 3; i++) {
+            JsonNode usage = s.events().get(i).json().get("usage");
+            assertNotNull(usage, "chunk " + i + " has no usage: " + s.events().get(i).data());
+            assertEquals(i, usage.get("completion_tokens").asInt());
+            assertEquals(usage.get("prompt_tokens").asInt() + i, usage.get("total_tokens").asInt());
         }
     }
 
@@ -169,6 +195,17 @@ class StreamingProtocolTest {
         JsonNode text = TestServers.post(lorem, "/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":3,\"ignore_eos\":true,\"logprobs\":1}").json();
         assertEquals(3, text.at("/choices/0/logprobs/tokens").size());
         assertEquals(3, text.at("/choices/0/logprobs/token_logprobs").size());
+    }
+
+    @Test
+    void tokenizeCountsAConversationLongerThanTheModelAndIgnoresCompletionFields() throws Exception {
+        int len = lorem.capacity().maxModelLen();
+        String content = "hi" + " hi".repeat(len);
+        TestServers.Reply r = TestServers.post(lorem, "/tokenize", "{\"messages\":[{\"role\":\"user\",\"content\":\"" + content
+                + "\"}],\"max_completion_tokens\":" + len + ",\"n\":0}");
+        assertEquals(200, r.status(), r.raw().body().substring(0, Math.min(300, r.raw().body().length())));
+        assertEquals(TOKENIZER.applyChatTemplate(List.of(new PromptTokenizer.Message("user", content))).length,
+                r.json().get("count").asInt());
     }
 
     @Test
