@@ -87,11 +87,6 @@ final class EngineLoop implements Runnable {
         }
     }
 
-    /** Event loop: gives back slots reserved for requests that will not be submitted. */
-    void release(int n) {
-        unscheduled.addAndGet(-n);
-    }
-
     /** Any thread: a reserved choice enters the engine at its request's arrival time. */
     void submit(Choice c) {
         submits.offer(c);
