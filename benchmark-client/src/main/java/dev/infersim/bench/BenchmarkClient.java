@@ -100,7 +100,7 @@ public final class BenchmarkClient implements AutoCloseable {
         }
         LoadRun.Phase phase;
         try (RequestLog log = detailFile == null ? null : new RequestLog(detailFile)) {
-            phase = load.run(workload.iterator(), workload.load().isClosedLoop(), workload.load().maxConcurrency(),
+            phase = load.run(workload.iterator(), workload.isClosedLoop(), workload.load().maxConcurrency(),
                     numWarmups, warmupDurationNanos, durationNanos, config.slo(), log);
         }
         Map<String, Object> scraped = scraper == null ? null : scraper.stop();
@@ -140,7 +140,7 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_backend", backend());
         extra.put("infersim_base_url", config.baseUrl());
         extra.put("infersim_endpoint", config.endpoint());
-        extra.put("infersim_load_mode", measured.load().isClosedLoop() ? "closed_loop" : "open_loop");
+        extra.put("infersim_load_mode", measured.isClosedLoop() ? "closed_loop" : "open_loop");
         extra.put("infersim_valid", invalid.isEmpty());
         extra.put("infersim_invalid_reasons", invalid);
         extra.put("infersim_send_lag_ms", lagSummary(w.sendLag));

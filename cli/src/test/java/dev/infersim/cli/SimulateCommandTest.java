@@ -105,6 +105,24 @@ class SimulateCommandTest {
     }
 
     @Test
+    void aTraceUnderAConcurrencyCapStillArrivesAtItsTimestamps() throws IOException {
+        Path trace = dir.resolve("capped.jsonl");
+        Files.writeString(trace, """
+                {"timestamp_ms": 0, "input_len": 812, "output_len": 16}
+                {"timestamp_ms": 5000, "input_len": 100, "output_len": 4}
+                """);
+        CliRun r = run("simulate", "--dataset-name", "trace", "--dataset-path", trace.toString(), "--max-concurrency", "1",
+                "--save-detailed", "--result-dir", dir.toString(), "--result-filename", "capped.json");
+
+        assertEquals(0, r.exitCode(), r.err());
+        List<Double> starts = new ArrayList<>();
+        for (String line : Files.readAllLines(dir.resolve("capped.jsonl"))) {
+            starts.add(new ObjectMapper().readTree(line).get("start_time_s").asDouble());
+        }
+        assertEquals(List.of(0.0, 5.0), starts, "the cap limits requests in flight; it does not send the trace early");
+    }
+
+    @Test
     void badFlagsFailWithOneLineNamingTheFlag() {
         assertOneLineError(run("simulate", "--request-rate", "fast"), "--request-rate");
         assertOneLineError(run("simulate", "--goodput", "ttfb:5"), "--goodput");

@@ -85,7 +85,7 @@ public final class Simulation {
         }
         LoadPattern load = workload.load();
         maxConcurrency = load.maxConcurrency();
-        closedLoop = load.isClosedLoop();
+        closedLoop = workload.isClosedLoop();
         source = workload.iterator();
         next = source.hasNext() ? source.next() : null;
         while (true) {
