@@ -92,6 +92,9 @@ public final class SimulateCommand implements Runnable {
             result = new Simulation(fleet, Router.byName(router), options, detail).run(requests);
         }
         BenchmarkReport report = result.report(info);
+        if (detailFile != null) {
+            report.fields().put("infersim_detailed_file", detailFile.toString()); // where compare finds it
+        }
         report.printSummary(out);
         out.println(result.saturation().saturated()
                 ? "Saturated: yes (" + result.saturation().reason() + ")"
