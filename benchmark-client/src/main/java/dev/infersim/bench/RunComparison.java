@@ -1,6 +1,7 @@
 package dev.infersim.bench;
 
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -114,11 +115,13 @@ public final class RunComparison {
         TESTED.forEach(m -> values.put(m, new ArrayList<>()));
         try (BufferedReader in = Files.newBufferedReader(detailed, StandardCharsets.UTF_8)) {
             String line;
+            int lineNumber = 0;
             while ((line = in.readLine()) != null) {
+                lineNumber++;
                 if (line.isBlank()) {
                     continue;
                 }
-                JsonNode r = JSON.readTree(line);
+                JsonNode r = readLine(detailed, lineNumber, line);
                 if (r.has("error") || r.path("warmup").asBoolean(false)) {
                     continue;
                 }
@@ -134,6 +137,15 @@ public final class RunComparison {
         Map<String, double[]> out = new LinkedHashMap<>();
         values.forEach((k, v) -> out.put(k, v.stream().mapToDouble(Double::doubleValue).toArray()));
         return out;
+    }
+
+    private static JsonNode readLine(Path detailed, int lineNumber, String line) {
+        try {
+            return JSON.readTree(line);
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException("detailed file " + detailed + ":" + lineNumber + ": not a JSON line ("
+                    + e.getOriginalMessage() + ")", e);
+        }
     }
 
     private static double median(double[] values) {

@@ -33,4 +33,22 @@ class CompareCommandTest {
         assertEquals(0, r.exitCode(), r.err());
         assertTrue(r.out().contains("Mann-Whitney"), r.out());
     }
+
+    @Test
+    void aMissingOrMalformedDetailFileIsOneLineNamingIt() {
+        simulate("a", "5");
+        simulate("b", "50");
+
+        assertOneLineError(CliRun.of("compare", file("a.json"), file("b.json"), "--detailed-a", file("none.jsonl")),
+                "--detailed-a");
+        assertOneLineError(CliRun.of("compare", file("a.json"), file("b.json"), "--detailed-b", file("a.json")),
+                "a.json");
+    }
+
+    private static void assertOneLineError(CliRun r, String text) {
+        assertEquals(2, r.exitCode(), r.out() + r.err());
+        String err = r.err().strip();
+        assertEquals(1, err.lines().count(), err);
+        assertTrue(err.contains(text), err);
+    }
 }
