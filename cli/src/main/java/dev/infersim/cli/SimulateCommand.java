@@ -69,6 +69,7 @@ public final class SimulateCommand implements Runnable {
     public void run() {
         ConfigException.check(replicas >= 1, "--replicas must be >= 1, got %d", replicas);
         reporting.validate();
+        reporting.createResultDir();
         WorkloadSpec spec = workload.spec(requestRate(), maxConcurrency, reporting.numWarmups);
         Workload requests = Workload.open(spec);
         Deployment d = deployment.deployment();

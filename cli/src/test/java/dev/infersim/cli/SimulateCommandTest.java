@@ -137,6 +137,17 @@ class SimulateCommandTest {
         assertOneLineError(run("simulate", "--dataset-name", "sonnet"), "--dataset-name");
     }
 
+    @Test
+    void aResultDirThatCannotBeCreatedIsOneLineBeforeTheRun() throws IOException {
+        Path file = Files.writeString(dir.resolve("plain-file"), "");
+        String under = file.resolve("results").toString();
+
+        assertOneLineError(run("simulate", "--num-prompts", "10", "--save-result", "--result-dir", under), "--result-dir");
+        assertOneLineError(run("simulate", "--num-prompts", "10", "--save-detailed", "--result-dir", under), "--result-dir");
+        assertOneLineError(run("simulate", "--num-prompts", "10", "--save-result", "--result-filename", " "),
+                "--result-filename");
+    }
+
     private static void assertOneLineError(CliRun r, String flag) {
         assertEquals(2, r.exitCode(), r.out() + r.err());
         String err = r.err().strip();
