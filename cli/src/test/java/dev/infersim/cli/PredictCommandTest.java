@@ -1,0 +1,46 @@
+package dev.infersim.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+class PredictCommandTest {
+
+    @TempDir
+    Path dir;
+
+    private static String field(CliRun r, String key) {
+        return r.out().lines().filter(l -> l.startsWith(key + " ")).map(l -> l.substring(key.length()).trim())
+                .findFirst().orElseThrow(() -> new AssertionError("no " + key + " in\n" + r.out()));
+    }
+
+    @Test
+    void aWorkloadProfilePredictsAtItsOwnRateLikeSimulate() {
+        CliRun r = CliRun.of("predict", "--workload", "matrix-row-e");
+
+        assertEquals(0, r.exitCode(), r.err());
+        assertEquals("4.000", field(r, "request_rate"));
+        assertEquals("10.000", field(CliRun.of("predict", "--workload", "chat"), "request_rate"),
+                "a profile without a rate gets predict's default");
+    }
+
+    @Test
+    void aTracePredictsAtItsMeanRateWithoutARateFlag() throws IOException {
+        Path trace = dir.resolve("trace.jsonl");
+        Files.writeString(trace, """
+                {"timestamp_ms": 1000, "input_len": 800, "output_len": 100}
+                {"timestamp_ms": 1250, "input_len": 1200, "output_len": 300}
+                {"timestamp_ms": 1500, "input_len": 1000, "output_len": 200}
+                """);
+        CliRun r = CliRun.of("predict", "--dataset-name", "trace", "--dataset-path", trace.toString());
+
+        assertEquals(0, r.exitCode(), r.err());
+        assertEquals("4.000", field(r, "request_rate"), "2 gaps in 0.5 s");
+        assertEquals("1000.000", field(r, "infersim_mean_prompt_tokens"));
+    }
+}
