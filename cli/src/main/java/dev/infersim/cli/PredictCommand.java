@@ -79,6 +79,7 @@ public final class PredictCommand implements Runnable {
         reporting.validate();
         ConfigException.check(headroom >= 0 && headroom < 1, "--headroom must be in [0, 1), got %s", headroom);
         ConfigException.check(dollarsPerGpuHour >= 0, "--dollars-per-gpu-hour must be >= 0, got %s", dollarsPerGpuHour);
+        rejectWhatTheClosedFormCannotModel();
         Double flagRate = requestRate == null ? null : WorkloadOptions.parseRate("--request-rate", requestRate);
         // A trace's timestamps are its rate: the spec refuses a rate flag with them, so the rate only enters the model.
         WorkloadSpec spec = workload.spec(workload.replaysTrace() ? null : flagRate, null, 0);
@@ -86,6 +87,8 @@ public final class PredictCommand implements Runnable {
             spec = workload.spec(10.0, null, 0);
         }
         Workload requests = Workload.open(spec);
+        ConfigException.check(spec.load().rampUp() == null && spec.load().burstiness() == 1,
+                "--workload: predict models steady Poisson arrivals; the profile's load has a ramp or a burstiness");
         double rate = flagRate != null ? flagRate : workload.replaysTrace() ? meanRate(requests) : spec.load().requestRatePerS();
         ConfigException.check(!requests.isClosedLoop() && Double.isFinite(rate),
                 "predict models open-loop Poisson arrivals: give a finite --request-rate (closed loops and 'inf' have no closed form here)");
@@ -106,6 +109,17 @@ public final class PredictCommand implements Runnable {
             }
             System.out.println("Result written to " + path);
         }
+    }
+
+    /** Flags that would otherwise be accepted and silently left out of a Poisson, mean-value model. */
+    private void rejectWhatTheClosedFormCannotModel() {
+        ConfigException.check(workload.burstiness == null || workload.burstiness == 1,
+                "--burstiness: predict models Poisson arrivals (burstiness 1), got %s", workload.burstiness);
+        ConfigException.check(workload.rampUpStrategy == null,
+                "--ramp-up-strategy: predict models a steady rate; predict each rate of the ramp with --request-rate");
+        ConfigException.check(!reporting.saveDetailed, "--save-detailed: predict has no per-request values to save");
+        ConfigException.check(reporting.goodput.isEmpty(),
+                "--goodput: predict gives no per-request latencies; use --slo-ttft-ms, --slo-tpot-ms or --slo-queue-p99-ms");
     }
 
     private static boolean profileSetsRate(WorkloadSpec spec) {

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class PredictCommandTest {
 
@@ -42,5 +43,21 @@ class PredictCommandTest {
         assertEquals(0, r.exitCode(), r.err());
         assertEquals("4.000", field(r, "request_rate"), "2 gaps in 0.5 s");
         assertEquals("1000.000", field(r, "infersim_mean_prompt_tokens"));
+    }
+
+    @Test
+    void flagsTheClosedFormCannotHonourAreOneLineNamingThem() {
+        assertOneLineError(CliRun.of("predict", "--burstiness", "0.5"), "--burstiness");
+        assertOneLineError(CliRun.of("predict", "--ramp-up-strategy", "linear", "--ramp-up-start-rps", "1",
+                "--ramp-up-end-rps", "5"), "--ramp-up-strategy");
+        assertOneLineError(CliRun.of("predict", "--save-detailed"), "--save-detailed");
+        assertOneLineError(CliRun.of("predict", "--goodput", "ttft:100"), "--goodput");
+    }
+
+    private static void assertOneLineError(CliRun r, String flag) {
+        assertEquals(2, r.exitCode(), r.out() + r.err());
+        String err = r.err().strip();
+        assertEquals(1, err.lines().count(), err);
+        assertTrue(err.contains(flag), err);
     }
 }
