@@ -98,8 +98,7 @@ public final class PredictCommand implements Runnable {
         print(System.out, result);
         if (reporting.saveResult) {
             RunInfo info = runInfo(d, spec, rate);
-            String file = reporting.resultFilename != null ? reporting.resultFilename
-                    : info.defaultResultFileName().replaceFirst("^infersim-", "infersim-predict-");
+            String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
             Path path = reporting.resultDir.resolve(file);
             try {
                 Files.createDirectories(path.toAbsolutePath().getParent());

@@ -1,5 +1,6 @@
 package dev.infersim.cli;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -43,6 +44,18 @@ class PredictCommandTest {
         assertEquals(0, r.exitCode(), r.err());
         assertEquals("4.000", field(r, "request_rate"), "2 gaps in 0.5 s");
         assertEquals("1000.000", field(r, "infersim_mean_prompt_tokens"));
+    }
+
+    @Test
+    void theSavedResultHasVllmsFileNameAndLoads() throws IOException {
+        CliRun r = CliRun.of("predict", "--request-rate", "5", "--save-result", "--result-dir", dir.toString());
+
+        assertEquals(0, r.exitCode(), r.err());
+        try (var files = Files.list(dir)) {
+            Path saved = files.findFirst().orElseThrow();
+            assertTrue(saved.getFileName().toString().startsWith("infersim-predict-5.0qps-Llama-3.1-8B-Instruct-"), saved.toString());
+            assertEquals(5.0, new ObjectMapper().readTree(saved.toFile()).get("request_rate").asDouble());
+        }
     }
 
     @Test
