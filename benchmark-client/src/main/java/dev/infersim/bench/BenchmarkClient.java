@@ -125,7 +125,8 @@ public final class BenchmarkClient implements AutoCloseable {
                                Map<String, Object> scraped, Map<String, Object> metadata, Path detailFile) {
         MeasuredWindow w = phase.window();
         RunInfo info = new RunInfo(date, backend(), config.model(), "cl100k_base", w.finished(), measured.load().requestRatePerS(), measured.load().burstiness(),
-                measured.load().maxConcurrency(), config.percentileMetrics(), config.metricPercentiles());
+                measured.load().maxConcurrency(), config.percentileMetrics(), config.metricPercentiles(),
+                measured.load().rampUp());
         List<String> invalid = new ArrayList<>();
         double lagP99Ms = w.sendLag.percentileMs(99);
         if (w.sendLag.count() > 0 && lagP99Ms * 1e6 > config.maxSendLagNanos()) {

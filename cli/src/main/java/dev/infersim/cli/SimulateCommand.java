@@ -83,7 +83,7 @@ public final class SimulateCommand implements Runnable {
         RunInfo info = new RunInfo(LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")), "infersim",
                 d.model().hfId(), d.model().hfId(), requests.size() - Math.min(reporting.numWarmups, requests.size()),
                 load.requestRatePerS(), load.burstiness(), load.maxConcurrency(), reporting.metrics(),
-                reporting.percentiles());
+                reporting.percentiles(), load.rampUp());
         PrintStream out = System.out;
         out.println(KvCapacity.of(d).describe());
         String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();

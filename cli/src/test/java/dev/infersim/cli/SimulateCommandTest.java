@@ -138,6 +138,22 @@ class SimulateCommandTest {
     }
 
     @Test
+    void aRampWritesVllmsRampKeysAfterTheTrafficKeys() throws IOException {
+        CliRun r = run("simulate", "--num-prompts", "20", "--ramp-up-strategy", "linear", "--ramp-up-start-rps", "1",
+                "--ramp-up-end-rps", "8", "--save-result", "--result-dir", dir.toString(), "--result-filename", "ramp.json");
+
+        assertEquals(0, r.exitCode(), r.err());
+        JsonNode result = new ObjectMapper().readTree(dir.resolve("ramp.json").toFile());
+        List<String> keys = new ArrayList<>();
+        result.fieldNames().forEachRemaining(keys::add);
+        assertEquals(List.of("max_concurrency", "ramp_up_strategy", "ramp_up_start_rps", "ramp_up_end_rps", "duration"),
+                keys.subList(keys.indexOf("max_concurrency"), keys.indexOf("duration") + 1));
+        assertEquals("linear", result.get("ramp_up_strategy").asText());
+        assertEquals(1.0, result.get("ramp_up_start_rps").asDouble());
+        assertEquals(8.0, result.get("ramp_up_end_rps").asDouble());
+    }
+
+    @Test
     void aResultDirThatCannotBeCreatedIsOneLineBeforeTheRun() throws IOException {
         Path file = Files.writeString(dir.resolve("plain-file"), "");
         String under = file.resolve("results").toString();

@@ -1,6 +1,7 @@
 package dev.infersim.sim;
 
 import dev.infersim.engine.ConfigException;
+import dev.infersim.workload.RampUp;
 
 import java.util.List;
 import java.util.Set;
@@ -19,10 +20,11 @@ import java.util.Set;
  * @param maxConcurrency    {@code --max-concurrency}; 0 for none
  * @param percentileMetrics {@code --percentile-metrics}: which of ttft, tpot, itl, e2el get percentiles
  * @param metricPercentiles {@code --metric-percentiles}, each in (0, 100]
+ * @param rampUp            {@code --ramp-up-strategy} and its rates, or null without a ramp
  */
 public record RunInfo(String date, String backend, String modelId, String tokenizerId, long numPrompts,
                       double requestRatePerS, double burstiness, int maxConcurrency, List<String> percentileMetrics,
-                      List<Double> metricPercentiles) {
+                      List<Double> metricPercentiles, RampUp rampUp) {
 
     private static final Set<String> METRICS = Set.of("ttft", "tpot", "itl", "e2el");
 
@@ -40,6 +42,14 @@ public record RunInfo(String date, String backend, String modelId, String tokeni
                 throw new ConfigException("--metric-percentiles: " + p + " is not in (0, 100]");
             }
         }
+    }
+
+    /** A run without a ramp. */
+    public RunInfo(String date, String backend, String modelId, String tokenizerId, long numPrompts,
+                   double requestRatePerS, double burstiness, int maxConcurrency, List<String> percentileMetrics,
+                   List<Double> metricPercentiles) {
+        this(date, backend, modelId, tokenizerId, numPrompts, requestRatePerS, burstiness, maxConcurrency,
+                percentileMetrics, metricPercentiles, null);
     }
 
     /** vLLM's spelling of a percentile in key names: 99 -> "99", 99.9 -> "99.9". */
