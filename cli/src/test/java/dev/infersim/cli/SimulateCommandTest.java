@@ -154,6 +154,19 @@ class SimulateCommandTest {
     }
 
     @Test
+    void aRampsDefaultFileNameIsVllms() throws IOException {
+        Path results = dir.resolve("ramp-results");
+        CliRun r = run("simulate", "--num-prompts", "20", "--ramp-up-strategy", "exponential", "--ramp-up-start-rps", "1",
+                "--ramp-up-end-rps", "8", "--save-result", "--result-dir", results.toString());
+
+        assertEquals(0, r.exitCode(), r.err());
+        try (var files = Files.list(results)) {
+            String name = files.findFirst().orElseThrow().getFileName().toString();
+            assertTrue(name.startsWith("infersim-ramp-up-exponential-1qps-8qps-Llama-3.1-8B-Instruct-"), name);
+        }
+    }
+
+    @Test
     void aResultDirThatCannotBeCreatedIsOneLineBeforeTheRun() throws IOException {
         Path file = Files.writeString(dir.resolve("plain-file"), "");
         String under = file.resolve("results").toString();

@@ -4,6 +4,7 @@ import dev.infersim.engine.ConfigException;
 import dev.infersim.workload.RampUp;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -59,12 +60,15 @@ public record RunInfo(String date, String backend, String modelId, String tokeni
 
     /**
      * vLLM's default result file name: {@code backend-{rate}qps[-concurrency{N}]-{model}-{date}.json}, the rate
-     * written as Python prints a float (10.0, inf).
+     * written as Python prints a float (10.0, inf); with a ramp, {@code backend-ramp-up-{strategy}-{start}qps-{end}qps}
+     * in place of the rate, the ramp rates printed as the integers vLLM parses them to where they are whole.
      */
     public String defaultResultFileName() {
         String rate = Double.isInfinite(requestRatePerS) ? "inf" : Double.toString(requestRatePerS);
+        String load = rampUp == null ? rate + "qps" : "ramp-up-" + rampUp.strategy().name().toLowerCase(Locale.ROOT) + "-"
+                + percentileWord(rampUp.startRps()) + "qps-" + percentileWord(rampUp.endRps()) + "qps";
         String concurrency = maxConcurrency > 0 ? "-concurrency" + maxConcurrency : "";
         String model = modelId.substring(modelId.lastIndexOf('/') + 1);
-        return backend + "-" + rate + "qps" + concurrency + "-" + model + "-" + date + ".json";
+        return backend + "-" + load + concurrency + "-" + model + "-" + date + ".json";
     }
 }
