@@ -78,6 +78,11 @@ public final class RunComparison {
         }
     }
 
+    /** True when the JSON object holds at least one summary metric, as every benchmark, simulate or predict result does. */
+    public static boolean hasSummary(JsonNode result) {
+        return SUMMARY_KEYS.stream().anyMatch(key -> value(result, key) != null);
+    }
+
     /** The summary metrics present in either result. */
     public static List<Row> rows(JsonNode a, JsonNode b) {
         List<Row> rows = new ArrayList<>();

@@ -70,11 +70,16 @@ public final class CompareCommand implements Callable<Integer> {
 
     private static JsonNode read(Path file) {
         ConfigException.check(Files.isReadable(file), "%s: no such readable result file", file);
+        JsonNode result;
         try {
-            return RunComparison.readResult(file);
+            result = RunComparison.readResult(file);
         } catch (UncheckedIOException e) {
             throw new ConfigException(file + ": not a result JSON (" + e.getCause().getMessage() + ")", e);
         }
+        // A per-request JSONL or a trace starts with a JSON object too, but one with no metric to compare.
+        ConfigException.check(RunComparison.hasSummary(result),
+                "%s: not a result JSON (no completed, duration, throughput or latency keys)", file);
+        return result;
     }
 
     private List<RunComparison.Test> tests(Path da, Path db) {

@@ -45,6 +45,13 @@ class CompareCommandTest {
                 "a.json");
     }
 
+    @Test
+    void aDetailFileGivenAsAResultIsOneLineNamingIt() {
+        simulate("a", "5");
+
+        assertOneLineError(CliRun.of("compare", file("a.json"), file("a.jsonl")), "a.jsonl");
+    }
+
     private static void assertOneLineError(CliRun r, String text) {
         assertEquals(2, r.exitCode(), r.out() + r.err());
         String err = r.err().strip();
