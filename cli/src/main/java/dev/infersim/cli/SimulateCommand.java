@@ -88,10 +88,20 @@ public final class SimulateCommand implements Runnable {
         out.println(KvCapacity.of(d).describe());
         String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
         Path detailFile = reporting.saveDetailed ? reporting.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl") : null;
-        SimulationResult result;
-        try (DetailWriter detail = detailFile == null ? null : new DetailWriter(detailFile)) {
-            result = new Simulation(fleet, Router.byName(router), options, detail).run(requests);
+        Router routing = Router.byName(router);
+        DetailWriter detail = detailFile == null ? null : new DetailWriter(detailFile);
+        Simulation simulation = new Simulation(fleet, routing, options, detail);
+        // An interrupt stops the arrivals; the run then ends as usual and writes what it simulated before the JVM exits.
+        try (InterruptGuard guard = new InterruptGuard(simulation::stop)) {
+            SimulationResult result;
+            try (detail) {
+                result = simulation.run(requests);
+            }
+            report(result, info, file, detailFile, out);
         }
+    }
+
+    private void report(SimulationResult result, RunInfo info, String file, Path detailFile, PrintStream out) {
         BenchmarkReport report = result.report(info);
         if (detailFile != null) {
             report.fields().put("infersim_detailed_file", detailFile.toString()); // where compare finds it
@@ -100,6 +110,9 @@ public final class SimulateCommand implements Runnable {
         out.println(result.saturation().saturated()
                 ? "Saturated: yes (" + result.saturation().reason() + ")"
                 : "Saturated: no (" + result.saturation().reason() + ")");
+        if (result.stopped()) {
+            out.println("Interrupted: the requests sent before the interrupt were simulated to completion and are reported");
+        }
         if (reporting.saveResult) {
             Path path = reporting.resultDir.resolve(file);
             report.write(path);

@@ -54,6 +54,8 @@ public final class Simulation {
     private double requestNanosInSystem;
     private long firstSendNanos = -1;
     private double sumSojournNanos;
+    private volatile boolean stopRequested;
+    private boolean stopped;
 
     /**
      * @param replicas the engines, each used by this simulation only
@@ -89,6 +91,11 @@ public final class Simulation {
         source = workload.iterator();
         next = source.hasNext() ? source.next() : null;
         while (true) {
+            if (stopRequested && (next != null || !clientQueue.isEmpty())) {
+                next = null;
+                clientQueue.clear(); // arrived but never sent: a stopped client sends nothing more
+                stopped = true;
+            }
             long arrival = nextArrivalNanos();
             Replica stepping = earliestStep();
             long stepEnd = stepping == null ? Long.MAX_VALUE : stepping.nextEventNanos();
@@ -108,7 +115,15 @@ public final class Simulation {
         }
         sampleThrough(clock);
         checkDrained();
-        return result(workload.size());
+        return result();
+    }
+
+    /**
+     * Sends no more requests; the run still ends normally, with every request already sent served in virtual time, so
+     * an interrupted command reports what was sent. Safe to call from another thread (a shutdown hook).
+     */
+    public void stop() {
+        stopRequested = true;
     }
 
     private long nextArrivalNanos() {
@@ -285,7 +300,7 @@ public final class Simulation {
         }
     }
 
-    private SimulationResult result(long workloadSize) {
+    private SimulationResult result() {
         ServingStats measured = stats != null ? stats : new ServingStats(options.slo(), 0);
         long duration = stats != null ? windowEndNanos - windowStartNanos : 0;
         SaturationVerdict verdict;
@@ -301,7 +316,7 @@ public final class Simulation {
                 span > 0 ? requestNanosInSystem / span : 0,
                 span > 0 ? sent * 1e9 / span : 0,
                 sent > 0 ? sumSojournNanos / sent : 0,
-                workloadSize - (measured.completed() + measured.failed()));
+                sent - (measured.completed() + measured.failed()), stopped);
     }
 
     /** Per-request driver state, attached to its {@link EngineRequest}. */
