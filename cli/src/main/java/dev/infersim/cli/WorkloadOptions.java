@@ -10,6 +10,7 @@ import picocli.CommandLine.Option;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * The workload flags of {@code vllm bench serve} (dataset, lengths, seed, arrivals, concurrency), building the same
@@ -111,11 +112,13 @@ public final class WorkloadOptions {
                 .sharegptOutputLen(sharegptOutputLen)
                 .datasetPath(datasetPath);
         try {
-            b.prefixRepetitionOrder(PrefixOrder.parse(prefixRepetitionOrder));
+            b.prefixRepetitionOrder(parsed("--prefix-repetition-order", () -> PrefixOrder.parse(prefixRepetitionOrder)));
+            ConfigException.check(rampUpStrategy != null || rampUpStartRps == null && rampUpEndRps == null,
+                    "--ramp-up-start-rps and --ramp-up-end-rps need --ramp-up-strategy");
             if (rampUpStrategy != null) {
                 ConfigException.check(rampUpStartRps != null && rampUpEndRps != null,
                         "--ramp-up-strategy needs --ramp-up-start-rps and --ramp-up-end-rps");
-                b.rampUp(RampStrategy.parse(rampUpStrategy), rampUpStartRps, rampUpEndRps);
+                b.rampUp(parsed("--ramp-up-strategy", () -> RampStrategy.parse(rampUpStrategy)), rampUpStartRps, rampUpEndRps);
             }
             if (workloadProfile != null) {
                 b.workloadProfile(workloadProfile);
@@ -146,6 +149,15 @@ public final class WorkloadOptions {
             throw e;
         } catch (IllegalArgumentException e) {
             throw new ConfigException(e.getMessage(), e);
+        }
+    }
+
+    /** A flag's parsed value; a bad value is a ConfigException naming the flag. */
+    private static <T> T parsed(String flag, Supplier<T> parse) {
+        try {
+            return parse.get();
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(flag + ": " + e.getMessage(), e);
         }
     }
 

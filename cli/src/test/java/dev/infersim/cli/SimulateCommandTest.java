@@ -135,6 +135,17 @@ class SimulateCommandTest {
         assertOneLineError(run("simulate", "--max-num-seqs", "0"), "--max-num-seqs");
         assertOneLineError(run("simulate", "--num-warmups", "-1"), "--num-warmups");
         assertOneLineError(run("simulate", "--dataset-name", "sonnet"), "--dataset-name");
+        assertOneLineError(run("simulate", "--burstiness", "0"), "--burstiness");
+        assertOneLineError(run("simulate", "--max-concurrency", "-1"), "--max-concurrency");
+        assertOneLineError(run("simulate", "--eos-mean-tokens", "0.5"), "--eos-mean-tokens");
+        assertOneLineError(run("simulate", "--random-input-len", "0"), "--random-input-len");
+        assertOneLineError(run("simulate", "--dataset-name", "prefix_repetition", "--prefix-repetition-order", "lifo"),
+                "--prefix-repetition-order");
+        assertOneLineError(run("simulate", "--ramp-up-strategy", "step", "--ramp-up-start-rps", "1", "--ramp-up-end-rps", "2"),
+                "--ramp-up-strategy");
+        assertOneLineError(run("simulate", "--ramp-up-strategy", "linear", "--ramp-up-start-rps", "5", "--ramp-up-end-rps", "2"),
+                "--ramp-up-start-rps");
+        assertOneLineError(run("simulate", "--ramp-up-end-rps", "20"), "--ramp-up-strategy");
     }
 
     @Test
