@@ -125,6 +125,24 @@ class SimulateCommandTest {
     }
 
     @Test
+    void aProfileWithBothARateAndARampIsOneLineNamingTheFile() throws IOException {
+        Path profile = Files.writeString(dir.resolve("ramped.yaml"), """
+                name: ramped
+                load:
+                  request_rate: 5
+                  ramp_up_strategy: linear
+                  ramp_up_start_rps: 1
+                  ramp_up_end_rps: 3
+                classes:
+                  - name: a
+                    input_tokens: 10
+                    max_tokens: 10
+                """);
+
+        assertOneLineError(run("simulate", "--workload", profile.toString()), "ramped.yaml");
+    }
+
+    @Test
     void badFlagsFailWithOneLineNamingTheFlag() {
         assertOneLineError(run("simulate", "--request-rate", "fast"), "--request-rate");
         assertOneLineError(run("simulate", "--goodput", "ttfb:5"), "--goodput");
