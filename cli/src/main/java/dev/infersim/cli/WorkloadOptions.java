@@ -19,8 +19,9 @@ import java.util.function.Supplier;
  */
 public final class WorkloadOptions {
 
-    @Option(names = "--dataset-name", defaultValue = "random",
-            description = "random, prefix_repetition, sharegpt, trace or workload (default: ${DEFAULT-VALUE}).")
+    /** Null when not given: random, or workload with --workload; an explicit other name with --workload is an error. */
+    @Option(names = "--dataset-name",
+            description = "random, prefix_repetition, sharegpt, trace or workload (default: random, or workload with --workload).")
     String datasetName;
 
     @Option(names = "--dataset-path", description = "ShareGPT JSON or trace JSONL file.")
@@ -91,7 +92,7 @@ public final class WorkloadOptions {
 
     /** True for {@code --dataset-name trace}, whose arrival times come from the file rather than a rate. */
     boolean replaysTrace() {
-        return workloadProfile == null && WorkloadSpec.TRACE.equalsIgnoreCase(datasetName.trim());
+        return workloadProfile == null && datasetName != null && WorkloadSpec.TRACE.equalsIgnoreCase(datasetName.trim());
     }
 
     /**
@@ -122,10 +123,8 @@ public final class WorkloadOptions {
             }
             if (workloadProfile != null) {
                 b.workloadProfile(workloadProfile);
-                if (!datasetName.equals("random")) {
-                    b.datasetName(datasetName);
-                }
-            } else {
+            }
+            if (datasetName != null) {
                 b.datasetName(datasetName);
             }
             if (numPrompts != null) {
@@ -164,7 +163,7 @@ public final class WorkloadOptions {
     /** The workload settings for a report's metadata. */
     public Map<String, Object> describe() {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("dataset_name", workloadProfile != null ? "workload" : datasetName);
+        m.put("dataset_name", workloadProfile != null ? "workload" : datasetName != null ? datasetName : "random");
         m.put("workload", workloadProfile);
         m.put("dataset_path", datasetPath == null ? null : datasetPath.toString());
         m.put("random_input_len", randomInputLen);

@@ -164,6 +164,7 @@ class SimulateCommandTest {
         assertOneLineError(run("simulate", "--ramp-up-strategy", "linear", "--ramp-up-start-rps", "5", "--ramp-up-end-rps", "2"),
                 "--ramp-up-start-rps");
         assertOneLineError(run("simulate", "--ramp-up-end-rps", "20"), "--ramp-up-strategy");
+        assertOneLineError(run("simulate", "--workload", "chat", "--dataset-name", "random"), "--dataset-name");
     }
 
     @Test
