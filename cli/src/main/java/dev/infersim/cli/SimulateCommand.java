@@ -72,6 +72,9 @@ public final class SimulateCommand implements Runnable {
         reporting.createResultDir();
         WorkloadSpec spec = workload.spec(requestRate(), maxConcurrency, reporting.numWarmups);
         Workload requests = Workload.open(spec);
+        // Warmups come on top of --num-prompts, except where a trace's length caps the stream.
+        ConfigException.check(requests.size() > reporting.numWarmups,
+                "--num-warmups %d leaves none of the %d requests to measure", reporting.numWarmups, requests.size());
         Deployment d = deployment.deployment();
         Replica[] fleet = new Replica[replicas];
         for (int i = 0; i < replicas; i++) {
@@ -98,6 +101,8 @@ public final class SimulateCommand implements Runnable {
                 result = simulation.run(requests);
             }
             report(result, info, file, detailFile, out);
+            ConfigException.check(result.stopped() || result.stats().completed() + result.stats().failed() > 0,
+                    "--warmup-duration %s s covers the whole run: no request was measured", reporting.warmupDurationS);
         }
     }
 

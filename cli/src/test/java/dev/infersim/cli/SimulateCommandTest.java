@@ -143,6 +143,18 @@ class SimulateCommandTest {
     }
 
     @Test
+    void warmupsThatLeaveNothingToMeasureAreOneLineNamingTheFlag() throws IOException {
+        Path trace = Files.writeString(dir.resolve("short.jsonl"), """
+                {"timestamp_ms": 0, "input_len": 100, "output_len": 4}
+                {"timestamp_ms": 10, "input_len": 100, "output_len": 4}
+                """);
+
+        assertOneLineError(run("simulate", "--dataset-name", "trace", "--dataset-path", trace.toString(), "--num-warmups", "2"),
+                "--num-warmups");
+        assertOneLineError(run("simulate", "--num-prompts", "20", "--warmup-duration", "1000"), "--warmup-duration");
+    }
+
+    @Test
     void badFlagsFailWithOneLineNamingTheFlag() {
         assertOneLineError(run("simulate", "--request-rate", "fast"), "--request-rate");
         assertOneLineError(run("simulate", "--goodput", "ttfb:5"), "--goodput");
