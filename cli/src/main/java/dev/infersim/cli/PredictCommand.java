@@ -79,6 +79,9 @@ public final class PredictCommand implements Runnable {
         reporting.validate();
         ConfigException.check(headroom >= 0 && headroom < 1, "--headroom must be in [0, 1), got %s", headroom);
         ConfigException.check(dollarsPerGpuHour >= 0, "--dollars-per-gpu-hour must be >= 0, got %s", dollarsPerGpuHour);
+        positive("--slo-ttft-ms", sloTtftMs);
+        positive("--slo-tpot-ms", sloTpotMs);
+        positive("--slo-queue-p99-ms", sloQueueP99Ms);
         rejectWhatTheClosedFormCannotModel();
         Double flagRate = requestRate == null ? null : WorkloadOptions.parseRate("--request-rate", requestRate);
         // A trace's timestamps are its rate: the spec refuses a rate flag with them, so the rate only enters the model.
@@ -119,6 +122,10 @@ public final class PredictCommand implements Runnable {
         ConfigException.check(!reporting.saveDetailed, "--save-detailed: predict has no per-request values to save");
         ConfigException.check(reporting.goodput.isEmpty(),
                 "--goodput: predict gives no per-request latencies; use --slo-ttft-ms, --slo-tpot-ms or --slo-queue-p99-ms");
+    }
+
+    private static void positive(String flag, Double ms) {
+        ConfigException.check(ms == null || ms > 0, "%s must be > 0 ms, got %s", flag, ms);
     }
 
     private static boolean profileSetsRate(WorkloadSpec spec) {
