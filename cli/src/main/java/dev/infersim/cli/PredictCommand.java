@@ -219,7 +219,8 @@ public final class PredictCommand implements Runnable {
         if (sloQueueP99Ms != null) {
             slo = slo.withQueueingDelay(0.99, sloQueueP99Ms / 1e3);
         }
-        SloCapacity capacity = CapacityPlanner.maxRateMeetingSlo(p.server(), slo);
+        // The chain at each rate with its prefill iteration, as mean_ttft_ms reports it: p.server() alone leaves it out.
+        SloCapacity capacity = CapacityPlanner.maxRateMeetingSlo(p.server().saturationRatePerS(), p::at, slo);
         f.put("infersim_max_rate_meeting_slo_per_s", capacity.maxRatePerS());
         f.put("infersim_slo_binding_metric", capacity.bindingMetric().toString());
         if (!capacity.feasible()) {

@@ -59,6 +59,19 @@ class PredictCommandTest {
     }
 
     @Test
+    void theCapacityPlanCountsThePrefillInTtftAsTheReportedTtftDoes() {
+        CliRun tight = CliRun.of("predict", "--slo-ttft-ms", "10");
+        assertEquals(0, tight.exitCode(), tight.err());
+        assertTrue(Double.parseDouble(field(tight, "mean_ttft_ms")) > 10);
+        assertEquals("0.000", field(tight, "infersim_max_rate_meeting_slo_per_s"), "no rate meets a TTFT below the prefill");
+
+        CliRun loose = CliRun.of("predict", "--slo-ttft-ms", "35");
+        String maxRate = field(loose, "infersim_max_rate_meeting_slo_per_s");
+        CliRun atMax = CliRun.of("predict", "--request-rate", maxRate);
+        assertTrue(Double.parseDouble(field(atMax, "mean_ttft_ms")) <= 35.5, atMax.out());
+    }
+
+    @Test
     void flagsTheClosedFormCannotHonourAreOneLineNamingThem() {
         assertOneLineError(CliRun.of("predict", "--burstiness", "0.5"), "--burstiness");
         assertOneLineError(CliRun.of("predict", "--ramp-up-strategy", "linear", "--ramp-up-start-rps", "1",
