@@ -72,6 +72,14 @@ class PredictCommandTest {
     }
 
     @Test
+    void aBatchOfOnePredicts() {
+        CliRun r = CliRun.of("predict", "--max-num-seqs", "1", "--max-num-batched-tokens", "2048", "--request-rate", "0.5");
+
+        assertEquals(0, r.exitCode(), r.err());
+        assertEquals("1", field(r, "infersim_batch_limit"));
+    }
+
+    @Test
     void flagsTheClosedFormCannotHonourAreOneLineNamingThem() {
         assertOneLineError(CliRun.of("predict", "--burstiness", "0.5"), "--burstiness");
         assertOneLineError(CliRun.of("predict", "--ramp-up-strategy", "linear", "--ramp-up-start-rps", "1",
