@@ -248,10 +248,14 @@ public final class Simulation {
             RequestState s = (RequestState) out.tokenRequest(i).attachment();
             if (s.measured) {
                 measuredTokens++;
-                if (s.lastTokenNanos == previousEnd) {
-                    previousStepGaps++;
-                } else if (s.lastTokenNanos >= 0) {
-                    stats.recordItl(end - s.lastTokenNanos);
+                // A first token (lastTokenNanos -1) opens no gap, even in the replica's first step, whose previousEnd
+                // is -1 too.
+                if (s.lastTokenNanos >= 0) {
+                    if (s.lastTokenNanos == previousEnd) {
+                        previousStepGaps++;
+                    } else {
+                        stats.recordItl(end - s.lastTokenNanos);
+                    }
                 }
             }
             s.lastTokenNanos = end;
