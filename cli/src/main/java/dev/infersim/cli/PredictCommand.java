@@ -96,7 +96,14 @@ public final class PredictCommand implements Runnable {
         ConfigException.check(!requests.isClosedLoop() && Double.isFinite(rate),
                 "predict models open-loop Poisson arrivals: give a finite --request-rate (closed loops and 'inf' have no closed form here)");
         Deployment d = deployment.deployment();
-        EnginePrediction prediction = new EnginePrediction(d, WorkloadMoments.of(requests, 100_000));
+        WorkloadMoments moments = WorkloadMoments.of(requests, 100_000);
+        // The chain serves every request; the engine (and simulate) would reject these, so a prediction would be wrong.
+        int maxModelLen = KvCapacity.of(d).maxModelLen();
+        ConfigException.check(moments.maxPromptTokens() < maxModelLen,
+                "--max-model-len: the workload has prompts of up to %d tokens, which the maximum context of %d tokens "
+                        + "(--max-model-len, capped by the KV cache) rejects; predict models only served requests",
+                moments.maxPromptTokens(), maxModelLen);
+        EnginePrediction prediction = new EnginePrediction(d, moments);
         Map<String, Object> result = fields(d, spec, rate, prediction);
         print(System.out, result);
         if (reporting.saveResult) {

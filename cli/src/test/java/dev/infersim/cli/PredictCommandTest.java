@@ -86,6 +86,7 @@ class PredictCommandTest {
                 "--ramp-up-end-rps", "5"), "--ramp-up-strategy");
         assertOneLineError(CliRun.of("predict", "--save-detailed"), "--save-detailed");
         assertOneLineError(CliRun.of("predict", "--goodput", "ttft:100"), "--goodput");
+        assertOneLineError(CliRun.of("predict", "--max-model-len", "1000"), "--max-model-len");
         assertOneLineError(CliRun.of("predict", "--slo-ttft-ms", "-5"), "--slo-ttft-ms");
         assertOneLineError(CliRun.of("predict", "--slo-tpot-ms", "0"), "--slo-tpot-ms");
         assertOneLineError(CliRun.of("predict", "--slo-queue-p99-ms", "-1"), "--slo-queue-p99-ms");
