@@ -100,7 +100,7 @@ public final class BenchmarkClient implements AutoCloseable {
         }
         LoadRun.Phase phase;
         try (RequestLog log = detailFile == null ? null : new RequestLog(detailFile)) {
-            phase = load.run(workload.iterator(), workload.load().isClosedLoop(), workload.load().maxConcurrency(),
+            phase = load.run(workload.iterator(), workload.isClosedLoop(), workload.load().maxConcurrency(),
                     numWarmups, warmupDurationNanos, durationNanos, config.slo(), log);
         }
         Map<String, Object> scraped = scraper == null ? null : scraper.stop();
@@ -125,7 +125,8 @@ public final class BenchmarkClient implements AutoCloseable {
                                Map<String, Object> scraped, Map<String, Object> metadata, Path detailFile) {
         MeasuredWindow w = phase.window();
         RunInfo info = new RunInfo(date, backend(), config.model(), "cl100k_base", w.finished(), measured.load().requestRatePerS(), measured.load().burstiness(),
-                measured.load().maxConcurrency(), config.percentileMetrics(), config.metricPercentiles());
+                measured.load().maxConcurrency(), config.percentileMetrics(), config.metricPercentiles(),
+                measured.load().rampUp());
         List<String> invalid = new ArrayList<>();
         double lagP99Ms = w.sendLag.percentileMs(99);
         if (w.sendLag.count() > 0 && lagP99Ms * 1e6 > config.maxSendLagNanos()) {
@@ -140,14 +141,14 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_backend", backend());
         extra.put("infersim_base_url", config.baseUrl());
         extra.put("infersim_endpoint", config.endpoint());
-        extra.put("infersim_load_mode", measured.load().isClosedLoop() ? "closed_loop" : "open_loop");
+        extra.put("infersim_load_mode", measured.isClosedLoop() ? "closed_loop" : "open_loop");
         extra.put("infersim_valid", invalid.isEmpty());
         extra.put("infersim_invalid_reasons", invalid);
         extra.put("infersim_send_lag_ms", lagSummary(w.sendLag));
         extra.put("infersim_max_send_lag_ms", config.maxSendLagNanos() / 1e6);
         extra.put("infersim_max_in_flight", phase.maxInFlight());
         extra.put("infersim_mean_in_flight", phase.meanInFlight());
-        double steady = measured.load().isClosedLoop() ? w.closedLoopThroughput(phase.meanInFlight())
+        double steady = measured.isClosedLoop() ? w.closedLoopThroughput(phase.meanInFlight())
                 : w.steadyRequestThroughput();
         extra.put("infersim_steady_request_throughput", Double.isNaN(steady) ? null : steady);
         double offered = w.steadySendRate();

@@ -1,6 +1,7 @@
 package dev.infersim.bench;
 
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -18,6 +19,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * Two benchmark results side by side: each summary metric of A and B with the absolute and relative delta, and for
@@ -27,10 +29,9 @@ import java.util.Map;
  */
 public final class RunComparison {
     private static final ObjectMapper JSON = new ObjectMapper();
-    static final List<String> SUMMARY_KEYS = List.of("completed", "failed", "duration", "request_throughput",
-            "request_goodput", "output_throughput", "total_token_throughput", "mean_ttft_ms", "median_ttft_ms",
-            "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "median_itl_ms",
-            "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms");
+    static final List<String> RUN_KEYS = List.of("completed", "failed", "duration", "request_throughput",
+            "request_goodput", "output_throughput", "total_token_throughput");
+    static final List<String> LATENCIES = List.of("ttft", "tpot", "itl", "e2el");
     static final List<String> TESTED = List.of("ttft_ms", "tpot_ms", "e2el_ms");
 
     /** One metric of both runs. */
@@ -77,10 +78,15 @@ public final class RunComparison {
         }
     }
 
+    /** True when the JSON object holds at least one summary metric, as every benchmark, simulate or predict result does. */
+    public static boolean hasSummary(JsonNode result) {
+        return summaryKeys(result, result).stream().anyMatch(key -> value(result, key) != null);
+    }
+
     /** The summary metrics present in either result. */
     public static List<Row> rows(JsonNode a, JsonNode b) {
         List<Row> rows = new ArrayList<>();
-        for (String key : SUMMARY_KEYS) {
+        for (String key : summaryKeys(a, b)) {
             Double va = value(a, key);
             Double vb = value(b, key);
             if (va != null || vb != null) {
@@ -88,6 +94,27 @@ public final class RunComparison {
             }
         }
         return rows;
+    }
+
+    /**
+     * The run totals, then per latency metric its mean, median and every percentile either result reports: vLLM writes
+     * p{percentile}_{metric}_ms for whatever --metric-percentiles the run was given.
+     */
+    private static List<String> summaryKeys(JsonNode a, JsonNode b) {
+        List<String> keys = new ArrayList<>(RUN_KEYS);
+        for (String metric : LATENCIES) {
+            keys.add("mean_" + metric + "_ms");
+            keys.add("median_" + metric + "_ms");
+            Pattern percentile = Pattern.compile("p[0-9.]+_" + metric + "_ms");
+            for (JsonNode result : List.of(a, b)) {
+                result.fieldNames().forEachRemaining(key -> {
+                    if (percentile.matcher(key).matches() && !keys.contains(key)) {
+                        keys.add(key);
+                    }
+                });
+            }
+        }
+        return keys;
     }
 
     /** Mann-Whitney U tests on TTFT, TPOT and E2EL of the successful requests of two detailed files. */
@@ -114,11 +141,13 @@ public final class RunComparison {
         TESTED.forEach(m -> values.put(m, new ArrayList<>()));
         try (BufferedReader in = Files.newBufferedReader(detailed, StandardCharsets.UTF_8)) {
             String line;
+            int lineNumber = 0;
             while ((line = in.readLine()) != null) {
+                lineNumber++;
                 if (line.isBlank()) {
                     continue;
                 }
-                JsonNode r = JSON.readTree(line);
+                JsonNode r = readLine(detailed, lineNumber, line);
                 if (r.has("error") || r.path("warmup").asBoolean(false)) {
                     continue;
                 }
@@ -134,6 +163,15 @@ public final class RunComparison {
         Map<String, double[]> out = new LinkedHashMap<>();
         values.forEach((k, v) -> out.put(k, v.stream().mapToDouble(Double::doubleValue).toArray()));
         return out;
+    }
+
+    private static JsonNode readLine(Path detailed, int lineNumber, String line) {
+        try {
+            return JSON.readTree(line);
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException("detailed file " + detailed + ":" + lineNumber + ": not a JSON line ("
+                    + e.getOriginalMessage() + ")", e);
+        }
     }
 
     private static double median(double[] values) {

@@ -46,6 +46,18 @@ class RunComparisonTest {
     }
 
     @Test
+    void everyPercentileEitherResultReportsIsCompared() throws IOException {
+        Path a = Files.writeString(dir.resolve("a.json"),
+                "{\"completed\": 5, \"mean_ttft_ms\": 10, \"p90_ttft_ms\": 20, \"p99.9_ttft_ms\": 30}");
+        Path b = Files.writeString(dir.resolve("b.json"), "{\"completed\": 5, \"mean_ttft_ms\": 11, \"p90_ttft_ms\": 25}");
+
+        List<String> metrics = RunComparison.rows(RunComparison.readResult(a), RunComparison.readResult(b)).stream()
+                .map(RunComparison.Row::metric).toList();
+
+        assertEquals(List.of("completed", "mean_ttft_ms", "p90_ttft_ms", "p99.9_ttft_ms"), metrics);
+    }
+
+    @Test
     void resultIsReadWithoutVllmsPerRequestArrays() throws IOException {
         Path result = dir.resolve("r.json");
         Files.writeString(result, "{\"completed\": 2, \"ttfts\": [0.1, 0.2], \"itls\": [[0.01], []],"

@@ -8,6 +8,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -43,6 +44,9 @@ public final class CompareCommand implements Callable<Integer> {
         ConfigException.check(alpha > 0 && alpha < 1, "--alpha must be in (0, 1), got %s", alpha);
         JsonNode ra = read(a);
         JsonNode rb = read(b);
+        Path da = detailedA != null ? readable("--detailed-a", detailedA) : detailFile(ra, a);
+        Path db = detailedB != null ? readable("--detailed-b", detailedB) : detailFile(rb, b);
+        List<RunComparison.Test> tests = da == null || db == null ? null : tests(da, db);
         PrintStream out = System.out;
         out.printf(Locale.ROOT, "%-26s %14s %14s %14s %9s%n", "metric", "A", "B", "B - A", "change");
         for (RunComparison.Row row : RunComparison.rows(ra, rb)) {
@@ -50,14 +54,11 @@ public final class CompareCommand implements Callable<Integer> {
                     num(row.delta()), row.relativeDelta() == null ? "-"
                             : String.format(Locale.ROOT, "%+.1f%%", 100 * row.relativeDelta()));
         }
-        Path da = detailedA != null ? detailedA : detailFile(ra, a);
-        Path db = detailedB != null ? detailedB : detailFile(rb, b);
-        if (da == null || db == null) {
+        if (tests == null) {
             out.println("No per-request files (run with --save-detailed, or pass --detailed-a/--detailed-b): "
                     + "no significance test.");
             return 0;
         }
-        List<RunComparison.Test> tests = RunComparison.tests(da, db, alpha);
         out.printf(Locale.ROOT, "%nMann-Whitney U (two-sided, alpha %.3f) on per-request values:%n", alpha);
         for (RunComparison.Test t : tests) {
             out.printf(Locale.ROOT, "%-8s median A %.3f ms (n=%d), B %.3f ms (n=%d): p = %.4g -> %s%n",
@@ -69,11 +70,29 @@ public final class CompareCommand implements Callable<Integer> {
 
     private static JsonNode read(Path file) {
         ConfigException.check(Files.isReadable(file), "%s: no such readable result file", file);
+        JsonNode result;
         try {
-            return RunComparison.readResult(file);
-        } catch (java.io.UncheckedIOException e) {
+            result = RunComparison.readResult(file);
+        } catch (UncheckedIOException e) {
             throw new ConfigException(file + ": not a result JSON (" + e.getCause().getMessage() + ")", e);
         }
+        // A per-request JSONL or a trace starts with a JSON object too, but one with no metric to compare.
+        ConfigException.check(RunComparison.hasSummary(result),
+                "%s: not a result JSON (no completed, duration, throughput or latency keys)", file);
+        return result;
+    }
+
+    private List<RunComparison.Test> tests(Path da, Path db) {
+        try {
+            return RunComparison.tests(da, db, alpha);
+        } catch (UncheckedIOException e) {
+            throw new ConfigException(e.getMessage() + " (expected the JSON lines of --save-detailed)", e);
+        }
+    }
+
+    private static Path readable(String flag, Path file) {
+        ConfigException.check(Files.isReadable(file), "%s: no such readable file %s", flag, file);
+        return file;
     }
 
     private static Path detailFile(JsonNode result, Path resultFile) {

@@ -44,7 +44,9 @@ final class EnginePrediction {
 
     private FittedIterationTime fitIterationTime() {
         int context = (int) Math.round(moments.meanDecodeContextTokens());
-        int maxBatch = deployment.maxNumSeqs();
+        // Two batch sizes at least, or the decode slope has nothing to fit: with --max-num-seqs 1 the chain only
+        // evaluates tau(1), and the cost model prices a batch of 2 as well as any other.
+        int maxBatch = Math.max(2, deployment.maxNumSeqs());
         int[] chunks = {0, 256, 1024, Math.min(deployment.maxNumBatchedTokens(), 4096)};
         List<int[]> grid = new ArrayList<>();
         for (int b = 1; b <= maxBatch; b = b < 8 ? b + 1 : b * 2) {

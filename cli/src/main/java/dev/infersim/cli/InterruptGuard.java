@@ -4,8 +4,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Keeps an interrupted benchmark honest: on SIGINT the hook stops the client, then waits until the command has written
- * what it measured (the command counts the latch down when its files are written) before the JVM exits.
+ * Keeps an interrupted run honest: on SIGINT the hook stops the benchmark client or the simulation, then waits until
+ * the command has written what it measured (the command counts the latch down when its files are written) before the
+ * JVM exits.
  */
 final class InterruptGuard implements AutoCloseable {
     private final CountDownLatch written = new CountDownLatch(1);

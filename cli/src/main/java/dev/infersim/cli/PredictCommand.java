@@ -13,8 +13,8 @@ import dev.infersim.queueing.Slo;
 import dev.infersim.queueing.SloCapacity;
 import dev.infersim.queueing.UnstableQueueException;
 import dev.infersim.sim.RunInfo;
-import dev.infersim.workload.LoadPattern;
 import dev.infersim.workload.Workload;
+import dev.infersim.workload.WorkloadRequest;
 import dev.infersim.workload.WorkloadSpec;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -47,8 +47,9 @@ public final class PredictCommand implements Runnable {
     @Mixin
     ReportOptions reporting;
 
-    @Option(names = "--request-rate", defaultValue = "10", paramLabel = "REQ_PER_S",
-            description = "Poisson arrival rate, req/s (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--request-rate", paramLabel = "REQ_PER_S",
+            description = "Poisson arrival rate, req/s (default: a --workload profile's own rate, a trace's mean rate, "
+                    + "else 10).")
     String requestRate;
 
     @Mixin
@@ -78,18 +79,36 @@ public final class PredictCommand implements Runnable {
         reporting.validate();
         ConfigException.check(headroom >= 0 && headroom < 1, "--headroom must be in [0, 1), got %s", headroom);
         ConfigException.check(dollarsPerGpuHour >= 0, "--dollars-per-gpu-hour must be >= 0, got %s", dollarsPerGpuHour);
-        WorkloadSpec spec = workload.spec(WorkloadOptions.parseRate("--request-rate", requestRate), null, 0);
-        LoadPattern load = spec.load();
-        ConfigException.check(!load.isClosedLoop() && Double.isFinite(load.requestRatePerS()),
+        positive("--slo-ttft-ms", sloTtftMs);
+        positive("--slo-tpot-ms", sloTpotMs);
+        positive("--slo-queue-p99-ms", sloQueueP99Ms);
+        rejectWhatTheClosedFormCannotModel();
+        Double flagRate = requestRate == null ? null : WorkloadOptions.parseRate("--request-rate", requestRate);
+        // A trace's timestamps are its rate: the spec refuses a rate flag with them, so the rate only enters the model.
+        WorkloadSpec spec = workload.spec(workload.replaysTrace() ? null : flagRate, null, 0);
+        if (flagRate == null && !workload.replaysTrace() && !profileSetsRate(spec)) {
+            spec = workload.spec(10.0, null, 0);
+        }
+        Workload requests = Workload.open(spec);
+        ConfigException.check(spec.load().rampUp() == null && spec.load().burstiness() == 1,
+                "--workload: predict models steady Poisson arrivals; the profile's load has a ramp or a burstiness");
+        double rate = flagRate != null ? flagRate : workload.replaysTrace() ? meanRate(requests) : spec.load().requestRatePerS();
+        ConfigException.check(!requests.isClosedLoop() && Double.isFinite(rate),
                 "predict models open-loop Poisson arrivals: give a finite --request-rate (closed loops and 'inf' have no closed form here)");
         Deployment d = deployment.deployment();
-        EnginePrediction prediction = new EnginePrediction(d, WorkloadMoments.of(Workload.open(spec), 100_000));
-        Map<String, Object> result = fields(d, spec, prediction);
+        WorkloadMoments moments = WorkloadMoments.of(requests, 100_000);
+        // The chain serves every request; the engine (and simulate) would reject these, so a prediction would be wrong.
+        int maxModelLen = KvCapacity.of(d).maxModelLen();
+        ConfigException.check(moments.maxPromptTokens() < maxModelLen,
+                "--max-model-len: the workload has prompts of up to %d tokens, which the maximum context of %d tokens "
+                        + "(--max-model-len, capped by the KV cache) rejects; predict models only served requests",
+                moments.maxPromptTokens(), maxModelLen);
+        EnginePrediction prediction = new EnginePrediction(d, moments);
+        Map<String, Object> result = fields(d, spec, rate, prediction);
         print(System.out, result);
         if (reporting.saveResult) {
-            RunInfo info = runInfo(d, spec);
-            String file = reporting.resultFilename != null ? reporting.resultFilename
-                    : info.defaultResultFileName().replaceFirst("^infersim-", "infersim-predict-");
+            RunInfo info = runInfo(d, spec, rate);
+            String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
             Path path = reporting.resultDir.resolve(file);
             try {
                 Files.createDirectories(path.toAbsolutePath().getParent());
@@ -101,16 +120,46 @@ public final class PredictCommand implements Runnable {
         }
     }
 
-    private RunInfo runInfo(Deployment d, WorkloadSpec spec) {
+    /** Flags that would otherwise be accepted and silently left out of a Poisson, mean-value model. */
+    private void rejectWhatTheClosedFormCannotModel() {
+        ConfigException.check(workload.burstiness == null || workload.burstiness == 1,
+                "--burstiness: predict models Poisson arrivals (burstiness 1), got %s", workload.burstiness);
+        ConfigException.check(workload.rampUpStrategy == null,
+                "--ramp-up-strategy: predict models a steady rate; predict each rate of the ramp with --request-rate");
+        ConfigException.check(!reporting.saveDetailed, "--save-detailed: predict has no per-request values to save");
+        ConfigException.check(reporting.goodput.isEmpty(),
+                "--goodput: predict gives no per-request latencies; use --slo-ttft-ms, --slo-tpot-ms or --slo-queue-p99-ms");
+    }
+
+    private static void positive(String flag, Double ms) {
+        ConfigException.check(ms == null || ms > 0, "%s must be > 0 ms, got %s", flag, ms);
+    }
+
+    private static boolean profileSetsRate(WorkloadSpec spec) {
+        return spec.profile() != null && spec.profile().load() != null && spec.profile().load().requestRate() != null;
+    }
+
+    /** A trace's mean arrival rate: its gaps per second between the first and the last timestamp. */
+    private static double meanRate(Workload trace) {
+        long first = -1;
+        long last = 0;
+        for (WorkloadRequest r : trace) {
+            first = first < 0 ? r.arrivalNanos() : first;
+            last = r.arrivalNanos();
+        }
+        ConfigException.check(last > first, "--dataset-path: the trace spans no time, so it has no rate; give --request-rate");
+        return (trace.size() - 1) * 1e9 / (last - first);
+    }
+
+    private RunInfo runInfo(Deployment d, WorkloadSpec spec, double rate) {
         return new RunInfo(LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")), "infersim-predict",
-                d.model().hfId(), d.model().hfId(), spec.numPrompts(), spec.load().requestRatePerS(),
+                d.model().hfId(), d.model().hfId(), spec.numPrompts(), rate,
                 spec.load().burstiness(), spec.load().maxConcurrency(), reporting.metrics(), reporting.percentiles());
     }
 
     /** The prediction in the result schema: vLLM's keys where the model gives them, infersim_ keys for the rest. */
-    Map<String, Object> fields(Deployment d, WorkloadSpec spec, EnginePrediction p) {
-        RunInfo info = runInfo(d, spec);
-        double rate = spec.load().requestRatePerS();
+    Map<String, Object> fields(Deployment d, WorkloadSpec spec, double rate, EnginePrediction p) {
+        RunInfo info = runInfo(d, spec, rate);
         WorkloadMoments m = p.moments();
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("date", info.date());
@@ -177,7 +226,8 @@ public final class PredictCommand implements Runnable {
         if (sloQueueP99Ms != null) {
             slo = slo.withQueueingDelay(0.99, sloQueueP99Ms / 1e3);
         }
-        SloCapacity capacity = CapacityPlanner.maxRateMeetingSlo(p.server(), slo);
+        // The chain at each rate with its prefill iteration, as mean_ttft_ms reports it: p.server() alone leaves it out.
+        SloCapacity capacity = CapacityPlanner.maxRateMeetingSlo(p.server().saturationRatePerS(), p::at, slo);
         f.put("infersim_max_rate_meeting_slo_per_s", capacity.maxRatePerS());
         f.put("infersim_slo_binding_metric", capacity.bindingMetric().toString());
         if (!capacity.feasible()) {

@@ -4,6 +4,8 @@ import dev.infersim.engine.ConfigException;
 import dev.infersim.sim.GoodputSlo;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -49,6 +51,19 @@ public final class ReportOptions {
         ConfigException.check(warmupDurationS >= 0 && Double.isFinite(warmupDurationS),
                 "--warmup-duration must be >= 0 s, got %s", warmupDurationS);
         percentiles();
+        ConfigException.check(resultFilename == null || !resultFilename.isBlank(), "--result-filename must not be blank");
+    }
+
+    /** Creates --result-dir when results will be written, so a directory that cannot exist fails before the run. */
+    public void createResultDir() {
+        if (!saveResult && !saveDetailed) {
+            return;
+        }
+        try {
+            Files.createDirectories(resultDir);
+        } catch (IOException e) {
+            throw new ConfigException("--result-dir: cannot create directory " + resultDir + " (" + e + ")", e);
+        }
     }
 
     public List<String> metrics() {

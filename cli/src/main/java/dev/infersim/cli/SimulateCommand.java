@@ -71,8 +71,12 @@ public final class SimulateCommand implements Runnable {
     public void run() {
         ConfigException.check(replicas >= 1, "--replicas must be >= 1, got %d", replicas);
         reporting.validate();
+        reporting.createResultDir();
         WorkloadSpec spec = workload.spec(requestRate(), maxConcurrency, reporting.numWarmups);
         Workload requests = Workload.open(spec);
+        // Warmups come on top of --num-prompts, except where a trace's length caps the stream.
+        ConfigException.check(requests.size() > reporting.numWarmups,
+                "--num-warmups %d leaves none of the %d requests to measure", reporting.numWarmups, requests.size());
         Deployment d = deployment.deployment();
         Replica[] fleet = new Replica[replicas];
         for (int i = 0; i < replicas; i++) {
@@ -84,20 +88,38 @@ public final class SimulateCommand implements Runnable {
         RunInfo info = new RunInfo(LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")), "infersim",
                 d.model().hfId(), d.model().hfId(), requests.size() - Math.min(reporting.numWarmups, requests.size()),
                 load.requestRatePerS(), load.burstiness(), load.maxConcurrency(), reporting.metrics(),
-                reporting.percentiles());
+                reporting.percentiles(), load.rampUp());
         PrintStream out = System.out;
         out.println(KvCapacity.of(d).describe());
         String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
         Path detailFile = reporting.saveDetailed ? reporting.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl") : null;
-        SimulationResult result;
-        try (DetailWriter detail = detailFile == null ? null : new DetailWriter(detailFile, true)) {
-            result = new Simulation(fleet, Router.byName(router), options, detail).run(requests);
+        Router routing = Router.byName(router);
+        DetailWriter detail = detailFile == null ? null : new DetailWriter(detailFile, true);
+        Simulation simulation = new Simulation(fleet, routing, options, detail);
+        // An interrupt stops the arrivals; the run then ends as usual and writes what it simulated before the JVM exits.
+        try (InterruptGuard guard = new InterruptGuard(simulation::stop)) {
+            SimulationResult result;
+            try (detail) {
+                result = simulation.run(requests);
+            }
+            report(result, info, file, detailFile, out);
+            ConfigException.check(result.stopped() || result.stats().completed() + result.stats().failed() > 0,
+                    "--warmup-duration %s s covers the whole run: no request was measured", reporting.warmupDurationS);
         }
+    }
+
+    private void report(SimulationResult result, RunInfo info, String file, Path detailFile, PrintStream out) {
         BenchmarkReport report = result.report(info);
+        if (detailFile != null) {
+            report.fields().put("infersim_detailed_file", detailFile.toString()); // where compare finds it
+        }
         report.printSummary(out);
         out.println(result.saturation().saturated()
                 ? "Saturated: yes (" + result.saturation().reason() + ")"
                 : "Saturated: no (" + result.saturation().reason() + ")");
+        if (result.stopped()) {
+            out.println("Interrupted: the requests sent before the interrupt were simulated to completion and are reported");
+        }
         if (reporting.saveResult) {
             Path path = reporting.resultDir.resolve(file);
             report.write(path, detailFile == null ? Map.of() : VllmDetailArrays.of(detailFile));

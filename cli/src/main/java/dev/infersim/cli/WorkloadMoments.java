@@ -11,23 +11,27 @@ import dev.infersim.workload.WorkloadRequest;
  * @param meanOutputTokens       E[L], after EOS draws and max_tokens
  * @param meanOutputSquared      E[L^2]
  * @param samples                requests measured
+ * @param maxPromptTokens        the longest prompt, which the engine rejects if it leaves no room in the context
  */
-record WorkloadMoments(double meanPromptTokens, double meanOutputTokens, double meanOutputSquared, long samples) {
+record WorkloadMoments(double meanPromptTokens, double meanOutputTokens, double meanOutputSquared, long samples,
+                       int maxPromptTokens) {
 
     static WorkloadMoments of(Workload workload, long limit) {
         double prompt = 0;
         double output = 0;
         double outputSquared = 0;
         long n = 0;
+        int maxPrompt = 0;
         for (WorkloadRequest r : workload) {
             prompt += r.promptTokens();
             output += r.outputTokens();
             outputSquared += (double) r.outputTokens() * r.outputTokens();
+            maxPrompt = Math.max(maxPrompt, r.promptTokens());
             if (++n == limit) {
                 break;
             }
         }
-        return new WorkloadMoments(prompt / n, output / n, outputSquared / n, n);
+        return new WorkloadMoments(prompt / n, output / n, outputSquared / n, n, maxPrompt);
     }
 
     /**

@@ -10,6 +10,7 @@ import picocli.CommandLine.Option;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * The workload flags of {@code vllm bench serve} (dataset, lengths, seed, arrivals, concurrency), building the same
@@ -18,8 +19,9 @@ import java.util.Map;
  */
 public final class WorkloadOptions {
 
-    @Option(names = "--dataset-name", defaultValue = "random",
-            description = "random, prefix_repetition, sharegpt, trace or workload (default: ${DEFAULT-VALUE}).")
+    /** Null when not given: random, or workload with --workload; an explicit other name with --workload is an error. */
+    @Option(names = "--dataset-name",
+            description = "random, prefix_repetition, sharegpt, trace or workload (default: random, or workload with --workload).")
     String datasetName;
 
     @Option(names = "--dataset-path", description = "ShareGPT JSON or trace JSONL file.")
@@ -90,7 +92,7 @@ public final class WorkloadOptions {
 
     /** True for {@code --dataset-name trace}, whose arrival times come from the file rather than a rate. */
     boolean replaysTrace() {
-        return workloadProfile == null && WorkloadSpec.TRACE.equalsIgnoreCase(datasetName.trim());
+        return workloadProfile == null && datasetName != null && WorkloadSpec.TRACE.equalsIgnoreCase(datasetName.trim());
     }
 
     /**
@@ -111,18 +113,18 @@ public final class WorkloadOptions {
                 .sharegptOutputLen(sharegptOutputLen)
                 .datasetPath(datasetPath);
         try {
-            b.prefixRepetitionOrder(PrefixOrder.parse(prefixRepetitionOrder));
+            b.prefixRepetitionOrder(parsed("--prefix-repetition-order", () -> PrefixOrder.parse(prefixRepetitionOrder)));
+            ConfigException.check(rampUpStrategy != null || rampUpStartRps == null && rampUpEndRps == null,
+                    "--ramp-up-start-rps and --ramp-up-end-rps need --ramp-up-strategy");
             if (rampUpStrategy != null) {
                 ConfigException.check(rampUpStartRps != null && rampUpEndRps != null,
                         "--ramp-up-strategy needs --ramp-up-start-rps and --ramp-up-end-rps");
-                b.rampUp(RampStrategy.parse(rampUpStrategy), rampUpStartRps, rampUpEndRps);
+                b.rampUp(parsed("--ramp-up-strategy", () -> RampStrategy.parse(rampUpStrategy)), rampUpStartRps, rampUpEndRps);
             }
             if (workloadProfile != null) {
                 b.workloadProfile(workloadProfile);
-                if (!datasetName.equals("random")) {
-                    b.datasetName(datasetName);
-                }
-            } else {
+            }
+            if (datasetName != null) {
                 b.datasetName(datasetName);
             }
             if (numPrompts != null) {
@@ -149,10 +151,19 @@ public final class WorkloadOptions {
         }
     }
 
+    /** A flag's parsed value; a bad value is a ConfigException naming the flag. */
+    private static <T> T parsed(String flag, Supplier<T> parse) {
+        try {
+            return parse.get();
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(flag + ": " + e.getMessage(), e);
+        }
+    }
+
     /** The workload settings for a report's metadata. */
     public Map<String, Object> describe() {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("dataset_name", workloadProfile != null ? "workload" : datasetName);
+        m.put("dataset_name", workloadProfile != null ? "workload" : datasetName != null ? datasetName : "random");
         m.put("workload", workloadProfile);
         m.put("dataset_path", datasetPath == null ? null : datasetPath.toString());
         m.put("random_input_len", randomInputLen);

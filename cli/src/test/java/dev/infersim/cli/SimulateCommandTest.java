@@ -32,8 +32,10 @@ class SimulateCommandTest {
                 "--result-filename", name + ".json", "--goodput", "ttft:100", "tpot:20");
     }
 
+    /** The result's lines but the date and the detail file's name, which differ from run to run. */
     private List<String> resultWithoutDate(String name) throws IOException {
-        return Files.readAllLines(dir.resolve(name + ".json")).stream().filter(l -> !l.contains("\"date\"")).toList();
+        return Files.readAllLines(dir.resolve(name + ".json")).stream()
+                .filter(l -> !l.contains("\"date\"") && !l.contains("\"infersim_detailed_file\"")).toList();
     }
 
     @Test
@@ -130,6 +132,54 @@ class SimulateCommandTest {
     }
 
     @Test
+    void aTraceUnderAConcurrencyCapStillArrivesAtItsTimestamps() throws IOException {
+        Path trace = dir.resolve("capped.jsonl");
+        Files.writeString(trace, """
+                {"timestamp_ms": 0, "input_len": 812, "output_len": 16}
+                {"timestamp_ms": 5000, "input_len": 100, "output_len": 4}
+                """);
+        CliRun r = run("simulate", "--dataset-name", "trace", "--dataset-path", trace.toString(), "--max-concurrency", "1",
+                "--save-detailed", "--result-dir", dir.toString(), "--result-filename", "capped.json");
+
+        assertEquals(0, r.exitCode(), r.err());
+        List<Double> starts = new ArrayList<>();
+        for (String line : Files.readAllLines(dir.resolve("capped.jsonl"))) {
+            starts.add(new ObjectMapper().readTree(line).get("start_time_s").asDouble());
+        }
+        assertEquals(List.of(0.0, 5.0), starts, "the cap limits requests in flight; it does not send the trace early");
+    }
+
+    @Test
+    void aProfileWithBothARateAndARampIsOneLineNamingTheFile() throws IOException {
+        Path profile = Files.writeString(dir.resolve("ramped.yaml"), """
+                name: ramped
+                load:
+                  request_rate: 5
+                  ramp_up_strategy: linear
+                  ramp_up_start_rps: 1
+                  ramp_up_end_rps: 3
+                classes:
+                  - name: a
+                    input_tokens: 10
+                    max_tokens: 10
+                """);
+
+        assertOneLineError(run("simulate", "--workload", profile.toString()), "ramped.yaml");
+    }
+
+    @Test
+    void warmupsThatLeaveNothingToMeasureAreOneLineNamingTheFlag() throws IOException {
+        Path trace = Files.writeString(dir.resolve("short.jsonl"), """
+                {"timestamp_ms": 0, "input_len": 100, "output_len": 4}
+                {"timestamp_ms": 10, "input_len": 100, "output_len": 4}
+                """);
+
+        assertOneLineError(run("simulate", "--dataset-name", "trace", "--dataset-path", trace.toString(), "--num-warmups", "2"),
+                "--num-warmups");
+        assertOneLineError(run("simulate", "--num-prompts", "20", "--warmup-duration", "1000"), "--warmup-duration");
+    }
+
+    @Test
     void badFlagsFailWithOneLineNamingTheFlag() {
         assertOneLineError(run("simulate", "--request-rate", "fast"), "--request-rate");
         assertOneLineError(run("simulate", "--goodput", "ttfb:5"), "--goodput");
@@ -140,6 +190,58 @@ class SimulateCommandTest {
         assertOneLineError(run("simulate", "--max-num-seqs", "0"), "--max-num-seqs");
         assertOneLineError(run("simulate", "--num-warmups", "-1"), "--num-warmups");
         assertOneLineError(run("simulate", "--dataset-name", "sonnet"), "--dataset-name");
+        assertOneLineError(run("simulate", "--burstiness", "0"), "--burstiness");
+        assertOneLineError(run("simulate", "--max-concurrency", "-1"), "--max-concurrency");
+        assertOneLineError(run("simulate", "--eos-mean-tokens", "0.5"), "--eos-mean-tokens");
+        assertOneLineError(run("simulate", "--random-input-len", "0"), "--random-input-len");
+        assertOneLineError(run("simulate", "--dataset-name", "prefix_repetition", "--prefix-repetition-order", "lifo"),
+                "--prefix-repetition-order");
+        assertOneLineError(run("simulate", "--ramp-up-strategy", "step", "--ramp-up-start-rps", "1", "--ramp-up-end-rps", "2"),
+                "--ramp-up-strategy");
+        assertOneLineError(run("simulate", "--ramp-up-strategy", "linear", "--ramp-up-start-rps", "5", "--ramp-up-end-rps", "2"),
+                "--ramp-up-start-rps");
+        assertOneLineError(run("simulate", "--ramp-up-end-rps", "20"), "--ramp-up-strategy");
+        assertOneLineError(run("simulate", "--workload", "chat", "--dataset-name", "random"), "--dataset-name");
+    }
+
+    @Test
+    void aRampWritesVllmsRampKeysAfterTheTrafficKeys() throws IOException {
+        CliRun r = run("simulate", "--num-prompts", "20", "--ramp-up-strategy", "linear", "--ramp-up-start-rps", "1",
+                "--ramp-up-end-rps", "8", "--save-result", "--result-dir", dir.toString(), "--result-filename", "ramp.json");
+
+        assertEquals(0, r.exitCode(), r.err());
+        JsonNode result = new ObjectMapper().readTree(dir.resolve("ramp.json").toFile());
+        List<String> keys = new ArrayList<>();
+        result.fieldNames().forEachRemaining(keys::add);
+        assertEquals(List.of("max_concurrency", "ramp_up_strategy", "ramp_up_start_rps", "ramp_up_end_rps", "duration"),
+                keys.subList(keys.indexOf("max_concurrency"), keys.indexOf("duration") + 1));
+        assertEquals("linear", result.get("ramp_up_strategy").asText());
+        assertEquals(1.0, result.get("ramp_up_start_rps").asDouble());
+        assertEquals(8.0, result.get("ramp_up_end_rps").asDouble());
+    }
+
+    @Test
+    void aRampsDefaultFileNameIsVllms() throws IOException {
+        Path results = dir.resolve("ramp-results");
+        CliRun r = run("simulate", "--num-prompts", "20", "--ramp-up-strategy", "exponential", "--ramp-up-start-rps", "1",
+                "--ramp-up-end-rps", "8", "--save-result", "--result-dir", results.toString());
+
+        assertEquals(0, r.exitCode(), r.err());
+        try (var files = Files.list(results)) {
+            String name = files.findFirst().orElseThrow().getFileName().toString();
+            assertTrue(name.startsWith("infersim-ramp-up-exponential-1qps-8qps-Llama-3.1-8B-Instruct-"), name);
+        }
+    }
+
+    @Test
+    void aResultDirThatCannotBeCreatedIsOneLineBeforeTheRun() throws IOException {
+        Path file = Files.writeString(dir.resolve("plain-file"), "");
+        String under = file.resolve("results").toString();
+
+        assertOneLineError(run("simulate", "--num-prompts", "10", "--save-result", "--result-dir", under), "--result-dir");
+        assertOneLineError(run("simulate", "--num-prompts", "10", "--save-detailed", "--result-dir", under), "--result-dir");
+        assertOneLineError(run("simulate", "--num-prompts", "10", "--save-result", "--result-filename", " "),
+                "--result-filename");
     }
 
     private static void assertOneLineError(CliRun r, String flag) {

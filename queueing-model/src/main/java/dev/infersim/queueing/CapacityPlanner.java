@@ -1,5 +1,6 @@
 package dev.infersim.queueing;
 
+import java.util.function.DoubleFunction;
 import java.util.function.ToDoubleFunction;
 import org.apache.commons.math3.analysis.solvers.BrentSolver;
 
@@ -20,33 +21,41 @@ public final class CapacityPlanner {
 
     /** The highest Poisson arrival rate at which every bound of {@code slo} holds, and the bound that sets it. */
     public static SloCapacity maxRateMeetingSlo(BatchingServer server, Slo slo) {
-        SloCapacity capacity = new SloCapacity(server.saturationRatePerS(), SloMetric.SATURATION);
+        return maxRateMeetingSlo(server.saturationRatePerS(), server::atArrivalRate, slo);
+    }
+
+    /**
+     * The same for a chain whose parameters depend on the rate (such as a prefill iteration costed at the mean batch
+     * of each rate), given as the chain at each rate below {@code saturationRatePerS}.
+     */
+    public static SloCapacity maxRateMeetingSlo(double saturationRatePerS,
+            DoubleFunction<ContinuousBatchingModel> chainAt, Slo slo) {
+        SloCapacity capacity = new SloCapacity(saturationRatePerS, SloMetric.SATURATION);
         double p = slo.queueingDelayPercentile();
-        capacity = tighter(capacity, rateWithin(server, SloMetric.QUEUEING_DELAY_PERCENTILE,
+        capacity = tighter(capacity, rateWithin(saturationRatePerS, chainAt, SloMetric.QUEUEING_DELAY_PERCENTILE,
                 chain -> chain.queueingDelayPercentileSeconds(p), slo.maxQueueingDelaySeconds()));
-        capacity = tighter(capacity, rateWithin(server, SloMetric.MEAN_TPOT,
+        capacity = tighter(capacity, rateWithin(saturationRatePerS, chainAt, SloMetric.MEAN_TPOT,
                 ContinuousBatchingModel::meanTpotSeconds, slo.maxMeanTpotSeconds()));
-        return tighter(capacity, rateWithin(server, SloMetric.MEAN_TTFT,
+        return tighter(capacity, rateWithin(saturationRatePerS, chainAt, SloMetric.MEAN_TTFT,
                 ContinuousBatchingModel::meanTtftSeconds, slo.maxMeanTtftSeconds()));
     }
 
     /** The highest rate keeping one metric within its bound, or saturation if it never binds. */
-    private static SloCapacity rateWithin(BatchingServer server, SloMetric metric,
-            ToDoubleFunction<ContinuousBatchingModel> measure, double bound) {
-        double saturation = server.saturationRatePerS();
+    private static SloCapacity rateWithin(double saturation, DoubleFunction<ContinuousBatchingModel> chainAt,
+            SloMetric metric, ToDoubleFunction<ContinuousBatchingModel> measure, double bound) {
         if (Double.isInfinite(bound)) {
             return new SloCapacity(saturation, SloMetric.SATURATION);
         }
         double low = saturation * BRACKET_EDGE;
         double high = saturation * (1 - BRACKET_EDGE);
-        if (measure.applyAsDouble(server.atArrivalRate(low)) > bound) {
+        if (measure.applyAsDouble(chainAt.apply(low)) > bound) {
             return new SloCapacity(0, metric);
         }
-        if (measure.applyAsDouble(server.atArrivalRate(high)) <= bound) {
+        if (measure.applyAsDouble(chainAt.apply(high)) <= bound) {
             return new SloCapacity(saturation, SloMetric.SATURATION);
         }
         double root = new BrentSolver(1e-14, saturation * 1e-13).solve(MAX_EVALUATIONS,
-                rate -> measure.applyAsDouble(server.atArrivalRate(rate)) - bound, low, high);
+                rate -> measure.applyAsDouble(chainAt.apply(rate)) - bound, low, high);
         return new SloCapacity(root, metric);
     }
 

@@ -56,6 +56,11 @@ public final class BenchmarkReport {
         f.put("request_rate", Double.isInfinite(info.requestRatePerS()) ? "inf" : info.requestRatePerS());
         f.put("burstiness", info.burstiness());
         f.put("max_concurrency", info.maxConcurrency() > 0 ? info.maxConcurrency() : null);
+        if (info.rampUp() != null) {
+            f.put("ramp_up_strategy", info.rampUp().strategy().name().toLowerCase(Locale.ROOT));
+            f.put("ramp_up_start_rps", info.rampUp().startRps());
+            f.put("ramp_up_end_rps", info.rampUp().endRps());
+        }
         f.put("duration", durationS);
         f.put("completed", stats.completed());
         f.put("failed", stats.failed());

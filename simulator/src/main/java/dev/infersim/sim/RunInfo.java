@@ -1,8 +1,10 @@
 package dev.infersim.sim;
 
 import dev.infersim.engine.ConfigException;
+import dev.infersim.workload.RampUp;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -19,10 +21,11 @@ import java.util.Set;
  * @param maxConcurrency    {@code --max-concurrency}; 0 for none
  * @param percentileMetrics {@code --percentile-metrics}: which of ttft, tpot, itl, e2el get percentiles
  * @param metricPercentiles {@code --metric-percentiles}, each in (0, 100]
+ * @param rampUp            {@code --ramp-up-strategy} and its rates, or null without a ramp
  */
 public record RunInfo(String date, String backend, String modelId, String tokenizerId, long numPrompts,
                       double requestRatePerS, double burstiness, int maxConcurrency, List<String> percentileMetrics,
-                      List<Double> metricPercentiles) {
+                      List<Double> metricPercentiles, RampUp rampUp) {
 
     private static final Set<String> METRICS = Set.of("ttft", "tpot", "itl", "e2el");
 
@@ -42,6 +45,14 @@ public record RunInfo(String date, String backend, String modelId, String tokeni
         }
     }
 
+    /** A run without a ramp. */
+    public RunInfo(String date, String backend, String modelId, String tokenizerId, long numPrompts,
+                   double requestRatePerS, double burstiness, int maxConcurrency, List<String> percentileMetrics,
+                   List<Double> metricPercentiles) {
+        this(date, backend, modelId, tokenizerId, numPrompts, requestRatePerS, burstiness, maxConcurrency,
+                percentileMetrics, metricPercentiles, null);
+    }
+
     /** vLLM's spelling of a percentile in key names: 99 -> "99", 99.9 -> "99.9". */
     public static String percentileWord(double p) {
         return p == Math.rint(p) ? Long.toString((long) p) : Double.toString(p);
@@ -49,12 +60,15 @@ public record RunInfo(String date, String backend, String modelId, String tokeni
 
     /**
      * vLLM's default result file name: {@code backend-{rate}qps[-concurrency{N}]-{model}-{date}.json}, the rate
-     * written as Python prints a float (10.0, inf).
+     * written as Python prints a float (10.0, inf); with a ramp, {@code backend-ramp-up-{strategy}-{start}qps-{end}qps}
+     * in place of the rate, the ramp rates printed as the integers vLLM parses them to where they are whole.
      */
     public String defaultResultFileName() {
         String rate = Double.isInfinite(requestRatePerS) ? "inf" : Double.toString(requestRatePerS);
+        String load = rampUp == null ? rate + "qps" : "ramp-up-" + rampUp.strategy().name().toLowerCase(Locale.ROOT) + "-"
+                + percentileWord(rampUp.startRps()) + "qps-" + percentileWord(rampUp.endRps()) + "qps";
         String concurrency = maxConcurrency > 0 ? "-concurrency" + maxConcurrency : "";
         String model = modelId.substring(modelId.lastIndexOf('/') + 1);
-        return backend + "-" + rate + "qps" + concurrency + "-" + model + "-" + date + ".json";
+        return backend + "-" + load + concurrency + "-" + model + "-" + date + ".json";
     }
 }

@@ -55,6 +55,8 @@ public final class Simulation {
     private double requestNanosInSystem;
     private long firstSendNanos = -1;
     private double sumSojournNanos;
+    private volatile boolean stopRequested;
+    private boolean stopped;
 
     /**
      * @param replicas the engines, each used by this simulation only
@@ -86,10 +88,15 @@ public final class Simulation {
         }
         LoadPattern load = workload.load();
         maxConcurrency = load.maxConcurrency();
-        closedLoop = load.isClosedLoop();
+        closedLoop = workload.isClosedLoop();
         source = workload.iterator();
         next = source.hasNext() ? source.next() : null;
         while (true) {
+            if (stopRequested && (next != null || !clientQueue.isEmpty())) {
+                next = null;
+                clientQueue.clear(); // arrived but never sent: a stopped client sends nothing more
+                stopped = true;
+            }
             long arrival = nextArrivalNanos();
             Replica stepping = earliestStep();
             long stepEnd = stepping == null ? Long.MAX_VALUE : stepping.nextEventNanos();
@@ -109,7 +116,15 @@ public final class Simulation {
         }
         sampleThrough(clock);
         checkDrained();
-        return result(workload.size());
+        return result();
+    }
+
+    /**
+     * Sends no more requests; the run still ends normally, with every request already sent served in virtual time, so
+     * an interrupted command reports what was sent. Safe to call from another thread (a shutdown hook).
+     */
+    public void stop() {
+        stopRequested = true;
     }
 
     private long nextArrivalNanos() {
@@ -235,10 +250,14 @@ public final class Simulation {
             RequestState s = (RequestState) out.tokenRequest(i).attachment();
             if (s.measured) {
                 measuredTokens++;
-                if (s.lastTokenNanos == previousEnd) {
-                    previousStepGaps++;
-                } else if (s.lastTokenNanos >= 0) {
-                    stats.recordItl(end - s.lastTokenNanos);
+                // A first token (lastTokenNanos -1) opens no gap, even in the replica's first step, whose previousEnd
+                // is -1 too.
+                if (s.lastTokenNanos >= 0) {
+                    if (s.lastTokenNanos == previousEnd) {
+                        previousStepGaps++;
+                    } else {
+                        stats.recordItl(end - s.lastTokenNanos);
+                    }
                 }
             }
             s.lastTokenNanos = end;
@@ -290,7 +309,7 @@ public final class Simulation {
         }
     }
 
-    private SimulationResult result(long workloadSize) {
+    private SimulationResult result() {
         ServingStats measured = stats != null ? stats : new ServingStats(options.slo(), 0);
         long duration = stats != null ? windowEndNanos - windowStartNanos : 0;
         SaturationVerdict verdict;
@@ -306,7 +325,7 @@ public final class Simulation {
                 span > 0 ? requestNanosInSystem / span : 0,
                 span > 0 ? sent * 1e9 / span : 0,
                 sent > 0 ? sumSojournNanos / sent : 0,
-                workloadSize - (measured.completed() + measured.failed()));
+                sent - (measured.completed() + measured.failed()), stopped);
     }
 
     /** Per-request driver state, attached to its {@link EngineRequest}. */

@@ -20,10 +20,12 @@ import java.util.Map;
  * @param arrivalRatePerS       lambda: requests sent per second of the run
  * @param meanSojournNanos      W: mean time from send to completion, over all requests
  * @param unmeasuredRequests    warmup requests left out of the statistics
+ * @param stopped               true when {@link Simulation#stop()} ended the run before the workload's last request
  */
 public record SimulationResult(ServingStats stats, long durationNanos, Timeline timeline, SaturationVerdict saturation,
                                Replica[] replicas, long requestsSent, double meanRequestsInSystem,
-                               double arrivalRatePerS, double meanSojournNanos, long unmeasuredRequests) {
+                               double arrivalRatePerS, double meanSojournNanos, long unmeasuredRequests,
+                               boolean stopped) {
 
     /** The vLLM-schema result with the simulator's keys appended. */
     public BenchmarkReport report(RunInfo info) {
@@ -55,6 +57,7 @@ public record SimulationResult(ServingStats stats, long durationNanos, Timeline 
         m.put("infersim_arrivals_in_second_half", saturation.arrivalsInHalf());
         m.put("infersim_replicas", replicas.length);
         m.put("infersim_warmup_requests", unmeasuredRequests);
+        m.put("infersim_interrupted", stopped);
         m.put("infersim_engine_steps", steps);
         m.put("infersim_engine_preemptions", preemptions);
         m.put("infersim_engine_prefix_cache_hit_rate", queried == 0 ? 0.0 : (double) hits / queried);

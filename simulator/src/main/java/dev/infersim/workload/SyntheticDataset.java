@@ -50,11 +50,15 @@ public final class SyntheticDataset implements Dataset {
      */
     public static SyntheticDataset random(int inputLen, int outputLen, double rangeRatio, int prefixLen,
                                           OutputLength outputLength) {
-        RequestClass only = new RequestClass("random", 1.0,
-                UniformLength.ofRangeRatio(inputLen, rangeRatio, 0),
-                UniformLength.ofRangeRatio(outputLen, rangeRatio, 1),
-                null, prefixLen, prefixLen > 0 ? 1 : 0);
-        return new SyntheticDataset("random", List.of(only), outputLength);
+        try {
+            RequestClass only = new RequestClass("random", 1.0,
+                    UniformLength.ofRangeRatio(inputLen, rangeRatio, 0),
+                    UniformLength.ofRangeRatio(outputLen, rangeRatio, 1),
+                    null, prefixLen, prefixLen > 0 ? 1 : 0);
+            return new SyntheticDataset("random", List.of(only), outputLength);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--random-input-len/--random-prefix-len: " + e.getMessage(), e);
+        }
     }
 
     @Override

@@ -15,7 +15,7 @@ import java.util.function.ToIntFunction;
  *         .datasetName("random").randomInputLen(512).randomOutputLen(128)
  *         .requestRate(10).numPrompts(1000).seed(42).build());
  * for (WorkloadRequest r : workload) { ... r.arrivalNanos(), r.promptTokenIds(vocab), r.maxTokens() ... }
- * workload.load().maxConcurrency();   // the driver's in-flight cap (0 = none); closed loop when isClosedLoop()
+ * workload.load().maxConcurrency();   // the driver's in-flight cap (0 = none); closed loop when workload.isClosedLoop()
  * }</pre>
  *
  * The content and arrival streams use independent seeds derived from the workload seed, so changing the rate
@@ -84,6 +84,14 @@ public final class Workload implements Iterable<WorkloadRequest> {
 
     public LoadPattern load() {
         return load;
+    }
+
+    /**
+     * True when the concurrency cap alone paces the requests ({@link LoadPattern#isClosedLoop()}). A trace's arrival
+     * times are recorded, not a rate of inf, so under a cap its requests still wait for their timestamps.
+     */
+    public boolean isClosedLoop() {
+        return load.isClosedLoop() && dataset.recordedArrivals() == null;
     }
 
     /** Number of requests in the stream. */

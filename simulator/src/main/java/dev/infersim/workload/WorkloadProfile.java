@@ -72,6 +72,9 @@ public record WorkloadProfile(@JsonProperty("name") String name, @JsonProperty("
                             "ramp_up_strategy needs both ramp_up_start_rps and ramp_up_end_rps");
                 }
                 rampUp(rampUpStrategy, rampUpStartRps, rampUpEndRps, rampUpDurationS);
+                if (requestRate != null && Double.isFinite(WorkloadSpec.parseRate("request_rate", requestRate))) {
+                    throw new IllegalArgumentException("a ramp sets the rate itself: drop request_rate (or set it to inf)");
+                }
             } else if (rampUpStartRps != null || rampUpEndRps != null || rampUpDurationS != null) {
                 throw new IllegalArgumentException("ramp_up_start_rps, ramp_up_end_rps and ramp_up_duration_s need "
                         + "ramp_up_strategy");

@@ -65,12 +65,14 @@ public final class WorkloadSpecBuilder {
 
     /** {@code --burstiness}: gamma shape of the gaps; 1 (default) = Poisson, infinity = evenly spaced. */
     public WorkloadSpecBuilder burstiness(double burstiness) {
+        ConfigException.check(burstiness > 0, "--burstiness must be > 0 (or inf), got %s", burstiness);
         this.burstiness = burstiness;
         return this;
     }
 
     /** {@code --max-concurrency}; 0 = no cap (default). */
     public WorkloadSpecBuilder maxConcurrency(int cap) {
+        ConfigException.check(cap >= 0, "--max-concurrency must be >= 0 (0 = no cap), got %d", cap);
         this.maxConcurrency = cap;
         return this;
     }
@@ -112,7 +114,7 @@ public final class WorkloadSpecBuilder {
         try {
             this.eosPosition = new GeometricLength(meanTokens);
         } catch (IllegalArgumentException e) {
-            throw new ConfigException("EOS mean: " + e.getMessage(), e);
+            throw new ConfigException("--eos-mean-tokens: " + e.getMessage(), e);
         }
         return this;
     }
@@ -231,7 +233,11 @@ public final class WorkloadSpecBuilder {
                 : fileLoad != null && fileLoad.maxConcurrency() != null ? fileLoad.maxConcurrency() : 0;
         RampUp ramp = null;
         if (rampUpStrategy != null) {
-            ramp = new RampUp(rampUpStrategy, rampUpStartRps, rampUpEndRps, rampUpDurationNanos);
+            try {
+                ramp = new RampUp(rampUpStrategy, rampUpStartRps, rampUpEndRps, rampUpDurationNanos);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--ramp-up-start-rps/--ramp-up-end-rps: " + e.getMessage(), e);
+            }
         } else if (requestRatePerS == null && fileLoad != null) {
             ramp = fileLoad.rampUp();
         }

@@ -1,0 +1,101 @@
+package dev.infersim.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class PredictCommandTest {
+
+    @TempDir
+    Path dir;
+
+    private static String field(CliRun r, String key) {
+        return r.out().lines().filter(l -> l.startsWith(key + " ")).map(l -> l.substring(key.length()).trim())
+                .findFirst().orElseThrow(() -> new AssertionError("no " + key + " in\n" + r.out()));
+    }
+
+    @Test
+    void aWorkloadProfilePredictsAtItsOwnRateLikeSimulate() {
+        CliRun r = CliRun.of("predict", "--workload", "matrix-row-e");
+
+        assertEquals(0, r.exitCode(), r.err());
+        assertEquals("4.000", field(r, "request_rate"));
+        assertEquals("10.000", field(CliRun.of("predict", "--workload", "chat"), "request_rate"),
+                "a profile without a rate gets predict's default");
+    }
+
+    @Test
+    void aTracePredictsAtItsMeanRateWithoutARateFlag() throws IOException {
+        Path trace = dir.resolve("trace.jsonl");
+        Files.writeString(trace, """
+                {"timestamp_ms": 1000, "input_len": 800, "output_len": 100}
+                {"timestamp_ms": 1250, "input_len": 1200, "output_len": 300}
+                {"timestamp_ms": 1500, "input_len": 1000, "output_len": 200}
+                """);
+        CliRun r = CliRun.of("predict", "--dataset-name", "trace", "--dataset-path", trace.toString());
+
+        assertEquals(0, r.exitCode(), r.err());
+        assertEquals("4.000", field(r, "request_rate"), "2 gaps in 0.5 s");
+        assertEquals("1000.000", field(r, "infersim_mean_prompt_tokens"));
+    }
+
+    @Test
+    void theSavedResultHasVllmsFileNameAndLoads() throws IOException {
+        CliRun r = CliRun.of("predict", "--request-rate", "5", "--save-result", "--result-dir", dir.toString());
+
+        assertEquals(0, r.exitCode(), r.err());
+        try (var files = Files.list(dir)) {
+            Path saved = files.findFirst().orElseThrow();
+            assertTrue(saved.getFileName().toString().startsWith("infersim-predict-5.0qps-Llama-3.1-8B-Instruct-"), saved.toString());
+            assertEquals(5.0, new ObjectMapper().readTree(saved.toFile()).get("request_rate").asDouble());
+        }
+    }
+
+    @Test
+    void theCapacityPlanCountsThePrefillInTtftAsTheReportedTtftDoes() {
+        CliRun tight = CliRun.of("predict", "--slo-ttft-ms", "10");
+        assertEquals(0, tight.exitCode(), tight.err());
+        assertTrue(Double.parseDouble(field(tight, "mean_ttft_ms")) > 10);
+        assertEquals("0.000", field(tight, "infersim_max_rate_meeting_slo_per_s"), "no rate meets a TTFT below the prefill");
+
+        CliRun loose = CliRun.of("predict", "--slo-ttft-ms", "35");
+        String maxRate = field(loose, "infersim_max_rate_meeting_slo_per_s");
+        CliRun atMax = CliRun.of("predict", "--request-rate", maxRate);
+        assertTrue(Double.parseDouble(field(atMax, "mean_ttft_ms")) <= 35.5, atMax.out());
+    }
+
+    @Test
+    void aBatchOfOnePredicts() {
+        CliRun r = CliRun.of("predict", "--max-num-seqs", "1", "--max-num-batched-tokens", "2048", "--request-rate", "0.5");
+
+        assertEquals(0, r.exitCode(), r.err());
+        assertEquals("1", field(r, "infersim_batch_limit"));
+    }
+
+    @Test
+    void flagsTheClosedFormCannotHonourAreOneLineNamingThem() {
+        assertOneLineError(CliRun.of("predict", "--burstiness", "0.5"), "--burstiness");
+        assertOneLineError(CliRun.of("predict", "--ramp-up-strategy", "linear", "--ramp-up-start-rps", "1",
+                "--ramp-up-end-rps", "5"), "--ramp-up-strategy");
+        assertOneLineError(CliRun.of("predict", "--save-detailed"), "--save-detailed");
+        assertOneLineError(CliRun.of("predict", "--goodput", "ttft:100"), "--goodput");
+        assertOneLineError(CliRun.of("predict", "--max-model-len", "1000"), "--max-model-len");
+        assertOneLineError(CliRun.of("predict", "--slo-ttft-ms", "-5"), "--slo-ttft-ms");
+        assertOneLineError(CliRun.of("predict", "--slo-tpot-ms", "0"), "--slo-tpot-ms");
+        assertOneLineError(CliRun.of("predict", "--slo-queue-p99-ms", "-1"), "--slo-queue-p99-ms");
+    }
+
+    private static void assertOneLineError(CliRun r, String flag) {
+        assertEquals(2, r.exitCode(), r.out() + r.err());
+        String err = r.err().strip();
+        assertEquals(1, err.lines().count(), err);
+        assertTrue(err.contains(flag), err);
+    }
+}
