@@ -5,7 +5,6 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-mvn -B -q -o install -DskipTests -pl simulator -am >&2
 mvn -B -q -o test-compile -pl simulator >&2
 mvn -B -q -o dependency:build-classpath -pl simulator -Dmdep.outputFile="$root/simulator/target/bench.classpath" >&2
 detail="$(mktemp "${TMPDIR:-/tmp}/infersim-bench-XXXXXX.jsonl")"
