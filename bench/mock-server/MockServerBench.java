@@ -29,7 +29,8 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>{@code bare PORT TOKENS PERIOD_MS}: a bare Vert.x SSE server that writes one completion-shaped chunk to every
  *       open stream every PERIOD_MS (one timer per event loop, like one engine step), no engine, no JSON. Swept over
  *       periods, its best delivered rate is the SSE ceiling of this machine with the load generator beside it.</li>
- *   <li>{@code mock PORT TIME_SCALE MAX_NUM_SEQS STREAMS MEASURE_S}: the mock server in-process; once STREAMS requests
+ *   <li>{@code mock PORT TIME_SCALE MAX_NUM_SEQS STREAMS MEASURE_S [realtime]}: the mock server in-process (with
+ *       {@code realtime}, its engine thread on SCHED_FIFO as {@code serve --realtime-engine}); once STREAMS requests
  *       run at once it measures for MEASURE_S and prints the step-lag percentiles of that window (wall us by which
  *       engine steps ended after their planned end) and the peak heap in use after GC; then serves until killed.</li>
  *   <li>{@code load PORT STREAMS TOKENS WARMUP_S MEASURE_S}: a closed-loop SSE load generator: STREAMS concurrent
@@ -44,7 +45,7 @@ public final class MockServerBench {
         switch (a[0]) {
             case "bare" -> bare(Integer.parseInt(a[1]), Integer.parseInt(a[2]), Integer.parseInt(a[3]));
             case "mock" -> mock(Integer.parseInt(a[1]), Double.parseDouble(a[2]), Integer.parseInt(a[3]), Integer.parseInt(a[4]),
-                    Integer.parseInt(a[5]));
+                    Integer.parseInt(a[5]), a.length > 6 && a[6].equals("realtime"));
             case "load" -> load(Integer.parseInt(a[1]), Integer.parseInt(a[2]), Integer.parseInt(a[3]), Integer.parseInt(a[4]),
                     Integer.parseInt(a[5]));
             default -> throw new IllegalArgumentException("bare|mock|load");
@@ -100,10 +101,11 @@ public final class MockServerBench {
         Thread.sleep(Long.MAX_VALUE);
     }
 
-    static void mock(int port, double timeScale, int maxNumSeqs, int streams, int measureS) throws Exception {
+    static void mock(int port, double timeScale, int maxNumSeqs, int streams, int measureS, boolean realtime)
+            throws Exception {
         Deployment d = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).maxNumSeqs(maxNumSeqs).build();
         MockServer server = MockServer.start(ServerOptions.builder(d).port(port).timeScale(timeScale).eventLoops(2)
-                .maxWaitingRequests(100_000).outputLengths(OutputLengths.parse("fixed:100")).build())
+                .maxWaitingRequests(100_000).outputLengths(OutputLengths.parse("fixed:100")).realtimeEngine(realtime).build())
                 .toCompletionStage().toCompletableFuture().join();
         System.out.println(server.readyLine());
         long giveUp = System.nanoTime() + 120_000_000_000L;

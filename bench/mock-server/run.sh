@@ -5,9 +5,9 @@
 # for MAX_PRIORITY) and collects with Shenandoah (pauses of a fraction of a millisecond; G1's young pauses of several ms
 # stop the engine thread): MOCK_GC=g1 runs G1 instead. Every safepoint stops the engine thread, and on two saturated cores
 # reaching one takes milliseconds, so the harness also turns off the JVM's periodic cleanup safepoint (once a second) and
-# gives the JIT's inline-cache buffer room (a full one forces a safepoint, ~13 per 30 s here). RT_ENGINE=1 also puts the engine thread on
-# SCHED_FIFO (chrt, root) to show what is left once CPU contention no longer delays its wake-ups. MEASURE=S (default 10)
-# sets the measured window.
+# gives the JIT's inline-cache buffer room (a full one forces a safepoint, ~13 per 30 s here). RT_ENGINE=1 runs the engine
+# thread on SCHED_FIFO as `serve --realtime-engine` does (needs root or CAP_SYS_NICE): CPU contention then no longer
+# delays its wake-ups, and it spins the last 6 ms before each deadline. MEASURE=S (default 10) sets the measured window.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 STREAMS=${1:-2000}
@@ -33,15 +33,12 @@ MOCK_JVM=(-Xmx512m -XX:+IgnoreUnrecognizedVMOptions -XX:+UnlockDiagnosticVMOptio
   -XX:+UnlockExperimentalVMOptions -XX:InlineCacheBufferSize=1048576)
 if [ "${MOCK_GC:-shenandoah}" = g1 ]; then MOCK_JVM+=(-XX:MaxGCPauseMillis=3); else MOCK_JVM+=(-XX:+UseShenandoahGC); fi
 [ "$(id -u)" = 0 ] && MOCK_JVM+=(-XX:ThreadPriorityPolicy=1)
-java "${MOCK_JVM[@]}" -cp "$JAR" "$BENCH" mock 19102 "$SCALE" 2048 "$STREAMS" "$MEASURE" >/tmp/infersim-mock.log 2>&1 &
+RT=$([ "${RT_ENGINE:-0}" = 1 ] && echo realtime || true)
+java "${MOCK_JVM[@]}" -cp "$JAR" "$BENCH" mock 19102 "$SCALE" 2048 "$STREAMS" "$MEASURE" $RT >/tmp/infersim-mock.log 2>&1 &
 MOCK=$!
 for _ in $(seq 120); do curl -sf http://127.0.0.1:19102/health >/dev/null && break; kill -0 "$MOCK" 2>/dev/null || break; sleep 0.5; done
 curl -sf http://127.0.0.1:19102/health >/dev/null || { echo "mock did not start; see /tmp/infersim-mock.log"; kill "$MOCK" 2>/dev/null; exit 1; }
-if [ "${RT_ENGINE:-0}" = 1 ]; then
-  for TASK in /proc/"$MOCK"/task/*; do
-    if grep -q '^infersim-engine' "$TASK/comm"; then chrt -f -p 10 "$(basename "$TASK")"; echo "engine thread on SCHED_FIFO"; fi
-  done
-fi
+[ -n "$RT" ] && echo "engine thread on SCHED_FIFO (serve --realtime-engine)"
 echo "mock time scale ${SCALE}: $(run_load 19102)"
 kill "$MOCK"
 wait "$MOCK" 2>/dev/null || true

@@ -99,8 +99,9 @@ public final class ServeCommand implements Runnable {
     long shutdownGraceMs;
 
     @Option(names = "--realtime-engine", negatable = true,
-            description = "Run the engine thread under Linux's SCHED_FIFO (needs chrt and root or CAP_SYS_NICE): steps then end "
-                    + "within microseconds of plan on a busy machine, not milliseconds.")
+            description = "Run the engine thread under Linux's SCHED_FIFO (needs chrt and root or CAP_SYS_NICE), spinning "
+                    + "the last 6 ms before each step's end: steps then end within microseconds of plan on a busy machine, "
+                    + "not milliseconds, for up to 6 ms of one core per step.")
     boolean realtimeEngine;
 
     @Option(names = "--config", paramLabel = "FILE", description = "YAML file of these flags (keys without '--'); command-line flags win.")

@@ -27,12 +27,21 @@ import java.util.concurrent.locks.LockSupport;
  * </pre>
  * Deadlines are absolute: step k ends at model time t_k = t_{k-1} + duration_k, and the wall deadline is
  * {@link ModelClock#toWall}(t_k), so lateness in one step does not shift later ones (no drift). The thread parks until
- * {@value #SPIN_NANOS} ns before a deadline, then spins. A request arriving while the engine is behind its schedule joins
- * at the first step that starts after its arrival, as it would on the modelled GPU.
+ * {@value #SPIN_NANOS} ns before a deadline, then spins; on SCHED_FIFO it spins the last {@value #REALTIME_SPIN_NANOS}
+ * ns. A request arriving while the engine is behind its schedule joins at the first step that starts after its
+ * arrival, as it would on the modelled GPU.
  */
 final class EngineLoop implements Runnable {
     /** Spin this long before a deadline: parkNanos wakes up to ~100 us late on Linux. */
     static final long SPIN_NANOS = 200_000;
+    /**
+     * A real-time engine thread spins this long. Now and then parkNanos wakes it 1.5-5 ms late even on SCHED_FIFO (no
+     * safepoint or GC phase coincides), which kept step lag p99 at 1.4-3.5 ms on the 2,000-stream benchmark; spinning
+     * the last 6 ms brought it under 0.35 ms in four runs of five. It costs up to 6 ms of one core per step, which a
+     * user who asked for a real-time engine has set a core aside for; without SCHED_FIFO the scheduler preempts a
+     * spinning thread anyway (p99 7.6 ms with it), so there the spin stays short.
+     */
+    static final long REALTIME_SPIN_NANOS = 6_000_000;
 
     private final EngineCore engine;
     private final ModelClock clock;
@@ -146,7 +155,7 @@ final class EngineLoop implements Runnable {
             }
             recordPlanned(plan);
             long deadline = clock.toWall(plan.endNanos());
-            waitUntil(deadline);
+            waitUntil(deadline, realtime ? REALTIME_SPIN_NANOS : SPIN_NANOS);
             long lag = System.nanoTime() - deadline;
             StepOutcome out = engine.completeStep(plan);
             cursorNanos = plan.endNanos();
@@ -219,14 +228,14 @@ final class EngineLoop implements Runnable {
         }
     }
 
-    private static void waitUntil(long deadlineWallNanos) {
+    private static void waitUntil(long deadlineWallNanos, long spinNanos) {
         while (true) {
             long remaining = deadlineWallNanos - System.nanoTime();
             if (remaining <= 0) {
                 return;
             }
-            if (remaining > SPIN_NANOS) {
-                LockSupport.parkNanos(remaining - SPIN_NANOS);
+            if (remaining > spinNanos) {
+                LockSupport.parkNanos(remaining - spinNanos);
             } else {
                 Thread.onSpinWait();
             }

@@ -1,20 +1,24 @@
 package dev.infersim.server;
 
 import io.vertx.core.Context;
-import io.vertx.core.Handler;
+
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Hands one event loop the choices that got tokens in engine steps, as one task per step instead of one per token.
- * The engine thread {@link #add}s choices and then {@link #schedule}s; the event loop swaps the buffers and delivers.
- * A choice may be queued twice before a flush (two quick steps); delivery is idempotent, so that only costs a check.
+ * Hands one event loop the choices that got tokens in an engine step, as one task per step instead of one per token.
+ * The engine thread {@link #add}s choices to an array only it touches, then {@link #schedule} passes that array to the
+ * event loop inside the task and starts another. Nothing is locked: a lock shared with the event loop let a
+ * preempted event loop holding it stall the engine thread, the one thread whose timing matters. Delivered arrays come
+ * back through a one-slot exchange, so a steady run allocates none. A choice may be in two queued tasks (two quick
+ * steps); delivery is idempotent, so that only costs a check.
  */
 final class EventLoopBatch {
     private final Context context;
-    private final Handler<Void> flush = v -> flush();
+    private final AtomicReference<Choice[]> spare = new AtomicReference<>();
+    /** Engine thread only: the current step's choices. */
     private Choice[] pending = new Choice[64];
     private int pendingCount;
-    private Choice[] draining = new Choice[64];
-    private boolean scheduled;
     /** Engine thread only: added to in the current step, not yet scheduled. */
     boolean touched;
 
@@ -23,39 +27,32 @@ final class EventLoopBatch {
     }
 
     /** Engine thread. */
-    synchronized void add(Choice c) {
+    void add(Choice c) {
         if (pendingCount == pending.length) {
-            pending = java.util.Arrays.copyOf(pending, pendingCount * 2);
+            pending = Arrays.copyOf(pending, pendingCount * 2);
         }
         pending[pendingCount++] = c;
     }
 
-    /** Engine thread: makes sure a flush task is queued on the event loop. */
+    /** Engine thread: queues this step's choices on the event loop. */
     void schedule() {
-        synchronized (this) {
-            if (scheduled || pendingCount == 0) {
-                return;
-            }
-            scheduled = true;
+        if (pendingCount == 0) {
+            return;
         }
-        context.runOnContext(flush);
+        Choice[] batch = pending;
+        int count = pendingCount;
+        Choice[] next = spare.getAndSet(null);
+        pending = next != null && next.length >= count ? next : new Choice[batch.length];
+        pendingCount = 0;
+        context.runOnContext(v -> deliver(batch, count));
     }
 
-    private void flush() {
-        Choice[] batch;
-        int count;
-        synchronized (this) {
-            batch = pending;
-            count = pendingCount;
-            pending = draining.length >= batch.length ? draining : new Choice[batch.length];
-            pendingCount = 0;
-            draining = batch;
-            scheduled = false;
-        }
+    private void deliver(Choice[] batch, int count) {
         for (int i = 0; i < count; i++) {
             Choice c = batch[i];
             batch[i] = null;
             c.exchange.deliver(c);
         }
+        spare.set(batch);
     }
 }
