@@ -75,12 +75,14 @@ final class RequestParser {
         }
         Integer minTokens = optInt(body, "min_tokens", 0, Integer.MAX_VALUE);
         int min = minTokens == null ? 0 : minTokens;
-        if (maxTokens != null && min > maxTokens) {
-            throw ApiException.badRequest("min_tokens", "min_tokens must be less than or equal to max_tokens=" + maxTokens
-                    + ", got " + min + ".");
-        }
         for (int[] p : prompts) {
             checkContext(p.length, maxTokens, chat);
+            // Without max_tokens, vLLM takes what the context leaves and holds min_tokens to that as well.
+            int max = maxTokens != null ? maxTokens : maxModelLen - p.length;
+            if (min > max) {
+                throw ApiException.badRequest("min_tokens", "min_tokens must be less than or equal to max_tokens=" + max
+                        + ", got " + min + ".");
+            }
         }
         Integer n = optInt(body, "n", 1, 128);
         boolean stream = optBool(body, "stream", false);
@@ -98,7 +100,10 @@ final class RequestParser {
             continuousUsage = optBool((ObjectNode) streamOptions, "continuous_usage_stats", false);
         }
         optNumber(body, "temperature", 0, 2);
-        optNumber(body, "top_p", 0, 1);
+        Double topP = optNumber(body, "top_p", 0, 1);
+        if (topP != null && topP == 0) {
+            throw ApiException.badRequest("top_p", "top_p must be in (0, 1], got 0.0.");
+        }
         optNumber(body, "frequency_penalty", -2, 2);
         optNumber(body, "presence_penalty", -2, 2);
         optString(body, "user");

@@ -61,6 +61,18 @@ class ErrorsAndFaultsTest {
     }
 
     @Test
+    void samplingLimitsAre400AsInVllm() throws Exception {
+        String msg = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],";
+        assertEquals("top_p", error(chat(msg + "\"top_p\":0}"), 400).get("param").asText());
+        assertEquals(200, chat(msg + "\"top_p\":0.01,\"max_tokens\":2}").status());
+        int len = server.capacity().maxModelLen();
+        JsonNode e = error(chat(msg + "\"min_tokens\":" + len + "}"), 400);
+        assertEquals("min_tokens", e.get("param").asText());
+        assertTrue(e.get("message").asText().startsWith("min_tokens must be less than or equal to max_tokens="), e.toString());
+        assertEquals("min_tokens", error(chat(msg + "\"min_tokens\":5,\"max_tokens\":4}"), 400).get("param").asText());
+    }
+
+    @Test
     void tokenIdsOutsideTheVocabularyAre400() throws Exception {
         for (String prompt : List.of("[999999]", "[[1],[100256]]", "[100300]")) {
             JsonNode e = error(TestServers.post(server, "/v1/completions", "{\"prompt\":" + prompt + ",\"max_tokens\":2}", AUTH), 400);
