@@ -117,6 +117,12 @@ final class HttpApi extends VerticleBase {
                 }
                 throw faultError(fault, chat);
             }
+            int sequences = request.prompts().size() * request.n();
+            if (sequences > service.options.maxWaitingRequests()) {
+                // Never admissible, even to an empty queue: a 429 would have a client honouring Retry-After retry forever.
+                throw new ApiException(400, "The request needs " + sequences + " sequences (prompts x n) but the queue holds "
+                        + "at most " + service.options.maxWaitingRequests() + " (--max-waiting-requests)", "n");
+            }
             Exchange exchange = new Exchange(service, request, rc.response(), vertx.getOrCreateContext(), rc.get("requestId"),
                     seq, arrivalNanos, fault);
             if (!exchange.submit()) {

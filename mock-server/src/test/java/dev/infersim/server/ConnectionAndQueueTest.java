@@ -59,6 +59,10 @@ class ConnectionAndQueueTest {
             assertEquals("RateLimitError", refused.json().at("/error/type").asText());
             assertEquals(429, refused.json().at("/error/code").asInt());
 
+            TestServers.Reply never = TestServers.post(server, "/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2,\"n\":4}");
+            assertEquals(400, never.status(), "4 sequences can never fit a queue of 3: no Retry-After to follow forever");
+            assertEquals("n", never.json().at("/error/param").asText());
+
             held.remove(held.size() - 1).close();
             assertTrue(TestServers.eventually(2, () -> server.waitingRequests() == 2));
             held.add(RawHttp.post(server, "/v1/completions", LONG_STREAM.formatted("fits again")));
