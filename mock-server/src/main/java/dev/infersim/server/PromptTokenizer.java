@@ -73,6 +73,16 @@ public final class PromptTokenizer {
         return text.toString();
     }
 
+    /** The UTF-8 bytes one token stands for: for a byte-level token, possibly part of a character. */
+    public byte[] bytes(int id) {
+        if (id == IM_START || id == IM_END) {
+            return (id == IM_START ? IM_START_TEXT : IM_END_TEXT).getBytes(StandardCharsets.UTF_8);
+        }
+        IntArrayList one = new IntArrayList(1);
+        one.add(id);
+        return encoding.decodeBytes(one);
+    }
+
     /** The text one token stands for (a lone part of a multi-byte character decodes to U+FFFD, as in vLLM). */
     public String piece(int id) {
         return decode(new int[] {id});

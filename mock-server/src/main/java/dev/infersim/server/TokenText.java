@@ -1,6 +1,7 @@
 package dev.infersim.server;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * The output token sequence of one choice, by index: lorem words from a seed, or the echoed prompt repeated. Each
@@ -25,15 +26,38 @@ final class TokenText {
         return new TokenText(vocabulary, seed, null, null, null);
     }
 
-    /** The given token ids, cycled; each piece decoded on its own. */
+    /**
+     * The given token ids, cycled. As in vLLM's incremental detokenizer, a token that ends inside a multi-byte
+     * character adds no text and the token completing it carries the whole character, so the pieces join up to the
+     * prompt's text (an emoji split over three tokens would otherwise stream as three U+FFFD).
+     */
     static TokenText echo(PromptTokenizer tokenizer, int[] ids) {
         String[] pieces = new String[ids.length];
         byte[][] json = new byte[ids.length][];
+        byte[] pending = new byte[0];
         for (int i = 0; i < ids.length; i++) {
-            pieces[i] = tokenizer.piece(ids[i]);
+            byte[] token = tokenizer.bytes(ids[i]);
+            byte[] b = Arrays.copyOf(pending, pending.length + token.length);
+            System.arraycopy(token, 0, b, pending.length, token.length);
+            int complete = i == ids.length - 1 ? b.length : completeUtf8Prefix(b); // the cycle's end flushes all
+            pieces[i] = new String(b, 0, complete, StandardCharsets.UTF_8);
+            pending = Arrays.copyOfRange(b, complete, b.length);
             json[i] = Json.escape(pieces[i]).getBytes(StandardCharsets.UTF_8);
         }
         return new TokenText(null, 0, ids, pieces, json);
+    }
+
+    /** Length of the longest prefix of {@code b} that does not end inside a UTF-8 sequence. */
+    static int completeUtf8Prefix(byte[] b) {
+        for (int back = 1; back <= Math.min(4, b.length); back++) {
+            int x = b[b.length - back] & 0xFF;
+            if ((x & 0xC0) == 0x80) {
+                continue; // a continuation byte: look further back for the sequence's lead byte
+            }
+            int length = x >= 0xF0 ? 4 : x >= 0xE0 ? 3 : x >= 0xC0 ? 2 : 1;
+            return length > back ? b.length - back : b.length;
+        }
+        return b.length; // no lead byte: not UTF-8, decoded as it is
     }
 
     int id(int i) {

@@ -37,6 +37,19 @@ class GeneratedTextTest {
     }
 
     @Test
+    void echoedTokensSplittingACharacterStreamItWholeWithTheTokenThatCompletesIt() {
+        String prompt = "smile 😀 and 日本語 ok";
+        int[] ids = TOKENIZER.encode(prompt);
+        TokenText echo = TokenText.echo(TOKENIZER, ids);
+        assertTrue(ids.length > prompt.split(" ").length, "the emoji and the kanji take byte-level tokens");
+        assertEquals(prompt, echo.text(ids.length));
+        for (int i = 0; i < ids.length; i++) {
+            assertTrue(!echo.piece(i).contains("\uFFFD"), "piece " + i + ": " + echo.piece(i));
+        }
+        assertEquals(prompt + prompt, echo.text(2 * ids.length), "the cycle repeats whole");
+    }
+
+    @Test
     void stopMatchCutsAtTheFirstStopStringAfterMinTokens() {
         TokenText echo = TokenText.echo(TOKENIZER, TOKENIZER.encode("one two three two one"));
         StopMatch m = StopMatch.find(echo, List.of(" two"), 0, 50);
