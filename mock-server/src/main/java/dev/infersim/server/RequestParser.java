@@ -227,6 +227,10 @@ final class RequestParser {
             out.add(tokenIds(p));
         } else if (p.isArray() && !p.isEmpty()) {
             for (JsonNode e : p) {
+                if (e.isTextual() != p.get(0).isTextual()) {
+                    // The API takes a list of strings or a list of token id lists, as vLLM enforces, not a mix.
+                    throw ApiException.badRequest("prompt", "prompt: a list must hold only strings or only token id lists");
+                }
                 if (e.isTextual()) {
                     out.add(tokenizer.encode(e.asText()));
                 } else if (e.isArray()) {

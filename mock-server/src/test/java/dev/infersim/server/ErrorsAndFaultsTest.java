@@ -80,6 +80,10 @@ class ErrorsAndFaultsTest {
             assertTrue(e.get("message").asText().contains("out of vocabulary"), e.toString());
         }
         assertEquals(200, TestServers.post(server, "/v1/completions", "{\"prompt\":[100257,100264],\"max_tokens\":2}", AUTH).status());
+        for (String mixed : List.of("[[1],\"a\"]", "[\"a\",[1]]")) {
+            JsonNode e = error(TestServers.post(server, "/v1/completions", "{\"prompt\":" + mixed + ",\"max_tokens\":2}", AUTH), 400);
+            assertEquals("prompt", e.get("param").asText(), mixed);
+        }
     }
 
     @Test
