@@ -13,8 +13,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -99,11 +97,7 @@ class BenchCommandTest {
                 "--dataset-name", "trace", "--dataset-path", trace.toString(), "--ignore-eos", "--num-warmups", "0",
                 "--max-send-lag-ms", "1000", "--save-detailed", "--result-dir", dir.toString(), "--result-filename", "t.json");
         assertEquals(0, r.exitCode(), r.out() + r.err());
-        List<JsonNode> rows = new ArrayList<>();
-        for (String line : Files.readAllLines(dir.resolve("t.jsonl"))) {
-            rows.add(new ObjectMapper().readTree(line));
-        }
-        rows.sort(Comparator.comparingInt(n -> n.get("index").asInt())); // the file is in completion order
+        List<JsonNode> rows = DetailRows.read(dir.resolve("t.jsonl"));
         assertEquals(List.of(40, 60, 20), rows.stream().map(n -> n.get("input_len").asInt()).toList());
         assertEquals(List.of(4, 6, 2), rows.stream().map(n -> n.get("output_len").asInt()).toList());
         assertEquals(List.of(0.0, 0.3, 0.75), rows.stream().map(n -> n.get("send_time_s").asDouble()).toList(),

@@ -9,7 +9,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -118,11 +117,7 @@ class SimulateCommandTest {
                 "--result-dir", dir.toString(), "--result-filename", "t.json");
 
         assertEquals(0, r.exitCode(), r.err());
-        List<JsonNode> rows = new ArrayList<>();
-        for (String line : Files.readAllLines(dir.resolve("t.jsonl"))) {
-            rows.add(new ObjectMapper().readTree(line));
-        }
-        rows.sort(Comparator.comparingInt(n -> n.get("index").asInt())); // the file is in completion order
+        List<JsonNode> rows = DetailRows.read(dir.resolve("t.jsonl"));
         assertEquals(List.of(812, 2048, 100), rows.stream().map(n -> n.get("input_len").asInt()).toList());
         assertEquals(List.of(16, 9, 4), rows.stream().map(n -> n.get("output_len").asInt()).toList());
         assertEquals(List.of(0.0, 0.0375, 2.0), rows.stream().map(n -> n.get("start_time_s").asDouble()).toList(),
@@ -142,10 +137,8 @@ class SimulateCommandTest {
                 "--save-detailed", "--result-dir", dir.toString(), "--result-filename", "capped.json");
 
         assertEquals(0, r.exitCode(), r.err());
-        List<Double> starts = new ArrayList<>();
-        for (String line : Files.readAllLines(dir.resolve("capped.jsonl"))) {
-            starts.add(new ObjectMapper().readTree(line).get("start_time_s").asDouble());
-        }
+        List<Double> starts = DetailRows.read(dir.resolve("capped.jsonl")).stream().map(n -> n.get("start_time_s").asDouble())
+                .toList();
         assertEquals(List.of(0.0, 5.0), starts, "the cap limits requests in flight; it does not send the trace early");
     }
 
