@@ -58,7 +58,7 @@ public final class BenchCommand implements Callable<Integer> {
         try (BenchmarkClient bench = new BenchmarkClient(client.config(spec.ignoreEos()));
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
             out.printf("Benchmarking %s%s: %d requests, %s%n", client.baseUrl, client.endpoint, stream.size(),
-                    describeLoad(spec));
+                    describeLoad(spec, stream));
             result = bench.run(stream, client.report.numWarmups, client.warmupDurationNanos(), client.durationNanos(),
                     metadata, detail);
             write(result, detail, out);
@@ -108,11 +108,12 @@ public final class BenchCommand implements Callable<Integer> {
         return result.valid() ? 0 : 3;
     }
 
-    static String describeLoad(WorkloadSpec spec) {
-        if (spec.load().isClosedLoop()) {
+    static String describeLoad(WorkloadSpec spec, Workload stream) {
+        if (stream.isClosedLoop()) {
             return "closed loop of " + spec.load().maxConcurrency() + " in flight";
         }
-        String rate = Double.isInfinite(spec.load().requestRatePerS()) ? "all at once"
+        String rate = stream.dataset().recordedArrivals() != null ? "at the trace's own timestamps"
+                : Double.isInfinite(spec.load().requestRatePerS()) ? "all at once"
                 : spec.load().requestRatePerS() + " req/s (burstiness " + spec.load().burstiness() + ")";
         return "open loop, " + rate + (spec.load().maxConcurrency() > 0
                 ? ", at most " + spec.load().maxConcurrency() + " in flight" : "");

@@ -97,6 +97,7 @@ class BenchCommandTest {
                 "--dataset-name", "trace", "--dataset-path", trace.toString(), "--ignore-eos", "--num-warmups", "0",
                 "--max-send-lag-ms", "1000", "--save-detailed", "--result-dir", dir.toString(), "--result-filename", "t.json");
         assertEquals(0, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().contains("3 requests, open loop, at the trace's own timestamps"), r.out());
         List<JsonNode> rows = DetailRows.read(dir.resolve("t.jsonl"));
         assertEquals(List.of(40, 60, 20), rows.stream().map(n -> n.get("input_len").asInt()).toList());
         assertEquals(List.of(4, 6, 2), rows.stream().map(n -> n.get("output_len").asInt()).toList());
