@@ -11,11 +11,12 @@ import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.http.HttpClientAgent;
 import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpConnectOptions;
 import io.vertx.core.http.HttpMethod;
-import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.internal.VertxInternal;
 
+import java.net.URI;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
@@ -26,9 +27,9 @@ import java.util.Map;
 
 /**
  * Benchmarks an OpenAI-compatible streaming endpoint with a workload: an optional warmup (discarded), then the measured
- * run, then a {@link BenchResult} in the vLLM result schema plus infersim's client-side keys. One Vert.x instance with
- * a single event loop owns every connection (so per-chunk recording needs no locks); a second loop scrapes server
- * metrics when asked. Reusable for several runs (sweeps); {@link #stop()} from another thread ends the current run
+ * run, then a {@link BenchResult} in the vLLM result schema plus infersim's client-side keys. One Vert.x instance
+ * with one lane per core: an event loop and the keep-alive connections only it uses ({@link LaneConnections}), so
+ * per-chunk recording needs no locks. Reusable for several runs (sweeps); {@link #stop()} from another thread ends the current run
  * early, and what it measured is still returned.
  */
 public final class BenchmarkClient implements AutoCloseable {
@@ -48,12 +49,15 @@ public final class BenchmarkClient implements AutoCloseable {
         int lanes = Math.max(1, Runtime.getRuntime().availableProcessors());
         this.vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(lanes).setPreferNativeTransport(true));
         List<Context> loops = new ArrayList<>();
+        List<LaneConnections> connections = new ArrayList<>();
+        HttpConnectOptions target = connectOptions(config.baseUrl());
         for (int i = 0; i < lanes; i++) {
             // A fresh event-loop context takes the pool's next event loop: one lane per loop.
             loops.add(((VertxInternal) vertx).createEventLoopContext());
-            clients.add(vertx.createHttpClient(new HttpClientOptions().setKeepAlive(true).setTcpNoDelay(true)
-                            .setDecompressionSupported(false),
-                    new PoolOptions().setHttp1MaxSize((config.maxConnections() + lanes - 1) / lanes).setMaxWaitQueueSize(-1)));
+            HttpClientAgent client = vertx.createHttpClient(new HttpClientOptions().setKeepAlive(true).setTcpNoDelay(true)
+                    .setDecompressionSupported(false));
+            clients.add(client);
+            connections.add(new LaneConnections(client, target, (config.maxConnections() + lanes - 1) / lanes));
         }
         RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST)
                 .setAbsoluteURI(config.baseUrl() + config.endpoint())
@@ -62,7 +66,15 @@ public final class BenchmarkClient implements AutoCloseable {
         if (config.apiKey() != null && !config.apiKey().isBlank()) {
             options.putHeader("authorization", "Bearer " + config.apiKey());
         }
-        this.load = new LoadRun(vertx, loops, clients, options, PromptRenderer.cl100k(), config);
+        this.load = new LoadRun(vertx, loops, connections, options, PromptRenderer.cl100k(), config);
+    }
+
+    /** Where the lanes connect: the base URL's host and port, TLS for https. */
+    private static HttpConnectOptions connectOptions(String baseUrl) {
+        URI uri = URI.create(baseUrl);
+        boolean tls = "https".equalsIgnoreCase(uri.getScheme());
+        int port = uri.getPort() >= 0 ? uri.getPort() : tls ? 443 : 80;
+        return new HttpConnectOptions().setHost(uri.getHost()).setPort(port).setSsl(tls);
     }
 
     /** Ends the running phase early (SIGINT): no more sends, in-flight requests are aborted and not counted. */

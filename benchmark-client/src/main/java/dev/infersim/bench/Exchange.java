@@ -6,7 +6,6 @@ import dev.infersim.workload.WorkloadRequest;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.RequestOptions;
@@ -28,7 +27,7 @@ final class Exchange implements Handler<Buffer> {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Vertx vertx;
-    private final HttpClient client;
+    private final LaneConnections connections;
     private final RequestOptions options;
     private final PromptRenderer tokenizer;
     private final Consumer<Exchange> onFinish;
@@ -58,6 +57,9 @@ final class Exchange implements Handler<Buffer> {
 
     private Buffer body;
     private long timeoutMillis;
+    /** The connection this request went out on, and whether the whole HTTP response was read from it. */
+    LaneConnections.Connection connection;
+    boolean httpCompleted;
     private HttpClientRequest httpRequest;
     private HttpClientResponse response;
     private int generation;
@@ -68,10 +70,10 @@ final class Exchange implements Handler<Buffer> {
     private int lineLength;
     private final StringBuilder text = new StringBuilder();
 
-    Exchange(Vertx vertx, HttpClient client, RequestOptions options, PromptRenderer tokenizer,
+    Exchange(Vertx vertx, LaneConnections connections, RequestOptions options, PromptRenderer tokenizer,
              Consumer<Exchange> onFinish) {
         this.vertx = vertx;
-        this.client = client;
+        this.connections = connections;
         this.options = options;
         this.tokenizer = tokenizer;
         this.onFinish = onFinish;
@@ -87,15 +89,26 @@ final class Exchange implements Handler<Buffer> {
         reset();
         timerId = vertx.setTimer(timeoutMillis, onTimeout);
         int use = ++generation;
-        client.request(options).onComplete(ar -> {
+        connections.acquire().onComplete(ar -> {
             if (use != generation || finished) {
                 if (ar.succeeded()) {
-                    ar.result().reset();
+                    connections.release(ar.result(), true); // never used: still clean
                 }
             } else if (ar.failed()) {
                 failWith(ar.cause());
             } else {
-                send(ar.result(), use);
+                connection = ar.result();
+                connection.http.request(options).onComplete(req -> {
+                    if (use != generation || finished) {
+                        if (req.succeeded()) {
+                            req.result().reset();
+                        }
+                    } else if (req.failed()) {
+                        failWith(req.cause());
+                    } else {
+                        send(req.result(), use);
+                    }
+                });
             }
         });
     }
@@ -114,6 +127,8 @@ final class Exchange implements Handler<Buffer> {
         errorType = null;
         errorMessage = null;
         gapCount = 0;
+        connection = null;
+        httpCompleted = false;
         httpRequest = null;
         response = null;
         finished = false;
@@ -146,6 +161,7 @@ final class Exchange implements Handler<Buffer> {
                 int status = resp.statusCode();
                 resp.body().onComplete(b -> {
                     if (use == generation) {
+                        httpCompleted = b.succeeded();
                         fail("http_" + status, b.succeeded()
                                 ? errorMessageOf(b.result().toString(StandardCharsets.UTF_8)) : resp.statusMessage());
                     }
@@ -161,6 +177,7 @@ final class Exchange implements Handler<Buffer> {
             resp.handler(this);
             resp.endHandler(v -> {
                 if (use == generation) {
+                    httpCompleted = true;
                     end();
                 }
             });
@@ -320,7 +337,7 @@ final class Exchange implements Handler<Buffer> {
         errorType = type;
         errorMessage = message;
         finished = true;
-        if (httpRequest != null) {
+        if (httpRequest != null && !httpCompleted) {
             httpRequest.reset();
         }
         complete();

@@ -5,7 +5,6 @@ import dev.infersim.workload.WorkloadRequest;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.RequestOptions;
 
 import java.util.ArrayDeque;
@@ -31,7 +30,7 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Closed loop (rate inf, cap N): no pacer; the event loop sends the next request the moment one ends, so exactly N
  * are in flight until the stream runs out, and latencies count from that moment.
  *
- * <p>Requests are spread over {@link Lane}s, one per event loop, each with its own HTTP client so that a connection,
+ * <p>Requests are spread over {@link Lane}s, one per event loop, each with its own connections so that a connection,
  * its requests and their callbacks stay on one thread: one loop alone runs out of CPU near 500 streamed requests/s.
  * Open-loop sends go to the lanes in turn; the users of a closed loop are dealt out to them.
  *
@@ -53,15 +52,15 @@ final class LoadRun {
     private volatile Semaphore permits;
     private volatile ClosedLoop closedLoop;
 
-    /** One lane per pair of an event-loop context and the HTTP client used only from it. */
-    LoadRun(Vertx vertx, List<Context> loops, List<? extends HttpClient> clients, RequestOptions options,
+    /** One lane per pair of an event-loop context and the connections used only from it. */
+    LoadRun(Vertx vertx, List<Context> loops, List<LaneConnections> connections, RequestOptions options,
             PromptRenderer renderer, BenchConfig config) {
         this.options = options;
         this.renderer = renderer;
         this.config = config;
         this.bodies = new RequestBodies(config.model(), config.chat(), config.ignoreEos(), renderer);
         for (int i = 0; i < loops.size(); i++) {
-            lanes.add(new Lane(vertx, loops.get(i), clients.get(i)));
+            lanes.add(new Lane(vertx, loops.get(i), connections.get(i)));
         }
     }
 
@@ -241,28 +240,28 @@ final class LoadRun {
     }
 
     /**
-     * One event loop and the HTTP client used only from it, so a connection, its requests and their callbacks stay on
+     * One event loop and the connections used only from it, so a connection, its requests and their callbacks stay on
      * one thread. Its state belongs to that event loop.
      */
     private final class Lane {
         final Context loop;
         final RequestBodies bodies;
         private final Vertx vertx;
-        private final HttpClient client;
+        private final LaneConnections connections;
         private final ArrayDeque<Exchange> pool = new ArrayDeque<>();
         private final List<Exchange> active = new ArrayList<>();
 
-        Lane(Vertx vertx, Context loop, HttpClient client) {
+        Lane(Vertx vertx, Context loop, LaneConnections connections) {
             this.vertx = vertx;
             this.loop = loop;
-            this.client = client;
+            this.connections = connections;
             this.bodies = new RequestBodies(config.model(), config.chat(), config.ignoreEos(), renderer);
         }
 
         void dispatch(WorkloadRequest r, Buffer body, long scheduled, long origin, MeasuredWindow into) {
             Exchange x = pool.poll();
             if (x == null) {
-                x = new Exchange(vertx, client, options, renderer, this::finished);
+                x = new Exchange(vertx, connections, options, renderer, this::finished);
             }
             active.add(x);
             x.window = into;
@@ -274,6 +273,9 @@ final class LoadRun {
             int at = active.lastIndexOf(x);
             active.set(at, active.get(active.size() - 1));
             active.remove(active.size() - 1);
+            if (x.connection != null) {
+                connections.release(x.connection, x.httpCompleted);
+            }
             try {
                 if (!"interrupted".equals(x.errorType)) {
                     x.window.record(x, now);

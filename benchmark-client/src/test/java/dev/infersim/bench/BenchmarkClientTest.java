@@ -54,9 +54,13 @@ class BenchmarkClientTest {
     }
 
     static BenchConfig config(String baseUrl, String model, long timeoutMillis) {
+        return config(baseUrl, model, timeoutMillis, 1000, baseUrl + "/metrics");
+    }
+
+    static BenchConfig config(String baseUrl, String model, long timeoutMillis, int maxConnections, String scrapeUrl) {
         return new BenchConfig(baseUrl, "/v1/completions", model, null, true, timeoutMillis, 1_000_000,
                 new GoodputSlo(Double.NaN, 50, Double.NaN), List.of("ttft", "tpot", "itl", "e2el"), List.of(50.0, 99.0),
-                1000, baseUrl + "/metrics", 100);
+                maxConnections, scrapeUrl, 100);
     }
 
     private static Workload workload(long n, double rate, Integer concurrency, int in, int out) {
@@ -264,6 +268,21 @@ class BenchmarkClientTest {
             assertEquals(70 - http429 - timeouts - resets, r.fields().get("completed"));
             Map<?, ?> http429Entry = (Map<?, ?>) ((Map<?, ?>) r.fields().get("infersim_errors")).get("http_429");
             assertEquals("too many requests", ((List<?>) http429Entry.get("first_messages")).get(0));
+        }
+    }
+
+    @Test
+    void connectionsAreReusedUpToTheCapAndRequestsBeyondItWaitForOne() {
+        // 8 users on at most 4 connections; every 5th answer is a 429, whose connection stays usable.
+        try (FakeStreamingServer server = new FakeStreamingServer(2, 2, 1, 5, 0, 0);
+             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000, 4, null))) {
+            BenchResult r = client.run(workload(60, Double.POSITIVE_INFINITY, 8, 16, 4), 0, 0, 0, Map.of());
+            long http429 = r.errors().counts().getOrDefault("http_429", 0L);
+            assertEquals(12, http429, r.errors().counts().toString()); // requests 2..61 of the server's count
+            assertEquals(60 - http429, r.fields().get("completed"));
+            assertTrue(server.maxConnectionsOpen.get() <= 4, "open at once: " + server.maxConnectionsOpen.get());
+            assertTrue(server.connectionsOpened.get() <= 4, "opened in all: " + server.connectionsOpened.get());
+            assertTrue(server.maxInFlight.get() <= 4, "in flight at the server: " + server.maxInFlight.get());
         }
     }
 

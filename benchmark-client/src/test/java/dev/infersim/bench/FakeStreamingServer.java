@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * A small OpenAI-style streaming server for client tests: first token after a fixed delay, then chunks of a fixed
  * number of tokens at a fixed interval, continuous usage stats, and the server's own timeline in an {@code infersim}
  * object in the last chunk. Every {@code failEvery}-th request answers 429, every {@code hangEvery}-th never answers,
- * every {@code resetEvery}-th has its connection closed after the first chunk. Counts requests in flight.
+ * every {@code resetEvery}-th has its connection closed after the first chunk. Counts requests in flight, and the
+ * connections clients opened.
  */
 final class FakeStreamingServer implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -23,6 +24,9 @@ final class FakeStreamingServer implements AutoCloseable {
     final AtomicInteger inFlight = new AtomicInteger();
     final AtomicInteger maxInFlight = new AtomicInteger();
     final AtomicLong received = new AtomicLong();
+    final AtomicInteger connectionsOpened = new AtomicInteger();
+    final AtomicInteger maxConnectionsOpen = new AtomicInteger();
+    private final AtomicInteger connectionsOpen = new AtomicInteger();
     private final Vertx vertx = Vertx.vertx();
     private final long ttftMillis;
     private final long chunkMillis;
@@ -40,7 +44,11 @@ final class FakeStreamingServer implements AutoCloseable {
         this.failEvery = failEvery;
         this.hangEvery = hangEvery;
         this.resetEvery = resetEvery;
-        this.server = vertx.createHttpServer().requestHandler(this::handle).listen(0, "127.0.0.1").await();
+        this.server = vertx.createHttpServer().requestHandler(this::handle).connectionHandler(c -> {
+            connectionsOpened.incrementAndGet();
+            maxConnectionsOpen.accumulateAndGet(connectionsOpen.incrementAndGet(), Math::max);
+            c.closeHandler(v -> connectionsOpen.decrementAndGet());
+        }).listen(0, "127.0.0.1").await();
     }
 
     String baseUrl() {
