@@ -83,16 +83,14 @@ public final class PredictCommand implements Runnable {
         positive("--slo-tpot-ms", sloTpotMs);
         positive("--slo-queue-p99-ms", sloQueueP99Ms);
         rejectWhatTheClosedFormCannotModel();
-        Double flagRate = requestRate == null ? null : WorkloadOptions.parseRate("--request-rate", requestRate);
         // A trace's timestamps are its rate: the spec refuses a rate flag with them, so the rate only enters the model.
-        WorkloadSpec spec = workload.spec(workload.replaysTrace() ? null : flagRate, null, 0);
-        if (flagRate == null && !workload.replaysTrace() && !profileSetsRate(spec)) {
-            spec = workload.spec(10.0, null, 0);
-        }
+        boolean trace = workload.replaysTrace();
+        WorkloadSpec spec = workload.specAtRateOr(trace ? null : requestRate, 10, null, 0);
         Workload requests = Workload.open(spec);
         ConfigException.check(spec.load().rampUp() == null && spec.load().burstiness() == 1,
                 "--workload: predict models steady Poisson arrivals; the profile's load has a ramp or a burstiness");
-        double rate = flagRate != null ? flagRate : workload.replaysTrace() ? meanRate(requests) : spec.load().requestRatePerS();
+        double rate = trace && requestRate != null ? WorkloadOptions.parseRate("--request-rate", requestRate)
+                : trace ? meanRate(requests) : spec.load().requestRatePerS();
         ConfigException.check(!requests.isClosedLoop() && Double.isFinite(rate),
                 "predict models open-loop Poisson arrivals: give a finite --request-rate (closed loops and 'inf' have no closed form here)");
         Deployment d = deployment.deployment();
@@ -133,10 +131,6 @@ public final class PredictCommand implements Runnable {
 
     private static void positive(String flag, Double ms) {
         ConfigException.check(ms == null || ms > 0, "%s must be > 0 ms, got %s", flag, ms);
-    }
-
-    private static boolean profileSetsRate(WorkloadSpec spec) {
-        return spec.profile() != null && spec.profile().load() != null && spec.profile().load().requestRate() != null;
     }
 
     /** A trace's mean arrival rate: its gaps per second between the first and the last timestamp. */

@@ -42,7 +42,7 @@ public final class SimulateCommand implements Runnable {
     ReportOptions reporting;
 
     @Option(names = "--request-rate", paramLabel = "REQ_PER_S|inf",
-            description = "Mean arrival rate, req/s, or inf (default: 10; a profile's own load when --workload is given; a "
+            description = "Mean arrival rate, req/s, or inf (default: 10, or the rate a --workload profile sets; a "
                     + "trace replays its own timestamps).")
     String requestRate;
 
@@ -58,21 +58,12 @@ public final class SimulateCommand implements Runnable {
     @Mixin
     DeploymentOptions deployment;
 
-    /** The flag's rate, else 10 req/s unless a profile, a ramp or a trace sets the arrivals (null: theirs). */
-    private Double requestRate() {
-        if (requestRate != null) {
-            return WorkloadOptions.parseRate("--request-rate", requestRate);
-        }
-        boolean arrivalsGiven = workload.workloadProfile != null || workload.rampUpStrategy != null || workload.replaysTrace();
-        return arrivalsGiven ? null : 10.0;
-    }
-
     @Override
     public void run() {
         ConfigException.check(replicas >= 1, "--replicas must be >= 1, got %d", replicas);
         reporting.validate();
         reporting.createResultDir();
-        WorkloadSpec spec = workload.spec(requestRate(), maxConcurrency, reporting.numWarmups);
+        WorkloadSpec spec = workload.specAtRateOr(requestRate, 10, maxConcurrency, reporting.numWarmups);
         Workload requests = Workload.open(spec);
         // Warmups come on top of --num-prompts, except where a trace's length caps the stream.
         ConfigException.check(requests.size() > reporting.numWarmups,

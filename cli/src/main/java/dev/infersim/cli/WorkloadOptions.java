@@ -3,6 +3,8 @@ package dev.infersim.cli;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.workload.PrefixOrder;
 import dev.infersim.workload.RampStrategy;
+import dev.infersim.workload.WorkloadProfile;
+import dev.infersim.workload.WorkloadProfiles;
 import dev.infersim.workload.WorkloadSpec;
 import dev.infersim.workload.WorkloadSpecBuilder;
 import picocli.CommandLine.Option;
@@ -93,6 +95,24 @@ public final class WorkloadOptions {
     /** True for {@code --dataset-name trace}, whose arrival times come from the file rather than a rate. */
     boolean replaysTrace() {
         return workloadProfile == null && datasetName != null && WorkloadSpec.TRACE.equalsIgnoreCase(datasetName.trim());
+    }
+
+    /**
+     * The spec at {@code --request-rate} ({@code rateFlag}); without that flag at {@code fallbackRate}, unless the
+     * arrivals are given otherwise: by a trace's timestamps, a ramp, or a --workload profile's own rate.
+     */
+    WorkloadSpec specAtRateOr(String rateFlag, double fallbackRate, Integer maxConcurrency, long warmups) {
+        if (rateFlag != null) {
+            return spec(parseRate("--request-rate", rateFlag), maxConcurrency, warmups);
+        }
+        boolean arrivalsGiven = replaysTrace() || rampUpStrategy != null
+                || workloadProfile != null && parsed("--workload", () -> profileSetsRate(workloadProfile));
+        return spec(arrivalsGiven ? null : fallbackRate, maxConcurrency, warmups);
+    }
+
+    private static boolean profileSetsRate(String profile) {
+        WorkloadProfile.Load load = WorkloadProfiles.load(profile).load();
+        return load != null && load.requestRate() != null;
     }
 
     /**

@@ -98,11 +98,15 @@ class SimulateCommandTest {
     }
 
     @Test
-    void aWorkloadProfileWithoutARateFlagRunsAtTheProfilesOwnLoad() {
-        CliRun r = run("simulate", "--workload", "chat", "--num-prompts", "50");
+    void withoutARateFlagAWorkloadProfileRunsAtItsOwnRateOrTheDefault() {
+        CliRun own = run("simulate", "--workload", "matrix-row-a", "--num-prompts", "20");
+        CliRun unset = run("simulate", "--workload", "chat", "--num-prompts", "50");
 
-        assertEquals(0, r.exitCode(), r.err());
-        assertTrue(r.out().contains("Successful requests:                     50 "), r.out());
+        assertEquals(0, own.exitCode(), own.err());
+        assertTrue(own.out().contains("Request rate configured (RPS):           1.00"), own.out());
+        assertEquals(0, unset.exitCode(), unset.err());
+        assertTrue(unset.out().contains("Successful requests:                     50 "), unset.out());
+        assertTrue(unset.out().contains("Request rate configured (RPS):           10.00"), "chat sets no rate: " + unset.out());
     }
 
     @Test
