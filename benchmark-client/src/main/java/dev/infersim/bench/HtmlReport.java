@@ -78,8 +78,15 @@ public final class HtmlReport {
             h1{font-size:22px} h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}
             .chart{width:100%;height:340px} .grid{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:12px}
             table{border-collapse:collapse;font-size:13px;width:100%} td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;overflow-wrap:anywhere}
-            .bad{color:#b00;font-weight:bold} .ok{color:#070}
+            .bad{color:#b00;font-weight:bold} .ok{color:#070} .report-error{color:#fff;background:#b00;padding:4px 8px}
             </style>
+            <script>
+            // A chart that fails must say so on the page, not leave a silent gap: errors become a visible line.
+            function reportError(where, e){const p=document.createElement('p'); p.className='report-error';
+              p.textContent='Report error in '+where+': '+((e&&e.message)||e);
+              (document.getElementById('content')||document.body||document.documentElement).appendChild(p); return p;}
+            window.addEventListener('error', ev=>reportError('script', ev.message));
+            </script>
             <script>%ECHARTS%</script></head><body>
             <h1>%TITLE%</h1><div id="content"></div>
             <script>
@@ -88,7 +95,9 @@ public final class HtmlReport {
             function el(tag, html, cls){const e=document.createElement(tag); if(html!==undefined) e.innerHTML=html; if(cls) e.className=cls; content.appendChild(e); return e;}
             function esc(v){return String(v).replace(/[&<>]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;'}[c]));}
             function fmt(v){return typeof v==='number'? (Number.isInteger(v)? v : v.toFixed(3)) : (v===null||v===undefined? '-' : (typeof v==='object'? JSON.stringify(v) : v));}
-            function chart(option, parent){const d=document.createElement('div'); d.className='chart'; (parent||content).appendChild(d); const c=echarts.init(d, null, {renderer:'svg'}); option.animation=false; c.setOption(option); return c;}
+            function chart(option, parent){const d=document.createElement('div'); d.className='chart'; (parent||content).appendChild(d);
+              try { const c=echarts.init(d, null, {renderer:'svg'}); option.animation=false; c.setOption(option); return c; }
+              catch(e){ d.remove(); reportError('chart "'+((option.title&&option.title.text)||'?')+'"', e); return null; } }
             function line(name, x, y, extra){return Object.assign({name:name,type:'line',showSymbol:false,data:x.map((v,i)=>[v,y[i]]),connectNulls:false}, extra||{});}
             const META_KEYS=['date','backend','model_id','tokenizer_id','infersim_base_url','infersim_endpoint','num_prompts','request_rate','burstiness','max_concurrency','infersim_load_mode','infersim_warmup','duration','completed','failed','infersim_dataset','infersim_workload','infersim_version','infersim_machine','infersim_valid','infersim_invalid_reasons','infersim_send_lag_ms','infersim_ground_truth','infersim_errors','infersim_prompt_token_mismatches'];
             function metadata(r){let h='<table>'; for(const k of META_KEYS){ if(k in r) h+='<tr><th>'+esc(k)+'</th><td>'+esc(fmt(r[k]))+'</td></tr>'; }
@@ -118,7 +127,7 @@ public final class HtmlReport {
                   series:[line('running',m.time_s,m.num_requests_running),line('waiting',m.time_s,m.num_requests_waiting),line('kv_cache_usage_perc',m.time_s,m.kv_cache_usage_perc,{yAxisIndex:1})]}); }
               else { el('p','No server metrics scraped (use --scrape-metrics URL).'); }
             }
-            if(DATA.sweep){ const s=DATA.sweep, pts=s.points;
+            function sweepSection(s){ const pts=s.points;
               el('h2','Sweep over '+esc(s.mode)+': knee and goodput');
               el('p','Saturation knee: '+esc(fmt(s.knee_load))+' ('+esc(s.knee_reason)+'). Highest load meeting the goodput SLO: '+esc(fmt(s.max_load_meeting_slo))+'.');
               const x=pts.map(p=>p.load);
@@ -130,7 +139,8 @@ public final class HtmlReport {
               chart({title:{text:'Achieved vs offered load'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:s.mode},yAxis:{type:'value',name:'req/s'},
                 series:[line('request throughput',x,pts.map(p=>p.request_throughput),{showSymbol:true}),line('request goodput',x,pts.map(p=>p.request_goodput),{showSymbol:true})]});
             }
-            DATA.runs.forEach(runSection);
+            if(DATA.sweep){ try { sweepSection(DATA.sweep); } catch(e){ reportError('sweep', e); } }
+            DATA.runs.forEach((r,i)=>{ try { runSection(r,i); } catch(e){ reportError('run '+(i+1), e); } });
             </script></body></html>
             """;
 }
