@@ -17,7 +17,9 @@ import java.util.Map;
  * drawn from it in the browser: latency percentile curves (TTFT, TPOT, per-token ITL, chunk ICL, E2EL, send lag),
  * latency and throughput per second, the scraped server metrics timeline, and for sweeps latency vs offered load and
  * throughput vs latency; plus the metadata a benchmark report must carry (endpoint, model, workload, load settings,
- * warmup, samples, machine, version). Opens offline: no network access needed.
+ * warmup, samples, machine, version). Opens offline: no network access needed. A chart with nothing to plot (no
+ * request completed) says so in words, and a chart that fails shows a visible error line;
+ * {@code HtmlReportBrowserTest} checks both in headless Chromium.
  */
 public final class HtmlReport {
     private static final String ECHARTS = "META-INF/resources/webjars/echarts/5.3.1/dist/echarts.min.js";
@@ -78,8 +80,15 @@ public final class HtmlReport {
             h1{font-size:22px} h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}
             .chart{width:100%;height:340px} .grid{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:12px}
             table{border-collapse:collapse;font-size:13px;width:100%} td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;overflow-wrap:anywhere}
-            .bad{color:#b00;font-weight:bold} .ok{color:#070}
+            .bad{color:#b00;font-weight:bold} .ok{color:#070} .report-error{color:#fff;background:#b00;padding:4px 8px} .no-data{color:#666;font-style:italic}
             </style>
+            <script>
+            // A chart that fails must say so on the page, not leave a silent gap: errors become a visible line.
+            function reportError(where, e){const p=document.createElement('p'); p.className='report-error';
+              p.textContent='Report error in '+where+': '+((e&&e.message)||e);
+              (document.getElementById('content')||document.body||document.documentElement).appendChild(p); return p;}
+            window.addEventListener('error', ev=>reportError('script', ev.message));
+            </script>
             <script>%ECHARTS%</script></head><body>
             <h1>%TITLE%</h1><div id="content"></div>
             <script>
@@ -87,19 +96,39 @@ public final class HtmlReport {
             const content = document.getElementById('content');
             function el(tag, html, cls){const e=document.createElement(tag); if(html!==undefined) e.innerHTML=html; if(cls) e.className=cls; content.appendChild(e); return e;}
             function esc(v){return String(v).replace(/[&<>]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;'}[c]));}
-            function fmt(v){return typeof v==='number'? (Number.isInteger(v)? v : v.toFixed(3)) : (v===null||v===undefined? '-' : (typeof v==='object'? JSON.stringify(v) : v));}
-            function chart(option, parent){const d=document.createElement('div'); d.className='chart'; (parent||content).appendChild(d); const c=echarts.init(d, null, {renderer:'svg'}); option.animation=false; c.setOption(option); return c;}
-            function line(name, x, y, extra){return Object.assign({name:name,type:'line',showSymbol:false,data:x.map((v,i)=>[v,y[i]]),connectNulls:false}, extra||{});}
-            const META_KEYS=['date','backend','model_id','tokenizer_id','infersim_base_url','infersim_endpoint','num_prompts','request_rate','burstiness','max_concurrency','infersim_load_mode','infersim_warmup','duration','completed','failed','infersim_dataset','infersim_workload','infersim_version','infersim_machine','infersim_valid','infersim_invalid_reasons','infersim_send_lag_ms','infersim_ground_truth','infersim_errors','infersim_prompt_token_mismatches'];
+            function fmt(v){ if(typeof v==='number') return Number.isNaN(v)? '-' : Number.isInteger(v)? v : v.toFixed(3);
+              if(v===null||v===undefined) return '-';
+              if(Array.isArray(v)) return v.length? v.map(fmt).join('; ') : '-';
+              return typeof v==='object'? (Object.keys(v).map(k=>k+': '+fmt(v[k])).join(', ')||'-') : v; }
+            function finite(v){return typeof v==='number' && Number.isFinite(v);}
+            function yOf(d){return Array.isArray(d)? d[1] : d;}
+            // Series with nothing to draw are left out (a log axis cannot show 0), and a chart left with no series says so
+            // in words instead of drawing empty axes.
+            function chart(option){
+              const logAxes=[].concat(option.yAxis).map(a=>a.type==='log');
+              for(const s of option.series){ if(logAxes[s.yAxisIndex||0]) s.data=s.data.map(d=>finite(yOf(d))&&yOf(d)>0? d : (Array.isArray(d)? [d[0],null] : null)); }
+              option.series=option.series.filter(s=>s.data.some(d=>finite(yOf(d))));
+              if(!option.series.length){ return el('p', esc(option.title.text)+': nothing to plot.', 'no-data'); }
+              const d=document.createElement('div'); d.className='chart'; content.appendChild(d);
+              try { const c=echarts.init(d, null, {renderer:'svg'}); option.animation=false; c.setOption(option); return c; }
+              catch(e){ d.remove(); reportError('chart "'+((option.title&&option.title.text)||'?')+'"', e); return null; } }
+            // A point with no neighbour draws no line: it needs its symbol to be seen (a run shorter than a second has one).
+            function isolated(y){return y.some((v,i)=>finite(v) && !finite(y[i-1]) && !finite(y[i+1]));}
+            function line(name, x, y, extra){return Object.assign({name:name,type:'line',showSymbol:isolated(y),data:x.map((v,i)=>[v,y[i]]),connectNulls:false}, extra||{});}
+            const META_KEYS=['date','backend','model_id','tokenizer_id','infersim_base_url','infersim_endpoint','num_prompts','request_rate','burstiness','max_concurrency','infersim_load_mode','infersim_warmup','infersim_max_send_lag_ms','infersim_demo_time_scale','duration','completed','failed','total_input_tokens','total_output_tokens','infersim_dataset','infersim_workload','infersim_version','infersim_machine','infersim_valid','infersim_invalid_reasons','infersim_send_lag_ms','infersim_ground_truth','infersim_errors','infersim_prompt_token_mismatches'];
             function metadata(r){let h='<table>'; for(const k of META_KEYS){ if(k in r) h+='<tr><th>'+esc(k)+'</th><td>'+esc(fmt(r[k]))+'</td></tr>'; }
               for(const k of Object.keys(r)){ if(!k.startsWith('infersim_')&&!META_KEYS.includes(k)&&!/_ms$|throughput|goodput|tokens|max_concurrent/.test(k)) h+='<tr><th>'+esc(k)+'</th><td>'+esc(fmt(r[k]))+'</td></tr>'; }
               return h+'</table>';}
-            function summary(r){const keys=Object.keys(r).filter(k=>/^(mean|median|std|p[0-9.]+)_(ttft|tpot|itl|e2el)_ms$|throughput$|goodput$/.test(k));
-              return '<table>'+keys.map(k=>'<tr><th>'+esc(k)+'</th><td>'+esc(fmt(r[k]))+'</td></tr>').join('')+'</table>';}
+            const LATENCY=/^(mean|median|std|p[0-9.]+)_(ttft|tpot|itl|e2el)_ms$/;
+            // With no completed request the result has 0 for every latency (as vLLM's has): that is no latency, not 0 ms.
+            function noLatency(r){return r.completed===0;}
+            function summary(r){const keys=Object.keys(r).filter(k=>LATENCY.test(k)||/throughput$|goodput$/.test(k));
+              return '<table>'+keys.map(k=>'<tr><th>'+esc(k)+'</th><td>'+esc(LATENCY.test(k)&&noLatency(r)? '-' : fmt(r[k]))+'</td></tr>').join('')+'</table>';}
             function runSection(r, i){
               const label = DATA.runs.length>1 ? ' (point '+(i+1)+': rate '+r.request_rate+', concurrency '+fmt(r.max_concurrency)+')' : '';
               el('h2','Run'+label);
               el('p', r.infersim_valid ? '<span class="ok">Valid run</span>' : '<span class="bad">INVALID: '+esc((r.infersim_invalid_reasons||[]).join('; '))+'</span>');
+              if(noLatency(r)) el('p', 'No request completed ('+esc(fmt(r.failed))+' failed): there are no latencies to show.', 'bad');
               const g=el('div','', 'grid'); const a=document.createElement('div'); a.innerHTML=metadata(r); g.appendChild(a); const b=document.createElement('div'); b.innerHTML=summary(r); g.appendChild(b);
               const c=r.infersim_percentile_curves;
               if(c){ const p=c.percentiles.map(x=>String(x));
@@ -113,24 +142,25 @@ public final class HtmlReport {
                   yAxis:[{type:'value',name:'req/s'},{type:'value',name:'tok/s'}],
                   series:[line('sent req/s',t.time_s,t.sent),line('completed req/s',t.time_s,t.completed),line('output tok/s',t.time_s,t.output_tokens,{yAxisIndex:1})]}); }
               const m=r.infersim_server_metrics;
-              if(m && m.time_s && m.time_s.length){ chart({title:{text:'Server metrics ('+esc(m.url)+')'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:'s'},
+              if(m && m.time_s && m.time_s.length){ chart({title:{text:'Server metrics ('+m.url+')'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:'s'},
                   yAxis:[{type:'value',name:'requests'},{type:'value',name:'KV usage',min:0,max:1}],
                   series:[line('running',m.time_s,m.num_requests_running),line('waiting',m.time_s,m.num_requests_waiting),line('kv_cache_usage_perc',m.time_s,m.kv_cache_usage_perc,{yAxisIndex:1})]}); }
               else { el('p','No server metrics scraped (use --scrape-metrics URL).'); }
             }
-            if(DATA.sweep){ const s=DATA.sweep, pts=s.points;
+            function sweepSection(s){ const pts=s.points, lat=(p,k)=>noLatency(p)? null : p[k];
               el('h2','Sweep over '+esc(s.mode)+': knee and goodput');
               el('p','Saturation knee: '+esc(fmt(s.knee_load))+' ('+esc(s.knee_reason)+'). Highest load meeting the goodput SLO: '+esc(fmt(s.max_load_meeting_slo))+'.');
               const x=pts.map(p=>p.load);
               chart({title:{text:'Latency vs '+s.mode},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:s.mode},yAxis:{type:'log',name:'ms'},
-                series:[line('median TTFT',x,pts.map(p=>p.median_ttft_ms),{showSymbol:true}),line('p99 TTFT',x,pts.map(p=>p.p99_ttft_ms),{showSymbol:true}),
-                        line('median TPOT',x,pts.map(p=>p.median_tpot_ms),{showSymbol:true}),line('p99 E2EL',x,pts.map(p=>p.p99_e2el_ms),{showSymbol:true})]});
+                series:[line('median TTFT',x,pts.map(p=>lat(p,'median_ttft_ms')),{showSymbol:true}),line('p99 TTFT',x,pts.map(p=>lat(p,'p99_ttft_ms')),{showSymbol:true}),
+                        line('median TPOT',x,pts.map(p=>lat(p,'median_tpot_ms')),{showSymbol:true}),line('p99 E2EL',x,pts.map(p=>lat(p,'p99_e2el_ms')),{showSymbol:true})]});
               chart({title:{text:'Throughput vs latency'},tooltip:{trigger:'item'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:'p99 TTFT ms'},yAxis:{type:'value',name:'output tok/s'},
-                series:[{name:'points',type:'line',data:pts.map(p=>[p.p99_ttft_ms,p.output_throughput,p.load]),label:{show:true,formatter:d=>String(d.data[2])}}]});
+                series:[{name:'points',type:'line',data:pts.filter(p=>!noLatency(p)).map(p=>[p.p99_ttft_ms,p.output_throughput,p.load]),label:{show:true,formatter:d=>String(d.data[2])}}]});
               chart({title:{text:'Achieved vs offered load'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:s.mode},yAxis:{type:'value',name:'req/s'},
                 series:[line('request throughput',x,pts.map(p=>p.request_throughput),{showSymbol:true}),line('request goodput',x,pts.map(p=>p.request_goodput),{showSymbol:true})]});
             }
-            DATA.runs.forEach(runSection);
+            if(DATA.sweep){ try { sweepSection(DATA.sweep); } catch(e){ reportError('sweep', e); } }
+            DATA.runs.forEach((r,i)=>{ try { runSection(r,i); } catch(e){ reportError('run '+(i+1), e); } });
             </script></body></html>
             """;
 }

@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * A small OpenAI-style streaming server for client tests: first token after a fixed delay, then chunks of a fixed
  * number of tokens at a fixed interval, continuous usage stats, and the server's own timeline in an {@code infersim}
  * object in the last chunk. Every {@code failEvery}-th request answers 429, every {@code hangEvery}-th never answers,
- * every {@code resetEvery}-th has its connection closed after the first chunk. Counts requests in flight, and the
+ * every {@code resetEvery}-th has its connection closed after the first chunk, and every one from the
+ * {@code failFrom}-th on answers 429 too. Counts requests in flight, and the
  * connections clients opened.
  */
 final class FakeStreamingServer implements AutoCloseable {
@@ -26,6 +27,8 @@ final class FakeStreamingServer implements AutoCloseable {
     final AtomicLong received = new AtomicLong();
     final AtomicInteger connectionsOpened = new AtomicInteger();
     final AtomicInteger maxConnectionsOpen = new AtomicInteger();
+    /** The number of the first request to refuse along with all after it: a server that broke mid-benchmark. */
+    final AtomicLong failFrom = new AtomicLong(Long.MAX_VALUE);
     private final AtomicInteger connectionsOpen = new AtomicInteger();
     private final Vertx vertx = Vertx.vertx();
     private final long ttftMillis;
@@ -65,7 +68,7 @@ final class FakeStreamingServer implements AutoCloseable {
         req.body().onSuccess(body -> {
             long receivedNanos = System.nanoTime();
             long n = received.incrementAndGet();
-            if (failEvery > 0 && n % failEvery == 0) {
+            if (failEvery > 0 && n % failEvery == 0 || n >= failFrom.get()) {
                 req.response().setStatusCode(429).end("{\"error\":{\"message\":\"too many requests\",\"code\":429}}");
                 return;
             }

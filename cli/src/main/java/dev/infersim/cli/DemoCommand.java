@@ -114,7 +114,7 @@ public final class DemoCommand implements Callable<Integer> {
                 out.printf(Locale.ROOT, "  rate %.2f req/s (%.0f%% of saturation): measuring, simulating, predicting...%n",
                         rate, 100 * fraction);
                 BenchResult measured = client.run(Workload.open(spec(rate * timeScale, numPrompts + numWarmups, pointSeed)),
-                        numWarmups, 0, 0, Map.of("infersim_demo_time_scale", timeScale));
+                        numWarmups, 0, 0, metadata(pointSeed));
                 SimulationResult simulated = simulate(rate, pointSeed);
                 rows.add(new Row(rate, fraction, Side.measured(measured.fields(), timeScale), Side.simulated(simulated),
                         Side.predicted(prediction, rate), groundTruthP99(measured.fields()), measured.valid()));
@@ -144,7 +144,22 @@ public final class DemoCommand implements Callable<Integer> {
         return 0;
     }
 
-    private WorkloadSpec spec(double ratePerS, long requests, long workloadSeed) {
+    /** A measured run's metadata: the report must carry the version and workload, as bench and sweep reports do. */
+    private Map<String, Object> metadata(long workloadSeed) {
+        Map<String, Object> workload = new LinkedHashMap<>();
+        workload.put("dataset_name", "random");
+        workload.put("random_input_len", PROMPT_TOKENS);
+        workload.put("eos_mean_tokens", MEAN_OUTPUT_TOKENS);
+        workload.put("max_tokens", MAX_TOKENS);
+        workload.put("seed", workloadSeed);
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("infersim_version", Version.current());
+        m.put("infersim_workload", workload);
+        m.put("infersim_demo_time_scale", timeScale);
+        return m;
+    }
+
+        private WorkloadSpec spec(double ratePerS, long requests, long workloadSeed) {
         return WorkloadSpec.builder().datasetName("random").randomInputLen(PROMPT_TOKENS).randomOutputLen(MAX_TOKENS)
                 .eosMeanTokens(MEAN_OUTPUT_TOKENS).requestRate(ratePerS).numPrompts(requests).seed(workloadSeed).build();
     }

@@ -5,6 +5,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -23,7 +24,11 @@ class DemoCommandTest {
         assertTrue(run.out().contains("saturation rate, req/s:"), run.out());
         String comparison = Files.readString(json);
         assertTrue(comparison.contains("\"predicted_saturation_rate_per_s\"") && comparison.contains("\"simulated\""), comparison);
-        assertTrue(Files.readString(html).contains("echarts"), "the HTML report embeds its charting library");
+        String page = Files.readString(html);
+        assertTrue(page.contains("echarts"), "the HTML report embeds its charting library");
+        for (String key : List.of("infersim_version", "infersim_workload", "infersim_demo_time_scale", "infersim_machine")) {
+            assertTrue(page.contains("\"" + key + "\":"), "the report's runs carry " + key);
+        }
     }
 
     @Test

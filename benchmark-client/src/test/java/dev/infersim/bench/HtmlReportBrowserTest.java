@@ -1,0 +1,174 @@
+package dev.infersim.bench;
+
+import dev.infersim.sim.GoodputSlo;
+import dev.infersim.workload.Workload;
+import dev.infersim.workload.WorkloadSpec;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The HTML reports opened in headless Chromium, as a user opens them: every chart the report should hold is drawn with
+ * every series it lists, no script failed, and the metadata a benchmark report must carry is on the page. Real runs
+ * against a scripted streaming server make the reports: a run with scraped server metrics, a two-point sweep, a
+ * one-request run as a one-point sweep, and a run where every request failed; one more page is broken on purpose to
+ * prove a failing chart is seen.
+ */
+class HtmlReportBrowserTest {
+    private static final String VERSION = "9.8.7-test";
+    private static final List<String> RUN_CHARTS = List.of("Latency distribution (value at percentile)",
+            "Latency over time (mean of requests finishing each second)", "Throughput over time");
+    private static final List<String> SWEEP_CHARTS = List.of("Latency vs request_rate", "Throughput vs latency",
+            "Achieved vs offered load");
+
+    @TempDir
+    static Path dir;
+    private static String baseUrl;
+    private static Map<String, Object> normal;
+    private static Map<String, RenderedReport> pages;
+
+    @BeforeAll
+    static void writeAndRenderReports() throws Exception {
+        assumeTrue(HeadlessChromium.available(), HeadlessChromium.BINARY + " is not installed");
+        Map<String, Object> slow;
+        Map<String, Object> one;
+        Map<String, Object> failed;
+        Map<String, Object> meta = Map.of("infersim_version", VERSION, "infersim_workload", "random 16 in, 8 out");
+        try (FakeStreamingServer server = new FakeStreamingServer(10, 5, 1, 0, 0, 0)) {
+            baseUrl = server.baseUrl();
+            // the query string puts an '&' into a chart title: it must show as '&', not '&amp;'
+            BenchConfig config = new BenchConfig(baseUrl, "/v1/completions", "m", null, true, 10_000, 1_000_000_000L,
+                    new GoodputSlo(Double.NaN, 50, Double.NaN), List.of("ttft", "tpot", "itl", "e2el"),
+                    List.of(50.0, 99.0), 100, baseUrl + "/metrics?a=1&b=2", 100);
+            try (BenchmarkClient client = new BenchmarkClient(config)) {
+                normal = client.run(workload(44, 40), 4, 0, 0, meta).fields();
+                slow = client.run(workload(10, 20), 0, 0, 0, meta).fields();
+                one = client.run(workload(1, 10), 0, 0, 0, meta).fields();
+                server.failFrom.set(server.received.get() + 2); // the initial test request passes, then all fail
+                failed = client.run(workload(5, 50), 0, 0, 0, meta).fields();
+            }
+        }
+        Path run = dir.resolve("run.html");
+        HtmlReport.writeRun(run, normal);
+        Path sweep = dir.resolve("sweep.html");
+        HtmlReport.writeSweep(sweep, analyze(Map.of(20.0, slow, 40.0, normal)), List.of(slow, normal));
+        Path onePoint = dir.resolve("one-request.html");
+        HtmlReport.writeSweep(onePoint, analyze(Map.of(10.0, one)), List.of(one));
+        Path allFailed = dir.resolve("all-failed.html");
+        HtmlReport.writeSweep(allFailed, analyze(Map.of(50.0, failed)), List.of(failed));
+        Path broken = dir.resolve("broken.html");
+        HtmlReport.writeRun(broken, Map.of("completed", 1, "infersim_percentile_curves", Map.of("percentiles", List.of(50))));
+        pages = HeadlessChromium.render(dir, List.of(run, sweep, onePoint, allFailed, broken));
+    }
+
+    private static Workload workload(long n, double rate) {
+        return Workload.open(WorkloadSpec.builder().numPrompts(n).randomInputLen(16).randomOutputLen(8)
+                .requestRate(rate).ignoreEos(true).seed(3).build());
+    }
+
+    private static Map<String, Object> analyze(Map<Double, Map<String, Object>> byLoad) {
+        return LoadSweep.analyze(LoadSweep.Mode.REQUEST_RATE, byLoad.entrySet().stream().sorted(Map.Entry.comparingByKey())
+                .map(e -> new LoadSweep.Point(e.getKey(), e.getValue())).toList(), 0.9);
+    }
+
+    private static List<String> runCharts() {
+        List<String> titles = new java.util.ArrayList<>(RUN_CHARTS);
+        titles.add("Server metrics (" + baseUrl + "/metrics?a=1&b=2)");
+        return titles;
+    }
+
+    /** Drawn in full and with nothing failed, as every page but the broken one must be. */
+    private static RenderedReport clean(String name) {
+        RenderedReport page = pages.get(name);
+        assertEquals(List.of(), page.errorLines(), name + ": the report's own error lines");
+        assertEquals(List.of(), page.consoleErrors(), name + ": uncaught errors in the console");
+        assertEquals(List.of(), page.undrawn(), name + ": charts or series that drew nothing");
+        assertFalse(page.html().contains("NaN"), name + " shows NaN");
+        return page;
+    }
+
+    @Test
+    void runReportDrawsEveryChartAndCarriesTheRunsMetadata() {
+        RenderedReport page = clean("run.html");
+        assertEquals(runCharts(), page.chartTitles());
+        assertEquals(List.of(), page.noDataNotes());
+        Map<String, String> rows = page.rows();
+        Map<String, Object> expected = new LinkedHashMap<>();
+        for (String key : List.of("date", "model_id", "infersim_base_url", "infersim_endpoint", "num_prompts",
+                "request_rate", "burstiness", "max_concurrency", "infersim_load_mode", "infersim_max_send_lag_ms",
+                "completed", "failed", "total_input_tokens", "total_output_tokens", "infersim_workload", "infersim_version")) {
+            expected.put(key, normal.get(key));
+        }
+        expected.forEach((key, value) -> assertEquals(shown(value), rows.get(key), key));
+        assertEquals(VERSION, rows.get("infersim_version"));
+        assertEquals("40", rows.get("request_rate"));
+        for (String warmup : List.of("requests: 4", "failed: 0", "duration_s: ")) {
+            assertTrue(rows.get("infersim_warmup").contains(warmup), rows.get("infersim_warmup"));
+        }
+        String machine = rows.get("infersim_machine");
+        assertTrue(machine.contains("cpus: " + Runtime.getRuntime().availableProcessors())
+                && machine.contains("java: ") && machine.contains("os: "), machine);
+        assertTrue(rows.get("infersim_send_lag_ms").contains("samples: 40"), rows.get("infersim_send_lag_ms"));
+    }
+
+    /** As the page writes a number: integers whole, others to three decimals, missing as '-'. */
+    private static String shown(Object value) {
+        if (value instanceof Number n) {
+            double d = n.doubleValue();
+            return d == Math.rint(d) && !Double.isInfinite(d) ? Long.toString((long) d)
+                    : String.format(Locale.ROOT, "%.3f", d);
+        }
+        return value == null ? "-" : value.toString();
+    }
+
+    @Test
+    void sweepReportDrawsTheSweepCurvesAndEveryPointsCharts() {
+        RenderedReport page = clean("sweep.html");
+        List<String> titles = new java.util.ArrayList<>(SWEEP_CHARTS);
+        titles.addAll(runCharts());
+        titles.addAll(runCharts());
+        assertEquals(titles, page.chartTitles());
+    }
+
+    @Test
+    void oneRequestAndOnePointStillShowTheirPoints() {
+        // A lone point draws no line segment, so it is only seen through its symbol (undrawn() checks for either).
+        RenderedReport page = clean("one-request.html");
+        List<String> titles = new java.util.ArrayList<>(SWEEP_CHARTS);
+        titles.addAll(runCharts());
+        assertEquals(titles, page.chartTitles());
+    }
+
+    @Test
+    void runWhereEveryRequestFailedSaysSoInsteadOfPlottingZeroLatencies() {
+        RenderedReport page = clean("all-failed.html");
+        // a latency that does not exist is neither plotted nor tabulated as 0 ms
+        assertEquals(List.of("Latency vs request_rate: nothing to plot.", "Throughput vs latency: nothing to plot.",
+                "Latency over time (mean of requests finishing each second): nothing to plot."), page.noDataNotes());
+        List<String> titles = new java.util.ArrayList<>(List.of("Achieved vs offered load",
+                "Latency distribution (value at percentile)", "Throughput over time"));
+        titles.add(runCharts().get(3));
+        assertEquals(titles, page.chartTitles(), "the send lag, the sends and the server were still measured");
+        assertTrue(page.html().contains("No request completed (5 failed)"), page.html());
+        assertEquals("-", page.rows().get("median_ttft_ms"));
+        assertEquals("0", page.rows().get("request_throughput"));
+    }
+
+    @Test
+    void aChartThatFailsLeavesAVisibleErrorLine() {
+        RenderedReport page = pages.get("broken.html");
+        assertEquals(1, page.errorLines().size(), page.html());
+        assertTrue(page.errorLines().get(0).startsWith("Report error in run 1: "), page.errorLines().get(0));
+    }
+}
