@@ -363,7 +363,9 @@ final class Exchange {
             values.append(sep).append(logprob(c, i, 0));
             tokens.append(sep).append('"').append(Json.escape(c.text.piece(i))).append('"');
             tops.append(sep).append('{');
-            for (int k = 0; k < request.topLogprobs(); k++) {
+            // vLLM keeps the sampled token plus the top N (one entry when it is the likeliest), so logprobs 0 still
+            // lists the sampled token.
+            for (int k = 0; k < Math.max(1, request.topLogprobs()); k++) {
                 String t = k == 0 ? c.text.piece(i) : c.text.alternative(i, k);
                 tops.append(k > 0 ? "," : "").append('"').append(Json.escape(t)).append("\":").append(logprob(c, i, k));
             }
@@ -371,7 +373,7 @@ final class Exchange {
             offset += c.text.piece(i).length();
         }
         return "{\"text_offset\":[" + offsets + "],\"token_logprobs\":[" + values + "],\"tokens\":[" + tokens
-                + "],\"top_logprobs\":" + (request.topLogprobs() > 0 ? "[" + tops + "]" : "null") + "}";
+                + "],\"top_logprobs\":[" + tops + "]}";
     }
 
     /** Synthetic but well-formed: the sampled token is the most likely, alternatives decrease with rank. */
