@@ -64,6 +64,10 @@ final class RequestParser {
             }
             echo.add(tokenizer.encode(lastUser.isEmpty() ? messages.get(messages.size() - 1).content() : lastUser));
         } else {
+            // vLLM serves no fill-in-the-middle: any suffix, even "", is refused before the prompt is looked at.
+            if (optString(body, "suffix") != null) {
+                throw ApiException.badRequest(null, "suffix is not currently supported");
+            }
             for (int[] p : prompts(body)) {
                 prompts.add(p);
                 echo.add(p);

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.core.JsonValue;
+import com.openai.errors.BadRequestException;
 import com.openai.models.completions.Completion;
 import com.openai.models.completions.CompletionChoice;
 import com.openai.models.completions.CompletionCreateParams;
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The /v1/completions request fields vLLM's completions endpoint honours or refuses, seen as vLLM answers them. */
@@ -59,5 +61,29 @@ class CompletionsFieldsTest {
                 {"prompt":"Once","max_tokens":2,"ignore_eos":true,"logprobs":2}""").json();
         assertEquals(2, two.at("/choices/0/logprobs/top_logprobs/0").size(), "the sampled token is the likeliest of the two");
         assertTrue(two.at("/choices/0/logprobs/text_offset/1").asInt() > 0);
+    }
+
+    /** A 400 in vLLM's error shape: {"error":{"message","type":"BadRequestError","param","code":400}}. */
+    private static JsonNode badRequest(String path, String body) throws Exception {
+        TestServers.Reply r = TestServers.post(server, path, body);
+        assertEquals(400, r.status(), r.raw().body());
+        JsonNode e = r.json().get("error");
+        assertEquals("BadRequestError", e.get("type").asText());
+        assertEquals(400, e.get("code").asInt());
+        assertTrue(e.has("param"), e.toString());
+        return e;
+    }
+
+    @Test
+    void suffixIsRefusedAsVllmHasNoFillInTheMiddle() throws Exception {
+        BadRequestException sdk = assertThrows(BadRequestException.class,
+                () -> client.completions().create(completion("def f(", 4).suffix("    return x").build()));
+        assertTrue(sdk.getMessage().contains("suffix is not currently supported"), sdk.getMessage());
+        for (String suffix : new String[] {"\"x\"", "\"\""}) {
+            JsonNode e = badRequest("/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":2,\"suffix\":" + suffix + "}");
+            assertEquals("suffix is not currently supported", e.get("message").asText());
+            assertTrue(e.get("param").isNull());
+        }
+        assertEquals(200, TestServers.post(server, "/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":2,\"suffix\":null}").status());
     }
 }
