@@ -53,6 +53,7 @@ final class RequestParser {
         checkModel(body);
         List<int[]> prompts = new ArrayList<>();
         List<int[]> echo = new ArrayList<>();
+        List<EchoedPrompt> echoed = null;
         if (chat) {
             List<PromptTokenizer.Message> messages = messages(body);
             prompts.add(tokenizer.applyChatTemplate(messages));
@@ -68,12 +69,23 @@ final class RequestParser {
             if (optString(body, "suffix") != null) {
                 throw ApiException.badRequest(null, "suffix is not currently supported");
             }
-            for (int[] p : prompts(body)) {
+            List<String> texts = new ArrayList<>();
+            for (int[] p : prompts(body, texts)) {
                 prompts.add(p);
                 echo.add(p);
             }
+            if (optBool(body, "echo", false)) {
+                echoed = new ArrayList<>();
+                boolean logprobs = body.hasNonNull("logprobs");
+                for (int i = 0; i < prompts.size(); i++) {
+                    // A token-id prompt is decoded only here, for echo, as vLLM detokenizes it only then.
+                    String text = texts.get(i) != null ? texts.get(i) : tokenizer.decode(prompts.get(i));
+                    echoed.add(EchoedPrompt.of(tokenizer, text, prompts.get(i), logprobs));
+                }
+            }
         }
-        Integer maxTokens = optInt(body, chat ? "max_completion_tokens" : "max_tokens", 1, Integer.MAX_VALUE);
+        // max_tokens 0 is vLLM's way to score a prompt: allowed with echo only.
+        Integer maxTokens = optInt(body, chat ? "max_completion_tokens" : "max_tokens", echoed != null ? 0 : 1, Integer.MAX_VALUE);
         if (maxTokens == null) {
             maxTokens = optInt(body, "max_tokens", 1, Integer.MAX_VALUE);
         }
@@ -82,7 +94,7 @@ final class RequestParser {
         for (int[] p : prompts) {
             checkContext(p.length, maxTokens, chat);
             // Without max_tokens, vLLM takes what the context leaves and holds min_tokens to that as well.
-            int max = maxTokens != null ? maxTokens : maxModelLen - p.length;
+            int max = maxTokens != null ? Math.max(1, maxTokens) : maxModelLen - p.length;
             if (min > max) {
                 throw ApiException.badRequest("min_tokens", "min_tokens must be less than or equal to max_tokens=" + max
                         + ", got " + min + ".");
@@ -143,7 +155,7 @@ final class RequestParser {
         if (infersim != null && infersim.isObject()) {
             tokenTimes = optBool((ObjectNode) infersim, "token_times", false);
         }
-        return new CompletionRequest(chat, prompts, echo, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
+        return new CompletionRequest(chat, prompts, echo, echoed, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
                 n == null ? 1 : n, seed, logprobs, top, stream, includeUsage, continuousUsage,
                 priority == null ? 0 : priority, tokenTimes);
     }
@@ -219,7 +231,8 @@ final class RequestParser {
         throw ApiException.badRequest("messages", where + ".content: expected a string or an array of text parts, got " + describe(c));
     }
 
-    private List<int[]> prompts(ObjectNode body) {
+    /** Each prompt's token ids; {@code texts} gets each prompt's text (token ids decoded) for echo. */
+    private List<int[]> prompts(ObjectNode body, List<String> texts) {
         JsonNode p = body.get("prompt");
         if (p == null || p.isNull()) {
             throw ApiException.badRequest("prompt", "prompt: field required");
@@ -227,8 +240,10 @@ final class RequestParser {
         List<int[]> out = new ArrayList<>();
         if (p.isTextual()) {
             out.add(tokenizer.encode(p.asText()));
+            texts.add(p.asText());
         } else if (p.isArray() && !p.isEmpty() && p.get(0).isIntegralNumber()) {
             out.add(tokenIds(p));
+            texts.add(null);
         } else if (p.isArray() && !p.isEmpty()) {
             for (JsonNode e : p) {
                 if (e.isTextual() != p.get(0).isTextual()) {
@@ -237,8 +252,10 @@ final class RequestParser {
                 }
                 if (e.isTextual()) {
                     out.add(tokenizer.encode(e.asText()));
+                    texts.add(e.asText());
                 } else if (e.isArray()) {
                     out.add(tokenIds(e));
+                    texts.add(null);
                 } else {
                     throw ApiException.badRequest("prompt", "prompt: list items must be strings or token id lists, got " + describe(e));
                 }

@@ -12,15 +12,19 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The /v1/completions request fields vLLM's completions endpoint honours or refuses, seen as vLLM answers them. */
 class CompletionsFieldsTest {
     private static final String MODEL = "llama-3.1-8b";
+    private static final PromptTokenizer TOKENIZER = new PromptTokenizer();
     private static MockServer server;
     private static OpenAIClient client;
 
@@ -85,5 +89,96 @@ class CompletionsFieldsTest {
             assertTrue(e.get("param").isNull());
         }
         assertEquals(200, TestServers.post(server, "/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":2,\"suffix\":null}").status());
+    }
+
+    @Test
+    void echoPrependsThePromptTextAndUsageCountsOnlyRealTokens() throws Exception {
+        String prompt = "Once upon a time";
+        Completion c = client.completions().create(completion(prompt, 5).echo(true).n(2).build());
+        for (CompletionChoice ch : c.choices()) {
+            assertTrue(ch.text().startsWith(prompt), ch.text());
+            assertEquals(5, TOKENIZER.encode(ch.text().substring(prompt.length())).length, ch.text());
+        }
+        assertEquals(4, c.usage().orElseThrow().promptTokens());
+        assertEquals(10, c.usage().orElseThrow().completionTokens());
+        JsonNode ids = TestServers.post(server, "/v1/completions", """
+                {"prompt":[[9906,1917],[9906]],"max_tokens":2,"ignore_eos":true,"echo":true}""").json();
+        assertTrue(ids.at("/choices/0/text").asText().startsWith("Hello world"), ids.toString());
+        assertTrue(ids.at("/choices/1/text").asText().startsWith("Hello"), ids.toString());
+        assertFalse(ids.at("/choices/1/text").asText().startsWith("Hello world"), ids.toString());
+        JsonNode plain = TestServers.post(server, "/v1/completions", """
+                {"prompt":"Once","max_tokens":2,"ignore_eos":true,"echo":false}""").json();
+        assertFalse(plain.at("/choices/0/text").asText().startsWith("Once"), plain.toString());
+    }
+
+    @Test
+    void echoWithMaxTokensZeroReturnsThePromptAloneAndWithoutEchoIs400() throws Exception {
+        JsonNode r = TestServers.post(server, "/v1/completions", """
+                {"prompt":"Once upon a time","max_tokens":0,"echo":true}""").json();
+        assertEquals("Once upon a time", r.at("/choices/0/text").asText());
+        assertEquals(4, r.at("/usage/prompt_tokens").asInt());
+        assertEquals(1, r.at("/usage/completion_tokens").asInt(), "vLLM still runs one token and counts it");
+        assertEquals("length", r.at("/choices/0/finish_reason").asText());
+        assertEquals("max_tokens", badRequest("/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":0}").get("param").asText());
+        TestServers.Stream s = TestServers.stream(server, "/v1/completions", """
+                {"prompt":"Once upon a time","max_tokens":0,"echo":true,"stream":true}""");
+        assertEquals(2, s.events().size(), s.body());
+        JsonNode only = s.events().get(0).json();
+        assertEquals("Once upon a time", only.at("/choices/0/text").asText());
+        assertEquals("length", only.at("/choices/0/finish_reason").asText());
+    }
+
+    @Test
+    void echoLogprobsCoverThePromptWhoseFirstTokenHasNone() throws Exception {
+        String prompt = "Once upon a time";
+        JsonNode r = TestServers.post(server, "/v1/completions", """
+                {"prompt":"Once upon a time","max_tokens":3,"ignore_eos":true,"echo":true,"logprobs":1}""").json();
+        JsonNode lp = r.at("/choices/0/logprobs");
+        assertEquals(4 + 3, lp.get("tokens").size(), lp.toString());
+        assertEquals(List.of("Once", " upon", " a", " time"), texts(lp.get("tokens")).subList(0, 4));
+        assertTrue(lp.at("/token_logprobs/0").isNull() && lp.at("/top_logprobs/0").isNull(), lp.toString());
+        for (int i = 1; i < 7; i++) {
+            assertTrue(lp.at("/token_logprobs/" + i).asDouble() <= 0, lp.toString());
+            assertEquals(lp.at("/token_logprobs/" + i).asDouble(), lp.at("/top_logprobs/" + i).get(lp.at("/tokens/" + i).asText()).asDouble());
+        }
+        assertEquals(0, lp.at("/text_offset/0").asInt());
+        assertEquals(prompt.length(), lp.at("/text_offset/4").asInt());
+        assertEquals(r.at("/choices/0/text").asText(), String.join("", texts(lp.get("tokens"))));
+        JsonNode promptOnly = TestServers.post(server, "/v1/completions", """
+                {"prompt":"Once upon a time","max_tokens":0,"echo":true,"logprobs":0}""").json();
+        assertEquals(4, promptOnly.at("/choices/0/logprobs/tokens").size(), promptOnly.toString());
+    }
+
+    @Test
+    void echoStreamsThePromptWithTheFirstToken() throws Exception {
+        String prompt = "Once upon a time";
+        TestServers.Stream s = TestServers.stream(server, "/v1/completions", """
+                {"prompt":"Once upon a time","max_tokens":4,"ignore_eos":true,"echo":true,"logprobs":0,"stream":true,
+                 "stream_options":{"include_usage":true}}""");
+        List<TestServers.Event> events = s.events();
+        assertEquals(4 + 1 + 1, events.size(), s.body());
+        JsonNode first = events.get(0).json().at("/choices/0");
+        assertTrue(first.get("text").asText().startsWith(prompt), first.toString());
+        assertEquals(1, TOKENIZER.encode(first.get("text").asText().substring(prompt.length())).length);
+        assertEquals(4 + 1, first.at("/logprobs/tokens").size(), first.toString());
+        assertTrue(first.at("/logprobs/token_logprobs/0").isNull());
+        StringBuilder text = new StringBuilder(first.get("text").asText());
+        for (int i = 1; i < 4; i++) {
+            JsonNode ch = events.get(i).json().at("/choices/0");
+            assertEquals(text.length(), ch.at("/logprobs/text_offset/0").asInt(), "offsets count the streamed text, prompt included");
+            text.append(ch.get("text").asText());
+        }
+        assertEquals(4, events.get(4).json().at("/usage/completion_tokens").asInt());
+        assertEquals(4, events.get(4).json().at("/usage/prompt_tokens").asInt());
+        TestServers.Stream plain = TestServers.stream(server, "/v1/completions", """
+                {"prompt":"Once upon a time","max_tokens":2,"ignore_eos":true,"echo":true,"stream":true}""");
+        assertTrue(plain.events().get(0).json().at("/choices/0/text").asText().startsWith(prompt));
+        assertFalse(plain.events().get(1).json().at("/choices/0/text").asText().startsWith(prompt));
+    }
+
+    private static List<String> texts(JsonNode array) {
+        List<String> out = new ArrayList<>();
+        array.forEach(n -> out.add(n.asText()));
+        return out;
     }
 }
