@@ -264,7 +264,7 @@ final class Exchange {
 
     private void appendToken(Buffer out, Choice c, int i, boolean last) {
         boolean truncated = c.stopTextLength != Integer.MAX_VALUE;
-        boolean echoHere = i == 0 && request.echoed() != null;
+        boolean echoHere = i == 0 && request.echo();
         if (!last && !truncated && !echoHere && !request.logprobs() && !request.continuousUsage()) {
             out.appendBytes(tokenPrefix[c.index]).appendBytes(c.text.json(i)).appendBytes(request.chat() ? CHAT_SUFFIX : TEXT_SUFFIX);
             return;
@@ -280,7 +280,7 @@ final class Exchange {
             // vLLM's first chunk of an echoed choice carries the prompt text (and its logprobs) before the first
             // token; with max_tokens 0 it carries the prompt alone.
             boolean promptOnly = request.promptOnly();
-            piece = echoOf(c).text() + (promptOnly ? "" : piece);
+            piece = promptOf(c).text() + (promptOnly ? "" : piece);
             if (request.logprobs()) {
                 logprobs = completionLogprobs(c, true, 0, promptOnly ? 0 : 1, 0);
             }
@@ -373,16 +373,12 @@ final class Exchange {
     private String completionLogprobs(Choice c, boolean withPrompt, int from, int to, int initialOffset) {
         CompletionLogprobs lp = new CompletionLogprobs(request.topLogprobs(), initialOffset);
         if (withPrompt) {
-            EchoedPrompt p = echoOf(c);
-            String[] words = service.vocabulary.pieces;
-            for (int j = 0; j < p.ids().length; j++) {
-                if (j == 0) {
-                    lp.addUnscored(p.pieces()[0]);
-                    continue;
-                }
-                long key = (long) j * 31;
-                lp.add(p.pieces()[j], -1.5 * LoremVocabulary.uniform(p.seed(), j),
-                        rank -> words[(int) ((LoremVocabulary.mix(p.seed(), key + rank) >>> 1) % words.length)]);
+            ReturnedPrompt p = promptOf(c);
+            LoremVocabulary words = service.vocabulary;
+            lp.addUnscored(p.pieces()[0]);
+            for (int j = 1; j < p.ids().length; j++) {
+                int at = j;
+                lp.add(p.pieces()[j], p.likeliest(j), rank -> words.pieces[p.alternative(at, rank, words)]);
             }
         }
         for (int i = from; i < to; i++) {
@@ -392,8 +388,8 @@ final class Exchange {
         return lp.json();
     }
 
-    private EchoedPrompt echoOf(Choice c) {
-        return request.echoed().get(c.index / request.n());
+    private ReturnedPrompt promptOf(Choice c) {
+        return request.returnedPrompts().get(c.index / request.n());
     }
 
     /** Synthetic but well-formed: the sampled token is the most likely, alternatives decrease with rank. */
@@ -437,8 +433,8 @@ final class Exchange {
         for (Choice c : choices) {
             ObjectNode choice = list.addObject().put("index", c.index);
             String text = c.finalText();
-            if (request.echoed() != null) {
-                text = echoOf(c).text() + (request.promptOnly() ? "" : text);
+            if (request.echo()) {
+                text = promptOf(c).text() + (request.promptOnly() ? "" : text);
             }
             if (request.chat()) {
                 ObjectNode message = choice.putObject("message").put("role", "assistant").put("content", text);
@@ -448,9 +444,12 @@ final class Exchange {
             }
             if (request.logprobs()) {
                 choice.set("logprobs", readTree(request.chat() ? chatLogprobs(c, 0, c.request.outputTokens())
-                        : completionLogprobs(c, request.echoed() != null, 0, request.promptOnly() ? 0 : c.request.outputTokens(), 0)));
+                        : completionLogprobs(c, request.echo(), 0, request.promptOnly() ? 0 : c.request.outputTokens(), 0)));
             } else {
                 choice.putNull("logprobs");
+            }
+            if (request.promptLogprobs() != null) {
+                choice.set("prompt_logprobs", readTree(PromptLogprobs.json(promptOf(c), request.promptLogprobs(), service.vocabulary)));
             }
             choice.put("finish_reason", finishName(c));
             if (c.stopReason != null && c.request.finishReason() == FinishReason.STOP) {

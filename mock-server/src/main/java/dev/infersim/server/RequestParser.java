@@ -13,6 +13,9 @@ import java.util.List;
  * with vLLM's context-length message. Unknown fields are ignored.
  */
 final class RequestParser {
+    /** vLLM's completions max_tokens when the request gives none (chat instead takes what the context leaves). */
+    static final int DEFAULT_COMPLETION_MAX_TOKENS = 16;
+
     private final PromptTokenizer tokenizer;
     private final String servedModelName;
     private final int maxModelLen;
@@ -53,7 +56,8 @@ final class RequestParser {
         checkModel(body);
         List<int[]> prompts = new ArrayList<>();
         List<int[]> echo = new ArrayList<>();
-        List<EchoedPrompt> echoed = null;
+        List<String> texts = new ArrayList<>();
+        boolean echoPrompt = false;
         if (chat) {
             List<PromptTokenizer.Message> messages = messages(body);
             prompts.add(tokenizer.applyChatTemplate(messages));
@@ -69,25 +73,19 @@ final class RequestParser {
             if (optString(body, "suffix") != null) {
                 throw ApiException.badRequest(null, "suffix is not currently supported");
             }
-            List<String> texts = new ArrayList<>();
             for (int[] p : prompts(body, texts)) {
                 prompts.add(p);
                 echo.add(p);
             }
-            if (optBool(body, "echo", false)) {
-                echoed = new ArrayList<>();
-                boolean logprobs = body.hasNonNull("logprobs");
-                for (int i = 0; i < prompts.size(); i++) {
-                    // A token-id prompt is decoded only here, for echo, as vLLM detokenizes it only then.
-                    String text = texts.get(i) != null ? texts.get(i) : tokenizer.decode(prompts.get(i));
-                    echoed.add(EchoedPrompt.of(tokenizer, text, prompts.get(i), logprobs));
-                }
-            }
+            echoPrompt = optBool(body, "echo", false);
         }
         // max_tokens 0 is vLLM's way to score a prompt: allowed with echo only.
-        Integer maxTokens = optInt(body, chat ? "max_completion_tokens" : "max_tokens", echoed != null ? 0 : 1, Integer.MAX_VALUE);
+        Integer maxTokens = optInt(body, chat ? "max_completion_tokens" : "max_tokens", echoPrompt ? 0 : 1, Integer.MAX_VALUE);
         if (maxTokens == null) {
             maxTokens = optInt(body, "max_tokens", 1, Integer.MAX_VALUE);
+        }
+        if (maxTokens == null && !chat) {
+            maxTokens = DEFAULT_COMPLETION_MAX_TOKENS;
         }
         Integer minTokens = optInt(body, "min_tokens", 0, Integer.MAX_VALUE);
         int min = minTokens == null ? 0 : minTokens;
@@ -101,11 +99,13 @@ final class RequestParser {
             }
         }
         Integer n = optInt(body, "n", 1, 128);
+        SamplingChecks.bestOf(body, n == null ? 1 : n);
         boolean stream = optBool(body, "stream", false);
         JsonNode streamOptions = body.get("stream_options");
         boolean includeUsage = false;
         boolean continuousUsage = false;
-        if (streamOptions != null && !streamOptions.isNull()) {
+        // vLLM tests stream_options for truth, so an empty object passes without stream and means the defaults.
+        if (streamOptions != null && !streamOptions.isNull() && !(streamOptions.isObject() && streamOptions.isEmpty())) {
             if (!streamOptions.isObject()) {
                 throw ApiException.badRequest("stream_options", "stream_options: expected an object");
             }
@@ -137,6 +137,20 @@ final class RequestParser {
             logprobs = t != null;
             top = t == null ? 0 : t;
         }
+        Integer promptLogprobs = SamplingChecks.promptLogprobs(body, stream);
+        if (!chat && promptLogprobs == null && echoPrompt && logprobs) {
+            promptLogprobs = top; // vLLM scores an echoed prompt at the depth asked of the output
+        }
+        SamplingChecks.logitBias(body, tokenizer);
+        List<ReturnedPrompt> returned = null;
+        if (!chat && (echoPrompt || promptLogprobs != null)) {
+            returned = new ArrayList<>();
+            for (int i = 0; i < prompts.size(); i++) {
+                // A token-id prompt is decoded only here, as vLLM detokenizes it only to return it.
+                String text = texts.get(i) != null ? texts.get(i) : tokenizer.decode(prompts.get(i));
+                returned.add(ReturnedPrompt.of(tokenizer, text, prompts.get(i), logprobs || promptLogprobs != null));
+            }
+        }
         Long seed = null;
         JsonNode s = body.get("seed");
         if (s != null && !s.isNull()) {
@@ -155,7 +169,7 @@ final class RequestParser {
         if (infersim != null && infersim.isObject()) {
             tokenTimes = optBool((ObjectNode) infersim, "token_times", false);
         }
-        return new CompletionRequest(chat, prompts, echo, echoed, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
+        return new CompletionRequest(chat, prompts, echo, echoPrompt, returned, chat ? null : promptLogprobs, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
                 n == null ? 1 : n, seed, logprobs, top, stream, includeUsage, continuousUsage,
                 priority == null ? 0 : priority, tokenTimes);
     }

@@ -181,4 +181,71 @@ class CompletionsFieldsTest {
         array.forEach(n -> out.add(n.asText()));
         return out;
     }
+
+    @Test
+    void completionsWithoutMaxTokensStopAtVllmsDefaultOf16() throws Exception {
+        for (String maxTokens : new String[] {"", ",\"max_tokens\":null"}) {
+            JsonNode r = TestServers.post(server, "/v1/completions", "{\"prompt\":\"x\",\"ignore_eos\":true" + maxTokens + "}").json();
+            assertEquals(16, r.at("/usage/completion_tokens").asInt(), r.toString());
+            assertEquals("length", r.at("/choices/0/finish_reason").asText());
+        }
+        assertEquals("min_tokens", badRequest("/v1/completions", "{\"prompt\":\"x\",\"min_tokens\":17}").get("param").asText());
+    }
+
+    @Test
+    void bestOfAboveOneIs400AsVllmV1DoesNotSampleExtraSequences() throws Exception {
+        String[] bodies = {"{\"prompt\":\"x\",\"max_tokens\":2,", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":2,"};
+        String[] paths = {"/v1/completions", "/v1/chat/completions"};
+        for (int i = 0; i < 2; i++) {
+            assertEquals("vLLM V1 does not yet support best_of.",
+                    badRequest(paths[i], bodies[i] + "\"best_of\":3}").get("message").asText());
+            assertEquals("best_of must be greater than or equal to n, got n=2 and best_of=1.",
+                    badRequest(paths[i], bodies[i] + "\"n\":2,\"best_of\":1}").get("message").asText());
+            assertEquals(200, TestServers.post(server, paths[i], bodies[i] + "\"n\":2,\"best_of\":null}").status());
+            assertEquals(200, TestServers.post(server, paths[i], bodies[i] + "\"best_of\":1}").status());
+        }
+        assertThrows(BadRequestException.class, () -> client.completions().create(completion("x", 2).bestOf(2).build()));
+    }
+
+    @Test
+    void anEmptyStreamOptionsObjectWithoutStreamIsAcceptedAsInVllm() throws Exception {
+        assertEquals(200, TestServers.post(server, "/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2,\"stream_options\":{}}").status());
+        assertEquals("stream_options", badRequest("/v1/completions",
+                "{\"prompt\":\"x\",\"max_tokens\":2,\"stream_options\":{\"include_usage\":false}}").get("param").asText());
+    }
+
+    @Test
+    void promptLogprobsAreRefusedInAStreamAndOutOfRangeAndListedOtherwise() throws Exception {
+        JsonNode e = badRequest("/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2,\"stream\":true,\"prompt_logprobs\":1}");
+        assertEquals("prompt_logprobs", e.get("param").asText());
+        assertEquals("`prompt_logprobs` are not available when `stream=True`.", e.get("message").asText());
+        assertEquals("prompt_logprobs", badRequest("/v1/completions", "{\"prompt\":\"x\",\"prompt_logprobs\":-2}").get("param").asText());
+        assertEquals("prompt_logprobs", badRequest("/v1/completions", "{\"prompt\":\"x\",\"prompt_logprobs\":21}").get("param").asText());
+        assertEquals(200, TestServers.post(server, "/v1/completions",
+                "{\"prompt\":\"x\",\"max_tokens\":2,\"stream\":true,\"prompt_logprobs\":0}").status());
+        JsonNode r = TestServers.post(server, "/v1/completions", """
+                {"prompt":"Once upon a time","max_tokens":2,"prompt_logprobs":2}""").json();
+        JsonNode pl = r.at("/choices/0/prompt_logprobs");
+        assertEquals(4, pl.size(), r.toString());
+        assertTrue(pl.get(0).isNull());
+        int[] ids = TOKENIZER.encode("Once upon a time");
+        for (int i = 1; i < 4; i++) {
+            JsonNode own = pl.get(i).get(String.valueOf(ids[i]));
+            assertEquals(TOKENIZER.piece(ids[i]), own.get("decoded_token").asText(), pl.toString());
+            assertEquals(1, own.get("rank").asInt());
+            assertTrue(own.get("logprob").asDouble() <= 0);
+            assertEquals(2, pl.get(i).size(), pl.toString());
+        }
+        assertTrue(TestServers.post(server, "/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2}").json()
+                .at("/choices/0/prompt_logprobs").isMissingNode());
+    }
+
+    @Test
+    void logitBiasKeysMustBeTokenIdsOfTheVocabulary() throws Exception {
+        assertEquals(200, TestServers.post(server, "/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2,\"logit_bias\":{\"9906\":-100}}").status());
+        JsonNode e = badRequest("/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2,\"logit_bias\":{\"999999\":5}}");
+        assertTrue(e.get("message").asText().contains("out-of-vocab"), e.toString());
+        badRequest("/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2,\"logit_bias\":{\"hello\":5}}");
+        badRequest("/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logit_bias\":{\"1\":\"up\"}}");
+    }
 }
