@@ -11,7 +11,7 @@ import java.util.List;
  * @param echo             completions echo: each choice's text starts with its prompt's
  * @param returnedPrompts  each prompt's text and token texts when echo or prompt logprobs need them, else null
  * @param promptLogprobs   completions prompt_logprobs (with echo and logprobs, vLLM's default is logprobs), or null
- * @param maxTokens        max_tokens / max_completion_tokens, or null for "up to max-model-len"; 0 only with echo
+ * @param maxTokens        max_tokens / max_completion_tokens, or null for "up to max-model-len" (chat only; completions default to 16); 0 only with echo
  * @param minTokens        min_tokens
  * @param ignoreEos        ignore_eos
  * @param stop             stop strings
