@@ -34,6 +34,8 @@ final class Choice {
     // event loop only
     int written;
     int charsWritten;
+    /** Completions logprobs: characters (code points) streamed so far, where the next chunk's text_offset starts. */
+    int logprobOffset;
     boolean roleSent;
     boolean finishHandled;
     boolean finalChunkSent;

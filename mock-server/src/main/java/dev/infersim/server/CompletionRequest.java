@@ -8,7 +8,10 @@ import java.util.List;
  * @param chat             true for chat (ChatML-templated messages), false for text completion
  * @param prompts          token ids of each prompt (chat: one; completions: one per prompt in the list)
  * @param echoIds          token ids echo mode repeats, per prompt (the last user message or the prompt itself)
- * @param maxTokens        max_tokens / max_completion_tokens, or null for "up to max-model-len"
+ * @param echo             completions echo: each choice's text starts with its prompt's
+ * @param returnedPrompts  each prompt's text and token texts when echo or prompt logprobs need them, else null
+ * @param promptLogprobs   completions prompt_logprobs (with echo and logprobs, vLLM's default is logprobs), or null
+ * @param maxTokens        max_tokens / max_completion_tokens, or null for "up to max-model-len" (chat only; completions default to 16); 0 only with echo
  * @param minTokens        min_tokens
  * @param ignoreEos        ignore_eos
  * @param stop             stop strings
@@ -22,7 +25,14 @@ import java.util.List;
  * @param priority         priority (lower first under --scheduling-policy priority)
  * @param tokenTimes       infersim.token_times: add per-token model times to the ground truth
  */
-record CompletionRequest(boolean chat, List<int[]> prompts, List<int[]> echoIds, Integer maxTokens, int minTokens,
+record CompletionRequest(boolean chat, List<int[]> prompts, List<int[]> echoIds, boolean echo,
+                         List<ReturnedPrompt> returnedPrompts, Integer promptLogprobs,
+                         Integer maxTokens, int minTokens,
                          boolean ignoreEos, List<String> stop, int n, Long seed, boolean logprobs, int topLogprobs,
                          boolean stream, boolean includeUsage, boolean continuousUsage, int priority, boolean tokenTimes) {
+
+    /** Echo with max_tokens 0: the choice's text is the prompt alone, though the engine still runs one token. */
+    boolean promptOnly() {
+        return echo && maxTokens != null && maxTokens == 0;
+    }
 }

@@ -83,7 +83,8 @@ final class Exchange {
                 ? TokenText.echo(service.tokenizer, request.echoIds().get(promptIndex))
                 : TokenText.lorem(service.vocabulary, textSeed);
         int room = service.capacity.maxModelLen() - prompt.length;
-        int maxTokens = request.maxTokens() == null ? room : Math.min(request.maxTokens(), room);
+        // Echo with max_tokens 0 still runs one engine token, as vLLM does, and returns only the prompt.
+        int maxTokens = request.maxTokens() == null ? room : Math.min(Math.max(1, request.maxTokens()), room);
         int minTokens = Math.min(request.minTokens(), maxTokens);
         int eos = request.ignoreEos() ? EngineRequest.NO_EOS : o.outputLengths().draw(LoremVocabulary.uniform(textSeed, -1));
         int scan = eos == EngineRequest.NO_EOS ? maxTokens : Math.min(maxTokens, Math.max(eos, minTokens));
@@ -263,7 +264,8 @@ final class Exchange {
 
     private void appendToken(Buffer out, Choice c, int i, boolean last) {
         boolean truncated = c.stopTextLength != Integer.MAX_VALUE;
-        if (!last && !truncated && !request.logprobs() && !request.continuousUsage()) {
+        boolean echoHere = i == 0 && request.echo();
+        if (!last && !truncated && !echoHere && !request.logprobs() && !request.continuousUsage()) {
             out.appendBytes(tokenPrefix[c.index]).appendBytes(c.text.json(i)).appendBytes(request.chat() ? CHAT_SUFFIX : TEXT_SUFFIX);
             return;
         }
@@ -273,10 +275,25 @@ final class Exchange {
             c.charsWritten += piece.length();
             piece = piece.substring(0, keep);
         }
+        String logprobs = "null";
+        if (echoHere) {
+            // vLLM's first chunk of an echoed choice carries the prompt text (and its logprobs) before the first
+            // token; with max_tokens 0 it carries the prompt alone.
+            boolean promptOnly = request.promptOnly();
+            piece = promptOf(c).text() + (promptOnly ? "" : piece);
+            if (request.logprobs()) {
+                logprobs = completionLogprobs(c, true, 0, promptOnly ? 0 : 1, 0);
+            }
+        } else if (request.logprobs()) {
+            logprobs = request.chat() ? chatLogprobs(c, i, i + 1) : completionLogprobs(c, false, i, i + 1, c.logprobOffset);
+        }
+        if (request.logprobs() && !request.chat()) {
+            c.logprobOffset += piece.codePointCount(0, piece.length()); // vLLM offsets a chunk by the text sent before it
+        }
         StringBuilder b = new StringBuilder(256).append(chunkHead).append("{\"index\":").append(c.index);
         b.append(request.chat() ? ",\"delta\":{\"content\":\"" : ",\"text\":\"").append(Json.escape(piece))
                 .append(request.chat() ? "\"}," : "\",");
-        b.append("\"logprobs\":").append(request.logprobs() ? logprobsJson(c, i, i + 1) : "null");
+        b.append("\"logprobs\":").append(logprobs);
         b.append(",\"finish_reason\":").append(last ? "\"" + finishName(c) + "\"" : "null");
         if (last || !request.chat()) {
             b.append(",\"stop_reason\":").append(last && c.stopReason != null ? "\"" + Json.escape(c.stopReason) + "\"" : "null");
@@ -327,57 +344,57 @@ final class Exchange {
                 + ",\"completion_tokens\":" + completion + "}";
     }
 
-    private String logprobsJson(Choice c, int from, int to) {
+    private String chatLogprobs(Choice c, int from, int to) {
         StringBuilder b = new StringBuilder(128);
-        if (request.chat()) {
-            b.append("{\"content\":[");
-            for (int i = from; i < to; i++) {
-                if (i > from) {
+        b.append("{\"content\":[");
+        for (int i = from; i < to; i++) {
+            if (i > from) {
+                b.append(',');
+            }
+            double lp = logprob(c, i, 0);
+            appendTokenLogprob(b, c.text.piece(i), lp);
+            b.setLength(b.length() - 1);
+            b.append(",\"top_logprobs\":[");
+            for (int k = 0; k < request.topLogprobs(); k++) {
+                if (k > 0) {
                     b.append(',');
                 }
-                double lp = logprob(c, i, 0);
-                appendTokenLogprob(b, c.text.piece(i), lp);
-                b.setLength(b.length() - 1);
-                b.append(",\"top_logprobs\":[");
-                for (int k = 0; k < request.topLogprobs(); k++) {
-                    if (k > 0) {
-                        b.append(',');
-                    }
-                    appendTokenLogprob(b, k == 0 ? c.text.piece(i) : c.text.alternative(i, k), logprob(c, i, k));
-                }
-                b.append("]}");
+                appendTokenLogprob(b, k == 0 ? c.text.piece(i) : c.text.alternative(i, k), logprob(c, i, k));
             }
-            return b.append("]}").toString();
+            b.append("]}");
         }
-        StringBuilder offsets = new StringBuilder();
-        StringBuilder values = new StringBuilder();
-        StringBuilder tokens = new StringBuilder();
-        StringBuilder tops = new StringBuilder();
-        int offset = 0;
-        for (int i = 0; i < from; i++) {
-            offset += c.text.piece(i).length();
+        return b.append("]}").toString();
+    }
+
+    /**
+     * Completions logprobs of output tokens [from, to) of {@code c}, after the echoed prompt's tokens when
+     * {@code withPrompt} (vLLM scores the prompt when echo asks for logprobs; its first token has none).
+     */
+    private String completionLogprobs(Choice c, boolean withPrompt, int from, int to, int initialOffset) {
+        CompletionLogprobs lp = new CompletionLogprobs(request.topLogprobs(), initialOffset);
+        if (withPrompt) {
+            ReturnedPrompt p = promptOf(c);
+            LoremVocabulary words = service.vocabulary;
+            lp.addUnscored(p.pieces()[0]);
+            for (int j = 1; j < p.ids().length; j++) {
+                int at = j;
+                lp.add(p.pieces()[j], p.likeliest(j), rank -> words.pieces[p.alternative(at, rank, words)]);
+            }
         }
         for (int i = from; i < to; i++) {
-            String sep = i > from ? "," : "";
-            offsets.append(sep).append(offset);
-            values.append(sep).append(logprob(c, i, 0));
-            tokens.append(sep).append('"').append(Json.escape(c.text.piece(i))).append('"');
-            tops.append(sep).append('{');
-            for (int k = 0; k < request.topLogprobs(); k++) {
-                String t = k == 0 ? c.text.piece(i) : c.text.alternative(i, k);
-                tops.append(k > 0 ? "," : "").append('"').append(Json.escape(t)).append("\":").append(logprob(c, i, k));
-            }
-            tops.append('}');
-            offset += c.text.piece(i).length();
+            int at = i;
+            lp.add(c.text.piece(i), -1.5 * LoremVocabulary.uniform(c.request.id(), i), rank -> c.text.alternative(at, rank));
         }
-        return "{\"text_offset\":[" + offsets + "],\"token_logprobs\":[" + values + "],\"tokens\":[" + tokens
-                + "],\"top_logprobs\":" + (request.topLogprobs() > 0 ? "[" + tops + "]" : "null") + "}";
+        return lp.json();
+    }
+
+    private ReturnedPrompt promptOf(Choice c) {
+        return request.returnedPrompts().get(c.index / request.n());
     }
 
     /** Synthetic but well-formed: the sampled token is the most likely, alternatives decrease with rank. */
     private static double logprob(Choice c, int i, int rank) {
-        double top = -1.5 * LoremVocabulary.uniform(c.request.id(), i);
-        return Math.round((top - 0.75 * rank) * 1e4) / 1e4;
+        return CompletionLogprobs.value(-1.5 * LoremVocabulary.uniform(c.request.id(), i), rank);
     }
 
     private static void appendTokenLogprob(StringBuilder b, String token, double lp) {
@@ -416,6 +433,9 @@ final class Exchange {
         for (Choice c : choices) {
             ObjectNode choice = list.addObject().put("index", c.index);
             String text = c.finalText();
+            if (request.echo()) {
+                text = promptOf(c).text() + (request.promptOnly() ? "" : text);
+            }
             if (request.chat()) {
                 ObjectNode message = choice.putObject("message").put("role", "assistant").put("content", text);
                 message.putArray("tool_calls");
@@ -423,9 +443,13 @@ final class Exchange {
                 choice.put("text", text);
             }
             if (request.logprobs()) {
-                choice.set("logprobs", readTree(logprobsJson(c, 0, c.request.outputTokens())));
+                choice.set("logprobs", readTree(request.chat() ? chatLogprobs(c, 0, c.request.outputTokens())
+                        : completionLogprobs(c, request.echo(), 0, request.promptOnly() ? 0 : c.request.outputTokens(), 0)));
             } else {
                 choice.putNull("logprobs");
+            }
+            if (request.promptLogprobs() != null) {
+                choice.set("prompt_logprobs", readTree(PromptLogprobs.json(promptOf(c), request.promptLogprobs(), service.vocabulary)));
             }
             choice.put("finish_reason", finishName(c));
             if (c.stopReason != null && c.request.finishReason() == FinishReason.STOP) {

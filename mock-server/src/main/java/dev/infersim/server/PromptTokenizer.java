@@ -22,6 +22,8 @@ public final class PromptTokenizer {
     private static final String IM_END_TEXT = "<|im_end|>";
     /** cl100k_base's ordinary tokens are 0..100255; above them only a few ids are (special) tokens. */
     private static final int ORDINARY_TOKENS = 100_256;
+    /** Ids run from 0 to the last special token, 100276, as a model's vocabulary size counts them. */
+    static final int VOCABULARY_SIZE = 100_277;
     private static final Set<Integer> SPECIAL_IDS = Set.of(100257, 100258, 100259, 100260, IM_START, IM_END, 100276);
 
     /** Loading the BPE ranks takes about a second; every server in the JVM shares one (immutable, thread-safe) encoding. */

@@ -13,6 +13,9 @@ import java.util.List;
  * with vLLM's context-length message. Unknown fields are ignored.
  */
 final class RequestParser {
+    /** vLLM's completions max_tokens when the request gives none (chat instead takes what the context leaves). */
+    static final int DEFAULT_COMPLETION_MAX_TOKENS = 16;
+
     private final PromptTokenizer tokenizer;
     private final String servedModelName;
     private final int maxModelLen;
@@ -53,6 +56,8 @@ final class RequestParser {
         checkModel(body);
         List<int[]> prompts = new ArrayList<>();
         List<int[]> echo = new ArrayList<>();
+        List<String> texts = new ArrayList<>();
+        boolean echoPrompt = false;
         if (chat) {
             List<PromptTokenizer.Message> messages = messages(body);
             prompts.add(tokenizer.applyChatTemplate(messages));
@@ -64,32 +69,43 @@ final class RequestParser {
             }
             echo.add(tokenizer.encode(lastUser.isEmpty() ? messages.get(messages.size() - 1).content() : lastUser));
         } else {
-            for (int[] p : prompts(body)) {
+            // vLLM serves no fill-in-the-middle: any suffix, even "", is refused before the prompt is looked at.
+            if (optString(body, "suffix") != null) {
+                throw ApiException.badRequest(null, "suffix is not currently supported");
+            }
+            for (int[] p : prompts(body, texts)) {
                 prompts.add(p);
                 echo.add(p);
             }
+            echoPrompt = optBool(body, "echo", false);
         }
-        Integer maxTokens = optInt(body, chat ? "max_completion_tokens" : "max_tokens", 1, Integer.MAX_VALUE);
+        // max_tokens 0 is vLLM's way to score a prompt: allowed with echo only.
+        Integer maxTokens = optInt(body, chat ? "max_completion_tokens" : "max_tokens", echoPrompt ? 0 : 1, Integer.MAX_VALUE);
         if (maxTokens == null) {
             maxTokens = optInt(body, "max_tokens", 1, Integer.MAX_VALUE);
+        }
+        if (maxTokens == null && !chat) {
+            maxTokens = DEFAULT_COMPLETION_MAX_TOKENS;
         }
         Integer minTokens = optInt(body, "min_tokens", 0, Integer.MAX_VALUE);
         int min = minTokens == null ? 0 : minTokens;
         for (int[] p : prompts) {
             checkContext(p.length, maxTokens, chat);
             // Without max_tokens, vLLM takes what the context leaves and holds min_tokens to that as well.
-            int max = maxTokens != null ? maxTokens : maxModelLen - p.length;
+            int max = maxTokens != null ? Math.max(1, maxTokens) : maxModelLen - p.length;
             if (min > max) {
                 throw ApiException.badRequest("min_tokens", "min_tokens must be less than or equal to max_tokens=" + max
                         + ", got " + min + ".");
             }
         }
         Integer n = optInt(body, "n", 1, 128);
+        SamplingChecks.bestOf(body, n == null ? 1 : n);
         boolean stream = optBool(body, "stream", false);
         JsonNode streamOptions = body.get("stream_options");
         boolean includeUsage = false;
         boolean continuousUsage = false;
-        if (streamOptions != null && !streamOptions.isNull()) {
+        // vLLM tests stream_options for truth, so an empty object passes without stream and means the defaults.
+        if (streamOptions != null && !streamOptions.isNull() && !(streamOptions.isObject() && streamOptions.isEmpty())) {
             if (!streamOptions.isObject()) {
                 throw ApiException.badRequest("stream_options", "stream_options: expected an object");
             }
@@ -121,6 +137,20 @@ final class RequestParser {
             logprobs = t != null;
             top = t == null ? 0 : t;
         }
+        Integer promptLogprobs = SamplingChecks.promptLogprobs(body, stream);
+        if (!chat && promptLogprobs == null && echoPrompt && logprobs) {
+            promptLogprobs = top; // vLLM scores an echoed prompt at the depth asked of the output
+        }
+        SamplingChecks.logitBias(body, tokenizer);
+        List<ReturnedPrompt> returned = null;
+        if (!chat && (echoPrompt || promptLogprobs != null)) {
+            returned = new ArrayList<>();
+            for (int i = 0; i < prompts.size(); i++) {
+                // A token-id prompt is decoded only here, as vLLM detokenizes it only to return it.
+                String text = texts.get(i) != null ? texts.get(i) : tokenizer.decode(prompts.get(i));
+                returned.add(ReturnedPrompt.of(tokenizer, text, prompts.get(i), logprobs || promptLogprobs != null));
+            }
+        }
         Long seed = null;
         JsonNode s = body.get("seed");
         if (s != null && !s.isNull()) {
@@ -139,7 +169,7 @@ final class RequestParser {
         if (infersim != null && infersim.isObject()) {
             tokenTimes = optBool((ObjectNode) infersim, "token_times", false);
         }
-        return new CompletionRequest(chat, prompts, echo, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
+        return new CompletionRequest(chat, prompts, echo, echoPrompt, returned, chat ? null : promptLogprobs, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
                 n == null ? 1 : n, seed, logprobs, top, stream, includeUsage, continuousUsage,
                 priority == null ? 0 : priority, tokenTimes);
     }
@@ -215,7 +245,8 @@ final class RequestParser {
         throw ApiException.badRequest("messages", where + ".content: expected a string or an array of text parts, got " + describe(c));
     }
 
-    private List<int[]> prompts(ObjectNode body) {
+    /** Each prompt's token ids; {@code texts} gets each prompt's text (token ids decoded) for echo. */
+    private List<int[]> prompts(ObjectNode body, List<String> texts) {
         JsonNode p = body.get("prompt");
         if (p == null || p.isNull()) {
             throw ApiException.badRequest("prompt", "prompt: field required");
@@ -223,8 +254,10 @@ final class RequestParser {
         List<int[]> out = new ArrayList<>();
         if (p.isTextual()) {
             out.add(tokenizer.encode(p.asText()));
+            texts.add(p.asText());
         } else if (p.isArray() && !p.isEmpty() && p.get(0).isIntegralNumber()) {
             out.add(tokenIds(p));
+            texts.add(null);
         } else if (p.isArray() && !p.isEmpty()) {
             for (JsonNode e : p) {
                 if (e.isTextual() != p.get(0).isTextual()) {
@@ -233,8 +266,10 @@ final class RequestParser {
                 }
                 if (e.isTextual()) {
                     out.add(tokenizer.encode(e.asText()));
+                    texts.add(e.asText());
                 } else if (e.isArray()) {
                     out.add(tokenIds(e));
+                    texts.add(null);
                 } else {
                     throw ApiException.badRequest("prompt", "prompt: list items must be strings or token id lists, got " + describe(e));
                 }

@@ -1,0 +1,39 @@
+package dev.infersim.server;
+
+import java.util.Arrays;
+
+/**
+ * A completions prompt as a response returns it: its text for {@code echo} (the request's string, or the decoded token
+ * ids, as vLLM detokenizes a token-id prompt) and, when logprobs cover the prompt, each token's own text. Built only
+ * for requests that ask for echo or prompt logprobs.
+ *
+ * @param text   the prompt text echo prepends to the choice's text
+ * @param ids    the prompt's token ids
+ * @param pieces each token's text for logprobs, or null when no logprobs cover the prompt
+ * @param seed   what the prompt's synthetic logprobs derive from: the same prompt scores the same in every choice
+ *               and in both echo logprobs and prompt_logprobs, as vLLM scores a prompt once
+ */
+record ReturnedPrompt(String text, int[] ids, String[] pieces, long seed) {
+
+    static ReturnedPrompt of(PromptTokenizer tokenizer, String text, int[] ids, boolean logprobs) {
+        String[] pieces = null;
+        if (logprobs) {
+            pieces = new String[ids.length];
+            for (int i = 0; i < ids.length; i++) {
+                pieces[i] = tokenizer.piece(ids[i]);
+            }
+        }
+        return new ReturnedPrompt(text, ids, pieces, Arrays.hashCode(ids));
+    }
+
+    /** Synthetic logprob of prompt token {@code j} (j >= 1; nothing precedes the first), taken as the likeliest. */
+    double likeliest(int j) {
+        return -1.5 * LoremVocabulary.uniform(seed, j);
+    }
+
+    /** Index of the lorem word that is the alternative of rank {@code rank} (1..) at token {@code j}; never token j. */
+    int alternative(int j, int rank, LoremVocabulary words) {
+        int w = (int) ((LoremVocabulary.mix(seed, (long) j * 31 + rank) >>> 1) % words.ids.length);
+        return words.ids[w] == ids[j] ? (w + 1) % words.ids.length : w;
+    }
+}
