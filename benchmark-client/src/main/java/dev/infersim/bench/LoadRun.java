@@ -2,9 +2,11 @@ package dev.infersim.bench;
 
 import dev.infersim.sim.GoodputSlo;
 import dev.infersim.workload.WorkloadRequest;
+import io.netty.channel.EventLoop;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.http.RequestOptions;
 
 import java.util.ArrayDeque;
@@ -19,13 +21,15 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * Sends one stream of requests on an absolute schedule and measures them.
  *
- * <p>Open loop: the calling thread is the pacer. For each request it renders the body ahead of time, waits until
- * {@code start + arrivalNanos} (parking until {@value #SPIN_NANOS} ns before, then spinning, so the schedule neither
- * drifts nor quantizes to timer ticks) and hands the request to the next lane's event loop, whatever the responses
- * are doing. Latencies count from the scheduled time, so a slow server cannot hide queueing behind a slow client
- * (coordinated omission); the actual send time is kept as send lag. With a concurrency cap the pacer first takes a
- * permit (vLLM's {@code --max-concurrency} semaphore): latencies then count from when the request got its slot, and
- * the wait is the client queue time.
+ * <p>Open loop: the calling thread is the pacer. For each request it renders the body ahead of time and, about
+ * {@value #HANDOFF_LEAD_NANOS} ns before the request's time {@code start + arrivalNanos}, hands it to the next lane,
+ * whose event loop sends it from its own timer (Netty's, nanosecond-precise): so a send waits on one thread wake-up,
+ * not on the pacer's and then the loop's, whatever the responses are doing. Latencies count from the scheduled time,
+ * so a slow server cannot hide queueing behind a slow client (coordinated omission); the actual send time is kept as
+ * send lag. With a concurrency cap the pacer first takes a permit (vLLM's {@code --max-concurrency} semaphore), then
+ * waits for the scheduled time itself (parking until {@value #SPIN_NANOS} ns before, then spinning), so that no
+ * permit is held before its request's time: latencies then count from when the request got its slot, and the wait is
+ * the client queue time.
  *
  * <p>Closed loop (rate inf, cap N): no pacer; the event loop sends the next request the moment one ends, so exactly N
  * are in flight until the stream runs out, and latencies count from that moment.
@@ -39,6 +43,8 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class LoadRun {
     private static final long SPIN_NANOS = 100_000;
+    /** Far enough ahead to absorb the pacer's own wake-up lateness (about 1 ms at p99 on a busy 2-core machine). */
+    private static final long HANDOFF_LEAD_NANOS = 2_000_000;
     private static final long LEAD_NANOS = 20_000_000;
     private static final long DEADLINE_GRACE_NANOS = 5_000_000_000L;
 
@@ -118,15 +124,14 @@ final class LoadRun {
                 }
                 slotNanos = System.nanoTime();
             }
-            waitUntil(scheduled);
+            waitUntil(scheduled - (cap == null ? HANDOFF_LEAD_NANOS : 0));
             long origin = Math.max(scheduled, slotNanos);
             if (!isWarmup && measured == null) {
                 measured = new MeasuredWindow(origin, slo, log, !config.chat());
             }
             MeasuredWindow into = isWarmup ? warm : measured;
-            inFlight.add(1, origin);
-            Lane lane = lanes.get((int) (issued % lanes.size()));
-            lane.loop.runOnContext(v -> lane.dispatch(r, body, scheduled, origin, into));
+            inFlight.handedOff();
+            lanes.get((int) (issued % lanes.size())).sendAt(r, body, scheduled, origin, into);
             issued++;
             lastOrigin = origin;
         }
@@ -248,14 +253,31 @@ final class LoadRun {
         final RequestBodies bodies;
         private final Vertx vertx;
         private final LaneConnections connections;
+        private final ContextInternal context;
+        private final EventLoop timers;
         private final ArrayDeque<Exchange> pool = new ArrayDeque<>();
         private final List<Exchange> active = new ArrayList<>();
 
         Lane(Vertx vertx, Context loop, LaneConnections connections) {
             this.vertx = vertx;
             this.loop = loop;
+            this.context = (ContextInternal) loop;
+            this.timers = context.nettyEventLoop();
             this.connections = connections;
             this.bodies = new RequestBodies(config.model(), config.chat(), config.ignoreEos(), renderer);
+        }
+
+        /**
+         * From the pacer: sends the request at {@code origin} from this loop's timer. Counted in flight from then; a
+         * request whose time comes after the run was stopped is dropped.
+         */
+        void sendAt(WorkloadRequest r, Buffer body, long scheduled, long origin, MeasuredWindow into) {
+            timers.schedule(() -> context.emit(v -> {
+                inFlight.sent(!stopped, System.nanoTime());
+                if (!stopped) {
+                    dispatch(r, body, scheduled, origin, into);
+                }
+            }), origin - System.nanoTime(), TimeUnit.NANOSECONDS);
         }
 
         void dispatch(WorkloadRequest r, Buffer body, long scheduled, long origin, MeasuredWindow into) {
@@ -302,9 +324,13 @@ final class LoadRun {
         }
     }
 
-    /** Requests in flight over all lanes: the count, its maximum, and its time integral for the mean. */
+    /**
+     * Requests in flight over all lanes: the count, its maximum, and its time integral for the mean; and those handed
+     * to a lane but not yet due, so that a run does not end before they are sent.
+     */
     private static final class InFlight {
         private int count;
+        private int handedOff;
         private int max;
         private double integralNanos;
         private long sinceNanos;
@@ -330,14 +356,27 @@ final class LoadRun {
             max = Math.max(max, count);
         }
 
+        synchronized void handedOff() {
+            handedOff++;
+        }
+
+        /** A handed-off request's time came: it is in flight from {@code nowNanos} if {@code sent}, else dropped. */
+        synchronized void sent(boolean sent, long nowNanos) {
+            handedOff--;
+            if (sent) {
+                add(1, nowNanos);
+            }
+        }
+
         /** Time-average of the count from the last reset or {@link #startAveraging} to {@code nowNanos}. */
         synchronized double mean(long nowNanos) {
             add(0, nowNanos);
             return integralNanos / Math.max(1, nowNanos - averagingFromNanos);
         }
 
+        /** Requests in flight or still to be sent by a lane. */
         synchronized int count() {
-            return count;
+            return count + handedOff;
         }
 
         synchronized int max() {
