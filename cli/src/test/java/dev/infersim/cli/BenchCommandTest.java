@@ -105,6 +105,30 @@ class BenchCommandTest {
                 "sent at the trace's timestamps, taken from its first line");
     }
 
+    /** A live server and two requests: a bad flag must stop bench before it sends anything. */
+    private CliRun shortBench(String... more) {
+        List<String> args = new java.util.ArrayList<>(List.of("bench", "--base-url", server.baseUrl(), "--model",
+                server.options().servedModelName(), "--num-prompts", "2", "--random-input-len", "16",
+                "--random-output-len", "2", "--max-send-lag-ms", "1000"));
+        args.addAll(List.of(more));
+        return CliRun.of(args.toArray(String[]::new));
+    }
+
+    private static void assertRejectedBeforeSending(CliRun r, String flag) {
+        assertEquals(2, r.exitCode(), r.out() + r.err());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+        assertTrue(r.err().contains(flag), r.err());
+        assertTrue(!r.out().contains("Benchmarking"), "rejected before the run: " + r.out());
+    }
+
+    @Test
+    void unknownPercentileMetricIsRejectedBeforeTheRunNotAfterIt() {
+        assertRejectedBeforeSending(shortBench("--percentile-metrics", "ttft,latency"), "--percentile-metrics");
+        CliRun spaced = shortBench("--percentile-metrics", "ttft, e2el");
+        assertEquals(0, spaced.exitCode(), spaced.out() + spaced.err());
+        assertTrue(spaced.out().contains("Mean E2EL (ms)"), "a space after the comma names the same metric");
+    }
+
     @Test
     void badEndpointIsOneLineNamingTheFlag() {
         CliRun r = CliRun.of("bench", "--model", "m", "--endpoint", "/v2/generate");
