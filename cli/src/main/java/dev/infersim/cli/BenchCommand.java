@@ -1,5 +1,6 @@
 package dev.infersim.cli;
 
+import dev.infersim.bench.BenchConfig;
 import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.bench.HtmlReport;
@@ -54,8 +55,10 @@ public final class BenchCommand implements Callable<Integer> {
         Map<String, Object> metadata = new LinkedHashMap<>(client.userMetadata());
         metadata.put("infersim_version", Version.current());
         metadata.put("infersim_workload", workload.describe());
+        BenchConfig config = client.config(spec.ignoreEos());
+        client.report.createResultDir(); // an unusable --result-dir must fail now, not after the run
         BenchResult result;
-        try (BenchmarkClient bench = new BenchmarkClient(client.config(spec.ignoreEos()));
+        try (BenchmarkClient bench = new BenchmarkClient(config);
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
             out.printf("Benchmarking %s%s: %d requests, %s%n", client.baseUrl, client.endpoint, stream.size(),
                     describeLoad(spec, stream));

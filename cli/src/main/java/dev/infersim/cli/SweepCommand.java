@@ -2,6 +2,7 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.infersim.bench.BenchConfig;
 import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.bench.HtmlReport;
@@ -79,7 +80,9 @@ public final class SweepCommand implements Callable<Integer> {
         metadata.put("infersim_version", Version.current());
         metadata.put("infersim_workload", workload.describe());
         boolean allValid = true;
-        try (BenchmarkClient bench = new BenchmarkClient(client.config(workload.ignoreEos));
+        BenchConfig config = client.config(workload.ignoreEos);
+        client.report.createResultDir(); // an unusable --result-dir must fail now, not after the whole sweep
+        try (BenchmarkClient bench = new BenchmarkClient(config);
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
             for (int i = 0; i < loads.size(); i++) {
                 double load = loads.get(i);

@@ -130,6 +130,17 @@ class BenchCommandTest {
     }
 
     @Test
+    void resultDirectoryThatCannotExistIsRejectedBeforeTheRun() throws Exception {
+        Path file = Files.writeString(dir.resolve("plain-file"), "x");
+        String under = file.resolve("results").toString(); // a directory cannot be made under a regular file
+        assertRejectedBeforeSending(shortBench("--save-result", "--result-dir", under), "--result-dir");
+        assertRejectedBeforeSending(shortBench("--save-detailed", "--result-dir", under), "--result-dir");
+        assertRejectedBeforeSending(CliRun.of("sweep", "--base-url", server.baseUrl(), "--model",
+                server.options().servedModelName(), "--request-rates", "5", "--num-prompts", "2", "--random-input-len",
+                "16", "--random-output-len", "2", "--save-result", "--result-dir", under), "--result-dir");
+    }
+
+    @Test
     void badEndpointIsOneLineNamingTheFlag() {
         CliRun r = CliRun.of("bench", "--model", "m", "--endpoint", "/v2/generate");
         assertEquals(2, r.exitCode());
