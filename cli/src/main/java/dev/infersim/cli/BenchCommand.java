@@ -60,7 +60,7 @@ public final class BenchCommand implements Callable<Integer> {
         BenchResult result;
         try (BenchmarkClient bench = new BenchmarkClient(config);
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
-            out.printf("Benchmarking %s%s: %d requests, %s%n", client.baseUrl, client.endpoint, stream.size(),
+            out.printf("Benchmarking %s%s: %d requests, %s%n", config.baseUrl(), config.endpoint(), stream.size(),
                     describeLoad(spec, stream));
             result = bench.run(stream, client.report.numWarmups, client.warmupDurationNanos(), client.durationNanos(),
                     metadata, detail);
