@@ -41,11 +41,11 @@ import java.util.concurrent.Callable;
 public final class SweepCommand implements Callable<Integer> {
 
     @Option(names = "--request-rates", split = ",", paramLabel = "REQ_PER_S",
-            description = "Open-loop rates to run, req/s, e.g. 1,2,4,8.")
+            description = "Open-loop rates to run, req/s, e.g. 1,2,4,8 (run lightest first, each once).")
     List<String> requestRates;
 
     @Option(names = "--concurrencies", split = ",", paramLabel = "N",
-            description = "Closed-loop concurrencies to run, e.g. 1,4,16,64.")
+            description = "Closed-loop concurrencies to run, e.g. 1,4,16,64 (run lightest first, each once).")
     List<Integer> concurrencies;
 
     @Option(names = "--slo-attainment", defaultValue = "0.9",
@@ -65,12 +65,14 @@ public final class SweepCommand implements Callable<Integer> {
         ConfigException.check(sloAttainment > 0 && sloAttainment <= 1, "--slo-attainment must be in (0, 1], got %s",
                 sloAttainment);
         LoadSweep.Mode mode = requestRates != null ? LoadSweep.Mode.REQUEST_RATE : LoadSweep.Mode.MAX_CONCURRENCY;
-        List<Double> loads = requestRates != null
-                ? requestRates.stream().map(r -> WorkloadOptions.parseRate("--request-rates", r)).toList()
+        // Lightest first and each load once: the knee is judged against the lightest load and from one point to the
+        // next, and a point's per-request file is named by its load, so a repeated load would overwrite its own.
+        List<Double> loads = (requestRates != null
+                ? requestRates.stream().map(r -> WorkloadOptions.parseRate("--request-rates", r))
                 : concurrencies.stream().map(c -> {
                     ConfigException.check(c >= 1, "--concurrencies must be >= 1, got %d", c);
                     return (double) c;
-                }).toList();
+                })).distinct().sorted().toList();
         PrintStream out = System.out;
         String resultName = resultName(mode);
         Progress progress = new Progress(loads.size(), System.console() != null);
