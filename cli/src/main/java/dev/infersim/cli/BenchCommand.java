@@ -5,6 +5,7 @@ import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.bench.HtmlReport;
 import dev.infersim.bench.VllmDetailArrays;
+import dev.infersim.workload.RampUp;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import picocli.CommandLine.Command;
@@ -14,6 +15,7 @@ import picocli.CommandLine.Option;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
@@ -115,7 +117,11 @@ public final class BenchCommand implements Callable<Integer> {
         if (stream.isClosedLoop()) {
             return "closed loop of " + spec.load().maxConcurrency() + " in flight";
         }
+        RampUp ramp = spec.load().rampUp();
         String rate = stream.dataset().recordedArrivals() != null ? "at the trace's own timestamps"
+                // a ramp leaves the request rate at its default, inf, which would read as "all at once"
+                : ramp != null ? ramp.strategy().name().toLowerCase(Locale.ROOT) + " ramp from " + ramp.startRps()
+                        + " to " + ramp.endRps() + " req/s"
                 : Double.isInfinite(spec.load().requestRatePerS()) ? "all at once"
                 : spec.load().requestRatePerS() + " req/s (burstiness " + spec.load().burstiness() + ")";
         return "open loop, " + rate + (spec.load().maxConcurrency() > 0

@@ -164,6 +164,13 @@ class BenchCommandTest {
     }
 
     @Test
+    void bannerDescribesARampUpAsARampNotAllAtOnce() {
+        CliRun r = shortBench("--ramp-up-strategy", "linear", "--ramp-up-start-rps", "20", "--ramp-up-end-rps", "40");
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().contains("2 requests, open loop, linear ramp from 20.0 to 40.0 req/s"), r.out());
+    }
+
+    @Test
     void badEndpointIsOneLineNamingTheFlag() {
         CliRun r = CliRun.of("bench", "--model", "m", "--endpoint", "/v2/generate");
         assertEquals(2, r.exitCode());
