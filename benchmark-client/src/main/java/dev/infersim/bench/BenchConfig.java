@@ -2,6 +2,8 @@ package dev.infersim.bench;
 
 import dev.infersim.sim.GoodputSlo;
 
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.util.List;
 
 /**
@@ -30,6 +32,7 @@ public record BenchConfig(String baseUrl, String endpoint, String model, String 
         if (baseUrl == null || !(baseUrl.startsWith("http://") || baseUrl.startsWith("https://"))) {
             throw new IllegalArgumentException("--base-url must start with http:// or https://, got '" + baseUrl + "'");
         }
+        checkHostAndPort(baseUrl);
         if (!"/v1/completions".equals(endpoint) && !"/v1/chat/completions".equals(endpoint)) {
             throw new IllegalArgumentException(
                     "--endpoint must be /v1/completions or /v1/chat/completions, got '" + endpoint + "'");
@@ -51,6 +54,29 @@ public record BenchConfig(String baseUrl, String endpoint, String model, String 
         }
         percentileMetrics = List.copyOf(percentileMetrics);
         metricPercentiles = List.copyOf(metricPercentiles);
+    }
+
+    /**
+     * The lanes connect to the URL's host and port and append the endpoint to it, so it must have a host, a port a
+     * socket can use and nothing after the path: otherwise the connect throws on an event loop (the run never ends),
+     * a missing host silently means localhost:80, and a query ends up in front of the endpoint.
+     */
+    private static void checkHostAndPort(String baseUrl) {
+        URI uri;
+        try {
+            uri = new URI(baseUrl);
+        } catch (URISyntaxException e) {
+            throw new IllegalArgumentException("--base-url is not a valid URL: " + e.getMessage(), e);
+        }
+        if (uri.getHost() == null) {
+            throw new IllegalArgumentException("--base-url needs a host name, got '" + baseUrl + "'");
+        }
+        if (uri.getPort() > 65535) {
+            throw new IllegalArgumentException("--base-url port must be at most 65535, got " + uri.getPort());
+        }
+        if (uri.getRawQuery() != null || uri.getRawFragment() != null) {
+            throw new IllegalArgumentException("--base-url must not have a query or fragment, got '" + baseUrl + "'");
+        }
     }
 
     /** Whether requests go to the chat endpoint. */

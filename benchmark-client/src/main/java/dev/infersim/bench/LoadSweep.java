@@ -20,7 +20,8 @@ import java.util.Map;
  *   <li>concurrencies: throughput by Little's law (users in flight while sending over the mean E2EL) grows by less
  *   than {@value #MARGINAL_GAIN} of the (f - 1) a linear system would when concurrency grows by a factor f (flat
  *   throughput means latency is absorbing the extra users);</li>
- *   <li>both: median TTFT above {@value #TTFT_GROWTH} times that of the lightest point.</li>
+ *   <li>both: median TTFT above {@value #TTFT_GROWTH} times that of the lightest point;</li>
+ *   <li>both: a point that measured nothing ({@code infersim_error}: its initial test request failed).</li>
  * </ul>
  * This is the "find the knee" rule of the methodology seeds: report throughput at the latency budget, not past it.
  *
@@ -101,6 +102,9 @@ public final class LoadSweep {
 
     private static String saturation(Mode mode, List<Point> points, int i, double baseTtft) {
         Map<String, Object> r = points.get(i).result();
+        if (r.get("infersim_error") != null) {
+            return "nothing could be measured at this load: " + r.get("infersim_error");
+        }
         double load = points.get(i).load();
         double ttft = number(r, "median_ttft_ms");
         if (i > 0 && baseTtft > 0 && ttft > TTFT_GROWTH * baseTtft) {

@@ -63,6 +63,17 @@ class LoadSweepTest {
     }
 
     @Test
+    void aPointThatMeasuredNothingIsTheKneeAndMissesTheSlo() {
+        Map<String, Object> failed = new java.util.HashMap<>(Map.of("completed", 0L, "failed", 0L,
+                "infersim_valid", false, "infersim_error", "the initial test request failed: http_503"));
+        Map<String, Object> s = LoadSweep.analyze(LoadSweep.Mode.REQUEST_RATE, List.of(
+                point(1, 1.0, 50, 1.0), new LoadSweep.Point(2, failed)), 0.9);
+        assertEquals(2.0, s.get("knee_load"));
+        assertTrue(((String) s.get("knee_reason")).contains("http_503"), (String) s.get("knee_reason"));
+        assertEquals(1.0, s.get("max_load_meeting_slo"));
+    }
+
+    @Test
     void rateKneeAlsoTriggersOnTtftBlowUp() {
         Map<String, Object> s = LoadSweep.analyze(LoadSweep.Mode.REQUEST_RATE, List.of(
                 point(1, 1.0, 50, null), point(2, 2.0, 200, null)), 0.9);

@@ -1,9 +1,11 @@
 package dev.infersim.cli;
 
+import dev.infersim.bench.BenchConfig;
 import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.bench.HtmlReport;
 import dev.infersim.bench.VllmDetailArrays;
+import dev.infersim.workload.RampUp;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import picocli.CommandLine.Command;
@@ -13,6 +15,7 @@ import picocli.CommandLine.Option;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
@@ -54,10 +57,12 @@ public final class BenchCommand implements Callable<Integer> {
         Map<String, Object> metadata = new LinkedHashMap<>(client.userMetadata());
         metadata.put("infersim_version", Version.current());
         metadata.put("infersim_workload", workload.describe());
+        BenchConfig config = client.config(spec.ignoreEos());
+        client.report.createResultDir(); // an unusable --result-dir must fail now, not after the run
         BenchResult result;
-        try (BenchmarkClient bench = new BenchmarkClient(client.config(spec.ignoreEos()));
+        try (BenchmarkClient bench = new BenchmarkClient(config);
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
-            out.printf("Benchmarking %s%s: %d requests, %s%n", client.baseUrl, client.endpoint, stream.size(),
+            out.printf("Benchmarking %s%s: %d requests, %s%n", config.baseUrl(), config.endpoint(), stream.size(),
                     describeLoad(spec, stream));
             result = bench.run(stream, client.report.numWarmups, client.warmupDurationNanos(), client.durationNanos(),
                     metadata, detail);
@@ -112,7 +117,11 @@ public final class BenchCommand implements Callable<Integer> {
         if (stream.isClosedLoop()) {
             return "closed loop of " + spec.load().maxConcurrency() + " in flight";
         }
+        RampUp ramp = spec.load().rampUp();
         String rate = stream.dataset().recordedArrivals() != null ? "at the trace's own timestamps"
+                // a ramp leaves the request rate at its default, inf, which would read as "all at once"
+                : ramp != null ? ramp.strategy().name().toLowerCase(Locale.ROOT) + " ramp from " + ramp.startRps()
+                        + " to " + ramp.endRps() + " req/s"
                 : Double.isInfinite(spec.load().requestRatePerS()) ? "all at once"
                 : spec.load().requestRatePerS() + " req/s (burstiness " + spec.load().burstiness() + ")";
         return "open loop, " + rate + (spec.load().maxConcurrency() > 0

@@ -11,6 +11,7 @@ import java.util.List;
 
 /** What to measure and where to write it: the reporting flags of {@code vllm bench serve}. */
 public final class ReportOptions {
+    private static final List<String> METRICS = List.of("ttft", "tpot", "itl", "e2el");
 
     @Option(names = "--num-warmups", defaultValue = "0",
             description = "Unmeasured requests sent first, on top of --num-prompts (default: ${DEFAULT-VALUE}).")
@@ -50,6 +51,7 @@ public final class ReportOptions {
         ConfigException.check(numWarmups >= 0, "--num-warmups must be >= 0, got %d", numWarmups);
         ConfigException.check(warmupDurationS >= 0 && Double.isFinite(warmupDurationS),
                 "--warmup-duration must be >= 0 s, got %s", warmupDurationS);
+        metrics();
         percentiles();
         ConfigException.check(resultFilename == null || !resultFilename.isBlank(), "--result-filename must not be blank");
     }
@@ -66,8 +68,17 @@ public final class ReportOptions {
         }
     }
 
+    /**
+     * The --percentile-metrics names, checked here so that a typo ends the command before a run rather than after it;
+     * spaces around the commas are dropped ("ttft, e2el").
+     */
     public List<String> metrics() {
-        return List.of(percentileMetrics.split(","));
+        List<String> names = java.util.Arrays.stream(percentileMetrics.split(",")).map(String::trim).toList();
+        for (String name : names) {
+            ConfigException.check(METRICS.contains(name), "--percentile-metrics: unknown metric '%s'; use %s", name,
+                    String.join(", ", METRICS));
+        }
+        return names;
     }
 
     public GoodputSlo slo() {

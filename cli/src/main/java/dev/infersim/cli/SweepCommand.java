@@ -2,6 +2,7 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.infersim.bench.BenchConfig;
 import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.bench.HtmlReport;
@@ -32,7 +33,9 @@ import java.util.concurrent.Callable;
  * {@code infersim sweep}: one benchmark per request rate (open loop) or per concurrency (closed loop), each with its
  * own warmup, then the saturation knee and the highest load meeting the goodput SLO ({@link LoadSweep}), one combined
  * result JSON and optionally an HTML report with the sweep curves. With {@code --save-detailed} each load point streams
- * its requests to its own JSONL file beside the combined result, which names it.
+ * its requests to its own JSONL file beside the combined result, which names it. When a point after the first cannot
+ * even get its initial test request answered, the sweep stops there and still writes what it measured, that point
+ * marked with {@code infersim_error} (exit code 3).
  */
 @Command(name = "sweep", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Run bench at several request rates or concurrencies; find the saturation knee and the highest load "
@@ -40,11 +43,11 @@ import java.util.concurrent.Callable;
 public final class SweepCommand implements Callable<Integer> {
 
     @Option(names = "--request-rates", split = ",", paramLabel = "REQ_PER_S",
-            description = "Open-loop rates to run, req/s, e.g. 1,2,4,8.")
+            description = "Open-loop rates to run, req/s, e.g. 1,2,4,8 (run lightest first, each once).")
     List<String> requestRates;
 
     @Option(names = "--concurrencies", split = ",", paramLabel = "N",
-            description = "Closed-loop concurrencies to run, e.g. 1,4,16,64.")
+            description = "Closed-loop concurrencies to run, e.g. 1,4,16,64 (run lightest first, each once).")
     List<Integer> concurrencies;
 
     @Option(names = "--slo-attainment", defaultValue = "0.9",
@@ -64,12 +67,14 @@ public final class SweepCommand implements Callable<Integer> {
         ConfigException.check(sloAttainment > 0 && sloAttainment <= 1, "--slo-attainment must be in (0, 1], got %s",
                 sloAttainment);
         LoadSweep.Mode mode = requestRates != null ? LoadSweep.Mode.REQUEST_RATE : LoadSweep.Mode.MAX_CONCURRENCY;
-        List<Double> loads = requestRates != null
-                ? requestRates.stream().map(r -> WorkloadOptions.parseRate("--request-rates", r)).toList()
+        // Lightest first and each load once: the knee is judged against the lightest load and from one point to the
+        // next, and a point's per-request file is named by its load, so a repeated load would overwrite its own.
+        List<Double> loads = (requestRates != null
+                ? requestRates.stream().map(r -> WorkloadOptions.parseRate("--request-rates", r))
                 : concurrencies.stream().map(c -> {
                     ConfigException.check(c >= 1, "--concurrencies must be >= 1, got %d", c);
                     return (double) c;
-                }).toList();
+                })).distinct().sorted().toList();
         PrintStream out = System.out;
         String resultName = resultName(mode);
         Progress progress = new Progress(loads.size(), System.console() != null);
@@ -79,7 +84,9 @@ public final class SweepCommand implements Callable<Integer> {
         metadata.put("infersim_version", Version.current());
         metadata.put("infersim_workload", workload.describe());
         boolean allValid = true;
-        try (BenchmarkClient bench = new BenchmarkClient(client.config(workload.ignoreEos));
+        BenchConfig config = client.config(workload.ignoreEos);
+        client.report.createResultDir(); // an unusable --result-dir must fail now, not after the whole sweep
+        try (BenchmarkClient bench = new BenchmarkClient(config);
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
             for (int i = 0; i < loads.size(); i++) {
                 double load = loads.get(i);
@@ -87,8 +94,23 @@ public final class SweepCommand implements Callable<Integer> {
                         : workload.spec(Double.POSITIVE_INFINITY, (int) load, client.report.numWarmups);
                 progress.show(i, mode.key() + " " + format(load));
                 Path detail = client.report.saveDetailed ? detailFile(resultName, mode, load) : null;
-                BenchResult r = bench.run(Workload.open(spec), client.report.numWarmups, client.warmupDurationNanos(),
-                        client.durationNanos(), metadata, detail);
+                Workload stream = Workload.open(spec);
+                BenchResult r;
+                try {
+                    r = bench.run(stream, client.report.numWarmups, client.warmupDurationNanos(), client.durationNanos(),
+                            metadata, detail);
+                } catch (ConfigException e) {
+                    if (points.isEmpty()) {
+                        throw e; // nothing measured yet: the endpoint or the flags are wrong, as bench reports it
+                    }
+                    // The server stopped answering at this load. Heavier loads would fare no better; keep what was
+                    // measured, mark this point, and write the sweep.
+                    Map<String, Object> failed = unmeasuredPoint(mode, load, e.getMessage());
+                    points.add(new LoadSweep.Point(load, failed));
+                    runs.add(failed);
+                    allValid = false;
+                    break;
+                }
                 allValid &= r.valid();
                 points.add(new LoadSweep.Point(load, r.fields()));
                 runs.add(r.fields());
@@ -102,6 +124,20 @@ public final class SweepCommand implements Callable<Integer> {
             write(resultName, sweep, runs, out);
         }
         return allValid ? 0 : 3;
+    }
+
+    /** The result entry of a load point whose initial test request failed, so that none of its requests was sent. */
+    private static Map<String, Object> unmeasuredPoint(LoadSweep.Mode mode, double load, String error) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        boolean rate = mode == LoadSweep.Mode.REQUEST_RATE;
+        m.put("request_rate", !rate || Double.isInfinite(load) ? "inf" : load);
+        m.put("max_concurrency", rate ? null : (int) load);
+        m.put("completed", 0L);
+        m.put("failed", 0L);
+        m.put("infersim_valid", false);
+        m.put("infersim_invalid_reasons", List.of("no request was sent: " + error));
+        m.put("infersim_error", error);
+        return m;
     }
 
     private void print(Map<String, Object> sweep, PrintStream out) {

@@ -14,9 +14,11 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** bench, compare and sweep end to end against an in-process mock server running 10x faster than real time. */
@@ -103,6 +105,69 @@ class BenchCommandTest {
         assertEquals(List.of(4, 6, 2), rows.stream().map(n -> n.get("output_len").asInt()).toList());
         assertEquals(List.of(0.0, 0.3, 0.75), rows.stream().map(n -> n.get("send_time_s").asDouble()).toList(),
                 "sent at the trace's timestamps, taken from its first line");
+    }
+
+    /** A live server and two requests: a bad flag must stop bench before it sends anything. */
+    private CliRun shortBench(String... more) {
+        List<String> args = new java.util.ArrayList<>(List.of("bench", "--base-url", server.baseUrl(), "--model",
+                server.options().servedModelName(), "--num-prompts", "2", "--random-input-len", "16",
+                "--random-output-len", "2", "--max-send-lag-ms", "1000"));
+        args.addAll(List.of(more));
+        return CliRun.of(args.toArray(String[]::new));
+    }
+
+    private static void assertRejectedBeforeSending(CliRun r, String flag) {
+        assertEquals(2, r.exitCode(), r.out() + r.err());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+        assertTrue(r.err().contains(flag), r.err());
+        assertTrue(!r.out().contains("Benchmarking"), "rejected before the run: " + r.out());
+    }
+
+    @Test
+    void unknownPercentileMetricIsRejectedBeforeTheRunNotAfterIt() {
+        assertRejectedBeforeSending(shortBench("--percentile-metrics", "ttft,latency"), "--percentile-metrics");
+        CliRun spaced = shortBench("--percentile-metrics", "ttft, e2el");
+        assertEquals(0, spaced.exitCode(), spaced.out() + spaced.err());
+        assertTrue(spaced.out().contains("Mean E2EL (ms)"), "a space after the comma names the same metric");
+    }
+
+    @Test
+    void resultDirectoryThatCannotExistIsRejectedBeforeTheRun() throws Exception {
+        Path file = Files.writeString(dir.resolve("plain-file"), "x");
+        String under = file.resolve("results").toString(); // a directory cannot be made under a regular file
+        assertRejectedBeforeSending(shortBench("--save-result", "--result-dir", under), "--result-dir");
+        assertRejectedBeforeSending(shortBench("--save-detailed", "--result-dir", under), "--result-dir");
+        assertRejectedBeforeSending(CliRun.of("sweep", "--base-url", server.baseUrl(), "--model",
+                server.options().servedModelName(), "--request-rates", "5", "--num-prompts", "2", "--random-input-len",
+                "16", "--random-output-len", "2", "--save-result", "--result-dir", under), "--result-dir");
+    }
+
+    @Test
+    void baseUrlThatNamesNoReachableHostAndPortIsOneLineNamingTheFlag() {
+        // Each used to get past the flag check: a port over 65535 threw on the event loop and the run never ended, a
+        // space gave a stack trace, no host connected to port 80 of localhost, and a query went into the request path.
+        for (String url : List.of("http://127.0.0.1:99999", "http://a b:8000", "http://:8000", "http://127.0.0.1:8000?x=1")) {
+            CliRun r = assertTimeoutPreemptively(Duration.ofSeconds(30),
+                    () -> CliRun.of("bench", "--base-url", url, "--model", "m", "--num-prompts", "1"));
+            assertEquals(2, r.exitCode(), url + ": " + r.out() + r.err());
+            assertEquals(1, r.err().strip().lines().count(), r.err());
+            assertTrue(r.err().contains("--base-url"), r.err());
+        }
+    }
+
+    @Test
+    void trailingSlashOfTheBaseUrlIsDroppedInWhatBenchPrintsToo() {
+        CliRun r = CliRun.of("bench", "--base-url", server.baseUrl() + "/", "--model", server.options().servedModelName(),
+                "--num-prompts", "1", "--random-input-len", "16", "--random-output-len", "2", "--max-send-lag-ms", "1000");
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().contains("Benchmarking " + server.baseUrl() + "/v1/completions"), r.out());
+    }
+
+    @Test
+    void bannerDescribesARampUpAsARampNotAllAtOnce() {
+        CliRun r = shortBench("--ramp-up-strategy", "linear", "--ramp-up-start-rps", "20", "--ramp-up-end-rps", "40");
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().contains("2 requests, open loop, linear ramp from 20.0 to 40.0 req/s"), r.out());
     }
 
     @Test

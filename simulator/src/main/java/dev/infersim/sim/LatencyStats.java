@@ -79,7 +79,9 @@ public final class LatencyStats {
         if (!(percentile > 0 && percentile <= 100)) {
             throw new IllegalArgumentException("percentile must be in (0, 100], got " + percentile);
         }
-        return count == 0 ? 0 : histogram.getValueAtPercentile(percentile) / 1e6;
+        // The histogram answers with the top of the sample's bucket, up to 0.1% above it: capped at the largest
+        // sample so that no percentile exceeds the max it is reported beside.
+        return count == 0 ? 0 : Math.min(histogram.getValueAtPercentile(percentile), maxNanos) / 1e6;
     }
 
     public double maxMs() {
