@@ -91,7 +91,14 @@ final class LaneConnections {
 
     private Future<Connection> connect() {
         open++;
-        return client.connect(target).map(http -> {
+        Future<HttpClientConnection> connecting;
+        try {
+            connecting = client.connect(target);
+        } catch (RuntimeException e) {
+            // Vert.x may throw here instead of failing the future (a bad address): the request must still end.
+            connecting = Future.failedFuture(e);
+        }
+        return connecting.map(http -> {
             Connection c = new Connection(http);
             http.closeHandler(v -> {
                 if (!c.closed) {
