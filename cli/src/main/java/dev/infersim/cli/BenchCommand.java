@@ -58,7 +58,7 @@ public final class BenchCommand implements Callable<Integer> {
         metadata.put("infersim_version", Version.current());
         metadata.put("infersim_workload", workload.describe());
         BenchConfig config = client.config(spec.ignoreEos());
-        client.report.createResultDir(); // an unusable --result-dir must fail now, not after the run
+        client.prepareOutputs(); // an unusable --result-dir or --html must fail now, not after the run
         BenchResult result;
         try (BenchmarkClient bench = new BenchmarkClient(config);
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
@@ -87,8 +87,7 @@ public final class BenchCommand implements Callable<Integer> {
             out.println("Result written to " + path);
         }
         if (client.html != null) {
-            HtmlReport.writeRun(client.html, result.fields());
-            out.println("HTML report written to " + client.html);
+            client.writeHtml(() -> HtmlReport.writeRun(client.html, result.fields()), out);
         }
         out.flush();
     }

@@ -5,6 +5,8 @@ import dev.infersim.engine.ConfigException;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -64,6 +66,24 @@ public final class ClientOptions {
 
     @Option(names = "--html", paramLabel = "FILE", description = "Write a self-contained HTML report with charts.")
     Path html;
+
+    /** Makes sure the results and the HTML report can be written where asked, so a bad path fails before the run. */
+    void prepareOutputs() {
+        report.createResultDir();
+        if (html != null) {
+            ReportOptions.writableFile("--html", html);
+        }
+    }
+
+    /** Writes the HTML report; a failure (after the run, the results already written) is one line naming --html. */
+    void writeHtml(Runnable write, PrintStream out) {
+        try {
+            write.run();
+        } catch (UncheckedIOException e) {
+            throw new ConfigException("--html: " + e.getMessage(), e);
+        }
+        out.println("HTML report written to " + html);
+    }
 
     BenchConfig config(boolean ignoreEos) {
         ConfigException.check(requestTimeoutS > 0, "--request-timeout must be > 0 s, got %s", requestTimeoutS);

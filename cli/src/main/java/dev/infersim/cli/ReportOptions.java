@@ -56,7 +56,10 @@ public final class ReportOptions {
         ConfigException.check(resultFilename == null || !resultFilename.isBlank(), "--result-filename must not be blank");
     }
 
-    /** Creates --result-dir when results will be written, so a directory that cannot exist fails before the run. */
+    /**
+     * Creates --result-dir (and the folder a --result-filename with a path names) when results will be written, so a
+     * directory that cannot exist fails before the run.
+     */
     public void createResultDir() {
         if (!saveResult && !saveDetailed) {
             return;
@@ -66,6 +69,22 @@ public final class ReportOptions {
         } catch (IOException e) {
             throw new ConfigException("--result-dir: cannot create directory " + resultDir + " (" + e + ")", e);
         }
+        if (resultFilename != null) {
+            writableFile("--result-filename", resultDir.resolve(resultFilename));
+        }
+    }
+
+    /** Creates the folder of {@code file} and checks the file can be written there; a ConfigException naming the flag. */
+    static void writableFile(String flag, Path file) {
+        Path parent = file.toAbsolutePath().getParent();
+        try {
+            Files.createDirectories(parent);
+        } catch (IOException e) {
+            throw new ConfigException(flag + ": cannot create directory " + parent + " (" + e + ")", e);
+        }
+        ConfigException.check(!Files.isDirectory(file), "%s: %s is a directory", flag, file);
+        ConfigException.check(Files.isWritable(parent) && (!Files.exists(file) || Files.isWritable(file)),
+                "%s: cannot write %s", flag, file);
     }
 
     /**

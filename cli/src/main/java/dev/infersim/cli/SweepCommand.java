@@ -85,7 +85,7 @@ public final class SweepCommand implements Callable<Integer> {
         metadata.put("infersim_workload", workload.describe());
         boolean allValid = true;
         BenchConfig config = client.config(workload.ignoreEos);
-        client.report.createResultDir(); // an unusable --result-dir must fail now, not after the whole sweep
+        client.prepareOutputs(); // an unusable --result-dir or --html must fail now, not after the whole sweep
         try (BenchmarkClient bench = new BenchmarkClient(config);
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
             for (int i = 0; i < loads.size(); i++) {
@@ -192,8 +192,7 @@ public final class SweepCommand implements Callable<Integer> {
             out.println("Sweep result written to " + path);
         }
         if (client.html != null) {
-            HtmlReport.writeSweep(client.html, sweep, runs);
-            out.println("HTML report written to " + client.html);
+            client.writeHtml(() -> HtmlReport.writeSweep(client.html, sweep, runs), out);
         }
     }
 

@@ -143,6 +143,19 @@ class BenchCommandTest {
     }
 
     @Test
+    void htmlOrResultFilePathThatCannotBeWrittenIsRejectedBeforeTheRun() throws Exception {
+        Path file = Files.writeString(dir.resolve("plain-file"), "x");
+        String under = file.resolve("report.html").toString(); // no folder can be made under a regular file
+        assertRejectedBeforeSending(shortBench("--html", under), "--html");
+        assertRejectedBeforeSending(shortBench("--html", dir.toString()), "--html");
+        assertRejectedBeforeSending(shortBench("--save-result", "--result-dir", dir.toString(), "--result-filename",
+                "plain-file/run.json"), "--result-filename");
+        assertRejectedBeforeSending(CliRun.of("sweep", "--base-url", server.baseUrl(), "--model",
+                server.options().servedModelName(), "--request-rates", "5", "--num-prompts", "2", "--random-input-len",
+                "16", "--random-output-len", "2", "--html", under), "--html");
+    }
+
+    @Test
     void baseUrlThatNamesNoReachableHostAndPortIsOneLineNamingTheFlag() {
         // Each used to get past the flag check: a port over 65535 threw on the event loop and the run never ended, a
         // space gave a stack trace, no host connected to port 80 of localhost, and a query went into the request path.
