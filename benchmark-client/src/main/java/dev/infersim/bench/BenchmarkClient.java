@@ -116,7 +116,7 @@ public final class BenchmarkClient implements AutoCloseable {
                     numWarmups, warmupDurationNanos, durationNanos, config.slo(), log);
         }
         Map<String, Object> scraped = scraper == null ? null : scraper.stop();
-        return result(date, workload, phase, scraped, metadata, detailFile);
+        return result(date, workload, numWarmups, phase, scraped, metadata, detailFile);
     }
 
     /**
@@ -133,10 +133,12 @@ public final class BenchmarkClient implements AutoCloseable {
         }
     }
 
-    private BenchResult result(String date, Workload measured, LoadRun.Phase phase,
+    private BenchResult result(String date, Workload measured, long numWarmups, LoadRun.Phase phase,
                                Map<String, Object> scraped, Map<String, Object> metadata, Path detailFile) {
         MeasuredWindow w = phase.window();
-        RunInfo info = new RunInfo(date, backend(), config.model(), "cl100k_base", w.finished(), measured.load().requestRatePerS(), measured.load().burstiness(),
+        // num_prompts is what was asked for, as vLLM writes it, even when --duration or an interrupt cut the run short.
+        long asked = measured.size() - Math.min(numWarmups, measured.size());
+        RunInfo info = new RunInfo(date, backend(), config.model(), "cl100k_base", asked, measured.load().requestRatePerS(), measured.load().burstiness(),
                 measured.load().maxConcurrency(), config.percentileMetrics(), config.metricPercentiles(),
                 measured.load().rampUp());
         List<String> invalid = new ArrayList<>();

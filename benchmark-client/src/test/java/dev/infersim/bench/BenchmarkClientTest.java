@@ -299,6 +299,7 @@ class BenchmarkClientTest {
             assertFalse(r.valid());
             long completed = (long) r.fields().get("completed");
             assertTrue(completed > 10 && completed < 1000, completed + " completed");
+            assertEquals(1000L, r.fields().get("num_prompts"), "what was asked for, as vLLM writes it");
             assertEquals(0L, r.fields().get("failed"), "requests cut off by the interrupt are not failures");
             assertNotNull(r.fields().get("mean_ttft_ms"));
         }
