@@ -30,7 +30,8 @@ final class DemoReport {
         out.println();
         out.println("Measured = benchmark client against the mock server over HTTP (converted to model time);");
         out.println("simulated = discrete-event simulator, same requests; predicted = continuous-batching queueing chain.");
-        out.println("Each cell: measured / simulated / predicted.");
+        out.println("Each cell: measured / simulated / predicted. Output tok/s measured and simulated is vLLM's output_throughput, "
+                + "over the whole run with its drain; predicted is the steady state.");
         out.printf(Locale.ROOT, "%-14s %-22s %-22s %-22s %-25s %s%n", "rate req/s", "TTFT p50 ms", "TTFT p99 ms",
                 "TPOT p50 ms", "output tok/s", "client vs server p99 ms");
         for (DemoCommand.Row r : rows) {
@@ -79,6 +80,11 @@ final class DemoReport {
                             + "arriving together and sharing (chunked) prefill iterations, which the chain averages out");
             compare(notes, at, "TPOT p50", r.predicted().tpotP50Ms(), r.simulated().tpotP50Ms(), "predicted", "simulated",
                     "the chain gives a mean TPOT from a linear fit of the iteration time; the table compares it with a median");
+            compare(notes, at, "output tok/s", r.predicted().outputTokensPerS(), r.simulated().outputTokensPerS(),
+                    "predicted", "simulated", "a run's output_throughput divides its tokens by its whole length, which "
+                            + "includes the drain after the last send (as long as the longest requests, and longer than the "
+                            + "sending itself in a short run at a high rate), while the chain gives the steady state, rate "
+                            + "times mean output tokens");
         }
         return notes;
     }
