@@ -146,9 +146,12 @@ public final class SweepCommand implements Callable<Integer> {
                 "p99 TTFT ms", "p50 TPOT ms", "SLO ok", "valid");
         for (Object o : (List<?>) sweep.get("points")) {
             Map<?, ?> p = (Map<?, ?>) o;
-            out.printf(Locale.ROOT, "%10s %10.2f %10.1f %12.2f %12.2f %12.2f %8s %6s%n", format((Double) p.get("load")),
-                    num(p.get("request_throughput")), num(p.get("output_throughput")), num(p.get("median_ttft_ms")),
-                    num(p.get("p99_ttft_ms")), num(p.get("median_tpot_ms")),
+            // A point where nothing completed has no latencies (vLLM writes 0 for them): show none rather than 0 or NaN.
+            boolean measured = num(p.get("completed")) > 0;
+            out.printf(Locale.ROOT, "%10s %10s %10s %12s %12s %12s %8s %6s%n", format((Double) p.get("load")),
+                    cell(p.get("request_throughput"), "%.2f"), cell(p.get("output_throughput"), "%.1f"),
+                    measured ? cell(p.get("median_ttft_ms"), "%.2f") : "-", measured ? cell(p.get("p99_ttft_ms"), "%.2f") : "-",
+                    measured ? cell(p.get("median_tpot_ms"), "%.2f") : "-",
                     p.get("slo_attainment") == null ? "-" : String.format(Locale.ROOT, "%.1f%%",
                             100 * num(p.get("slo_attainment"))), p.get("infersim_valid"));
         }
@@ -209,6 +212,11 @@ public final class SweepCommand implements Callable<Integer> {
 
     private static double num(Object v) {
         return v instanceof Number n ? n.doubleValue() : Double.NaN;
+    }
+
+    private static String cell(Object v, String format) {
+        double x = num(v);
+        return Double.isNaN(x) ? "-" : String.format(Locale.ROOT, format, x);
     }
 
     private static String format(double load) {

@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** How sweep treats its load points, against small scripted servers. */
@@ -74,6 +75,8 @@ class SweepCommandTest {
                     dir.toString(), "--result-filename", "s.json");
             assertEquals(3, r.exitCode(), "a point that measured nothing makes the sweep invalid: " + r.out() + r.err());
             assertTrue(r.out().contains("Sweep result written"), r.out());
+            assertFalse(r.out().contains("NaN"), "a point without requests prints no NaN: " + r.out());
+            assertTrue(r.out().lines().anyMatch(l -> l.trim().startsWith("40 ") && l.contains(" - ")), r.out());
             JsonNode json = new ObjectMapper().readTree(Files.readString(dir.resolve("s.json")));
             JsonNode runs = json.get("runs");
             assertEquals(2, runs.size(), "the measured point and the failed one; the sweep stops there: " + json);
