@@ -136,11 +136,12 @@ public final class HtmlReport {
                   xAxis:{type:'category',data:p,name:'percentile'},yAxis:{type:'log',name:'ms'},
                   series:['ttft_ms','tpot_ms','itl_ms','icl_ms','e2el_ms','send_lag_ms'].map(k=>({name:k.replace('_ms','').toUpperCase(),type:'line',data:c[k].map(v=>v>0?v:null)}))}); }
               const t=r.infersim_timeseries;
-              if(t){ chart({title:{text:'Latency over time (mean of requests finishing each second)'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},
-                  xAxis:{type:'value',name:'s'},yAxis:{type:'value',name:'ms'},series:[line('TTFT',t.time_s,t.mean_ttft_ms),line('E2EL',t.time_s,t.mean_e2el_ms)]});
+              if(t){ const mid=t.time_s.map((s,i)=>s+t.bucket_s[i]/2), rate=a=>a.map((v,i)=>v/t.bucket_s[i]);
+                chart({title:{text:'Latency over time (mean of requests finishing each second)'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},
+                  xAxis:{type:'value',name:'s'},yAxis:{type:'value',name:'ms'},series:[line('TTFT',mid,t.mean_ttft_ms),line('E2EL',mid,t.mean_e2el_ms)]});
                 chart({title:{text:'Throughput over time'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:'s'},
                   yAxis:[{type:'value',name:'req/s'},{type:'value',name:'tok/s'}],
-                  series:[line('sent req/s',t.time_s,t.sent),line('completed req/s',t.time_s,t.completed),line('output tok/s',t.time_s,t.output_tokens,{yAxisIndex:1})]}); }
+                  series:[line('sent req/s',mid,rate(t.sent)),line('completed req/s',mid,rate(t.completed)),line('output tok/s',mid,rate(t.output_tokens),{yAxisIndex:1})]}); }
               const m=r.infersim_server_metrics;
               if(m && m.time_s && m.time_s.length){ chart({title:{text:'Server metrics ('+m.url+')'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:'s'},
                   yAxis:[{type:'value',name:'requests'},{type:'value',name:'KV usage',min:0,max:1}],

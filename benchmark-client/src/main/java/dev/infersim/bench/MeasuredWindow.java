@@ -238,19 +238,27 @@ final class MeasuredWindow {
         return Math.max(1, lastFinishNanos - startNanos);
     }
 
-    /** Per-second series for the report: time_s, sent, completed, output_tokens, mean_ttft_ms, mean_e2el_ms. */
+    /**
+     * Per-second series for the report: time_s (each bucket's start), bucket_s (its length: one second, except the
+     * last, which ends with the window), and per bucket the counts sent, completed, output_tokens, and the mean_ttft_ms
+     * and mean_e2el_ms of the requests that finished in it. A rate is a count over its bucket's length.
+     */
     Map<String, Object> timeSeries() {
-        int n = (int) Math.min(completedPerS.length, durationNanos() / 1_000_000_000L + 1);
+        double seconds = durationNanos() / 1e9;
+        int n = (int) Math.min(completedPerS.length, (long) Math.ceil(seconds));
         double[] time = new double[n];
+        double[] length = new double[n];
         Double[] meanTtft = new Double[n];
         Double[] meanE2el = new Double[n];
         for (int i = 0; i < n; i++) {
             time[i] = i;
+            length[i] = Math.min(1, seconds - i);
             meanTtft[i] = completedPerS[i] == 0 ? null : ttftSumMsPerS[i] / completedPerS[i];
             meanE2el[i] = completedPerS[i] == 0 ? null : e2elSumMsPerS[i] / completedPerS[i];
         }
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("time_s", time);
+        out.put("bucket_s", length);
         out.put("sent", Arrays.copyOf(sentPerS, n));
         out.put("completed", Arrays.copyOf(completedPerS, n));
         out.put("output_tokens", Arrays.copyOf(tokensPerS, n));

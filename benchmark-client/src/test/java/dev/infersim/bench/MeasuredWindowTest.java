@@ -49,6 +49,20 @@ class MeasuredWindowTest {
     }
 
     @Test
+    void timeSeriesBucketsEndWithTheWindowSoTheLastOneIsNotReadAsAFullSecond() {
+        // Sends over 9.9 s, every request 2 s long: the window is 11.9 s, its last bucket 0.9 s with 10 completions.
+        MeasuredWindow w = tenPerSecond(i -> SECOND, i -> 2 * SECOND);
+        java.util.Map<String, Object> t = w.timeSeries();
+        double[] length = (double[]) t.get("bucket_s");
+        assertEquals(12, length.length);
+        assertEquals(1.0, length[0], 1e-9);
+        assertEquals(0.9, length[11], 1e-9);
+        long[] completed = (long[]) t.get("completed");
+        assertEquals(10, completed[11], "completions at 11.0-11.9 s");
+        assertEquals(100, java.util.Arrays.stream(completed).sum());
+    }
+
+    @Test
     void steadyThroughputIsNotFooledByLongOutputs() {
         // TTFT 0.1 s; every other request streams for 5 s. Completions before the last send fall well short of the
         // sends, though the server keeps up; first tokens do not.
