@@ -68,6 +68,10 @@ final class LoadRun {
         for (int i = 0; i < loops.size(); i++) {
             lanes.add(new Lane(vertx, loops.get(i), connections.get(i)));
         }
+        // Lanes sharing a loop would share its thread too: the client would silently run on fewer cores.
+        if (lanes.stream().map(l -> l.timers).distinct().count() != lanes.size()) {
+            throw new IllegalArgumentException("each lane needs its own event loop");
+        }
     }
 
     /**
