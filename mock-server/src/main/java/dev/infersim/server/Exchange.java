@@ -199,6 +199,9 @@ final class Exchange {
             out.appendString(chunkHead + "{\"index\":" + c.index
                     + ",\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]"
                     + (request.continuousUsage() ? "," + usageJson(c.index) : "") + "}\n\n");
+            if (request.echoMessage() != null) {
+                appendEchoChunk(out, c);
+            }
         }
         while (c.written < emitted) {
             if (applyStreamFault(c)) {
@@ -226,6 +229,16 @@ final class Exchange {
             }
         }
         return false;
+    }
+
+    /**
+     * vLLM streams a chat echo as its own chunk right after the role chunk, before any token: content only, no
+     * stop_reason, and under continuous usage stats the usage of a choice with no completion tokens yet.
+     */
+    private void appendEchoChunk(Buffer out, Choice c) {
+        out.appendString(chunkHead + "{\"index\":" + c.index + ",\"delta\":{\"content\":\"" + Json.escape(request.echoMessage())
+                + "\"},\"logprobs\":null,\"finish_reason\":null}]"
+                + (request.continuousUsage() ? "," + usageJson(c.index) : "") + "}\n\n");
     }
 
     private boolean applyStreamFault(Choice c) {
@@ -437,6 +450,9 @@ final class Exchange {
                 text = promptOf(c).text() + (request.promptOnly() ? "" : text);
             }
             if (request.chat()) {
+                if (request.echoMessage() != null) {
+                    text = request.echoMessage() + text;
+                }
                 ObjectNode message = choice.putObject("message").put("role", "assistant").put("content", text);
                 message.putArray("tool_calls");
             } else {

@@ -58,8 +58,12 @@ final class RequestParser {
         List<int[]> echo = new ArrayList<>();
         List<String> texts = new ArrayList<>();
         boolean echoPrompt = false;
+        String echoMessage = null;
+        boolean chatEcho = false;
         if (chat) {
             List<PromptTokenizer.Message> messages = messages(body);
+            chatEcho = optBool(body, "echo", false);
+            echoMessage = chatEcho ? ChatEcho.text(messages) : null;
             prompts.add(tokenizer.applyChatTemplate(messages));
             String lastUser = "";
             for (PromptTokenizer.Message m : messages) {
@@ -169,7 +173,7 @@ final class RequestParser {
         if (infersim != null && infersim.isObject()) {
             tokenTimes = optBool((ObjectNode) infersim, "token_times", false);
         }
-        return new CompletionRequest(chat, prompts, echo, echoPrompt, returned, chat ? null : promptLogprobs, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
+        return new CompletionRequest(chat, prompts, echo, echoPrompt, echoMessage, returned, chat ? null : promptLogprobs, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
                 n == null ? 1 : n, seed, logprobs, top, stream, includeUsage, continuousUsage,
                 priority == null ? 0 : priority, tokenTimes);
     }
