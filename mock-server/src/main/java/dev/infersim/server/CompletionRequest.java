@@ -12,7 +12,8 @@ import java.util.List;
  * @param echoMessage      chat echo: the text each choice's reply starts with (the last message, when the assistant's),
  *                         or null when there is nothing to repeat
  * @param returnedPrompts  each prompt's text and token texts when echo or prompt logprobs need them, else null
- * @param promptLogprobs   completions prompt_logprobs (with echo and logprobs, vLLM's default is logprobs), or null
+ * @param promptLogprobs   prompt_logprobs, or null; completions with echo and logprobs default it to logprobs, chat
+ *                         with echo to top_logprobs (as vLLM does)
  * @param maxTokens        max_tokens / max_completion_tokens, or null for "up to max-model-len" (chat only; completions default to 16); 0 only with echo
  * @param minTokens        min_tokens
  * @param ignoreEos        ignore_eos

@@ -464,7 +464,7 @@ final class Exchange {
             } else {
                 choice.putNull("logprobs");
             }
-            if (request.promptLogprobs() != null) {
+            if (request.promptLogprobs() != null && !request.chat()) {
                 choice.set("prompt_logprobs", readTree(PromptLogprobs.json(promptOf(c), request.promptLogprobs(), service.vocabulary)));
             }
             choice.put("finish_reason", finishName(c));
@@ -475,6 +475,11 @@ final class Exchange {
             }
         }
         body.set("usage", readTree("{" + usageJson(-1) + "}").get("usage"));
+        if (request.chat()) {
+            // vLLM's chat response scores its one prompt once, at the top level, and always carries the field.
+            body.set("prompt_logprobs", request.promptLogprobs() == null ? null
+                    : readTree(PromptLogprobs.json(request.returnedPrompts().get(0), request.promptLogprobs(), service.vocabulary)));
+        }
         body.set("infersim", groundTruth());
         response.putHeader("content-type", "application/json").end(body.toString());
     }

@@ -145,9 +145,15 @@ final class RequestParser {
         if (!chat && promptLogprobs == null && echoPrompt && logprobs) {
             promptLogprobs = top; // vLLM scores an echoed prompt at the depth asked of the output
         }
+        if (chat && promptLogprobs == null && chatEcho) {
+            promptLogprobs = top; // vLLM's chat echo scores the prompt at top_logprobs' depth, logprobs or not
+        }
         SamplingChecks.logitBias(body, tokenizer);
         List<ReturnedPrompt> returned = null;
-        if (!chat && (echoPrompt || promptLogprobs != null)) {
+        if (chat && promptLogprobs != null && !stream) {
+            // Chat scores the templated prompt, its text never returned; a chat stream carries no prompt logprobs.
+            returned = List.of(ReturnedPrompt.of(tokenizer, "", prompts.get(0), true));
+        } else if (!chat && (echoPrompt || promptLogprobs != null)) {
             returned = new ArrayList<>();
             for (int i = 0; i < prompts.size(); i++) {
                 // A token-id prompt is decoded only here, as vLLM detokenizes it only to return it.
@@ -173,7 +179,7 @@ final class RequestParser {
         if (infersim != null && infersim.isObject()) {
             tokenTimes = optBool((ObjectNode) infersim, "token_times", false);
         }
-        return new CompletionRequest(chat, prompts, echo, echoPrompt, echoMessage, returned, chat ? null : promptLogprobs, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
+        return new CompletionRequest(chat, prompts, echo, echoPrompt, echoMessage, returned, promptLogprobs, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
                 n == null ? 1 : n, seed, logprobs, top, stream, includeUsage, continuousUsage,
                 priority == null ? 0 : priority, tokenTimes);
     }

@@ -80,4 +80,27 @@ class ChatFieldsTest {
                 {"messages":[{"role":"user","content":"Hi"}],"max_tokens":2,"ignore_eos":true,"echo":true,"stream":true}""");
         assertFalse(user.events().get(1).data().contains("\"Hi\""), user.body());
     }
+
+    @Test
+    void promptLogprobsAreOneTopLevelListOverTheTemplatedPrompt() throws Exception {
+        String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"Once upon a time\"}],\"max_tokens\":2,\"n\":2,";
+        JsonNode r = chat(body + "\"prompt_logprobs\":2}");
+        JsonNode pl = r.get("prompt_logprobs");
+        int promptTokens = r.at("/usage/prompt_tokens").asInt();
+        assertEquals(promptTokens, pl.size(), r.toString());
+        assertTrue(pl.get(0).isNull());
+        for (int j = 1; j < pl.size(); j++) {
+            assertEquals(2, pl.get(j).size(), pl.get(j).toString());
+            List<JsonNode> entries = List.copyOf(pl.get(j).findParents("rank"));
+            assertEquals(1, entries.get(0).get("rank").asInt(), "the prompt token itself comes first, as the likeliest");
+            assertTrue(entries.get(0).has("decoded_token"));
+        }
+        assertTrue(r.at("/choices/0/prompt_logprobs").isMissingNode(), "chat has no per-choice prompt_logprobs");
+        assertTrue(chat("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":2}").get("prompt_logprobs").isNull(),
+                "vLLM's chat body always carries the field");
+        JsonNode echoed = chat(PREFILLED + "}");
+        assertEquals(echoed.at("/usage/prompt_tokens").asInt(), echoed.get("prompt_logprobs").size(),
+                "echo asks for prompt logprobs at top_logprobs' depth (default 0, one entry a token)");
+        assertEquals(1, echoed.get("prompt_logprobs").get(1).size());
+    }
 }
