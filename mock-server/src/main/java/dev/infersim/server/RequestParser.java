@@ -102,8 +102,8 @@ final class RequestParser {
                         + ", got " + min + ".");
             }
         }
-        Integer n = optInt(body, "n", 1, 128);
-        SamplingChecks.bestOf(body, n == null ? 1 : n);
+        int n = SamplingRanges.n(body);
+        SamplingChecks.bestOf(body, n);
         boolean stream = optBool(body, "stream", false);
         JsonNode streamOptions = body.get("stream_options");
         boolean includeUsage = false;
@@ -119,13 +119,16 @@ final class RequestParser {
             includeUsage = optBool((ObjectNode) streamOptions, "include_usage", false);
             continuousUsage = optBool((ObjectNode) streamOptions, "continuous_usage_stats", false);
         }
-        optNumber(body, "temperature", 0, 2);
+        Double temperature = optNumber(body, "temperature", 0, 2);
         Double topP = optNumber(body, "top_p", 0, 1);
         if (topP != null && topP == 0) {
             throw ApiException.badRequest("top_p", "top_p must be in (0, 1], got 0.0.");
         }
-        optNumber(body, "frequency_penalty", -2, 2);
-        optNumber(body, "presence_penalty", -2, 2);
+        SamplingRanges.penalties(body);
+        SamplingRanges.topKMinP(body);
+        SamplingRanges.greedy(temperature, n);
+        SamplingRanges.allowedTokenIds(body);
+        ResponseFormats.check(body, chat);
         optString(body, "user");
         boolean logprobs;
         int top;
@@ -180,7 +183,7 @@ final class RequestParser {
             tokenTimes = optBool((ObjectNode) infersim, "token_times", false);
         }
         return new CompletionRequest(chat, prompts, echo, echoPrompt, echoMessage, returned, promptLogprobs, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
-                n == null ? 1 : n, seed, logprobs, top, stream, includeUsage, continuousUsage,
+                n, seed, logprobs, top, stream, includeUsage, continuousUsage,
                 priority == null ? 0 : priority, tokenTimes);
     }
 
