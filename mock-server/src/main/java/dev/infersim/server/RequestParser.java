@@ -164,14 +164,7 @@ final class RequestParser {
                 returned.add(ReturnedPrompt.of(tokenizer, text, prompts.get(i), logprobs || promptLogprobs != null));
             }
         }
-        Long seed = null;
-        JsonNode s = body.get("seed");
-        if (s != null && !s.isNull()) {
-            if (!s.canConvertToLong() || !s.isIntegralNumber()) {
-                throw ApiException.badRequest("seed", "seed: expected an integer, got " + describe(s));
-            }
-            seed = s.asLong();
-        }
+        Long seed = Seeds.of(body);
         Integer priority = optInt(body, "priority", Integer.MIN_VALUE, Integer.MAX_VALUE);
         // vLLM refuses a priority it would silently ignore, so a client learns the server is not ordering by it.
         if (priority != null && priority != 0 && !priorityScheduling) {

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Sampling and format fields the mock does not model but refuses exactly where vLLM's V1 server does. */
@@ -109,5 +110,25 @@ class SamplingValidationTest {
         accepted("/v1/chat/completions", CHAT + "\"response_format\":null}");
         assertEquals("response_format", refused("/v1/completions",
                 "{\"prompt\":\"x\",\"max_tokens\":2,\"response_format\":{\"type\":\"yaml\"}}").get("param").asText());
+    }
+
+    private static String text(String seed) throws Exception {
+        TestServers.Reply r = TestServers.post(server, "/v1/completions",
+                "{\"prompt\":\"x\",\"max_tokens\":8,\"ignore_eos\":true,\"seed\":" + seed + "}");
+        assertEquals(200, r.status(), seed + " -> " + r.raw().body());
+        return r.json().at("/choices/0/text").asText();
+    }
+
+    @Test
+    void seedIsAnInt64AsPydanticReadsItAndMinusOneMeansNone() throws Exception {
+        String seeded = text("42");
+        assertEquals(seeded, text("42.0"), "an integral float is an int to pydantic");
+        assertEquals(seeded, text("\"42\""), "so is a string of digits");
+        assertNotEquals(text("-1"), text("-1"), "vLLM takes seed -1 as no seed");
+        assertEquals(text("1"), text("true"), "pydantic's lax int takes a boolean as 0 or 1");
+        for (String bad : new String[] {"42.5", "\"abc\"", "9223372036854775808", "[1]"}) {
+            assertEquals("seed", refused("/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2,\"seed\":" + bad + "}")
+                    .get("param").asText(), bad);
+        }
     }
 }
