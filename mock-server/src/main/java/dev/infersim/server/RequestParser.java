@@ -175,8 +175,12 @@ final class RequestParser {
         if (infersim != null && infersim.isObject()) {
             tokenTimes = optBool((ObjectNode) infersim, "token_times", false);
         }
+        // vLLM's completions endpoint answers a beam search in one body even when asked to stream (its checks above
+        // still saw stream=true); chat streams it like any other request. The mock samples no beams either way.
+        boolean beamSearch = optBool(body, "use_beam_search", false);
+        boolean streamed = stream && !(beamSearch && !chat);
         return new CompletionRequest(chat, prompts, echo, echoPrompt, echoMessage, returned, promptLogprobs, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
-                n, seed, logprobs, top, stream, includeUsage, continuousUsage,
+                n, seed, logprobs, top, streamed, includeUsage, continuousUsage,
                 priority == null ? 0 : priority, tokenTimes);
     }
 

@@ -131,4 +131,20 @@ class SamplingValidationTest {
                     .get("param").asText(), bad);
         }
     }
+
+    @Test
+    void beamSearchIsNoRefusalButCompletionsAnswerItInOneBody() throws Exception {
+        TestServers.Stream completion = TestServers.stream(server, "/v1/completions", """
+                {"prompt":"x","max_tokens":3,"ignore_eos":true,"stream":true,"use_beam_search":true}""");
+        assertEquals(200, completion.status(), completion.body());
+        assertTrue(completion.raw().headers().firstValue("content-type").orElseThrow().startsWith("application/json"),
+                completion.body());
+        assertEquals("text_completion", Json.MAPPER.readTree(completion.body()).get("object").asText());
+        TestServers.Stream chat = TestServers.stream(server, "/v1/chat/completions", CHAT
+                + "\"stream\":true,\"use_beam_search\":true}");
+        assertEquals("data: [DONE]", chat.events().isEmpty() ? "" : "data: " + chat.events().get(chat.events().size() - 1).data(),
+                "chat streams beam search as any other request");
+        assertEquals("use_beam_search", refused("/v1/completions",
+                "{\"prompt\":\"x\",\"use_beam_search\":\"yes\"}").get("param").asText());
+    }
 }
