@@ -134,15 +134,11 @@ final class RequestParser {
         int top;
         if (chat) {
             logprobs = optBool(body, "logprobs", false);
-            Integer t = optInt(body, "top_logprobs", 0, 20);
-            top = t == null ? 0 : t;
-            if (t != null && t > 0 && !logprobs) {
-                throw ApiException.badRequest("top_logprobs", "when using `top_logprobs`, `logprobs` must be set to true.");
-            }
+            top = SamplingChecks.topLogprobs(body, logprobs);
         } else {
-            Integer t = optInt(body, "logprobs", 0, 20);
+            Integer t = optInt(body, "logprobs", 0, Integer.MAX_VALUE);
             logprobs = t != null;
-            top = t == null ? 0 : t;
+            top = t == null ? 0 : SamplingChecks.sampleLogprobs(t);
         }
         Integer promptLogprobs = SamplingChecks.promptLogprobs(body, stream);
         if (!chat && promptLogprobs == null && echoPrompt && logprobs) {

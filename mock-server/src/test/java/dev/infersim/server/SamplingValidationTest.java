@@ -147,4 +147,28 @@ class SamplingValidationTest {
         assertEquals("use_beam_search", refused("/v1/completions",
                 "{\"prompt\":\"x\",\"use_beam_search\":\"yes\"}").get("param").asText());
     }
+
+    @Test
+    void logprobLimitsAndVocabularyErrorsCarryVllmsParameterAndValue() throws Exception {
+        refusedAs("\"logprobs\":true,\"top_logprobs\":\"2\"", "`top_logprobs` must be an integer.", "top_logprobs");
+        refusedAs("\"logprobs\":true,\"top_logprobs\":-2", "`top_logprobs` must be a positive value or -1.", "top_logprobs");
+        refusedAs("\"top_logprobs\":-1", "when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs");
+        refusedAs("\"logprobs\":true,\"top_logprobs\":21",
+                "Requested sample logprobs of 21, which is greater than max allowed: 20 (parameter=logprobs, value=21)", "logprobs");
+        int size = PromptTokenizer.VOCABULARY_SIZE;
+        refusedAs("\"logprobs\":true,\"top_logprobs\":-1", "Requested sample logprobs of " + size
+                + ", which is greater than max allowed: 20 (parameter=logprobs, value=" + size + ")", "logprobs");
+        accepted("/v1/chat/completions", CHAT + "\"logprobs\":true,\"top_logprobs\":20}");
+        JsonNode e = refused("/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2,\"logprobs\":21}");
+        assertEquals("Requested sample logprobs of 21, which is greater than max allowed: 20 (parameter=logprobs, value=21)",
+                e.get("message").asText());
+        assertEquals("logprobs", e.get("param").asText());
+        e = refused("/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2,\"prompt_logprobs\":21}");
+        assertEquals("Requested prompt logprobs of 21, which is greater than max allowed: 20 (parameter=prompt_logprobs, value=21)",
+                e.get("message").asText());
+        e = refused("/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2,\"logit_bias\":{\"999999\":5,\"7\":1}}");
+        assertEquals("token_id(s) [999999] in logit_bias contain out-of-vocab token ids. Vocabulary size: " + size
+                + " (parameter=logit_bias, value=[999999])", e.get("message").asText());
+        assertEquals("logit_bias", e.get("param").asText());
+    }
 }
