@@ -9,8 +9,11 @@ import java.util.List;
  * @param prompts          token ids of each prompt (chat: one; completions: one per prompt in the list)
  * @param echoIds          token ids echo mode repeats, per prompt (the last user message or the prompt itself)
  * @param echo             completions echo: each choice's text starts with its prompt's
+ * @param echoMessage      chat echo: the text each choice's reply starts with (the last message, when the assistant's),
+ *                         or null when there is nothing to repeat
  * @param returnedPrompts  each prompt's text and token texts when echo or prompt logprobs need them, else null
- * @param promptLogprobs   completions prompt_logprobs (with echo and logprobs, vLLM's default is logprobs), or null
+ * @param promptLogprobs   prompt_logprobs, or null; completions with echo and logprobs default it to logprobs, chat
+ *                         with echo to top_logprobs (as vLLM does)
  * @param maxTokens        max_tokens / max_completion_tokens, or null for "up to max-model-len" (chat only; completions default to 16); 0 only with echo
  * @param minTokens        min_tokens
  * @param ignoreEos        ignore_eos
@@ -25,7 +28,7 @@ import java.util.List;
  * @param priority         priority (lower first under --scheduling-policy priority)
  * @param tokenTimes       infersim.token_times: add per-token model times to the ground truth
  */
-record CompletionRequest(boolean chat, List<int[]> prompts, List<int[]> echoIds, boolean echo,
+record CompletionRequest(boolean chat, List<int[]> prompts, List<int[]> echoIds, boolean echo, String echoMessage,
                          List<ReturnedPrompt> returnedPrompts, Integer promptLogprobs,
                          Integer maxTokens, int minTokens,
                          boolean ignoreEos, List<String> stop, int n, Long seed, boolean logprobs, int topLogprobs,

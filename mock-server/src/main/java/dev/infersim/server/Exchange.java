@@ -199,6 +199,9 @@ final class Exchange {
             out.appendString(chunkHead + "{\"index\":" + c.index
                     + ",\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]"
                     + (request.continuousUsage() ? "," + usageJson(c.index) : "") + "}\n\n");
+            if (request.echoMessage() != null) {
+                appendEchoChunk(out, c);
+            }
         }
         while (c.written < emitted) {
             if (applyStreamFault(c)) {
@@ -226,6 +229,16 @@ final class Exchange {
             }
         }
         return false;
+    }
+
+    /**
+     * vLLM streams a chat echo as its own chunk right after the role chunk, before any token: content only, no
+     * stop_reason, and under continuous usage stats the usage of a choice with no completion tokens yet.
+     */
+    private void appendEchoChunk(Buffer out, Choice c) {
+        out.appendString(chunkHead + "{\"index\":" + c.index + ",\"delta\":{\"content\":\"" + Json.escape(request.echoMessage())
+                + "\"},\"logprobs\":null,\"finish_reason\":null}]"
+                + (request.continuousUsage() ? "," + usageJson(c.index) : "") + "}\n\n");
     }
 
     private boolean applyStreamFault(Choice c) {
@@ -437,6 +450,9 @@ final class Exchange {
                 text = promptOf(c).text() + (request.promptOnly() ? "" : text);
             }
             if (request.chat()) {
+                if (request.echoMessage() != null) {
+                    text = request.echoMessage() + text;
+                }
                 ObjectNode message = choice.putObject("message").put("role", "assistant").put("content", text);
                 message.putArray("tool_calls");
             } else {
@@ -448,7 +464,7 @@ final class Exchange {
             } else {
                 choice.putNull("logprobs");
             }
-            if (request.promptLogprobs() != null) {
+            if (request.promptLogprobs() != null && !request.chat()) {
                 choice.set("prompt_logprobs", readTree(PromptLogprobs.json(promptOf(c), request.promptLogprobs(), service.vocabulary)));
             }
             choice.put("finish_reason", finishName(c));
@@ -459,6 +475,11 @@ final class Exchange {
             }
         }
         body.set("usage", readTree("{" + usageJson(-1) + "}").get("usage"));
+        if (request.chat()) {
+            // vLLM's chat response scores its one prompt once, at the top level, and always carries the field.
+            body.set("prompt_logprobs", request.promptLogprobs() == null ? null
+                    : readTree(PromptLogprobs.json(request.returnedPrompts().get(0), request.promptLogprobs(), service.vocabulary)));
+        }
         body.set("infersim", groundTruth());
         response.putHeader("content-type", "application/json").end(body.toString());
     }

@@ -1,10 +1,10 @@
 package dev.infersim.server;
 
 /**
- * A completions choice's {@code prompt_logprobs} as vLLM returns them: null for the first prompt token (nothing
- * precedes it), then per token an object from token id to {@code {logprob, rank, decoded_token}} holding the prompt
- * token and the top N others, {@code max(1, N)} entries since the synthetic prompt token is the likeliest (rank 1).
- * The values are the ones echo's logprobs give the same prompt.
+ * {@code prompt_logprobs} as vLLM returns them (per choice on completions, once at the top of a chat response): null
+ * for the first prompt token (nothing precedes it), then per token an object from token id to
+ * {@code {logprob, rank, decoded_token}} holding the prompt token and the top N others, {@code max(1, N)} entries since
+ * the synthetic prompt token is the likeliest (rank 1). The values are the ones echo's logprobs give the same prompt.
  */
 final class PromptLogprobs {
     private PromptLogprobs() {

@@ -58,8 +58,12 @@ final class RequestParser {
         List<int[]> echo = new ArrayList<>();
         List<String> texts = new ArrayList<>();
         boolean echoPrompt = false;
+        String echoMessage = null;
+        boolean chatEcho = false;
         if (chat) {
             List<PromptTokenizer.Message> messages = messages(body);
+            chatEcho = optBool(body, "echo", false);
+            echoMessage = chatEcho ? ChatEcho.text(messages) : null;
             prompts.add(tokenizer.applyChatTemplate(messages));
             String lastUser = "";
             for (PromptTokenizer.Message m : messages) {
@@ -98,8 +102,8 @@ final class RequestParser {
                         + ", got " + min + ".");
             }
         }
-        Integer n = optInt(body, "n", 1, 128);
-        SamplingChecks.bestOf(body, n == null ? 1 : n);
+        int n = SamplingRanges.n(body);
+        SamplingChecks.bestOf(body, n);
         boolean stream = optBool(body, "stream", false);
         JsonNode streamOptions = body.get("stream_options");
         boolean includeUsage = false;
@@ -115,35 +119,40 @@ final class RequestParser {
             includeUsage = optBool((ObjectNode) streamOptions, "include_usage", false);
             continuousUsage = optBool((ObjectNode) streamOptions, "continuous_usage_stats", false);
         }
-        optNumber(body, "temperature", 0, 2);
+        Double temperature = optNumber(body, "temperature", 0, 2);
         Double topP = optNumber(body, "top_p", 0, 1);
         if (topP != null && topP == 0) {
             throw ApiException.badRequest("top_p", "top_p must be in (0, 1], got 0.0.");
         }
-        optNumber(body, "frequency_penalty", -2, 2);
-        optNumber(body, "presence_penalty", -2, 2);
+        SamplingRanges.penalties(body);
+        SamplingRanges.topKMinP(body);
+        SamplingRanges.greedy(temperature, n);
+        SamplingRanges.allowedTokenIds(body);
+        ResponseFormats.check(body, chat);
         optString(body, "user");
         boolean logprobs;
         int top;
         if (chat) {
             logprobs = optBool(body, "logprobs", false);
-            Integer t = optInt(body, "top_logprobs", 0, 20);
-            top = t == null ? 0 : t;
-            if (t != null && t > 0 && !logprobs) {
-                throw ApiException.badRequest("top_logprobs", "when using `top_logprobs`, `logprobs` must be set to true.");
-            }
+            top = SamplingChecks.topLogprobs(body, logprobs);
         } else {
-            Integer t = optInt(body, "logprobs", 0, 20);
+            Integer t = optInt(body, "logprobs", 0, Integer.MAX_VALUE);
             logprobs = t != null;
-            top = t == null ? 0 : t;
+            top = t == null ? 0 : SamplingChecks.sampleLogprobs(t);
         }
         Integer promptLogprobs = SamplingChecks.promptLogprobs(body, stream);
         if (!chat && promptLogprobs == null && echoPrompt && logprobs) {
             promptLogprobs = top; // vLLM scores an echoed prompt at the depth asked of the output
         }
+        if (chat && promptLogprobs == null && chatEcho) {
+            promptLogprobs = top; // vLLM's chat echo scores the prompt at top_logprobs' depth, logprobs or not
+        }
         SamplingChecks.logitBias(body, tokenizer);
         List<ReturnedPrompt> returned = null;
-        if (!chat && (echoPrompt || promptLogprobs != null)) {
+        if (chat && promptLogprobs != null && !stream) {
+            // Chat scores the templated prompt, its text never returned; a chat stream carries no prompt logprobs.
+            returned = List.of(ReturnedPrompt.of(tokenizer, "", prompts.get(0), true));
+        } else if (!chat && (echoPrompt || promptLogprobs != null)) {
             returned = new ArrayList<>();
             for (int i = 0; i < prompts.size(); i++) {
                 // A token-id prompt is decoded only here, as vLLM detokenizes it only to return it.
@@ -151,14 +160,7 @@ final class RequestParser {
                 returned.add(ReturnedPrompt.of(tokenizer, text, prompts.get(i), logprobs || promptLogprobs != null));
             }
         }
-        Long seed = null;
-        JsonNode s = body.get("seed");
-        if (s != null && !s.isNull()) {
-            if (!s.canConvertToLong() || !s.isIntegralNumber()) {
-                throw ApiException.badRequest("seed", "seed: expected an integer, got " + describe(s));
-            }
-            seed = s.asLong();
-        }
+        Long seed = Seeds.of(body);
         Integer priority = optInt(body, "priority", Integer.MIN_VALUE, Integer.MAX_VALUE);
         // vLLM refuses a priority it would silently ignore, so a client learns the server is not ordering by it.
         if (priority != null && priority != 0 && !priorityScheduling) {
@@ -169,8 +171,12 @@ final class RequestParser {
         if (infersim != null && infersim.isObject()) {
             tokenTimes = optBool((ObjectNode) infersim, "token_times", false);
         }
-        return new CompletionRequest(chat, prompts, echo, echoPrompt, returned, chat ? null : promptLogprobs, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
-                n == null ? 1 : n, seed, logprobs, top, stream, includeUsage, continuousUsage,
+        // vLLM's completions endpoint answers a beam search in one body even when asked to stream (its checks above
+        // still saw stream=true); chat streams it like any other request. The mock samples no beams either way.
+        boolean beamSearch = optBool(body, "use_beam_search", false);
+        boolean streamed = stream && !(beamSearch && !chat);
+        return new CompletionRequest(chat, prompts, echo, echoPrompt, echoMessage, returned, promptLogprobs, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
+                n, seed, logprobs, top, streamed, includeUsage, continuousUsage,
                 priority == null ? 0 : priority, tokenTimes);
     }
 

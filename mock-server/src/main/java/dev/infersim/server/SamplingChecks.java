@@ -34,6 +34,41 @@ final class SamplingChecks {
     }
 
     /**
+     * Chat top_logprobs: an integer, -1 (the whole vocabulary) or from 0, above 0 only with logprobs; then held to
+     * max-logprobs as vLLM's engine holds it. Returns it (0 when absent).
+     */
+    static int topLogprobs(ObjectNode body, boolean logprobs) {
+        JsonNode v = body.get("top_logprobs");
+        if (v == null || v.isNull()) {
+            return 0;
+        }
+        if (!v.isIntegralNumber() || !v.canConvertToInt()) {
+            throw ApiException.badRequest("top_logprobs", "`top_logprobs` must be an integer.");
+        }
+        int k = v.asInt();
+        if (k < -1) {
+            throw ApiException.badRequest("top_logprobs", "`top_logprobs` must be a positive value or -1.");
+        }
+        if ((k == -1 || k > 0) && !logprobs) {
+            throw ApiException.badRequest("top_logprobs", "when using `top_logprobs`, `logprobs` must be set to true.");
+        }
+        return logprobs ? sampleLogprobs(k) : k;
+    }
+
+    /**
+     * Logprobs asked per output token (-1: the whole vocabulary) held to max-logprobs. vLLM names parameter and value
+     * in this error, and its message is the exception's text, which appends both.
+     */
+    static int sampleLogprobs(int k) {
+        int requested = k == -1 ? PromptTokenizer.VOCABULARY_SIZE : k;
+        if (requested > MAX_LOGPROBS) {
+            throw ApiException.badRequest("logprobs", "Requested sample logprobs of " + requested
+                    + ", which is greater than max allowed: " + MAX_LOGPROBS + " (parameter=logprobs, value=" + requested + ")");
+        }
+        return k;
+    }
+
+    /**
      * prompt_logprobs: an integer, 0..max-logprobs or -1 (the whole vocabulary, which exceeds max-logprobs), and none
      * above 0 in a stream; returns it, or null when absent.
      */
@@ -55,7 +90,7 @@ final class SamplingChecks {
         if (k == -1 || k > MAX_LOGPROBS) {
             String requested = k == -1 ? String.valueOf(PromptTokenizer.VOCABULARY_SIZE) : String.valueOf(k);
             throw ApiException.badRequest("prompt_logprobs", "Requested prompt logprobs of " + requested
-                    + ", which is greater than max allowed: " + MAX_LOGPROBS);
+                    + ", which is greater than max allowed: " + MAX_LOGPROBS + " (parameter=prompt_logprobs, value=" + requested + ")");
         }
         return k;
     }
@@ -89,8 +124,8 @@ final class SamplingChecks {
             }
         }
         if (!outside.isEmpty()) {
-            throw ApiException.badRequest(null, "token_id(s) " + outside + " in logit_bias contain out-of-vocab token ids. "
-                    + "Vocabulary size: " + PromptTokenizer.VOCABULARY_SIZE);
+            throw ApiException.badRequest("logit_bias", "token_id(s) " + outside + " in logit_bias contain out-of-vocab token ids. "
+                    + "Vocabulary size: " + PromptTokenizer.VOCABULARY_SIZE + " (parameter=logit_bias, value=" + outside + ")");
         }
     }
 }

@@ -50,7 +50,7 @@ class ErrorsAndFaultsTest {
     void wrongTypesAre400NamingTheField() throws Exception {
         assertEquals("max_tokens", error(chat("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":\"ten\"}"), 400)
                 .get("param").asText());
-        assertEquals("n", error(chat("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"n\":0}"), 400).get("param").asText());
+        assertEquals("n", error(chat("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"n\":\"two\"}"), 400).get("param").asText());
         assertEquals("stop", error(chat("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stop\":5}"), 400).get("param").asText());
         assertEquals("messages", error(chat("{\"messages\":[{\"role\":\"user\",\"content\":7}]}"), 400).get("param").asText());
         assertEquals("messages", error(chat("{\"model\":\"llama-3.1-8b\"}"), 400).get("param").asText());
