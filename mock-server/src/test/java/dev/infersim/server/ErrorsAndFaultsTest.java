@@ -203,4 +203,26 @@ class ErrorsAndFaultsTest {
         }
         assertEquals(200, chat(body).status());
     }
+
+    @Test
+    void adminFaultsRefusesKeysItDoesNotKnow() throws Exception {
+        // A misspelt key ("stall" for "stall_ms") must not be a silent no-op that leaves a test running without its fault.
+        JsonNode e = error(TestServers.post(server, "/admin/faults", "{\"stall\":500}", AUTH), 400);
+        assertEquals("stall", e.get("param").asText());
+        assertEquals(1000, TestServers.get(server, "/admin/faults", AUTH).json().get("stall_ms").asInt());
+    }
+
+    @Test
+    void modelsListsEveryFieldVllmSends() throws Exception {
+        JsonNode m = TestServers.get(server, "/v1/models", AUTH).json().get("data").get(0);
+        for (String field : List.of("id", "object", "created", "owned_by", "root", "parent", "max_model_len", "permission")) {
+            assertTrue(m.has(field), field + " missing in " + m);
+        }
+        JsonNode p = m.get("permission");
+        assertTrue(p.isArray() && p.size() == 1, m.toString());
+        assertEquals("model_permission", p.get(0).get("object").asText());
+        assertTrue(p.get(0).get("id").asText().startsWith("modelperm-"), p.toString());
+        assertEquals("*", p.get(0).get("organization").asText());
+        assertTrue(p.get(0).get("allow_sampling").asBoolean() && p.get(0).get("allow_logprobs").asBoolean(), p.toString());
+    }
 }
