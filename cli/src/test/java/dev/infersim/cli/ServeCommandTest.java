@@ -76,4 +76,14 @@ class ServeCommandTest {
         // With a second bad flag checked later, the test fails fast instead of serving if the grace went unchecked.
         assertTrue(runFailing("serve", "--shutdown-grace-ms", "-5", "--failure-rate", "2").contains("--shutdown-grace-ms"));
     }
+
+    @Test
+    void aWaitingQueueOfZeroIsRefusedAtStart() throws Exception {
+        // Every request waits a moment for the engine thread, so a queue of 0 would refuse every request with a 400.
+        // The busy port makes the test fail fast rather than serve if 0 went unchecked.
+        try (ServerSocket busy = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            String line = runFailing("serve", "--max-waiting-requests", "0", "--port", Integer.toString(busy.getLocalPort()));
+            assertTrue(line.contains("--max-waiting-requests"), line);
+        }
+    }
 }
