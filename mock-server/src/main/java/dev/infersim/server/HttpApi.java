@@ -59,7 +59,7 @@ final class HttpApi extends VerticleBase {
         router.post("/v1/chat/completions").handler(body).handler(rc -> complete(rc, true));
         router.post("/v1/completions").handler(body).handler(rc -> complete(rc, false));
         router.get("/v1/models").handler(this::models);
-        router.get("/health").handler(rc -> rc.response().end());
+        router.get("/health").handler(this::health);
         router.get("/version").handler(rc -> json(rc, Json.MAPPER.createObjectNode().put("version", version())));
         router.get("/metrics").handler(rc -> rc.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
                 .end(service.metrics.render()));
@@ -93,6 +93,15 @@ final class HttpApi extends VerticleBase {
         rc.put("requestId", id);
         rc.response().putHeader("x-request-id", id);
         rc.next();
+    }
+
+    /** 200 while serving; 503 once shutdown began, so health checks stop sending traffic that would get 503 anyway. */
+    private void health(RoutingContext rc) {
+        if (shutdown.closing()) {
+            error(rc, 503, "The server is shutting down", null);
+        } else {
+            rc.response().end();
+        }
     }
 
     private void authenticate(RoutingContext rc) {
