@@ -16,7 +16,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.IOException;
-import java.net.BindException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -140,6 +139,9 @@ public final class ServeCommand implements Runnable {
         JsonNode root;
         try {
             root = Profiles.yaml().readTree(Files.readString(file));
+        } catch (java.nio.file.NoSuchFileException e) {
+            // Its message is the bare path, which read as if the path itself were the complaint.
+            throw new ConfigException("--config " + file + ": no such file");
         } catch (IOException e) {
             throw new ConfigException("--config " + file + ": " + e.getMessage().lines().findFirst().orElse("unreadable"));
         }
@@ -153,6 +155,11 @@ public final class ServeCommand implements Runnable {
             JsonNode v = e.getValue();
             if (flag.equals("--config")) {
                 throw new ConfigException("--config " + file + ": a config file cannot name another config file");
+            }
+            if (v.isNull()) {
+                // YAML's empty value ('api-key:' or '~') means "not set here"; passing it on would make the text "null"
+                // the flag's value (an API key "null", or a type error for a number).
+                continue;
             }
             if (v.isBoolean()) {
                 args.add(v.asBoolean() ? flag : "--no-" + flag.substring(2));
@@ -169,6 +176,9 @@ public final class ServeCommand implements Runnable {
 
     private ServerOptions options() {
         try {
+            if (shutdownGraceMs < 0) {
+                throw new IllegalArgumentException("--shutdown-grace-ms must be >= 0, got " + shutdownGraceMs);
+            }
             FaultSettings faults = new FaultSettings(failureRate, FaultSettings.parseTypes(failureTypes), faultAfterTokens,
                     stallMs, slowFirstTokenMs);
             return ServerOptions.builder(deployment.deployment()).schedulingPolicy(deployment.schedulingPolicy)
@@ -187,8 +197,14 @@ public final class ServeCommand implements Runnable {
             server = MockServer.start(options).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
-            if (cause instanceof BindException || cause instanceof java.net.SocketException) {
-                throw new ConfigException("--host " + host + " --port " + port + ": cannot listen (" + cause.getMessage() + ")");
+            // Any I/O failure while starting is the address: a busy port, a host name that does not resolve, an address
+            // of no local interface. Vert.x's native transport reports these as its own IOException subclasses (not
+            // BindException), and a resolver failure may be wrapped, so look down the cause chain for one.
+            for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
+                if (t instanceof IOException) {
+                    throw new ConfigException("--host " + host + " --port " + port + ": cannot listen ("
+                            + String.valueOf(t.getMessage()).trim() + ")");
+                }
             }
             if (cause instanceof ConfigException c) {
                 throw c;

@@ -3,6 +3,8 @@ package dev.infersim.cli;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -36,5 +38,52 @@ class ServeCommandTest {
         assertTrue(runFailing("serve", "--config", config.toString()).contains("--max-num-seqs"));
         Files.writeString(config, "- not\n- a mapping\n");
         assertTrue(runFailing("serve", "--config", config.toString()).contains("--config"));
+    }
+
+    @Test
+    void aPortAlreadyInUseIsOneLineNamingThePortNotAStackTrace() throws Exception {
+        // Vert.x's native transport reports a busy port as its own IOException, not java.net.BindException.
+        try (ServerSocket busy = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            String line = runFailing("serve", "--port", Integer.toString(busy.getLocalPort()), "--max-num-seqs", "4");
+            assertTrue(line.contains("--port " + busy.getLocalPort()), line);
+        }
+    }
+
+    @Test
+    void anAddressOfNoLocalInterfaceIsOneLineNamingTheHost() {
+        // 192.0.2.1 is reserved for documentation, so no machine has it: binding fails with "cannot assign address".
+        String line = runFailing("serve", "--host", "192.0.2.1", "--port", "0", "--max-num-seqs", "4");
+        assertTrue(line.contains("--host 192.0.2.1"), line);
+    }
+
+    @Test
+    void aNullValueInTheConfigFileLeavesTheFlagAtItsDefault(@TempDir Path dir) throws Exception {
+        // 'api-key: ~' must mean "no key here", not the key "null"; an int flag shows it without starting a server.
+        Path config = dir.resolve("serve.yaml");
+        Files.writeString(config, "max-num-seqs: ~\ntime-scale: 0\n");
+        String line = runFailing("serve", "--config", config.toString());
+        assertTrue(line.contains("--time-scale"), line);
+    }
+
+    @Test
+    void aMissingConfigFileSaysSo() {
+        String line = runFailing("serve", "--config", "/nonexistent/serve.yaml");
+        assertTrue(line.contains("no such file"), line);
+    }
+
+    @Test
+    void aNegativeShutdownGraceIsRefused() {
+        // With a second bad flag checked later, the test fails fast instead of serving if the grace went unchecked.
+        assertTrue(runFailing("serve", "--shutdown-grace-ms", "-5", "--failure-rate", "2").contains("--shutdown-grace-ms"));
+    }
+
+    @Test
+    void aWaitingQueueOfZeroIsRefusedAtStart() throws Exception {
+        // Every request waits a moment for the engine thread, so a queue of 0 would refuse every request with a 400.
+        // The busy port makes the test fail fast rather than serve if 0 went unchecked.
+        try (ServerSocket busy = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            String line = runFailing("serve", "--max-waiting-requests", "0", "--port", Integer.toString(busy.getLocalPort()));
+            assertTrue(line.contains("--max-waiting-requests"), line);
+        }
     }
 }

@@ -253,7 +253,7 @@ final class EngineLoop implements Runnable {
                 metrics.recordInterToken(end - c.lastTokenNanos);
             }
             c.recordToken(end);
-            if (c.exchange.isStreaming()) {
+            if (c.exchange.wantsTokens()) {
                 touch(c.batch).add(c);
             }
         }

@@ -101,6 +101,14 @@ final class Exchange {
         return request.stream();
     }
 
+    /**
+     * Whether each token must reach the event loop: a stream writes it, and a non-stream disconnect fault counts tokens
+     * to drop the connection mid-generation. Other non-stream exchanges need only the finish.
+     */
+    boolean wantsTokens() {
+        return request.stream() || fault == FaultType.DISCONNECT;
+    }
+
     int choiceCount() {
         return choices.length;
     }
@@ -128,6 +136,15 @@ final class Exchange {
         }
     }
 
+    /** Resets the connection and aborts every choice still in the engine (finish() first: clientGone would skip them). */
+    private void dropConnection() {
+        finish();
+        for (Choice c : choices) {
+            service.loop.abort(c);
+        }
+        response.reset();
+    }
+
     private void finish() {
         done = true;
         service.activeExchanges.decrementAndGet();
@@ -139,6 +156,13 @@ final class Exchange {
             return;
         }
         if (!request.stream()) {
+            if (fault == FaultType.DISCONNECT && Choice.emitted(c.published()) >= service.faults.get().afterTokens()
+                    && !Choice.finished(c.published())) {
+                // Drop the connection mid-generation, as a crashed backend would, and stop the engine's work for it;
+                // waiting for the whole generation made the fault a late reset counted as a 'length' success.
+                dropConnection();
+                return;
+            }
             if (Choice.finished(c.published()) && !c.finishHandled) {
                 c.finishHandled = true;
                 if (++finishedChoices == choices.length) {
@@ -423,8 +447,7 @@ final class Exchange {
     private void answerWhole() {
         FaultSettings settings = service.faults.get();
         if (fault == FaultType.DISCONNECT) {
-            finish();
-            response.reset();
+            dropConnection();
         } else if (fault == FaultType.STALL || fault == FaultType.SLOW_FIRST_TOKEN) {
             long ms = fault == FaultType.STALL ? settings.stallMs() : settings.slowFirstTokenMs();
             context.owner().setTimer(Math.max(1, ms), t -> {

@@ -24,6 +24,9 @@ import java.util.List;
  */
 final class HttpApi extends VerticleBase {
     static final String FAULT_HEADER = "x-infersim-fault";
+    /** The fields POST /admin/faults understands, as GET /admin/faults shows them. */
+    private static final List<String> FAULT_KEYS = List.of("failure_rate", "failure_types", "fault_after_tokens", "stall_ms",
+            "slow_first_token_ms");
 
     /** Whether the server is shutting down (new completions get 503). */
     interface Shutdown {
@@ -56,7 +59,7 @@ final class HttpApi extends VerticleBase {
         router.post("/v1/chat/completions").handler(body).handler(rc -> complete(rc, true));
         router.post("/v1/completions").handler(body).handler(rc -> complete(rc, false));
         router.get("/v1/models").handler(this::models);
-        router.get("/health").handler(rc -> rc.response().end());
+        router.get("/health").handler(this::health);
         router.get("/version").handler(rc -> json(rc, Json.MAPPER.createObjectNode().put("version", version())));
         router.get("/metrics").handler(rc -> rc.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
                 .end(service.metrics.render()));
@@ -90,6 +93,15 @@ final class HttpApi extends VerticleBase {
         rc.put("requestId", id);
         rc.response().putHeader("x-request-id", id);
         rc.next();
+    }
+
+    /** 200 while serving; 503 once shutdown began, so health checks stop sending traffic that would get 503 anyway. */
+    private void health(RoutingContext rc) {
+        if (shutdown.closing()) {
+            error(rc, 503, "The server is shutting down", null);
+        } else {
+            rc.response().end();
+        }
     }
 
     private void authenticate(RoutingContext rc) {
@@ -169,6 +181,14 @@ final class HttpApi extends VerticleBase {
         String root = service.options.deployment().model().hfId();
         m.put("id", name).put("object", "model").put("created", System.currentTimeMillis() / 1000).put("owned_by", "vllm")
                 .put("root", root == null ? name : root).putNull("parent").put("max_model_len", service.capacity.maxModelLen());
+        // vLLM's ModelCard always carries one permission entry with these values; clients that model the OpenAI schema
+        // strictly (and gateways that relay the card) expect the list to be there.
+        m.putArray("permission").addObject()
+                .put("id", "modelperm-" + java.util.UUID.randomUUID().toString().replace("-", ""))
+                .put("object", "model_permission").put("created", System.currentTimeMillis() / 1000)
+                .put("allow_create_engine", false).put("allow_sampling", true).put("allow_logprobs", true)
+                .put("allow_search_indices", false).put("allow_view", true).put("allow_fine_tuning", false)
+                .put("organization", "*").putNull("group").put("is_blocking", false);
         json(rc, list);
     }
 
@@ -236,6 +256,13 @@ final class HttpApi extends VerticleBase {
     private void setFaults(RoutingContext rc) {
         try {
             ObjectNode body = RequestParser.object(rc.body().buffer() == null ? new byte[0] : rc.body().buffer().getBytes());
+            // A misspelt key would otherwise be a silent no-op, leaving a test to run without the fault it asked for.
+            for (java.util.Iterator<String> names = body.fieldNames(); names.hasNext(); ) {
+                String name = names.next();
+                if (!FAULT_KEYS.contains(name)) {
+                    throw ApiException.badRequest(name, name + ": unknown field; known: " + String.join(", ", FAULT_KEYS));
+                }
+            }
             FaultSettings now = service.faults.get();
             Double rate = RequestParser.optNumber(body, "failure_rate", 0, 1);
             List<FaultType> types = now.types();

@@ -96,7 +96,10 @@ public final class MockServer {
 
     /** {@code http://host:port} (append {@code /v1} for OpenAI clients). */
     public String baseUrl() {
-        return "http://" + service.options.host() + ":" + port;
+        String host = service.options.host();
+        // An IPv6 literal needs brackets in a URL, else its colons swallow the port (RFC 3986, section 3.2.2).
+        boolean ipv6Literal = host.indexOf(':') >= 0 && !host.startsWith("[");
+        return "http://" + (ipv6Literal ? "[" + host + "]" : host) + ":" + port;
     }
 
     public ServerOptions options() {

@@ -15,7 +15,7 @@ import java.util.Objects;
  * @param port                TCP port; 0 picks a free one ({@link MockServer#port()} tells which)
  * @param apiKey              bearer token required on /v1 and admin routes; null or empty for none
  * @param timeScale           k: the server runs k times faster than the modelled GPU (model time = wall time x k)
- * @param maxWaitingRequests  requests accepted but not yet scheduled beyond which new ones get 429
+ * @param maxWaitingRequests  requests accepted but not yet scheduled beyond which new ones get 429 (at least 1)
  * @param outputMode          lorem or echo
  * @param seed                server seed: text and output lengths of requests without their own seed derive from it
  * @param outputLengths       EOS position distribution for requests without ignore_eos
@@ -39,7 +39,8 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, Stri
         Objects.requireNonNull(host, "host");
         check(port >= 0 && port <= 65535, "--port must be in 0..65535, got " + port);
         check(timeScale > 0 && Double.isFinite(timeScale), "--time-scale must be a positive number, got " + timeScale);
-        check(maxWaitingRequests >= 0, "--max-waiting-requests must be >= 0, got " + maxWaitingRequests);
+        // Each request waits at least until the engine thread takes it in, so 0 would refuse every request.
+        check(maxWaitingRequests >= 1, "--max-waiting-requests must be >= 1, got " + maxWaitingRequests);
         Objects.requireNonNull(outputMode, "outputMode");
         Objects.requireNonNull(outputLengths, "outputLengths");
         Objects.requireNonNull(faults, "faults");

@@ -90,6 +90,22 @@ class ConnectionAndQueueTest {
     }
 
     @Test
+    void healthSays503WhileShuttingDownLikeTheCompletionRoutes() throws Exception {
+        // A gateway's health check must see the drain: 200 from /health while completions answer 503 kept traffic coming.
+        server = TestServers.start(TestServers.options(TestServers.llama8b(8), 1).build());
+        try (RawHttp stream = RawHttp.post(server, "/v1/completions", LONG_STREAM.formatted("during drain"))) {
+            assertNotNull(stream.readUntil("data: "));
+            assertEquals(200, TestServers.get(server, "/health").status());
+            var closed = server.close(java.time.Duration.ofMillis(1500)).toCompletionStage().toCompletableFuture();
+            TestServers.Reply health = TestServers.get(server, "/health");
+            assertEquals(503, health.status(), health.raw().body());
+            assertEquals(503, health.json().get("error").get("code").asInt());
+            closed.get();
+        }
+        server = null;
+    }
+
+    @Test
     void streamedChunksGiveTheirPooledBuffersBackWhetherTheClientStaysOrHangsUp() throws Exception {
         server = TestServers.start(TestServers.options(TestServers.llama8b(64), 20).build());
         // Released buffers may stay in the event loops' allocator caches, which the arena counts as active; so compare

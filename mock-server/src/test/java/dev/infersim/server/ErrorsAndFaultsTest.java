@@ -203,4 +203,61 @@ class ErrorsAndFaultsTest {
         }
         assertEquals(200, chat(body).status());
     }
+
+    @Test
+    void adminFaultsRefusesKeysItDoesNotKnow() throws Exception {
+        // A misspelt key ("stall" for "stall_ms") must not be a silent no-op that leaves a test running without its fault.
+        JsonNode e = error(TestServers.post(server, "/admin/faults", "{\"stall\":500}", AUTH), 400);
+        assertEquals("stall", e.get("param").asText());
+        assertEquals(1000, TestServers.get(server, "/admin/faults", AUTH).json().get("stall_ms").asInt());
+    }
+
+    @Test
+    void modelsListsEveryFieldVllmSends() throws Exception {
+        JsonNode m = TestServers.get(server, "/v1/models", AUTH).json().get("data").get(0);
+        for (String field : List.of("id", "object", "created", "owned_by", "root", "parent", "max_model_len", "permission")) {
+            assertTrue(m.has(field), field + " missing in " + m);
+        }
+        JsonNode p = m.get("permission");
+        assertTrue(p.isArray() && p.size() == 1, m.toString());
+        assertEquals("model_permission", p.get(0).get("object").asText());
+        assertTrue(p.get(0).get("id").asText().startsWith("modelperm-"), p.toString());
+        assertEquals("*", p.get(0).get("organization").asText());
+        assertTrue(p.get(0).get("allow_sampling").asBoolean() && p.get(0).get("allow_logprobs").asBoolean(), p.toString());
+    }
+
+    /** The value of an unlabelled-by-reason series such as vllm:generation_tokens_total. */
+    private static double metric(String series) throws Exception {
+        String text = TestServers.get(server, "/metrics").raw().body();
+        return text.lines().filter(l -> l.startsWith(series + "{"))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+    }
+
+    private static double aborted() throws Exception {
+        String text = TestServers.get(server, "/metrics").raw().body();
+        return text.lines().filter(l -> l.startsWith("vllm:request_success_total{") && l.contains("finished_reason=\"abort\""))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+    }
+
+    @Test
+    void disconnectFaultWithoutStreamDropsTheConnectionAfterTheConfiguredTokensAndAbortsTheRequest() throws Exception {
+        // As documented and as a crashed backend: the connection drops after fault_after_tokens tokens, not after the
+        // whole generation, and the engine stops (counted as abort), not a 'length' success that nobody received.
+        double abortedBefore = aborted();
+        double generatedBefore = metric("vllm:generation_tokens_total");
+        String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":8000,\"ignore_eos\":true}";
+        try (RawHttp h = RawHttp.post(server, "/v1/chat/completions", body, AUTH[0], AUTH[1], HttpApi.FAULT_HEADER, "disconnect")) {
+            String all = h.readAll();
+            assertFalse(all.contains("200 OK"), all);
+        }
+        assertTrue(TestServers.eventually(10, () -> {
+            try {
+                return aborted() == abortedBefore + 1;
+            } catch (Exception e) {
+                return false;
+            }
+        }), "the dropped request was not counted as aborted");
+        double generated = metric("vllm:generation_tokens_total") - generatedBefore;
+        assertTrue(generated < 1000, generated + " tokens generated for a request dropped after 3");
+    }
 }

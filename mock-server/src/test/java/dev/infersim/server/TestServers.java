@@ -69,9 +69,12 @@ final class TestServers {
         return new Reply(r.statusCode(), r);
     }
 
-    static Reply get(MockServer server, String path) throws Exception {
-        HttpResponse<String> r = http().send(HttpRequest.newBuilder(URI.create(server.baseUrl() + path)).timeout(Duration.ofSeconds(30)).GET().build(),
-                HttpResponse.BodyHandlers.ofString());
+    static Reply get(MockServer server, String path, String... headers) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(server.baseUrl() + path)).timeout(Duration.ofSeconds(30)).GET();
+        for (int i = 0; i < headers.length; i += 2) {
+            b.header(headers[i], headers[i + 1]);
+        }
+        HttpResponse<String> r = http().send(b.build(), HttpResponse.BodyHandlers.ofString());
         return new Reply(r.statusCode(), r);
     }
 
