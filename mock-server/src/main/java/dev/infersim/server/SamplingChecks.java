@@ -62,8 +62,7 @@ final class SamplingChecks {
     static int sampleLogprobs(int k) {
         int requested = k == -1 ? PromptTokenizer.VOCABULARY_SIZE : k;
         if (requested > MAX_LOGPROBS) {
-            throw ApiException.badRequest("logprobs", "Requested sample logprobs of " + requested
-                    + ", which is greater than max allowed: " + MAX_LOGPROBS + " (parameter=logprobs, value=" + requested + ")");
+            throw overMax("logprobs", "sample", requested);
         }
         return k;
     }
@@ -88,11 +87,15 @@ final class SamplingChecks {
             throw ApiException.badRequest("prompt_logprobs", "`prompt_logprobs` must be a positive value or -1.");
         }
         if (k == -1 || k > MAX_LOGPROBS) {
-            String requested = k == -1 ? String.valueOf(PromptTokenizer.VOCABULARY_SIZE) : String.valueOf(k);
-            throw ApiException.badRequest("prompt_logprobs", "Requested prompt logprobs of " + requested
-                    + ", which is greater than max allowed: " + MAX_LOGPROBS + " (parameter=prompt_logprobs, value=" + requested + ")");
+            throw overMax("prompt_logprobs", "prompt", k == -1 ? PromptTokenizer.VOCABULARY_SIZE : k);
         }
         return k;
+    }
+
+    /** vLLM's refusal of more logprobs than --max-logprobs, with the parameter and value its message appends. */
+    private static ApiException overMax(String param, String kind, int requested) {
+        return ApiException.badRequest(param, "Requested " + kind + " logprobs of " + requested
+                + ", which is greater than max allowed: " + MAX_LOGPROBS + " (parameter=" + param + ", value=" + requested + ")");
     }
 
     /** logit_bias: an object from token ids (as strings) to numbers, every id inside the vocabulary. */
