@@ -78,6 +78,12 @@ class ServeCommandTest {
     }
 
     @Test
+    void aNegativeFaultDelayNamesItsFlag() {
+        assertTrue(runFailing("serve", "--stall-ms", "-1").contains("--stall-ms"));
+        assertTrue(runFailing("serve", "--slow-first-token-ms", "-1").contains("--slow-first-token-ms"));
+    }
+
+    @Test
     void aWaitingQueueOfZeroIsRefusedAtStart() throws Exception {
         // Every request waits a moment for the engine thread, so a queue of 0 would refuse every request with a 400.
         // The busy port makes the test fail fast rather than serve if 0 went unchecked.

@@ -26,8 +26,11 @@ public record FaultSettings(double failureRate, List<FaultType> types, int after
         if (afterTokens < 0) {
             throw new IllegalArgumentException("--fault-after-tokens (fault_after_tokens) must be >= 0, got " + afterTokens);
         }
-        if (stallMs < 0 || slowFirstTokenMs < 0) {
-            throw new IllegalArgumentException("stall_ms and slow_first_token_ms must be >= 0, got " + stallMs + " and " + slowFirstTokenMs);
+        if (stallMs < 0) {
+            throw new IllegalArgumentException("--stall-ms (stall_ms) must be >= 0, got " + stallMs);
+        }
+        if (slowFirstTokenMs < 0) {
+            throw new IllegalArgumentException("--slow-first-token-ms (slow_first_token_ms) must be >= 0, got " + slowFirstTokenMs);
         }
     }
 
