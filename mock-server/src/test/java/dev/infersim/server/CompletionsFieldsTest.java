@@ -2,7 +2,6 @@ package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.openai.client.OpenAIClient;
-import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.core.JsonValue;
 import com.openai.errors.BadRequestException;
 import com.openai.models.completions.Completion;
@@ -31,7 +30,7 @@ class CompletionsFieldsTest {
     @BeforeAll
     static void start() throws Exception {
         server = TestServers.start(TestServers.options(TestServers.llama8b(64), 50).build());
-        client = OpenAIOkHttpClient.builder().baseUrl(server.baseUrl() + "/v1").apiKey("none").maxRetries(0).build();
+        client = TestServers.sdk(server, "none");
     }
 
     @AfterAll

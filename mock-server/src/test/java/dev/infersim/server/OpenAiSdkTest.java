@@ -1,7 +1,6 @@
 package dev.infersim.server;
 
 import com.openai.client.OpenAIClient;
-import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.core.http.StreamResponse;
 import com.openai.errors.BadRequestException;
 import com.openai.errors.NotFoundException;
@@ -44,7 +43,7 @@ class OpenAiSdkTest {
     }
 
     private static OpenAIClient sdk(String key) {
-        return OpenAIOkHttpClient.builder().baseUrl(server.baseUrl() + "/v1").apiKey(key).maxRetries(0).build();
+        return TestServers.sdk(server, key);
     }
 
     private static ChatCompletionCreateParams.Builder chat(int maxTokens) {

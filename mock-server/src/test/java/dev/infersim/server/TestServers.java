@@ -1,6 +1,8 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.openai.client.OpenAIClient;
+import com.openai.client.okhttp.OpenAIOkHttpClient;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
 
@@ -36,6 +38,11 @@ final class TestServers {
 
     static ServerOptions.Builder options(Deployment d, double timeScale) {
         return ServerOptions.builder(d).port(0).timeScale(timeScale).eventLoops(2);
+    }
+
+    /** The official OpenAI Java SDK pointed at {@code server}, without retries so that every error reaches the test. */
+    static OpenAIClient sdk(MockServer server, String apiKey) {
+        return OpenAIOkHttpClient.builder().baseUrl(server.baseUrl() + "/v1").apiKey(apiKey).maxRetries(0).build();
     }
 
     static MockServer start(ServerOptions options) throws Exception {
