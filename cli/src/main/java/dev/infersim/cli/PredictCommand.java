@@ -167,14 +167,13 @@ public final class PredictCommand implements Runnable {
         double saturation = p.server().saturationRatePerS();
         try {
             ContinuousBatchingModel chain = p.at(rate);
-            double prefill = chain.meanTtftSeconds() - chain.meanQueueingDelaySeconds() - chain.meanIterationBoundaryWaitSeconds();
             f.put("request_throughput", rate);
             f.put("output_throughput", rate * m.meanOutputTokens());
             f.put("total_token_throughput", rate * (m.meanOutputTokens() + m.meanPromptTokens()));
             f.put("mean_ttft_ms", 1e3 * chain.meanTtftSeconds());
-            f.put("median_ttft_ms", 1e3 * ttftPercentile(chain, 0.5, prefill));
+            f.put("median_ttft_ms", 1e3 * chain.ttftPercentileSeconds(0.5));
             for (double q : reporting.percentiles()) {
-                f.put("p" + RunInfo.percentileWord(q) + "_ttft_ms", 1e3 * ttftPercentile(chain, q / 100, prefill));
+                f.put("p" + RunInfo.percentileWord(q) + "_ttft_ms", 1e3 * chain.ttftPercentileSeconds(q / 100));
             }
             f.put("mean_tpot_ms", 1e3 * chain.meanTpotSeconds());
             f.put("mean_e2el_ms", 1e3 * chain.meanSojournSeconds());
@@ -203,10 +202,6 @@ public final class PredictCommand implements Runnable {
         f.put("infersim_kv_cache_tokens", KvCapacity.of(d).tokens());
         capacityPlan(f, d, p, rate);
         return f;
-    }
-
-    private static double ttftPercentile(ContinuousBatchingModel chain, double q, double prefillSeconds) {
-        return chain.queueingDelayPercentileSeconds(q) + chain.meanIterationBoundaryWaitSeconds() + prefillSeconds;
     }
 
     private void capacityPlan(Map<String, Object> f, Deployment d, EnginePrediction p, double rate) {

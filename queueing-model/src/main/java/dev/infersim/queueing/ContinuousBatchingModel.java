@@ -1,5 +1,7 @@
 package dev.infersim.queueing;
 
+import org.apache.commons.math3.analysis.solvers.BrentSolver;
+
 /**
  * The stationary birth-death chain of continuous batching as limited, state-dependent
  * processor sharing. With n requests in the system b = min(n, B) run; requests arrive as a
@@ -158,6 +160,44 @@ public final class ContinuousBatchingModel {
      */
     public double meanTtftSeconds() {
         return meanQueueingDelaySeconds() + meanIterationBoundaryWaitSeconds() + server.prefillIterationSeconds();
+    }
+
+    /**
+     * P(wait before the prefill iteration <= t): an arrival that finds the engine idle waits nothing; one that finds
+     * n in 1..B-1 running lands uniformly in an iteration of length tau(n) (time fraction p_n) and waits for its end;
+     * one that finds the batch full waits for a departure, P(N >= B)(1 - e^{-(mu_B - lambda) t}) in all. Its mean is
+     * {@link #meanIterationBoundaryWaitSeconds()} + {@link #meanQueueingDelaySeconds()}.
+     */
+    public double probabilityWaitAtMost(double tSeconds) {
+        Checks.nonNegative("tSeconds", tSeconds);
+        double p = stateProbabilities[0];
+        for (int n = 1; n < server.maxNumSeqs(); n++) {
+            p += stateProbabilities[n] * Math.min(1, tSeconds / server.iterationSeconds(n));
+        }
+        return p + probabilityOfWait() - probabilityQueueingDelayExceeds(tSeconds);
+    }
+
+    /**
+     * The p-quantile of the time to first token: the quantile of the wait of {@link #probabilityWaitAtMost} plus the
+     * prefill iteration. Even at light load its tail is an iteration long, where the admission wait alone is zero.
+     */
+    public double ttftPercentileSeconds(double p) {
+        Checks.openUnitInterval("percentile", p);
+        double prefill = server.prefillIterationSeconds();
+        if (p <= stateProbabilities[0]) {
+            return prefill;
+        }
+        double longestIteration = 0;
+        for (int n = 1; n < server.maxNumSeqs(); n++) {
+            longestIteration = Math.max(longestIteration, server.iterationSeconds(n));
+        }
+        // At this bound every boundary wait is over, so F >= 1 - P(N >= B) e^{-theta t} >= p.
+        double upper = Math.max(longestIteration, queueingDelayPercentileSeconds(p));
+        if (probabilityWaitAtMost(upper) <= p) {
+            return upper + prefill;
+        }
+        double wait = new BrentSolver(1e-12, 1e-9).solve(200, t -> probabilityWaitAtMost(t) - p, 0, upper);
+        return wait + prefill;
     }
 
     /** lambda E[L]: output tokens per second carried (all arrivals are served in a stable chain). */

@@ -59,6 +59,46 @@ class ContinuousBatchingModelTest {
     }
 
     @Test
+    void waitBeforePrefillHasTheMeanOfItsTwoParts() {
+        for (double load : new double[] {0.1, 0.6, 0.95}) {
+            ContinuousBatchingModel chain = LLAMA_LIKE.atArrivalRate(load * LLAMA_LIKE.saturationRatePerS());
+            // E[W] = integral of P(W > t) dt, by the trapezoid rule far into the tail.
+            double horizon = chain.queueingDelayPercentileSeconds(1 - 1e-12) + 1.0;
+            int steps = 400_000;
+            double h = horizon / steps;
+            double mean = 0;
+            for (int i = 0; i < steps; i++) {
+                mean += h * (2 - chain.probabilityWaitAtMost(i * h) - chain.probabilityWaitAtMost((i + 1) * h)) / 2;
+            }
+            double expected = chain.meanIterationBoundaryWaitSeconds() + chain.meanQueueingDelaySeconds();
+            assertEquals(expected, mean, 1e-6 + 1e-4 * expected, "load " + load);
+        }
+    }
+
+    @Test
+    void ttftTailIsAnIterationLongAtLightLoadAndFollowsTheQueueUnderHeavyLoad() {
+        double prefill = LLAMA_LIKE.prefillIterationSeconds();
+        ContinuousBatchingModel light = LLAMA_LIKE.atArrivalRate(0.05 * LLAMA_LIKE.saturationRatePerS());
+        assertEquals(0, light.queueingDelayPercentileSeconds(0.99), 0, "no admission wait at light load");
+        double p50 = light.ttftPercentileSeconds(0.5);
+        double p99 = light.ttftPercentileSeconds(0.99);
+        assertTrue(p50 > prefill && p99 > p50 && p99 < prefill + LLAMA_LIKE.iterationSeconds(255), p50 + " " + p99);
+        assertEquals(0.99, light.probabilityWaitAtMost(p99 - prefill), 1e-9);
+        ContinuousBatchingModel heavy = LLAMA_LIKE.atArrivalRate(0.97 * LLAMA_LIKE.saturationRatePerS());
+        double heavyP99 = heavy.ttftPercentileSeconds(0.99);
+        assertTrue(heavyP99 >= heavy.queueingDelayPercentileSeconds(0.99) + prefill, "the boundary wait only adds");
+        assertEquals(0.99, heavy.probabilityWaitAtMost(heavyP99 - prefill), 1e-9);
+    }
+
+    @Test
+    void idleEngineGivesThePrefillAlone() {
+        BatchingServer server = new BatchingServer(4, 0, 10, IterationTime.decodeOnly(0.01, 0), 0.03);
+        ContinuousBatchingModel chain = server.atArrivalRate(0.01);
+        assertTrue(chain.probabilityOfState(0) > 0.99);
+        assertEquals(0.03, chain.ttftPercentileSeconds(0.5), 0);
+    }
+
+    @Test
     void stationaryProbabilitiesSumToOneAndBalanceArrivalsWithDepartures() {
         ContinuousBatchingModel chain = LLAMA_LIKE.atArrivalRate(0.9 * LLAMA_LIKE.saturationRatePerS());
         double mass = 0;
