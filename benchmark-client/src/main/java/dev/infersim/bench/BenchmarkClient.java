@@ -169,9 +169,11 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_max_in_flight", phase.maxInFlight());
         extra.put("infersim_mean_in_flight", phase.meanInFlight());
         double steady = measured.isClosedLoop() ? w.closedLoopThroughput(phase.meanInFlight())
-                : w.steadyRequestThroughput();
+                : w.stats.steadyRequestThroughput();
         extra.put("infersim_steady_request_throughput", Double.isNaN(steady) ? null : steady);
-        double offered = w.steadySendRate();
+        double steadyOutput = steady * w.stats.meanOutputTokens();
+        extra.put("infersim_steady_output_throughput", Double.isNaN(steadyOutput) ? null : steadyOutput);
+        double offered = w.stats.steadySendRate();
         extra.put("infersim_steady_send_rate", Double.isNaN(offered) ? null : offered);
         extra.put("infersim_errors", w.errors.toJson());
         extra.put("infersim_prompt_token_mismatches", w.promptMismatches);

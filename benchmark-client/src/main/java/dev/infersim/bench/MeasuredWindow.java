@@ -21,7 +21,6 @@ import java.util.Map;
  */
 final class MeasuredWindow {
     private static final int MISMATCH_EXAMPLES = 5;
-    private static final long FINE_BIN_NANOS = 10_000_000;
 
     final long startNanos;
     final ServingStats stats;
@@ -34,10 +33,6 @@ final class MeasuredWindow {
     long promptMismatchMaxTokens;
     final List<String> promptMismatchExamples = new ArrayList<>();
     long lastFinishNanos;
-    private long sendingEndNanos = -1;
-    /** Intended sends and first tokens per {@value #FINE_BIN_NANOS} ns since the window's start. */
-    private int[] sentPerBin = new int[1024];
-    private int[] firstTokensPerBin = new int[1024];
     private final RequestLog log;
     private final boolean checkPromptLength;
     private long[] sentPerS = new long[64];
@@ -71,7 +66,6 @@ final class MeasuredWindow {
             int b = bin(x.sendNanos); // bin() may grow the arrays: index only after it returns
             sentPerS[b]++;
         }
-        sentPerBin = countInFineBin(sentPerBin, x.originNanos);
         if (log != null) {
             log.write(x, startNanos);
         }
@@ -80,7 +74,6 @@ final class MeasuredWindow {
             stats.recordRequest(failedRecord(x));
             return;
         }
-        firstTokensPerBin = countInFineBin(firstTokensPerBin, x.firstTokenNanos);
         int out = x.outputTokens();
         GroundTruth truth = x.groundTruth;
         stats.recordRequest(new RequestRecord(x.request.index(), x.request.requestClass(), x.scheduledNanos,
@@ -168,25 +161,7 @@ final class MeasuredWindow {
 
     /** Marks the end of sending: the window's last request has just gone out. */
     synchronized void sendingEnded(long nowNanos) {
-        sendingEndNanos = nowNanos;
-    }
-
-    /**
-     * Requests the server took in per second while they were being sent: first tokens over the sending span
-     * [start, end of sending] shifted by the median TTFT, over its length. In a steady state that is the request
-     * throughput, without the two ends that bias a short run's whole-window figure (the wait for the first responses
-     * and the drain after the last send, about one latency each). First tokens rather than completions because TTFT
-     * hardly varies below saturation, where E2EL varies with every request's output length: completions counted over a
-     * span of a few seconds miss the long requests and fall short of the send rate even when the server keeps up.
-     * When it does not, TTFT grows during the run and first tokens arrive slower than sends. NaN before sending ended
-     * or without a successful request.
-     */
-    double steadyRequestThroughput() {
-        if (sendingEndNanos <= startNanos || stats.completed() == 0) {
-            return Double.NaN;
-        }
-        long shift = (long) (stats.ttft().medianMs() * 1e6);
-        return countBetween(firstTokensPerBin, startNanos + shift, sendingEndNanos + shift) / sendingSpanSeconds();
+        stats.sendingEnded(nowNanos);
     }
 
     /**
@@ -199,38 +174,6 @@ final class MeasuredWindow {
      */
     double closedLoopThroughput(double meanInFlight) {
         return stats.completed() == 0 ? Double.NaN : meanInFlight / (stats.e2el().meanMs() / 1e3);
-    }
-
-    /**
-     * Requests offered per second over the sending span, by intended send time: what {@link #steadyRequestThroughput}
-     * is compared with (a Poisson schedule of a few hundred requests misses its nominal rate by several percent).
-     * NaN before sending ended.
-     */
-    double steadySendRate() {
-        return sendingEndNanos <= startNanos ? Double.NaN
-                : countBetween(sentPerBin, startNanos, sendingEndNanos) / sendingSpanSeconds();
-    }
-
-    private double sendingSpanSeconds() {
-        return Math.max(FINE_BIN_NANOS, sendingEndNanos - startNanos) / 1e9;
-    }
-
-    private int[] countInFineBin(int[] bins, long nanos) {
-        int b = (int) Math.max(0, (nanos - startNanos) / FINE_BIN_NANOS);
-        int[] out = b < bins.length ? bins : Arrays.copyOf(bins, Math.max(b + 1, bins.length * 2));
-        out[b]++;
-        return out;
-    }
-
-    /** Events in the bins covering [from, to]: whole bins, so the span is exact to one bin at each end. */
-    private long countBetween(int[] bins, long fromNanos, long toNanos) {
-        int first = (int) Math.max(0, (fromNanos - startNanos) / FINE_BIN_NANOS);
-        int last = (int) Math.min(bins.length - 1, (toNanos - startNanos) / FINE_BIN_NANOS);
-        long n = 0;
-        for (int b = first; b <= last; b++) {
-            n += bins[b];
-        }
-        return n;
     }
 
     /** Length of the measured window: from its start to the last response. */

@@ -44,8 +44,8 @@ class MeasuredWindowTest {
         MeasuredWindow w = tenPerSecond(i -> SECOND, i -> 2 * SECOND);
         double wholeRun = w.stats.completed() / (w.durationNanos() / 1e9);
         assertTrue(wholeRun < 0.9 * 10, "over the whole window " + wholeRun + " req/s");
-        assertEquals(100 / 9.9, w.steadySendRate(), 1e-9);
-        assertEquals(w.steadySendRate(), w.steadyRequestThroughput(), 1e-9);
+        assertEquals(100 / 9.9, w.stats.steadySendRate(), 1e-9);
+        assertEquals(w.stats.steadySendRate(), w.stats.steadyRequestThroughput(), 1e-9);
     }
 
     @Test
@@ -67,14 +67,14 @@ class MeasuredWindowTest {
         // TTFT 0.1 s; every other request streams for 5 s. Completions before the last send fall well short of the
         // sends, though the server keeps up; first tokens do not.
         MeasuredWindow w = tenPerSecond(i -> SECOND / 10, i -> i % 2 == 0 ? 3 * SECOND / 10 : 5 * SECOND);
-        assertEquals(w.steadySendRate(), w.steadyRequestThroughput(), 1e-9);
+        assertEquals(w.stats.steadySendRate(), w.stats.steadyRequestThroughput(), 1e-9);
     }
 
     @Test
     void steadyThroughputFallsBehindTheSendsWhenTtftGrows() {
         // A saturated server: request i waits 50 ms more than request i - 1, so it takes in 1 / 0.15 s = 6.7 req/s.
         MeasuredWindow w = tenPerSecond(i -> SECOND / 10 + i * SECOND / 20, i -> 2 * SECOND + i * SECOND / 20);
-        double ratio = w.steadyRequestThroughput() / w.steadySendRate();
+        double ratio = w.stats.steadyRequestThroughput() / w.stats.steadySendRate();
         assertTrue(ratio > 0.5 && ratio < 0.75, "taken in / sent = " + ratio);
     }
 
@@ -82,10 +82,10 @@ class MeasuredWindowTest {
     void steadyThroughputIsUnknownBeforeSendingEndedOrWithoutASuccess() {
         MeasuredWindow w = new MeasuredWindow(0, GoodputSlo.NONE, null, true);
         w.record(completed(0, 0, 3 * SECOND), 3 * SECOND);
-        assertTrue(Double.isNaN(w.steadyRequestThroughput()));
-        assertTrue(Double.isNaN(w.steadySendRate()));
+        assertTrue(Double.isNaN(w.stats.steadyRequestThroughput()));
+        assertTrue(Double.isNaN(w.stats.steadySendRate()));
         MeasuredWindow none = new MeasuredWindow(0, GoodputSlo.NONE, null, true);
         none.sendingEnded(SECOND);
-        assertTrue(Double.isNaN(none.steadyRequestThroughput()));
+        assertTrue(Double.isNaN(none.stats.steadyRequestThroughput()));
     }
 }

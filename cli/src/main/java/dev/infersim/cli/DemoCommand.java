@@ -206,25 +206,23 @@ public final class DemoCommand implements Callable<Integer> {
 
         static Side measured(Map<String, Object> f, double timeScale) {
             return new Side(num(f, "median_ttft_ms") * timeScale, num(f, "p99_ttft_ms") * timeScale,
-                    num(f, "median_tpot_ms") * timeScale, num(f, "output_throughput") / timeScale,
-                    num(f, "request_throughput") / timeScale, false);
+                    num(f, "median_tpot_ms") * timeScale, num(f, "infersim_steady_output_throughput") / timeScale,
+                    num(f, "infersim_steady_request_throughput") / timeScale, false);
         }
 
         static Side simulated(SimulationResult r) {
             Map<String, Object> f = r.report(new dev.infersim.sim.RunInfo("", "infersim-sim", "m", "m", 1, 1, 1, 0,
                     List.of("ttft", "tpot"), List.of(50.0, 99.0))).fields();
             return new Side(num(f, "median_ttft_ms"), num(f, "p99_ttft_ms"), num(f, "median_tpot_ms"),
-                    num(f, "output_throughput"), num(f, "request_throughput"), r.saturation().saturated());
+                    num(f, "infersim_steady_output_throughput"), num(f, "infersim_steady_request_throughput"),
+                    r.saturation().saturated());
         }
 
         static Side predicted(EnginePrediction p, double rate) {
             try {
                 ContinuousBatchingModel chain = p.at(rate);
-                double prefill = chain.meanTtftSeconds() - chain.meanQueueingDelaySeconds()
-                        - chain.meanIterationBoundaryWaitSeconds();
-                double base = chain.meanIterationBoundaryWaitSeconds() + prefill;
-                return new Side(1e3 * (chain.queueingDelayPercentileSeconds(0.5) + base),
-                        1e3 * (chain.queueingDelayPercentileSeconds(0.99) + base), 1e3 * chain.meanTpotSeconds(),
+                return new Side(1e3 * chain.ttftPercentileSeconds(0.5), 1e3 * chain.ttftPercentileSeconds(0.99),
+                        1e3 * chain.meanTpotSeconds(),
                         rate * p.moments().meanOutputTokens(), rate, false);
             } catch (UnstableQueueException e) {
                 double sat = p.server().saturationRatePerS();
@@ -243,8 +241,8 @@ public final class DemoCommand implements Callable<Integer> {
         m.put("median_ttft_ms", s.ttftP50Ms());
         m.put("p99_ttft_ms", s.ttftP99Ms());
         m.put("median_tpot_ms", s.tpotP50Ms());
-        m.put("output_throughput", s.outputTokensPerS());
-        m.put("request_throughput", s.requestsPerS());
+        m.put("steady_output_throughput", s.outputTokensPerS());
+        m.put("steady_request_throughput", s.requestsPerS());
         m.put("saturated", s.saturated());
         return m;
     }

@@ -30,8 +30,8 @@ final class DemoReport {
         out.println();
         out.println("Measured = benchmark client against the mock server over HTTP (converted to model time);");
         out.println("simulated = discrete-event simulator, same requests; predicted = continuous-batching queueing chain.");
-        out.println("Each cell: measured / simulated / predicted. Output tok/s measured and simulated is vLLM's output_throughput, "
-                + "over the whole run with its drain; predicted is the steady state.");
+        out.println("Each cell: measured / simulated / predicted. Output tok/s is the steady state: requests taken in while "
+                + "sending times mean output tokens (vLLM's output_throughput, in the saved results, also counts the drain).");
         out.printf(Locale.ROOT, "%-14s %-22s %-22s %-22s %-25s %s%n", "rate req/s", "TTFT p50 ms", "TTFT p99 ms",
                 "TPOT p50 ms", "output tok/s", "client vs server p99 ms");
         for (DemoCommand.Row r : rows) {
@@ -73,18 +73,18 @@ final class DemoReport {
             compare(notes, at, "TPOT p50", r.measured().tpotP50Ms(), r.simulated().tpotP50Ms(), "measured", "simulated",
                     measuredWhy());
             compare(notes, at, "TTFT p50", r.predicted().ttftP50Ms(), r.simulated().ttftP50Ms(), "predicted", "simulated",
-                    "the chain charges every request the mean wait for the running iteration and a prefill iteration at "
-                            + "the mean batch; the engine's real iterations vary with the batch and with prefills sharing them");
+                    "the chain's iterations carry the mean prefill load and its prefill iteration is the mean one; the "
+                            + "engine's real iterations vary with the batch and with prefills sharing them");
             compare(notes, at, "TTFT p99", r.predicted().ttftP99Ms(), r.simulated().ttftP99Ms(), "predicted", "simulated",
-                    "the chain's tail comes only from waiting for a batch slot; in the engine the tail comes from prompts "
-                            + "arriving together and sharing (chunked) prefill iterations, which the chain averages out");
+                    "the chain's tail comes from the wait for the running iteration and for a batch slot; in the engine "
+                            + "it also comes from prompts arriving together and sharing (chunked) prefill iterations, which "
+                            + "the chain averages out");
             compare(notes, at, "TPOT p50", r.predicted().tpotP50Ms(), r.simulated().tpotP50Ms(), "predicted", "simulated",
                     "the chain gives a mean TPOT from a linear fit of the iteration time; the table compares it with a median");
             compare(notes, at, "output tok/s", r.predicted().outputTokensPerS(), r.simulated().outputTokensPerS(),
-                    "predicted", "simulated", "a run's output_throughput divides its tokens by its whole length, which "
-                            + "includes the drain after the last send (as long as the longest requests, and longer than the "
-                            + "sending itself in a short run at a high rate), while the chain gives the steady state, rate "
-                            + "times mean output tokens");
+                    "predicted", "simulated", "the chain multiplies the nominal rate by the configured mean output "
+                            + "length, while a run of a few hundred requests draws its own Poisson arrivals and output "
+                            + "lengths, each some percent off the nominal values");
         }
         return notes;
     }

@@ -12,6 +12,7 @@ package dev.infersim.sim;
 public final class ServingStats {
     private final GoodputSlo slo;
     private final PeakRates peaks;
+    private final SteadyRates steady;
     private final LatencyStats ttft = new LatencyStats();
     private final LatencyStats tpot = new LatencyStats();
     private final LatencyStats itl = new LatencyStats();
@@ -35,6 +36,7 @@ public final class ServingStats {
     public ServingStats(GoodputSlo slo, long windowStartNanos) {
         this.slo = slo;
         this.peaks = new PeakRates(windowStartNanos);
+        this.steady = new SteadyRates(windowStartNanos);
     }
 
     /** One gap between successive tokens of a measured request (a chunk of k tokens gives k gaps of gap / k). */
@@ -59,11 +61,13 @@ public final class ServingStats {
 
     /** A finished request of the measured window. */
     public void recordRequest(RequestRecord r) {
+        steady.recordSend(r.startNanos());
         if (!r.succeeded()) {
             failed++;
             return;
         }
         completed++;
+        steady.recordFirstToken(r.firstTokenNanos());
         inputTokens += r.promptTokens();
         outputTokens += r.outputTokens();
         long ttftNanos = r.ttftNanos();
@@ -91,6 +95,34 @@ public final class ServingStats {
             good++;
         }
         peaks.recordRequest(r.startNanos(), r.lastTokenNanos());
+    }
+
+    /** The window's last request has gone out at {@code nanos}: the end of the span the steady rates cover. */
+    public void sendingEnded(long nanos) {
+        steady.sendingEnded(nanos);
+    }
+
+    /** Requests offered per second while sending, by intended send time ({@link SteadyRates}); NaN before sending ended. */
+    public double steadySendRate() {
+        return steady.sendRate();
+    }
+
+    /** Requests taken in per second while sending, by first token ({@link SteadyRates}); NaN if unknown. */
+    public double steadyRequestThroughput() {
+        return completed == 0 ? Double.NaN : steady.requestThroughput(ttft.medianMs());
+    }
+
+    /**
+     * Output tokens per second of the steady state: the steady request throughput times the mean output length. The
+     * rate a long run would show, and what a queueing model predicts; NaN if unknown.
+     */
+    public double steadyOutputThroughput() {
+        return steadyRequestThroughput() * meanOutputTokens();
+    }
+
+    /** Output tokens per successful request; NaN without one. */
+    public double meanOutputTokens() {
+        return completed == 0 ? Double.NaN : (double) outputTokens / completed;
     }
 
     public GoodputSlo slo() { return slo; }

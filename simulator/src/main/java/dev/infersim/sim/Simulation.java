@@ -50,6 +50,7 @@ public final class Simulation {
     private ServingStats stats;
     private long windowStartNanos = -1;
     private long windowEndNanos = -1;
+    private long lastSendNanos = -1;
     private long firstArrivalNanos = -1;
     private long lastArrivalNanos;
     private double requestNanosInSystem;
@@ -213,6 +214,7 @@ public final class Simulation {
                 detail != null && detail.tokenGaps());
         inFlight++;
         sent++;
+        lastSendNanos = clock;
         if (firstSendNanos < 0) {
             firstSendNanos = clock;
         }
@@ -311,6 +313,9 @@ public final class Simulation {
 
     private SimulationResult result() {
         ServingStats measured = stats != null ? stats : new ServingStats(options.slo(), 0);
+        if (!stopped) {
+            measured.sendingEnded(lastSendNanos);
+        }
         long duration = stats != null ? windowEndNanos - windowStartNanos : 0;
         SaturationVerdict verdict;
         if (closedLoop) {

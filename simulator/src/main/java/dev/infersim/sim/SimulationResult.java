@@ -64,8 +64,15 @@ public record SimulationResult(ServingStats stats, long durationNanos, Timeline 
         m.put("infersim_kv_cache_usage_peak", peakKv);
         m.put("infersim_waiting_peak", peakWaiting);
         m.put("infersim_mean_requests_in_system", meanRequestsInSystem);
+        m.put("infersim_steady_request_throughput", finiteOrNull(stats.steadyRequestThroughput()));
+        m.put("infersim_steady_output_throughput", finiteOrNull(stats.steadyOutputThroughput()));
+        m.put("infersim_steady_send_rate", finiteOrNull(stats.steadySendRate()));
         m.put("infersim_timelines", timeline.toJson());
         return m;
+    }
+
+    private static Double finiteOrNull(double v) {
+        return Double.isNaN(v) ? null : v;
     }
 
     /** Relative error of Little's law, |L - lambda W| / L; 0 for an empty run. */
