@@ -51,6 +51,11 @@ public record BatchingServer(int maxNumSeqs, double meanPromptTokens, double mea
         return iterationTime.seconds(batchSize, batchSize * meanPromptTokens / meanOutputTokens);
     }
 
+    /** tau(b) of an iteration that only decodes: no prompt tokens. */
+    public double decodeIterationSeconds(int batchSize) {
+        return iterationTime.seconds(batchSize, 0);
+    }
+
     /** mu_n = min(n, B) / (E[L] tau(min(n, B))): the completion rate with n requests in the system. */
     public double departureRatePerS(int requestsInSystem) {
         int batch = Math.min(requestsInSystem, maxNumSeqs);

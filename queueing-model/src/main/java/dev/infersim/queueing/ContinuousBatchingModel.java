@@ -142,16 +142,30 @@ public final class ContinuousBatchingModel {
     /**
      * Mean wait of an arrival for the running iteration to end, when it finds a free batch slot:
      * an engine admits requests only between iterations, which the continuous-time chain ignores.
-     * A Poisson arrival lands in an iteration of length tau(n) with the time fraction p_n and waits
-     * half of it: sum_{n=1}^{B-1} p_n tau(n) / 2. (Arrivals finding the batch full wait for a
-     * departure, which already ends on an iteration boundary.)
+     * A Poisson arrival lands in the iterations of state n with the time fraction p_n and waits
+     * for the end of the one it lands in, half of it on average; it lands in an iteration that
+     * prefills a prompt with probability q ({@link #prefillTimeShare()}), else in one that only
+     * decodes: sum_{n=1}^{B-1} p_n (q tau_pf + (1 - q) tau_dec(n)) / 2. (Arrivals finding the
+     * batch full wait for a departure, which already ends on an iteration boundary.)
      */
     public double meanIterationBoundaryWaitSeconds() {
+        double q = prefillTimeShare();
         double wait = 0;
         for (int n = 1; n < server.maxNumSeqs(); n++) {
-            wait += stateProbabilities[n] * server.iterationSeconds(n) / 2;
+            wait += stateProbabilities[n] * (q * server.prefillIterationSeconds() + (1 - q) * server.decodeIterationSeconds(n)) / 2;
         }
         return wait;
+    }
+
+    /**
+     * The share of the engine's busy time spent in iterations that prefill a prompt: every arrival's prompt takes one
+     * iteration of tau_pf, lambda tau_pf of all time, over the busy share 1 - p_0; at most 1, as prompts arriving
+     * together share an iteration. Those iterations are the long ones, so arrivals land in them more often than their
+     * count suggests, which is what puts the light-load TTFT tail above one decode iteration.
+     */
+    private double prefillTimeShare() {
+        double busy = 1 - stateProbabilities[0];
+        return busy <= 0 ? 0 : Math.min(1, arrivalRatePerS * server.prefillIterationSeconds() / busy);
     }
 
     /**
@@ -164,15 +178,18 @@ public final class ContinuousBatchingModel {
 
     /**
      * P(wait before the prefill iteration <= t): an arrival that finds the engine idle waits nothing; one that finds
-     * n in 1..B-1 running lands uniformly in an iteration of length tau(n) (time fraction p_n) and waits for its end;
+     * n in 1..B-1 running lands uniformly in a prefill iteration of tau_pf (probability q) or a decode iteration of
+     * tau_dec(n), and waits for its end;
      * one that finds the batch full waits for a departure, P(N >= B)(1 - e^{-(mu_B - lambda) t}) in all. Its mean is
      * {@link #meanIterationBoundaryWaitSeconds()} + {@link #meanQueueingDelaySeconds()}.
      */
     public double probabilityWaitAtMost(double tSeconds) {
         Checks.nonNegative("tSeconds", tSeconds);
+        double q = prefillTimeShare();
+        double inPrefill = server.prefillIterationSeconds() == 0 ? 1 : Math.min(1, tSeconds / server.prefillIterationSeconds());
         double p = stateProbabilities[0];
         for (int n = 1; n < server.maxNumSeqs(); n++) {
-            p += stateProbabilities[n] * Math.min(1, tSeconds / server.iterationSeconds(n));
+            p += stateProbabilities[n] * (q * inPrefill + (1 - q) * Math.min(1, tSeconds / server.decodeIterationSeconds(n)));
         }
         return p + probabilityOfWait() - probabilityQueueingDelayExceeds(tSeconds);
     }
@@ -187,9 +204,9 @@ public final class ContinuousBatchingModel {
         if (p <= stateProbabilities[0]) {
             return prefill;
         }
-        double longestIteration = 0;
+        double longestIteration = server.prefillIterationSeconds();
         for (int n = 1; n < server.maxNumSeqs(); n++) {
-            longestIteration = Math.max(longestIteration, server.iterationSeconds(n));
+            longestIteration = Math.max(longestIteration, server.decodeIterationSeconds(n));
         }
         // At this bound every boundary wait is over, so F >= 1 - P(N >= B) e^{-theta t} >= p.
         double upper = Math.max(longestIteration, queueingDelayPercentileSeconds(p));

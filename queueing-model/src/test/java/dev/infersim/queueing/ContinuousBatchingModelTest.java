@@ -76,13 +76,16 @@ class ContinuousBatchingModelTest {
     }
 
     @Test
-    void ttftTailIsAnIterationLongAtLightLoadAndFollowsTheQueueUnderHeavyLoad() {
+    void ttftTailIsSetByIterationsAtLightLoadAndFollowsTheQueueUnderHeavyLoad() {
         double prefill = LLAMA_LIKE.prefillIterationSeconds();
         ContinuousBatchingModel light = LLAMA_LIKE.atArrivalRate(0.05 * LLAMA_LIKE.saturationRatePerS());
         assertEquals(0, light.queueingDelayPercentileSeconds(0.99), 0, "no admission wait at light load");
         double p50 = light.ttftPercentileSeconds(0.5);
         double p99 = light.ttftPercentileSeconds(0.99);
-        assertTrue(p50 > prefill && p99 > p50 && p99 < prefill + LLAMA_LIKE.iterationSeconds(255), p50 + " " + p99);
+        assertTrue(p50 > prefill && p99 < 2 * prefill, p50 + " " + p99);
+        // Arrivals land in the long prefill iterations of others (8% of busy time here): that, not a decode
+        // iteration of a few ms, sets the p99.
+        assertTrue(p99 > prefill + LLAMA_LIKE.decodeIterationSeconds(10), p50 + " " + p99);
         assertEquals(0.99, light.probabilityWaitAtMost(p99 - prefill), 1e-9);
         ContinuousBatchingModel heavy = LLAMA_LIKE.atArrivalRate(0.97 * LLAMA_LIKE.saturationRatePerS());
         double heavyP99 = heavy.ttftPercentileSeconds(0.99);
