@@ -17,13 +17,13 @@ final class RequestParser {
     static final int DEFAULT_COMPLETION_MAX_TOKENS = 16;
 
     private final PromptTokenizer tokenizer;
-    private final String servedModelName;
+    private final List<String> servedModelNames;
     private final int maxModelLen;
     private final boolean priorityScheduling;
 
-    RequestParser(PromptTokenizer tokenizer, String servedModelName, int maxModelLen, boolean priorityScheduling) {
+    RequestParser(PromptTokenizer tokenizer, List<String> servedModelNames, int maxModelLen, boolean priorityScheduling) {
         this.tokenizer = tokenizer;
-        this.servedModelName = servedModelName;
+        this.servedModelNames = servedModelNames;
         this.maxModelLen = maxModelLen;
         this.priorityScheduling = priorityScheduling;
     }
@@ -44,10 +44,10 @@ final class RequestParser {
         return (ObjectNode) node;
     }
 
-    /** 404 unless {@code model} is absent or the served model. */
+    /** 404 unless {@code model} is absent or one of the served names. */
     void checkModel(ObjectNode body) {
         String model = optString(body, "model");
-        if (model != null && !model.equals(servedModelName)) {
+        if (model != null && !servedModelNames.contains(model)) {
             throw new ApiException(404, "The model `" + model + "` does not exist.", "model");
         }
     }
