@@ -1,8 +1,6 @@
 package dev.infersim.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.ConfigException;
-import dev.infersim.engine.Profiles;
 import dev.infersim.server.FaultSettings;
 import dev.infersim.server.MockServer;
 import dev.infersim.server.OutputLengths;
@@ -16,13 +14,10 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -30,8 +25,8 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * {@code infersim serve}: an OpenAI-compatible mock of {@code vllm serve}, every token timed by the engine model on the
- * real clock. Flags mirror vLLM's; {@code --config FILE} reads the same flags from YAML (keys are flag names without
- * dashes' prefix, e.g. {@code max-num-seqs: 128}); flags on the command line win.
+ * real clock. Flags mirror vLLM's; {@code --config FILE} reads the same flags from YAML ({@link ServeConfigFile});
+ * flags on the command line win.
  */
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = "Run an OpenAI-compatible mock LLM server timed by the engine model (vLLM API, SSE and metrics).")
@@ -43,9 +38,10 @@ public final class ServeCommand implements Runnable {
     @Mixin
     DeploymentOptions deployment;
 
-    @Option(names = "--served-model-name", paramLabel = "NAME",
-            description = "Model id clients send and /v1/models lists (default: the model profile's name).")
-    String servedModelName;
+    @Option(names = "--served-model-name", arity = "1..*", paramLabel = "NAME",
+            description = "Model ids clients may send, each listed by /v1/models; responses and metrics name the first, "
+                    + "as vLLM's do (default: the model profile's name).")
+    List<String> servedModelNames;
 
     @Option(names = "--host", defaultValue = "127.0.0.1", description = "Interface to bind (default: ${DEFAULT-VALUE}).")
     String host;
@@ -108,16 +104,25 @@ public final class ServeCommand implements Runnable {
 
     @Override
     public void run() {
-        if (config != null) {
-            withConfigFile().serve();
-        } else {
-            serve();
+        if (config == null) {
+            serve(options());
+            return;
         }
+        ServeConfigFile file = ServeConfigFile.read(config, spec,
+                ServeConfigFile.matched(spec.commandLine().getParseResult()));
+        ServeCommand merged = withConfigFile(file);
+        ServerOptions options;
+        try {
+            options = merged.options();
+        } catch (RuntimeException e) {
+            throw file.attribute(e);
+        }
+        merged.serve(options);
     }
 
-    /** A fresh command parsed from the config file's flags followed by the command line's (later flags win). */
-    private ServeCommand withConfigFile() {
-        List<String> args = new ArrayList<>(configArgs(config));
+    /** A fresh command parsed from the config file's flags followed by the command line's. */
+    private ServeCommand withConfigFile(ServeConfigFile file) {
+        List<String> args = new ArrayList<>(file.args());
         List<String> original = spec.commandLine().getParseResult().originalArgs();
         int start = original.indexOf(spec.name()) + 1; // the list starts with the parent command's arguments
         for (int i = start; i < original.size(); i++) {
@@ -130,48 +135,13 @@ public final class ServeCommand implements Runnable {
         }
         ServeCommand merged = new ServeCommand();
         CommandLine cli = new CommandLine(merged).setOverwrittenOptionsAllowed(true);
-        cli.parseArgs(args.toArray(String[]::new));
+        try {
+            cli.parseArgs(args.toArray(String[]::new));
+        } catch (CommandLine.ParameterException e) {
+            throw file.attribute(e);
+        }
         merged.spec = cli.getCommandSpec();
         return merged;
-    }
-
-    private static List<String> configArgs(Path file) {
-        JsonNode root;
-        try {
-            root = Profiles.yaml().readTree(Files.readString(file));
-        } catch (java.nio.file.NoSuchFileException e) {
-            // Its message is the bare path, which read as if the path itself were the complaint.
-            throw new ConfigException("--config " + file + ": no such file");
-        } catch (IOException e) {
-            throw new ConfigException("--config " + file + ": " + e.getMessage().lines().findFirst().orElse("unreadable"));
-        }
-        if (root == null || !root.isObject()) {
-            throw new ConfigException("--config " + file + ": expected a YAML mapping of flag names to values");
-        }
-        List<String> args = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
-            String flag = "--" + e.getKey().replace('_', '-');
-            JsonNode v = e.getValue();
-            if (flag.equals("--config")) {
-                throw new ConfigException("--config " + file + ": a config file cannot name another config file");
-            }
-            if (v.isNull()) {
-                // YAML's empty value ('api-key:' or '~') means "not set here"; passing it on would make the text "null"
-                // the flag's value (an API key "null", or a type error for a number).
-                continue;
-            }
-            if (v.isBoolean()) {
-                args.add(v.asBoolean() ? flag : "--no-" + flag.substring(2));
-            } else if (v.isArray()) {
-                List<String> items = new ArrayList<>();
-                v.forEach(x -> items.add(x.asText()));
-                args.add(flag + "=" + String.join(",", items));
-            } else {
-                args.add(flag + "=" + v.asText());
-            }
-        }
-        return args;
     }
 
     private ServerOptions options() {
@@ -182,7 +152,7 @@ public final class ServeCommand implements Runnable {
             FaultSettings faults = new FaultSettings(failureRate, FaultSettings.parseTypes(failureTypes), faultAfterTokens,
                     stallMs, slowFirstTokenMs);
             return ServerOptions.builder(deployment.deployment()).schedulingPolicy(deployment.schedulingPolicy)
-                    .servedModelName(servedModelName).host(host).port(port).apiKey(apiKey).timeScale(timeScale)
+                    .servedModelNames(servedModelNames).host(host).port(port).apiKey(apiKey).timeScale(timeScale)
                     .maxWaitingRequests(maxWaitingRequests).outputMode(OutputMode.parse(outputMode)).seed(seed)
                     .outputLengths(OutputLengths.parse(outputLenDist)).faults(faults).realtimeEngine(realtimeEngine).build();
         } catch (IllegalArgumentException e) {
@@ -190,8 +160,7 @@ public final class ServeCommand implements Runnable {
         }
     }
 
-    private void serve() {
-        ServerOptions options = options();
+    private void serve(ServerOptions options) {
         MockServer server;
         try {
             server = MockServer.start(options).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);

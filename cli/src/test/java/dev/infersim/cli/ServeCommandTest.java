@@ -35,7 +35,8 @@ class ServeCommandTest {
     void configFileFlagsAreValidatedLikeCommandLineFlags(@TempDir Path dir) throws Exception {
         Path config = dir.resolve("serve.yaml");
         Files.writeString(config, "max-num-seqs: 0\nport: 0\n");
-        assertTrue(runFailing("serve", "--config", config.toString()).contains("--max-num-seqs"));
+        assertEquals("infersim: --config " + config + ": max-num-seqs: must be >= 1, got 0",
+                runFailing("serve", "--config", config.toString()));
         Files.writeString(config, "- not\n- a mapping\n");
         assertTrue(runFailing("serve", "--config", config.toString()).contains("--config"));
     }
@@ -62,7 +63,32 @@ class ServeCommandTest {
         Path config = dir.resolve("serve.yaml");
         Files.writeString(config, "max-num-seqs: ~\ntime-scale: 0\n");
         String line = runFailing("serve", "--config", config.toString());
-        assertTrue(line.contains("--time-scale"), line);
+        assertTrue(line.contains("--config " + config + ": time-scale: "), line);
+    }
+
+    @Test
+    void aValueOfTheWrongTypeInTheConfigFileNamesTheFileAndKey(@TempDir Path dir) throws Exception {
+        Path config = dir.resolve("serve.yaml");
+        Files.writeString(config, "port: 0\nmax_num_seqs: lots\n");
+        assertEquals("infersim: --config " + config + ": max_num_seqs: 'lots' is not an int",
+                runFailing("serve", "--config", config.toString()));
+    }
+
+    @Test
+    void aKeyThatIsNoFlagNamesTheFileAndKey(@TempDir Path dir) throws Exception {
+        Path config = dir.resolve("serve.yaml");
+        Files.writeString(config, "max-num-sequences: 8\n");
+        assertEquals("infersim: --config " + config + ": max-num-sequences: no such flag of infersim serve",
+                runFailing("serve", "--config", config.toString()));
+    }
+
+    @Test
+    void aFlagOnTheCommandLineReplacesTheConfigFilesValueSoItsFaultIsTheCommandLines(@TempDir Path dir) throws Exception {
+        // The file's bad max-num-seqs is never read; the command line's bad --time-scale is named as the command line's.
+        Path config = dir.resolve("serve.yaml");
+        Files.writeString(config, "max-num-seqs: 0\ntime-scale: 2\n");
+        String line = runFailing("serve", "--config", config.toString(), "--max-num-seqs", "4", "--time-scale", "0");
+        assertTrue(line.startsWith("infersim: --time-scale must be"), line);
     }
 
     @Test

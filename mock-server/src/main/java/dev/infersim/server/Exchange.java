@@ -460,6 +460,11 @@ final class Exchange {
         }
     }
 
+    /**
+     * The non-stream body with every key vLLM's response models dump, unset ones as null (vLLM serializes its pydantic
+     * models whole): ChatCompletionResponse / ChatMessage and CompletionResponse / CompletionResponseChoice as of vLLM
+     * 0.10, so a client that reads the key set (or a schema-strict one) sees what vLLM sends.
+     */
     private void writeBody() {
         finish();
         ObjectNode body = Json.MAPPER.createObjectNode();
@@ -467,44 +472,55 @@ final class Exchange {
                 .put("model", service.options.servedModelName());
         ArrayNode list = body.putArray("choices");
         for (Choice c : choices) {
-            ObjectNode choice = list.addObject().put("index", c.index);
-            String text = c.finalText();
-            if (request.echo()) {
-                text = promptOf(c).text() + (request.promptOnly() ? "" : text);
-            }
-            if (request.chat()) {
-                if (request.echoMessage() != null) {
-                    text = request.echoMessage() + text;
-                }
-                ObjectNode message = choice.putObject("message").put("role", "assistant").put("content", text);
-                message.putArray("tool_calls");
-            } else {
-                choice.put("text", text);
-            }
-            if (request.logprobs()) {
-                choice.set("logprobs", readTree(request.chat() ? chatLogprobs(c, 0, c.request.outputTokens())
-                        : completionLogprobs(c, request.echo(), 0, request.promptOnly() ? 0 : c.request.outputTokens(), 0)));
-            } else {
-                choice.putNull("logprobs");
-            }
-            if (request.promptLogprobs() != null && !request.chat()) {
-                choice.set("prompt_logprobs", readTree(PromptLogprobs.json(promptOf(c), request.promptLogprobs(), service.vocabulary)));
-            }
-            choice.put("finish_reason", finishName(c));
-            if (c.stopReason != null && c.request.finishReason() == FinishReason.STOP) {
-                choice.put("stop_reason", c.stopReason);
-            } else {
-                choice.putNull("stop_reason");
-            }
+            writeChoice(list.addObject().put("index", c.index), c);
+        }
+        if (request.chat()) {
+            body.putNull("service_tier").putNull("system_fingerprint");
         }
         body.set("usage", readTree("{" + usageJson(-1) + "}").get("usage"));
         if (request.chat()) {
-            // vLLM's chat response scores its one prompt once, at the top level, and always carries the field.
+            // vLLM's chat response scores its one prompt once, at the top level.
             body.set("prompt_logprobs", request.promptLogprobs() == null ? null
                     : readTree(PromptLogprobs.json(request.returnedPrompts().get(0), request.promptLogprobs(), service.vocabulary)));
+            body.putNull("prompt_token_ids");
         }
+        body.putNull("kv_transfer_params");
         body.set("infersim", groundTruth());
         response.putHeader("content-type", "application/json").end(body.toString());
+    }
+
+    private void writeChoice(ObjectNode choice, Choice c) {
+        String text = c.finalText();
+        if (request.echo()) {
+            text = promptOf(c).text() + (request.promptOnly() ? "" : text);
+        }
+        if (request.chat()) {
+            if (request.echoMessage() != null) {
+                text = request.echoMessage() + text;
+            }
+            ObjectNode message = choice.putObject("message").put("role", "assistant").put("content", text);
+            message.putNull("refusal").putNull("annotations").putNull("audio").putNull("function_call");
+            message.putArray("tool_calls");
+            message.putNull("reasoning_content");
+        } else {
+            choice.put("text", text);
+        }
+        if (request.logprobs()) {
+            choice.set("logprobs", readTree(request.chat() ? chatLogprobs(c, 0, c.request.outputTokens())
+                    : completionLogprobs(c, request.echo(), 0, request.promptOnly() ? 0 : c.request.outputTokens(), 0)));
+        } else {
+            choice.putNull("logprobs");
+        }
+        choice.put("finish_reason", finishName(c));
+        if (c.stopReason != null && c.request.finishReason() == FinishReason.STOP) {
+            choice.put("stop_reason", c.stopReason);
+        } else {
+            choice.putNull("stop_reason");
+        }
+        if (!request.chat()) {
+            choice.set("prompt_logprobs", request.promptLogprobs() == null ? null
+                    : readTree(PromptLogprobs.json(promptOf(c), request.promptLogprobs(), service.vocabulary)));
+        }
     }
 
     private static String finishName(Choice c) {

@@ -176,11 +176,19 @@ final class HttpApi extends VerticleBase {
 
     private void models(RoutingContext rc) {
         ObjectNode list = Json.MAPPER.createObjectNode().put("object", "list");
-        ObjectNode m = list.putArray("data").addObject();
-        String name = service.options.servedModelName();
-        String root = service.options.deployment().model().hfId();
+        ArrayNode data = list.putArray("data");
+        // vLLM lists one card per served name, each rooted at the one model they all name (its --model path).
+        String hfId = service.options.deployment().model().hfId();
+        String root = hfId == null ? service.options.deployment().model().name() : hfId;
+        for (String name : service.options.servedModelNames()) {
+            modelCard(data.addObject(), name, root);
+        }
+        json(rc, list);
+    }
+
+    private void modelCard(ObjectNode m, String name, String root) {
         m.put("id", name).put("object", "model").put("created", System.currentTimeMillis() / 1000).put("owned_by", "vllm")
-                .put("root", root == null ? name : root).putNull("parent").put("max_model_len", service.capacity.maxModelLen());
+                .put("root", root).putNull("parent").put("max_model_len", service.capacity.maxModelLen());
         // vLLM's ModelCard always carries one permission entry with these values; clients that model the OpenAI schema
         // strictly (and gateways that relay the card) expect the list to be there.
         m.putArray("permission").addObject()
@@ -189,7 +197,6 @@ final class HttpApi extends VerticleBase {
                 .put("allow_create_engine", false).put("allow_sampling", true).put("allow_logprobs", true)
                 .put("allow_search_indices", false).put("allow_view", true).put("allow_fine_tuning", false)
                 .put("organization", "*").putNull("group").put("is_blocking", false);
-        json(rc, list);
     }
 
     private void tokenize(RoutingContext rc) {

@@ -35,7 +35,7 @@ final class ModelService {
                 options.realtimeEngine());
         this.tokenizer = tokenizer;
         this.vocabulary = vocabulary;
-        this.parser = new RequestParser(tokenizer, options.servedModelName(), capacity.maxModelLen(),
+        this.parser = new RequestParser(tokenizer, options.servedModelNames(), capacity.maxModelLen(),
                 options.schedulingPolicy().equals("priority"));
         this.faults = new AtomicReference<>(options.faults());
         this.idSalt = System.currentTimeMillis() ^ options.seed();

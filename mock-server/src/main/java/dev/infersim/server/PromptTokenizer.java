@@ -45,17 +45,38 @@ public final class PromptTokenizer {
         return (id >= 0 && id < ORDINARY_TOKENS) || SPECIAL_IDS.contains(id);
     }
 
+    /**
+     * How a templated conversation ends, as vLLM's chat request chooses it: with the assistant's header that primes a
+     * new reply ({@code add_generation_prompt}, the default), with the last message closed and nothing after it, or with
+     * the last message left open for the model to continue ({@code continue_final_message}).
+     */
+    public enum Ending { GENERATION_PROMPT, CLOSED, CONTINUE_FINAL }
+
     /** Token ids of a chat conversation under the ChatML template, ending with the assistant's header. */
     public int[] applyChatTemplate(List<Message> messages) {
+        return applyChatTemplate(messages, Ending.GENERATION_PROMPT);
+    }
+
+    /**
+     * Token ids of a chat conversation under the ChatML template, ending as {@code ending} says. Continuing the final
+     * message drops what the template writes after its content ({@code <|im_end|>\n}), as transformers'
+     * apply_chat_template does.
+     */
+    public int[] applyChatTemplate(List<Message> messages, Ending ending) {
         IntArrayList ids = new IntArrayList(64);
-        for (Message m : messages) {
+        for (int i = 0; i < messages.size(); i++) {
+            Message m = messages.get(i);
             ids.add(IM_START);
             append(ids, m.role() + "\n" + m.content());
-            ids.add(IM_END);
-            append(ids, "\n");
+            if (ending != Ending.CONTINUE_FINAL || i < messages.size() - 1) {
+                ids.add(IM_END);
+                append(ids, "\n");
+            }
         }
-        ids.add(IM_START);
-        append(ids, "assistant\n");
+        if (ending == Ending.GENERATION_PROMPT) {
+            ids.add(IM_START);
+            append(ids, "assistant\n");
+        }
         return ids.toArray();
     }
 

@@ -17,13 +17,13 @@ final class RequestParser {
     static final int DEFAULT_COMPLETION_MAX_TOKENS = 16;
 
     private final PromptTokenizer tokenizer;
-    private final String servedModelName;
+    private final List<String> servedModelNames;
     private final int maxModelLen;
     private final boolean priorityScheduling;
 
-    RequestParser(PromptTokenizer tokenizer, String servedModelName, int maxModelLen, boolean priorityScheduling) {
+    RequestParser(PromptTokenizer tokenizer, List<String> servedModelNames, int maxModelLen, boolean priorityScheduling) {
         this.tokenizer = tokenizer;
-        this.servedModelName = servedModelName;
+        this.servedModelNames = servedModelNames;
         this.maxModelLen = maxModelLen;
         this.priorityScheduling = priorityScheduling;
     }
@@ -44,10 +44,10 @@ final class RequestParser {
         return (ObjectNode) node;
     }
 
-    /** 404 unless {@code model} is absent or the served model. */
+    /** 404 unless {@code model} is absent or one of the served names. */
     void checkModel(ObjectNode body) {
         String model = optString(body, "model");
-        if (model != null && !model.equals(servedModelName)) {
+        if (model != null && !servedModelNames.contains(model)) {
             throw new ApiException(404, "The model `" + model + "` does not exist.", "model");
         }
     }
@@ -64,7 +64,7 @@ final class RequestParser {
             List<PromptTokenizer.Message> messages = messages(body);
             chatEcho = optBool(body, "echo", false);
             echoMessage = chatEcho ? ChatEcho.text(messages) : null;
-            prompts.add(tokenizer.applyChatTemplate(messages));
+            prompts.add(tokenizer.applyChatTemplate(messages, templateEnding(body)));
             String lastUser = "";
             for (PromptTokenizer.Message m : messages) {
                 if (m.role().equals("user")) {
@@ -185,7 +185,26 @@ final class RequestParser {
      * of any length and ignores sampling fields.
      */
     int[] chatPrompt(ObjectNode body) {
-        return tokenizer.applyChatTemplate(messages(body));
+        return tokenizer.applyChatTemplate(messages(body), templateEnding(body));
+    }
+
+    /**
+     * How the chat template ends, from {@code add_generation_prompt} (default true) and {@code continue_final_message}
+     * (default false), which chat and /tokenize requests share in vLLM. The two cannot both be true: vLLM's request
+     * validator refuses a body that sets both; one that sets only continue_final_message leaves the generation prompt
+     * at its default, which the template renderer then refuses, so that is a 400 too.
+     */
+    private static PromptTokenizer.Ending templateEnding(ObjectNode body) {
+        boolean continueFinal = optBool(body, "continue_final_message", false);
+        boolean generationPrompt = optBool(body, "add_generation_prompt", true);
+        if (continueFinal && generationPrompt) {
+            throw ApiException.badRequest(null, body.hasNonNull("add_generation_prompt")
+                    ? "Cannot set both `continue_final_message` and `add_generation_prompt` to True."
+                    : "continue_final_message needs add_generation_prompt: false (the template cannot both continue the "
+                    + "final message and start a new one)");
+        }
+        return continueFinal ? PromptTokenizer.Ending.CONTINUE_FINAL
+                : generationPrompt ? PromptTokenizer.Ending.GENERATION_PROMPT : PromptTokenizer.Ending.CLOSED;
     }
 
     /** vLLM's context-length check: the prompt must leave room, and prompt + max_tokens must fit max-model-len. */

@@ -3,6 +3,7 @@ package dev.infersim.server;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.SchedulingPolicies;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -10,7 +11,8 @@ import java.util.Objects;
  *
  * @param deployment          the engine model (GPU, model, vLLM serving flags)
  * @param schedulingPolicy    {@code fcfs} or {@code priority}
- * @param servedModelName     the model id clients send and {@code /v1/models} lists (vLLM {@code --served-model-name})
+ * @param servedModelNames    the model ids clients may send, each listed by {@code /v1/models} (vLLM's
+ *                            {@code --served-model-name a b}); responses and metrics name the first, as vLLM's do
  * @param host                interface to bind
  * @param port                TCP port; 0 picks a free one ({@link MockServer#port()} tells which)
  * @param apiKey              bearer token required on /v1 and admin routes; null or empty for none
@@ -25,7 +27,7 @@ import java.util.Objects;
  * @param realtimeEngine      run the engine thread under Linux's SCHED_FIFO ({@link RealtimePriority}); start fails
  *                            when that is not permitted
  */
-public record ServerOptions(Deployment deployment, String schedulingPolicy, String servedModelName, String host, int port,
+public record ServerOptions(Deployment deployment, String schedulingPolicy, List<String> servedModelNames, String host, int port,
                             String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
                             OutputLengths outputLengths, FaultSettings faults, long maxBodyBytes, int eventLoops,
                             boolean realtimeEngine) {
@@ -33,8 +35,10 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, Stri
     public ServerOptions {
         Objects.requireNonNull(deployment, "deployment");
         SchedulingPolicies.byName(schedulingPolicy);
-        if (servedModelName == null || servedModelName.isBlank()) {
-            servedModelName = deployment.model().name();
+        servedModelNames = servedModelNames == null || servedModelNames.isEmpty()
+                ? List.of(deployment.model().name()) : List.copyOf(servedModelNames);
+        for (String name : servedModelNames) {
+            check(!name.isBlank(), "--served-model-name must not be blank");
         }
         Objects.requireNonNull(host, "host");
         check(port >= 0 && port <= 65535, "--port must be in 0..65535, got " + port);
@@ -49,6 +53,11 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, Stri
         if (apiKey != null && apiKey.isEmpty()) {
             apiKey = null;
         }
+    }
+
+    /** The name responses and metrics report whichever served name a request used (vLLM's first served name). */
+    public String servedModelName() {
+        return servedModelNames.get(0);
     }
 
     /** vLLM-like defaults for a deployment: 127.0.0.1:8000, real time, no key, 1,000 waiting requests, lorem text, seed 0. */
@@ -66,7 +75,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, Stri
     public static final class Builder {
         private final Deployment deployment;
         private String schedulingPolicy = "fcfs";
-        private String servedModelName;
+        private List<String> servedModelNames;
         private String host = "127.0.0.1";
         private int port = 8000;
         private String apiKey;
@@ -85,7 +94,8 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, Stri
         }
 
         public Builder schedulingPolicy(String v) { schedulingPolicy = v; return this; }
-        public Builder servedModelName(String v) { servedModelName = v; return this; }
+        public Builder servedModelName(String v) { servedModelNames = v == null ? null : List.of(v); return this; }
+        public Builder servedModelNames(List<String> v) { servedModelNames = v; return this; }
         public Builder host(String v) { host = v; return this; }
         public Builder port(int v) { port = v; return this; }
         public Builder apiKey(String v) { apiKey = v; return this; }
@@ -100,7 +110,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, Stri
         public Builder realtimeEngine(boolean v) { realtimeEngine = v; return this; }
 
         public ServerOptions build() {
-            return new ServerOptions(deployment, schedulingPolicy, servedModelName, host, port, apiKey, timeScale,
+            return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                     maxWaitingRequests, outputMode, seed, outputLengths, faults, maxBodyBytes, eventLoops, realtimeEngine);
         }
     }

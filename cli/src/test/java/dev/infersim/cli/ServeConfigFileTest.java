@@ -1,0 +1,46 @@
+package dev.infersim.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** How a {@code serve --config} file becomes arguments, and how several served names arrive from either source. */
+class ServeConfigFileTest {
+
+    private static ServeCommand parse(List<String> args) {
+        ServeCommand command = new ServeCommand();
+        new CommandLine(command).setOverwrittenOptionsAllowed(true).parseArgs(args.toArray(String[]::new));
+        return command;
+    }
+
+    private static ServeConfigFile read(Path file, Set<String> setOnCommandLine) {
+        return ServeConfigFile.read(file, new CommandLine(new ServeCommand()).getCommandSpec(), setOnCommandLine);
+    }
+
+    @Test
+    void aListOfServedNamesInTheFileGivesEveryName(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("serve.yaml");
+        Files.writeString(file, "served-model-name: [alpha, beta]\nfailure-types: [stall, auth]\n");
+        ServeCommand command = parse(read(file, Set.of()).args());
+        assertEquals(List.of("alpha", "beta"), command.servedModelNames);
+        assertEquals("stall,auth", command.failureTypes);
+    }
+
+    @Test
+    void servedNamesOnTheCommandLineReplaceTheFilesInsteadOfJoiningThem(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("serve.yaml");
+        Files.writeString(file, "served_model_name: [alpha, beta]\nmax-num-seqs: 8\n");
+        List<String> args = new java.util.ArrayList<>(read(file, Set.of("--served-model-name")).args());
+        args.addAll(List.of("--served-model-name", "gamma", "delta"));
+        ServeCommand command = parse(args);
+        assertEquals(List.of("gamma", "delta"), command.servedModelNames);
+        assertEquals(8, command.deployment.maxNumSeqs);
+    }
+}
