@@ -40,6 +40,11 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
                 lag.get("p99"), lag.get("max"));
         out.printf(Locale.ROOT, "%-40s %s / %.1f%n", "Max / mean requests in flight:", f.get("infersim_max_in_flight"),
                 f.get("infersim_mean_in_flight"));
+        long cancelled = (long) f.get("infersim_cancelled");
+        if (cancelled > 0) {
+            out.printf(Locale.ROOT, "%-40s %d of %d sent%n", "Cancelled in flight by the interrupt:", cancelled,
+                    f.get("infersim_sent"));
+        }
         long mismatches = (long) f.get("infersim_prompt_token_mismatches");
         if (mismatches > 0) {
             out.printf(Locale.ROOT, "%-40s %d (max %d tokens)%n", "Prompt length mismatches (server usage):",
