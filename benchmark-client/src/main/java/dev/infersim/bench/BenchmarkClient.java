@@ -103,7 +103,7 @@ public final class BenchmarkClient implements AutoCloseable {
      * @param warmupDurationNanos requests scheduled before this are excluded ({@code --warmup-duration})
      * @param durationNanos       stop issuing measured requests after this long ({@code --duration}); 0 for no limit
      * @param metadata            extra top-level keys ({@code --metadata k=v}, the infersim version, workload
-     *                            description), written into the result as given
+     *                            description), written into the result unless a measured key has the name
      * @param detailFile          per-request JSONL of the measured requests ({@code --save-detailed}), or null; a
      *                            per-run argument so that each point of a sweep keeps its own file
      */
@@ -191,8 +191,9 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_timeseries", w.timeSeries());
         extra.put("infersim_server_metrics", scraped);
         extra.put("infersim_machine", machine());
-        extra.putAll(metadata);
         BenchmarkReport report = BenchmarkReport.of(info, w.stats, w.durationNanos(), extra);
+        // As in vLLM, the measured keys win: --metadata completed=999 must not rewrite what was measured.
+        metadata.forEach(report.fields()::putIfAbsent);
         return new BenchResult(report, w.errors, invalid);
     }
 

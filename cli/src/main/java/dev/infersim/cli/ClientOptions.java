@@ -61,7 +61,7 @@ public final class ClientOptions {
     @Option(names = "--scrape-interval-ms", defaultValue = "500", description = "Polling interval (default: ${DEFAULT-VALUE}).")
     long scrapeIntervalMs;
 
-    @Option(names = "--metadata", arity = "1..*", paramLabel = "KEY=VALUE", description = "Extra keys recorded in the result.")
+    @Option(names = "--metadata", arity = "1..*", paramLabel = "KEY=VALUE", description = "Extra keys recorded in the result; they cannot replace a measured key.")
     List<String> metadata = List.of();
 
     @Option(names = "--html", paramLabel = "FILE", description = "Write a self-contained HTML report with charts.")
@@ -107,7 +107,10 @@ public final class ClientOptions {
         for (String pair : metadata) {
             int eq = pair.indexOf('=');
             ConfigException.check(eq > 0, "--metadata: expected KEY=VALUE, got '%s'", pair);
-            m.put(pair.substring(0, eq), pair.substring(eq + 1));
+            String key = pair.substring(0, eq).strip();
+            ConfigException.check(!key.startsWith("infersim_"),
+                    "--metadata: key '%s' is reserved: infersim_ keys hold what the client measured", key);
+            m.put(key, pair.substring(eq + 1).strip());
         }
         return m;
     }
