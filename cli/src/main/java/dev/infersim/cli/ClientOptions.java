@@ -1,6 +1,7 @@
 package dev.infersim.cli;
 
 import dev.infersim.bench.BenchConfig;
+import dev.infersim.bench.BenchResult;
 import dev.infersim.engine.ConfigException;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -99,6 +100,17 @@ public final class ClientOptions {
         } catch (IllegalArgumentException e) {
             throw new ConfigException(e.getMessage(), e);
         }
+    }
+
+    /**
+     * The run as --validate judges it: without any ground truth from the server there is nothing to validate against,
+     * and the result says so itself (JSON, console and HTML agree with the exit code).
+     */
+    BenchResult validated(BenchResult result) {
+        return validate && !result.hasGroundTruth()
+                ? result.invalidatedBy("--validate: the server sent no ground truth (no 'infersim' object in its last "
+                        + "chunk): it is not an infersim mock, so there is nothing to compare with")
+                : result;
     }
 
     /** User metadata: {@code --metadata k=v} pairs, as vLLM writes them at the top level of the result. */

@@ -196,6 +196,14 @@ class BenchCommandTest {
     }
 
     @Test
+    void scrapeUrlThatIsNoHttpUrlIsRejectedBeforeTheRun() {
+        // "notaurl" used to print a stack trace from the first poll and the run went on; ftp:// was polled in silence.
+        for (String url : List.of("notaurl", "ftp://127.0.0.1/metrics", "http://:9000/metrics")) {
+            assertRejectedBeforeSending(shortBench("--scrape-metrics", url), "--scrape-metrics");
+        }
+    }
+
+    @Test
     void badEndpointIsOneLineNamingTheFlag() {
         CliRun r = CliRun.of("bench", "--model", "m", "--endpoint", "/v2/generate");
         assertEquals(2, r.exitCode());
