@@ -325,8 +325,8 @@ class BenchmarkClientTest {
             assertTrue(cancelled > 0, "requests were in flight at the interrupt");
             assertEquals(sent, completed + failed + cancelled);
             assertEquals(server.received.get() - 1, sent, "every request the server received but the initial test one");
-            assertTrue(r.invalidReasons().get(0).contains(cancelled + " of them cut off in flight"),
-                    r.invalidReasons().toString());
+            assertTrue(r.invalidReasons().stream().anyMatch(reason -> reason.contains(cancelled + " of them cut off")),
+                    r.invalidReasons().toString()); // beside, on a busy machine, a send-lag reason
             ByteArrayOutputStream console = new ByteArrayOutputStream();
             r.printSummary(new PrintStream(console, true, StandardCharsets.UTF_8));
             assertTrue(console.toString(StandardCharsets.UTF_8).contains(cancelled + " of " + sent + " sent"));
