@@ -29,10 +29,14 @@ public record BenchConfig(String baseUrl, String endpoint, String model, String 
                           String scrapeUrl, long scrapeIntervalMillis) {
 
     public BenchConfig {
-        if (baseUrl == null || !(baseUrl.startsWith("http://") || baseUrl.startsWith("https://"))) {
-            throw new IllegalArgumentException("--base-url must start with http:// or https://, got '" + baseUrl + "'");
+        URI base = httpUrl("--base-url", baseUrl);
+        if (base.getRawQuery() != null || base.getRawFragment() != null) {
+            throw new IllegalArgumentException("--base-url must not have a query or fragment, got '" + baseUrl + "'");
         }
-        checkHostAndPort(baseUrl);
+        if (scrapeUrl != null) {
+            // checked here, not by the first poll: a poll's failure is only counted, and the run would go on blind
+            httpUrl("--scrape-metrics", scrapeUrl);
+        }
         if (!"/v1/completions".equals(endpoint) && !"/v1/chat/completions".equals(endpoint)) {
             throw new IllegalArgumentException(
                     "--endpoint must be /v1/completions or /v1/chat/completions, got '" + endpoint + "'");
@@ -57,26 +61,28 @@ public record BenchConfig(String baseUrl, String endpoint, String model, String 
     }
 
     /**
-     * The lanes connect to the URL's host and port and append the endpoint to it, so it must have a host, a port a
-     * socket can use and nothing after the path: otherwise the connect throws on an event loop (the run never ends),
-     * a missing host silently means localhost:80, and a query ends up in front of the endpoint.
+     * The client connects to the URL's host and port (the lanes append the endpoint to the base URL, so it must also
+     * end at its path), so it must have a host and a port a socket can use: otherwise the connect throws on an event
+     * loop (the run never ends), a missing host silently means localhost:80, and a query ends up in front of the
+     * endpoint.
      */
-    private static void checkHostAndPort(String baseUrl) {
+    private static URI httpUrl(String flag, String url) {
+        if (url == null || !(url.startsWith("http://") || url.startsWith("https://"))) {
+            throw new IllegalArgumentException(flag + " must start with http:// or https://, got '" + url + "'");
+        }
         URI uri;
         try {
-            uri = new URI(baseUrl);
+            uri = new URI(url);
         } catch (URISyntaxException e) {
-            throw new IllegalArgumentException("--base-url is not a valid URL: " + e.getMessage(), e);
+            throw new IllegalArgumentException(flag + " is not a valid URL: " + e.getMessage(), e);
         }
         if (uri.getHost() == null) {
-            throw new IllegalArgumentException("--base-url needs a host name, got '" + baseUrl + "'");
+            throw new IllegalArgumentException(flag + " needs a host name, got '" + url + "'");
         }
         if (uri.getPort() > 65535) {
-            throw new IllegalArgumentException("--base-url port must be at most 65535, got " + uri.getPort());
+            throw new IllegalArgumentException(flag + " port must be at most 65535, got " + uri.getPort());
         }
-        if (uri.getRawQuery() != null || uri.getRawFragment() != null) {
-            throw new IllegalArgumentException("--base-url must not have a query or fragment, got '" + baseUrl + "'");
-        }
+        return uri;
     }
 
     /** Whether requests go to the chat endpoint. */

@@ -3,6 +3,7 @@ package dev.infersim.bench;
 import dev.infersim.sim.BenchmarkReport;
 
 import java.io.PrintStream;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -29,6 +30,21 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
         return invalidReasons.isEmpty();
     }
 
+    /** Whether any request came with the server's ground truth (the {@code infersim} object of the mock). */
+    @SuppressWarnings("unchecked")
+    public boolean hasGroundTruth() {
+        return ((Number) ((Map<String, Object>) fields().get("infersim_ground_truth")).get("requests")).longValue() > 0;
+    }
+
+    /** This result with one more reason it is invalid, recorded in the report's fields as well. */
+    public BenchResult invalidatedBy(String reason) {
+        List<String> reasons = new ArrayList<>(invalidReasons);
+        reasons.add(reason);
+        fields().put("infersim_valid", false);
+        fields().put("infersim_invalid_reasons", reasons);
+        return new BenchResult(report, errors, reasons);
+    }
+
     /** vLLM's summary block, then send lag, errors, ground-truth error and validity. */
     @SuppressWarnings("unchecked")
     public void printSummary(PrintStream out) {
@@ -40,13 +56,19 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
                 lag.get("p99"), lag.get("max"));
         out.printf(Locale.ROOT, "%-40s %s / %.1f%n", "Max / mean requests in flight:", f.get("infersim_max_in_flight"),
                 f.get("infersim_mean_in_flight"));
+        long cancelled = (long) f.get("infersim_cancelled");
+        if (cancelled > 0) {
+            out.printf(Locale.ROOT, "%-40s %d of %d sent%n", "Cancelled in flight by the interrupt:", cancelled,
+                    f.get("infersim_sent"));
+        }
         long mismatches = (long) f.get("infersim_prompt_token_mismatches");
         if (mismatches > 0) {
             out.printf(Locale.ROOT, "%-40s %d (max %d tokens)%n", "Prompt length mismatches (server usage):",
                     mismatches, f.get("infersim_prompt_token_mismatch_max_tokens"));
         }
+        printScrape((Map<String, Object>) f.get("infersim_server_metrics"), out);
         Map<String, Object> truth = (Map<String, Object>) f.get("infersim_ground_truth");
-        if ((long) truth.get("requests") > 0) {
+        if (hasGroundTruth()) {
             Map<String, Object> ttft = (Map<String, Object>) truth.get("ttft_abs_error_ms");
             Map<String, Object> e2el = (Map<String, Object>) truth.get("e2el_abs_error_ms");
             out.printf(Locale.ROOT, "%-40s %.3f / %.3f / %.3f%n", "TTFT error vs server p50/p99/max (ms):",
@@ -59,6 +81,25 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
         }
         out.println(valid() ? "Run valid: yes" : "RUN INVALID: " + String.join("; ", invalidReasons));
         out.println("=".repeat(50));
+    }
+
+    /** What --scrape-metrics got, so that a wrong URL shows on the console and not only deep in the JSON. */
+    private static void printScrape(Map<String, Object> scraped, PrintStream out) {
+        if (scraped == null) {
+            return;
+        }
+        int polls = ((Object[]) scraped.get("time_s")).length;
+        long failed = ((Number) scraped.get("failed_polls")).longValue();
+        boolean anyGauge = false;
+        for (String gauge : List.of("num_requests_running", "num_requests_waiting", "kv_cache_usage_perc")) {
+            for (Object v : (Object[]) scraped.get(gauge)) {
+                anyGauge |= v != null;
+            }
+        }
+        String verdict = failed > 0 ? ", first failure: " + scraped.get("first_failure")
+                : polls > 0 && !anyGauge ? ": no vllm: gauge on the page (is it a vLLM /metrics endpoint?)" : "";
+        out.printf(Locale.ROOT, "%-40s %d of %d polls of %s failed%s%n", "Server metrics scrape:", failed,
+                polls + failed, scraped.get("url"), verdict);
     }
 
     private static String center(String text) {

@@ -83,7 +83,7 @@ public final class BenchmarkClient implements AutoCloseable {
         return new HttpConnectOptions().setHost(uri.getHost()).setPort(port).setSsl(tls);
     }
 
-    /** Ends the running phase early (SIGINT): no more sends, in-flight requests are aborted and not counted. */
+    /** Ends the running phase early (SIGINT): no more sends; in-flight requests are aborted and counted as cancelled. */
     public void stop() {
         load.stop();
     }
@@ -103,7 +103,7 @@ public final class BenchmarkClient implements AutoCloseable {
      * @param warmupDurationNanos requests scheduled before this are excluded ({@code --warmup-duration})
      * @param durationNanos       stop issuing measured requests after this long ({@code --duration}); 0 for no limit
      * @param metadata            extra top-level keys ({@code --metadata k=v}, the infersim version, workload
-     *                            description), written into the result as given
+     *                            description), written into the result unless a measured key has the name
      * @param detailFile          per-request JSONL of the measured requests ({@code --save-detailed}), or null; a
      *                            per-run argument so that each point of a sweep keeps its own file
      */
@@ -155,7 +155,8 @@ public final class BenchmarkClient implements AutoCloseable {
                     lagP99Ms, config.maxSendLagNanos() / 1e6));
         }
         if (phase.interrupted()) {
-            invalid.add("the run was interrupted after " + phase.issued() + " of " + measured.size() + " requests");
+            invalid.add("the run was interrupted: " + w.sent() + " of " + asked + " requests sent, " + w.cancelled
+                    + " of them cut off in flight (cancelled)");
         }
         Map<String, Object> extra = new LinkedHashMap<>();
         extra.put("infersim_backend", backend());
@@ -175,6 +176,9 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_steady_output_throughput", Double.isNaN(steadyOutput) ? null : steadyOutput);
         double offered = w.stats.steadySendRate();
         extra.put("infersim_steady_send_rate", Double.isNaN(offered) ? null : offered);
+        // completed + failed + cancelled = sent: an interrupt leaves no request unaccounted for.
+        extra.put("infersim_sent", w.sent());
+        extra.put("infersim_cancelled", w.cancelled);
         extra.put("infersim_errors", w.errors.toJson());
         extra.put("infersim_prompt_token_mismatches", w.promptMismatches);
         extra.put("infersim_prompt_token_mismatch_max_tokens", w.promptMismatchMaxTokens);
@@ -182,15 +186,16 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_ground_truth", groundTruth(w));
         MeasuredWindow warm = phase.warmup();
         extra.put("infersim_warmup", Map.of("requests", warm.finished(), "failed", warm.stats.failed(),
-                "duration_s", warm.finished() == 0 ? 0.0 : warm.durationNanos() / 1e9));
+                "cancelled", warm.cancelled, "duration_s", warm.finished() == 0 ? 0.0 : warm.durationNanos() / 1e9));
         extra.put("infersim_interrupted", phase.interrupted());
         extra.put("infersim_detailed_file", detailFile == null ? null : detailFile.toString());
         extra.put("infersim_percentile_curves", curves(w));
         extra.put("infersim_timeseries", w.timeSeries());
         extra.put("infersim_server_metrics", scraped);
         extra.put("infersim_machine", machine());
-        extra.putAll(metadata);
         BenchmarkReport report = BenchmarkReport.of(info, w.stats, w.durationNanos(), extra);
+        // As in vLLM, the measured keys win: --metadata completed=999 must not rewrite what was measured.
+        metadata.forEach(report.fields()::putIfAbsent);
         return new BenchResult(report, w.errors, invalid);
     }
 

@@ -47,6 +47,7 @@ final class LoadRun {
     private static final long HANDOFF_LEAD_NANOS = 2_000_000;
     private static final long LEAD_NANOS = 20_000_000;
     private static final long DEADLINE_GRACE_NANOS = 5_000_000_000L;
+    private static final String INTERRUPTED = "interrupted";
 
     private final RequestOptions options;
     private final PromptRenderer renderer;
@@ -79,7 +80,7 @@ final class LoadRun {
      * in-flight accounting: the most requests ever in flight, and the time-average while requests were still being
      * sent (for a closed loop of N, close to N; the drain at the end is left out).
      */
-    record Phase(MeasuredWindow warmup, MeasuredWindow window, int maxInFlight, double meanInFlight, long issued,
+    record Phase(MeasuredWindow warmup, MeasuredWindow window, int maxInFlight, double meanInFlight,
                  boolean interrupted) {
     }
 
@@ -147,7 +148,7 @@ final class LoadRun {
         awaitDrain(lastOrigin + config.requestTimeoutMillis() * 1_000_000L + DEADLINE_GRACE_NANOS);
         MeasuredWindow window = measured != null ? measured
                 : new MeasuredWindow(System.nanoTime(), slo, null, !config.chat());
-        return new Phase(warm, window, inFlight.max(), sendingMean, issued, stopped);
+        return new Phase(warm, window, inFlight.max(), sendingMean, stopped);
     }
 
     /**
@@ -182,7 +183,7 @@ final class LoadRun {
             feed.markExhausted(System.nanoTime());
             MeasuredWindow window = feed.measured != null ? feed.measured
                     : new MeasuredWindow(System.nanoTime(), slo, null, !config.chat());
-            return new Phase(feed.warm, window, inFlight.max(), feed.sendingMean, feed.issued, stopped);
+            return new Phase(feed.warm, window, inFlight.max(), feed.sendingMean, stopped);
         }
     }
 
@@ -197,7 +198,6 @@ final class LoadRun {
         private final long start;
         private final MeasuredWindow warm;
         private MeasuredWindow measured;
-        private long issued;
         private double sendingMean;
         volatile boolean exhausted;
 
@@ -231,7 +231,6 @@ final class LoadRun {
                     measured = new MeasuredWindow(now, slo, log, !config.chat());
                 }
                 into = isWarmup ? warm : measured;
-                issued++;
                 inFlight.add(1, now);
             }
             lane.dispatch(r, lane.bodies.body(r), now, now, into);
@@ -303,7 +302,9 @@ final class LoadRun {
                 connections.release(x.connection, x.httpCompleted);
             }
             try {
-                if (!"interrupted".equals(x.errorType)) {
+                if (INTERRUPTED.equals(x.errorType)) {
+                    x.window.recordCancelled(); // the server did not fail it: the client gave up on it
+                } else {
                     x.window.record(x, now);
                 }
             } finally {
@@ -419,7 +420,7 @@ final class LoadRun {
             LockSupport.parkNanos(5_000_000);
         }
         if (inFlight.count() > 0) {
-            String abortType = stopped ? "interrupted" : "deadline";
+            String abortType = stopped ? INTERRUPTED : "deadline";
             String message = stopped ? "the run was interrupted" : "still in flight when the run's deadline passed";
             for (Lane lane : lanes) {
                 onLane(lane, () -> lane.abortAll(abortType, message));

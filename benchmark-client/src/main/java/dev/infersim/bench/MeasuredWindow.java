@@ -28,6 +28,8 @@ final class MeasuredWindow {
     final LatencyStats ttftError = new LatencyStats();
     final LatencyStats e2elError = new LatencyStats();
     final ErrorTally errors = new ErrorTally();
+    /** Sent but cut off in flight by an interrupt: neither a success nor a server failure, yet part of what was sent. */
+    long cancelled;
     long negativeErrors;
     long promptMismatches;
     long promptMismatchMaxTokens;
@@ -157,6 +159,16 @@ final class MeasuredWindow {
     /** Requests that ended, successful or not. */
     long finished() {
         return stats.completed() + stats.failed();
+    }
+
+    /** Counts a request aborted in flight because the run was interrupted. */
+    synchronized void recordCancelled() {
+        cancelled++;
+    }
+
+    /** Requests sent in this window: completed, failed or cancelled by an interrupt. */
+    synchronized long sent() {
+        return finished() + cancelled;
     }
 
     /** Marks the end of sending: the window's last request has just gone out. */

@@ -16,7 +16,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -302,6 +305,31 @@ class BenchmarkClientTest {
             assertEquals(1000L, r.fields().get("num_prompts"), "what was asked for, as vLLM writes it");
             assertEquals(0L, r.fields().get("failed"), "requests cut off by the interrupt are not failures");
             assertNotNull(r.fields().get("mean_ttft_ms"));
+        }
+    }
+
+    @Test
+    void requestsInFlightAtAnInterruptAreCountedAsCancelledSoTheTotalsAddUp() throws Exception {
+        // Each request streams for about 1 s at 50 req/s: some 50 are in flight when the run is stopped.
+        try (FakeStreamingServer server = new FakeStreamingServer(5, 60, 1, 0, 0, 0);
+             BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000))) {
+            CompletableFuture<BenchResult> run = CompletableFuture.supplyAsync(
+                    () -> client.run(workload(1000, 50, null, 16, 16), 0, 0, 0, Map.of()));
+            Thread.sleep(2000);
+            client.stop();
+            BenchResult r = run.get(30, TimeUnit.SECONDS);
+            long completed = (long) r.fields().get("completed");
+            long failed = (long) r.fields().get("failed");
+            long cancelled = (long) r.fields().get("infersim_cancelled");
+            long sent = (long) r.fields().get("infersim_sent");
+            assertTrue(cancelled > 0, "requests were in flight at the interrupt");
+            assertEquals(sent, completed + failed + cancelled);
+            assertEquals(server.received.get() - 1, sent, "every request the server received but the initial test one");
+            assertTrue(r.invalidReasons().stream().anyMatch(reason -> reason.contains(cancelled + " of them cut off")),
+                    r.invalidReasons().toString()); // beside, on a busy machine, a send-lag reason
+            ByteArrayOutputStream console = new ByteArrayOutputStream();
+            r.printSummary(new PrintStream(console, true, StandardCharsets.UTF_8));
+            assertTrue(console.toString(StandardCharsets.UTF_8).contains(cancelled + " of " + sent + " sent"));
         }
     }
 

@@ -64,11 +64,11 @@ public final class BenchCommand implements Callable<Integer> {
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
             out.printf("Benchmarking %s%s: %d requests, %s%n", config.baseUrl(), config.endpoint(), stream.size(),
                     describeLoad(spec, stream));
-            result = bench.run(stream, client.report.numWarmups, client.warmupDurationNanos(), client.durationNanos(),
-                    metadata, detail);
+            result = client.validated(bench.run(stream, client.report.numWarmups, client.warmupDurationNanos(),
+                    client.durationNanos(), metadata, detail));
             write(result, detail, out);
         }
-        return exitCode(result, out);
+        return result.valid() ? 0 : 3;
     }
 
     private void write(BenchResult result, Path detail, PrintStream out) {
@@ -98,18 +98,6 @@ public final class BenchCommand implements Callable<Integer> {
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException("cannot move " + from + " to " + to + ": " + e.getMessage(), e);
         }
-    }
-
-    private int exitCode(BenchResult result, PrintStream out) {
-        if (client.validate) {
-            Object truth = ((Map<?, ?>) result.fields().get("infersim_ground_truth")).get("requests");
-            if (((Number) truth).longValue() == 0) {
-                out.println("--validate: the server sent no ground truth (an 'infersim' object in the last chunk); "
-                        + "is it an infersim mock?");
-                return 3;
-            }
-        }
-        return result.valid() ? 0 : 3;
     }
 
     static String describeLoad(WorkloadSpec spec, Workload stream) {

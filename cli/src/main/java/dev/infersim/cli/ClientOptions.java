@@ -1,6 +1,7 @@
 package dev.infersim.cli;
 
 import dev.infersim.bench.BenchConfig;
+import dev.infersim.bench.BenchResult;
 import dev.infersim.engine.ConfigException;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -61,7 +62,7 @@ public final class ClientOptions {
     @Option(names = "--scrape-interval-ms", defaultValue = "500", description = "Polling interval (default: ${DEFAULT-VALUE}).")
     long scrapeIntervalMs;
 
-    @Option(names = "--metadata", arity = "1..*", paramLabel = "KEY=VALUE", description = "Extra keys recorded in the result.")
+    @Option(names = "--metadata", arity = "1..*", paramLabel = "KEY=VALUE", description = "Extra keys recorded in the result; they cannot replace a measured key.")
     List<String> metadata = List.of();
 
     @Option(names = "--html", paramLabel = "FILE", description = "Write a self-contained HTML report with charts.")
@@ -101,13 +102,27 @@ public final class ClientOptions {
         }
     }
 
+    /**
+     * The run as --validate judges it: without any ground truth from the server there is nothing to validate against,
+     * and the result says so itself (JSON, console and HTML agree with the exit code).
+     */
+    BenchResult validated(BenchResult result) {
+        return validate && !result.hasGroundTruth()
+                ? result.invalidatedBy("--validate: the server sent no ground truth (no 'infersim' object in its last "
+                        + "chunk): it is not an infersim mock, so there is nothing to compare with")
+                : result;
+    }
+
     /** User metadata: {@code --metadata k=v} pairs, as vLLM writes them at the top level of the result. */
     Map<String, Object> userMetadata() {
         Map<String, Object> m = new LinkedHashMap<>();
         for (String pair : metadata) {
             int eq = pair.indexOf('=');
             ConfigException.check(eq > 0, "--metadata: expected KEY=VALUE, got '%s'", pair);
-            m.put(pair.substring(0, eq), pair.substring(eq + 1));
+            String key = pair.substring(0, eq).strip();
+            ConfigException.check(!key.startsWith("infersim_"),
+                    "--metadata: key '%s' is reserved: infersim_ keys hold what the client measured", key);
+            m.put(key, pair.substring(eq + 1).strip());
         }
         return m;
     }

@@ -97,8 +97,8 @@ public final class SweepCommand implements Callable<Integer> {
                 Workload stream = Workload.open(spec);
                 BenchResult r;
                 try {
-                    r = bench.run(stream, client.report.numWarmups, client.warmupDurationNanos(), client.durationNanos(),
-                            metadata, detail);
+                    r = client.validated(bench.run(stream, client.report.numWarmups, client.warmupDurationNanos(),
+                            client.durationNanos(), metadata, detail));
                 } catch (ConfigException e) {
                     if (points.isEmpty()) {
                         throw e; // nothing measured yet: the endpoint or the flags are wrong, as bench reports it

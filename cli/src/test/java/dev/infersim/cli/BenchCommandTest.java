@@ -184,6 +184,26 @@ class BenchCommandTest {
     }
 
     @Test
+    void metadataCannotRewriteWhatWasMeasured() throws Exception {
+        CliRun r = shortBench("--metadata", "completed=999", "mean_ttft_ms=1", "team=a", "--save-result",
+                "--result-dir", dir.toString(), "--result-filename", "md.json");
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        JsonNode json = new ObjectMapper().readTree(dir.resolve("md.json").toFile());
+        assertEquals(2, json.get("completed").asInt(), "as in vLLM, the measured key wins");
+        assertTrue(json.get("mean_ttft_ms").asDouble() != 1.0, json.toString());
+        assertEquals("a", json.get("team").asText());
+        assertRejectedBeforeSending(shortBench("--metadata", "infersim_valid=true"), "--metadata");
+    }
+
+    @Test
+    void scrapeUrlThatIsNoHttpUrlIsRejectedBeforeTheRun() {
+        // "notaurl" used to print a stack trace from the first poll and the run went on; ftp:// was polled in silence.
+        for (String url : List.of("notaurl", "ftp://127.0.0.1/metrics", "http://:9000/metrics")) {
+            assertRejectedBeforeSending(shortBench("--scrape-metrics", url), "--scrape-metrics");
+        }
+    }
+
+    @Test
     void badEndpointIsOneLineNamingTheFlag() {
         CliRun r = CliRun.of("bench", "--model", "m", "--endpoint", "/v2/generate");
         assertEquals(2, r.exitCode());

@@ -1,0 +1,106 @@
+package dev.infersim.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.concurrent.Executors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * bench against an OpenAI-compatible server that is not an infersim mock: it streams completions without the
+ * {@code infersim} ground-truth object and serves a /metrics page that is not Prometheus text.
+ */
+class ForeignServerTest {
+    private static HttpServer server;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void start() throws IOException {
+        server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        server.setExecutor(Executors.newFixedThreadPool(4));
+        server.createContext("/v1/completions", ForeignServerTest::complete);
+        server.createContext("/metrics", x -> reply(x, "text/html", "<html>a dashboard, not Prometheus text</html>"));
+        server.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        server.stop(0);
+    }
+
+    /** Two tokens and the usage, as any vLLM-like server streams them, and no 'infersim' object. */
+    private static void complete(HttpExchange x) throws IOException {
+        x.getRequestBody().readAllBytes();
+        String chunk = "data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\" a\","
+                + "\"finish_reason\":null}]}\n\n";
+        String last = "data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\" b\","
+                + "\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":16,\"completion_tokens\":2}}\n\n";
+        reply(x, "text/event-stream", chunk + last + "data: [DONE]\n\n");
+    }
+
+    private static void reply(HttpExchange x, String type, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        x.getResponseHeaders().set("content-type", type);
+        x.sendResponseHeaders(200, bytes.length);
+        try (OutputStream out = x.getResponseBody()) {
+            out.write(bytes);
+        }
+    }
+
+    private CliRun bench(String... more) {
+        String base = "http://127.0.0.1:" + server.getAddress().getPort();
+        java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("bench", "--base-url", base,
+                "--model", "m", "--num-prompts", "3", "--random-input-len", "16", "--random-output-len", "2",
+                "--max-send-lag-ms", "1000", "--save-result", "--result-dir", dir.toString(), "--result-filename", "r.json"));
+        args.addAll(java.util.List.of(more));
+        return CliRun.of(args.toArray(String[]::new));
+    }
+
+    @Test
+    void validateWithoutGroundTruthMarksTheResultInvalidNotOnlyTheExitCode() throws Exception {
+        CliRun r = bench("--validate");
+        assertEquals(3, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().contains("RUN INVALID: --validate: the server sent no ground truth"), r.out());
+        assertFalse(r.out().contains("Run valid: yes"), r.out());
+        JsonNode json = new ObjectMapper().readTree(dir.resolve("r.json").toFile());
+        assertFalse(json.get("infersim_valid").asBoolean(), "the JSON agrees with the exit code");
+        assertTrue(json.get("infersim_invalid_reasons").get(0).asText().contains("no ground truth"), json.toString());
+    }
+
+    @Test
+    void withoutValidateTheSameRunIsValid() {
+        CliRun r = bench();
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+    }
+
+    @Test
+    void scrapingAPageWithoutVllmGaugesSaysSoOnTheConsole() {
+        CliRun r = bench("--scrape-metrics", "http://127.0.0.1:" + server.getAddress().getPort() + "/metrics");
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().contains("no vllm: gauge on the page"), r.out());
+    }
+
+    @Test
+    void scrapingAServerThatIsNotThereSaysSoOnTheConsole() {
+        CliRun r = bench("--scrape-metrics", "http://127.0.0.1:1/metrics");
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().matches("(?s).*Server metrics scrape: +(\\d+) of \\1 polls .* failed, first failure: .*"),
+                r.out());
+    }
+}
