@@ -169,34 +169,80 @@ public final class ContinuousBatchingModel {
     }
 
     /**
-     * Mean time to first token: the chain's admission wait, the wait for an iteration boundary,
-     * and the caller's prefill iteration time.
+     * Mean prefill time of the other prompts that share an arrival's prefill iteration: those that arrived during the
+     * iteration it landed in, Poisson with mean lambda times that iteration's length, each costing a mean prompt's
+     * prefill, P betaPrefill. Arrivals that find the engine idle start an iteration at once, and those that queue for a
+     * slot are admitted one departure at a time, so neither shares.
+     */
+    public double meanSharedPrefillSeconds() {
+        double q = prefillTimeShare();
+        double sharing = 0;
+        for (int n = 1; n < server.maxNumSeqs(); n++) {
+            sharing += stateProbabilities[n] * (q * server.prefillIterationSeconds() + (1 - q) * server.decodeIterationSeconds(n));
+        }
+        return sharing * arrivalRatePerS * promptPrefillSeconds();
+    }
+
+    /**
+     * Mean time to first token: the chain's admission wait, the wait for an iteration boundary, the caller's prefill
+     * iteration time, and the prompts that share it.
      */
     public double meanTtftSeconds() {
-        return meanQueueingDelaySeconds() + meanIterationBoundaryWaitSeconds() + server.prefillIterationSeconds();
+        return meanQueueingDelaySeconds() + meanIterationBoundaryWaitSeconds() + server.prefillIterationSeconds()
+                + meanSharedPrefillSeconds();
     }
 
     /**
-     * P(wait before the prefill iteration <= t): an arrival that finds the engine idle waits nothing; one that finds
-     * n in 1..B-1 running lands uniformly in a prefill iteration of tau_pf (probability q) or a decode iteration of
-     * tau_dec(n), and waits for its end;
-     * one that finds the batch full waits for a departure, P(N >= B)(1 - e^{-(mu_B - lambda) t}) in all. Its mean is
-     * {@link #meanIterationBoundaryWaitSeconds()} + {@link #meanQueueingDelaySeconds()}.
+     * P(TTFT <= t). An arrival that finds the engine idle takes the prefill iteration tau_pf alone. One that finds n in
+     * 1..B-1 running lands uniformly in a prefill iteration of tau_pf (probability q) or a decode iteration of
+     * tau_dec(n), waits for its end, then shares its own prefill iteration with the K ~ Poisson(lambda tau) prompts
+     * that arrived in the same one, each adding P betaPrefill. One that finds the batch full waits for a departure,
+     * P(N >= B)(1 - e^{-(mu_B - lambda) t}) in all. Its mean is {@link #meanTtftSeconds()}.
      */
-    public double probabilityWaitAtMost(double tSeconds) {
+    public double probabilityTtftAtMost(double tSeconds) {
         Checks.nonNegative("tSeconds", tSeconds);
+        double t = tSeconds - server.prefillIterationSeconds();
+        if (t < 0) {
+            return 0;
+        }
         double q = prefillTimeShare();
-        double inPrefill = server.prefillIterationSeconds() == 0 ? 1 : Math.min(1, tSeconds / server.prefillIterationSeconds());
+        double landedInPrefill = landedAndShared(t, server.prefillIterationSeconds());
         double p = stateProbabilities[0];
         for (int n = 1; n < server.maxNumSeqs(); n++) {
-            p += stateProbabilities[n] * (q * inPrefill + (1 - q) * Math.min(1, tSeconds / server.decodeIterationSeconds(n)));
+            p += stateProbabilities[n] * (q * landedInPrefill + (1 - q) * landedAndShared(t, server.decodeIterationSeconds(n)));
         }
-        return p + probabilityOfWait() - probabilityQueueingDelayExceeds(tSeconds);
+        return p + probabilityOfWait() - probabilityQueueingDelayExceeds(t);
+    }
+
+    /** P(U tau + K c <= t) for U uniform on (0, 1), K ~ Poisson(lambda tau) and c a prompt's prefill time. */
+    private double landedAndShared(double t, double iterationSeconds) {
+        double c = promptPrefillSeconds();
+        if (c <= 0) {
+            return landed(t, iterationSeconds);
+        }
+        double mean = arrivalRatePerS * iterationSeconds;
+        double poisson = Math.exp(-mean);
+        double p = 0;
+        for (int k = 0; k * c <= t && !(k > mean && poisson < 1e-18); k++) {
+            p += poisson * landed(t - k * c, iterationSeconds);
+            poisson *= mean / (k + 1);
+        }
+        return p;
+    }
+
+    /** P(U tau <= t): the wait for the end of an iteration of tau landed in uniformly. */
+    private static double landed(double t, double iterationSeconds) {
+        return iterationSeconds <= 0 ? 1 : Math.min(1, t / iterationSeconds);
+    }
+
+    /** P betaPrefill: the prefill time a mean prompt adds to the iteration that carries it. */
+    private double promptPrefillSeconds() {
+        return server.meanPromptTokens() * server.iterationTime().betaPrefillSecondsPerToken();
     }
 
     /**
-     * The p-quantile of the time to first token: the quantile of the wait of {@link #probabilityWaitAtMost} plus the
-     * prefill iteration. Even at light load its tail is an iteration long, where the admission wait alone is zero.
+     * The p-quantile of the time to first token, solving {@link #probabilityTtftAtMost} = p. Even at light load its
+     * tail is an iteration and a shared prefill above its median, where the admission wait alone is zero.
      */
     public double ttftPercentileSeconds(double p) {
         Checks.openUnitInterval("percentile", p);
@@ -204,17 +250,11 @@ public final class ContinuousBatchingModel {
         if (p <= stateProbabilities[0]) {
             return prefill;
         }
-        double longestIteration = server.prefillIterationSeconds();
-        for (int n = 1; n < server.maxNumSeqs(); n++) {
-            longestIteration = Math.max(longestIteration, server.decodeIterationSeconds(n));
+        double upper = prefill + Math.max(Math.max(prefill, queueingDelayPercentileSeconds(p)), 1e-3);
+        for (int i = 0; i < 64 && probabilityTtftAtMost(upper) < p; i++) {
+            upper *= 2;
         }
-        // At this bound every boundary wait is over, so F >= 1 - P(N >= B) e^{-theta t} >= p.
-        double upper = Math.max(longestIteration, queueingDelayPercentileSeconds(p));
-        if (probabilityWaitAtMost(upper) <= p) {
-            return upper + prefill;
-        }
-        double wait = new BrentSolver(1e-12, 1e-9).solve(200, t -> probabilityWaitAtMost(t) - p, 0, upper);
-        return wait + prefill;
+        return new BrentSolver(1e-12, 1e-9).solve(500, t -> probabilityTtftAtMost(t) - p, prefill, upper);
     }
 
     /** lambda E[L]: output tokens per second carried (all arrivals are served in a stable chain). */

@@ -59,19 +59,18 @@ class ContinuousBatchingModelTest {
     }
 
     @Test
-    void waitBeforePrefillHasTheMeanOfItsTwoParts() {
+    void ttftDistributionHasTheModelsMeanTtft() {
         for (double load : new double[] {0.1, 0.6, 0.95}) {
             ContinuousBatchingModel chain = LLAMA_LIKE.atArrivalRate(load * LLAMA_LIKE.saturationRatePerS());
-            // E[W] = integral of P(W > t) dt, by the trapezoid rule far into the tail.
-            double horizon = chain.queueingDelayPercentileSeconds(1 - 1e-12) + 1.0;
-            int steps = 400_000;
+            // E[TTFT] = integral of P(TTFT > t) dt, by the trapezoid rule far into the tail.
+            double horizon = chain.ttftPercentileSeconds(1 - 1e-9) + 1.0;
+            int steps = 40_000;
             double h = horizon / steps;
             double mean = 0;
             for (int i = 0; i < steps; i++) {
-                mean += h * (2 - chain.probabilityWaitAtMost(i * h) - chain.probabilityWaitAtMost((i + 1) * h)) / 2;
+                mean += h * (2 - chain.probabilityTtftAtMost(i * h) - chain.probabilityTtftAtMost((i + 1) * h)) / 2;
             }
-            double expected = chain.meanIterationBoundaryWaitSeconds() + chain.meanQueueingDelaySeconds();
-            assertEquals(expected, mean, 1e-6 + 1e-4 * expected, "load " + load);
+            assertEquals(chain.meanTtftSeconds(), mean, 1e-4 * chain.meanTtftSeconds(), "load " + load);
         }
     }
 
@@ -86,11 +85,21 @@ class ContinuousBatchingModelTest {
         // Arrivals land in the long prefill iterations of others (8% of busy time here): that, not a decode
         // iteration of a few ms, sets the p99.
         assertTrue(p99 > prefill + LLAMA_LIKE.decodeIterationSeconds(10), p50 + " " + p99);
-        assertEquals(0.99, light.probabilityWaitAtMost(p99 - prefill), 1e-9);
+        assertEquals(0.99, light.probabilityTtftAtMost(p99), 1e-9);
         ContinuousBatchingModel heavy = LLAMA_LIKE.atArrivalRate(0.97 * LLAMA_LIKE.saturationRatePerS());
         double heavyP99 = heavy.ttftPercentileSeconds(0.99);
         assertTrue(heavyP99 >= heavy.queueingDelayPercentileSeconds(0.99) + prefill, "the boundary wait only adds");
-        assertEquals(0.99, heavy.probabilityWaitAtMost(heavyP99 - prefill), 1e-9);
+        assertEquals(0.99, heavy.probabilityTtftAtMost(heavyP99), 1e-9);
+    }
+
+    @Test
+    void promptsArrivingInTheSameIterationShareItsPrefill() {
+        // Long prompts, 0.1 s of prefill each, at a rate where one arrives every other decode iteration or so.
+        BatchingServer server = new BatchingServer(64, 5000, 100, new IterationTime(0.01, 0.0001, 0.00002), 0.11);
+        ContinuousBatchingModel chain = server.atArrivalRate(0.5 * server.saturationRatePerS());
+        assertTrue(chain.meanSharedPrefillSeconds() > 0.01, "shared " + chain.meanSharedPrefillSeconds());
+        // A second prompt in the same iteration adds a whole prompt's prefill: the tail reaches past it.
+        assertTrue(chain.ttftPercentileSeconds(0.99) > 0.11 + 0.1, "p99 " + chain.ttftPercentileSeconds(0.99));
     }
 
     @Test
@@ -125,8 +134,8 @@ class ContinuousBatchingModelTest {
         assertEquals(chain.meanNumberWaiting() / lambda, chain.meanQueueingDelaySeconds(), 1e-12);
         assertEquals(chain.meanQueueingDelaySeconds() + LLAMA_LIKE.meanOutputTokens() * chain.meanTpotSeconds(),
                 chain.meanSojournSeconds(), 1e-9);
-        assertEquals(chain.meanQueueingDelaySeconds() + chain.meanIterationBoundaryWaitSeconds() + 0.05,
-                chain.meanTtftSeconds(), 1e-12);
+        assertEquals(chain.meanQueueingDelaySeconds() + chain.meanIterationBoundaryWaitSeconds() + 0.05
+                + chain.meanSharedPrefillSeconds(), chain.meanTtftSeconds(), 1e-12);
         assertEquals(lambda * 200, chain.outputTokensPerS(), 1e-9);
     }
 
