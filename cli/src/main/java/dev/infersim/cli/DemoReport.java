@@ -78,9 +78,10 @@ final class DemoReport {
                             + "iteration is the mean one; the engine's real iterations vary with the batch and with prefills "
                             + "sharing them");
             comparePredicted(notes, at, "TTFT p99", r.predicted().ttftP99Ms(), r.simulated().ttftP99Ms(),
-                    r.steadySimulated().ttftP99Ms(), "the chain's tail comes from the wait for the running iteration and "
-                            + "for a batch slot; in the engine it also comes from prompts arriving together and sharing "
-                            + "(chunked) prefill iterations, which the chain averages out");
+                    r.steadySimulated().ttftP99Ms(), "the chain's tail is the wait for the running iteration, for a "
+                            + "batch slot and for the prompts sharing the prefill iteration, all at its states' mean "
+                            + "iteration times; in the engine bursts of arrivals lengthen the iterations around them, and "
+                            + "the longer the run near saturation the more such bursts its tail holds");
             comparePredicted(notes, at, "TPOT p50", r.predicted().tpotP50Ms(), r.simulated().tpotP50Ms(),
                     r.steadySimulated().tpotP50Ms(), "the chain gives a token-weighted mean TPOT from a linear fit of "
                             + "the iteration time; the table compares it with a median");
