@@ -124,6 +124,12 @@ class BenchCommandTest {
     }
 
     @Test
+    void promptLengthOverTheCapIsOneLineNamingTheFlagNotANegativeArraySize() {
+        assertRejectedBeforeSending(shortBench("--random-input-len", "2000000000"), "--random-input-len");
+        assertRejectedBeforeSending(shortBench("--random-prefix-len", "2000000000"), "--random-prefix-len");
+    }
+
+    @Test
     void unknownPercentileMetricIsRejectedBeforeTheRunNotAfterIt() {
         assertRejectedBeforeSending(shortBench("--percentile-metrics", "ttft,latency"), "--percentile-metrics");
         CliRun spaced = shortBench("--percentile-metrics", "ttft, e2el");

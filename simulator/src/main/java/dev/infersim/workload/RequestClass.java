@@ -41,6 +41,8 @@ public record RequestClass(String name, double weight, LengthDistribution inputT
         if (prefixTokens == 0) {
             prefixGroups = 0;
         }
+        WorkloadRequest.checkPromptCap((long) prefixTokens + inputTokens.max(), "class '" + name
+                + "': prefix_tokens + the longest input_tokens");
         if ((long) prefixTokens + inputTokens.min() < 1) {
             throw new IllegalArgumentException("class '" + name + "': prompts could be empty (prefix " + prefixTokens
                     + " + shortest input " + inputTokens.min() + " tokens)");

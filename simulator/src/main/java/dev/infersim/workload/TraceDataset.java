@@ -84,6 +84,7 @@ public final class TraceDataset implements Dataset {
                             + " is earlier than the previous line's; a trace must be in time order");
                 }
                 int input = integer(node, "input_len", where, 1);
+                WorkloadRequest.checkPromptCap(input, where + ": field 'input_len'");
                 inputs.add(input);
                 outputs.add(integer(node, "output_len", where, 1));
                 if (node.has("prefix_group") != node.has("prefix_len")) {

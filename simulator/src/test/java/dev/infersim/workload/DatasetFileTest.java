@@ -178,6 +178,16 @@ class DatasetFileTest {
     }
 
     @Test
+    void traceInputLengthOverTheCapNamesTheFileAndLine() throws IOException {
+        Path file = trace("{\"timestamp_ms\": 0, \"input_len\": 3, \"output_len\": 2}",
+                "{\"timestamp_ms\": 1, \"input_len\": 2000000000, \"output_len\": 2}");
+        ConfigException e = assertThrows(ConfigException.class, () -> Workload.open(WorkloadSpec.builder()
+                .datasetName("trace").datasetPath(file).build()));
+        assertTrue(e.getMessage().startsWith(file + ":2: field 'input_len'") && e.getMessage().contains("cap"),
+                e.getMessage());
+    }
+
+    @Test
     void traceRefusesARequestRateBecauseItCarriesItsOwnTimes() throws IOException {
         Path file = trace("{\"timestamp_ms\": 0, \"input_len\": 3, \"output_len\": 2}");
         ConfigException e = assertThrows(ConfigException.class,
