@@ -202,6 +202,25 @@ class SimulateCommandTest {
     }
 
     @Test
+    void aDatasetPathWithTheRandomDatasetIsRefusedNotIgnored() throws IOException {
+        Path file = Files.writeString(dir.resolve("conversations.json"), "[]");
+        List<String[]> commands = List.of(
+                new String[] {"simulate", "--num-prompts", "5"},
+                new String[] {"simulate", "--num-prompts", "5", "--dataset-name", "random"},
+                new String[] {"predict"},
+                new String[] {"bench", "--model", "m", "--base-url", "http://127.0.0.1:9"},
+                new String[] {"sweep", "--model", "m", "--base-url", "http://127.0.0.1:9", "--request-rates", "1,2"});
+        for (String[] command : commands) {
+            List<String> args = new ArrayList<>(List.of(command));
+            args.addAll(List.of("--dataset-path", file.toString()));
+            CliRun r = run(args.toArray(String[]::new));
+            assertEquals(2, r.exitCode(), String.join(" ", args) + ": " + r.out() + r.err());
+            assertEquals(1, r.err().strip().lines().count(), r.err());
+            assertTrue(r.err().contains("--dataset-path") && r.err().contains("random"), r.err());
+        }
+    }
+
+    @Test
     void aRampWritesVllmsRampKeysAfterTheTrafficKeys() throws IOException {
         CliRun r = run("simulate", "--num-prompts", "20", "--ramp-up-strategy", "linear", "--ramp-up-start-rps", "1",
                 "--ramp-up-end-rps", "8", "--save-result", "--result-dir", dir.toString(), "--result-filename", "ramp.json");
