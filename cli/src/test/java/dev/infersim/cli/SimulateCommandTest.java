@@ -182,6 +182,9 @@ class SimulateCommandTest {
         assertOneLineError(run("simulate", "--goodput", "ttfb:5"), "--goodput");
         assertOneLineError(run("simulate", "--percentile-metrics", "ttft,latency"), "--percentile-metrics");
         assertOneLineError(run("simulate", "--metric-percentiles", "99,101"), "--metric-percentiles");
+        assertOneLineError(run("simulate", "--metric-percentiles", ","), "--metric-percentiles");
+        assertOneLineError(run("simulate", "--percentile-metrics", ","), "--percentile-metrics");
+        assertOneLineError(run("simulate", "--goodput", "ttft:200", "ttft:100"), "--goodput");
         assertOneLineError(run("simulate", "--num-prompts", "0"), "--num-prompts");
         assertOneLineError(run("simulate", "--router", "random"), "--router");
         assertOneLineError(run("simulate", "--max-num-seqs", "0"), "--max-num-seqs");
