@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.engine.JsonSyntax;
 import org.apache.commons.math3.stat.inference.MannWhitneyUTest;
 
 import java.io.BufferedReader;
@@ -60,7 +61,8 @@ public final class RunComparison {
     public static JsonNode readResult(Path file) {
         try (JsonParser p = JSON.createParser(file.toFile())) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
-                throw new IOException("not a JSON object");
+                throw new UncheckedIOException(file + ": not a result JSON (not a JSON object)",
+                        new IOException("not a JSON object"));
             }
             ObjectNode result = JSON.createObjectNode();
             while (p.nextToken() == JsonToken.FIELD_NAME) {
@@ -73,6 +75,8 @@ public final class RunComparison {
                 }
             }
             return result;
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(file + JsonSyntax.location(e) + ": malformed JSON: " + JsonSyntax.reason(e), e);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read result " + file + ": " + e.getMessage(), e);
         }

@@ -74,7 +74,7 @@ public final class CompareCommand implements Callable<Integer> {
         try {
             result = RunComparison.readResult(file);
         } catch (UncheckedIOException e) {
-            throw new ConfigException(file + ": not a result JSON (" + e.getCause().getMessage() + ")", e);
+            throw new ConfigException(e.getMessage(), e); // already one line naming the file
         }
         // A per-request JSONL or a trace starts with a JSON object too, but one with no metric to compare.
         ConfigException.check(RunComparison.hasSummary(result),

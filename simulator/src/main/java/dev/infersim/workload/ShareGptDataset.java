@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infersim.engine.ConfigException;
+import dev.infersim.engine.JsonSyntax;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -94,8 +95,8 @@ public final class ShareGptDataset implements Dataset {
                 }
             }
         } catch (JsonProcessingException e) {
-            throw new ConfigException(path + line(e.getLocation()) + ": malformed ShareGPT JSON: "
-                    + e.getOriginalMessage().replace('\n', ' '), e);
+            throw new ConfigException(path + JsonSyntax.location(e) + ": malformed ShareGPT JSON: "
+                    + JsonSyntax.reason(e), e);
         } catch (IOException e) {
             throw new ConfigException("--dataset-path: cannot read " + path + ": " + e.getMessage(), e);
         }

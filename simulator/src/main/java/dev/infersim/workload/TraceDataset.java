@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infersim.engine.ConfigException;
+import dev.infersim.engine.JsonSyntax;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -120,7 +121,9 @@ public final class TraceDataset implements Dataset {
         try {
             node = JSON.readTree(line);
         } catch (JsonProcessingException e) {
-            throw new ConfigException(where + ": malformed JSON: " + e.getOriginalMessage().replace('\n', ' '), e);
+            int column = e.getLocation() == null ? -1 : e.getLocation().getColumnNr();
+            throw new ConfigException(where + (column > 0 ? ":" + column : "") + ": malformed JSON: "
+                    + JsonSyntax.reason(e), e);
         }
         if (node == null || !node.isObject()) {
             throw new ConfigException(where + ": each line must be a JSON object");

@@ -131,7 +131,9 @@ class DatasetFileTest {
         Files.writeString(file, "[\n  {\"id\": \"a\", \"conversations\": [\n    {\"from\": \"human\" \"value\": \"x\"}\n]}]");
         ConfigException e = assertThrows(ConfigException.class,
                 () -> ShareGptDataset.load(file, ShareGptDataset.APPROXIMATE_TOKENS, 0, OutputLength.AT_MAX_TOKENS));
-        assertTrue(e.getMessage().startsWith(file + ":3: malformed ShareGPT JSON"), e.getMessage());
+        assertTrue(e.getMessage().startsWith(file + ":3:22: malformed ShareGPT JSON: Unexpected character"),
+                e.getMessage());
+        assertFalse(e.getMessage().contains("Source") || e.getMessage().contains("\n"), e.getMessage());
         ConfigException missing = assertThrows(ConfigException.class, () -> ShareGptDataset.load(
                 dir.resolve("absent.json"), ShareGptDataset.APPROXIMATE_TOKENS, 0, OutputLength.AT_MAX_TOKENS));
         assertTrue(missing.getMessage().contains("absent.json"), missing.getMessage());
@@ -188,6 +190,12 @@ class DatasetFileTest {
         ConfigException field = assertThrows(ConfigException.class,
                 () -> TraceDataset.load(unknown, OutputLength.AT_MAX_TOKENS));
         assertTrue(field.getMessage().startsWith(unknown + ":1: field 'timestamp'"), field.getMessage());
+        Path broken = trace("{\"timestamp_ms\": 0, \"input_len\": 3 \"output_len\": 2}");
+        ConfigException syntax = assertThrows(ConfigException.class,
+                () -> TraceDataset.load(broken, OutputLength.AT_MAX_TOKENS));
+        assertTrue(syntax.getMessage().startsWith(broken + ":1:36: malformed JSON: Unexpected character"),
+                syntax.getMessage());
+        assertFalse(syntax.getMessage().contains("Source"), syntax.getMessage());
     }
 
     @Test
