@@ -9,7 +9,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.JsonSyntax;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -66,9 +65,7 @@ public final class ShareGptDataset implements Dataset {
      */
     public static ShareGptDataset load(Path path, ToIntFunction<String> tokenCounter, int fixedOutputTokens,
                                        OutputLength outputLength) {
-        if (!Files.isRegularFile(path)) {
-            throw new ConfigException("--dataset-path: ShareGPT file " + path + " does not exist");
-        }
+        DatasetPath.requireFile(path, "ShareGPT file");
         List<String> prompts = new ArrayList<>();
         IntList promptTokens = new IntList();
         IntList outputTokens = new IntList();

@@ -56,9 +56,7 @@ public final class TraceDataset implements Dataset {
      * @throws ConfigException naming the file, line and field when a line is malformed
      */
     public static TraceDataset load(Path path, OutputLength outputLength) {
-        if (!Files.isRegularFile(path)) {
-            throw new ConfigException("--dataset-path: trace file " + path + " does not exist");
-        }
+        DatasetPath.requireFile(path, "trace file");
         long[] times = new long[64];
         IntList inputs = new IntList();
         IntList outputs = new IntList();

@@ -199,6 +199,16 @@ class DatasetFileTest {
     }
 
     @Test
+    void aDirectoryAsDatasetPathIsCalledADirectoryNotMissing() {
+        for (String name : List.of("sharegpt", "trace")) {
+            ConfigException e = assertThrows(ConfigException.class, () -> Workload.open(WorkloadSpec.builder()
+                    .datasetName(name).datasetPath(dir).build()));
+            assertEquals("--dataset-path: " + dir + " is a directory; give the "
+                    + (name.equals("trace") ? "trace" : "ShareGPT") + " file itself", e.getMessage());
+        }
+    }
+
+    @Test
     void traceInputLengthOverTheCapNamesTheFileAndLine() throws IOException {
         Path file = trace("{\"timestamp_ms\": 0, \"input_len\": 3, \"output_len\": 2}",
                 "{\"timestamp_ms\": 1, \"input_len\": 2000000000, \"output_len\": 2}");
