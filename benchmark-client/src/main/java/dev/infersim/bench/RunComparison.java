@@ -54,9 +54,13 @@ public final class RunComparison {
     private RunComparison() {
     }
 
+    /** Key of a sweep result's per-point results, each with its own per-request arrays; left out when reading. */
+    private static final String SWEEP_RUNS = "runs";
+
     /**
-     * Reads a result JSON file, leaving out vLLM's per-request arrays: they can hold millions of entries, and the
-     * comparison reads per-request values from the detail files instead.
+     * Reads a result JSON file, leaving out vLLM's per-request arrays (and a sweep's per-point results, which carry
+     * them too): they can hold millions of entries, and the comparison reads per-request values from the detail files
+     * instead.
      */
     public static JsonNode readResult(Path file) {
         try (JsonParser p = JSON.createParser(file.toFile())) {
@@ -68,7 +72,7 @@ public final class RunComparison {
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String key = p.currentName();
                 p.nextToken();
-                if (VllmDetailArrays.KEYS.contains(key)) {
+                if (VllmDetailArrays.KEYS.contains(key) || key.equals(SWEEP_RUNS)) {
                     p.skipChildren();
                 } else {
                     result.set(key, JSON.readTree(p));
@@ -80,6 +84,11 @@ public final class RunComparison {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read result " + file + ": " + e.getMessage(), e);
         }
+    }
+
+    /** True for the combined result of {@code infersim sweep}, which holds many runs rather than one. */
+    public static boolean isSweep(JsonNode result) {
+        return result.has("infersim_sweep");
     }
 
     /** True when the JSON object holds at least one summary metric, as every benchmark, simulate or predict result does. */
