@@ -58,6 +58,7 @@ class SimulateCommandTest {
         assertTrue(r.out().contains("Successful requests:                     300"), r.out());
         assertTrue(r.out().contains("Request goodput (req/s):"), r.out());
         assertTrue(r.out().contains("P99 TTFT (ms):"), r.out());
+        assertTrue(r.out().contains("Server side (infersim)") && r.out().contains("Mean queue time (ms):"), r.out());
         assertTrue(r.out().contains("Saturated: no"), r.out());
     }
 
