@@ -287,6 +287,10 @@ class WorkloadTest {
                 () -> new RequestClass("huge", 1, new FixedLength(2_000_000_000), new FixedLength(8), null,
                         2_000_000_000, 1));
         assertTrue(profileClass.getMessage().contains("class 'huge'"), profileClass.getMessage());
+        IllegalArgumentException openTail = assertThrows(IllegalArgumentException.class,
+                () -> RequestClass.unshared("tail", 1, LogNormalLength.ofMedian(500, 0.8, 0, Integer.MAX_VALUE),
+                        new FixedLength(8)));
+        assertTrue(openTail.getMessage().contains("input_tokens is unbounded; give it a max"), openTail.getMessage());
         int atCap = WorkloadRequest.MAX_PROMPT_TOKENS;
         assertEquals(atCap, Workload.open(WorkloadSpec.builder().randomInputLen(atCap - 8).randomPrefixLen(8)
                 .numPrompts(1).build()).iterator().next().promptTokens(), "the cap itself is allowed");
