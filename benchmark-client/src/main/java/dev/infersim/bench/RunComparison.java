@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.engine.JsonSyntax;
 import org.apache.commons.math3.stat.inference.MannWhitneyUTest;
 
 import java.io.BufferedReader;
@@ -53,29 +54,41 @@ public final class RunComparison {
     private RunComparison() {
     }
 
+    /** Key of a sweep result's per-point results, each with its own per-request arrays; left out when reading. */
+    private static final String SWEEP_RUNS = "runs";
+
     /**
-     * Reads a result JSON file, leaving out vLLM's per-request arrays: they can hold millions of entries, and the
-     * comparison reads per-request values from the detail files instead.
+     * Reads a result JSON file, leaving out vLLM's per-request arrays (and a sweep's per-point results, which carry
+     * them too): they can hold millions of entries, and the comparison reads per-request values from the detail files
+     * instead.
      */
     public static JsonNode readResult(Path file) {
         try (JsonParser p = JSON.createParser(file.toFile())) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
-                throw new IOException("not a JSON object");
+                throw new UncheckedIOException(file + ": not a result JSON (not a JSON object)",
+                        new IOException("not a JSON object"));
             }
             ObjectNode result = JSON.createObjectNode();
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String key = p.currentName();
                 p.nextToken();
-                if (VllmDetailArrays.KEYS.contains(key)) {
+                if (VllmDetailArrays.KEYS.contains(key) || key.equals(SWEEP_RUNS)) {
                     p.skipChildren();
                 } else {
                     result.set(key, JSON.readTree(p));
                 }
             }
             return result;
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(file + JsonSyntax.location(e) + ": malformed JSON: " + JsonSyntax.reason(e), e);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read result " + file + ": " + e.getMessage(), e);
         }
+    }
+
+    /** True for the combined result of {@code infersim sweep}, which holds many runs rather than one. */
+    public static boolean isSweep(JsonNode result) {
+        return result.has("infersim_sweep");
     }
 
     /** True when the JSON object holds at least one summary metric, as every benchmark, simulate or predict result does. */

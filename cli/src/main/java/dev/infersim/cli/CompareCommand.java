@@ -74,8 +74,10 @@ public final class CompareCommand implements Callable<Integer> {
         try {
             result = RunComparison.readResult(file);
         } catch (UncheckedIOException e) {
-            throw new ConfigException(file + ": not a result JSON (" + e.getCause().getMessage() + ")", e);
+            throw new ConfigException(e.getMessage(), e); // already one line naming the file
         }
+        ConfigException.check(!RunComparison.isSweep(result), "%s: a sweep result; compare takes two single-run results "
+                + "(bench or simulate --save-result)", file);
         // A per-request JSONL or a trace starts with a JSON object too, but one with no metric to compare.
         ConfigException.check(RunComparison.hasSummary(result),
                 "%s: not a result JSON (no completed, duration, throughput or latency keys)", file);

@@ -81,6 +81,7 @@ public final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        EarlyInterrupt.handOver(); // the demo is the run: an interrupt stops it as it always did, without a word
         ConfigException.check(timeScale > 0 && timeScale <= 100, "--time-scale must be in (0, 100], got %s", timeScale);
         ConfigException.check(numPrompts >= 20, "--num-prompts must be >= 20, got %d", numPrompts);
         ConfigException.check(numWarmups >= 0, "--num-warmups must be >= 0, got %d", numWarmups);

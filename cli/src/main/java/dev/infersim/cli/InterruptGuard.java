@@ -22,6 +22,7 @@ final class InterruptGuard implements AutoCloseable {
             }
         }, "infersim-interrupt");
         Runtime.getRuntime().addShutdownHook(hook);
+        EarlyInterrupt.handOver();
     }
 
     /** The command has written its outputs (or failed): let an interrupted JVM exit. */

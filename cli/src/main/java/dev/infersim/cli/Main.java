@@ -27,7 +27,14 @@ import java.io.PrintWriter;
 public final class Main implements Runnable {
 
     public static void main(String[] args) {
-        System.exit(run(args));
+        EarlyInterrupt.install();
+        int code;
+        try {
+            code = run(args);
+        } finally {
+            EarlyInterrupt.handOver(); // ended, normally or with a bug's stack trace: no interrupt to report
+        }
+        System.exit(code);
     }
 
     /** Runs the command line and returns its exit code, without exiting (for tests). */

@@ -22,7 +22,8 @@ public final class ReportOptions {
     double warmupDurationS;
 
     @Option(names = "--goodput", arity = "1..*", paramLabel = "KEY:MS",
-            description = "SLOs for request_goodput: ttft:MS tpot:MS e2el:MS.")
+            description = "SLOs for request_goodput: ttft:MS tpot:MS e2el:MS, each metric once (pairs may also be "
+                    + "space-separated in one quoted argument).")
     List<String> goodput = List.of();
 
     @Option(names = "--percentile-metrics", defaultValue = "ttft,tpot,itl",
@@ -93,6 +94,8 @@ public final class ReportOptions {
      */
     public List<String> metrics() {
         List<String> names = java.util.Arrays.stream(percentileMetrics.split(",")).map(String::trim).toList();
+        // split drops trailing empty strings, so "," would otherwise be an empty list that reports nothing
+        ConfigException.check(!names.isEmpty(), "--percentile-metrics: no metric given; use %s", String.join(", ", METRICS));
         for (String name : names) {
             ConfigException.check(METRICS.contains(name), "--percentile-metrics: unknown metric '%s'; use %s", name,
                     String.join(", ", METRICS));
@@ -106,7 +109,11 @@ public final class ReportOptions {
 
     public List<Double> percentiles() {
         try {
-            return java.util.Arrays.stream(metricPercentiles.split(",")).map(String::trim).map(Double::valueOf).toList();
+            List<Double> values = java.util.Arrays.stream(metricPercentiles.split(",")).map(String::trim)
+                    .map(Double::valueOf).toList();
+            // split drops trailing empty strings, so "," would otherwise be an empty list that reports nothing
+            ConfigException.check(!values.isEmpty(), "--metric-percentiles: no percentile given, e.g. 50,90,99");
+            return values;
         } catch (NumberFormatException e) {
             throw new ConfigException("--metric-percentiles: expected comma-separated numbers, got '" + metricPercentiles + "'");
         }

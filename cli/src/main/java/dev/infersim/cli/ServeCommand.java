@@ -183,6 +183,7 @@ public final class ServeCommand implements Runnable {
             throw new IllegalStateException("server failed to start", e);
         }
         CountDownLatch stopped = new CountDownLatch(1);
+        EarlyInterrupt.handOver(); // from here an interrupt is the normal way to stop the server
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
                 server.close(Duration.ofMillis(shutdownGraceMs)).toCompletionStage().toCompletableFuture()

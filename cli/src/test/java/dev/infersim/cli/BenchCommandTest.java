@@ -85,6 +85,10 @@ class BenchCommandTest {
                     "each point's own 24 measured requests");
             assertEquals(24, runs.get(i).get("ttfts").size(), "vLLM's per-request arrays of the point");
         }
+        CliRun compare = CliRun.of("compare", dir.resolve("s.json").toString(), dir.resolve("s.json").toString());
+        assertEquals(2, compare.exitCode(), compare.out() + compare.err());
+        assertEquals(dir.resolve("s.json") + ": a sweep result; compare takes two single-run results (bench or simulate "
+                + "--save-result)", compare.err().strip().replaceFirst("^infersim: ", ""));
     }
 
     @Test
@@ -121,6 +125,12 @@ class BenchCommandTest {
         assertEquals(1, r.err().strip().lines().count(), r.err());
         assertTrue(r.err().contains(flag), r.err());
         assertTrue(!r.out().contains("Benchmarking"), "rejected before the run: " + r.out());
+    }
+
+    @Test
+    void promptLengthOverTheCapIsOneLineNamingTheFlagNotANegativeArraySize() {
+        assertRejectedBeforeSending(shortBench("--random-input-len", "2000000000"), "--random-input-len");
+        assertRejectedBeforeSending(shortBench("--random-prefix-len", "2000000000"), "--random-prefix-len");
     }
 
     @Test

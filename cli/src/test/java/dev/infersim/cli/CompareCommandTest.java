@@ -52,6 +52,16 @@ class CompareCommandTest {
         assertOneLineError(CliRun.of("compare", file("a.json"), file("a.jsonl")), "a.jsonl");
     }
 
+    @Test
+    void aMalformedResultIsOneCleanLineWithLineAndColumn() throws java.io.IOException {
+        simulate("a", "5");
+        java.nio.file.Files.writeString(dir.resolve("broken.json"), "{\"completed\": 5,\n  \"duration\": }");
+
+        CliRun r = CliRun.of("compare", file("a.json"), file("broken.json"));
+        assertOneLineError(r, file("broken.json") + ":2:15: malformed JSON: ");
+        assertTrue(!r.err().contains("Source"), "no Jackson source excerpt: " + r.err());
+    }
+
     private static void assertOneLineError(CliRun r, String text) {
         assertEquals(2, r.exitCode(), r.out() + r.err());
         String err = r.err().strip();

@@ -90,6 +90,15 @@ class ForeignServerTest {
     }
 
     @Test
+    void theServerSideBlockIsLeftOutWhenTheServerSentNoGroundTruth() {
+        CliRun r = bench();
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().contains("Successful requests:"), r.out());
+        assertFalse(r.out().contains("Server side (infersim)") || r.out().contains("Mean queue time"),
+                "zeros a foreign server never reported: " + r.out());
+    }
+
+    @Test
     void scrapingAPageWithoutVllmGaugesSaysSoOnTheConsole() {
         CliRun r = bench("--scrape-metrics", "http://127.0.0.1:" + server.getAddress().getPort() + "/metrics");
         assertEquals(0, r.exitCode(), r.out() + r.err());

@@ -58,6 +58,7 @@ class SimulateCommandTest {
         assertTrue(r.out().contains("Successful requests:                     300"), r.out());
         assertTrue(r.out().contains("Request goodput (req/s):"), r.out());
         assertTrue(r.out().contains("P99 TTFT (ms):"), r.out());
+        assertTrue(r.out().contains("Server side (infersim)") && r.out().contains("Mean queue time (ms):"), r.out());
         assertTrue(r.out().contains("Saturated: no"), r.out());
     }
 
@@ -182,6 +183,9 @@ class SimulateCommandTest {
         assertOneLineError(run("simulate", "--goodput", "ttfb:5"), "--goodput");
         assertOneLineError(run("simulate", "--percentile-metrics", "ttft,latency"), "--percentile-metrics");
         assertOneLineError(run("simulate", "--metric-percentiles", "99,101"), "--metric-percentiles");
+        assertOneLineError(run("simulate", "--metric-percentiles", ","), "--metric-percentiles");
+        assertOneLineError(run("simulate", "--percentile-metrics", ","), "--percentile-metrics");
+        assertOneLineError(run("simulate", "--goodput", "ttft:200", "ttft:100"), "--goodput");
         assertOneLineError(run("simulate", "--num-prompts", "0"), "--num-prompts");
         assertOneLineError(run("simulate", "--router", "random"), "--router");
         assertOneLineError(run("simulate", "--max-num-seqs", "0"), "--max-num-seqs");
@@ -199,6 +203,25 @@ class SimulateCommandTest {
                 "--ramp-up-start-rps");
         assertOneLineError(run("simulate", "--ramp-up-end-rps", "20"), "--ramp-up-strategy");
         assertOneLineError(run("simulate", "--workload", "chat", "--dataset-name", "random"), "--dataset-name");
+    }
+
+    @Test
+    void aDatasetPathWithTheRandomDatasetIsRefusedNotIgnored() throws IOException {
+        Path file = Files.writeString(dir.resolve("conversations.json"), "[]");
+        List<String[]> commands = List.of(
+                new String[] {"simulate", "--num-prompts", "5"},
+                new String[] {"simulate", "--num-prompts", "5", "--dataset-name", "random"},
+                new String[] {"predict"},
+                new String[] {"bench", "--model", "m", "--base-url", "http://127.0.0.1:9"},
+                new String[] {"sweep", "--model", "m", "--base-url", "http://127.0.0.1:9", "--request-rates", "1,2"});
+        for (String[] command : commands) {
+            List<String> args = new ArrayList<>(List.of(command));
+            args.addAll(List.of("--dataset-path", file.toString()));
+            CliRun r = run(args.toArray(String[]::new));
+            assertEquals(2, r.exitCode(), String.join(" ", args) + ": " + r.out() + r.err());
+            assertEquals(1, r.err().strip().lines().count(), r.err());
+            assertTrue(r.err().contains("--dataset-path") && r.err().contains("random"), r.err());
+        }
     }
 
     @Test

@@ -135,7 +135,7 @@ public final class BenchmarkReport {
         return info.defaultResultFileName();
     }
 
-    /** Prints vLLM's "Serving Benchmark Result" block, then infersim's server-side lines. */
+    /** Prints vLLM's "Serving Benchmark Result" block, then infersim's server-side lines when the server sent them. */
     public void printSummary(PrintStream out) {
         out.println(center(" Serving Benchmark Result ", '='));
         line(out, "Successful requests:", stats.completed());
@@ -160,11 +160,15 @@ public final class BenchmarkReport {
         for (String metric : info.percentileMetrics()) {
             printMetric(out, metric);
         }
-        out.println(center("Server side (infersim)", '-'));
-        line(out, "Mean queue time (ms):", stats.queueTime().meanMs());
-        line(out, "Mean prefill time (ms):", stats.prefillTime().meanMs());
-        line(out, "Prefix cache hit rate:", (double) fields.get("infersim_prefix_cache_hit_rate"));
-        line(out, "Preemptions:", stats.preemptions());
+        // Only an infersim server (or the simulator) reports queue times; from any other server the block would be
+        // all zeros that read as measurements.
+        if (stats.queueTime().count() > 0) {
+            out.println(center("Server side (infersim)", '-'));
+            line(out, "Mean queue time (ms):", stats.queueTime().meanMs());
+            line(out, "Mean prefill time (ms):", stats.prefillTime().meanMs());
+            line(out, "Prefix cache hit rate:", (double) fields.get("infersim_prefix_cache_hit_rate"));
+            line(out, "Preemptions:", stats.preemptions());
+        }
         out.println("=".repeat(50));
     }
 

@@ -2,7 +2,9 @@ package dev.infersim.sim;
 
 import dev.infersim.engine.ConfigException;
 
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 
 /**
@@ -29,30 +31,38 @@ public record GoodputSlo(double ttftMs, double tpotMs, double e2elMs) {
                 "--goodput %s must be a number of ms >= 0, got %s", name, ms);
     }
 
-    /** Parses vLLM's {@code KEY:VALUE} pairs, e.g. {@code [ttft:500, tpot:50]}; keys ttft, tpot, e2el. */
-    public static GoodputSlo parse(List<String> pairs) {
-        double ttft = Double.NaN;
-        double tpot = Double.NaN;
-        double e2el = Double.NaN;
-        for (String pair : pairs) {
-            int colon = pair.indexOf(':');
-            ConfigException.check(colon > 0, "--goodput: expected KEY:VALUE_MS (ttft, tpot, e2el), got '%s'", pair);
-            String key = pair.substring(0, colon).trim().toLowerCase(Locale.ROOT);
-            double value;
-            try {
-                value = Double.parseDouble(pair.substring(colon + 1).trim());
-            } catch (NumberFormatException e) {
-                throw new ConfigException("--goodput: " + key + " needs a number of ms, got '" + pair + "'", e);
-            }
-            ConfigException.check(value >= 0 && Double.isFinite(value), "--goodput %s must be >= 0 ms, got %s", key, value);
-            switch (key) {
-                case "ttft" -> ttft = value;
-                case "tpot" -> tpot = value;
-                case "e2el" -> e2el = value;
-                default -> throw new ConfigException("--goodput: unknown metric '" + key + "'; use ttft, tpot or e2el");
+    /**
+     * Parses vLLM's {@code KEY:VALUE} pairs, e.g. {@code [ttft:500, tpot:50]}; keys ttft, tpot, e2el. An argument may
+     * hold several pairs separated by spaces ({@code "ttft:500 tpot:50"} quoted as one), which vLLM would read as one
+     * malformed pair; each metric may be given once, since a repeated one would silently keep only its last value.
+     */
+    public static GoodputSlo parse(List<String> arguments) {
+        Map<String, Double> bounds = new HashMap<>();
+        for (String argument : arguments) {
+            for (String pair : argument.trim().split("\\s+")) {
+                int colon = pair.indexOf(':');
+                ConfigException.check(colon > 0, "--goodput: expected KEY:VALUE_MS (ttft, tpot, e2el), got '%s'", pair);
+                String key = pair.substring(0, colon).toLowerCase(Locale.ROOT);
+                ConfigException.check(key.equals("ttft") || key.equals("tpot") || key.equals("e2el"),
+                        "--goodput: unknown metric '%s'; use ttft, tpot or e2el", key);
+                double value;
+                try {
+                    value = Double.parseDouble(pair.substring(colon + 1));
+                } catch (NumberFormatException e) {
+                    throw new ConfigException("--goodput: " + key + " needs a number of ms, got '" + pair + "'", e);
+                }
+                ConfigException.check(value >= 0 && Double.isFinite(value), "--goodput %s must be >= 0 ms, got %s", key, value);
+                Double earlier = bounds.put(key, value);
+                ConfigException.check(earlier == null, "--goodput: %s is given twice (%s and %s); give each metric once",
+                        key, format(earlier), format(value));
             }
         }
-        return new GoodputSlo(ttft, tpot, e2el);
+        return new GoodputSlo(bounds.getOrDefault("ttft", Double.NaN), bounds.getOrDefault("tpot", Double.NaN),
+                bounds.getOrDefault("e2el", Double.NaN));
+    }
+
+    private static String format(Double ms) {
+        return ms == null ? "" : ms == Math.rint(ms) ? Long.toString(ms.longValue()) : ms.toString();
     }
 
     public boolean isSet() {

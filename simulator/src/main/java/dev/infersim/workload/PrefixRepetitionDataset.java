@@ -38,6 +38,8 @@ public final class PrefixRepetitionDataset implements Dataset {
         if (maxTokens < 1) {
             throw new IllegalArgumentException("prefix-repetition output length must be >= 1 token, got " + maxTokens);
         }
+        WorkloadRequest.checkPromptCap((long) prefixTokens + suffixTokens,
+                "--prefix-repetition-prefix-len + --prefix-repetition-suffix-len");
         this.prefixTokens = prefixTokens;
         this.suffixTokens = suffixTokens;
         this.numPrefixes = numPrefixes;

@@ -1,5 +1,7 @@
 package dev.infersim.workload;
 
+import java.util.Locale;
+
 /**
  * One kind of request in a synthetic workload (chat, RAG, code...): how often it occurs and the shape of its
  * requests. A prompt is {@code prefixTokens} shared tokens (one of {@code prefixGroups} distinct prefixes, picked
@@ -41,6 +43,14 @@ public record RequestClass(String name, double weight, LengthDistribution inputT
         if (prefixTokens == 0) {
             prefixGroups = 0;
         }
+        if (inputTokens.max() == Integer.MAX_VALUE) {
+            // an open tail (log-normal without max, geometric) would reach past the cap now and then, mid-run
+            throw new IllegalArgumentException("class '" + name + "': input_tokens is unbounded; give it a max so "
+                    + "prompts stay within infersim's cap of " + String.format(Locale.ROOT, "%,d",
+                    WorkloadRequest.MAX_PROMPT_TOKENS) + " tokens");
+        }
+        WorkloadRequest.checkPromptCap((long) prefixTokens + inputTokens.max(), "class '" + name
+                + "': prefix_tokens + the longest input_tokens");
         if ((long) prefixTokens + inputTokens.min() < 1) {
             throw new IllegalArgumentException("class '" + name + "': prompts could be empty (prefix " + prefixTokens
                     + " + shortest input " + inputTokens.min() + " tokens)");

@@ -7,8 +7,8 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infersim.engine.ConfigException;
+import dev.infersim.engine.JsonSyntax;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,9 +16,12 @@ import java.util.function.ToIntFunction;
 
 /**
  * The ShareGPT dataset as {@code vllm bench serve --dataset-name sharegpt} uses it: a JSON array of
- * {@code {"id": ..., "conversations": [{"from": "human"|"gpt", "value": text}, ...]}}. Each conversation gives one
- * request: the first human turn is the prompt and the length of the gpt reply after it is the request's
- * max_tokens (or {@code --sharegpt-output-len}). As in vLLM (benchmarks/datasets.py, is_valid_sequence) a pair is
+ * {@code {"id": ..., "conversations": [{"from": "human"|"gpt", "value": text}, ...]}}. As in vLLM
+ * (vllm/benchmarks/datasets.py, ShareGPTDataset) a conversation needs at least two turns, and its turns 0 and 1 are
+ * the prompt and the reply whatever their roles (a system turn first, or user/assistant names, change nothing), so the
+ * same file gives the same requests; the reply's length is the request's max_tokens (or
+ * {@code --sharegpt-output-len}). Where vLLM would crash (a first or second turn without a text {@code value}) the
+ * file is refused, naming the line. As in vLLM (is_valid_sequence) a pair is
  * dropped when the prompt or the reply has fewer than 4 tokens (the reply check is skipped with a fixed output
  * length), the prompt more than 1024, or both together more than 2048. Requests take the conversations in a
  * seeded random order, and beyond the dataset's size draw conversations uniformly with replacement, as vLLM
@@ -62,9 +65,7 @@ public final class ShareGptDataset implements Dataset {
      */
     public static ShareGptDataset load(Path path, ToIntFunction<String> tokenCounter, int fixedOutputTokens,
                                        OutputLength outputLength) {
-        if (!Files.isRegularFile(path)) {
-            throw new ConfigException("--dataset-path: ShareGPT file " + path + " does not exist");
-        }
+        DatasetPath.requireFile(path, "ShareGPT file");
         List<String> prompts = new ArrayList<>();
         IntList promptTokens = new IntList();
         IntList outputTokens = new IntList();
@@ -73,9 +74,12 @@ public final class ShareGptDataset implements Dataset {
                 throw new ConfigException(path + line(parser.currentLocation())
                         + ": a ShareGPT file is a JSON array of conversations");
             }
-            while (parser.nextToken() == JsonToken.START_OBJECT) {
-                JsonNode entry = parser.readValueAsTree();
-                String[] pair = firstExchange(entry.get("conversations"));
+            for (JsonToken token = parser.nextToken(); token != JsonToken.END_ARRAY; token = parser.nextToken()) {
+                String where = path + line(parser.currentLocation());
+                if (token != JsonToken.START_OBJECT) {
+                    throw new ConfigException(where + ": each ShareGPT entry is a JSON object with 'conversations'");
+                }
+                String[] pair = firstTwoTurns(parser.readValueAsTree(), where);
                 if (pair == null) {
                     continue;
                 }
@@ -88,38 +92,38 @@ public final class ShareGptDataset implements Dataset {
                 }
             }
         } catch (JsonProcessingException e) {
-            throw new ConfigException(path + line(e.getLocation()) + ": malformed ShareGPT JSON: "
-                    + e.getOriginalMessage().replace('\n', ' '), e);
+            throw new ConfigException(path + JsonSyntax.location(e) + ": malformed ShareGPT JSON: "
+                    + JsonSyntax.reason(e), e);
         } catch (IOException e) {
             throw new ConfigException("--dataset-path: cannot read " + path + ": " + e.getMessage(), e);
         }
         if (prompts.isEmpty()) {
-            throw new ConfigException(path + ": no conversation has a human prompt and a gpt reply within vLLM's "
-                    + "length limits (4..1024 prompt tokens, <= 2048 in total)");
+            throw new ConfigException(path + ": no conversation of two or more turns is within vLLM's length "
+                    + "limits (4..1024 prompt tokens, <= 2048 in total)");
         }
         return new ShareGptDataset(prompts.toArray(String[]::new), promptTokens.toArray(), outputTokens.toArray(),
                 outputLength);
     }
 
-    /** The first human turn and the first gpt turn after it, or null. */
-    private static String[] firstExchange(JsonNode conversations) {
-        if (conversations == null || !conversations.isArray()) {
+    /**
+     * Turns 0 and 1 of an entry's conversation, as vLLM takes them; null when vLLM skips the entry (no
+     * {@code conversations} array, or fewer than two turns).
+     */
+    private static String[] firstTwoTurns(JsonNode entry, String where) {
+        JsonNode conversations = entry.get("conversations");
+        if (conversations == null || !conversations.isArray() || conversations.size() < 2) {
             return null;
         }
-        String prompt = null;
-        for (JsonNode turn : conversations) {
-            String from = turn.path("from").asText("");
-            JsonNode value = turn.get("value");
+        String[] pair = new String[2];
+        for (int t = 0; t < 2; t++) {
+            JsonNode value = conversations.get(t).get("value");
             if (value == null || !value.isTextual()) {
-                continue;
+                throw new ConfigException(where + ": turn " + t + " of the conversation has no text 'value' "
+                        + "(a ShareGPT turn is {\"from\": ..., \"value\": text})");
             }
-            if (prompt == null && from.equals("human")) {
-                prompt = value.asText();
-            } else if (prompt != null && from.equals("gpt")) {
-                return new String[] {prompt, value.asText()};
-            }
+            pair[t] = value.asText();
         }
-        return null;
+        return pair;
     }
 
     /** vLLM's is_valid_sequence with its default limits. */

@@ -50,6 +50,10 @@ public final class SyntheticDataset implements Dataset {
      */
     public static SyntheticDataset random(int inputLen, int outputLen, double rangeRatio, int prefixLen,
                                           OutputLength outputLength) {
+        if (inputLen >= 0 && prefixLen >= 0 && rangeRatio >= 0) {
+            WorkloadRequest.checkPromptCap(prefixLen + (long) Math.ceil(inputLen * (1 + rangeRatio)),
+                    "--random-prefix-len + --random-input-len" + (rangeRatio > 0 ? " * (1 + --random-range-ratio)" : ""));
+        }
         try {
             RequestClass only = new RequestClass("random", 1.0,
                     UniformLength.ofRangeRatio(inputLen, rangeRatio, 0),

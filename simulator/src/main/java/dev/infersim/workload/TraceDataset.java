@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infersim.engine.ConfigException;
+import dev.infersim.engine.JsonSyntax;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -55,9 +56,7 @@ public final class TraceDataset implements Dataset {
      * @throws ConfigException naming the file, line and field when a line is malformed
      */
     public static TraceDataset load(Path path, OutputLength outputLength) {
-        if (!Files.isRegularFile(path)) {
-            throw new ConfigException("--dataset-path: trace file " + path + " does not exist");
-        }
+        DatasetPath.requireFile(path, "trace file");
         long[] times = new long[64];
         IntList inputs = new IntList();
         IntList outputs = new IntList();
@@ -84,6 +83,7 @@ public final class TraceDataset implements Dataset {
                             + " is earlier than the previous line's; a trace must be in time order");
                 }
                 int input = integer(node, "input_len", where, 1);
+                WorkloadRequest.checkPromptCap(input, where + ": field 'input_len'");
                 inputs.add(input);
                 outputs.add(integer(node, "output_len", where, 1));
                 if (node.has("prefix_group") != node.has("prefix_len")) {
@@ -119,7 +119,9 @@ public final class TraceDataset implements Dataset {
         try {
             node = JSON.readTree(line);
         } catch (JsonProcessingException e) {
-            throw new ConfigException(where + ": malformed JSON: " + e.getOriginalMessage().replace('\n', ' '), e);
+            int column = e.getLocation() == null ? -1 : e.getLocation().getColumnNr();
+            throw new ConfigException(where + (column > 0 ? ":" + column : "") + ": malformed JSON: "
+                    + JsonSyntax.reason(e), e);
         }
         if (node == null || !node.isObject()) {
             throw new ConfigException(where + ": each line must be a JSON object");

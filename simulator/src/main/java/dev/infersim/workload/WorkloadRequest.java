@@ -1,5 +1,7 @@
 package dev.infersim.workload;
 
+import java.util.Locale;
+
 /**
  * One request of a workload, as both the simulator and the benchmark client replay it.
  *
@@ -29,6 +31,13 @@ package dev.infersim.workload;
 public record WorkloadRequest(long index, long arrivalNanos, int promptTokens, int prefixTokens, int prefixGroup,
                               int maxTokens, int outputTokens, long contentSeed, long prefixSeed,
                               boolean firstOfPrefixGroup, String requestClass, String promptText) {
+
+    /**
+     * The longest prompt any dataset may produce: 16,777,216 tokens, far above any model's context window (the
+     * longest are about 10M), so no real workload meets it, while prefix + input stays far from int overflow and a
+     * rendered prompt fits a Java array. Datasets check it where lengths enter, naming the flag or file.
+     */
+    public static final int MAX_PROMPT_TOKENS = 1 << 24;
 
     public WorkloadRequest {
         if (index < 0) {
@@ -60,6 +69,19 @@ public record WorkloadRequest(long index, long arrivalNanos, int promptTokens, i
         }
         if (requestClass == null) {
             throw new IllegalArgumentException("requestClass must not be null");
+        }
+    }
+
+    /**
+     * Rejects prompts longer than {@link #MAX_PROMPT_TOKENS}.
+     *
+     * @param tokens the longest prompt a source can produce, computed in long so a sum cannot wrap
+     * @param what   what reaches that length, as the message should name it (a flag or a file and line)
+     */
+    static void checkPromptCap(long tokens, String what) {
+        if (tokens > MAX_PROMPT_TOKENS) {
+            throw new IllegalArgumentException(what + ": " + tokens + " prompt tokens exceed infersim's cap of "
+                    + String.format(Locale.ROOT, "%,d", MAX_PROMPT_TOKENS) + " (far above any model's context window)");
         }
     }
 

@@ -65,8 +65,14 @@ public record WorkloadSpec(String datasetName, long numPrompts, long seed, LoadP
         if (prefixRepetitionOrder == null) {
             throw new IllegalArgumentException("prefix repetition order must not be null");
         }
-        if ((datasetName.equals(SHAREGPT) || datasetName.equals(TRACE)) && datasetPath == null) {
+        boolean readsFile = datasetName.equals(SHAREGPT) || datasetName.equals(TRACE);
+        if (readsFile && datasetPath == null) {
             throw new IllegalArgumentException("--dataset-name " + datasetName + " needs --dataset-path");
+        }
+        // vLLM refuses a file with the random dataset rather than ignore it; the other generated datasets would ignore it too
+        if (!readsFile && datasetPath != null) {
+            throw new IllegalArgumentException("--dataset-path " + datasetPath + " is only read by --dataset-name "
+                    + "sharegpt or trace, and the dataset is " + datasetName + "; name the dataset the file holds");
         }
         if (datasetName.equals(WORKLOAD) && profile == null) {
             throw new IllegalArgumentException("--dataset-name workload needs a workload profile (--workload)");

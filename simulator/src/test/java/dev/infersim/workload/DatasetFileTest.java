@@ -50,18 +50,19 @@ class DatasetFileTest {
     }
 
     @Test
-    void shareGptTakesTheFirstHumanTurnAsPromptAndTheGptReplyLengthAsMaxTokens() throws IOException {
+    void shareGptTakesTurnsZeroAndOneWhateverTheirRolesAsVllmDoes() throws IOException {
         Path file = shareGpt(
                 new String[] {"human", chars(400), "gpt", chars(800), "human", chars(4), "gpt", chars(4)},
-                new String[] {"system", "be brief", "human", chars(100), "gpt", chars(40)},
-                new String[] {"gpt", chars(100)},                                 // no human turn: dropped
+                new String[] {"system", chars(60), "human", chars(100), "gpt", chars(40)}, // system text is the prompt
+                new String[] {"user", chars(100), "assistant", chars(40)},       // OpenAI role names
+                new String[] {"gpt", chars(100)},                                 // one turn: dropped
                 new String[] {"human", chars(8), "gpt", chars(400)},              // prompt of 2 tokens: dropped
                 new String[] {"human", chars(5000), "gpt", chars(40)},            // prompt of 1250 tokens: dropped
                 new String[] {"human", chars(3600), "gpt", chars(4800)});         // 900 + 1200 > 2048: dropped
         ShareGptDataset dataset = ShareGptDataset.load(file, ShareGptDataset.APPROXIMATE_TOKENS, 0,
                 OutputLength.AT_MAX_TOKENS);
-        assertEquals(2, dataset.conversations());
-        Workload workload = new Workload(dataset, LoadPattern.immediate(), 2, 1);
+        assertEquals(3, dataset.conversations());
+        Workload workload = new Workload(dataset, LoadPattern.immediate(), 3, 1);
         Set<String> seen = new HashSet<>();
         for (WorkloadRequest r : workload) {
             seen.add(r.promptTokens() + "/" + r.maxTokens() + "/" + r.promptText().length());
@@ -69,9 +70,21 @@ class DatasetFileTest {
             assertEquals(-1, r.prefixGroup());
             assertEquals("sharegpt", r.requestClass());
         }
-        assertEquals(Set.of("100/200/400", "25/10/100"), seen, "chars / 4 tokens, first human turn, its reply");
-        assertEquals(62.5, dataset.promptLengths().mean(), 1e-9);
-        assertEquals(105, dataset.outputLengths().mean(), 1e-9);
+        assertEquals(Set.of("100/200/400", "15/25/60", "25/10/100"), seen, "chars / 4 tokens, turn 0 and turn 1");
+        assertEquals(140 / 3.0, dataset.promptLengths().mean(), 1e-9);
+        assertEquals(235 / 3.0, dataset.outputLengths().mean(), 1e-9);
+    }
+
+    @Test
+    void shareGptTurnWithoutTextValueIsRefusedNamingTheLine() throws IOException {
+        Path file = dir.resolve("roles.json");
+        Files.writeString(file, "[\n  {\"conversations\": [{\"from\": \"human\", \"value\": \"hello there\"},"
+                + " {\"from\": \"gpt\", \"value\": \"hi, how can I help?\"}]},\n"
+                + "  {\"conversations\": [{\"role\": \"user\", \"content\": \"hi\"}, {\"role\": \"assistant\"}]}\n]");
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> ShareGptDataset.load(file, ShareGptDataset.APPROXIMATE_TOKENS, 0, OutputLength.AT_MAX_TOKENS));
+        assertTrue(e.getMessage().startsWith(file + ":3: turn 0 of the conversation has no text 'value'"),
+                e.getMessage());
     }
 
     @Test
@@ -118,7 +131,9 @@ class DatasetFileTest {
         Files.writeString(file, "[\n  {\"id\": \"a\", \"conversations\": [\n    {\"from\": \"human\" \"value\": \"x\"}\n]}]");
         ConfigException e = assertThrows(ConfigException.class,
                 () -> ShareGptDataset.load(file, ShareGptDataset.APPROXIMATE_TOKENS, 0, OutputLength.AT_MAX_TOKENS));
-        assertTrue(e.getMessage().startsWith(file + ":3: malformed ShareGPT JSON"), e.getMessage());
+        assertTrue(e.getMessage().startsWith(file + ":3:22: malformed ShareGPT JSON: Unexpected character"),
+                e.getMessage());
+        assertFalse(e.getMessage().contains("Source") || e.getMessage().contains("\n"), e.getMessage());
         ConfigException missing = assertThrows(ConfigException.class, () -> ShareGptDataset.load(
                 dir.resolve("absent.json"), ShareGptDataset.APPROXIMATE_TOKENS, 0, OutputLength.AT_MAX_TOKENS));
         assertTrue(missing.getMessage().contains("absent.json"), missing.getMessage());
@@ -175,6 +190,32 @@ class DatasetFileTest {
         ConfigException field = assertThrows(ConfigException.class,
                 () -> TraceDataset.load(unknown, OutputLength.AT_MAX_TOKENS));
         assertTrue(field.getMessage().startsWith(unknown + ":1: field 'timestamp'"), field.getMessage());
+        Path broken = trace("{\"timestamp_ms\": 0, \"input_len\": 3 \"output_len\": 2}");
+        ConfigException syntax = assertThrows(ConfigException.class,
+                () -> TraceDataset.load(broken, OutputLength.AT_MAX_TOKENS));
+        assertTrue(syntax.getMessage().startsWith(broken + ":1:36: malformed JSON: Unexpected character"),
+                syntax.getMessage());
+        assertFalse(syntax.getMessage().contains("Source"), syntax.getMessage());
+    }
+
+    @Test
+    void aDirectoryAsDatasetPathIsCalledADirectoryNotMissing() {
+        for (String name : List.of("sharegpt", "trace")) {
+            ConfigException e = assertThrows(ConfigException.class, () -> Workload.open(WorkloadSpec.builder()
+                    .datasetName(name).datasetPath(dir).build()));
+            assertEquals("--dataset-path: " + dir + " is a directory; give the "
+                    + (name.equals("trace") ? "trace" : "ShareGPT") + " file itself", e.getMessage());
+        }
+    }
+
+    @Test
+    void traceInputLengthOverTheCapNamesTheFileAndLine() throws IOException {
+        Path file = trace("{\"timestamp_ms\": 0, \"input_len\": 3, \"output_len\": 2}",
+                "{\"timestamp_ms\": 1, \"input_len\": 2000000000, \"output_len\": 2}");
+        ConfigException e = assertThrows(ConfigException.class, () -> Workload.open(WorkloadSpec.builder()
+                .datasetName("trace").datasetPath(file).build()));
+        assertTrue(e.getMessage().startsWith(file + ":2: field 'input_len'") && e.getMessage().contains("cap"),
+                e.getMessage());
     }
 
     @Test

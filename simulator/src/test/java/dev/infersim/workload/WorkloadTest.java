@@ -272,6 +272,31 @@ class WorkloadTest {
     }
 
     @Test
+    void promptsOverTheLengthCapFailNamingTheFlagsEvenWhenTheSumOverflowsAnInt() {
+        ConfigException input = assertThrows(ConfigException.class, () -> Workload.open(WorkloadSpec.builder()
+                .randomInputLen(2_000_000_000).build()));
+        assertTrue(input.getMessage().contains("--random-input-len") && input.getMessage().contains("16,777,216"),
+                input.getMessage());
+        ConfigException sum = assertThrows(ConfigException.class, () -> Workload.open(WorkloadSpec.builder()
+                .randomInputLen(1_500_000_000).randomPrefixLen(1_500_000_000).build()));
+        assertTrue(sum.getMessage().contains("3000000000 prompt tokens"), sum.getMessage());
+        ConfigException repeated = assertThrows(ConfigException.class, () -> Workload.open(WorkloadSpec.builder()
+                .datasetName("prefix_repetition").prefixRepetitionPrefixLen(2_000_000_000).build()));
+        assertTrue(repeated.getMessage().contains("--prefix-repetition-prefix-len"), repeated.getMessage());
+        IllegalArgumentException profileClass = assertThrows(IllegalArgumentException.class,
+                () -> new RequestClass("huge", 1, new FixedLength(2_000_000_000), new FixedLength(8), null,
+                        2_000_000_000, 1));
+        assertTrue(profileClass.getMessage().contains("class 'huge'"), profileClass.getMessage());
+        IllegalArgumentException openTail = assertThrows(IllegalArgumentException.class,
+                () -> RequestClass.unshared("tail", 1, LogNormalLength.ofMedian(500, 0.8, 0, Integer.MAX_VALUE),
+                        new FixedLength(8)));
+        assertTrue(openTail.getMessage().contains("input_tokens is unbounded; give it a max"), openTail.getMessage());
+        int atCap = WorkloadRequest.MAX_PROMPT_TOKENS;
+        assertEquals(atCap, Workload.open(WorkloadSpec.builder().randomInputLen(atCap - 8).randomPrefixLen(8)
+                .numPrompts(1).build()).iterator().next().promptTokens(), "the cap itself is allowed");
+    }
+
+    @Test
     void tokenIdsAreUniformOverTheVocabularyAndOddPrefixBoundariesKeepPrefixesShared() {
         Workload workload = Workload.open(WorkloadSpec.builder().randomInputLen(2000).randomPrefixLen(33)
                 .numPrompts(50).seed(21).build());
