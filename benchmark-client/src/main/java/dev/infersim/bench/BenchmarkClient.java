@@ -48,7 +48,8 @@ public final class BenchmarkClient implements AutoCloseable {
     /** Connects nothing yet; builds the tokenizer vocabulary (about a second). */
     public BenchmarkClient(BenchConfig config) {
         this.config = config;
-        // One lane (event loop and connections) per core: a single loop saturates near 500 streamed requests/s.
+        // One lane (event loop and connections) per core: reading streamed tokens is the client's main work, and one
+        // loop would hold it to one core.
         int lanes = Math.max(1, Runtime.getRuntime().availableProcessors());
         this.vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(lanes).setPreferNativeTransport(true));
         List<Context> loops = new ArrayList<>();
