@@ -28,8 +28,8 @@ import java.util.concurrent.locks.LockSupport;
  * Deadlines are absolute: step k ends at model time t_k = t_{k-1} + duration_k, and the wall deadline is
  * {@link ModelClock#toWall}(t_k), so lateness in one step does not shift later ones (no drift). The thread parks until
  * {@value #SPIN_NANOS} ns before a deadline, then spins; on SCHED_FIFO it spins the last {@value #REALTIME_SPIN_NANOS}
- * ns. A request arriving while the engine is behind its schedule joins at the first step that starts after its
- * arrival, as it would on the modelled GPU.
+ * ns, and never more than half the wait. A request arriving while the engine is behind its schedule joins at the first
+ * step that starts after its arrival, as it would on the modelled GPU.
  */
 final class EngineLoop implements Runnable {
     /** Spin this long before a deadline: parkNanos wakes up to ~100 us late on Linux. */
@@ -40,6 +40,12 @@ final class EngineLoop implements Runnable {
      * the last 6 ms brought it under 0.35 ms in four runs of five. It costs up to 6 ms of one core per step, which a
      * user who asked for a real-time engine has set a core aside for; without SCHED_FIFO the scheduler preempts a
      * spinning thread anyway (p99 7.6 ms with it), so there the spin stays short.
+     *
+     * <p>No spin takes more than half the wait, though: steps shorter than the spin (a light batch, the ramp-up of
+     * a benchmark) had the thread spinning without pause, and Linux stops every real-time thread of a CPU that used
+     * up 95% of a second (kernel.sched_rt_runtime_us) for the rest of that second. /proc/thread-self/schedstat showed
+     * the engine thread waiting 21-50 ms on the run queue in exactly those stalls, the 35-132 ms late steps the
+     * benchmark had kept finding.
      */
     static final long REALTIME_SPIN_NANOS = 6_000_000;
 
@@ -228,7 +234,8 @@ final class EngineLoop implements Runnable {
         }
     }
 
-    private static void waitUntil(long deadlineWallNanos, long spinNanos) {
+    private static void waitUntil(long deadlineWallNanos, long maxSpinNanos) {
+        long spinNanos = Math.min(maxSpinNanos, (deadlineWallNanos - System.nanoTime()) / 2);
         while (true) {
             long remaining = deadlineWallNanos - System.nanoTime();
             if (remaining <= 0) {

@@ -9,6 +9,7 @@ import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
 
 import java.util.Locale;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -47,8 +48,14 @@ final class ServerMetrics {
     final BucketHistogram generationTokens;
     final BucketHistogram paramsMaxTokens;
     final BucketHistogram stepLag = new BucketHistogram(LAG_BUCKETS);
-    /** Step lag in nanoseconds at 3 significant digits, for benchmarks (any thread may read a copy). */
-    final Histogram stepLagNanos = new ConcurrentHistogram(3);
+    /** Longest step lag the nanosecond histogram tells apart; longer ones count as this. */
+    private static final long MAX_TRACKED_LAG_NANOS = TimeUnit.MINUTES.toNanos(10);
+    /**
+     * Step lag in nanoseconds at 3 significant digits, for benchmarks (any thread may read a copy). Its range is fixed:
+     * an auto-resizing one grows on the engine thread at the first long lag, allocating and copying its counts while
+     * waiting out readers, and a stack sample caught the engine thread inside such a resize 10 ms into a stall.
+     */
+    final Histogram stepLagNanos = new ConcurrentHistogram(1, MAX_TRACKED_LAG_NANOS, 3);
 
     private final AtomicLong successStop = new AtomicLong();
     private final AtomicLong successLength = new AtomicLong();
@@ -81,7 +88,7 @@ final class ServerMetrics {
     void recordStep(long tokens, long lagNanos) {
         iterationTokens.record(tokens);
         stepLag.record(lagNanos / 1e9);
-        stepLagNanos.recordValue(Math.max(0, lagNanos));
+        stepLagNanos.recordValue(Math.min(Math.max(0, lagNanos), MAX_TRACKED_LAG_NANOS));
     }
 
     /** Engine thread: a request's first token. */
