@@ -149,12 +149,20 @@ public final class ContinuousBatchingModel {
      * batch full wait for a departure, which already ends on an iteration boundary.)
      */
     public double meanIterationBoundaryWaitSeconds() {
+        return meanLandedIterationSeconds() / 2;
+    }
+
+    /**
+     * Mean length of the iteration an arrival lands in when it finds a free slot, weighted by its state's probability:
+     * sum_{n=1}^{B-1} p_n (q tau_pf + (1 - q) tau_dec(n)).
+     */
+    private double meanLandedIterationSeconds() {
         double q = prefillTimeShare();
-        double wait = 0;
+        double landed = 0;
         for (int n = 1; n < server.maxNumSeqs(); n++) {
-            wait += stateProbabilities[n] * (q * server.prefillIterationSeconds() + (1 - q) * server.decodeIterationSeconds(n)) / 2;
+            landed += stateProbabilities[n] * (q * server.prefillIterationSeconds() + (1 - q) * server.decodeIterationSeconds(n));
         }
-        return wait;
+        return landed;
     }
 
     /**
@@ -175,12 +183,7 @@ public final class ContinuousBatchingModel {
      * slot are admitted one departure at a time, so neither shares.
      */
     public double meanSharedPrefillSeconds() {
-        double q = prefillTimeShare();
-        double sharing = 0;
-        for (int n = 1; n < server.maxNumSeqs(); n++) {
-            sharing += stateProbabilities[n] * (q * server.prefillIterationSeconds() + (1 - q) * server.decodeIterationSeconds(n));
-        }
-        return sharing * arrivalRatePerS * promptPrefillSeconds();
+        return meanLandedIterationSeconds() * arrivalRatePerS * promptPrefillSeconds();
     }
 
     /**
