@@ -17,7 +17,7 @@ import dev.infersim.server.OutputLengths;
 import dev.infersim.server.ServerOptions;
 import dev.infersim.sim.GoodputSlo;
 import dev.infersim.sim.Replica;
-import dev.infersim.sim.Router;
+import dev.infersim.sim.RoundRobinRouter;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
@@ -175,7 +175,7 @@ public final class DemoCommand implements Callable<Integer> {
 
     private SimulationResult simulate(double rate, int requests, long workloadSeed) {
         EngineCore engine = deployment.engine();
-        return new Simulation(new Replica[] {new Replica(0, engine)}, Router.byName("round-robin"),
+        return new Simulation(new Replica[] {new Replica(0, engine)}, new RoundRobinRouter(),
                 SimulationOptions.defaults().withWarmups(numWarmups), null)
                 .run(Workload.open(spec(rate, requests + numWarmups, workloadSeed)));
     }
@@ -186,7 +186,7 @@ public final class DemoCommand implements Callable<Integer> {
      */
     private double simulatedSaturation(double predicted) {
         EngineCore engine = deployment.engine();
-        SimulationResult r = new Simulation(new Replica[] {new Replica(0, engine)}, Router.byName("round-robin"),
+        SimulationResult r = new Simulation(new Replica[] {new Replica(0, engine)}, new RoundRobinRouter(),
                 SimulationOptions.defaults(), null).run(Workload.open(spec(2 * predicted, STEADY_RUN_REQUESTS, seed)));
         return r.stats().completed() / (r.durationNanos() / 1e9);
     }

@@ -8,6 +8,7 @@ import dev.infersim.sim.BenchmarkReport;
 import dev.infersim.sim.DetailWriter;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.Router;
+import dev.infersim.sim.Routers;
 import dev.infersim.sim.RunInfo;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
@@ -52,7 +53,8 @@ public final class SimulateCommand implements Runnable {
     @Option(names = "--replicas", defaultValue = "1", description = "Engine replicas behind the router (default: ${DEFAULT-VALUE}).")
     int replicas;
 
-    @Option(names = "--router", defaultValue = "round-robin", description = "round-robin or least-loaded (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--router", defaultValue = "round-robin", description = "round-robin, least-outstanding-requests, least-kv-usage, power-of-two-choices (seeded by --seed) "
+            + "or prefix-affinity (default: ${DEFAULT-VALUE}).")
     String router;
 
     @Mixin
@@ -84,7 +86,7 @@ public final class SimulateCommand implements Runnable {
         out.println(KvCapacity.of(d).describe());
         String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
         Path detailFile = reporting.saveDetailed ? reporting.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl") : null;
-        Router routing = Router.byName(router);
+        Router routing = Routers.byName(router, workload.seed);
         DetailWriter detail = detailFile == null ? null : new DetailWriter(detailFile, true);
         Simulation simulation = new Simulation(fleet, routing, options, detail);
         // An interrupt stops the arrivals; the run then ends as usual and writes what it simulated before the JVM exits.

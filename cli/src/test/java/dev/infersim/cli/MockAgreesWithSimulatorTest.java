@@ -10,7 +10,7 @@ import dev.infersim.server.MockServer;
 import dev.infersim.server.ServerOptions;
 import dev.infersim.sim.GoodputSlo;
 import dev.infersim.sim.Replica;
-import dev.infersim.sim.Router;
+import dev.infersim.sim.RoundRobinRouter;
 import dev.infersim.sim.RunInfo;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
@@ -70,7 +70,7 @@ class MockAgreesWithSimulatorTest {
             server.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         }
         EngineCore engine = EngineCore.create(d);
-        Map<String, Object> simulated = new Simulation(new Replica[] {new Replica(0, engine)}, Router.byName("round-robin"),
+        Map<String, Object> simulated = new Simulation(new Replica[] {new Replica(0, engine)}, new RoundRobinRouter(),
                 SimulationOptions.defaults().withWarmups(WARMUPS), null).run(Workload.open(spec(rate)))
                 .report(new RunInfo("", "infersim", "m", "m", MEASURED, rate, 1, 0, List.of("ttft", "tpot"), List.of(50.0, 99.0)))
                 .fields();

@@ -12,7 +12,7 @@ import dev.infersim.queueing.MG1Queue;
 import dev.infersim.queueing.MM1Queue;
 import dev.infersim.queueing.MMcQueue;
 import dev.infersim.sim.Replica;
-import dev.infersim.sim.Router;
+import dev.infersim.sim.RoundRobinRouter;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
@@ -61,7 +61,7 @@ class PredictionAgreesWithSimulationTest {
 
     private static SimulationResult simulate(Deployment d, CostModel cost, WorkloadSpec spec, long warmups) {
         EngineCore engine = new EngineCore(d, KvCapacity.of(d), cost, SchedulingPolicies.byName("fcfs"));
-        return new Simulation(new Replica[] {new Replica(0, engine)}, Router.byName("round-robin"),
+        return new Simulation(new Replica[] {new Replica(0, engine)}, new RoundRobinRouter(),
                 SimulationOptions.defaults().withWarmups(warmups), null).run(Workload.open(spec));
     }
 

@@ -8,13 +8,13 @@ import java.util.random.RandomGenerator;
  * stream (seeded from the workload seed and the request index) without allocating a generator per request.
  * All other draws (doubles, bounded ints, Gaussians, exponentials) come from {@link RandomGenerator}'s defaults.
  */
-final class SplitMix64 implements RandomGenerator {
+public final class SplitMix64 implements RandomGenerator {
 
     private static final long GOLDEN_GAMMA = 0x9e3779b97f4a7c15L;
 
     private long state;
 
-    SplitMix64(long seed) {
+    public SplitMix64(long seed) {
         this.state = seed;
     }
 
@@ -30,7 +30,7 @@ final class SplitMix64 implements RandomGenerator {
     }
 
     /** The SplitMix64 finaliser (Stafford variant 13): a bijective 64-bit avalanche mix. */
-    static long mix64(long z) {
+    public static long mix64(long z) {
         z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
         z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
         return z ^ (z >>> 31);

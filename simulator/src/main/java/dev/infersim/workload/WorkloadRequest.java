@@ -117,6 +117,26 @@ public record WorkloadRequest(long index, long arrivalNanos, int promptTokens, i
     }
 
     /**
+     * Writes the first {@code min(count, promptTokens)} prompt token ids into {@code dst}, the same ids
+     * {@link #fillPromptTokenIds} gives there, without computing the rest; what a router hashing a prompt's leading
+     * blocks reads. Allocates nothing.
+     *
+     * @return how many ids were written
+     */
+    public int fillLeadingTokenIds(int[] dst, int count, int vocabSize) {
+        if (vocabSize < 1) {
+            throw new IllegalArgumentException("vocabSize must be >= 1, got " + vocabSize);
+        }
+        int n = Math.min(count, promptTokens);
+        if (dst.length < n) {
+            throw new IllegalArgumentException("dst holds " + dst.length + " ids but " + n + " are asked for");
+        }
+        fillIds(dst, 0, Math.min(n, prefixTokens), prefixSeed, vocabSize);
+        fillIds(dst, prefixTokens, n, contentSeed, vocabSize);
+        return n;
+    }
+
+    /**
      * Token k of a seed's sequence is one 32-bit half of SplitMix64 value k/2 (high half for even k), reduced to the
      * vocabulary by multiply-shift; one 64-bit mix thus yields two ids.
      */

@@ -30,7 +30,7 @@ class FleetAndConcurrencyCapTest {
     void twoReplicasServeWhatOneCannot() {
         SimulationResult one = new Simulation(fleet(1), new RoundRobinRouter(), SimulationOptions.defaults(), null)
                 .run(workload(25, 0));
-        SimulationResult two = new Simulation(fleet(2), new LeastLoadedRouter(), SimulationOptions.defaults(), null)
+        SimulationResult two = new Simulation(fleet(2), new LeastOutstandingRequestsRouter(), SimulationOptions.defaults(), null)
                 .run(workload(25, 0));
 
         assertTrue(one.saturation().saturated(), one.saturation().reason());

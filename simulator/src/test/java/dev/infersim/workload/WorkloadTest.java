@@ -332,4 +332,16 @@ class WorkloadTest {
         assertArrayEquals(java.util.Arrays.copyOf(buffer, r.promptTokens()), r.promptTokenIds(50));
         assertThrows(IllegalArgumentException.class, () -> r.fillPromptTokenIds(new int[1], 50));
     }
+
+    @Test
+    void leadingTokenIdsAreThePromptsFirstIds() {
+        WorkloadRequest r = new WorkloadRequest(0, 0, 301, 101, 0, 8, 8, 17, 23, false, "c", null);
+        int[] all = r.promptTokenIds(VOCAB);
+        for (int n : new int[] {1, 100, 101, 102, 255, 301, 400}) {
+            int[] leading = new int[n];
+            int written = r.fillLeadingTokenIds(leading, n, VOCAB);
+            assertEquals(Math.min(n, 301), written);
+            assertArrayEquals(java.util.Arrays.copyOf(all, written), java.util.Arrays.copyOf(leading, written), "n=" + n);
+        }
+    }
 }

@@ -3,10 +3,10 @@ package dev.infersim.sim;
 import dev.infersim.workload.WorkloadRequest;
 
 /**
- * Sends each request to the replica with the fewest outstanding requests (running plus waiting; Vidur's "lor", least
- * outstanding requests), the lowest index on ties.
+ * Sends each request to the replica with the fewest outstanding requests (running plus waiting; Vidur's "lor", nginx's
+ * {@code least_conn}, HAProxy's {@code leastconn}), the lowest index on ties.
  */
-public final class LeastLoadedRouter implements Router {
+public final class LeastOutstandingRequestsRouter implements Router {
 
     @Override
     public int route(WorkloadRequest request, Replica[] replicas) {
