@@ -1,8 +1,9 @@
 package dev.infersim.cli;
 
 import dev.infersim.engine.ConfigException;
+import dev.infersim.engine.StartupDelay;
+import dev.infersim.server.MockFleet;
 import dev.infersim.server.FaultSettings;
-import dev.infersim.server.MockServer;
 import dev.infersim.server.OutputLengths;
 import dev.infersim.server.OutputMode;
 import dev.infersim.server.ServerOptions;
@@ -99,6 +100,22 @@ public final class ServeCommand implements Runnable {
                     + "not milliseconds, for up to 6 ms of one core per step.")
     boolean realtimeEngine;
 
+    @Option(names = "--replicas", defaultValue = "1", paramLabel = "N",
+            description = "Independent replicas in this process, replica i on --port + i (any free port each with --port 0), "
+                    + "each with its own engine, KV cache, /metrics and /health; GET|POST /admin/replicas on the first "
+                    + "port resizes the fleet (default: ${DEFAULT-VALUE}).")
+    int replicas;
+
+    @Option(names = "--startup-delay", defaultValue = "0", paramLabel = "auto|SECONDS",
+            description = "Cold start in model seconds before a replica serves (/health and /v1 answer 503 meanwhile); "
+                    + "auto = weight bytes / --load-bandwidth-gbps + CUDA-graph capture time (default: ${DEFAULT-VALUE}).")
+    String startupDelay;
+
+    @Option(names = "--load-bandwidth-gbps", defaultValue = "" + StartupDelay.DEFAULT_LOAD_BANDWIDTH_GBPS, paramLabel = "GB/s",
+            description = "Gigabytes per second read while loading weights, for --startup-delay auto (default: "
+                    + "${DEFAULT-VALUE}, a vLLM startup log's 14.99 GiB in 4.75 s from local disk).")
+    double loadBandwidthGbps;
+
     @Option(names = "--config", paramLabel = "FILE", description = "YAML file of these flags (keys without '--'); command-line flags win.")
     Path config;
 
@@ -151,19 +168,35 @@ public final class ServeCommand implements Runnable {
             }
             FaultSettings faults = new FaultSettings(failureRate, FaultSettings.parseTypes(failureTypes), faultAfterTokens,
                     stallMs, slowFirstTokenMs);
-            return ServerOptions.builder(deployment.deployment()).schedulingPolicy(deployment.schedulingPolicy)
+            if (replicas < 1 || replicas > MockFleet.MAX_REPLICAS) {
+                throw new IllegalArgumentException("--replicas must be between 1 and " + MockFleet.MAX_REPLICAS + ", got " + replicas);
+            }
+            if (port > 0 && port + replicas - 1 > 65535) {
+                throw new IllegalArgumentException("--port " + port + " + --replicas " + replicas + " runs past port 65535");
+            }
+            var d = deployment.deployment();
+            StartupDelay delay = StartupDelay.parse(startupDelay, d, loadBandwidthGbps);
+            return ServerOptions.builder(d).schedulingPolicy(deployment.schedulingPolicy).startupDelay(delay)
                     .servedModelNames(servedModelNames).host(host).port(port).apiKey(apiKey).timeScale(timeScale)
                     .maxWaitingRequests(maxWaitingRequests).outputMode(OutputMode.parse(outputMode)).seed(seed)
                     .outputLengths(OutputLengths.parse(outputLenDist)).faults(faults).realtimeEngine(realtimeEngine).build();
-        } catch (IllegalArgumentException e) {
+        } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
     }
 
+    private String portRange() {
+        return replicas > 1 && port > 0 ? ".." + (port + replicas - 1) : "";
+    }
+
     private void serve(ServerOptions options) {
-        MockServer server;
+        MockFleet fleet;
         try {
-            server = MockServer.start(options).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            // Each replica prints its ready line when its model has loaded, later ones (POST /admin/replicas) included.
+            fleet = MockFleet.start(options, replicas, Duration.ofMillis(shutdownGraceMs), server -> {
+                System.out.println(server.readyLine());
+                System.out.flush();
+            }).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             // Any I/O failure while starting is the address: a busy port, a host name that does not resolve, an address
@@ -171,7 +204,7 @@ public final class ServeCommand implements Runnable {
             // BindException), and a resolver failure may be wrapped, so look down the cause chain for one.
             for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
                 if (t instanceof IOException) {
-                    throw new ConfigException("--host " + host + " --port " + port + ": cannot listen ("
+                    throw new ConfigException("--host " + host + " --port " + port + portRange() + ": cannot listen ("
                             + String.valueOf(t.getMessage()).trim() + ")");
                 }
             }
@@ -186,15 +219,13 @@ public final class ServeCommand implements Runnable {
         EarlyInterrupt.handOver(); // from here an interrupt is the normal way to stop the server
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
-                server.close(Duration.ofMillis(shutdownGraceMs)).toCompletionStage().toCompletableFuture()
+                fleet.close(Duration.ofMillis(shutdownGraceMs)).toCompletionStage().toCompletableFuture()
                         .get(shutdownGraceMs + 15_000, TimeUnit.MILLISECONDS);
             } catch (Exception e) {
                 System.err.println("infersim: shutdown: " + e.getMessage());
             }
             stopped.countDown();
         }, "infersim-shutdown"));
-        System.out.println(server.readyLine());
-        System.out.flush();
         try {
             stopped.await();
         } catch (InterruptedException e) {

@@ -29,6 +29,10 @@ class ServeCommandTest {
         assertTrue(runFailing("serve", "--failure-types", "meteor").contains("meteor"));
         assertTrue(runFailing("serve", "--output-len-dist", "uniform:9:3").contains("--output-len-dist"));
         assertTrue(runFailing("serve", "--time-scale", "0").contains("--time-scale"));
+        assertTrue(runFailing("serve", "--replicas", "0").contains("--replicas"));
+        assertTrue(runFailing("serve", "--port", "65535", "--replicas", "2").contains("--replicas"));
+        assertTrue(runFailing("serve", "--startup-delay", "soon").contains("--startup-delay"));
+        assertTrue(runFailing("serve", "--startup-delay", "auto", "--load-bandwidth-gbps", "0").contains("--load-bandwidth-gbps"));
     }
 
     @Test

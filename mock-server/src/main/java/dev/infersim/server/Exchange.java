@@ -546,7 +546,8 @@ final class Exchange {
      */
     private ObjectNode groundTruth() {
         ModelClock clock = service.clock;
-        ObjectNode truth = Json.MAPPER.createObjectNode().put("request_id", requestId).put("time_scale", clock.timeScale());
+        ObjectNode truth = Json.MAPPER.createObjectNode().put("request_id", requestId)
+                .put("replica", service.options.replica()).put("time_scale", clock.timeScale());
         ArrayNode list = truth.putArray("choices");
         for (Choice c : choices) {
             EngineRequest r = c.request;

@@ -24,6 +24,8 @@ import java.util.List;
  */
 final class HttpApi extends VerticleBase {
     static final String FAULT_HEADER = "x-infersim-fault";
+    /** Names the replica that answered, so a test can see how a gateway spread its requests. */
+    static final String REPLICA_HEADER = "x-infersim-replica";
     /** The fields POST /admin/faults understands, as GET /admin/faults shows them. */
     private static final List<String> FAULT_KEYS = List.of("failure_rate", "failure_types", "fault_after_tokens", "stall_ms",
             "slow_first_token_ms");
@@ -36,13 +38,18 @@ final class HttpApi extends VerticleBase {
     private final ModelService service;
     private final int port;
     private final Shutdown shutdown;
+    private final FleetAdmin fleet;
+    private final String replica;
     private volatile int boundPort;
     private HttpServer server;
 
-    HttpApi(ModelService service, int port, Shutdown shutdown) {
+    /** {@code fleet}: the replica set that {@code /admin/replicas} reports and resizes; null where this server has none. */
+    HttpApi(ModelService service, int port, Shutdown shutdown, FleetAdmin fleet) {
         this.service = service;
         this.port = port;
         this.shutdown = shutdown;
+        this.fleet = fleet;
+        this.replica = Integer.toString(service.options.replica());
     }
 
     int boundPort() {
@@ -54,6 +61,7 @@ final class HttpApi extends VerticleBase {
         Router router = Router.router(vertx);
         router.route().handler(this::assignRequestId);
         router.route("/v1/*").handler(this::authenticate);
+        router.route("/v1/*").handler(this::refuseWhileLoading);
         router.route("/admin/*").handler(this::authenticate);
         BodyHandler body = BodyHandler.create(false).setBodyLimit(service.options.maxBodyBytes());
         router.post("/v1/chat/completions").handler(body).handler(rc -> complete(rc, true));
@@ -67,6 +75,10 @@ final class HttpApi extends VerticleBase {
         router.post("/detokenize").handler(body).handler(this::detokenize);
         router.get("/admin/faults").handler(rc -> json(rc, faultsJson(service.faults.get())));
         router.post("/admin/faults").handler(body).handler(this::setFaults);
+        if (fleet != null) {
+            router.get("/admin/replicas").handler(rc -> json(rc, fleet.describe()));
+            router.post("/admin/replicas").handler(body).handler(this::setReplicas);
+        }
         router.errorHandler(404, rc -> error(rc, 404, "Not Found: " + rc.request().method() + " " + rc.request().path(), null));
         router.errorHandler(405, rc -> error(rc, 405, "Method Not Allowed: " + rc.request().method() + " " + rc.request().path(), null));
         router.errorHandler(413, rc -> error(rc, 413, "Request body larger than " + service.options.maxBodyBytes() + " bytes", null));
@@ -91,14 +103,19 @@ final class HttpApi extends VerticleBase {
             id = service.newRequestId(service.nextRequestSeq());
         }
         rc.put("requestId", id);
-        rc.response().putHeader("x-request-id", id);
+        rc.response().putHeader("x-request-id", id).putHeader(REPLICA_HEADER, replica);
         rc.next();
     }
 
-    /** 200 while serving; 503 once shutdown began, so health checks stop sending traffic that would get 503 anyway. */
+    /**
+     * 200 while serving; 503 while the model loads and once shutdown began, so a readiness probe keeps traffic away
+     * exactly while requests would get 503.
+     */
     private void health(RoutingContext rc) {
         if (shutdown.closing()) {
             error(rc, 503, "The server is shutting down", null);
+        } else if (!service.loaded) {
+            error(rc, 503, loadingMessage(), null);
         } else {
             rc.response().end();
         }
@@ -111,6 +128,45 @@ final class HttpApi extends VerticleBase {
             return;
         }
         rc.next();
+    }
+
+    /** A loading vLLM pod serves nothing: every /v1 route answers 503 until the cold start ends. */
+    private void refuseWhileLoading(RoutingContext rc) {
+        if (service.loaded) {
+            rc.next();
+        } else {
+            rc.response().putHeader("retry-after", "1");
+            error(rc, 503, loadingMessage(), null);
+        }
+    }
+
+    private String loadingMessage() {
+        return "The model is loading (cold start of " + service.options.startupDelay() + " model time); retry later";
+    }
+
+    private void setReplicas(RoutingContext rc) {
+        try {
+            ObjectNode body = RequestParser.object(rc.body().buffer() == null ? new byte[0] : rc.body().buffer().getBytes());
+            for (java.util.Iterator<String> names = body.fieldNames(); names.hasNext(); ) {
+                String name = names.next();
+                if (!name.equals("replicas")) {
+                    throw ApiException.badRequest(name, name + ": unknown field; known: replicas");
+                }
+            }
+            Integer n = RequestParser.optInt(body, "replicas", 1, fleet.maxReplicas());
+            if (n == null) {
+                throw ApiException.badRequest("replicas", "replicas: field required (an integer from 1 to " + fleet.maxReplicas() + ")");
+            }
+            fleet.scaleTo(n).onComplete(ar -> {
+                if (ar.succeeded()) {
+                    json(rc, fleet.describe());
+                } else {
+                    error(rc, 500, "Scaling to " + n + " replicas failed: " + ar.cause().getMessage(), "replicas");
+                }
+            });
+        } catch (ApiException e) {
+            error(rc, e.status, e.getMessage(), e.param);
+        }
     }
 
     private void complete(RoutingContext rc, boolean chat) {

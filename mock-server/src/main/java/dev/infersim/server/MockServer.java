@@ -34,6 +34,8 @@ public final class MockServer {
     private final ModelService service;
     private final List<String> deployments;
     private final int port;
+    private final Promise<Void> loaded = Promise.promise();
+    private volatile long loadTimer = -1;
     private volatile boolean closing;
 
     private MockServer(Vertx vertx, boolean ownsVertx, ModelService service, List<String> deployments, int port) {
@@ -42,6 +44,15 @@ public final class MockServer {
         this.service = service;
         this.deployments = deployments;
         this.port = port;
+    }
+
+    /** Where a replica stands: loading its model, ready to serve, or draining before it closes. */
+    public enum State {
+        LOADING, READY, DRAINING;
+
+        public String wireName() {
+            return name().toLowerCase(Locale.ROOT);
+        }
     }
 
     /** Starts on its own Vert.x instance (closed by {@link #close()}), with the roofline cost model. */
@@ -54,10 +65,20 @@ public final class MockServer {
 
     /** Starts on a caller's Vert.x (left open by {@link #close()}) with a given cost model (tests may use their own). */
     public static Future<MockServer> start(Vertx vertx, ServerOptions options, CostModel costModel) {
-        return start(vertx, false, options, costModel);
+        return start(vertx, false, options, costModel, null);
+    }
+
+    /** As above, with {@code /admin/replicas} answered by {@code fleet} (null: no such route). */
+    static Future<MockServer> start(Vertx vertx, ServerOptions options, CostModel costModel, FleetAdmin fleet) {
+        return start(vertx, false, options, costModel, fleet);
     }
 
     private static Future<MockServer> start(Vertx vertx, boolean owns, ServerOptions options, CostModel costModel) {
+        return start(vertx, owns, options, costModel, null);
+    }
+
+    private static Future<MockServer> start(Vertx vertx, boolean owns, ServerOptions options, CostModel costModel,
+                                            FleetAdmin fleet) {
         ModelService service;
         try {
             EngineCore engine = new EngineCore(options.deployment(), KvCapacity.of(options.deployment()), costModel,
@@ -74,11 +95,12 @@ public final class MockServer {
         List<HttpApi> apis = new java.util.concurrent.CopyOnWriteArrayList<>();
         // One deployment of n instances: Vert.x shares the listening socket among them (even an ephemeral port 0).
         return vertx.deployVerticle(() -> {
-            HttpApi api = new HttpApi(service, options.port(), shutdown);
+            HttpApi api = new HttpApi(service, options.port(), shutdown, fleet);
             apis.add(api);
             return api;
         }, new DeploymentOptions().setInstances(instances)).map(id -> {
             holder[0] = new MockServer(vertx, owns, service, List.of(id), apis.get(0).boundPort());
+            holder[0].beginLoading();
             return holder[0];
         }).onFailure(e -> {
             try {
@@ -87,6 +109,38 @@ public final class MockServer {
                 Thread.currentThread().interrupt();
             }
         });
+    }
+
+    /**
+     * The cold start runs on the wall clock: {@link ServerOptions#startupDelay()} model time is delay / time scale of
+     * wall time, after which /health and /v1 serve.
+     */
+    private void beginLoading() {
+        long wallMs = Math.round(service.options.startupDelay().totalNanos() / service.options.timeScale() / 1e6);
+        if (wallMs <= 0) {
+            markLoaded();
+        } else {
+            loadTimer = vertx.setTimer(wallMs, t -> markLoaded());
+        }
+    }
+
+    private void markLoaded() {
+        service.loaded = true;
+        loaded.tryComplete();
+    }
+
+    /** Completes when the model has loaded and the server answers /health with 200 (at once without a startup delay). */
+    public Future<Void> loaded() {
+        return loaded.future();
+    }
+
+    public State state() {
+        return closing ? State.DRAINING : service.loaded ? State.READY : State.LOADING;
+    }
+
+    /** This server's index in its fleet. */
+    public int replica() {
+        return service.options.replica();
     }
 
     /** The bound TCP port. */
@@ -144,10 +198,11 @@ public final class MockServer {
     public String readyLine() {
         var d = service.options.deployment();
         KvCapacity kv = service.capacity;
-        return String.format(Locale.ROOT, "infersim serving %s at %s/v1 (%s on %s x%d, time scale %s); KV cache %,d tokens "
-                        + "(%,d blocks of %d), max model len %,d", service.options.servedModelName(), baseUrl(), d.model().name(),
-                d.gpu().name(), d.tensorParallelSize(), service.options.timeScale(), kv.tokens(), kv.numBlocks(), kv.blockSize(),
-                kv.maxModelLen());
+        String loadedIn = service.options.startupDelay().isNone() ? "" : ", loaded in " + service.options.startupDelay();
+        return String.format(Locale.ROOT, "infersim serving %s at %s/v1 (replica %d, %s on %s x%d, time scale %s%s); KV cache "
+                        + "%,d tokens (%,d blocks of %d), max model len %,d", service.options.servedModelName(), baseUrl(),
+                replica(), d.model().name(), d.gpu().name(), d.tensorParallelSize(), service.options.timeScale(), loadedIn,
+                kv.tokens(), kv.numBlocks(), kv.blockSize(), kv.maxModelLen());
     }
 
     /** Graceful close with a 5 s grace period. */
@@ -161,6 +216,10 @@ public final class MockServer {
      */
     public Future<Void> close(Duration grace) {
         closing = true;
+        if (loadTimer >= 0) {
+            vertx.cancelTimer(loadTimer);
+        }
+        loaded.tryFail("closed while loading");
         Promise<Void> drained = Promise.promise();
         awaitDrained(System.nanoTime() + grace.toNanos(), drained);
         return drained.future()

@@ -21,6 +21,8 @@ final class ModelService {
     final KvCapacity capacity;
     final AtomicReference<FaultSettings> faults;
     final AtomicInteger activeExchanges = new AtomicInteger();
+    /** False during the cold start ({@link ServerOptions#startupDelay()}): /health and /v1 answer 503 meanwhile. */
+    volatile boolean loaded;
     private final AtomicLong requestSeq = new AtomicLong();
     private final AtomicLong engineIds = new AtomicLong();
     private final ConcurrentHashMap<Context, EventLoopBatch> batches = new ConcurrentHashMap<>();
@@ -38,7 +40,8 @@ final class ModelService {
         this.parser = new RequestParser(tokenizer, options.servedModelNames(), capacity.maxModelLen(),
                 options.schedulingPolicy().equals("priority"));
         this.faults = new AtomicReference<>(options.faults());
-        this.idSalt = System.currentTimeMillis() ^ options.seed();
+        // Replicas of one fleet start in the same millisecond: the index keeps their request ids apart.
+        this.idSalt = LoremVocabulary.mix(System.currentTimeMillis() ^ options.seed(), options.replica());
     }
 
     /** The delivery batch of the calling event loop. */

@@ -2,6 +2,7 @@ package dev.infersim.server;
 
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.SchedulingPolicies;
+import dev.infersim.engine.StartupDelay;
 
 import java.util.List;
 import java.util.Objects;
@@ -26,11 +27,14 @@ import java.util.Objects;
  * @param eventLoops          Vert.x event loops serving HTTP; 0 means one per core
  * @param realtimeEngine      run the engine thread under Linux's SCHED_FIFO ({@link RealtimePriority}); start fails
  *                            when that is not permitted
+ * @param replica             this server's index in its fleet (0 alone): the {@code x-infersim-replica} header and the
+ *                            ground truth's {@code replica} name it
+ * @param startupDelay        the cold start (model time) during which /health and /v1 answer 503
  */
 public record ServerOptions(Deployment deployment, String schedulingPolicy, List<String> servedModelNames, String host, int port,
                             String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
                             OutputLengths outputLengths, FaultSettings faults, long maxBodyBytes, int eventLoops,
-                            boolean realtimeEngine) {
+                            boolean realtimeEngine, int replica, StartupDelay startupDelay) {
 
     public ServerOptions {
         Objects.requireNonNull(deployment, "deployment");
@@ -50,6 +54,8 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         Objects.requireNonNull(faults, "faults");
         check(maxBodyBytes >= 1024, "max body bytes must be >= 1024, got " + maxBodyBytes);
         check(eventLoops >= 0, "event loops must be >= 0, got " + eventLoops);
+        check(replica >= 0, "replica index must be >= 0, got " + replica);
+        Objects.requireNonNull(startupDelay, "startupDelay");
         if (apiKey != null && apiKey.isEmpty()) {
             apiKey = null;
         }
@@ -58,6 +64,13 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
     /** The name responses and metrics report whichever served name a request used (vLLM's first served name). */
     public String servedModelName() {
         return servedModelNames.get(0);
+    }
+
+    /** The same settings for replica {@code index} of a fleet, on {@code port} (0: any free one). */
+    public ServerOptions forReplica(int index, int port) {
+        return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
+                maxWaitingRequests, outputMode, seed, outputLengths, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
+                startupDelay);
     }
 
     /** vLLM-like defaults for a deployment: 127.0.0.1:8000, real time, no key, 1,000 waiting requests, lorem text, seed 0. */
@@ -88,6 +101,8 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         private long maxBodyBytes = 16L << 20;
         private int eventLoops;
         private boolean realtimeEngine;
+        private int replica;
+        private StartupDelay startupDelay = StartupDelay.NONE;
 
         private Builder(Deployment deployment) {
             this.deployment = deployment;
@@ -108,10 +123,12 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         public Builder maxBodyBytes(long v) { maxBodyBytes = v; return this; }
         public Builder eventLoops(int v) { eventLoops = v; return this; }
         public Builder realtimeEngine(boolean v) { realtimeEngine = v; return this; }
+        public Builder replica(int v) { replica = v; return this; }
+        public Builder startupDelay(StartupDelay v) { startupDelay = v; return this; }
 
         public ServerOptions build() {
             return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
-                    maxWaitingRequests, outputMode, seed, outputLengths, faults, maxBodyBytes, eventLoops, realtimeEngine);
+                    maxWaitingRequests, outputMode, seed, outputLengths, faults, maxBodyBytes, eventLoops, realtimeEngine, replica, startupDelay);
         }
     }
 }

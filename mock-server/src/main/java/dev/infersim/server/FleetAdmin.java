@@ -1,0 +1,16 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.Future;
+
+/** What {@code GET|POST /admin/replicas} on a fleet's first port reads and changes. */
+interface FleetAdmin {
+    /** {@code {"replicas", "ready", "loading", "draining", "endpoints": [{"replica", "url", "port", "state"}]}}. */
+    ObjectNode describe();
+
+    /** Grows (new replicas cold-start) or shrinks (the highest-numbered replicas drain) the fleet to {@code n}. */
+    Future<Void> scaleTo(int n);
+
+    /** The largest fleet a POST may ask for. */
+    int maxReplicas();
+}
