@@ -1,6 +1,7 @@
 package dev.infersim.server;
 
 import dev.infersim.engine.EngineRequest;
+import dev.infersim.engine.FinishReason;
 
 import java.util.Arrays;
 
@@ -100,6 +101,12 @@ final class Choice {
     /** Model times of each token, or null if not recorded (read after a finished snapshot). */
     long[] tokenTimes() {
         return tokenTimes == null ? null : Arrays.copyOf(tokenTimes, request.outputTokens());
+    }
+
+    /** The OpenAI finish_reason, {@code abort} when the engine gave none. */
+    String finishName() {
+        FinishReason r = request.finishReason();
+        return r == null ? "abort" : r.openAiName();
     }
 
     /** The choice's whole text once finished: its tokens, cut at a matched stop string. */

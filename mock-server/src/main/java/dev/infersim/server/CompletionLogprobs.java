@@ -1,5 +1,11 @@
 package dev.infersim.server;
 
+import com.fasterxml.jackson.core.JsonGenerator;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.function.IntFunction;
 
 /**
@@ -12,18 +18,17 @@ import java.util.function.IntFunction;
  */
 final class CompletionLogprobs {
     private final int entries;
-    private final StringBuilder offsets = new StringBuilder(32);
-    private final StringBuilder values = new StringBuilder(32);
-    private final StringBuilder tokens = new StringBuilder(32);
-    private final StringBuilder tops = new StringBuilder(64);
-    private int offset;
-    private int lastLength;
-    private boolean any;
+    private final int initialOffset;
+    private final List<String> tokens = new ArrayList<>();
+    /** Per position: the likeliest value, NaN when unscored. */
+    private double[] likeliest = new double[8];
+    /** Per position: alternatives of rank 1.., null when unscored. */
+    private final List<String[]> alternatives = new ArrayList<>();
 
     /** {@code top} is the request's {@code logprobs}; {@code initialOffset} the text already sent before these tokens. */
     CompletionLogprobs(int top, int initialOffset) {
         this.entries = Math.max(1, top);
-        this.offset = initialOffset;
+        this.initialOffset = initialOffset;
     }
 
     /** A synthetic logprob: the likeliest token's value minus 0.75 per rank, to four decimals. */
@@ -33,42 +38,74 @@ final class CompletionLogprobs {
 
     /** A position without a logprob (a prompt's first token). */
     void addUnscored(String token) {
-        next(token);
-        values.append("null");
-        tops.append("null");
+        add(token, Double.NaN, null);
     }
 
     /** A scored position: {@code token} with {@code likeliest}, then {@code alternative.apply(rank)} for rank 1.. */
     void add(String token, double likeliest, IntFunction<String> alternative) {
-        next(token);
-        values.append(value(likeliest, 0));
-        tops.append("{\"").append(Json.escape(token)).append("\":").append(value(likeliest, 0));
-        for (int rank = 1; rank < entries; rank++) {
-            String alt = alternative.apply(rank);
-            if (alt.equals(token)) {
-                continue; // a dict key appears once; vLLM's top_logprobs is a dict
+        int at = tokens.size();
+        if (at == this.likeliest.length) {
+            this.likeliest = Arrays.copyOf(this.likeliest, at * 2);
+        }
+        tokens.add(token);
+        this.likeliest[at] = likeliest;
+        String[] alts = null;
+        if (alternative != null) {
+            alts = new String[entries - 1];
+            for (int rank = 1; rank < entries; rank++) {
+                alts[rank - 1] = alternative.apply(rank);
             }
-            tops.append(",\"").append(Json.escape(alt)).append("\":").append(value(likeliest, rank));
         }
-        tops.append('}');
+        alternatives.add(alts);
     }
 
-    private void next(String token) {
-        if (any) {
-            offset += lastLength;
-            offsets.append(',');
-            values.append(',');
-            tokens.append(',');
-            tops.append(',');
+    void write(JsonGenerator g) throws IOException {
+        g.writeStartObject();
+        g.writeArrayFieldStart("text_offset");
+        int offset = initialOffset;
+        for (String t : tokens) {
+            g.writeNumber(offset);
+            offset += t.codePointCount(0, t.length());
         }
-        any = true;
-        offsets.append(offset);
-        tokens.append('"').append(Json.escape(token)).append('"');
-        lastLength = token.codePointCount(0, token.length());
+        g.writeEndArray();
+        g.writeArrayFieldStart("token_logprobs");
+        for (int i = 0; i < tokens.size(); i++) {
+            if (Double.isNaN(likeliest[i])) {
+                g.writeNull();
+            } else {
+                g.writeNumber(value(likeliest[i], 0));
+            }
+        }
+        g.writeEndArray();
+        g.writeArrayFieldStart("tokens");
+        for (String t : tokens) {
+            g.writeString(t);
+        }
+        g.writeEndArray();
+        g.writeArrayFieldStart("top_logprobs");
+        for (int i = 0; i < tokens.size(); i++) {
+            writeTop(g, i);
+        }
+        g.writeEndArray();
+        g.writeEndObject();
     }
 
-    String json() {
-        return "{\"text_offset\":[" + offsets + "],\"token_logprobs\":[" + values + "],\"tokens\":[" + tokens
-                + "],\"top_logprobs\":[" + tops + "]}";
+    /** vLLM's top_logprobs entry is a dict: a token appears once, at its best rank. */
+    private void writeTop(JsonGenerator g, int i) throws IOException {
+        String[] alts = alternatives.get(i);
+        if (alts == null) {
+            g.writeNull();
+            return;
+        }
+        String token = tokens.get(i);
+        g.writeStartObject();
+        g.writeNumberField(token, value(likeliest[i], 0));
+        for (int rank = 1; rank <= alts.length; rank++) {
+            String alt = alts[rank - 1];
+            if (!alt.equals(token) && !Arrays.asList(alts).subList(0, rank - 1).contains(alt)) {
+                g.writeNumberField(alt, value(likeliest[i], rank));
+            }
+        }
+        g.writeEndObject();
     }
 }

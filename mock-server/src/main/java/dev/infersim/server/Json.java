@@ -1,34 +1,51 @@
 package dev.infersim.server;
 
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufOutputStream;
 
-/** The server's one Jackson mapper and a JSON string escaper for hand-built SSE chunks. */
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+
+/** The server's one Jackson mapper, and streaming writers for the responses it builds. */
 final class Json {
     static final ObjectMapper MAPPER = new ObjectMapper();
 
     private Json() {
     }
 
-    /** The contents of a JSON string literal for {@code s} (without the quotes). */
-    static String escape(String s) {
-        StringBuilder b = new StringBuilder(s.length() + 8);
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                case '\n' -> b.append("\\n");
-                case '\r' -> b.append("\\r");
-                case '\t' -> b.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        b.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
-                    }
-                }
-            }
+    /** A generator appending UTF-8 JSON to {@code out}; closing it flushes and leaves the buffer open. */
+    static JsonGenerator generator(ByteBuf out) {
+        return generator(new ByteBufOutputStream(out));
+    }
+
+    static JsonGenerator generator(OutputStream out) {
+        try {
+            return MAPPER.getFactory().createGenerator(out);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
-        return b.toString();
+    }
+
+    /** The UTF-8 contents of a JSON string literal for {@code s}, without the quotes, as the generator escapes it. */
+    static byte[] escapedUtf8(String s) {
+        return JsonStringEncoder.getInstance().quoteAsUTF8(s);
+    }
+
+    /** What a JSON writer does; generators only throw on I/O, which writing into memory never does. */
+    interface Writer {
+        void write(JsonGenerator g) throws IOException;
+    }
+
+    /** Runs {@code writer} on a generator over {@code out}, then flushes it. */
+    static void write(ByteBuf out, Writer writer) {
+        try (JsonGenerator g = generator(out)) {
+            writer.write(g);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }

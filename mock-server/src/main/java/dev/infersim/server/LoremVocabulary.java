@@ -1,6 +1,5 @@
 package dev.infersim.server;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -42,7 +41,7 @@ final class LoremVocabulary {
         pieces = accepted.toArray(String[]::new);
         jsonPieces = new byte[pieces.length][];
         for (int i = 0; i < pieces.length; i++) {
-            jsonPieces[i] = Json.escape(pieces[i]).getBytes(StandardCharsets.UTF_8);
+            jsonPieces[i] = Json.escapedUtf8(pieces[i]);
         }
     }
 

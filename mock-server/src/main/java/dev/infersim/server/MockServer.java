@@ -37,6 +37,7 @@ public final class MockServer {
     private final Promise<Void> loaded = Promise.promise();
     private volatile long loadTimer = -1;
     private volatile boolean closing;
+    private Future<Void> closed;
 
     private MockServer(Vertx vertx, boolean ownsVertx, ModelService service, List<String> deployments, int port) {
         this.vertx = vertx;
@@ -213,8 +214,12 @@ public final class MockServer {
     /**
      * Stops accepting requests (new ones get 503), lets in-flight requests finish for up to {@code grace} (wall), then
      * aborts the rest (streams end with finish_reason {@code abort} and {@code [DONE]}) and closes the listeners.
+     * Closing again returns the first close's future.
      */
-    public Future<Void> close(Duration grace) {
+    public synchronized Future<Void> close(Duration grace) {
+        if (closed != null) {
+            return closed;
+        }
         closing = true;
         if (loadTimer >= 0) {
             vertx.cancelTimer(loadTimer);
@@ -222,7 +227,7 @@ public final class MockServer {
         loaded.tryFail("closed while loading");
         Promise<Void> drained = Promise.promise();
         awaitDrained(System.nanoTime() + grace.toNanos(), drained);
-        return drained.future()
+        closed = drained.future()
                 .compose(v -> vertx.executeBlocking(() -> {
                     service.loop.stop();
                     return null;
@@ -234,6 +239,7 @@ public final class MockServer {
                 })
                 .compose(v -> Future.join(deployments.stream().map(vertx::undeploy).toList()).mapEmpty())
                 .compose(v -> ownsVertx ? vertx.close() : Future.<Void>succeededFuture());
+        return closed;
     }
 
     /**

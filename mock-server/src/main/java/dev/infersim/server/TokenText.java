@@ -42,7 +42,7 @@ final class TokenText {
             int complete = i == ids.length - 1 ? b.length : completeUtf8Prefix(b); // the cycle's end flushes all
             pieces[i] = new String(b, 0, complete, StandardCharsets.UTF_8);
             pending = Arrays.copyOfRange(b, complete, b.length);
-            json[i] = Json.escape(pieces[i]).getBytes(StandardCharsets.UTF_8);
+            json[i] = Json.escapedUtf8(pieces[i]);
         }
         return new TokenText(null, 0, ids, pieces, json);
     }

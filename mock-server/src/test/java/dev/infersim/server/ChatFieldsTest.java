@@ -5,9 +5,9 @@ import com.openai.client.OpenAIClient;
 import com.openai.core.JsonValue;
 import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.List;
 
@@ -22,22 +22,17 @@ class ChatFieldsTest {
     private static final String PREFILLED = """
             {"messages":[{"role":"user","content":"Tell a story"},{"role":"assistant","content":"Once upon"}],
              "max_tokens":3,"ignore_eos":true,"echo":true""";
-    private static MockServer server;
+    @RegisterExtension
+    static final MockServerExtension SERVER = MockServerExtension.sharing(() -> TestServers.options(TestServers.llama8b(64), 50).build());
     private static OpenAIClient client;
 
     @BeforeAll
-    static void start() throws Exception {
-        server = TestServers.start(TestServers.options(TestServers.llama8b(64), 50).build());
-        client = TestServers.sdk(server, "none");
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        TestServers.close(server);
+    static void connect() {
+        client = TestServers.sdk(SERVER.get(), "none");
     }
 
     private static JsonNode chat(String body) throws Exception {
-        TestServers.Reply r = TestServers.post(server, "/v1/chat/completions", body);
+        TestServers.Reply r = TestServers.post(SERVER.get(), "/v1/chat/completions", body);
         assertEquals(200, r.status(), r.raw().body());
         return r.json();
     }
@@ -63,7 +58,7 @@ class ChatFieldsTest {
 
     @Test
     void streamedEchoIsItsOwnChunkRightAfterTheRoleChunk() throws Exception {
-        TestServers.Stream s = TestServers.stream(server, "/v1/chat/completions", PREFILLED
+        TestServers.Stream s = TestServers.stream(SERVER.get(), "/v1/chat/completions", PREFILLED
                 + ",\"stream\":true,\"stream_options\":{\"include_usage\":true,\"continuous_usage_stats\":true}}");
         assertEquals(200, s.status());
         JsonNode role = s.events().get(0).json();
@@ -75,7 +70,7 @@ class ChatFieldsTest {
         assertEquals(0, echo.at("/usage/completion_tokens").asInt(), echo.toString());
         long content = s.events().stream().filter(e -> e.data().contains("\"content\":\"Once upon\"")).count();
         assertEquals(1, content, s.body());
-        TestServers.Stream user = TestServers.stream(server, "/v1/chat/completions", """
+        TestServers.Stream user = TestServers.stream(SERVER.get(), "/v1/chat/completions", """
                 {"messages":[{"role":"user","content":"Hi"}],"max_tokens":2,"ignore_eos":true,"echo":true,"stream":true}""");
         assertFalse(user.events().get(1).data().contains("\"Hi\""), user.body());
     }

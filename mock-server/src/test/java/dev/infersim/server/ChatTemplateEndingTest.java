@@ -1,9 +1,8 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -13,20 +12,11 @@ class ChatTemplateEndingTest {
     private static final PromptTokenizer TOKENIZER = new PromptTokenizer();
     private static final String MESSAGES =
             "\"messages\":[{\"role\":\"user\",\"content\":\"Tell a story\"},{\"role\":\"assistant\",\"content\":\"Once upon\"}]";
-    private static MockServer server;
-
-    @BeforeAll
-    static void start() throws Exception {
-        server = TestServers.start(TestServers.options(TestServers.llama8b(8), 1000).build());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        TestServers.close(server);
-    }
+    @RegisterExtension
+    static final MockServerExtension SERVER = MockServerExtension.sharing(() -> TestServers.options(TestServers.llama8b(8), 1000).build());
 
     private static TestServers.Reply chat(String flags) throws Exception {
-        return TestServers.post(server, "/v1/chat/completions", "{" + MESSAGES + flags + ",\"max_tokens\":2}");
+        return TestServers.post(SERVER.get(), "/v1/chat/completions", "{" + MESSAGES + flags + ",\"max_tokens\":2}");
     }
 
     private static int promptTokens(String flags) throws Exception {
@@ -52,7 +42,7 @@ class ChatTemplateEndingTest {
     @Test
     void tokenizeCountsTheSameEnding() throws Exception {
         String flags = ",\"add_generation_prompt\":false,\"continue_final_message\":true";
-        JsonNode t = TestServers.post(server, "/tokenize", "{" + MESSAGES + flags + "}").json();
+        JsonNode t = TestServers.post(SERVER.get(), "/tokenize", "{" + MESSAGES + flags + "}").json();
         assertEquals(promptTokens(flags), t.get("count").asInt(), t.toString());
     }
 
@@ -66,7 +56,7 @@ class ChatTemplateEndingTest {
         TestServers.Reply implicit = chat(",\"continue_final_message\":true");
         assertEquals(400, implicit.status(), implicit.raw().body());
         assertTrue(implicit.json().at("/error/message").asText().contains("add_generation_prompt"), implicit.raw().body());
-        assertEquals(400, TestServers.post(server, "/tokenize",
+        assertEquals(400, TestServers.post(SERVER.get(), "/tokenize",
                 "{" + MESSAGES + ",\"continue_final_message\":true}").status());
     }
 

@@ -7,9 +7,9 @@ import com.openai.errors.BadRequestException;
 import com.openai.models.completions.Completion;
 import com.openai.models.completions.CompletionChoice;
 import com.openai.models.completions.CompletionCreateParams;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -24,18 +24,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class CompletionsFieldsTest {
     private static final String MODEL = "llama-3.1-8b";
     private static final PromptTokenizer TOKENIZER = new PromptTokenizer();
-    private static MockServer server;
+    @RegisterExtension
+    static final MockServerExtension SERVER = MockServerExtension.sharing(() -> TestServers.options(TestServers.llama8b(64), 50).build());
     private static OpenAIClient client;
 
     @BeforeAll
-    static void start() throws Exception {
-        server = TestServers.start(TestServers.options(TestServers.llama8b(64), 50).build());
-        client = TestServers.sdk(server, "none");
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        TestServers.close(server);
+    static void connect() {
+        client = TestServers.sdk(SERVER.get(), "none");
     }
 
     private static CompletionCreateParams.Builder completion(String prompt, long maxTokens) {
@@ -53,14 +48,14 @@ class CompletionsFieldsTest {
                     .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> ((Number) e.getValue().asNumber().orElseThrow()).doubleValue()));
             assertEquals(Map.of(lp.tokens().orElseThrow().get(i), lp.tokenLogprobs().orElseThrow().get(i)), top);
         }
-        TestServers.Stream s = TestServers.stream(server, "/v1/completions", """
+        TestServers.Stream s = TestServers.stream(SERVER.get(), "/v1/completions", """
                 {"prompt":"Once","max_tokens":3,"ignore_eos":true,"stream":true,"logprobs":0}""");
         for (int i = 0; i < 3; i++) {
             JsonNode l = s.events().get(i).json().at("/choices/0/logprobs");
             assertEquals(1, l.get("top_logprobs").size(), l.toString());
             assertEquals(l.at("/token_logprobs/0").asDouble(), l.at("/top_logprobs/0").get(l.at("/tokens/0").asText()).asDouble());
         }
-        JsonNode two = TestServers.post(server, "/v1/completions", """
+        JsonNode two = TestServers.post(SERVER.get(), "/v1/completions", """
                 {"prompt":"Once","max_tokens":2,"ignore_eos":true,"logprobs":2}""").json();
         assertEquals(2, two.at("/choices/0/logprobs/top_logprobs/0").size(), "the sampled token is the likeliest of the two");
         assertTrue(two.at("/choices/0/logprobs/text_offset/1").asInt() > 0);
@@ -68,7 +63,7 @@ class CompletionsFieldsTest {
 
     /** A 400 in vLLM's error shape: {"error":{"message","type":"BadRequestError","param","code":400}}. */
     private static JsonNode badRequest(String path, String body) throws Exception {
-        TestServers.Reply r = TestServers.post(server, path, body);
+        TestServers.Reply r = TestServers.post(SERVER.get(), path, body);
         assertEquals(400, r.status(), r.raw().body());
         JsonNode e = r.json().get("error");
         assertEquals("BadRequestError", e.get("type").asText());
@@ -87,7 +82,7 @@ class CompletionsFieldsTest {
             assertEquals("suffix is not currently supported", e.get("message").asText());
             assertTrue(e.get("param").isNull());
         }
-        assertEquals(200, TestServers.post(server, "/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":2,\"suffix\":null}").status());
+        assertEquals(200, TestServers.post(SERVER.get(), "/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":2,\"suffix\":null}").status());
     }
 
     @Test
@@ -100,26 +95,26 @@ class CompletionsFieldsTest {
         }
         assertEquals(4, c.usage().orElseThrow().promptTokens());
         assertEquals(10, c.usage().orElseThrow().completionTokens());
-        JsonNode ids = TestServers.post(server, "/v1/completions", """
+        JsonNode ids = TestServers.post(SERVER.get(), "/v1/completions", """
                 {"prompt":[[9906,1917],[9906]],"max_tokens":2,"ignore_eos":true,"echo":true}""").json();
         assertTrue(ids.at("/choices/0/text").asText().startsWith("Hello world"), ids.toString());
         assertTrue(ids.at("/choices/1/text").asText().startsWith("Hello"), ids.toString());
         assertFalse(ids.at("/choices/1/text").asText().startsWith("Hello world"), ids.toString());
-        JsonNode plain = TestServers.post(server, "/v1/completions", """
+        JsonNode plain = TestServers.post(SERVER.get(), "/v1/completions", """
                 {"prompt":"Once","max_tokens":2,"ignore_eos":true,"echo":false}""").json();
         assertFalse(plain.at("/choices/0/text").asText().startsWith("Once"), plain.toString());
     }
 
     @Test
     void echoWithMaxTokensZeroReturnsThePromptAloneAndWithoutEchoIs400() throws Exception {
-        JsonNode r = TestServers.post(server, "/v1/completions", """
+        JsonNode r = TestServers.post(SERVER.get(), "/v1/completions", """
                 {"prompt":"Once upon a time","max_tokens":0,"echo":true}""").json();
         assertEquals("Once upon a time", r.at("/choices/0/text").asText());
         assertEquals(4, r.at("/usage/prompt_tokens").asInt());
         assertEquals(1, r.at("/usage/completion_tokens").asInt(), "vLLM still runs one token and counts it");
         assertEquals("length", r.at("/choices/0/finish_reason").asText());
         assertEquals("max_tokens", badRequest("/v1/completions", "{\"prompt\":\"a\",\"max_tokens\":0}").get("param").asText());
-        TestServers.Stream s = TestServers.stream(server, "/v1/completions", """
+        TestServers.Stream s = TestServers.stream(SERVER.get(), "/v1/completions", """
                 {"prompt":"Once upon a time","max_tokens":0,"echo":true,"stream":true}""");
         assertEquals(2, s.events().size(), s.body());
         JsonNode only = s.events().get(0).json();
@@ -130,7 +125,7 @@ class CompletionsFieldsTest {
     @Test
     void echoLogprobsCoverThePromptWhoseFirstTokenHasNone() throws Exception {
         String prompt = "Once upon a time";
-        JsonNode r = TestServers.post(server, "/v1/completions", """
+        JsonNode r = TestServers.post(SERVER.get(), "/v1/completions", """
                 {"prompt":"Once upon a time","max_tokens":3,"ignore_eos":true,"echo":true,"logprobs":1}""").json();
         JsonNode lp = r.at("/choices/0/logprobs");
         assertEquals(4 + 3, lp.get("tokens").size(), lp.toString());
@@ -143,7 +138,7 @@ class CompletionsFieldsTest {
         assertEquals(0, lp.at("/text_offset/0").asInt());
         assertEquals(prompt.length(), lp.at("/text_offset/4").asInt());
         assertEquals(r.at("/choices/0/text").asText(), String.join("", texts(lp.get("tokens"))));
-        JsonNode promptOnly = TestServers.post(server, "/v1/completions", """
+        JsonNode promptOnly = TestServers.post(SERVER.get(), "/v1/completions", """
                 {"prompt":"Once upon a time","max_tokens":0,"echo":true,"logprobs":0}""").json();
         assertEquals(4, promptOnly.at("/choices/0/logprobs/tokens").size(), promptOnly.toString());
     }
@@ -151,7 +146,7 @@ class CompletionsFieldsTest {
     @Test
     void echoStreamsThePromptWithTheFirstToken() throws Exception {
         String prompt = "Once upon a time";
-        TestServers.Stream s = TestServers.stream(server, "/v1/completions", """
+        TestServers.Stream s = TestServers.stream(SERVER.get(), "/v1/completions", """
                 {"prompt":"Once upon a time","max_tokens":4,"ignore_eos":true,"echo":true,"logprobs":0,"stream":true,
                  "stream_options":{"include_usage":true}}""");
         List<TestServers.Event> events = s.events();
@@ -169,7 +164,7 @@ class CompletionsFieldsTest {
         }
         assertEquals(4, events.get(4).json().at("/usage/completion_tokens").asInt());
         assertEquals(4, events.get(4).json().at("/usage/prompt_tokens").asInt());
-        TestServers.Stream plain = TestServers.stream(server, "/v1/completions", """
+        TestServers.Stream plain = TestServers.stream(SERVER.get(), "/v1/completions", """
                 {"prompt":"Once upon a time","max_tokens":2,"ignore_eos":true,"echo":true,"stream":true}""");
         assertTrue(plain.events().get(0).json().at("/choices/0/text").asText().startsWith(prompt));
         assertFalse(plain.events().get(1).json().at("/choices/0/text").asText().startsWith(prompt));
@@ -184,7 +179,7 @@ class CompletionsFieldsTest {
     @Test
     void completionsWithoutMaxTokensStopAtVllmsDefaultOf16() throws Exception {
         for (String maxTokens : new String[] {"", ",\"max_tokens\":null"}) {
-            JsonNode r = TestServers.post(server, "/v1/completions", "{\"prompt\":\"x\",\"ignore_eos\":true" + maxTokens + "}").json();
+            JsonNode r = TestServers.post(SERVER.get(), "/v1/completions", "{\"prompt\":\"x\",\"ignore_eos\":true" + maxTokens + "}").json();
             assertEquals(16, r.at("/usage/completion_tokens").asInt(), r.toString());
             assertEquals("length", r.at("/choices/0/finish_reason").asText());
         }
@@ -200,15 +195,15 @@ class CompletionsFieldsTest {
                     badRequest(paths[i], bodies[i] + "\"best_of\":3}").get("message").asText());
             assertEquals("best_of must be greater than or equal to n, got n=2 and best_of=1.",
                     badRequest(paths[i], bodies[i] + "\"n\":2,\"best_of\":1}").get("message").asText());
-            assertEquals(200, TestServers.post(server, paths[i], bodies[i] + "\"n\":2,\"best_of\":null}").status());
-            assertEquals(200, TestServers.post(server, paths[i], bodies[i] + "\"best_of\":1}").status());
+            assertEquals(200, TestServers.post(SERVER.get(), paths[i], bodies[i] + "\"n\":2,\"best_of\":null}").status());
+            assertEquals(200, TestServers.post(SERVER.get(), paths[i], bodies[i] + "\"best_of\":1}").status());
         }
         assertThrows(BadRequestException.class, () -> client.completions().create(completion("x", 2).bestOf(2).build()));
     }
 
     @Test
     void anEmptyStreamOptionsObjectWithoutStreamIsAcceptedAsInVllm() throws Exception {
-        assertEquals(200, TestServers.post(server, "/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2,\"stream_options\":{}}").status());
+        assertEquals(200, TestServers.post(SERVER.get(), "/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2,\"stream_options\":{}}").status());
         assertEquals("stream_options", badRequest("/v1/completions",
                 "{\"prompt\":\"x\",\"max_tokens\":2,\"stream_options\":{\"include_usage\":false}}").get("param").asText());
     }
@@ -220,9 +215,9 @@ class CompletionsFieldsTest {
         assertEquals("`prompt_logprobs` are not available when `stream=True`.", e.get("message").asText());
         assertEquals("prompt_logprobs", badRequest("/v1/completions", "{\"prompt\":\"x\",\"prompt_logprobs\":-2}").get("param").asText());
         assertEquals("prompt_logprobs", badRequest("/v1/completions", "{\"prompt\":\"x\",\"prompt_logprobs\":21}").get("param").asText());
-        assertEquals(200, TestServers.post(server, "/v1/completions",
+        assertEquals(200, TestServers.post(SERVER.get(), "/v1/completions",
                 "{\"prompt\":\"x\",\"max_tokens\":2,\"stream\":true,\"prompt_logprobs\":0}").status());
-        JsonNode r = TestServers.post(server, "/v1/completions", """
+        JsonNode r = TestServers.post(SERVER.get(), "/v1/completions", """
                 {"prompt":"Once upon a time","max_tokens":2,"prompt_logprobs":2}""").json();
         JsonNode pl = r.at("/choices/0/prompt_logprobs");
         assertEquals(4, pl.size(), r.toString());
@@ -235,13 +230,13 @@ class CompletionsFieldsTest {
             assertTrue(own.get("logprob").asDouble() <= 0);
             assertEquals(2, pl.get(i).size(), pl.toString());
         }
-        assertTrue(TestServers.post(server, "/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2}").json()
+        assertTrue(TestServers.post(SERVER.get(), "/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2}").json()
                 .at("/choices/0/prompt_logprobs").isNull(), "present and null when not asked, as vLLM dumps it");
     }
 
     @Test
     void logitBiasKeysMustBeTokenIdsOfTheVocabulary() throws Exception {
-        assertEquals(200, TestServers.post(server, "/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2,\"logit_bias\":{\"9906\":-100}}").status());
+        assertEquals(200, TestServers.post(SERVER.get(), "/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2,\"logit_bias\":{\"9906\":-100}}").status());
         JsonNode e = badRequest("/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2,\"logit_bias\":{\"999999\":5}}");
         assertTrue(e.get("message").asText().contains("out-of-vocab"), e.toString());
         badRequest("/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":2,\"logit_bias\":{\"hello\":5}}");

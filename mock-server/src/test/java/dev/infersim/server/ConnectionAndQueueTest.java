@@ -2,8 +2,8 @@ package dev.infersim.server;
 
 import io.netty.buffer.PoolArenaMetric;
 import io.netty.buffer.PooledByteBufAllocator;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -19,14 +19,12 @@ class ConnectionAndQueueTest {
             {"prompt":"%s","max_tokens":100000,"ignore_eos":true,"stream":true}""";
     private MockServer server;
 
-    @AfterEach
-    void stop() throws Exception {
-        TestServers.close(server);
-    }
+    @RegisterExtension
+    static final MockServerExtension SERVERS = MockServerExtension.perTest();
 
     @Test
     void disconnectMidStreamAbortsTheRequestAndFreesItsKvBlocks() throws Exception {
-        server = TestServers.start(TestServers.options(TestServers.llama8b(8), 1).build());
+        server = SERVERS.start(TestServers.options(TestServers.llama8b(8), 1).build());
         try (RawHttp stream = RawHttp.post(server, "/v1/completions", LONG_STREAM.formatted("word ".repeat(500)))) {
             assertNotNull(stream.readUntil("data: "));
             assertNotNull(stream.readUntil("data: "));
@@ -42,7 +40,7 @@ class ConnectionAndQueueTest {
 
     @Test
     void rejectsWith429ExactlyWhenTheWaitingQueueIsFull() throws Exception {
-        server = TestServers.start(TestServers.options(TestServers.llama8b(2), 1).maxWaitingRequests(3).build());
+        server = SERVERS.start(TestServers.options(TestServers.llama8b(2), 1).maxWaitingRequests(3).build());
         List<RawHttp> held = new ArrayList<>();
         try {
             for (int i = 0; i < 2; i++) {
@@ -77,7 +75,7 @@ class ConnectionAndQueueTest {
 
     @Test
     void shutdownEndsInFlightStreamsWithAbortAndDone() throws Exception {
-        server = TestServers.start(TestServers.options(TestServers.llama8b(8), 1).build());
+        server = SERVERS.start(TestServers.options(TestServers.llama8b(8), 1).build());
         try (RawHttp stream = RawHttp.post(server, "/v1/completions", LONG_STREAM.formatted("until shutdown"))) {
             assertNotNull(stream.readUntil("data: "));
             server.close(java.time.Duration.ofMillis(50)).toCompletionStage().toCompletableFuture().get();
@@ -92,7 +90,7 @@ class ConnectionAndQueueTest {
     @Test
     void healthSays503WhileShuttingDownLikeTheCompletionRoutes() throws Exception {
         // A gateway's health check must see the drain: 200 from /health while completions answer 503 kept traffic coming.
-        server = TestServers.start(TestServers.options(TestServers.llama8b(8), 1).build());
+        server = SERVERS.start(TestServers.options(TestServers.llama8b(8), 1).build());
         try (RawHttp stream = RawHttp.post(server, "/v1/completions", LONG_STREAM.formatted("during drain"))) {
             assertNotNull(stream.readUntil("data: "));
             assertEquals(200, TestServers.get(server, "/health").status());
@@ -107,7 +105,7 @@ class ConnectionAndQueueTest {
 
     @Test
     void streamedChunksGiveTheirPooledBuffersBackWhetherTheClientStaysOrHangsUp() throws Exception {
-        server = TestServers.start(TestServers.options(TestServers.llama8b(64), 20).build());
+        server = SERVERS.start(TestServers.options(TestServers.llama8b(64), 20).build());
         // Released buffers may stay in the event loops' allocator caches, which the arena counts as active; so compare
         // two equal rounds: a leak would add one buffer per written chunk (41 per stream) in the second round too.
         streamRound(0);

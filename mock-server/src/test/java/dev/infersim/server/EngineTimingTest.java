@@ -8,8 +8,8 @@ import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.RooflineCostModel;
 import dev.infersim.engine.StepOutcome;
 import dev.infersim.engine.StepPlan;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -34,10 +34,8 @@ class EngineTimingTest {
     private static final double TIME_SCALE = 10;
     private MockServer server;
 
-    @AfterEach
-    void stop() throws Exception {
-        TestServers.close(server);
-    }
+    @RegisterExtension
+    static final MockServerExtension SERVERS = MockServerExtension.perTest();
 
     private static String streamBody(String content, int maxTokens) {
         return "{\"messages\":[{\"role\":\"user\",\"content\":\"" + content + "\"}],\"max_tokens\":" + maxTokens
@@ -47,7 +45,7 @@ class EngineTimingTest {
     @Test
     void reportedTokenTimesEqualAVirtualClockReplayOfTheSameEngine() throws Exception {
         Deployment d = TestServers.llama8b(32);
-        server = TestServers.start(TestServers.options(d, TIME_SCALE).build());
+        server = SERVERS.start(TestServers.options(d, TIME_SCALE).build());
         TestServers.Stream s = TestServers.stream(server, "/v1/chat/completions", streamBody("Describe the stone house", 24));
         JsonNode truth = s.events().get(s.events().size() - 2).json().at("/infersim/choices/0/model");
         long arrival = Math.round(truth.get("arrival_ms").asDouble() * 1e6);
@@ -75,7 +73,7 @@ class EngineTimingTest {
     @Test
     void chunksArriveAtThePlannedWallTimesNeverEarly() throws Exception {
         // Time scale 2: 3.6 ms steps, so a pause of the shared test JVM (GC, JIT) delays only a few of the 40 tokens.
-        server = TestServers.start(TestServers.options(TestServers.llama8b(32), 2).build());
+        server = SERVERS.start(TestServers.options(TestServers.llama8b(32), 2).build());
         TestServers.stream(server, "/v1/chat/completions", streamBody("warm up", 8));
         TestServers.Stream s = TestServers.stream(server, "/v1/chat/completions", streamBody("Describe the quiet river", 40));
         List<TestServers.Event> events = s.events();
@@ -96,7 +94,7 @@ class EngineTimingTest {
     void everyDecodeStepUnderConcurrencyLastsWhatTheCostModelSaysForItsBatch() throws Exception {
         Deployment d = TestServers.llama8b(64);
         // Real time: each request lasts ~0.45 s wall, so they overlap even if connections open one by one.
-        server = TestServers.start(TestServers.options(d, 1).build());
+        server = SERVERS.start(TestServers.options(d, 1).build());
         List<CompletableFuture<HttpResponse<String>>> sent = new ArrayList<>();
         for (int i = 0; i < 32; i++) {
             sent.add(post(streamBody("request " + i, 60)));

@@ -1,9 +1,8 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -18,17 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ErrorsAndFaultsTest {
     private static final String KEY = "sk-test";
     private static final String[] AUTH = {"authorization", "Bearer " + KEY};
-    private static MockServer server;
-
-    @BeforeAll
-    static void start() throws Exception {
-        server = TestServers.start(TestServers.options(TestServers.llama8b(16), 20).apiKey(KEY).maxBodyBytes(4096).build());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        TestServers.close(server);
-    }
+    @RegisterExtension
+    static final MockServerExtension SERVER = MockServerExtension.sharing(() -> TestServers.options(TestServers.llama8b(16), 20).apiKey(KEY).maxBodyBytes(4096).build());
 
     private static JsonNode error(TestServers.Reply r, int status) throws Exception {
         assertEquals(status, r.status(), r.raw().body());
@@ -43,7 +33,7 @@ class ErrorsAndFaultsTest {
         String[] headers = new String[AUTH.length + extraHeaders.length];
         System.arraycopy(AUTH, 0, headers, 0, AUTH.length);
         System.arraycopy(extraHeaders, 0, headers, AUTH.length, extraHeaders.length);
-        return TestServers.post(server, "/v1/chat/completions", body, headers);
+        return TestServers.post(SERVER.get(), "/v1/chat/completions", body, headers);
     }
 
     @Test
@@ -65,7 +55,7 @@ class ErrorsAndFaultsTest {
         String msg = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],";
         assertEquals("top_p", error(chat(msg + "\"top_p\":0}"), 400).get("param").asText());
         assertEquals(200, chat(msg + "\"top_p\":0.01,\"max_tokens\":2}").status());
-        int len = server.capacity().maxModelLen();
+        int len = SERVER.get().capacity().maxModelLen();
         JsonNode e = error(chat(msg + "\"min_tokens\":" + len + "}"), 400);
         assertEquals("min_tokens", e.get("param").asText());
         assertTrue(e.get("message").asText().startsWith("min_tokens must be less than or equal to max_tokens="), e.toString());
@@ -75,13 +65,13 @@ class ErrorsAndFaultsTest {
     @Test
     void tokenIdsOutsideTheVocabularyAre400() throws Exception {
         for (String prompt : List.of("[999999]", "[[1],[100256]]", "[100300]")) {
-            JsonNode e = error(TestServers.post(server, "/v1/completions", "{\"prompt\":" + prompt + ",\"max_tokens\":2}", AUTH), 400);
+            JsonNode e = error(TestServers.post(SERVER.get(), "/v1/completions", "{\"prompt\":" + prompt + ",\"max_tokens\":2}", AUTH), 400);
             assertEquals("prompt", e.get("param").asText());
             assertTrue(e.get("message").asText().contains("out of vocabulary"), e.toString());
         }
-        assertEquals(200, TestServers.post(server, "/v1/completions", "{\"prompt\":[100257,100264],\"max_tokens\":2}", AUTH).status());
+        assertEquals(200, TestServers.post(SERVER.get(), "/v1/completions", "{\"prompt\":[100257,100264],\"max_tokens\":2}", AUTH).status());
         for (String mixed : List.of("[[1],\"a\"]", "[\"a\",[1]]")) {
-            JsonNode e = error(TestServers.post(server, "/v1/completions", "{\"prompt\":" + mixed + ",\"max_tokens\":2}", AUTH), 400);
+            JsonNode e = error(TestServers.post(SERVER.get(), "/v1/completions", "{\"prompt\":" + mixed + ",\"max_tokens\":2}", AUTH), 400);
             assertEquals("prompt", e.get("param").asText(), mixed);
         }
     }
@@ -103,7 +93,7 @@ class ErrorsAndFaultsTest {
 
     @Test
     void contextOverflowIs400BeforeAnyStreamStarts() throws Exception {
-        int len = server.capacity().maxModelLen();
+        int len = SERVER.get().capacity().maxModelLen();
         JsonNode e = error(chat("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stream\":true,\"max_tokens\":" + len + "}"), 400);
         assertTrue(e.get("message").asText().startsWith("This model's maximum context length is " + len + " tokens"));
     }
@@ -116,20 +106,20 @@ class ErrorsAndFaultsTest {
 
     @Test
     void missingOrWrongKeyIs401ButHealthAndMetricsStayOpen() throws Exception {
-        error(TestServers.post(server, "/v1/chat/completions", "{}"), 401);
-        error(TestServers.post(server, "/v1/completions", "{}", "authorization", "Bearer nope"), 401);
-        error(TestServers.get(server, "/v1/models"), 401);
-        assertEquals(200, TestServers.get(server, "/health").status());
-        assertEquals(200, TestServers.get(server, "/metrics").status());
+        error(TestServers.post(SERVER.get(), "/v1/chat/completions", "{}"), 401);
+        error(TestServers.post(SERVER.get(), "/v1/completions", "{}", "authorization", "Bearer nope"), 401);
+        error(TestServers.get(SERVER.get(), "/v1/models"), 401);
+        assertEquals(200, TestServers.get(SERVER.get(), "/health").status());
+        assertEquals(200, TestServers.get(SERVER.get(), "/metrics").status());
     }
 
     @Test
     void oversizedBodyIs413WrongMethodIs405UnknownRouteIs404() throws Exception {
         error(chat("{\"messages\":[{\"role\":\"user\",\"content\":\"" + "x".repeat(5000) + "\"}]}"), 413);
-        HttpResponse<String> put = TestServers.http().send(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/v1/completions"))
+        HttpResponse<String> put = TestServers.http().send(HttpRequest.newBuilder(URI.create(SERVER.get().baseUrl() + "/v1/completions"))
                 .timeout(java.time.Duration.ofSeconds(30)).header("authorization", AUTH[1]).PUT(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(405, put.statusCode());
-        error(TestServers.get(server, "/v2/nothing"), 404);
+        error(TestServers.get(SERVER.get(), "/v2/nothing"), 404);
     }
 
     @Test
@@ -148,7 +138,7 @@ class ErrorsAndFaultsTest {
     @Test
     void disconnectFaultCutsTheStreamAfterTheConfiguredTokens() throws Exception {
         String stream = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":50,\"ignore_eos\":true,\"stream\":true}";
-        try (RawHttp h = RawHttp.post(server, "/v1/chat/completions", stream, AUTH[0], AUTH[1], HttpApi.FAULT_HEADER, "disconnect")) {
+        try (RawHttp h = RawHttp.post(SERVER.get(), "/v1/chat/completions", stream, AUTH[0], AUTH[1], HttpApi.FAULT_HEADER, "disconnect")) {
             String all = h.readAll();
             assertFalse(all.contains("[DONE]"), all);
             assertEquals(1 + 3, all.lines().filter(l -> l.startsWith("data: ")).count(), all);
@@ -157,10 +147,10 @@ class ErrorsAndFaultsTest {
 
     @Test
     void stallFaultPausesTheStreamForStallMs() throws Exception {
-        TestServers.Reply set = TestServers.post(server, "/admin/faults", "{\"stall_ms\":300,\"fault_after_tokens\":2}", AUTH);
+        TestServers.Reply set = TestServers.post(SERVER.get(), "/admin/faults", "{\"stall_ms\":300,\"fault_after_tokens\":2}", AUTH);
         assertEquals(200, set.status(), set.raw().body());
         try {
-            TestServers.Stream s = TestServers.stream(server, "/v1/chat/completions",
+            TestServers.Stream s = TestServers.stream(SERVER.get(), "/v1/chat/completions",
                     "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":6,\"ignore_eos\":true,\"stream\":true}",
                     AUTH[0], AUTH[1], HttpApi.FAULT_HEADER, "stall");
             List<TestServers.Event> e = s.events();
@@ -169,37 +159,37 @@ class ErrorsAndFaultsTest {
             // The server holds 300 ms; the client may read the token before the stall a little late.
             assertTrue(gapMs >= 250, "stall after 2 tokens lasted " + gapMs + " ms");
         } finally {
-            TestServers.post(server, "/admin/faults", "{\"stall_ms\":1000,\"fault_after_tokens\":3}", AUTH);
+            TestServers.post(SERVER.get(), "/admin/faults", "{\"stall_ms\":1000,\"fault_after_tokens\":3}", AUTH);
         }
     }
 
     @Test
     void slowFirstTokenFaultHoldsTheFirstTokenBack() throws Exception {
-        TestServers.post(server, "/admin/faults", "{\"slow_first_token_ms\":300}", AUTH);
+        TestServers.post(SERVER.get(), "/admin/faults", "{\"slow_first_token_ms\":300}", AUTH);
         try {
             long sent = System.nanoTime();
-            TestServers.Stream s = TestServers.stream(server, "/v1/chat/completions",
+            TestServers.Stream s = TestServers.stream(SERVER.get(), "/v1/chat/completions",
                     "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":3,\"ignore_eos\":true,\"stream\":true}",
                     AUTH[0], AUTH[1], HttpApi.FAULT_HEADER, "slow_first_token");
             long firstMs = (s.events().get(0).arrivedNanos() - sent) / 1_000_000;
             assertTrue(firstMs >= 300, "first chunk after " + firstMs + " ms");
             assertEquals("[DONE]", s.events().get(s.events().size() - 1).data());
         } finally {
-            TestServers.post(server, "/admin/faults", "{\"slow_first_token_ms\":2000}", AUTH);
+            TestServers.post(SERVER.get(), "/admin/faults", "{\"slow_first_token_ms\":2000}", AUTH);
         }
     }
 
     @Test
     void adminFaultsNeedsTheKeyAndChangesTheFailureRate() throws Exception {
-        error(TestServers.post(server, "/admin/faults", "{\"failure_rate\":1}"), 401);
+        error(TestServers.post(SERVER.get(), "/admin/faults", "{\"failure_rate\":1}"), 401);
         String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":2}";
         try {
-            JsonNode now = TestServers.post(server, "/admin/faults", "{\"failure_rate\":1,\"failure_types\":[\"server_error\"]}", AUTH).json();
+            JsonNode now = TestServers.post(SERVER.get(), "/admin/faults", "{\"failure_rate\":1,\"failure_types\":[\"server_error\"]}", AUTH).json();
             assertEquals(1.0, now.get("failure_rate").asDouble());
             error(chat(body), 500);
-            error(TestServers.post(server, "/admin/faults", "{\"failure_types\":[\"meteor\"]}", AUTH), 400);
+            error(TestServers.post(SERVER.get(), "/admin/faults", "{\"failure_types\":[\"meteor\"]}", AUTH), 400);
         } finally {
-            TestServers.post(server, "/admin/faults", "{\"failure_rate\":0}", AUTH);
+            TestServers.post(SERVER.get(), "/admin/faults", "{\"failure_rate\":0}", AUTH);
         }
         assertEquals(200, chat(body).status());
     }
@@ -207,14 +197,14 @@ class ErrorsAndFaultsTest {
     @Test
     void adminFaultsRefusesKeysItDoesNotKnow() throws Exception {
         // A misspelt key ("stall" for "stall_ms") must not be a silent no-op that leaves a test running without its fault.
-        JsonNode e = error(TestServers.post(server, "/admin/faults", "{\"stall\":500}", AUTH), 400);
+        JsonNode e = error(TestServers.post(SERVER.get(), "/admin/faults", "{\"stall\":500}", AUTH), 400);
         assertEquals("stall", e.get("param").asText());
-        assertEquals(1000, TestServers.get(server, "/admin/faults", AUTH).json().get("stall_ms").asInt());
+        assertEquals(1000, TestServers.get(SERVER.get(), "/admin/faults", AUTH).json().get("stall_ms").asInt());
     }
 
     @Test
     void modelsListsEveryFieldVllmSends() throws Exception {
-        JsonNode m = TestServers.get(server, "/v1/models", AUTH).json().get("data").get(0);
+        JsonNode m = TestServers.get(SERVER.get(), "/v1/models", AUTH).json().get("data").get(0);
         for (String field : List.of("id", "object", "created", "owned_by", "root", "parent", "max_model_len", "permission")) {
             assertTrue(m.has(field), field + " missing in " + m);
         }
@@ -228,13 +218,13 @@ class ErrorsAndFaultsTest {
 
     /** The value of an unlabelled-by-reason series such as vllm:generation_tokens_total. */
     private static double metric(String series) throws Exception {
-        String text = TestServers.get(server, "/metrics").raw().body();
+        String text = TestServers.get(SERVER.get(), "/metrics").raw().body();
         return text.lines().filter(l -> l.startsWith(series + "{"))
                 .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
     }
 
     private static double aborted() throws Exception {
-        String text = TestServers.get(server, "/metrics").raw().body();
+        String text = TestServers.get(SERVER.get(), "/metrics").raw().body();
         return text.lines().filter(l -> l.startsWith("vllm:request_success_total{") && l.contains("finished_reason=\"abort\""))
                 .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
     }
@@ -246,7 +236,7 @@ class ErrorsAndFaultsTest {
         double abortedBefore = aborted();
         double generatedBefore = metric("vllm:generation_tokens_total");
         String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":8000,\"ignore_eos\":true}";
-        try (RawHttp h = RawHttp.post(server, "/v1/chat/completions", body, AUTH[0], AUTH[1], HttpApi.FAULT_HEADER, "disconnect")) {
+        try (RawHttp h = RawHttp.post(SERVER.get(), "/v1/chat/completions", body, AUTH[0], AUTH[1], HttpApi.FAULT_HEADER, "disconnect")) {
             String all = h.readAll();
             assertFalse(all.contains("200 OK"), all);
         }

@@ -1,10 +1,10 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.File;
@@ -24,20 +24,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** /metrics speaks vLLM's names and buckets, passes promtool, and a real Prometheus can scrape and query it. */
 class MetricsTest {
-    private static MockServer server;
+    @RegisterExtension
+    static final MockServerExtension SERVER = MockServerExtension.sharing(() -> TestServers.options(TestServers.llama8b(16), 20).build());
     private static String text;
 
     @BeforeAll
     static void start() throws Exception {
-        server = TestServers.start(TestServers.options(TestServers.llama8b(16), 20).build());
-        TestServers.post(server, "/v1/completions", "{\"prompt\":\"hello\",\"max_tokens\":5,\"ignore_eos\":true}");
-        TestServers.post(server, "/v1/completions", "{\"prompt\":\"hello\",\"max_tokens\":3,\"ignore_eos\":true}");
-        text = TestServers.get(server, "/metrics").raw().body();
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        TestServers.close(server);
+        TestServers.post(SERVER.get(), "/v1/completions", "{\"prompt\":\"hello\",\"max_tokens\":5,\"ignore_eos\":true}");
+        TestServers.post(SERVER.get(), "/v1/completions", "{\"prompt\":\"hello\",\"max_tokens\":3,\"ignore_eos\":true}");
+        text = TestServers.get(SERVER.get(), "/metrics").raw().body();
     }
 
     private static String sample(String nameAndLabels) {
@@ -94,7 +89,7 @@ class MetricsTest {
                   - job_name: infersim
                     static_configs:
                       - targets: ['127.0.0.1:%d']
-                """.formatted(server.port()));
+                """.formatted(SERVER.get().port()));
         Process prometheus = new ProcessBuilder("prometheus", "--config.file=" + config, "--storage.tsdb.path=" + dir.resolve("data"),
                 "--web.listen-address=127.0.0.1:" + port).redirectErrorStream(true).redirectOutput(dir.resolve("log").toFile()).start();
         try {

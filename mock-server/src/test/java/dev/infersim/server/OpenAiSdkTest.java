@@ -13,9 +13,9 @@ import com.openai.models.chat.completions.ChatCompletionStreamOptions;
 import com.openai.models.completions.Completion;
 import com.openai.models.completions.CompletionCreateParams;
 import com.openai.models.models.Model;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -28,22 +28,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The official OpenAI Java SDK, pointed at the mock, sees a well-formed OpenAI-compatible server. */
 class OpenAiSdkTest {
     private static final String KEY = "test-key";
-    private static MockServer server;
+    @RegisterExtension
+    static final MockServerExtension SERVER = MockServerExtension.sharing(() -> TestServers.options(TestServers.llama8b(256), 20).apiKey(KEY).build());
     private static OpenAIClient client;
 
     @BeforeAll
-    static void start() throws Exception {
-        server = TestServers.start(TestServers.options(TestServers.llama8b(256), 20).apiKey(KEY).build());
+    static void connect() {
         client = sdk(KEY);
     }
 
-    @AfterAll
-    static void stop() throws Exception {
-        TestServers.close(server);
-    }
-
     private static OpenAIClient sdk(String key) {
-        return TestServers.sdk(server, key);
+        return TestServers.sdk(SERVER.get(), key);
     }
 
     private static ChatCompletionCreateParams.Builder chat(int maxTokens) {

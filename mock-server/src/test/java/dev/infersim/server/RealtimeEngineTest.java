@@ -1,8 +1,8 @@
 package dev.infersim.server;
 
 import dev.infersim.engine.ConfigException;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -25,17 +25,15 @@ class RealtimeEngineTest {
     private static final int SCHED_FIFO = 1;
     private MockServer server;
 
-    @AfterEach
-    void stop() throws Exception {
-        TestServers.close(server);
-    }
+    @RegisterExtension
+    static final MockServerExtension SERVERS = MockServerExtension.perTest();
 
     @Test
     void engineThreadRunsUnderSchedFifoOrTheServerSaysWhyNot() throws Exception {
         ServerOptions options = TestServers.options(TestServers.llama8b(8), 10).realtimeEngine(true).build();
         Set<String> before = engineThreads().keySet();
         try {
-            server = TestServers.start(options);
+            server = SERVERS.start(options);
         } catch (ExecutionException refused) {
             ConfigException e = assertInstanceOf(ConfigException.class, refused.getCause());
             assertTrue(e.getMessage().startsWith("--realtime-engine: "), e.getMessage());
@@ -78,7 +76,7 @@ class RealtimeEngineTest {
     @Test
     void withoutTheFlagTheEngineThreadKeepsTheNormalPolicy() throws Exception {
         Set<String> before = engineThreads().keySet();
-        server = TestServers.start(TestServers.options(TestServers.llama8b(8), 10).build());
+        server = SERVERS.start(TestServers.options(TestServers.llama8b(8), 10).build());
         String[] stat = startedEngineThread(before);
         assertEquals(0, Integer.parseInt(stat[38]), "SCHED_OTHER");
     }

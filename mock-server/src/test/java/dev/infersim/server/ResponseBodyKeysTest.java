@@ -1,9 +1,8 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -16,20 +15,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * checks for a key (or a strict schema) must see the same object from the mock as from vLLM.
  */
 class ResponseBodyKeysTest {
-    private static MockServer server;
-
-    @BeforeAll
-    static void start() throws Exception {
-        server = TestServers.start(TestServers.options(TestServers.llama8b(8), 1000).build());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        TestServers.close(server);
-    }
+    @RegisterExtension
+    static final MockServerExtension SERVER = MockServerExtension.sharing(() -> TestServers.options(TestServers.llama8b(8), 1000).build());
 
     private static JsonNode post(String path, String body) throws Exception {
-        TestServers.Reply r = TestServers.post(server, path, body);
+        TestServers.Reply r = TestServers.post(SERVER.get(), path, body);
         assertEquals(200, r.status(), r.raw().body());
         return r.json();
     }

@@ -1,9 +1,8 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -12,21 +11,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** Sampling and format fields the mock does not model but refuses exactly where vLLM's V1 server does. */
 class SamplingValidationTest {
     private static final String CHAT = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":2,";
-    private static MockServer server;
-
-    @BeforeAll
-    static void start() throws Exception {
-        server = TestServers.start(TestServers.options(TestServers.llama8b(64), 50).build());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        TestServers.close(server);
-    }
+    @RegisterExtension
+    static final MockServerExtension SERVER = MockServerExtension.sharing(() -> TestServers.options(TestServers.llama8b(64), 50).build());
 
     /** A 400 in vLLM's error shape; returns the error object. */
     private static JsonNode refused(String path, String body) throws Exception {
-        TestServers.Reply r = TestServers.post(server, path, body);
+        TestServers.Reply r = TestServers.post(SERVER.get(), path, body);
         assertEquals(400, r.status(), body + " -> " + r.raw().body());
         JsonNode e = r.json().get("error");
         assertEquals("BadRequestError", e.get("type").asText());
@@ -46,7 +36,7 @@ class SamplingValidationTest {
     }
 
     private static void accepted(String path, String body) throws Exception {
-        TestServers.Reply r = TestServers.post(server, path, body);
+        TestServers.Reply r = TestServers.post(SERVER.get(), path, body);
         assertEquals(200, r.status(), body + " -> " + r.raw().body());
     }
 
@@ -113,7 +103,7 @@ class SamplingValidationTest {
     }
 
     private static String text(String seed) throws Exception {
-        TestServers.Reply r = TestServers.post(server, "/v1/completions",
+        TestServers.Reply r = TestServers.post(SERVER.get(), "/v1/completions",
                 "{\"prompt\":\"x\",\"max_tokens\":8,\"ignore_eos\":true,\"seed\":" + seed + "}");
         assertEquals(200, r.status(), seed + " -> " + r.raw().body());
         return r.json().at("/choices/0/text").asText();
@@ -134,13 +124,13 @@ class SamplingValidationTest {
 
     @Test
     void beamSearchIsNoRefusalButCompletionsAnswerItInOneBody() throws Exception {
-        TestServers.Stream completion = TestServers.stream(server, "/v1/completions", """
+        TestServers.Stream completion = TestServers.stream(SERVER.get(), "/v1/completions", """
                 {"prompt":"x","max_tokens":3,"ignore_eos":true,"stream":true,"use_beam_search":true}""");
         assertEquals(200, completion.status(), completion.body());
         assertTrue(completion.raw().headers().firstValue("content-type").orElseThrow().startsWith("application/json"),
                 completion.body());
         assertEquals("text_completion", Json.MAPPER.readTree(completion.body()).get("object").asText());
-        TestServers.Stream chat = TestServers.stream(server, "/v1/chat/completions", CHAT
+        TestServers.Stream chat = TestServers.stream(SERVER.get(), "/v1/chat/completions", CHAT
                 + "\"stream\":true,\"use_beam_search\":true}");
         assertEquals("data: [DONE]", chat.events().isEmpty() ? "" : "data: " + chat.events().get(chat.events().size() - 1).data(),
                 "chat streams beam search as any other request");

@@ -1,9 +1,8 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.List;
 
@@ -15,25 +14,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The byte-level SSE protocol and the request fields vLLM honours. */
 class StreamingProtocolTest {
-    private static MockServer lorem;
-    private static MockServer echo;
+    @RegisterExtension
+    static final MockServerExtension LOREM = MockServerExtension.sharing(() -> TestServers.options(TestServers.llama8b(64), 50).seed(7).build());
+    @RegisterExtension
+    static final MockServerExtension ECHO = MockServerExtension.sharing(() -> TestServers.options(TestServers.llama8b(64), 50).outputMode(OutputMode.ECHO).build());
     private static final PromptTokenizer TOKENIZER = new PromptTokenizer();
-
-    @BeforeAll
-    static void start() throws Exception {
-        lorem = TestServers.start(TestServers.options(TestServers.llama8b(64), 50).seed(7).build());
-        echo = TestServers.start(TestServers.options(TestServers.llama8b(64), 50).outputMode(OutputMode.ECHO).build());
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        TestServers.close(lorem);
-        TestServers.close(echo);
-    }
 
     @Test
     void chatStreamIsRoleChunkThenOneTokenPerChunkThenUsageThenDone() throws Exception {
-        TestServers.Stream s = TestServers.stream(lorem, "/v1/chat/completions", """
+        TestServers.Stream s = TestServers.stream(LOREM.get(), "/v1/chat/completions", """
                 {"model":"llama-3.1-8b","messages":[{"role":"user","content":"hi"}],"max_tokens":9,"ignore_eos":true,
                  "stream":true,"stream_options":{"include_usage":true}}""");
         assertEquals(200, s.status());
@@ -73,7 +62,7 @@ class StreamingProtocolTest {
 
     @Test
     void completionStreamChunksCarryTextAndStopReasonAndNullUsage() throws Exception {
-        TestServers.Stream s = TestServers.stream(lorem, "/v1/completions", """
+        TestServers.Stream s = TestServers.stream(LOREM.get(), "/v1/completions", """
                 {"prompt":"Once","max_tokens":4,"ignore_eos":true,"stream":true}""");
         List<TestServers.Event> events = s.events();
         assertEquals(4 + 1, events.size());
@@ -90,7 +79,7 @@ class StreamingProtocolTest {
     @Test
     void aClientRequestIdWithQuotesStillGivesValidJsonChunks() throws Exception {
         String requestId = "gw \"7\" \\ a";
-        TestServers.Stream s = TestServers.stream(lorem, "/v1/chat/completions", """
+        TestServers.Stream s = TestServers.stream(LOREM.get(), "/v1/chat/completions", """
                 {"messages":[{"role":"user","content":"hi"}],"max_tokens":2,"ignore_eos":true,"stream":true}""",
                 "x-request-id", requestId);
         assertEquals(1 + 2 + 1, s.events().size(), s.body());
@@ -101,7 +90,7 @@ class StreamingProtocolTest {
 
     @Test
     void continuousUsageStatsCountsTokensSoFar() throws Exception {
-        TestServers.Stream s = TestServers.stream(lorem, "/v1/completions", """
+        TestServers.Stream s = TestServers.stream(LOREM.get(), "/v1/completions", """
                 {"prompt":"Once","max_tokens":3,"ignore_eos":true,"stream":true,
                  "stream_options":{"include_usage":true,"continuous_usage_stats":true}}""");
         for (int i = 0; i < 3; i++) {
@@ -111,7 +100,7 @@ class StreamingProtocolTest {
 
     @Test
     void continuousUsageStatsStartWithTheChatRoleChunk() throws Exception {
-        TestServers.Stream s = TestServers.stream(lorem, "/v1/chat/completions", """
+        TestServers.Stream s = TestServers.stream(LOREM.get(), "/v1/chat/completions", """
                 {"messages":[{"role":"user","content":"hi"}],"max_tokens":2,"ignore_eos":true,"stream":true,
                  "stream_options":{"continuous_usage_stats":true}}""");
         assertEquals(1 + 2 + 1, s.events().size(), s.body());
@@ -126,16 +115,16 @@ class StreamingProtocolTest {
     @Test
     void seedMakesTextDeterministicAndDifferentSeedsDiffer() throws Exception {
         String body = "{\"prompt\":\"x\",\"max_tokens\":30,\"ignore_eos\":true,\"seed\":%d}";
-        String a = TestServers.post(lorem, "/v1/completions", body.formatted(11)).json().at("/choices/0/text").asText();
-        String b = TestServers.post(lorem, "/v1/completions", body.formatted(11)).json().at("/choices/0/text").asText();
-        String c = TestServers.post(lorem, "/v1/completions", body.formatted(12)).json().at("/choices/0/text").asText();
+        String a = TestServers.post(LOREM.get(), "/v1/completions", body.formatted(11)).json().at("/choices/0/text").asText();
+        String b = TestServers.post(LOREM.get(), "/v1/completions", body.formatted(11)).json().at("/choices/0/text").asText();
+        String c = TestServers.post(LOREM.get(), "/v1/completions", body.formatted(12)).json().at("/choices/0/text").asText();
         assertEquals(a, b);
         assertNotEquals(a, c);
     }
 
     @Test
     void stopStringEndsTheOutputBeforeItWithStopReason() throws Exception {
-        JsonNode r = TestServers.post(echo, "/v1/completions", """
+        JsonNode r = TestServers.post(ECHO.get(), "/v1/completions", """
                 {"prompt":"alpha beta gamma delta","max_tokens":40,"ignore_eos":true,"stop":[" gamma"]}""").json();
         assertEquals("alpha beta", r.at("/choices/0/text").asText());
         assertEquals("stop", r.at("/choices/0/finish_reason").asText());
@@ -164,10 +153,10 @@ class StreamingProtocolTest {
     @Test
     void choicesAndLaterRequestsPassThePromptIdsToThePrefixCache() throws Exception {
         String body = "{\"prompt\":\"" + "word ".repeat(200) + "\",\"max_tokens\":5,\"ignore_eos\":true,\"n\":3}";
-        JsonNode first = TestServers.post(lorem, "/v1/completions", body).json();
+        JsonNode first = TestServers.post(LOREM.get(), "/v1/completions", body).json();
         assertEquals(3, first.get("choices").size());
         assertEquals(15, first.at("/usage/completion_tokens").asInt());
-        JsonNode again = TestServers.post(lorem, "/v1/completions", body).json();
+        JsonNode again = TestServers.post(LOREM.get(), "/v1/completions", body).json();
         for (JsonNode c : again.at("/infersim/choices")) {
             assertEquals(192, c.get("cached_prompt_tokens").asInt(), "12 full blocks of 16 of the 201-token prompt are cached");
         }
@@ -175,16 +164,16 @@ class StreamingProtocolTest {
 
     @Test
     void promptMayBeTokenIdsOrAListOfStrings() throws Exception {
-        JsonNode ids = TestServers.post(lorem, "/v1/completions", "{\"prompt\":[9906,1917,0],\"max_tokens\":2}").json();
+        JsonNode ids = TestServers.post(LOREM.get(), "/v1/completions", "{\"prompt\":[9906,1917,0],\"max_tokens\":2}").json();
         assertEquals(3, ids.at("/usage/prompt_tokens").asInt());
-        JsonNode list = TestServers.post(lorem, "/v1/completions", "{\"prompt\":[\"Hello\",\"Hello world\"],\"max_tokens\":2}").json();
+        JsonNode list = TestServers.post(LOREM.get(), "/v1/completions", "{\"prompt\":[\"Hello\",\"Hello world\"],\"max_tokens\":2}").json();
         assertEquals(2, list.get("choices").size());
         assertEquals(3, list.at("/usage/prompt_tokens").asInt());
     }
 
     @Test
     void logprobsAreWellFormedForChatAndCompletions() throws Exception {
-        JsonNode chat = TestServers.post(lorem, "/v1/chat/completions", """
+        JsonNode chat = TestServers.post(LOREM.get(), "/v1/chat/completions", """
                 {"messages":[{"role":"user","content":"hi"}],"max_tokens":3,"ignore_eos":true,"logprobs":true,"top_logprobs":2}""").json();
         JsonNode content = chat.at("/choices/0/logprobs/content");
         assertEquals(3, content.size());
@@ -192,16 +181,16 @@ class StreamingProtocolTest {
         assertTrue(t.get("logprob").asDouble() <= 0);
         assertEquals(2, t.get("top_logprobs").size());
         assertTrue(t.at("/top_logprobs/0/logprob").asDouble() >= t.at("/top_logprobs/1/logprob").asDouble());
-        JsonNode text = TestServers.post(lorem, "/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":3,\"ignore_eos\":true,\"logprobs\":1}").json();
+        JsonNode text = TestServers.post(LOREM.get(), "/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":3,\"ignore_eos\":true,\"logprobs\":1}").json();
         assertEquals(3, text.at("/choices/0/logprobs/tokens").size());
         assertEquals(3, text.at("/choices/0/logprobs/token_logprobs").size());
     }
 
     @Test
     void tokenizeCountsAConversationLongerThanTheModelAndIgnoresCompletionFields() throws Exception {
-        int len = lorem.capacity().maxModelLen();
+        int len = LOREM.get().capacity().maxModelLen();
         String content = "hi" + " hi".repeat(len);
-        TestServers.Reply r = TestServers.post(lorem, "/tokenize", "{\"messages\":[{\"role\":\"user\",\"content\":\"" + content
+        TestServers.Reply r = TestServers.post(LOREM.get(), "/tokenize", "{\"messages\":[{\"role\":\"user\",\"content\":\"" + content
                 + "\"}],\"max_completion_tokens\":" + len + ",\"n\":0}");
         assertEquals(200, r.status(), r.raw().body().substring(0, Math.min(300, r.raw().body().length())));
         assertEquals(TOKENIZER.applyChatTemplate(List.of(new PromptTokenizer.Message("user", content))).length,
@@ -210,15 +199,15 @@ class StreamingProtocolTest {
 
     @Test
     void tokenizeAndDetokenizeRoundTrip() throws Exception {
-        JsonNode tok = TestServers.post(lorem, "/tokenize", "{\"prompt\":\"Hello world\"}").json();
+        JsonNode tok = TestServers.post(LOREM.get(), "/tokenize", "{\"prompt\":\"Hello world\"}").json();
         assertEquals(2, tok.get("count").asInt());
-        assertEquals(lorem.capacity().maxModelLen(), tok.get("max_model_len").asInt());
-        JsonNode detok = TestServers.post(lorem, "/detokenize", "{\"tokens\":" + tok.get("tokens") + "}").json();
+        assertEquals(LOREM.get().capacity().maxModelLen(), tok.get("max_model_len").asInt());
+        JsonNode detok = TestServers.post(LOREM.get(), "/detokenize", "{\"tokens\":" + tok.get("tokens") + "}").json();
         assertEquals("Hello world", detok.get("prompt").asText());
-        JsonNode chat = TestServers.post(lorem, "/tokenize", "{\"messages\":[{\"role\":\"user\",\"content\":\"Hello world\"}]}").json();
+        JsonNode chat = TestServers.post(LOREM.get(), "/tokenize", "{\"messages\":[{\"role\":\"user\",\"content\":\"Hello world\"}]}").json();
         assertEquals(TOKENIZER.applyChatTemplate(List.of(new PromptTokenizer.Message("user", "Hello world"))).length,
                 chat.get("count").asInt());
-        assertTrue(TestServers.get(lorem, "/version").json().get("version").isTextual());
-        assertEquals(200, TestServers.get(lorem, "/health").status());
+        assertTrue(TestServers.get(LOREM.get(), "/version").json().get("version").isTextual());
+        assertEquals(200, TestServers.get(LOREM.get(), "/health").status());
     }
 }

@@ -1,0 +1,49 @@
+package dev.infersim.server;
+
+import dev.infersim.engine.EngineRequest;
+
+/**
+ * Turns a parsed completion request into its choices (prompts x n), each with the engine request that times it: the
+ * output text (lorem from a derived seed, or the echoed prompt), the token budget, the EOS position and a matched stop
+ * string. Everything is a pure function of the request, the server's seed and the request's sequence number.
+ */
+final class Choices {
+    private Choices() {
+    }
+
+    static Choice[] create(ModelService service, CompletionRequest request, Exchange exchange, long seq, long arrivalNanos,
+                           EventLoopBatch batch) {
+        int perPrompt = request.n();
+        Choice[] choices = new Choice[request.prompts().size() * perPrompt];
+        for (int p = 0; p < request.prompts().size(); p++) {
+            for (int j = 0; j < perPrompt; j++) {
+                int index = p * perPrompt + j;
+                choices[index] = create(service, request, exchange, index, p, seq, arrivalNanos, batch);
+            }
+        }
+        return choices;
+    }
+
+    private static Choice create(ModelService service, CompletionRequest request, Exchange exchange, int index, int promptIndex,
+                                 long seq, long arrivalNanos, EventLoopBatch batch) {
+        ServerOptions o = service.options;
+        int[] prompt = request.prompts().get(promptIndex);
+        long textSeed = request.seed() != null ? request.seed() + index : LoremVocabulary.mix(o.seed(), seq * 1_000_003L + index);
+        TokenText text = o.outputMode() == OutputMode.ECHO && request.echoIds().get(promptIndex).length > 0
+                ? TokenText.echo(service.tokenizer, request.echoIds().get(promptIndex))
+                : TokenText.lorem(service.vocabulary, textSeed);
+        int room = service.capacity.maxModelLen() - prompt.length;
+        // Echo with max_tokens 0 still runs one engine token, as vLLM does, and returns only the prompt.
+        int maxTokens = request.maxTokens() == null ? room : Math.min(Math.max(1, request.maxTokens()), room);
+        int minTokens = Math.min(request.minTokens(), maxTokens);
+        int eos = request.ignoreEos() ? EngineRequest.NO_EOS : o.outputLengths().draw(LoremVocabulary.uniform(textSeed, -1));
+        int scan = eos == EngineRequest.NO_EOS ? maxTokens : Math.min(maxTokens, Math.max(eos, minTokens));
+        StopMatch stop = StopMatch.find(text, request.stop(), minTokens, scan);
+        if (stop != null) {
+            eos = stop.tokens();
+        }
+        EngineRequest r = new EngineRequest(service.nextEngineId(), prompt.length, prompt, maxTokens, minTokens, eos,
+                request.priority(), arrivalNanos);
+        return new Choice(exchange, index, r, text, stop, batch, request.tokenTimes());
+    }
+}

@@ -1,0 +1,74 @@
+package dev.infersim.server;
+
+/**
+ * The fault one exchange injects, if any, with the settings in force when it arrived. Error faults never reach an
+ * exchange (the handler answers them); these act on a response under way: a stream stalls or drops after
+ * {@code fault_after_tokens} tokens, or holds its first token back; a whole body is dropped or delayed.
+ */
+final class ExchangeFault {
+    private final FaultType type;
+    private final FaultSettings settings;
+    private boolean applied;
+
+    ExchangeFault(FaultType type, FaultSettings settings) {
+        this.type = type;
+        this.settings = settings;
+    }
+
+    /** Whether each token must reach the event loop even without a stream: a drop counts them. */
+    boolean countsTokens() {
+        return type == FaultType.DISCONNECT;
+    }
+
+    /** Non-stream: drop the connection now, mid-generation, as a crashed backend would. */
+    boolean dropsWhole(int emitted, boolean finished) {
+        return type == FaultType.DISCONNECT && emitted >= settings.afterTokens() && !finished;
+    }
+
+    /** Stream: wall ms to hold the first token back once it exists, or -1. */
+    long firstTokenHoldMs(int emitted) {
+        if (type != FaultType.SLOW_FIRST_TOKEN || applied || emitted == 0) {
+            return -1;
+        }
+        applied = true;
+        return settings.slowFirstTokenMs();
+    }
+
+    /**
+     * Stream: whether the fault interrupts before the token after {@code tokensSent}: a stall (hold for
+     * {@link #stallMs()}) or a drop ({@link #dropsStream()} from then on).
+     */
+    boolean interruptsAt(int tokensSent) {
+        if ((type != FaultType.STALL && type != FaultType.DISCONNECT) || applied || tokensSent != settings.afterTokens()) {
+            return false;
+        }
+        applied = true;
+        return true;
+    }
+
+    boolean stalls() {
+        return type == FaultType.STALL;
+    }
+
+    long stallMs() {
+        return settings.stallMs();
+    }
+
+    /** Stream: the connection is reset once what was written before the drop point went out. */
+    boolean dropsStream() {
+        return type == FaultType.DISCONNECT && applied;
+    }
+
+    /** Non-stream: whether the finished body is dropped instead of sent. */
+    boolean dropsBody() {
+        return type == FaultType.DISCONNECT;
+    }
+
+    /** Non-stream: wall ms the finished body waits (a stall, or the held first token), or -1 to send it now. */
+    long bodyDelayMs() {
+        if (type == FaultType.STALL) {
+            return settings.stallMs();
+        }
+        return type == FaultType.SLOW_FIRST_TOKEN ? settings.slowFirstTokenMs() : -1;
+    }
+}

@@ -1,0 +1,97 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import dev.infersim.engine.EngineRequest;
+
+import java.io.IOException;
+
+/**
+ * The {@code infersim} field of a response's last chunk (or its body): which replica served the request and the
+ * server's own timeline of every choice, in model time (what the modelled GPU takes; ms since server start) and wall
+ * time (Unix epoch ms for instants, wall ms for durations = model ms / time scale).
+ */
+final class GroundTruth {
+    private final String requestId;
+    private final int replica;
+    private final ModelClock clock;
+    private final Choice[] choices;
+
+    GroundTruth(String requestId, int replica, ModelClock clock, Choice[] choices) {
+        this.requestId = requestId;
+        this.replica = replica;
+        this.clock = clock;
+        this.choices = choices;
+    }
+
+    void writeField(JsonGenerator g) throws IOException {
+        g.writeObjectFieldStart("infersim");
+        g.writeStringField("request_id", requestId);
+        g.writeNumberField("replica", replica);
+        g.writeNumberField("time_scale", clock.timeScale());
+        g.writeArrayFieldStart("choices");
+        for (Choice c : choices) {
+            EngineRequest r = c.request;
+            g.writeStartObject();
+            g.writeNumberField("index", c.index);
+            g.writeNumberField("prompt_tokens", r.promptTokens());
+            g.writeNumberField("cached_prompt_tokens", Math.max(0, r.cachedPromptTokens()));
+            g.writeNumberField("completion_tokens", r.outputTokens());
+            g.writeStringField("finish_reason", c.finishName());
+            g.writeNumberField("preemptions", r.preemptions());
+            g.writeObjectFieldStart("model");
+            timeline(g, c, 1e6, false);
+            g.writeEndObject();
+            g.writeObjectFieldStart("wall");
+            timeline(g, c, 1e6 * clock.timeScale(), true);
+            g.writeEndObject();
+            g.writeEndObject();
+        }
+        g.writeEndArray();
+        g.writeEndObject();
+    }
+
+    private void timeline(JsonGenerator g, Choice c, double nanosPerMs, boolean epoch) throws IOException {
+        EngineRequest r = c.request;
+        instant(g, "arrival_ms", r.arrivalNanos(), nanosPerMs, epoch);
+        instant(g, "scheduled_ms", r.firstScheduledNanos(), nanosPerMs, epoch);
+        instant(g, "first_token_ms", r.firstTokenNanos(), nanosPerMs, epoch);
+        instant(g, "finished_ms", r.finishedNanos(), nanosPerMs, epoch);
+        g.writeArrayFieldStart("preempted_ms");
+        for (long t : c.preemptionTimes()) {
+            g.writeNumber(ms(t, nanosPerMs, epoch));
+        }
+        g.writeEndArray();
+        duration(g, "queue_time_ms", r.arrivalNanos(), r.firstScheduledNanos(), nanosPerMs);
+        duration(g, "prefill_time_ms", r.firstScheduledNanos(), r.firstTokenNanos(), nanosPerMs);
+        duration(g, "decode_time_ms", r.firstTokenNanos(), r.finishedNanos(), nanosPerMs);
+        duration(g, "e2e_ms", r.arrivalNanos(), r.finishedNanos(), nanosPerMs);
+        long[] times = c.tokenTimes();
+        if (times != null) {
+            g.writeArrayFieldStart("token_times_ms");
+            for (long t : times) {
+                g.writeNumber(ms(t, nanosPerMs, epoch));
+            }
+            g.writeEndArray();
+        }
+    }
+
+    private double ms(long modelNanos, double nanosPerMs, boolean epoch) {
+        return epoch ? clock.toEpochMillis(modelNanos) : modelNanos / nanosPerMs;
+    }
+
+    private void instant(JsonGenerator g, String key, long nanos, double nanosPerMs, boolean epoch) throws IOException {
+        if (nanos < 0) {
+            g.writeNullField(key);
+        } else {
+            g.writeNumberField(key, ms(nanos, nanosPerMs, epoch));
+        }
+    }
+
+    private static void duration(JsonGenerator g, String key, long from, long to, double nanosPerMs) throws IOException {
+        if (from < 0 || to < 0) {
+            g.writeNullField(key);
+        } else {
+            g.writeNumberField(key, (to - from) / nanosPerMs);
+        }
+    }
+}

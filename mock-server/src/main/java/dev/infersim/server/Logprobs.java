@@ -1,0 +1,85 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The logprobs of a choice's output tokens, in the chat shape ({@code {content: [{token, logprob, bytes,
+ * top_logprobs}]}}) or the completions shape ({@link CompletionLogprobs}). Synthetic but well-formed: the sampled token
+ * is the likeliest and alternatives decrease with rank.
+ */
+final class Logprobs {
+    private final CompletionRequest request;
+    private final LoremVocabulary vocabulary;
+
+    Logprobs(CompletionRequest request, LoremVocabulary vocabulary) {
+        this.request = request;
+        this.vocabulary = vocabulary;
+    }
+
+    /** Chat logprobs of output tokens [from, to) of {@code c}. */
+    void writeChat(JsonGenerator g, Choice c, int from, int to) throws IOException {
+        g.writeStartObject();
+        g.writeArrayFieldStart("content");
+        for (int i = from; i < to; i++) {
+            g.writeStartObject();
+            writeToken(g, c.text.piece(i), logprob(c, i, 0));
+            g.writeArrayFieldStart("top_logprobs");
+            for (int k = 0; k < request.topLogprobs(); k++) {
+                g.writeStartObject();
+                writeToken(g, k == 0 ? c.text.piece(i) : c.text.alternative(i, k), logprob(c, i, k));
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+            g.writeEndObject();
+        }
+        g.writeEndArray();
+        g.writeEndObject();
+    }
+
+    /**
+     * Completions logprobs of output tokens [from, to) of {@code c}, after the echoed prompt's tokens when
+     * {@code withPrompt} (vLLM scores the prompt when echo asks for logprobs; its first token has none).
+     */
+    void writeCompletion(JsonGenerator g, Choice c, boolean withPrompt, int from, int to, int initialOffset) throws IOException {
+        CompletionLogprobs lp = new CompletionLogprobs(request.topLogprobs(), initialOffset);
+        if (withPrompt) {
+            ReturnedPrompt p = promptOf(c);
+            lp.addUnscored(p.pieces()[0]);
+            for (int j = 1; j < p.ids().length; j++) {
+                int at = j;
+                lp.add(p.pieces()[j], p.likeliest(j), rank -> vocabulary.pieces[p.alternative(at, rank, vocabulary)]);
+            }
+        }
+        for (int i = from; i < to; i++) {
+            int at = i;
+            lp.add(c.text.piece(i), -1.5 * LoremVocabulary.uniform(c.request.id(), i), rank -> c.text.alternative(at, rank));
+        }
+        lp.write(g);
+    }
+
+    /** {@code prompt_logprobs} of {@code prompt}. */
+    void writePrompt(JsonGenerator g, ReturnedPrompt prompt) throws IOException {
+        PromptLogprobs.write(g, prompt, request.promptLogprobs(), vocabulary);
+    }
+
+    ReturnedPrompt promptOf(Choice c) {
+        return request.returnedPrompts().get(c.index / request.n());
+    }
+
+    private static double logprob(Choice c, int i, int rank) {
+        return CompletionLogprobs.value(-1.5 * LoremVocabulary.uniform(c.request.id(), i), rank);
+    }
+
+    private static void writeToken(JsonGenerator g, String token, double lp) throws IOException {
+        g.writeStringField("token", token);
+        g.writeNumberField("logprob", lp);
+        g.writeArrayFieldStart("bytes");
+        for (byte b : token.getBytes(StandardCharsets.UTF_8)) {
+            g.writeNumber(b & 0xff);
+        }
+        g.writeEndArray();
+    }
+}

@@ -1,0 +1,112 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import dev.infersim.engine.FinishReason;
+import io.netty.buffer.ByteBuf;
+
+import java.io.IOException;
+
+/**
+ * The non-stream response body with every key vLLM's response models dump, unset ones as null (vLLM serializes its
+ * pydantic models whole): ChatCompletionResponse / ChatMessage and CompletionResponse / CompletionResponseChoice as of
+ * vLLM 0.10, so a client that reads the key set (or a schema-strict one) sees what vLLM sends.
+ */
+final class WholeBody {
+    private final CompletionRequest request;
+    private final String id;
+    private final long created;
+    private final String model;
+    private final Choice[] choices;
+    private final Logprobs logprobs;
+    private final GroundTruth truth;
+
+    WholeBody(CompletionRequest request, String id, long created, String model, Choice[] choices, Logprobs logprobs,
+              GroundTruth truth) {
+        this.request = request;
+        this.id = id;
+        this.created = created;
+        this.model = model;
+        this.choices = choices;
+        this.logprobs = logprobs;
+        this.truth = truth;
+    }
+
+    void write(ByteBuf out) {
+        Json.write(out, g -> {
+            g.writeStartObject();
+            g.writeStringField("id", id);
+            g.writeStringField("object", request.chat() ? "chat.completion" : "text_completion");
+            g.writeNumberField("created", created);
+            g.writeStringField("model", model);
+            g.writeArrayFieldStart("choices");
+            for (Choice c : choices) {
+                g.writeStartObject();
+                writeChoice(g, c);
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+            if (request.chat()) {
+                g.writeNullField("service_tier");
+                g.writeNullField("system_fingerprint");
+            }
+            Usage.writeRequest(g, request, choices);
+            if (request.chat()) {
+                // vLLM's chat response scores its one prompt once, at the top level.
+                writePromptLogprobs(g, request.promptLogprobs() == null ? null : request.returnedPrompts().get(0));
+                g.writeNullField("prompt_token_ids");
+            }
+            g.writeNullField("kv_transfer_params");
+            truth.writeField(g);
+            g.writeEndObject();
+        });
+    }
+
+    private void writeChoice(JsonGenerator g, Choice c) throws IOException {
+        g.writeNumberField("index", c.index);
+        String text = c.finalText();
+        if (request.echo()) {
+            text = logprobs.promptOf(c).text() + (request.promptOnly() ? "" : text);
+        }
+        if (request.chat()) {
+            if (request.echoMessage() != null) {
+                text = request.echoMessage() + text;
+            }
+            g.writeObjectFieldStart("message");
+            g.writeStringField("role", "assistant");
+            g.writeStringField("content", text);
+            g.writeNullField("refusal");
+            g.writeNullField("annotations");
+            g.writeNullField("audio");
+            g.writeNullField("function_call");
+            g.writeArrayFieldStart("tool_calls");
+            g.writeEndArray();
+            g.writeNullField("reasoning_content");
+            g.writeEndObject();
+        } else {
+            g.writeStringField("text", text);
+        }
+        g.writeFieldName("logprobs");
+        if (!request.logprobs()) {
+            g.writeNull();
+        } else if (request.chat()) {
+            logprobs.writeChat(g, c, 0, c.request.outputTokens());
+        } else {
+            logprobs.writeCompletion(g, c, request.echo(), 0, request.promptOnly() ? 0 : c.request.outputTokens(), 0);
+        }
+        g.writeStringField("finish_reason", c.finishName());
+        boolean stopped = c.stopReason != null && c.request.finishReason() == FinishReason.STOP;
+        g.writeStringField("stop_reason", stopped ? c.stopReason : null);
+        if (!request.chat()) {
+            writePromptLogprobs(g, request.promptLogprobs() == null ? null : logprobs.promptOf(c));
+        }
+    }
+
+    private void writePromptLogprobs(JsonGenerator g, ReturnedPrompt prompt) throws IOException {
+        g.writeFieldName("prompt_logprobs");
+        if (prompt == null) {
+            g.writeNull();
+        } else {
+            logprobs.writePrompt(g, prompt);
+        }
+    }
+}
