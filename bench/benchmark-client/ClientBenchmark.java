@@ -5,7 +5,7 @@ import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
 import dev.infersim.server.MockServer;
 import dev.infersim.server.ServerOptions;
-import dev.infersim.sim.GoodputSlo;
+import dev.infersim.result.GoodputSlo;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 

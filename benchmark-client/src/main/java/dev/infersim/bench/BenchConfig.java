@@ -1,6 +1,6 @@
 package dev.infersim.bench;
 
-import dev.infersim.sim.GoodputSlo;
+import dev.infersim.result.GoodputSlo;
 
 import java.net.URI;
 import java.net.URISyntaxException;

@@ -1,6 +1,6 @@
 package dev.infersim.bench;
 
-import dev.infersim.sim.BenchmarkReport;
+import dev.infersim.result.BenchmarkReport;
 
 import java.io.PrintStream;
 import java.util.ArrayList;

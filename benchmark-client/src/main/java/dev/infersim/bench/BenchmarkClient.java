@@ -1,10 +1,11 @@
 package dev.infersim.bench;
 
 import dev.infersim.engine.ConfigException;
-import dev.infersim.sim.BenchmarkReport;
-import dev.infersim.sim.GoodputSlo;
-import dev.infersim.sim.LatencyStats;
-import dev.infersim.sim.RunInfo;
+import dev.infersim.result.BenchmarkReport;
+import dev.infersim.result.GoodputSlo;
+import dev.infersim.result.LatencyStats;
+import dev.infersim.result.RequestLogWriter;
+import dev.infersim.result.RunInfo;
 import dev.infersim.workload.Workload;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.EventExecutor;
@@ -118,7 +119,7 @@ public final class BenchmarkClient implements AutoCloseable {
             scraper.start();
         }
         LoadRun.Phase phase;
-        try (RequestLog log = detailFile == null ? null : new RequestLog(detailFile)) {
+        try (RequestLogWriter log = detailFile == null ? null : new RequestLogWriter(detailFile, true)) {
             phase = load.run(workload.iterator(), workload.isClosedLoop(), workload.load().maxConcurrency(),
                     numWarmups, warmupDurationNanos, durationNanos, config.slo(), log);
         }

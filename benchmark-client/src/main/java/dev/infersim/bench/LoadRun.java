@@ -1,6 +1,7 @@
 package dev.infersim.bench;
 
-import dev.infersim.sim.GoodputSlo;
+import dev.infersim.result.GoodputSlo;
+import dev.infersim.result.RequestLogWriter;
 import dev.infersim.workload.WorkloadRequest;
 import io.netty.channel.EventLoop;
 import io.vertx.core.Context;
@@ -101,12 +102,12 @@ final class LoadRun {
      * @param log            per-request detail sink for measured requests, or null
      */
     Phase run(Iterator<WorkloadRequest> requests, boolean closedLoop, int maxConcurrency, long warmupCount,
-              long warmupNanos, long durationNanos, GoodputSlo slo, RequestLog log) {
+              long warmupNanos, long durationNanos, GoodputSlo slo, RequestLogWriter log) {
         if (closedLoop) {
             return runClosedLoop(requests, maxConcurrency, warmupCount, warmupNanos, durationNanos, slo, log);
         }
         long start = System.nanoTime() + LEAD_NANOS;
-        MeasuredWindow warm = new MeasuredWindow(start, GoodputSlo.NONE, null, !config.chat());
+        MeasuredWindow warm = new MeasuredWindow(start, start, GoodputSlo.NONE, null, !config.chat());
         MeasuredWindow measured = null;
         Semaphore cap = maxConcurrency > 0 ? new Semaphore(maxConcurrency) : null;
         permits = cap;
@@ -132,7 +133,7 @@ final class LoadRun {
             waitUntil(scheduled - (cap == null ? HANDOFF_LEAD_NANOS : 0));
             long origin = Math.max(scheduled, slotNanos);
             if (!isWarmup && measured == null) {
-                measured = new MeasuredWindow(origin, slo, log, !config.chat());
+                measured = new MeasuredWindow(origin, start, slo, log, !config.chat());
             }
             MeasuredWindow into = isWarmup ? warm : measured;
             inFlight.handedOff();
@@ -147,7 +148,7 @@ final class LoadRun {
         }
         awaitDrain(lastOrigin + config.requestTimeoutMillis() * 1_000_000L + DEADLINE_GRACE_NANOS);
         MeasuredWindow window = measured != null ? measured
-                : new MeasuredWindow(System.nanoTime(), slo, null, !config.chat());
+                : new MeasuredWindow(System.nanoTime(), start, slo, null, !config.chat());
         return new Phase(warm, window, inFlight.max(), sendingMean, stopped);
     }
 
@@ -158,7 +159,7 @@ final class LoadRun {
      * {@code warmupNanos} of the start.
      */
     private Phase runClosedLoop(Iterator<WorkloadRequest> requests, int users, long warmupCount, long warmupNanos,
-                                long durationNanos, GoodputSlo slo, RequestLog log) {
+                                long durationNanos, GoodputSlo slo, RequestLogWriter log) {
         ClosedLoop feed = new ClosedLoop(requests, warmupCount, warmupNanos, durationNanos, slo, log, System.nanoTime());
         permits = null;
         inFlight.reset(feed.start);
@@ -182,7 +183,7 @@ final class LoadRun {
         synchronized (feed) {
             feed.markExhausted(System.nanoTime());
             MeasuredWindow window = feed.measured != null ? feed.measured
-                    : new MeasuredWindow(System.nanoTime(), slo, null, !config.chat());
+                    : new MeasuredWindow(System.nanoTime(), feed.start, slo, null, !config.chat());
             return new Phase(feed.warm, window, inFlight.max(), feed.sendingMean, stopped);
         }
     }
@@ -194,7 +195,7 @@ final class LoadRun {
         private final long warmupNanos;
         private final long durationNanos;
         private final GoodputSlo slo;
-        private final RequestLog log;
+        private final RequestLogWriter log;
         private final long start;
         private final MeasuredWindow warm;
         private MeasuredWindow measured;
@@ -202,7 +203,7 @@ final class LoadRun {
         volatile boolean exhausted;
 
         ClosedLoop(Iterator<WorkloadRequest> requests, long warmupCount, long warmupNanos, long durationNanos,
-                   GoodputSlo slo, RequestLog log, long start) {
+                   GoodputSlo slo, RequestLogWriter log, long start) {
             this.requests = requests;
             this.warmupCount = warmupCount;
             this.warmupNanos = warmupNanos;
@@ -210,7 +211,7 @@ final class LoadRun {
             this.slo = slo;
             this.log = log;
             this.start = start;
-            this.warm = new MeasuredWindow(start, GoodputSlo.NONE, null, !config.chat());
+            this.warm = new MeasuredWindow(start, start, GoodputSlo.NONE, null, !config.chat());
         }
 
         /** On {@code lane}'s event loop: sends the stream's next request there, or marks the stream exhausted. */
@@ -228,7 +229,7 @@ final class LoadRun {
                 r = requests.next();
                 boolean isWarmup = r.index() < warmupCount || now - start < warmupNanos;
                 if (!isWarmup && measured == null) {
-                    measured = new MeasuredWindow(now, slo, log, !config.chat());
+                    measured = new MeasuredWindow(now, start, slo, log, !config.chat());
                 }
                 into = isWarmup ? warm : measured;
                 inFlight.add(1, now);

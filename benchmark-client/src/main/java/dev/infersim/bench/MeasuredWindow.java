@@ -1,9 +1,11 @@
 package dev.infersim.bench;
 
-import dev.infersim.sim.GoodputSlo;
-import dev.infersim.sim.LatencyStats;
-import dev.infersim.sim.RequestRecord;
-import dev.infersim.sim.ServingStats;
+import dev.infersim.result.ClientObservation;
+import dev.infersim.result.GoodputSlo;
+import dev.infersim.result.LatencyStats;
+import dev.infersim.result.RequestLogWriter;
+import dev.infersim.result.RequestRecord;
+import dev.infersim.result.ServingStats;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -23,6 +25,8 @@ final class MeasuredWindow {
     private static final int MISMATCH_EXAMPLES = 5;
 
     final long startNanos;
+    /** Zero of the per-request file's times: the schedule's start, shared by the warmup and the measured window. */
+    private final long scheduleStartNanos;
     final ServingStats stats;
     final LatencyStats sendLag = new LatencyStats();
     final LatencyStats ttftError = new LatencyStats();
@@ -35,7 +39,7 @@ final class MeasuredWindow {
     long promptMismatchMaxTokens;
     final List<String> promptMismatchExamples = new ArrayList<>();
     long lastFinishNanos;
-    private final RequestLog log;
+    private final RequestLogWriter log;
     private final boolean checkPromptLength;
     private long[] sentPerS = new long[64];
     private long[] completedPerS = new long[64];
@@ -47,8 +51,10 @@ final class MeasuredWindow {
      * @param checkPromptLength compare the server's usage.prompt_tokens with the prompt's length; off for chat
      *                          endpoints, whose template adds tokens the client cannot count
      */
-    MeasuredWindow(long startNanos, GoodputSlo slo, RequestLog log, boolean checkPromptLength) {
+    MeasuredWindow(long startNanos, long scheduleStartNanos, GoodputSlo slo, RequestLogWriter log,
+                   boolean checkPromptLength) {
         this.startNanos = startNanos;
+        this.scheduleStartNanos = scheduleStartNanos;
         this.checkPromptLength = checkPromptLength;
         this.stats = new ServingStats(slo, startNanos);
         this.log = log;
@@ -68,21 +74,17 @@ final class MeasuredWindow {
             int b = bin(x.sendNanos); // bin() may grow the arrays: index only after it returns
             sentPerS[b]++;
         }
+        GroundTruth truth = x.groundTruth;
+        RequestRecord record = x.succeeded() ? succeededRecord(x, truth) : failedRecord(x);
         if (log != null) {
-            log.write(x, startNanos);
+            log.write(record, scheduleStartNanos, false, observation(x, truth), x.gapNanos, x.gapCount);
         }
+        stats.recordRequest(record);
         if (!x.succeeded()) {
             errors.record(x.errorType, x.errorMessage);
-            stats.recordRequest(failedRecord(x));
             return;
         }
         int out = x.outputTokens();
-        GroundTruth truth = x.groundTruth;
-        stats.recordRequest(new RequestRecord(x.request.index(), x.request.requestClass(), x.scheduledNanos,
-                x.originNanos, x.firstTokenNanos, x.lastTokenNanos, x.request.promptTokens(), out,
-                truth == null ? -1 : truth.cachedPromptTokens(), truth == null ? -1 : truth.queueNanos(),
-                truth == null ? -1 : truth.prefillNanos(), truth == null ? -1 : truth.preemptions(), x.finishReason,
-                null));
         recordGaps(x);
         recordTimeBins(x, out);
         checkPromptLength(x);
@@ -92,9 +94,25 @@ final class MeasuredWindow {
         }
     }
 
-    private RequestRecord failedRecord(Exchange x) {
+    private static RequestRecord succeededRecord(Exchange x, GroundTruth truth) {
+        return new RequestRecord(x.request.index(), x.request.requestClass(), x.scheduledNanos, x.originNanos,
+                x.firstTokenNanos, x.lastTokenNanos, x.request.promptTokens(), x.outputTokens(),
+                truth == null ? -1 : truth.cachedPromptTokens(), truth == null ? -1 : truth.queueNanos(),
+                truth == null ? -1 : truth.prefillNanos(), truth == null ? -1 : truth.preemptions(), x.finishReason,
+                null);
+    }
+
+    private static RequestRecord failedRecord(Exchange x) {
         return new RequestRecord(x.request.index(), x.request.requestClass(), x.scheduledNanos, x.originNanos, -1, -1,
-                x.request.promptTokens(), 0, -1, -1, -1, -1, null, x.errorType);
+                x.request.promptTokens(), 0, -1, -1, -1, -1, x.finishReason,
+                x.errorMessage == null ? "" : x.errorMessage);
+    }
+
+    /** What the client saw beside the record, for the per-request file. */
+    private static ClientObservation observation(Exchange x, GroundTruth truth) {
+        return new ClientObservation(x.sendNanos < 0 ? -1 : Math.max(0, x.sendNanos - x.originNanos), x.chunks,
+                (int) x.usagePromptTokens, truth == null ? -1 : truth.ttftNanos(), truth == null ? -1 : truth.e2elNanos(),
+                x.requestId, x.errorType, x.succeeded() ? x.generated.toString() : null);
     }
 
     /** Per-token ITL: a chunk of k tokens after a gap g counts as k gaps of g / k; the chunk gap itself is the ICL. */

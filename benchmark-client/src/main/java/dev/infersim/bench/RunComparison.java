@@ -1,5 +1,8 @@
 package dev.infersim.bench;
 
+import dev.infersim.result.RequestLogReader;
+import dev.infersim.result.RequestRecord;
+import dev.infersim.result.VllmDetailArrays;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
@@ -9,11 +12,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.engine.JsonSyntax;
 import org.apache.commons.math3.stat.inference.MannWhitneyUTest;
 
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -148,43 +148,20 @@ public final class RunComparison {
         return out;
     }
 
-    /** Per-request TTFT, TPOT and E2EL of successful requests in a detailed JSONL file. */
+    /** Per-request TTFT, TPOT and E2EL in ms of the measured successful requests in a detailed JSONL file. */
     static Map<String, double[]> perRequest(Path detailed) {
-        Map<String, List<Double>> values = new LinkedHashMap<>();
-        TESTED.forEach(m -> values.put(m, new ArrayList<>()));
-        try (BufferedReader in = Files.newBufferedReader(detailed, StandardCharsets.UTF_8)) {
-            String line;
-            int lineNumber = 0;
-            while ((line = in.readLine()) != null) {
-                lineNumber++;
-                if (line.isBlank()) {
-                    continue;
-                }
-                JsonNode r = readLine(detailed, lineNumber, line);
-                if (r.has("error") || r.path("warmup").asBoolean(false)) {
-                    continue;
-                }
-                for (String m : TESTED) {
-                    if (r.has(m) && !(m.equals("tpot_ms") && r.path("output_len").asInt() < 2)) {
-                        values.get(m).add(r.get(m).asDouble());
-                    }
-                }
+        List<RequestRecord> measured = new ArrayList<>();
+        new RequestLogReader(detailed).forEach(false, row -> {
+            if (!row.warmup() && row.record().succeeded()) {
+                measured.add(row.record());
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read detailed file " + detailed + ": " + e.getMessage(), e);
-        }
+        });
         Map<String, double[]> out = new LinkedHashMap<>();
-        values.forEach((k, v) -> out.put(k, v.stream().mapToDouble(Double::doubleValue).toArray()));
+        out.put("ttft_ms", measured.stream().mapToDouble(r -> r.ttftNanos() / 1e6).toArray());
+        out.put("tpot_ms", measured.stream().filter(r -> r.outputTokens() > 1).mapToDouble(r -> r.tpotNanos() / 1e6)
+                .toArray());
+        out.put("e2el_ms", measured.stream().mapToDouble(r -> r.e2elNanos() / 1e6).toArray());
         return out;
-    }
-
-    private static JsonNode readLine(Path detailed, int lineNumber, String line) {
-        try {
-            return JSON.readTree(line);
-        } catch (JsonProcessingException e) {
-            throw new UncheckedIOException("detailed file " + detailed + ":" + lineNumber + ": not a JSON line ("
-                    + e.getOriginalMessage() + ")", e);
-        }
     }
 
     private static double median(double[] values) {

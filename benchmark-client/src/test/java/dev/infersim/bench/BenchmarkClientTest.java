@@ -1,12 +1,13 @@
 package dev.infersim.bench;
 
+import dev.infersim.result.VllmDetailArrays;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
 import dev.infersim.server.MockServer;
 import dev.infersim.server.ServerOptions;
-import dev.infersim.sim.GoodputSlo;
+import dev.infersim.result.GoodputSlo;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import org.apache.commons.math3.distribution.ExponentialDistribution;
@@ -141,7 +142,7 @@ class BenchmarkClientTest {
                 .map(BenchmarkClientTest::tree).toList();
         assertEquals(300, rows.size());
         assertTrue(rows.stream().allMatch(n -> n.get("send_lag_ms").asDouble() >= 0), "a request left early");
-        double[] scheduled = rows.stream().mapToDouble(n -> n.get("send_time_s").asDouble()).sorted().toArray();
+        double[] scheduled = rows.stream().mapToDouble(n -> n.get("scheduled_time_s").asDouble()).sorted().toArray();
         double[] gaps = new double[scheduled.length - 1];
         for (int i = 1; i < scheduled.length; i++) {
             gaps[i - 1] = scheduled[i] - scheduled[i - 1];

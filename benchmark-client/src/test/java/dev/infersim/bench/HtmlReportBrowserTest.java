@@ -1,6 +1,6 @@
 package dev.infersim.bench;
 
-import dev.infersim.sim.GoodputSlo;
+import dev.infersim.result.GoodputSlo;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import org.junit.jupiter.api.BeforeAll;

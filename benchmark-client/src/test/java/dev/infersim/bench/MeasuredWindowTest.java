@@ -1,6 +1,6 @@
 package dev.infersim.bench;
 
-import dev.infersim.sim.GoodputSlo;
+import dev.infersim.result.GoodputSlo;
 import dev.infersim.workload.WorkloadRequest;
 import org.junit.jupiter.api.Test;
 
@@ -29,7 +29,7 @@ class MeasuredWindowTest {
 
     /** 100 requests sent at 10 req/s, request i with the given TTFT and E2EL; sending ends with the last send. */
     private static MeasuredWindow tenPerSecond(java.util.function.LongUnaryOperator ttft, java.util.function.LongUnaryOperator e2el) {
-        MeasuredWindow w = new MeasuredWindow(0, GoodputSlo.NONE, null, true);
+        MeasuredWindow w = new MeasuredWindow(0, 0, GoodputSlo.NONE, null, true);
         w.sendingEnded(99 * SECOND / 10);
         for (int i = 0; i < 100; i++) {
             long send = i * SECOND / 10;
@@ -80,11 +80,11 @@ class MeasuredWindowTest {
 
     @Test
     void steadyThroughputIsUnknownBeforeSendingEndedOrWithoutASuccess() {
-        MeasuredWindow w = new MeasuredWindow(0, GoodputSlo.NONE, null, true);
+        MeasuredWindow w = new MeasuredWindow(0, 0, GoodputSlo.NONE, null, true);
         w.record(completed(0, 0, 3 * SECOND), 3 * SECOND);
         assertTrue(Double.isNaN(w.stats.steadyRequestThroughput()));
         assertTrue(Double.isNaN(w.stats.steadySendRate()));
-        MeasuredWindow none = new MeasuredWindow(0, GoodputSlo.NONE, null, true);
+        MeasuredWindow none = new MeasuredWindow(0, 0, GoodputSlo.NONE, null, true);
         none.sendingEnded(SECOND);
         assertTrue(Double.isNaN(none.stats.steadyRequestThroughput()));
     }

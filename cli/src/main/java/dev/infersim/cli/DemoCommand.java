@@ -1,5 +1,6 @@
 package dev.infersim.cli;
 
+import dev.infersim.result.RunInfo;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.infersim.bench.BenchConfig;
@@ -15,7 +16,7 @@ import dev.infersim.queueing.UnstableQueueException;
 import dev.infersim.server.MockServer;
 import dev.infersim.server.OutputLengths;
 import dev.infersim.server.ServerOptions;
-import dev.infersim.sim.GoodputSlo;
+import dev.infersim.result.GoodputSlo;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.RoundRobinRouter;
 import dev.infersim.sim.Simulation;
@@ -220,7 +221,7 @@ public final class DemoCommand implements Callable<Integer> {
         }
 
         static Side simulated(SimulationResult r) {
-            Map<String, Object> f = r.report(new dev.infersim.sim.RunInfo("", "infersim-sim", "m", "m", 1, 1, 1, 0,
+            Map<String, Object> f = r.report(new dev.infersim.result.RunInfo("", "infersim-sim", "m", "m", 1, 1, 1, 0,
                     List.of("ttft", "tpot"), List.of(50.0, 99.0))).fields();
             return new Side(num(f, "median_ttft_ms"), num(f, "p99_ttft_ms"), num(f, "median_tpot_ms"),
                     num(f, "infersim_steady_output_throughput"), num(f, "infersim_steady_request_throughput"),

@@ -12,7 +12,7 @@ import dev.infersim.queueing.IterationTime;
 import dev.infersim.queueing.Slo;
 import dev.infersim.queueing.SloCapacity;
 import dev.infersim.queueing.UnstableQueueException;
-import dev.infersim.sim.RunInfo;
+import dev.infersim.result.RunInfo;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadRequest;
 import dev.infersim.workload.WorkloadSpec;

@@ -1,7 +1,7 @@
 package dev.infersim.cli;
 
 import dev.infersim.engine.ConfigException;
-import dev.infersim.sim.GoodputSlo;
+import dev.infersim.result.GoodputSlo;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;

@@ -1,15 +1,15 @@
 package dev.infersim.cli;
 
-import dev.infersim.bench.VllmDetailArrays;
+import dev.infersim.result.RunInfo;
+import dev.infersim.result.VllmDetailArrays;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.KvCapacity;
-import dev.infersim.sim.BenchmarkReport;
-import dev.infersim.sim.DetailWriter;
+import dev.infersim.result.BenchmarkReport;
+import dev.infersim.result.RequestLogWriter;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.Router;
 import dev.infersim.sim.Routers;
-import dev.infersim.sim.RunInfo;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
@@ -87,7 +87,7 @@ public final class SimulateCommand implements Runnable {
         String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
         Path detailFile = reporting.saveDetailed ? reporting.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl") : null;
         Router routing = Routers.byName(router, workload.seed);
-        DetailWriter detail = detailFile == null ? null : new DetailWriter(detailFile, true);
+        RequestLogWriter detail = detailFile == null ? null : new RequestLogWriter(detailFile, true);
         Simulation simulation = new Simulation(fleet, routing, options, detail);
         // An interrupt stops the arrivals; the run then ends as usual and writes what it simulated before the JVM exits.
         try (InterruptGuard guard = new InterruptGuard(simulation::stop)) {

@@ -7,7 +7,7 @@ import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.bench.HtmlReport;
 import dev.infersim.bench.LoadSweep;
-import dev.infersim.bench.VllmDetailArrays;
+import dev.infersim.result.VllmDetailArrays;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;

@@ -107,7 +107,7 @@ class BenchCommandTest {
         List<JsonNode> rows = DetailRows.read(dir.resolve("t.jsonl"));
         assertEquals(List.of(40, 60, 20), rows.stream().map(n -> n.get("input_len").asInt()).toList());
         assertEquals(List.of(4, 6, 2), rows.stream().map(n -> n.get("output_len").asInt()).toList());
-        assertEquals(List.of(0.0, 0.3, 0.75), rows.stream().map(n -> n.get("send_time_s").asDouble()).toList(),
+        assertEquals(List.of(0.0, 0.3, 0.75), rows.stream().map(n -> n.get("scheduled_time_s").asDouble()).toList(),
                 "sent at the trace's timestamps, taken from its first line");
     }
 

@@ -1,5 +1,6 @@
 package dev.infersim.cli;
 
+import dev.infersim.result.RunInfo;
 import dev.infersim.bench.BenchConfig;
 import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
@@ -8,10 +9,9 @@ import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.Profiles;
 import dev.infersim.server.MockServer;
 import dev.infersim.server.ServerOptions;
-import dev.infersim.sim.GoodputSlo;
+import dev.infersim.result.GoodputSlo;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.RoundRobinRouter;
-import dev.infersim.sim.RunInfo;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.workload.Workload;

@@ -125,7 +125,7 @@ class SimulateCommandTest {
         List<JsonNode> rows = DetailRows.read(dir.resolve("t.jsonl"));
         assertEquals(List.of(812, 2048, 100), rows.stream().map(n -> n.get("input_len").asInt()).toList());
         assertEquals(List.of(16, 9, 4), rows.stream().map(n -> n.get("output_len").asInt()).toList());
-        assertEquals(List.of(0.0, 0.0375, 2.0), rows.stream().map(n -> n.get("start_time_s").asDouble()).toList(),
+        assertEquals(List.of(0.0, 0.0375, 2.0), rows.stream().map(n -> n.get("scheduled_time_s").asDouble()).toList(),
                 "arrivals at the trace's timestamps, taken from its first line");
         assertOneLineError(run("simulate", "--dataset-name", "trace", "--dataset-path", trace.toString(), "--request-rate", "5"),
                 "--request-rate");
@@ -142,7 +142,7 @@ class SimulateCommandTest {
                 "--save-detailed", "--result-dir", dir.toString(), "--result-filename", "capped.json");
 
         assertEquals(0, r.exitCode(), r.err());
-        List<Double> starts = DetailRows.read(dir.resolve("capped.jsonl")).stream().map(n -> n.get("start_time_s").asDouble())
+        List<Double> starts = DetailRows.read(dir.resolve("capped.jsonl")).stream().map(n -> n.get("scheduled_time_s").asDouble())
                 .toList();
         assertEquals(List.of(0.0, 5.0), starts, "the cap limits requests in flight; it does not send the trace early");
     }

@@ -1,5 +1,8 @@
 package dev.infersim.sim;
 
+import dev.infersim.result.RequestRecord;
+import dev.infersim.result.ServingStats;
+import dev.infersim.result.RequestLogWriter;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.StepOutcome;
@@ -33,7 +36,7 @@ public final class Simulation {
     private final Replica[] replicas;
     private final Router router;
     private final SimulationOptions options;
-    private final DetailWriter detail;
+    private final RequestLogWriter detail;
     private final int vocabSize;
     private final Timeline timeline;
     private final ArrayDeque<WorkloadRequest> clientQueue = new ArrayDeque<>();
@@ -65,7 +68,7 @@ public final class Simulation {
      * @param options  warmup, SLO, timelines
      * @param detail   per-request JSONL sink, or null
      */
-    public Simulation(Replica[] replicas, Router router, SimulationOptions options, DetailWriter detail) {
+    public Simulation(Replica[] replicas, Router router, SimulationOptions options, RequestLogWriter detail) {
         if (replicas.length == 0) {
             throw new IllegalArgumentException("a simulation needs at least one replica");
         }
@@ -78,7 +81,7 @@ public final class Simulation {
     }
 
     /** A single replica: the common case. */
-    public static Simulation single(EngineCore engine, SimulationOptions options, DetailWriter detail) {
+    public static Simulation single(EngineCore engine, SimulationOptions options, RequestLogWriter detail) {
         return new Simulation(new Replica[] {new Replica(0, engine)}, new RoundRobinRouter(), options, detail);
     }
 
@@ -211,7 +214,7 @@ public final class Simulation {
 
     private void send(WorkloadRequest w) {
         RequestState s = new RequestState(w, clock, w.index() >= options.numWarmups() && clock >= options.warmupDurationNanos(),
-                detail != null && detail.tokenGaps());
+                detail != null && detail.chunkGaps());
         inFlight++;
         sent++;
         lastSendNanos = clock;
@@ -262,10 +265,10 @@ public final class Simulation {
                     }
                 }
             }
-            s.lastTokenNanos = end;
-            if (s.tokenNanos != null) {
-                s.recordToken(end);
+            if (s.gapNanos != null && s.lastTokenNanos >= 0) {
+                s.recordGap(end - s.lastTokenNanos);
             }
+            s.lastTokenNanos = end;
         }
         if (previousStepGaps > 0) {
             stats.recordItl(end - previousEnd, previousStepGaps);
@@ -295,7 +298,7 @@ public final class Simulation {
             windowEndNanos = clock;
         }
         if (detail != null) {
-            detail.write(record, !s.measured, s.tokenNanos, s.tokens);
+            detail.write(record, 0, !s.measured, null, s.gapNanos, s.gaps);
         }
         if (!clientQueue.isEmpty()) {
             send(clientQueue.poll());
@@ -339,22 +342,22 @@ public final class Simulation {
         final long sendNanos;
         final boolean measured;
         long lastTokenNanos = -1;
-        /** Every token's time, kept only for the per-request detail file; else null. */
-        long[] tokenNanos;
-        int tokens;
+        /** The gaps between the request's tokens, kept only for the per-request detail file; else null. */
+        long[] gapNanos;
+        int gaps;
 
-        RequestState(WorkloadRequest request, long sendNanos, boolean measured, boolean keepTokenTimes) {
+        RequestState(WorkloadRequest request, long sendNanos, boolean measured, boolean keepGaps) {
             this.request = request;
             this.sendNanos = sendNanos;
             this.measured = measured;
-            this.tokenNanos = keepTokenTimes ? new long[16] : null;
+            this.gapNanos = keepGaps ? new long[16] : null;
         }
 
-        void recordToken(long nanos) {
-            if (tokens == tokenNanos.length) {
-                tokenNanos = Arrays.copyOf(tokenNanos, 2 * tokens);
+        void recordGap(long nanos) {
+            if (gaps == gapNanos.length) {
+                gapNanos = Arrays.copyOf(gapNanos, 2 * gaps);
             }
-            tokenNanos[tokens++] = nanos;
+            gapNanos[gaps++] = nanos;
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.infersim.sim;
 
+import dev.infersim.result.GoodputSlo;
 import dev.infersim.engine.ConfigException;
 /**
  * How a simulation measures, apart from the workload and the deployment.

@@ -1,5 +1,8 @@
 package dev.infersim.sim;
 
+import dev.infersim.result.BenchmarkReport;
+import dev.infersim.result.RunInfo;
+import dev.infersim.result.ServingStats;
 import dev.infersim.engine.EngineCore;
 
 import java.util.LinkedHashMap;

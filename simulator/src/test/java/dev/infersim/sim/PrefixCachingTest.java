@@ -1,5 +1,6 @@
 package dev.infersim.sim;
 
+import dev.infersim.result.RequestLogWriter;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infersim.engine.Deployment;
@@ -46,7 +47,7 @@ class PrefixCachingTest {
         EngineCore engine = EngineCore.create(Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).build());
         Path detail = dir.resolve("detail.jsonl");
         SimulationResult result;
-        try (DetailWriter writer = new DetailWriter(detail)) {
+        try (RequestLogWriter writer = new RequestLogWriter(detail, false)) {
             result = Simulation.single(engine, SimulationOptions.defaults(), writer).run(workload);
         }
 

@@ -1,5 +1,6 @@
 package dev.infersim.sim;
 
+import dev.infersim.result.LatencyStats;
 import dev.infersim.engine.BatchShape;
 import dev.infersim.engine.CostModel;
 import dev.infersim.engine.Deployment;

@@ -1,5 +1,6 @@
 package dev.infersim.sim;
 
+import dev.infersim.result.RunInfo;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.Profiles;

@@ -1,5 +1,7 @@
 package dev.infersim.sim;
 
+import dev.infersim.result.RequestLogWriter;
+import dev.infersim.result.ServingStats;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.Profiles;
@@ -45,7 +47,7 @@ public final class SimulatorBenchmark {
         long cpuBefore = processCpuNanos();
         long wallBefore = System.nanoTime();
         SimulationResult result;
-        try (DetailWriter writer = new DetailWriter(detail)) {
+        try (RequestLogWriter writer = new RequestLogWriter(detail, false)) {
             result = simulate(deployment, spec(profile, requests, rate), writer);
         }
         double wallS = (System.nanoTime() - wallBefore) / 1e9;
@@ -68,7 +70,7 @@ public final class SimulatorBenchmark {
         return b.build();
     }
 
-    private static SimulationResult simulate(Deployment deployment, WorkloadSpec spec, DetailWriter detail) {
+    private static SimulationResult simulate(Deployment deployment, WorkloadSpec spec, RequestLogWriter detail) {
         return Simulation.single(EngineCore.create(deployment), SimulationOptions.defaults(), detail)
                 .run(Workload.open(spec));
     }

@@ -1,5 +1,6 @@
 package dev.infersim.sim;
 
+import dev.infersim.result.RequestLogWriter;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.Profiles;
@@ -36,7 +37,7 @@ class StopTest {
         };
         Path detail = dir.resolve("detail.jsonl");
         SimulationResult result;
-        try (DetailWriter writer = new DetailWriter(detail)) {
+        try (RequestLogWriter writer = new RequestLogWriter(detail, false)) {
             simulation[0] = new Simulation(new Replica[] {new Replica(0, EngineCore.create(
                     Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).build()))},
                     stopAfter100, SimulationOptions.defaults(), writer);

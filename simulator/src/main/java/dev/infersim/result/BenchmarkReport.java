@@ -1,4 +1,4 @@
-package dev.infersim.sim;
+package dev.infersim.result;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -1,4 +1,4 @@
-package dev.infersim.sim;
+package dev.infersim.result;
 
 import org.HdrHistogram.Histogram;
 

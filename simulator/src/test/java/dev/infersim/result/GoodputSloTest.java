@@ -1,4 +1,4 @@
-package dev.infersim.sim;
+package dev.infersim.result;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,4 +1,4 @@
-package dev.infersim.sim;
+package dev.infersim.result;
 
 /**
  * What was measured for one request, as a client sees it plus the server-side ground truth when known. All times are

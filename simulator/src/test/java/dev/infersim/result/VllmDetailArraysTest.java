@@ -1,8 +1,7 @@
-package dev.infersim.bench;
+package dev.infersim.result;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.infersim.workload.WorkloadRequest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -18,43 +17,34 @@ class VllmDetailArraysTest {
     @TempDir
     Path dir;
 
-    private static Exchange request(long index, int promptTokens) {
-        Exchange x = new Exchange(null, null, null, null, null);
-        x.request = new WorkloadRequest(index, 0, promptTokens, 0, -1, 8, 8, index, 0, false, "random", null);
-        x.sendNanos = 0;
-        return x;
-    }
-
-    private static Exchange succeeded(long index, int promptTokens, String text, long ttftNanos, long... gapNanos) {
-        Exchange x = request(index, promptTokens);
-        x.firstTokenNanos = ttftNanos;
-        x.lastTokenNanos = ttftNanos;
+    private static RequestRecord succeeded(long index, int promptTokens, long ttftNanos, long... gapNanos) {
+        long last = ttftNanos;
         for (long gap : gapNanos) {
-            x.gapNanos[x.gapCount++] = gap;
-            x.lastTokenNanos += gap;
+            last += gap;
         }
-        x.chunks = gapNanos.length + 1;
-        x.usageCompletionTokens = x.chunks;
-        x.generated.append(text);
-        return x;
+        return new RequestRecord(index, "random", 0, 0, ttftNanos, last, promptTokens, gapNanos.length + 1, -1, -1, -1,
+                -1, "length", null);
     }
 
-    private static Exchange failed(long index, int promptTokens, String type, String message) {
-        Exchange x = request(index, promptTokens);
-        x.errorType = type;
-        x.errorMessage = message;
-        return x;
+    private static RequestRecord failed(long index, int promptTokens, String message) {
+        return new RequestRecord(index, "random", 0, 0, -1, -1, promptTokens, 0, -1, -1, -1, -1, null, message);
+    }
+
+    private static ClientObservation client(String text, String errorType) {
+        return new ClientObservation(0, text == null ? 0 : 1, -1, -1, -1, null, errorType, text);
     }
 
     @Test
     void arraysFollowRequestOrderInSecondsWithVllmsEntriesForFailures() throws Exception {
         Path file = dir.resolve("run.jsonl");
-        try (RequestLog log = new RequestLog(file)) {
+        try (RequestLogWriter log = new RequestLogWriter(file, true)) {
             // in the order the requests ended, which is not request order
-            log.write(succeeded(2, 30, "a \"quoted\" caf\u00e9", 50 * MS, 10 * MS, 12 * MS), 0);
-            log.write(failed(0, 10, "http_429", "too many requests"), 0);
-            log.write(succeeded(1, 20, "x", 40 * MS), 0);
-            log.write(failed(3, 40, "http_500", ""), 0);
+            log.write(succeeded(2, 30, 50 * MS, 10 * MS, 12 * MS), 0, false, client("a \"quoted\" caf\u00e9", null),
+                    new long[] {10 * MS, 12 * MS}, 2);
+            log.write(failed(0, 10, "too many requests"), 0, false, client(null, "http_429"), null, 0);
+            log.write(succeeded(1, 20, 40 * MS), 0, false, client("x", null), new long[0], 0);
+            log.write(failed(3, 40, ""), 0, false, client(null, "http_500"), null, 0);
+            log.write(succeeded(4, 50, 40 * MS), 0, true, client("warm", null), new long[0], 0);
         }
 
         JsonNode json = new ObjectMapper().readTree(new ObjectMapper().writeValueAsString(VllmDetailArrays.of(file)));

@@ -1,4 +1,4 @@
-package dev.infersim.sim;
+package dev.infersim.result;
 
 /**
  * Accumulates the measured window of a serving benchmark, the way {@code vllm bench serve} computes its metrics

@@ -1,0 +1,11 @@
+/**
+ * The one result schema of simulate, bench, predict, merge and every report: vLLM's {@code --save-result} keys
+ * ({@link dev.infersim.result.BenchmarkReport}, {@link dev.infersim.result.RunInfo}), the statistics behind them
+ * ({@link dev.infersim.result.ServingStats}, {@link dev.infersim.result.LatencyStats}), and one typed per-request
+ * record ({@link dev.infersim.result.RequestRecord}, with {@link dev.infersim.result.ClientObservation} for what only a
+ * client sees) with one JSONL writer and reader ({@link dev.infersim.result.RequestLogWriter},
+ * {@link dev.infersim.result.RequestLogReader}) and vLLM's per-request arrays built from it
+ * ({@link dev.infersim.result.VllmDetailArrays}). It knows nothing of the engine, so a client writes it from measured
+ * numbers exactly as the simulator does from virtual ones.
+ */
+package dev.infersim.result;
