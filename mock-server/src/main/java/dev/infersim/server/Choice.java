@@ -4,6 +4,7 @@ import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.FinishReason;
 
 import java.util.Arrays;
+import java.util.function.LongFunction;
 
 /**
  * One generated sequence (an OpenAI choice) and the engine request that times it. The engine thread writes token
@@ -17,7 +18,9 @@ final class Choice {
 
     final Exchange exchange;
     final int index;
-    final EngineRequest request;
+    private final LongFunction<EngineRequest> requestArrivingAt;
+    /** Set by {@link #arrive}, before the engine thread or a response sees this choice. */
+    EngineRequest request;
     final TokenText text;
     /** Output characters kept when a stop string matched, else {@link Integer#MAX_VALUE}. */
     final int stopTextLength;
@@ -41,16 +44,21 @@ final class Choice {
     boolean finishHandled;
     boolean finalChunkSent;
 
-    Choice(Exchange exchange, int index, EngineRequest request, TokenText text, StopMatch stop,
+    Choice(Exchange exchange, int index, LongFunction<EngineRequest> requestArrivingAt, TokenText text, StopMatch stop,
            EventLoopBatch batch, boolean recordTokenTimes) {
         this.exchange = exchange;
         this.index = index;
-        this.request = request;
+        this.requestArrivingAt = requestArrivingAt;
         this.text = text;
         this.stopTextLength = stop == null ? Integer.MAX_VALUE : stop.textLength();
         this.stopReason = stop == null ? null : stop.stop();
         this.batch = batch;
         this.tokenTimes = recordTokenTimes ? new long[16] : null;
+    }
+
+    /** The choice's engine request, arriving at model time {@code arrivalNanos}. */
+    void arrive(long arrivalNanos) {
+        request = requestArrivingAt.apply(arrivalNanos);
         request.attach(this);
     }
 

@@ -5,27 +5,27 @@ import dev.infersim.engine.EngineRequest;
 /**
  * Turns a parsed completion request into its choices (prompts x n), each with the engine request that times it: the
  * output text (lorem from a derived seed, or the echoed prompt), the token budget, the EOS position and a matched stop
- * string. Everything is a pure function of the request, the server's seed and the request's sequence number.
+ * string. The engine request itself is made when the choice arrives at the engine ({@link Choice#arrive}). Everything is a pure function of the request, the server's seed and the request's sequence number.
  */
 final class Choices {
     private Choices() {
     }
 
-    static Choice[] create(ModelService service, CompletionRequest request, Exchange exchange, long seq, long arrivalNanos,
+    static Choice[] create(ModelService service, CompletionRequest request, Exchange exchange, long seq,
                            EventLoopBatch batch) {
         int perPrompt = request.n();
         Choice[] choices = new Choice[request.prompts().size() * perPrompt];
         for (int p = 0; p < request.prompts().size(); p++) {
             for (int j = 0; j < perPrompt; j++) {
                 int index = p * perPrompt + j;
-                choices[index] = create(service, request, exchange, index, p, seq, arrivalNanos, batch);
+                choices[index] = create(service, request, exchange, index, p, seq, batch);
             }
         }
         return choices;
     }
 
     private static Choice create(ModelService service, CompletionRequest request, Exchange exchange, int index, int promptIndex,
-                                 long seq, long arrivalNanos, EventLoopBatch batch) {
+                                 long seq, EventLoopBatch batch) {
         ServerOptions o = service.options;
         int[] prompt = request.prompts().get(promptIndex);
         long textSeed = request.seed() != null ? request.seed() + index : LoremVocabulary.mix(o.seed(), seq * 1_000_003L + index);
@@ -42,8 +42,9 @@ final class Choices {
         if (stop != null) {
             eos = stop.tokens();
         }
-        EngineRequest r = new EngineRequest(service.nextEngineId(), prompt.length, prompt, maxTokens, minTokens, eos,
-                request.priority(), arrivalNanos);
-        return new Choice(exchange, index, r, text, stop, batch, request.tokenTimes());
+        long id = service.nextEngineId();
+        int eosAfterTokens = eos;
+        return new Choice(exchange, index, arrival -> new EngineRequest(id, prompt.length, prompt, maxTokens, minTokens,
+                eosAfterTokens, request.priority(), arrival), text, stop, batch, request.tokenTimes());
     }
 }

@@ -28,8 +28,14 @@ import java.util.concurrent.locks.LockSupport;
  * Deadlines are absolute: step k ends at model time t_k = t_{k-1} + duration_k, and the wall deadline is
  * {@link ModelClock#toWall}(t_k), so lateness in one step does not shift later ones (no drift). The thread parks until
  * {@value #SPIN_NANOS} ns before a deadline, then spins; on SCHED_FIFO it spins the last {@value #REALTIME_SPIN_NANOS}
- * ns, and never more than half the wait. A request arriving while the engine is behind its schedule joins at the first
- * step that starts after its arrival, as it would on the modelled GPU.
+ * ns, and never more than half the wait.
+ *
+ * <p>Admission follows the simulator's rule: a request is in a step if it arrived at or before the step's planned
+ * start, whenever the engine thread happens to plan it. Arrival is stamped when the request is handed over (after
+ * parsing and tokenizing, as vLLM stamps it when the request reaches its engine), and stamp and hand-over form one
+ * window that the engine thread waits out before planning ({@link #admitThrough}), so a request stamped just before a
+ * step starts can never miss it. The model-time timeline is then a function of the arrival stamps alone, not of how
+ * late the engine thread runs: replaying the stamps through the simulator gives the same timeline.
  */
 final class EngineLoop implements Runnable {
     /** Spin this long before a deadline: parkNanos wakes up to ~100 us late on Linux. */
@@ -51,10 +57,13 @@ final class EngineLoop implements Runnable {
 
     private final EngineCore engine;
     private final ModelClock clock;
+    private final NanoClock wall;
     private final ServerMetrics metrics;
     private final ConcurrentLinkedQueue<Choice> submits = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Choice> aborts = new ConcurrentLinkedQueue<>();
     private final AtomicInteger unscheduled = new AtomicInteger();
+    /** Submissions between their arrival stamp and their hand-over. */
+    private final AtomicInteger stamping = new AtomicInteger();
     private final AtomicBoolean sleeping = new AtomicBoolean();
     private final ArrayDeque<Choice> arrived = new ArrayDeque<>();
     private final Set<Choice> live = new HashSet<>();
@@ -70,6 +79,7 @@ final class EngineLoop implements Runnable {
         this.engine = engine;
         this.realtime = realtime;
         this.clock = clock;
+        this.wall = clock.wall();
         this.metrics = metrics;
         this.thread = new Thread(this, name);
         thread.setDaemon(true);
@@ -89,8 +99,30 @@ final class EngineLoop implements Runnable {
         }
     }
 
-    /** Event loop: reserves {@code n} waiting slots; false when that would exceed {@code max} (the caller answers 429). */
-    boolean reserve(int n, int max) {
+    /**
+     * Event loop: reserves waiting slots for {@code choices}, stamps their arrival with the model time now and hands
+     * them to the engine thread; false (nothing handed over) when more than {@code maxWaiting} would wait (the caller
+     * answers 429).
+     */
+    boolean submit(Choice[] choices, int maxWaiting) {
+        if (!reserve(choices.length, maxWaiting)) {
+            return false;
+        }
+        stamping.incrementAndGet();
+        try {
+            long arrivalNanos = clock.modelNow();
+            for (Choice c : choices) {
+                c.arrive(arrivalNanos);
+                submits.offer(c);
+            }
+        } finally {
+            stamping.decrementAndGet();
+        }
+        wake();
+        return true;
+    }
+
+    private boolean reserve(int n, int max) {
         while (true) {
             int w = unscheduled.get();
             if (w + n > max) {
@@ -100,12 +132,6 @@ final class EngineLoop implements Runnable {
                 return true;
             }
         }
-    }
-
-    /** Any thread: a reserved choice enters the engine at its request's arrival time. */
-    void submit(Choice c) {
-        submits.offer(c);
-        wake();
     }
 
     /** Any thread: stop a choice now (client gone) and free its KV blocks. */
@@ -148,7 +174,7 @@ final class EngineLoop implements Runnable {
             if (engine.isIdle()) {
                 cursorNanos = Math.max(cursorNanos, earliestArrival());
             }
-            submitArrived();
+            admitThrough(cursorNanos);
             StepPlan plan = engine.planStep(cursorNanos);
             if (plan == null) {
                 if (!arrived.isEmpty()) {
@@ -161,8 +187,8 @@ final class EngineLoop implements Runnable {
             }
             recordPlanned(plan);
             long deadline = clock.toWall(plan.endNanos());
-            waitUntil(deadline, realtime ? REALTIME_SPIN_NANOS : SPIN_NANOS);
-            long lag = System.nanoTime() - deadline;
+            wall.sleepUntil(deadline, realtime ? REALTIME_SPIN_NANOS : SPIN_NANOS);
+            long lag = wall.nanoTime() - deadline;
             StepOutcome out = engine.completeStep(plan);
             cursorNanos = plan.endNanos();
             metrics.recordStep(plan.tokens(), lag);
@@ -214,11 +240,21 @@ final class EngineLoop implements Runnable {
         return min;
     }
 
-    private void submitArrived() {
+    /**
+     * Hands the engine every request that arrived at or before {@code startNanos}, the start of the step about to be
+     * planned. Waits first until model time has passed the start and no submission is between stamp and hand-over:
+     * any stamp taken after that is later than the start, and every earlier one is in the inbox.
+     */
+    private void admitThrough(long startNanos) {
+        clock.awaitPast(startNanos);
+        while (stamping.get() != 0) {
+            Thread.yield(); // a submitter holds the window for a clock read and a few queue offers
+        }
+        drainInbox();
         Iterator<Choice> it = arrived.iterator();
         while (it.hasNext()) {
             Choice c = it.next();
-            if (c.request.arrivalNanos() <= cursorNanos) {
+            if (c.request.arrivalNanos() <= startNanos) {
                 it.remove();
                 engine.submit(c.request);
             }
@@ -231,21 +267,6 @@ final class EngineLoop implements Runnable {
         }
         for (int i = 0; i < plan.preemptedCount(); i++) {
             ((Choice) plan.preempted(i).attachment()).recordPreemption(plan.startNanos());
-        }
-    }
-
-    private static void waitUntil(long deadlineWallNanos, long maxSpinNanos) {
-        long spinNanos = Math.min(maxSpinNanos, (deadlineWallNanos - System.nanoTime()) / 2);
-        while (true) {
-            long remaining = deadlineWallNanos - System.nanoTime();
-            if (remaining <= 0) {
-                return;
-            }
-            if (remaining > spinNanos) {
-                LockSupport.parkNanos(remaining - spinNanos);
-            } else {
-                Thread.onSpinWait();
-            }
         }
     }
 

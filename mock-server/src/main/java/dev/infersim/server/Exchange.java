@@ -28,17 +28,17 @@ final class Exchange {
     private int tokensSent;
     private boolean headWritten;
     private boolean done;
-    private long holdUntilNanos;
-    private boolean holdTimerArmed;
+    /** A stall or a held first token: nothing is written until its timer ends it. */
+    private boolean holding;
 
     Exchange(ModelService service, CompletionRequest request, HttpServerResponse response, Context context, String requestId,
-             long seq, long arrivalNanos, FaultType fault) {
+             long seq, FaultType fault) {
         this.service = service;
         this.request = request;
         this.response = response;
         this.context = context;
         this.fault = new ExchangeFault(fault, service.faults.get());
-        this.choices = Choices.create(service, request, this, seq, arrivalNanos, service.batchFor(context));
+        this.choices = Choices.create(service, request, this, seq, service.batchFor(context));
         String id = (request.chat() ? "chatcmpl-" : "cmpl-") + requestId;
         long created = System.currentTimeMillis() / 1000;
         String model = service.options.servedModelName();
@@ -62,14 +62,11 @@ final class Exchange {
 
     /** Reserves waiting slots and hands the choices to the engine; false (nothing submitted) when the queue is full. */
     boolean submit() {
-        if (!service.loop.reserve(choices.length, service.options.maxWaitingRequests())) {
+        if (!service.loop.submit(choices, service.options.maxWaitingRequests())) {
             return false;
         }
         service.activeExchanges.incrementAndGet();
         response.closeHandler(v -> clientGone());
-        for (Choice c : choices) {
-            service.loop.submit(c);
-        }
         return true;
     }
 
@@ -125,12 +122,8 @@ final class Exchange {
     }
 
     private void deliverStream(Choice c) {
-        if (holdUntilNanos != 0) {
-            if (System.nanoTime() < holdUntilNanos) {
-                armHoldTimer();
-                return;
-            }
-            holdUntilNanos = 0;
+        if (holding) {
+            return;
         }
         // A pooled direct buffer, given back once the socket has taken it: a heap Buffer per write was the largest
         // allocation of a busy server (young GCs stop the engine thread) and Netty copied it to a direct one anyway.
@@ -201,18 +194,9 @@ final class Exchange {
     }
 
     private void hold(long wallMs) {
-        holdUntilNanos = System.nanoTime() + wallMs * 1_000_000;
-        armHoldTimer();
-    }
-
-    private void armHoldTimer() {
-        if (holdTimerArmed) {
-            return;
-        }
-        holdTimerArmed = true;
-        long ms = Math.max(1, (holdUntilNanos - System.nanoTime() + 999_999) / 1_000_000);
-        context.owner().setTimer(ms, t -> {
-            holdTimerArmed = false;
+        holding = true;
+        context.owner().setTimer(Math.max(1, wallMs), t -> {
+            holding = false;
             for (Choice ch : choices) {
                 deliver(ch);
             }

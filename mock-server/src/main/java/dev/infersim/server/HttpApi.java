@@ -170,7 +170,6 @@ final class HttpApi extends VerticleBase {
     }
 
     private void complete(RoutingContext rc, boolean chat) {
-        long arrivalNanos = service.clock.modelNow();
         try {
             if (shutdown.closing()) {
                 throw new ApiException(503, "The server is shutting down", null);
@@ -192,7 +191,7 @@ final class HttpApi extends VerticleBase {
                         + "at most " + service.options.maxWaitingRequests() + " (--max-waiting-requests)", "n");
             }
             Exchange exchange = new Exchange(service, request, rc.response(), vertx.getOrCreateContext(), rc.get("requestId"),
-                    seq, arrivalNanos, fault);
+                    seq, fault);
             if (!exchange.submit()) {
                 rc.response().putHeader("retry-after", "1");
                 throw new ApiException(429, "Too many waiting requests: the queue holds at most "

@@ -58,34 +58,35 @@ public final class MockServer {
 
     /** Starts on its own Vert.x instance (closed by {@link #close()}), with the roofline cost model. */
     public static Future<MockServer> start(ServerOptions options) {
+        return start(options, NanoClock.SYSTEM);
+    }
+
+    /** As {@link #start(ServerOptions)}, timed by {@code clock} (tests pass a virtual one). */
+    static Future<MockServer> start(ServerOptions options, NanoClock clock) {
         int loops = options.eventLoops() > 0 ? options.eventLoops() : Runtime.getRuntime().availableProcessors();
         Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(loops).setPreferNativeTransport(true));
-        return start(vertx, true, options, new RooflineCostModel(options.deployment()))
+        return start(vertx, true, options, new RooflineCostModel(options.deployment()), null, clock)
                 .onFailure(e -> vertx.close());
     }
 
     /** Starts on a caller's Vert.x (left open by {@link #close()}) with a given cost model (tests may use their own). */
     public static Future<MockServer> start(Vertx vertx, ServerOptions options, CostModel costModel) {
-        return start(vertx, false, options, costModel, null);
+        return start(vertx, false, options, costModel, null, NanoClock.SYSTEM);
     }
 
     /** As above, with {@code /admin/replicas} answered by {@code fleet} (null: no such route). */
     static Future<MockServer> start(Vertx vertx, ServerOptions options, CostModel costModel, FleetAdmin fleet) {
-        return start(vertx, false, options, costModel, fleet);
-    }
-
-    private static Future<MockServer> start(Vertx vertx, boolean owns, ServerOptions options, CostModel costModel) {
-        return start(vertx, owns, options, costModel, null);
+        return start(vertx, false, options, costModel, fleet, NanoClock.SYSTEM);
     }
 
     private static Future<MockServer> start(Vertx vertx, boolean owns, ServerOptions options, CostModel costModel,
-                                            FleetAdmin fleet) {
+                                            FleetAdmin fleet, NanoClock clock) {
         ModelService service;
         try {
             EngineCore engine = new EngineCore(options.deployment(), KvCapacity.of(options.deployment()), costModel,
                     SchedulingPolicies.byName(options.schedulingPolicy()));
             PromptTokenizer tokenizer = new PromptTokenizer();
-            service = new ModelService(options, engine, tokenizer, new LoremVocabulary(tokenizer));
+            service = new ModelService(options, engine, tokenizer, new LoremVocabulary(tokenizer), clock);
             service.loop.start();
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
@@ -178,6 +179,11 @@ public final class MockServer {
     /** Requests accepted but not running (engine queue, preempted, or not yet handed to the engine). */
     public int waitingRequests() {
         return service.metrics.waiting();
+    }
+
+    /** Completion requests handed to the engine and not yet answered in full. */
+    public int requestsInFlight() {
+        return service.activeExchanges.get();
     }
 
     /** Fraction of KV-cache blocks in use after the last step. */

@@ -6,27 +6,33 @@ package dev.infersim.server;
  * engine timestamp (arrival, step ends, token times) is model time; the {@code infersim} ground truth reports both.
  */
 public final class ModelClock {
+    private final NanoClock wall;
     private final long startWallNanos;
     private final double timeScale;
     private final double startEpochMillis;
 
     public ModelClock(double timeScale) {
+        this(timeScale, NanoClock.SYSTEM);
+    }
+
+    ModelClock(double timeScale, NanoClock wall) {
+        this.wall = wall;
         this.timeScale = timeScale;
-        this.startWallNanos = System.nanoTime();
-        this.startEpochMillis = System.currentTimeMillis() + (System.nanoTime() - startWallNanos) / 1e6;
+        this.startWallNanos = wall.nanoTime();
+        this.startEpochMillis = System.currentTimeMillis();
     }
 
     /** Model nanoseconds now. */
     public long modelNow() {
-        return toModel(System.nanoTime());
+        return toModel(wall.nanoTime());
     }
 
-    /** Model time of a {@link System#nanoTime()} reading. */
+    /** Model time of a wall clock reading. */
     public long toModel(long wallNanos) {
         return (long) ((wallNanos - startWallNanos) * timeScale);
     }
 
-    /** The {@link System#nanoTime()} at which a model instant happens. */
+    /** The wall clock reading at which a model instant happens. */
     public long toWall(long modelNanos) {
         return startWallNanos + (long) (modelNanos / timeScale);
     }
@@ -38,5 +44,17 @@ public final class ModelClock {
 
     public double timeScale() {
         return timeScale;
+    }
+
+    /** The wall clock this model clock runs on. */
+    NanoClock wall() {
+        return wall;
+    }
+
+    /** Returns once model time has passed {@code modelNanos} (not merely reached it: the wall clock rounds). */
+    void awaitPast(long modelNanos) {
+        while (modelNow() <= modelNanos) {
+            wall.sleepUntil(Math.max(toWall(modelNanos), wall.nanoTime() + 1), 0);
+        }
     }
 }

@@ -28,9 +28,10 @@ final class ModelService {
     private final ConcurrentHashMap<Context, EventLoopBatch> batches = new ConcurrentHashMap<>();
     private final long idSalt;
 
-    ModelService(ServerOptions options, EngineCore engine, PromptTokenizer tokenizer, LoremVocabulary vocabulary) {
+    ModelService(ServerOptions options, EngineCore engine, PromptTokenizer tokenizer, LoremVocabulary vocabulary,
+                 NanoClock wall) {
         this.options = options;
-        this.clock = new ModelClock(options.timeScale());
+        this.clock = new ModelClock(options.timeScale(), wall);
         this.capacity = engine.capacity();
         this.metrics = new ServerMetrics(options.servedModelName(), options.deployment(), capacity, options.timeScale());
         this.loop = new EngineLoop(engine, clock, metrics, "infersim-engine-" + options.servedModelName(),

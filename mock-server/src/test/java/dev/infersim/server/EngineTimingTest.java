@@ -15,7 +15,6 @@ import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -27,8 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Tokens leave the server when the engine model says they are produced: the reported timeline equals an independent
- * replay of the same engine on a virtual clock, chunks reach the client at the planned wall times, and batching
- * stretches inter-token latency as the roofline cost model predicts.
+ * replay of the same engine on a virtual clock, and batching stretches inter-token latency as the roofline cost model
+ * predicts. How late steps end on the wall clock is a property of the machine, measured by bench/mock-server.
  */
 class EngineTimingTest {
     private static final double TIME_SCALE = 10;
@@ -71,34 +70,17 @@ class EngineTimingTest {
     }
 
     @Test
-    void chunksArriveAtThePlannedWallTimesNeverEarly() throws Exception {
-        // Time scale 2: 3.6 ms steps, so a pause of the shared test JVM (GC, JIT) delays only a few of the 40 tokens.
-        server = SERVERS.start(TestServers.options(TestServers.llama8b(32), 2).build());
-        TestServers.stream(server, "/v1/chat/completions", streamBody("warm up", 8));
-        TestServers.Stream s = TestServers.stream(server, "/v1/chat/completions", streamBody("Describe the quiet river", 40));
-        List<TestServers.Event> events = s.events();
-        JsonNode times = events.get(events.size() - 2).json().at("/infersim/choices/0/model/token_times_ms");
-        double[] lateMs = new double[40];
-        for (int i = 0; i < 40; i++) {
-            long plannedWall = server.clock().toWall(Math.round(times.get(i).asDouble() * 1e6));
-            lateMs[i] = (events.get(i + 1).arrivedNanos() - plannedWall) / 1e6;
-        }
-        Arrays.sort(lateMs);
-        // Never early: the engine thread waits for each deadline (0.1 ms allows for rounding of the reported times).
-        assertTrue(lateMs[0] > -0.1, "a token arrived before its planned time: " + lateMs[0] + " ms");
-        // Late only by the write and the client's read: the median within 5 ms even on a 2-core machine shared with builds.
-        assertTrue(lateMs[20] < 5.0, "median lateness " + lateMs[20] + " ms; all: " + Arrays.toString(lateMs));
-    }
-
-    @Test
     void everyDecodeStepUnderConcurrencyLastsWhatTheCostModelSaysForItsBatch() throws Exception {
         Deployment d = TestServers.llama8b(64);
-        // Real time: each request lasts ~0.45 s wall, so they overlap even if connections open one by one.
-        server = SERVERS.start(TestServers.options(d, 1).build());
+        // In virtual time, stopped until all 32 requests are in: they arrive at one instant and share every step.
+        VirtualClock clock = new VirtualClock();
+        server = SERVERS.start(TestServers.options(d, 1).build(), clock);
         List<CompletableFuture<HttpResponse<String>>> sent = new ArrayList<>();
         for (int i = 0; i < 32; i++) {
             sent.add(post(streamBody("request " + i, 60)));
         }
+        assertTrue(TestServers.eventually(30, () -> server.requestsInFlight() == 32), "requests in: " + server.requestsInFlight());
+        clock.start();
         // step end (model ns) -> the requests that got a token in that step, and the token's index
         TreeMap<Long, Map<Integer, Integer>> steps = new TreeMap<>();
         int[] promptTokens = new int[sent.size()];
@@ -132,7 +114,7 @@ class EngineTimingTest {
             previous = step;
         }
         assertTrue(checked >= 40, "pure decode steps checked: " + checked);
-        assertTrue(largestBatch >= 8, "requests overlapped into a batch of " + largestBatch);
+        assertEquals(32, largestBatch, "all 32 requests decode together");
     }
 
     private CompletableFuture<HttpResponse<String>> post(String body) {

@@ -8,6 +8,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -44,7 +45,12 @@ final class MockServerExtension implements BeforeAllCallback, BeforeEachCallback
 
     /** Starts a server that is closed when the current test ends. */
     MockServer start(ServerOptions options) throws Exception {
-        MockServer s = TestServers.start(options);
+        return start(options, NanoClock.SYSTEM);
+    }
+
+    /** Starts a server timed by {@code clock} that is closed when the current test ends. */
+    MockServer start(ServerOptions options, NanoClock clock) throws Exception {
+        MockServer s = MockServer.start(options, clock).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         perTest.add(s);
         return s;
     }
