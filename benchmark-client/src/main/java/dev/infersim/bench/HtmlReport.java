@@ -40,7 +40,7 @@ public final class HtmlReport {
 
     private static void write(Path file, String title, Map<String, Object> data) {
         String page = TEMPLATE.replace("%TITLE%", title)
-                .replace("%ECHARTS%", echarts())
+                .replace("%ECHARTS%", echartsScript())
                 .replace("%DATA%", toScriptJson(data));
         try {
             Path parent = file.toAbsolutePath().getParent();
@@ -61,7 +61,11 @@ public final class HtmlReport {
         }
     }
 
-    private static String echarts() {
+    /**
+     * The charting library every infersim page draws with (ECharts from its webjar), ready to inline in a script
+     * element, so pages open offline.
+     */
+    public static String echartsScript() {
         try (InputStream in = HtmlReport.class.getClassLoader().getResourceAsStream(ECHARTS)) {
             if (in == null) {
                 throw new IllegalStateException(ECHARTS + " is missing from the classpath (webjar org.webjars.npm:echarts)");

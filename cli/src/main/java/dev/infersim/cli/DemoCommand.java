@@ -6,8 +6,6 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.infersim.bench.BenchConfig;
 import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
-import dev.infersim.bench.HtmlReport;
-import dev.infersim.bench.LoadSweep;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
@@ -26,11 +24,12 @@ import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -57,12 +56,19 @@ public final class DemoCommand implements Callable<Integer> {
     @Mixin
     DeploymentOptions deployment;
 
-    @Option(names = "--loads", split = ",", defaultValue = "0.25,0.5,0.75,0.9",
-            description = "Request rates as fractions of the predicted saturation rate (default: ${DEFAULT-VALUE}).")
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--loads", split = ",", defaultValue = "0.25,0.5,0.75,0.9,1.1,1.3",
+            description = "Request rates as fractions of the predicted saturation rate; past 1 the queue grows without "
+                    + "bound (default: ${DEFAULT-VALUE}).")
     List<Double> loads;
 
-    @Option(names = "--num-prompts", defaultValue = "200", description = "Measured requests per rate (default: ${DEFAULT-VALUE}).")
-    int numPrompts;
+    @Option(names = "--run-seconds", defaultValue = "20",
+            description = "How long each rate sends, in model seconds (rate x this many requests, at least 20); this "
+                    + "bounds every run, overloaded ones too, and past the knee the queue grows for all of it "
+                    + "(default: ${DEFAULT-VALUE}).")
+    double runSeconds;
 
     @Option(names = "--num-warmups", defaultValue = "20", description = "Unmeasured requests first, per rate (default: ${DEFAULT-VALUE}).")
     int numWarmups;
@@ -70,6 +76,15 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--time-scale", defaultValue = "2",
             description = "The mock runs this many times faster than the modelled GPU (default: ${DEFAULT-VALUE}).")
     double timeScale;
+
+    @Option(names = "--slo-ttft-p99-ms", defaultValue = "150",
+            description = "The TTFT p99 objective marked on the charts; the report names the highest rate meeting it by "
+                    + "each method, in model time (default: ${DEFAULT-VALUE}).")
+    double sloTtftP99Ms;
+
+    @Option(names = "--quick", description = "A short sweep for CI and a first look: loads 0.5,1.3 (one on each side of "
+            + "the knee), 5 warmup requests, at 4x; flags given explicitly still win.")
+    boolean quick;
 
     @Option(names = "--seed", defaultValue = "0", description = "Workload seed (default: ${DEFAULT-VALUE}).")
     long seed;
@@ -83,12 +98,15 @@ public final class DemoCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         EarlyInterrupt.handOver(); // the demo is the run: an interrupt stops it as it always did, without a word
+        applyQuick();
         ConfigException.check(timeScale > 0 && timeScale <= 100, "--time-scale must be in (0, 100], got %s", timeScale);
-        ConfigException.check(numPrompts >= 20, "--num-prompts must be >= 20, got %d", numPrompts);
+        ConfigException.check(runSeconds > 0 && runSeconds <= 3600, "--run-seconds must be in (0, 3600], got %s", runSeconds);
         ConfigException.check(numWarmups >= 0, "--num-warmups must be >= 0, got %d", numWarmups);
+        ConfigException.check(sloTtftP99Ms > 0, "--slo-ttft-p99-ms must be > 0, got %s", sloTtftP99Ms);
         for (double f : loads) {
             ConfigException.check(f > 0 && f <= 3, "--loads: fractions must be in (0, 3], got %s", f);
         }
+        loads = loads.stream().sorted().distinct().toList();
         Deployment d = deployment.deployment();
         PrintStream out = System.out;
         EnginePrediction prediction = new EnginePrediction(d, WorkloadMoments.of(Workload.open(spec(1, 50_000, seed)), 50_000));
@@ -96,12 +114,13 @@ public final class DemoCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "infersim demo: %s on %s, random prompts of %d tokens, geometric outputs (mean %.0f, max %d), "
                         + "Poisson arrivals; mock at %.0fx real time%n", d.model().name(), d.gpu().name(), PROMPT_TOKENS,
                 MEAN_OUTPUT_TOKENS, MAX_TOKENS, timeScale);
-        out.printf(Locale.ROOT, "predicted saturation: %.2f req/s; sweeping %s of it, %d requests each (+%d warmup)%n",
-                saturation, loads, numPrompts, numWarmups);
+        out.printf(Locale.ROOT, "predicted saturation: %.2f req/s; sweeping %s of it, %.0f model seconds each (+%d warmup "
+                + "requests)%n", saturation, loads, runSeconds, numWarmups);
 
         List<Row> rows = new ArrayList<>();
         List<Map<String, Object>> measuredRuns = new ArrayList<>();
-        List<LoadSweep.Point> points = new ArrayList<>();
+        Map<String, Object> kneeTimeline = null;
+        double kneeDistance = Double.POSITIVE_INFINITY;
         MockServer server = MockServer.start(ServerOptions.builder(d).port(0).timeScale(timeScale).seed(seed)
                         // the client's max_tokens is each request's EOS draw; the server must not stop earlier
                         .outputLengths(OutputLengths.parse("fixed:" + MAX_TOKENS)).maxWaitingRequests(100_000)
@@ -115,28 +134,29 @@ public final class DemoCommand implements Callable<Integer> {
                 long pointSeed = seed + i;
                 out.printf(Locale.ROOT, "  rate %.2f req/s (%.0f%% of saturation): measuring, simulating, predicting...%n",
                         rate, 100 * fraction);
-                BenchResult measured = client.run(Workload.open(spec(rate * timeScale, numPrompts + numWarmups, pointSeed)),
+                int requests = requestsAt(rate);
+                BenchResult measured = client.run(Workload.open(spec(rate * timeScale, requests + numWarmups, pointSeed)),
                         numWarmups, 0, 0, metadata(pointSeed));
-                SimulationResult simulated = simulate(rate, numPrompts, pointSeed);
+                SimulationResult simulated = simulate(rate, requests, pointSeed);
                 SimulationResult steady = simulate(rate, STEADY_RUN_REQUESTS, pointSeed);
                 rows.add(new Row(rate, fraction, Side.measured(measured.fields(), timeScale), Side.simulated(simulated),
                         Side.predicted(prediction, rate), Side.simulated(steady), groundTruthP99(measured.fields()),
-                        measured.valid()));
+                        measured.valid(), invalidReasons(measured.fields())));
                 measuredRuns.add(measured.fields());
-                points.add(new LoadSweep.Point(rate * timeScale, measured.fields()));
+                if (Math.abs(fraction - 1) < kneeDistance) {
+                    kneeDistance = Math.abs(fraction - 1);
+                    kneeTimeline = simulated.timeline().toJson();
+                    kneeTimeline.put("request_rate", rate);
+                }
             }
         } finally {
             server.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         }
-        Map<String, Object> sweep = LoadSweep.analyze(LoadSweep.Mode.REQUEST_RATE, points, 0.9);
-        Object knee = sweep.get("knee_load");
-        DemoReport report = new DemoReport(rows, saturation, simulatedSaturation(saturation),
-                knee instanceof Number n ? n.doubleValue() / timeScale : Double.NaN, timeScale);
+        DemoReport report = new DemoReport(rows, saturation, simulatedSaturation(saturation), timeScale, sloTtftP99Ms);
         report.print(out);
-        sweep.put("infersim_demo_comparison", report.toMap());
-        HtmlReport.writeSweep(html, sweep, measuredRuns);
-        out.println("HTML report written to " + html + " (measured runs; rates and latencies there are wall-clock, "
-                + "i.e. at " + timeScale + "x)");
+        DemoPage.write(html, report, new DemoPage.Story(workloadWords(), EngineSummary.of(d, PROMPT_TOKENS + (int) MEAN_OUTPUT_TOKENS), kneeTimeline,
+                measuredRuns.isEmpty() ? Map.of() : runMetadata(measuredRuns.get(0))));
+        out.println("HTML report written to " + html + " (model time throughout)");
         if (saveResult != null) {
             try {
                 new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(saveResult.toFile(), report.toMap());
@@ -146,6 +166,53 @@ public final class DemoCommand implements Callable<Integer> {
             out.println("Comparison written to " + saveResult);
         }
         return 0;
+    }
+
+    /** {@code --quick}: a short sweep that still crosses the knee, for CI and a first look. */
+    private void applyQuick() {
+        if (!quick) {
+            return;
+        }
+        var parsed = spec.commandLine().getParseResult();
+        if (!parsed.hasMatchedOption("--loads")) {
+            loads = List.of(0.5, 1.3);
+        }
+        if (!parsed.hasMatchedOption("--num-warmups")) {
+            numWarmups = 5;
+        }
+        if (!parsed.hasMatchedOption("--time-scale")) {
+            timeScale = 4;
+        }
+    }
+
+    private String workloadWords() {
+        return String.format(Locale.ROOT, "%s on %s. Each request: a random prompt of %d tokens and a geometric output "
+                        + "length (mean %.0f tokens, at most %d); arrivals are Poisson. Each rate sends for %.0f model "
+                        + "seconds (+%d warmup requests). The mock ran %.0fx faster than the modelled GPU; every number "
+                        + "here is converted back to model time.", deployment.deployment().model().name(),
+                deployment.deployment().gpu().name(), PROMPT_TOKENS, MEAN_OUTPUT_TOKENS, MAX_TOKENS, runSeconds,
+                numWarmups, timeScale);
+    }
+
+    private int requestsAt(double rate) {
+        return (int) Math.max(20, Math.round(rate * runSeconds));
+    }
+
+    private static Map<String, Object> runMetadata(Map<String, Object> run) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (String k : List.of("infersim_version", "infersim_workload", "infersim_demo_time_scale", "infersim_machine",
+                "model_id", "date")) {
+            if (run.containsKey(k)) {
+                m.put(k, run.get(k));
+            }
+        }
+        return m;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<String> invalidReasons(Map<String, Object> fields) {
+        Object reasons = fields.get("infersim_invalid_reasons");
+        return reasons instanceof List<?> l ? (List<String>) l : List.of();
     }
 
     /** A measured run's metadata: the report must carry the version and workload, as bench and sweep reports do. */
@@ -207,37 +274,55 @@ public final class DemoCommand implements Callable<Integer> {
 
     /** One rate of the sweep, seen three ways. */
     record Row(double rate, double fraction, Side measured, Side simulated, Side predicted, Side steadySimulated,
-               double groundTruthP99Ms, boolean measuredValid) {
+               double groundTruthP99Ms, boolean measuredValid, List<String> invalidReasons) {
     }
 
-    /** The numbers the table compares, in model time (milliseconds and per second of the modelled GPU). */
+    /**
+     * The numbers the table and charts compare, in model time (milliseconds and per second of the modelled GPU).
+     * Requests waiting is Little's law on the engine's waiting room (requests taken in per second times the mean wait
+     * from arrival to first scheduling); past saturation it measures how long the run lasted, not a steady state.
+     * {@code sendRatePerS} is the rate actually offered while sending (a short Poisson run misses its nominal rate).
+     */
     record Side(double ttftP50Ms, double ttftP99Ms, double tpotP50Ms, double outputTokensPerS, double requestsPerS,
-                boolean saturated) {
+                double meanWaiting, double sendRatePerS, double lateCompletionsPerS, boolean saturated) {
 
         static Side measured(Map<String, Object> f, double timeScale) {
+            double requestsPerS = num(f, "infersim_steady_request_throughput") / timeScale;
             return new Side(num(f, "median_ttft_ms") * timeScale, num(f, "p99_ttft_ms") * timeScale,
                     num(f, "median_tpot_ms") * timeScale, num(f, "infersim_steady_output_throughput") / timeScale,
-                    num(f, "infersim_steady_request_throughput") / timeScale, false);
+                    requestsPerS, requestsPerS * num(f, "infersim_mean_queue_time_ms") * timeScale / 1e3,
+                    num(f, "infersim_steady_send_rate") / timeScale, LateCompletions.ofSeries(f) / timeScale, false);
         }
 
         static Side simulated(SimulationResult r) {
             Map<String, Object> f = r.report(new dev.infersim.result.RunInfo("", "infersim-sim", "m", "m", 1, 1, 1, 0,
                     List.of("ttft", "tpot"), List.of(50.0, 99.0))).fields();
+            double requestsPerS = num(f, "infersim_steady_request_throughput");
             return new Side(num(f, "median_ttft_ms"), num(f, "p99_ttft_ms"), num(f, "median_tpot_ms"),
-                    num(f, "infersim_steady_output_throughput"), num(f, "infersim_steady_request_throughput"),
-                    r.saturation().saturated());
+                    num(f, "infersim_steady_output_throughput"), requestsPerS,
+                    requestsPerS * num(f, "infersim_mean_queue_time_ms") / 1e3, num(f, "infersim_steady_send_rate"),
+                    LateCompletions.ofTimeline(r.timeline()), r.saturation().saturated());
         }
 
         static Side predicted(EnginePrediction p, double rate) {
             try {
                 ContinuousBatchingModel chain = p.at(rate);
                 return new Side(1e3 * chain.ttftPercentileSeconds(0.5), 1e3 * chain.ttftPercentileSeconds(0.99),
-                        1e3 * chain.meanTpotSeconds(),
-                        rate * p.moments().meanOutputTokens(), rate, false);
+                        1e3 * chain.meanTpotSeconds(), rate * p.moments().meanOutputTokens(), rate,
+                        chain.meanNumberWaiting(), rate, rate, false);
             } catch (UnstableQueueException e) {
                 double sat = p.server().saturationRatePerS();
-                return new Side(Double.NaN, Double.NaN, Double.NaN, sat * p.moments().meanOutputTokens(), sat, true);
+                return new Side(Double.NaN, Double.NaN, Double.NaN, sat * p.moments().meanOutputTokens(), sat,
+                        Double.NaN, rate, sat, true);
             }
+        }
+
+        /**
+         * Overloaded: over the second half of sending, requests finished at under 90% of the rate they were sent
+         * (the 90% of LoadSweep's rule); below the knee they finish as fast as they come.
+         */
+        boolean overloaded() {
+            return saturated || lateCompletionsPerS < 0.9 * sendRatePerS;
         }
 
         private static double num(Map<String, Object> f, String key) {
@@ -246,14 +331,23 @@ public final class DemoCommand implements Callable<Integer> {
         }
     }
 
+    /** A side as JSON; null where a method has no number (the prediction past the knee). */
     static Map<String, Object> sideMap(Side s) {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("median_ttft_ms", s.ttftP50Ms());
-        m.put("p99_ttft_ms", s.ttftP99Ms());
-        m.put("median_tpot_ms", s.tpotP50Ms());
-        m.put("steady_output_throughput", s.outputTokensPerS());
-        m.put("steady_request_throughput", s.requestsPerS());
+        m.put("median_ttft_ms", finiteOrNull(s.ttftP50Ms()));
+        m.put("p99_ttft_ms", finiteOrNull(s.ttftP99Ms()));
+        m.put("median_tpot_ms", finiteOrNull(s.tpotP50Ms()));
+        m.put("steady_output_throughput", finiteOrNull(s.outputTokensPerS()));
+        m.put("steady_request_throughput", finiteOrNull(s.requestsPerS()));
+        m.put("mean_requests_waiting", finiteOrNull(s.meanWaiting()));
+        m.put("send_rate", finiteOrNull(s.sendRatePerS()));
+        m.put("late_completion_rate", finiteOrNull(s.lateCompletionsPerS()));
         m.put("saturated", s.saturated());
+        m.put("overloaded", s.overloaded());
         return m;
+    }
+
+    private static Double finiteOrNull(double v) {
+        return Double.isFinite(v) ? v : null;
     }
 }

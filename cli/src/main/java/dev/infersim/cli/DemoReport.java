@@ -6,25 +6,81 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Function;
 
-/** The demo's side-by-side table of measured, simulated and predicted numbers, and plain words on where they differ. */
+/**
+ * The demo's side-by-side table of measured, simulated and predicted numbers, the knee each method finds, and plain
+ * words on where they differ.
+ *
+ * <p>The knee is the engine's capacity, found the same way from the measured and the simulated sweep: the completion
+ * rate over the second half of each run's sending. Below the knee requests finish as fast as they are sent; past it
+ * they finish at the engine's capacity whatever the offered rate (under continuous batching only once the batch has
+ * filled, which is why each rate sends for a fixed time rather than a fixed count). Once some rate is overloaded
+ * (completions under 90% of the rate sent) the knee is the highest completion rate of the sweep. The prediction's
+ * knee is the queueing chain's saturation rate. A sweep that never overloads has no knee.
+ */
 final class DemoReport {
     private static final double CLOSE = 0.10;
 
     private final List<DemoCommand.Row> rows;
     private final double predictedSaturation;
     private final double simulatedSaturation;
-    private final double measuredKnee;
     private final double timeScale;
+    private final double sloTtftP99Ms;
 
-    DemoReport(List<DemoCommand.Row> rows, double predictedSaturation, double simulatedSaturation, double measuredKnee,
-               double timeScale) {
+    DemoReport(List<DemoCommand.Row> rows, double predictedSaturation, double simulatedSaturation, double timeScale,
+               double sloTtftP99Ms) {
         this.rows = rows;
         this.predictedSaturation = predictedSaturation;
         this.simulatedSaturation = simulatedSaturation;
-        this.measuredKnee = measuredKnee;
         this.timeScale = timeScale;
+        this.sloTtftP99Ms = sloTtftP99Ms;
     }
+
+    List<DemoCommand.Row> rows() {
+        return rows;
+    }
+
+    double sloTtftP99Ms() {
+        return sloTtftP99Ms;
+    }
+
+    /** The measured knee, req/s of model time; NaN when no rate of the sweep was overloaded. */
+    double measuredKnee() {
+        return knee(DemoCommand.Row::measured);
+    }
+
+    /** The simulated sweep's knee, found by the same rule as the measured one. */
+    double simulatedKnee() {
+        return knee(DemoCommand.Row::simulated);
+    }
+
+    double predictedKnee() {
+        return predictedSaturation;
+    }
+
+    private double knee(Function<DemoCommand.Row, DemoCommand.Side> side) {
+        boolean overloaded = rows.stream().anyMatch(r -> side.apply(r).overloaded());
+        return overloaded ? rows.stream().mapToDouble(r -> side.apply(r).lateCompletionsPerS()).filter(v -> !Double.isNaN(v))
+                .max().orElse(Double.NaN) : Double.NaN;
+    }
+
+    /** The highest swept rate whose TTFT p99 meets the objective, with every lighter rate meeting it too; NaN if none. */
+    double highestRateMeetingSlo(Function<DemoCommand.Row, DemoCommand.Side> side) {
+        double best = Double.NaN;
+        for (DemoCommand.Row r : rows) {
+            double p99 = side.apply(r).ttftP99Ms();
+            if (Double.isNaN(p99) || p99 > sloTtftP99Ms || (side == MEASURED && !r.measuredValid())) {
+                break;
+            }
+            best = r.rate();
+        }
+        return best;
+    }
+
+    static final Function<DemoCommand.Row, DemoCommand.Side> MEASURED = DemoCommand.Row::measured;
+    static final Function<DemoCommand.Row, DemoCommand.Side> SIMULATED = DemoCommand.Row::simulated;
+    static final Function<DemoCommand.Row, DemoCommand.Side> PREDICTED = DemoCommand.Row::predicted;
 
     void print(PrintStream out) {
         out.println();
@@ -32,24 +88,30 @@ final class DemoReport {
         out.println("simulated = discrete-event simulator, same requests; predicted = continuous-batching queueing chain.");
         out.println("Each cell: measured / simulated / predicted. Output tok/s is the steady state: requests taken in while "
                 + "sending times mean output tokens (vLLM's output_throughput, in the saved results, also counts the drain).");
-        out.printf(Locale.ROOT, "%-14s %-22s %-22s %-22s %-25s %s%n", "rate req/s", "TTFT p50 ms", "TTFT p99 ms",
-                "TPOT p50 ms", "output tok/s", "client vs server p99 ms");
+        out.println("Waiting = mean requests queued for the engine (Little's law); past the knee it grows for as long as "
+                + "the run lasts, and the prediction says 'unstable' ('-').");
+        out.printf(Locale.ROOT, "%-14s %-22s %-24s %-22s %-22s %-18s %s%n", "rate req/s", "TTFT p50 ms", "TTFT p99 ms",
+                "TPOT p50 ms", "output tok/s", "waiting", "client vs server p99 ms");
         for (DemoCommand.Row r : rows) {
-            out.printf(Locale.ROOT, "%-14s %-22s %-22s %-22s %-25s %.3f%s%n",
+            out.printf(Locale.ROOT, "%-14s %-22s %-24s %-22s %-22s %-18s %.3f%s%n",
                     String.format(Locale.ROOT, "%.2f (%.0f%%)", r.rate(), 100 * r.fraction()),
                     triple(r.measured().ttftP50Ms(), r.simulated().ttftP50Ms(), r.predicted().ttftP50Ms(), 1),
                     triple(r.measured().ttftP99Ms(), r.simulated().ttftP99Ms(), r.predicted().ttftP99Ms(), 1),
                     triple(r.measured().tpotP50Ms(), r.simulated().tpotP50Ms(), r.predicted().tpotP50Ms(), 2),
                     triple(r.measured().outputTokensPerS(), r.simulated().outputTokensPerS(),
                             r.predicted().outputTokensPerS(), 0),
-                    r.groundTruthP99Ms(), r.measuredValid() ? "" : " (run flagged invalid)");
+                    triple(r.measured().meanWaiting(), r.simulated().meanWaiting(), r.predicted().meanWaiting(), 1),
+                    r.groundTruthP99Ms(), r.measuredValid() ? "" : " (run flagged invalid: "
+                            + String.join("; ", r.invalidReasons()) + ")");
         }
-        out.printf(Locale.ROOT, "saturation rate, req/s: measured %s / simulated %.2f (%,d requests offered at twice "
-                + "the predicted rate) / predicted %.2f%n", Double.isNaN(measuredKnee) ? "not reached in the sweep (no knee)"
-                : String.format(Locale.ROOT, "knee at %.2f", measuredKnee), simulatedSaturation,
-                DemoCommand.STEADY_RUN_REQUESTS, predictedSaturation);
-        out.println("  (the measured knee is the sweep's first rate at which the server took in requests at under 90% of the "
-                + "rate they were sent, or whose median TTFT tripled; the sweep stops at 90% of the predicted rate)");
+        out.printf(Locale.ROOT, "knee (capacity), req/s: measured %s / simulated %s / predicted %.2f; a long simulation "
+                        + "(%,d requests at twice the predicted rate) serves %.2f%n", rate(measuredKnee()),
+                rate(simulatedKnee()), predictedSaturation, DemoCommand.STEADY_RUN_REQUESTS, simulatedSaturation);
+        out.println("  (a sweep's knee is its highest completion rate over the second half of sending, once some rate was "
+                + "overloaded, i.e. finished under 90% of the rate sent; the prediction's is the chain's saturation rate)");
+        out.printf(Locale.ROOT, "highest rate with TTFT p99 <= %.0f ms: measured %s / simulated %s / predicted %s%n",
+                sloTtftP99Ms, rate(highestRateMeetingSlo(MEASURED)), rate(highestRateMeetingSlo(SIMULATED)),
+                rate(highestRateMeetingSlo(PREDICTED)));
 
         out.println();
         List<String> notes = notes();
@@ -57,16 +119,21 @@ final class DemoReport {
         notes.forEach(n -> out.println("  - " + n));
     }
 
+    private static String rate(double r) {
+        return Double.isNaN(r) ? "not reached in the sweep" : String.format(Locale.ROOT, "%.2f", r);
+    }
+
     private List<String> notes() {
         List<String> notes = new ArrayList<>();
-        compare(notes, "", "saturation rate", predictedSaturation, simulatedSaturation, "predicted", "simulated",
+        compare(notes, "", "knee", predictedSaturation, simulatedKnee(), "predicted", "simulated",
                 "the chain assumes every iteration carries the mean prefill load and a linear iteration time fitted to "
                         + "the cost model, while the engine's prefills arrive unevenly");
         for (DemoCommand.Row r : rows) {
             String at = String.format(Locale.ROOT, "at %.2f req/s", r.rate());
-            if (r.fraction() > 1) {
-                notes.add(at + " the offered load is above saturation: queues grow for as long as the run lasts, so its "
-                        + "latencies measure the run's length, not a steady state; the chain has no stationary answer.");
+            if (r.simulated().overloaded() || r.predicted().saturated()) {
+                notes.add(at + " the offered load is past the knee: the queue grows for as long as the run lasts, so its "
+                        + "latencies measure the run's length, not a steady state, and the chain has no stationary answer "
+                        + "(it says unstable); throughput stays at capacity.");
                 continue;
             }
             compare(notes, at, "TTFT p50", r.measured().ttftP50Ms(), r.simulated().ttftP50Ms(), "measured", "simulated",
@@ -134,6 +201,15 @@ final class DemoReport {
         }
     }
 
+    /** Measured, simulated and predicted values as a JSON object; null where a method found none. */
+    private static Map<String, Object> byMethod(double measured, double simulated, double predicted) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("measured", Double.isNaN(measured) ? null : measured);
+        m.put("simulated", Double.isNaN(simulated) ? null : simulated);
+        m.put("predicted", Double.isNaN(predicted) ? null : predicted);
+        return m;
+    }
+
     private static String triple(double a, double b, double c, int decimals) {
         String f = "%." + decimals + "f";
         return fmt(f, a) + " / " + fmt(f, b) + " / " + fmt(f, c);
@@ -148,7 +224,10 @@ final class DemoReport {
         m.put("time_scale", timeScale);
         m.put("predicted_saturation_rate_per_s", predictedSaturation);
         m.put("simulated_saturation_rate_per_s", simulatedSaturation);
-        m.put("measured_knee_rate_per_s", Double.isNaN(measuredKnee) ? null : measuredKnee);
+        m.put("knee_rate_per_s", byMethod(measuredKnee(), simulatedKnee(), predictedSaturation));
+        m.put("slo_ttft_p99_ms", sloTtftP99Ms);
+        m.put("highest_rate_meeting_slo", byMethod(highestRateMeetingSlo(MEASURED), highestRateMeetingSlo(SIMULATED),
+                highestRateMeetingSlo(PREDICTED)));
         List<Map<String, Object>> list = new ArrayList<>();
         for (DemoCommand.Row r : rows) {
             Map<String, Object> row = new LinkedHashMap<>();
@@ -160,6 +239,7 @@ final class DemoReport {
             row.put("simulated_steady_state", DemoCommand.sideMap(r.steadySimulated()));
             row.put("client_vs_server_ttft_p99_ms", r.groundTruthP99Ms());
             row.put("measured_valid", r.measuredValid());
+            row.put("measured_invalid_reasons", r.invalidReasons());
             list.add(row);
         }
         m.put("rows", list);
