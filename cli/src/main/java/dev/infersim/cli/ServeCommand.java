@@ -116,6 +116,11 @@ public final class ServeCommand implements Runnable {
                     + "${DEFAULT-VALUE}, a vLLM startup log's 14.99 GiB in 4.75 s from local disk).")
     double loadBandwidthGbps;
 
+    @Option(names = "--dashboard", description = "Serve a live dashboard at /dashboard: running and waiting requests, KV "
+            + "usage, tokens and time per step, TTFT and ITL histograms, arrival and completion rates and Little's law, "
+            + "pushed every half second.")
+    boolean dashboard;
+
     @Option(names = "--config", paramLabel = "FILE", description = "YAML file of these flags (keys without '--'); command-line flags win.")
     Path config;
 
@@ -179,7 +184,8 @@ public final class ServeCommand implements Runnable {
             return ServerOptions.builder(d).schedulingPolicy(deployment.schedulingPolicy).startupDelay(delay)
                     .servedModelNames(servedModelNames).host(host).port(port).apiKey(apiKey).timeScale(timeScale)
                     .maxWaitingRequests(maxWaitingRequests).outputMode(OutputMode.parse(outputMode)).seed(seed)
-                    .outputLengths(OutputLengths.parse(outputLenDist)).faults(faults).realtimeEngine(realtimeEngine).build();
+                    .outputLengths(OutputLengths.parse(outputLenDist)).faults(faults).realtimeEngine(realtimeEngine)
+                    .dashboard(dashboard).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }

@@ -191,7 +191,7 @@ final class EngineLoop implements Runnable {
             long lag = wall.nanoTime() - deadline;
             StepOutcome out = engine.completeStep(plan);
             cursorNanos = plan.endNanos();
-            metrics.recordStep(plan.tokens(), lag);
+            metrics.recordStep(plan.tokens(), plan.durationNanos(), lag);
             deliver(out);
             metrics.snapshot(engine, arrived.size());
         }

@@ -3,6 +3,8 @@ package dev.infersim.server;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Future;
 
+import java.util.List;
+
 /** What {@code GET|POST /admin/replicas} on a fleet's first port reads and changes. */
 interface FleetAdmin {
     /** {@code {"replicas", "ready", "loading", "draining", "endpoints": [{"replica", "url", "port", "state"}]}}. */
@@ -10,6 +12,9 @@ interface FleetAdmin {
 
     /** Grows (new replicas cold-start) or shrinks (the highest-numbered replicas drain) the fleet to {@code n}. */
     Future<Void> scaleTo(int n);
+
+    /** The serving replicas' metrics, by index: the dashboard shows them side by side. */
+    List<ServerMetrics> metrics();
 
     /** The largest fleet a POST may ask for. */
     int maxReplicas();

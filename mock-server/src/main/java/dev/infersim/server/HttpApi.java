@@ -39,16 +39,21 @@ final class HttpApi extends VerticleBase {
     private final int port;
     private final Shutdown shutdown;
     private final FleetAdmin fleet;
+    private final DashboardFeed dashboard;
     private final String replica;
     private volatile int boundPort;
     private HttpServer server;
 
-    /** {@code fleet}: the replica set that {@code /admin/replicas} reports and resizes; null where this server has none. */
-    HttpApi(ModelService service, int port, Shutdown shutdown, FleetAdmin fleet) {
+    /**
+     * {@code fleet}: the replica set that {@code /admin/replicas} reports and resizes; null where this server has none.
+     * {@code dashboard}: the feed of {@code /dashboard}; null when the dashboard is off.
+     */
+    HttpApi(ModelService service, int port, Shutdown shutdown, FleetAdmin fleet, DashboardFeed dashboard) {
         this.service = service;
         this.port = port;
         this.shutdown = shutdown;
         this.fleet = fleet;
+        this.dashboard = dashboard;
         this.replica = Integer.toString(service.options.replica());
     }
 
@@ -71,6 +76,9 @@ final class HttpApi extends VerticleBase {
         router.get("/version").handler(rc -> json(rc, Json.MAPPER.createObjectNode().put("version", version())));
         router.get("/metrics").handler(rc -> rc.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
                 .end(service.metrics.render()));
+        if (dashboard != null) {
+            Dashboard.mount(vertx, router, dashboard::snapshot);
+        }
         router.post("/tokenize").handler(body).handler(this::tokenize);
         router.post("/detokenize").handler(body).handler(this::detokenize);
         router.get("/admin/faults").handler(rc -> json(rc, faultsJson(service.faults.get())));

@@ -67,6 +67,11 @@ public final class MockFleet implements FleetAdmin {
         return List.copyOf(replicas);
     }
 
+    @Override
+    public synchronized List<ServerMetrics> metrics() {
+        return replicas.stream().map(MockServer::metrics).toList();
+    }
+
     /** {@code http://host:port} of replica 0, where {@code /admin/replicas} lives. */
     public synchronized String baseUrl() {
         return replicas.get(0).baseUrl();

@@ -95,9 +95,12 @@ public final class MockServer {
         MockServer[] holder = new MockServer[1];
         HttpApi.Shutdown shutdown = () -> holder[0] != null && holder[0].closing;
         List<HttpApi> apis = new java.util.concurrent.CopyOnWriteArrayList<>();
+        // a fleet's first replica shows every replica; any other server, itself
+        DashboardFeed dashboard = !options.dashboard() ? null
+                : new DashboardFeed(fleet != null ? fleet::metrics : () -> List.of(service.metrics), System.nanoTime());
         // One deployment of n instances: Vert.x shares the listening socket among them (even an ephemeral port 0).
         return vertx.deployVerticle(() -> {
-            HttpApi api = new HttpApi(service, options.port(), shutdown, fleet);
+            HttpApi api = new HttpApi(service, options.port(), shutdown, fleet, dashboard);
             apis.add(api);
             return api;
         }, new DeploymentOptions().setInstances(instances)).map(id -> {
@@ -143,6 +146,11 @@ public final class MockServer {
     /** This server's index in its fleet. */
     public int replica() {
         return service.options.replica();
+    }
+
+    /** This server's metrics, for a fleet's dashboard. */
+    ServerMetrics metrics() {
+        return service.metrics;
     }
 
     /** The bound TCP port. */

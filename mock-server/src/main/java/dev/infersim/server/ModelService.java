@@ -4,6 +4,7 @@ import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.KvCapacity;
 import io.vertx.core.Context;
 
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;

@@ -26,6 +26,8 @@ final class ServerMetrics {
     private static final double[] REQUEST_LATENCY_BUCKETS = {0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0,
             30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
     private static final double[] ITERATION_TOKEN_BUCKETS = {1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384};
+    private static final double[] STEP_BUCKETS = {0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1,
+            0.25, 0.5, 1.0, 2.5};
     private static final double[] N_BUCKETS = {1, 2, 5, 10, 20};
     private static final double[] LAG_BUCKETS = {1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2,
             5e-2, 0.1, 0.25, 1.0};
@@ -48,6 +50,7 @@ final class ServerMetrics {
     final BucketHistogram generationTokens;
     final BucketHistogram paramsMaxTokens;
     final BucketHistogram stepLag = new BucketHistogram(LAG_BUCKETS);
+    final BucketHistogram stepDuration = new BucketHistogram(STEP_BUCKETS);
     /** Longest step lag the nanosecond histogram tells apart; longer ones count as this. */
     private static final long MAX_TRACKED_LAG_NANOS = TimeUnit.MINUTES.toNanos(10);
     /**
@@ -84,9 +87,10 @@ final class ServerMetrics {
         paramsMaxTokens = BucketHistogram.oneTwoFive(kv.maxModelLen());
     }
 
-    /** Engine thread: one step finished {@code lagNanos} (wall) after its planned end. */
-    void recordStep(long tokens, long lagNanos) {
+    /** Engine thread: one step of {@code durationNanos} (model time) finished {@code lagNanos} (wall) after its plan. */
+    void recordStep(long tokens, long durationNanos, long lagNanos) {
         iterationTokens.record(tokens);
+        stepDuration.record(durationNanos / 1e9);
         stepLag.record(lagNanos / 1e9);
         stepLagNanos.recordValue(Math.min(Math.max(0, lagNanos), MAX_TRACKED_LAG_NANOS));
     }
@@ -148,6 +152,15 @@ final class ServerMetrics {
         return kvUsage;
     }
 
+    /** Requests that finished, for any reason: vLLM's request_success_total summed over finished_reason. */
+    long finished() {
+        return successStop.get() + successLength.get() + successAbort.get();
+    }
+
+    double timeScale() {
+        return timeScale;
+    }
+
     /** The Prometheus text exposition (format 0.0.4). */
     String render() {
         StringBuilder b = new StringBuilder(16_384);
@@ -181,6 +194,7 @@ final class ServerMetrics {
         histogram(b, "vllm:request_params_n", "Histogram of the n request parameter.", paramsN);
         gauge(b, "infersim:time_scale", "Wall-clock speed-up: model time = wall time x this.", timeScale);
         counter(b, "infersim:steps_total", "Engine iterations run.", steps);
+        histogram(b, "infersim:step_duration_seconds", "Model seconds each engine iteration took.", stepDuration);
         histogram(b, "infersim:step_lag_seconds", "Wall seconds by which a step's end was late against its plan.", stepLag);
         return b.toString();
     }

@@ -30,11 +30,13 @@ import java.util.Objects;
  * @param replica             this server's index in its fleet (0 alone): the {@code x-infersim-replica} header and the
  *                            ground truth's {@code replica} name it
  * @param startupDelay        the cold start (model time) during which /health and /v1 answer 503
+ * @param dashboard           serve the live dashboard at /dashboard ({@link Dashboard})
  */
 public record ServerOptions(Deployment deployment, String schedulingPolicy, List<String> servedModelNames, String host, int port,
                             String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
                             OutputLengths outputLengths, FaultSettings faults, long maxBodyBytes, int eventLoops,
-                            boolean realtimeEngine, int replica, StartupDelay startupDelay) {
+                            boolean realtimeEngine, int replica, StartupDelay startupDelay,
+                            boolean dashboard) {
 
     public ServerOptions {
         Objects.requireNonNull(deployment, "deployment");
@@ -70,7 +72,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
     public ServerOptions forReplica(int index, int port) {
         return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                 maxWaitingRequests, outputMode, seed, outputLengths, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
-                startupDelay);
+                startupDelay, dashboard);
     }
 
     /** vLLM-like defaults for a deployment: 127.0.0.1:8000, real time, no key, 1,000 waiting requests, lorem text, seed 0. */
@@ -103,6 +105,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         private boolean realtimeEngine;
         private int replica;
         private StartupDelay startupDelay = StartupDelay.NONE;
+        private boolean dashboard;
 
         private Builder(Deployment deployment) {
             this.deployment = deployment;
@@ -125,10 +128,12 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         public Builder realtimeEngine(boolean v) { realtimeEngine = v; return this; }
         public Builder replica(int v) { replica = v; return this; }
         public Builder startupDelay(StartupDelay v) { startupDelay = v; return this; }
+        public Builder dashboard(boolean v) { dashboard = v; return this; }
 
         public ServerOptions build() {
             return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
-                    maxWaitingRequests, outputMode, seed, outputLengths, faults, maxBodyBytes, eventLoops, realtimeEngine, replica, startupDelay);
+                    maxWaitingRequests, outputMode, seed, outputLengths, faults, maxBodyBytes, eventLoops, realtimeEngine, replica,
+                    startupDelay, dashboard);
         }
     }
 }

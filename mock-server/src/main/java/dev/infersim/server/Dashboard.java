@@ -1,0 +1,156 @@
+package dev.infersim.server;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.ext.web.Router;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.function.LongFunction;
+
+/**
+ * The live dashboard: {@code GET /dashboard} is the page, {@code GET /dashboard/events} pushes a snapshot (see
+ * {@link DashboardFeed} for its fields) every half second as server-sent events, and {@code GET
+ * /dashboard/echarts.min.js} is the charting library the HTML reports use (ECharts, from its webjar), so the page needs
+ * no network and no build step. The page keeps two minutes of history per chart and shows every replica side by side.
+ * The same page replays a simulation when its events come from the simulator instead of a live server.
+ */
+public final class Dashboard {
+    static final long PUSH_INTERVAL_MS = 500;
+    private static final String ECHARTS = "META-INF/resources/webjars/echarts/5.3.1/dist/echarts.min.js";
+    private static volatile Buffer echarts;
+
+    private Dashboard() {
+    }
+
+    /**
+     * Mounts the three routes; {@code snapshot} gives the JSON to push at a wall-clock instant ({@code System.nanoTime()}),
+     * or null when there is nothing more to show (a finished replay), which ends the stream.
+     */
+    public static void mount(Vertx vertx, Router router, LongFunction<String> snapshot) {
+        router.get("/dashboard").handler(rc -> rc.response().putHeader("content-type", "text/html; charset=utf-8")
+                .putHeader("cache-control", "no-store").end(PAGE));
+        router.get("/dashboard/echarts.min.js").handler(rc -> rc.response()
+                .putHeader("content-type", "text/javascript; charset=utf-8").end(echarts()));
+        router.get("/dashboard/events").handler(rc -> stream(vertx, rc.response(), snapshot));
+    }
+
+    private static void stream(Vertx vertx, HttpServerResponse response, LongFunction<String> snapshot) {
+        response.setChunked(true).putHeader("content-type", "text/event-stream").putHeader("cache-control", "no-cache")
+                // proxies such as nginx must pass each event on at once
+                .putHeader("x-accel-buffering", "no");
+        long[] timer = new long[1];
+        Runnable push = () -> {
+            String json = snapshot.apply(System.nanoTime());
+            if (json == null) {
+                vertx.cancelTimer(timer[0]);
+                response.end("event: end\ndata: {}\n\n");
+            } else if (!response.writeQueueFull()) { // a viewer that does not read misses snapshots, never piles them up
+                response.write("data: " + json + "\n\n");
+            }
+        };
+        timer[0] = vertx.setPeriodic(1, PUSH_INTERVAL_MS, id -> push.run());
+        response.closeHandler(v -> vertx.cancelTimer(timer[0]));
+    }
+
+    private static Buffer echarts() {
+        Buffer b = echarts;
+        if (b == null) {
+            try (InputStream in = Dashboard.class.getClassLoader().getResourceAsStream(ECHARTS)) {
+                if (in == null) {
+                    throw new IllegalStateException(ECHARTS + " is missing from the classpath (webjar org.webjars.npm:echarts)");
+                }
+                b = Buffer.buffer(in.readAllBytes());
+                echarts = b;
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return b;
+    }
+
+    private static final String PAGE = """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><title>infersim dashboard</title>
+            <style>
+            body{font-family:system-ui,sans-serif;margin:16px;color:#222}
+            h1{font-size:20px;margin:0 0 4px} #status{color:#666;font-size:13px}
+            .grid{display:grid;grid-template-columns:repeat(3,minmax(0,1fr));gap:10px} .chart{height:260px}
+            table{border-collapse:collapse;font-size:13px;margin:10px 0} td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}
+            th:first-child,td:first-child{text-align:left} .ok{color:#070} .off{color:#b00}
+            </style>
+            <script src="/dashboard/echarts.min.js"></script></head><body>
+            <h1>infersim live dashboard</h1><div id="status">connecting...</div>
+            <table id="replicas"></table>
+            <div class="grid">
+            <div class="chart" id="c-queue"></div><div class="chart" id="c-kv"></div><div class="chart" id="c-rates"></div>
+            <div class="chart" id="c-tokens"></div><div class="chart" id="c-step"></div><div class="chart" id="c-little"></div>
+            <div class="chart" id="c-ttft"></div><div class="chart" id="c-itl"></div>
+            </div>
+            <script>
+            const KEEP = 240;
+            const state = {updates: 0, last: null, ended: false};
+            window.dashboard = state;
+            const history = [];
+            const charts = {};
+            for (const id of ['queue','kv','rates','tokens','step','little','ttft','itl']) {
+              charts[id] = echarts.init(document.getElementById('c-'+id), null, {renderer:'svg'});
+            }
+            function n(v, d){ return (v===null||v===undefined||!Number.isFinite(v)) ? '-' : v.toFixed(d===undefined?1:d); }
+            function lineChart(id, title, unit, series){
+              charts[id].setOption({animation:false,title:{text:title,textStyle:{fontSize:13}},tooltip:{trigger:'axis'},
+                legend:{top:20,type:'scroll'},grid:{top:56,left:48,right:16,bottom:28},
+                xAxis:{type:'value',name:'model s',nameGap:4,min:'dataMin',max:'dataMax'},yAxis:{type:'value',name:unit},series:series}, true);
+            }
+            function perReplica(key, label, f){
+              const ids = history.length ? history[history.length-1].replicas.map(r=>r.replica) : [];
+              return ids.map(id=>({name:label+' r'+id,type:'line',showSymbol:false,
+                data:history.map(s=>{ const r=s.replicas.find(x=>x.replica===id); return [s.model_time_s, r ? f(r) : null]; })}));
+            }
+            function histogramChart(id, title, key, last){
+              const series = last.replicas.map(r=>({name:'r'+r.replica,type:'bar',data:r[key].count}));
+              const labels = last.replicas.length ? last.replicas[0][key].le.map(v=>'<='+(v<1? (v*1000)+' ms' : v+' s')).concat(['more']) : [];
+              charts[id].setOption({animation:false,title:{text:title,textStyle:{fontSize:13}},tooltip:{trigger:'axis'},legend:{top:20},
+                grid:{top:56,left:48,right:16,bottom:48},xAxis:{type:'category',data:labels,axisLabel:{rotate:40,fontSize:10}},
+                yAxis:{type:'value',name:'requests'},series:series}, true);
+            }
+            function render(s){
+              let rows = '<tr><th>replica</th><th>running</th><th>waiting</th><th>KV cache</th><th>arrivals /s</th><th>completions /s</th>'
+                + '<th>tokens/step</th><th>step ms</th><th>finished</th><th>Little: L</th><th>&lambda;W</th></tr>';
+              for (const r of s.replicas) {
+                const L=r.little.L, lw=r.little.lambda_W, gap = L>0 ? Math.abs(L-lw)/L : 0;
+                rows += '<tr data-replica="'+r.replica+'"><td>'+r.replica+'</td><td class="running">'+r.running+'</td><td class="waiting">'+r.waiting+'</td>'
+                  + '<td>'+n(100*r.kv_cache_usage)+'%</td><td>'+n(r.arrival_rate)+'</td><td>'+n(r.completion_rate)+'</td>'
+                  + '<td>'+n(r.tokens_per_step)+'</td><td>'+n(r.step_ms,2)+'</td><td class="finished">'+r.finished+'</td>'
+                  + '<td>'+n(L,2)+'</td><td class="'+(L<0.5||gap<0.2?'ok':'off')+'">'+n(lw,2)+'</td></tr>';
+              }
+              document.getElementById('replicas').innerHTML = rows;
+              lineChart('queue','Requests running and waiting','requests',
+                perReplica('running','running',r=>r.running).concat(perReplica('waiting','waiting',r=>r.waiting)));
+              lineChart('kv','KV cache in use','%', perReplica('kv','KV',r=>100*r.kv_cache_usage));
+              lineChart('rates','Arrivals and completions per model second','req/s',
+                perReplica('a','arrivals',r=>r.arrival_rate).concat(perReplica('c','completions',r=>r.completion_rate)));
+              lineChart('tokens','Tokens per engine step','tokens', perReplica('t','tokens/step',r=>r.tokens_per_step));
+              lineChart('step','Engine step time','ms', perReplica('s','step',r=>r.step_ms));
+              lineChart('little',"Little's law: L vs lambda x W (last 10 s)",'requests',
+                perReplica('L','L',r=>r.little.L).concat(perReplica('lw','lambda W',r=>r.little.lambda_W)));
+              histogramChart('ttft','Time to first token (since start)','ttft', s);
+              histogramChart('itl','Inter-token latency (since start)','itl', s);
+            }
+            const events = new EventSource('/dashboard/events');
+            events.onmessage = e => {
+              const s = JSON.parse(e.data);
+              history.push(s); if (history.length > KEEP) history.shift();
+              state.updates++; state.last = s;
+              document.getElementById('status').textContent = 'model time '+n(s.model_time_s)+' s, '+s.replicas.length
+                + ' replica(s), time scale '+s.time_scale+'x; updated '+state.updates+' times';
+              render(s);
+            };
+            events.addEventListener('end', () => { state.ended = true; events.close();
+              document.getElementById('status').textContent += ' (replay finished)'; });
+            events.onerror = () => { if (!state.ended) document.getElementById('status').textContent = 'disconnected; retrying...'; };
+            </script></body></html>
+            """;
+}

@@ -1,0 +1,103 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The live dashboard in a real headless Chromium while load runs: the page connects, its charts draw, the numbers it
+ * shows change as requests come and go, and once the load is over they agree with /metrics. A screenshot of the page
+ * under load is left at {@code target/dashboard.png}.
+ */
+class DashboardBrowserTest {
+
+    @Test
+    void dashboardUpdatesLiveAndAgreesWithMetrics(@TempDir Path dir) throws Exception {
+        assumeTrue(HeadlessBrowser.available(), HeadlessBrowser.BINARY + " is not installed");
+        MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(64), 5).dashboard(true).build());
+        try (HeadlessBrowser browser = new HeadlessBrowser(dir.resolve("profile"))) {
+            browser.open(server.baseUrl() + "/dashboard");
+            browser.waitFor(() -> browser.eval("window.dashboard.updates").asInt() >= 2, Duration.ofSeconds(20),
+                    "the first snapshots");
+
+            List<CompletableFuture<HttpResponse<String>>> load = sendLoad(server, 120);
+            browser.waitFor(() -> browser.eval("window.dashboard.last.replicas[0].running").asInt() > 0,
+                    Duration.ofSeconds(20), "the page to show requests running");
+            int updatesUnderLoad = browser.eval("window.dashboard.updates").asInt();
+            browser.screenshot(Path.of("target", "dashboard.png"));
+            for (CompletableFuture<HttpResponse<String>> f : load) {
+                assertEquals(200, f.get().statusCode(), f.get().body());
+            }
+
+            browser.waitFor(() -> browser.eval("window.dashboard.last.replicas[0].finished").asInt() == 120,
+                    Duration.ofSeconds(20), "the page to count all 120 requests finished");
+            assertTrue(browser.eval("window.dashboard.updates").asInt() > updatesUnderLoad, "updates keep coming");
+            String metrics = TestServers.get(server, "/metrics").raw().body();
+            JsonNode shown = browser.eval("window.dashboard.last.replicas[0]");
+            assertEquals(sum(metrics, "vllm:request_success_total"), shown.get("finished").asDouble());
+            assertEquals(sum(metrics, "vllm:num_requests_running"), shown.get("running").asDouble());
+            assertEquals(sum(metrics, "vllm:time_to_first_token_seconds_count"), total(shown.get("ttft").get("count")));
+            assertEquals(sum(metrics, "vllm:inter_token_latency_seconds_count"), total(shown.get("itl").get("count")));
+            assertEquals("120", browser.eval("document.querySelector('#replicas td.finished').textContent").asText(),
+                    "the table on the page shows the same count");
+            int drawn = browser.eval("document.querySelectorAll('#c-queue svg path, #c-ttft svg path').length").asInt();
+            assertTrue(drawn > 10, "the charts drew their series (" + drawn + " paths)");
+        } finally {
+            TestServers.close(server);
+        }
+        assertTrue(Files.size(Path.of("target", "dashboard.png")) > 10_000, "a screenshot was written");
+    }
+
+    /** n completions at about 40 a second (wall), streamed, so they overlap and the batch fills. */
+    private static List<CompletableFuture<HttpResponse<String>>> sendLoad(MockServer server, int n) throws Exception {
+        HttpClient http = TestServers.http();
+        List<CompletableFuture<HttpResponse<String>>> all = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            String body = "{\"model\":\"llama-3.1-8b\",\"prompt\":\"hello number " + i + "\",\"max_tokens\":400,"
+                    + "\"ignore_eos\":true,\"stream\":true}";
+            all.add(http.sendAsync(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/v1/completions"))
+                    .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                    HttpResponse.BodyHandlers.ofString()));
+            Thread.sleep(25);
+        }
+        return all;
+    }
+
+    /** The sum of a metric's samples over all label sets in a Prometheus text exposition. */
+    private static double sum(String exposition, String name) {
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "\\{[^}]*\\} (\\S+)$").matcher(exposition);
+        double total = 0;
+        boolean found = false;
+        while (m.find()) {
+            total += Double.parseDouble(m.group(1));
+            found = true;
+        }
+        assertTrue(found, name + " is not in /metrics");
+        return total;
+    }
+
+    private static double total(JsonNode counts) {
+        double t = 0;
+        for (JsonNode c : counts) {
+            t += c.asDouble();
+        }
+        return t;
+    }
+}
