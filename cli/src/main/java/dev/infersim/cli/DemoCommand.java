@@ -83,7 +83,7 @@ public final class DemoCommand implements Callable<Integer> {
     double sloTtftP99Ms;
 
     @Option(names = "--quick", description = "A short sweep for CI and a first look: loads 0.5,1.3 (one on each side of "
-            + "the knee), 5 warmup requests, at 4x; flags given explicitly still win.")
+            + "the knee), 5 warmup requests, at 3x; flags given explicitly still win.")
     boolean quick;
 
     @Option(names = "--seed", defaultValue = "0", description = "Workload seed (default: ${DEFAULT-VALUE}).")
@@ -181,7 +181,7 @@ public final class DemoCommand implements Callable<Integer> {
             numWarmups = 5;
         }
         if (!parsed.hasMatchedOption("--time-scale")) {
-            timeScale = 4;
+            timeScale = 3;
         }
     }
 
