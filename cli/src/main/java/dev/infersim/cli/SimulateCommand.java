@@ -5,8 +5,11 @@ import dev.infersim.result.VllmDetailArrays;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.KvCapacity;
+import dev.infersim.engine.StartupDelay;
 import dev.infersim.result.BenchmarkReport;
 import dev.infersim.result.RequestLogWriter;
+import dev.infersim.sim.Autoscaler;
+import dev.infersim.sim.Fleet;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.Router;
 import dev.infersim.sim.Routers;
@@ -24,6 +27,7 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -50,12 +54,37 @@ public final class SimulateCommand implements Runnable {
     @Option(names = "--max-concurrency", description = "Cap on requests in flight; with --request-rate inf, a closed loop of N users.")
     Integer maxConcurrency;
 
-    @Option(names = "--replicas", defaultValue = "1", description = "Engine replicas behind the router (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--replicas", defaultValue = "1",
+            description = "Engine replicas behind the router; with --autoscaler, those serving at time 0 (default: ${DEFAULT-VALUE}).")
     int replicas;
 
     @Option(names = "--router", defaultValue = "round-robin", description = "round-robin, least-outstanding-requests, least-kv-usage, power-of-two-choices (seeded by --seed) "
             + "or prefix-affinity (default: ${DEFAULT-VALUE}).")
     String router;
+
+    @Option(names = "--autoscaler", paramLabel = "NAME",
+            description = "Size the fleet with an autoscaler: hpa (the Kubernetes HPA algorithm). Off by default.")
+    String autoscalerName;
+
+    @Mixin
+    AutoscaleOptions autoscale;
+
+    @Option(names = "--startup-delay", defaultValue = "auto", paramLabel = "auto|S",
+            description = "Cold start of each replica the autoscaler adds: auto (weights over --load-bandwidth-gbps "
+                    + "plus CUDA-graph capture) or seconds (default: ${DEFAULT-VALUE}).")
+    String startupDelay;
+
+    @Option(names = "--load-bandwidth-gbps", defaultValue = "" + StartupDelay.DEFAULT_LOAD_BANDWIDTH_GBPS,
+            description = "GB/s a starting replica reads its weights at, for --startup-delay auto (default: ${DEFAULT-VALUE}).")
+    double loadBandwidthGbps;
+
+    @Option(names = "--metrics-lag", defaultValue = "15", paramLabel = "S",
+            description = "Age of the metrics each autoscaler sync reads (a scrape interval) (default: ${DEFAULT-VALUE}).")
+    double metricsLagS;
+
+    @Option(names = "--dollars-per-gpu-hour", paramLabel = "USD",
+            description = "Price of one GPU-hour, for infersim_cost_dollars (GPU-seconds are always reported).")
+    Double dollarsPerGpuHour;
 
     @Mixin
     DeploymentOptions deployment;
@@ -71,12 +100,12 @@ public final class SimulateCommand implements Runnable {
         ConfigException.check(requests.size() > reporting.numWarmups,
                 "--num-warmups %d leaves none of the %d requests to measure", reporting.numWarmups, requests.size());
         Deployment d = deployment.deployment();
-        Replica[] fleet = new Replica[replicas];
-        for (int i = 0; i < replicas; i++) {
-            fleet[i] = new Replica(i, deployment.engine());
-        }
+        Fleet fleet = fleet(d);
+        ConfigException.check(dollarsPerGpuHour == null || (dollarsPerGpuHour >= 0 && Double.isFinite(dollarsPerGpuHour)),
+                "--dollars-per-gpu-hour must be >= 0, got %s", dollarsPerGpuHour);
         SimulationOptions options = SimulationOptions.defaults().withWarmups(reporting.numWarmups)
-                .withWarmupDurationNanos(Math.round(reporting.warmupDurationS * 1e9)).withSlo(reporting.slo());
+                .withWarmupDurationNanos(Math.round(reporting.warmupDurationS * 1e9)).withSlo(reporting.slo())
+                .withDollarsPerGpuHour(dollarsPerGpuHour == null ? Double.NaN : dollarsPerGpuHour);
         LoadPattern load = spec.load();
         RunInfo info = new RunInfo(LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")), "infersim",
                 d.model().hfId(), d.model().hfId(), requests.size() - Math.min(reporting.numWarmups, requests.size()),
@@ -101,6 +130,20 @@ public final class SimulateCommand implements Runnable {
         }
     }
 
+    private Fleet fleet(Deployment d) {
+        Replica[] initial = new Replica[replicas];
+        for (int i = 0; i < replicas; i++) {
+            initial[i] = new Replica(i, deployment.engine());
+        }
+        if (autoscalerName == null) {
+            return Fleet.fixed(initial);
+        }
+        Autoscaler autoscaler = autoscale.autoscaler(autoscalerName);
+        ConfigException.check(metricsLagS >= 0 && Double.isFinite(metricsLagS), "--metrics-lag must be >= 0 s, got %s", metricsLagS);
+        return new Fleet(initial, deployment::engine, autoscaler, StartupDelay.parse(startupDelay, d, loadBandwidthGbps),
+                AutoscaleOptions.nanos(metricsLagS));
+    }
+
     private void report(SimulationResult result, RunInfo info, String file, Path detailFile, PrintStream out) {
         BenchmarkReport report = result.report(info);
         if (detailFile != null) {
@@ -110,6 +153,18 @@ public final class SimulateCommand implements Runnable {
         out.println(result.saturation().saturated()
                 ? "Saturated: yes (" + result.saturation().reason() + ")"
                 : "Saturated: no (" + result.saturation().reason() + ")");
+        if (autoscalerName != null) {
+            Fleet.ReplicaSeries series = result.replicaSeries();
+            int peak = 0;
+            for (int i = 0; i < series.size(); i++) {
+                peak = Math.max(peak, series.desired(i));
+            }
+            out.printf(Locale.ROOT, "Autoscaler %s: %d replica changes, peak %d desired, %d at the end%n", autoscalerName,
+                    series.size() - 1, peak, series.desired(series.size() - 1));
+        }
+        out.printf(Locale.ROOT, "GPU-seconds: %.1f%s%n", result.gpuSeconds(), Double.isNaN(result.dollarsPerGpuHour()) ? ""
+                : String.format(Locale.ROOT, " ($%.4f at $%s per GPU-hour)", result.gpuSeconds() / 3600 * result.dollarsPerGpuHour(),
+                result.dollarsPerGpuHour()));
         if (result.stopped()) {
             out.println("Interrupted: the requests sent before the interrupt were simulated to completion and are reported");
         }

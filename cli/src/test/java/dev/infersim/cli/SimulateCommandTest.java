@@ -264,6 +264,46 @@ class SimulateCommandTest {
                 "--result-filename");
     }
 
+    @Test
+    void autoscaledRunReportsReplicasOverTimeGpuSecondsAndCost() throws IOException {
+        CliRun r = run("simulate", "--num-prompts", "3000", "--random-input-len", "1024", "--random-output-len", "128",
+                "--ramp-up-strategy", "linear", "--ramp-up-start-rps", "2", "--ramp-up-end-rps", "60",
+                "--router", "least-outstanding-requests", "--autoscaler", "hpa", "--autoscale-metric",
+                "num_requests_running", "--autoscale-target", "16", "--max-replicas", "6", "--startup-delay", "20",
+                "--metrics-lag", "0", "--dollars-per-gpu-hour", "2", "--goodput", "ttft:500", "--save-result",
+                "--result-dir", dir.toString(), "--result-filename", "scaled.json");
+        assertEquals(0, r.exitCode(), r.err());
+        assertTrue(r.out().contains("Autoscaler hpa: "), r.out());
+        JsonNode result = new ObjectMapper().readTree(dir.resolve("scaled.json").toFile());
+        JsonNode replicas = result.get("infersim_replicas");
+        int last = replicas.get("desired").size() - 1;
+        assertTrue(replicas.get("desired").get(last).asInt() > 1, replicas.toString());
+        assertEquals(replicas.get("time_s").size(), replicas.get("ready").size());
+        double gpuSeconds = result.get("infersim_gpu_seconds").asDouble();
+        assertTrue(gpuSeconds > result.get("duration").asDouble(), "more than one replica for part of the run");
+        assertEquals(gpuSeconds / 3600 * 2, result.get("infersim_cost_dollars").asDouble(), 1e-9);
+        JsonNode overTime = result.get("infersim_latency_over_time");
+        assertEquals(overTime.get("time_s").size(), overTime.get("slo_attainment").size());
+        assertTrue(overTime.get("slo_attainment").get(0).asDouble() > 0.9, overTime.toString());
+    }
+
+    @Test
+    void autoscalerFlagsAreCheckedWithOneLine() {
+        assertOneLineError(run("simulate", "--num-prompts", "10", "--autoscaler", "hpa", "--max-replicas", "3"),
+                "--autoscale-target");
+        assertOneLineError(run("simulate", "--num-prompts", "10", "--autoscaler", "hpa", "--autoscale-target", "4"),
+                "--max-replicas");
+        assertOneLineError(run("simulate", "--num-prompts", "10", "--autoscaler", "keda", "--autoscale-target", "4",
+                "--max-replicas", "3"), "--autoscaler");
+        assertOneLineError(run("simulate", "--num-prompts", "10", "--autoscaler", "hpa", "--autoscale-target", "4",
+                "--max-replicas", "3", "--autoscale-metric", "gpu_util"), "--autoscale-metric");
+        assertOneLineError(run("simulate", "--num-prompts", "10", "--autoscaler", "hpa", "--autoscale-target", "4",
+                "--max-replicas", "3", "--scale-up-policy", "pods:4"), "--scale-up-policy");
+        assertOneLineError(run("simulate", "--num-prompts", "10", "--autoscaler", "hpa", "--autoscale-target", "4",
+                "--max-replicas", "3", "--startup-delay", "soon"), "--startup-delay");
+        assertOneLineError(run("simulate", "--num-prompts", "10", "--dollars-per-gpu-hour", "-1"), "--dollars-per-gpu-hour");
+    }
+
     private static void assertOneLineError(CliRun r, String flag) {
         assertEquals(2, r.exitCode(), r.out() + r.err());
         String err = r.err().strip();

@@ -1,7 +1,8 @@
 /**
  * The one result schema of simulate, bench, predict, merge and every report: vLLM's {@code --save-result} keys
  * ({@link dev.infersim.result.BenchmarkReport}, {@link dev.infersim.result.RunInfo}), the statistics behind them
- * ({@link dev.infersim.result.ServingStats}, {@link dev.infersim.result.LatencyStats}), and one typed per-request
+ * ({@link dev.infersim.result.ServingStats}, {@link dev.infersim.result.LatencyStats}, latency and SLO attainment over
+ * time in {@link dev.infersim.result.LatencySeries}), and one typed per-request
  * record ({@link dev.infersim.result.RequestRecord}, with {@link dev.infersim.result.ClientObservation} for what only a
  * client sees) with one JSONL writer and reader ({@link dev.infersim.result.RequestLogWriter},
  * {@link dev.infersim.result.RequestLogReader}) and vLLM's per-request arrays built from it

@@ -17,10 +17,28 @@ public final class Replica {
     private long lastStepEndNanos = -1;
     private long peakWaiting;
     private double peakKvUsage;
+    private final long createdNanos;
+    private final long readyNanos;
+    private boolean draining;
+    private long retiredNanos = -1;
 
+    /** A replica that serves from time 0. */
     public Replica(int id, EngineCore engine) {
+        this(id, engine, 0, 0);
+    }
+
+    /**
+     * @param createdNanos when the replica was started (it holds its GPUs from then on)
+     * @param readyNanos   when its cold start ends and it takes requests
+     */
+    public Replica(int id, EngineCore engine, long createdNanos, long readyNanos) {
+        if (readyNanos < createdNanos) {
+            throw new IllegalArgumentException("ready at " + readyNanos + " ns, before its start at " + createdNanos);
+        }
         this.id = id;
         this.engine = engine;
+        this.createdNanos = createdNanos;
+        this.readyNanos = readyNanos;
     }
 
     public int id() { return id; }
@@ -74,6 +92,28 @@ public final class Replica {
     /** End of the last completed step; -1 before the first. */
     public long lastStepEndNanos() {
         return lastStepEndNanos;
+    }
+
+    public long createdNanos() { return createdNanos; }
+    public long readyNanos() { return readyNanos; }
+
+    /** Whether the cold start is over at {@code nowNanos}. */
+    public boolean isReady(long nowNanos) {
+        return nowNanos >= readyNanos;
+    }
+
+    /** Draining: takes no new requests, finishes those it has, then is retired. */
+    public boolean isDraining() { return draining; }
+
+    void drain() {
+        draining = true;
+    }
+
+    /** When the replica stopped holding its GPUs; -1 while it lives. */
+    public long retiredNanos() { return retiredNanos; }
+
+    void retire(long nowNanos) {
+        retiredNanos = nowNanos;
     }
 
     /** Most requests ever waiting in this engine's queue. */

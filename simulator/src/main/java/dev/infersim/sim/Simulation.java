@@ -1,5 +1,6 @@
 package dev.infersim.sim;
 
+import dev.infersim.result.LatencySeries;
 import dev.infersim.result.RequestRecord;
 import dev.infersim.result.ServingStats;
 import dev.infersim.result.RequestLogWriter;
@@ -16,10 +17,12 @@ import java.util.Arrays;
 import java.util.Iterator;
 
 /**
- * Discrete-event simulation of replicas serving a workload in virtual time. Two kinds of event exist: a request
+ * Discrete-event simulation of replicas serving a workload in virtual time. Three kinds of event exist: a request
  * arrival (the next one in the workload stream, delivered at its scheduled time, or when a concurrency slot frees
- * under {@code --max-concurrency}) and a step completion (the earliest end of a replica's step in flight). The loop
- * handles the earliest event; arrivals win ties, so a request arriving as a step ends joins the next step. Replicas
+ * under {@code --max-concurrency}), a step completion (the earliest end of a replica's step in flight) and, for an
+ * autoscaled {@link Fleet}, a fleet event (a cold start ending, a metrics scrape, an autoscaler sync). The loop
+ * handles the earliest event; fleet events win ties (a replica ready at t takes the request arriving at t), then
+ * arrivals, so a request arriving as a step ends joins the next step. Replicas
  * plan their next step only when the clock is about to move on, so everything that happens at one instant (a burst,
  * a closed-loop user sending again as its previous request finishes) shares the step that starts there.
  *
@@ -33,12 +36,13 @@ import java.util.Iterator;
  * linearly for the earliest step end, which beats a heap for the handful of replicas one fleet has.
  */
 public final class Simulation {
-    private final Replica[] replicas;
+    private final Fleet fleet;
     private final Router router;
     private final SimulationOptions options;
     private final RequestLogWriter detail;
     private final int vocabSize;
     private final Timeline timeline;
+    private final LatencySeries latencySeries;
     private final ArrayDeque<WorkloadRequest> clientQueue = new ArrayDeque<>();
 
     private Iterator<WorkloadRequest> source;
@@ -69,15 +73,23 @@ public final class Simulation {
      * @param detail   per-request JSONL sink, or null
      */
     public Simulation(Replica[] replicas, Router router, SimulationOptions options, RequestLogWriter detail) {
-        if (replicas.length == 0) {
-            throw new IllegalArgumentException("a simulation needs at least one replica");
-        }
-        this.replicas = replicas.clone();
+        this(Fleet.fixed(replicas.clone()), router, options, detail);
+    }
+
+    /**
+     * @param fleet   the replicas over time, fixed or autoscaled; used by this simulation only
+     * @param router  picks a replica per request among those taking requests
+     * @param options warmup, SLO, timelines
+     * @param detail  per-request JSONL sink, or null
+     */
+    public Simulation(Fleet fleet, Router router, SimulationOptions options, RequestLogWriter detail) {
+        this.fleet = fleet;
         this.router = router;
         this.options = options;
         this.detail = detail;
-        this.vocabSize = replicas[0].engine().deployment().model().vocabSize();
+        this.vocabSize = fleet.live()[0].engine().deployment().model().vocabSize();
         this.timeline = new Timeline(0, options.timelineIntervalNanos(), options.timelinePoints());
+        this.latencySeries = new LatencySeries(options.slo(), 1_000_000_000L, 512);
     }
 
     /** A single replica: the common case. */
@@ -105,6 +117,12 @@ public final class Simulation {
             Replica stepping = earliestStep();
             long stepEnd = stepping == null ? Long.MAX_VALUE : stepping.nextEventNanos();
             long t = Math.min(arrival, stepEnd);
+            // Fleet events (cold starts ending, scrapes, autoscaler syncs) happen only while requests remain.
+            long fleetAt = t == Long.MAX_VALUE ? Long.MAX_VALUE : fleet.nextEventNanos();
+            boolean fleetEvent = fleetAt <= t;
+            if (fleetEvent) {
+                t = fleetAt;
+            }
             if (t > clock && planReadyReplicas()) {
                 continue; // a new step may end before t
             }
@@ -112,7 +130,9 @@ public final class Simulation {
                 break;
             }
             advanceTo(t);
-            if (arrival <= stepEnd) {
+            if (fleetEvent) {
+                fleet.handleEvents(t);
+            } else if (arrival <= stepEnd) {
                 handleArrival();
             } else {
                 handleStepEnd(stepping);
@@ -144,7 +164,7 @@ public final class Simulation {
     private Replica earliestStep() {
         Replica best = null;
         long bestEnd = Long.MAX_VALUE;
-        for (Replica r : replicas) {
+        for (Replica r : fleet.live()) {
             long end = r.nextEventNanos();
             if (end < bestEnd) {
                 best = r;
@@ -156,7 +176,7 @@ public final class Simulation {
 
     private boolean planReadyReplicas() {
         boolean planned = false;
-        for (Replica r : replicas) {
+        for (Replica r : fleet.live()) {
             planned |= r.planIfReady(clock);
         }
         return planned;
@@ -180,6 +200,7 @@ public final class Simulation {
         int batchSize = 0;
         long batchTokens = 0;
         double kv = 0;
+        Replica[] replicas = fleet.live();
         for (Replica r : replicas) {
             EngineCore e = r.engine();
             running += e.runningCount();
@@ -225,7 +246,8 @@ public final class Simulation {
             windowStartNanos = clock;
             stats = new ServingStats(options.slo(), clock);
         }
-        Replica replica = replicas[router.route(w, replicas)];
+        Replica[] routable = fleet.routable();
+        Replica replica = routable[router.route(w, routable)];
         EngineCore engine = replica.engine();
         String rejection = engine.rejectionReason(w.promptTokens());
         if (rejection != null) {
@@ -270,6 +292,7 @@ public final class Simulation {
             }
             s.lastTokenNanos = end;
         }
+        fleet.stepEnded(replica, end);
         if (previousStepGaps > 0) {
             stats.recordItl(end - previousEnd, previousStepGaps);
         }
@@ -295,6 +318,7 @@ public final class Simulation {
         sumSojournNanos += clock - s.sendNanos;
         if (s.measured) {
             stats.recordRequest(record);
+            latencySeries.record(record);
             windowEndNanos = clock;
         }
         if (detail != null) {
@@ -306,7 +330,7 @@ public final class Simulation {
     }
 
     private void checkDrained() {
-        for (Replica r : replicas) {
+        for (Replica r : fleet.live()) {
             if (!r.engine().isIdle()) {
                 throw new IllegalStateException("replica " + r.id() + " stopped with " + r.engine().waitingCount()
                         + " waiting and " + r.engine().runningCount() + " running requests it cannot schedule");
@@ -329,11 +353,12 @@ public final class Simulation {
             verdict = SaturationVerdict.assess(timeline, firstArrivalNanos, lastArrivalNanos);
         }
         long span = clock - Math.max(firstSendNanos, 0);
-        return new SimulationResult(measured, duration, timeline, verdict, replicas, sent,
+        return new SimulationResult(measured, duration, timeline, verdict, fleet.everyReplica(), sent,
                 span > 0 ? requestNanosInSystem / span : 0,
                 span > 0 ? sent * 1e9 / span : 0,
                 sent > 0 ? sumSojournNanos / sent : 0,
-                sent - (measured.completed() + measured.failed()), stopped);
+                sent - (measured.completed() + measured.failed()), stopped, fleet.series(), fleet.gpuSeconds(clock),
+                latencySeries, options.dollarsPerGpuHour());
     }
 
     /** Per-request driver state, attached to its {@link EngineRequest}. */

@@ -1,6 +1,7 @@
 package dev.infersim.sim;
 
 import dev.infersim.result.BenchmarkReport;
+import dev.infersim.result.LatencySeries;
 import dev.infersim.result.RunInfo;
 import dev.infersim.result.ServingStats;
 import dev.infersim.engine.EngineCore;
@@ -24,11 +25,16 @@ import java.util.Map;
  * @param meanSojournNanos      W: mean time from send to completion, over all requests
  * @param unmeasuredRequests    warmup requests left out of the statistics
  * @param stopped               true when {@link Simulation#stop()} ended the run before the workload's last request
+ * @param replicaSeries         ready and desired replicas over time
+ * @param gpuSeconds            GPU-seconds the replicas held, cold starts included
+ * @param latencySeries         TTFT and SLO attainment over time, measured requests only
+ * @param dollarsPerGpuHour     price of a GPU-hour; NaN when none was given
  */
 public record SimulationResult(ServingStats stats, long durationNanos, Timeline timeline, SaturationVerdict saturation,
                                Replica[] replicas, long requestsSent, double meanRequestsInSystem,
                                double arrivalRatePerS, double meanSojournNanos, long unmeasuredRequests,
-                               boolean stopped) {
+                               boolean stopped, Fleet.ReplicaSeries replicaSeries, double gpuSeconds,
+                               LatencySeries latencySeries, double dollarsPerGpuHour) {
 
     /** The vLLM-schema result with the simulator's keys appended. */
     public BenchmarkReport report(RunInfo info) {
@@ -58,7 +64,11 @@ public record SimulationResult(ServingStats stats, long durationNanos, Timeline 
         m.put("infersim_queue_growth_requests",
                 Double.isNaN(saturation.queueGrowth()) ? null : (double) Math.round(saturation.queueGrowth()));
         m.put("infersim_arrivals_in_second_half", saturation.arrivalsInHalf());
-        m.put("infersim_replicas", replicas.length);
+        m.put("infersim_replicas", replicaSeries.toJson());
+        m.put("infersim_gpu_seconds", gpuSeconds);
+        if (!Double.isNaN(dollarsPerGpuHour)) {
+            m.put("infersim_cost_dollars", gpuSeconds / 3600 * dollarsPerGpuHour);
+        }
         m.put("infersim_warmup_requests", unmeasuredRequests);
         m.put("infersim_interrupted", stopped);
         m.put("infersim_engine_steps", steps);
@@ -71,6 +81,7 @@ public record SimulationResult(ServingStats stats, long durationNanos, Timeline 
         m.put("infersim_steady_output_throughput", finiteOrNull(stats.steadyOutputThroughput()));
         m.put("infersim_steady_send_rate", finiteOrNull(stats.steadySendRate()));
         m.put("infersim_timelines", timeline.toJson());
+        m.put("infersim_latency_over_time", latencySeries.toJson());
         return m;
     }
 

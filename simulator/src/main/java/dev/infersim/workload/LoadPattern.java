@@ -18,9 +18,11 @@ package dev.infersim.workload;
  * @param normalizeDuration for a finite fixed rate: scale the schedule so the last of N requests arrives at exactly
  *                          N / rate, as vLLM does (true); false keeps the raw renewal process, which queueing
  *                          cross-checks want
+ * @param schedule          a diurnal swing and bursts around the finite {@code requestRatePerS}, or null; the times
+ *                          are not normalised
  */
 public record LoadPattern(double requestRatePerS, double burstiness, int maxConcurrency, RampUp rampUp,
-                          boolean normalizeDuration) {
+                          boolean normalizeDuration, RateSchedule schedule) {
 
     public LoadPattern {
         if (!(requestRatePerS > 0)) {
@@ -36,6 +38,14 @@ public record LoadPattern(double requestRatePerS, double burstiness, int maxConc
             throw new IllegalArgumentException("a ramp-up sets the rate itself; leave the request rate at inf, got "
                     + requestRatePerS + " req/s");
         }
+        if (schedule != null && (Double.isInfinite(requestRatePerS) || rampUp != null)) {
+            throw new IllegalArgumentException("a diurnal swing or bursts need a finite base request rate and no ramp");
+        }
+    }
+
+    public LoadPattern(double requestRatePerS, double burstiness, int maxConcurrency, RampUp rampUp,
+                       boolean normalizeDuration) {
+        this(requestRatePerS, burstiness, maxConcurrency, rampUp, normalizeDuration, null);
     }
 
     /** Everything at time 0, no concurrency cap (vLLM's defaults). */
@@ -72,11 +82,16 @@ public record LoadPattern(double requestRatePerS, double burstiness, int maxConc
     }
 
     public LoadPattern withMaxConcurrency(int cap) {
-        return new LoadPattern(requestRatePerS, burstiness, cap, rampUp, normalizeDuration);
+        return new LoadPattern(requestRatePerS, burstiness, cap, rampUp, normalizeDuration, schedule);
+    }
+
+    /** This pattern with a diurnal swing and bursts around its rate. */
+    public LoadPattern withSchedule(RateSchedule s) {
+        return new LoadPattern(requestRatePerS, burstiness, maxConcurrency, rampUp, normalizeDuration, s);
     }
 
     public LoadPattern withNormalizeDuration(boolean normalize) {
-        return new LoadPattern(requestRatePerS, burstiness, maxConcurrency, rampUp, normalize);
+        return new LoadPattern(requestRatePerS, burstiness, maxConcurrency, rampUp, normalize, schedule);
     }
 
     /** True when every request is released at time 0 and a concurrency cap paces them: N users in a closed loop. */
@@ -98,6 +113,9 @@ public record LoadPattern(double requestRatePerS, double burstiness, int maxConc
             return rampUp.durationNanos() == 0
                     ? new CountRampArrivals(rampUp, totalRequests, burstiness, new SplitMix64(seed))
                     : new TimedRampArrivals(rampUp, burstiness, new SplitMix64(seed));
+        }
+        if (schedule != null) {
+            return new ScheduledArrivals(requestRatePerS, schedule, burstiness, new SplitMix64(seed));
         }
         if (Double.isInfinite(requestRatePerS)) {
             return new ImmediateArrivals();

@@ -47,6 +47,8 @@ public record WorkloadProfile(@JsonProperty("name") String name, @JsonProperty("
      * @param rampUpStartRps  {@code --ramp-up-start-rps}
      * @param rampUpEndRps    {@code --ramp-up-end-rps}
      * @param rampUpDurationS ramp length in seconds; absent = over the request count, as vLLM
+     * @param diurnal         a daily swing around {@code request_rate}, or absent
+     * @param bursts          step bursts, or absent
      */
     public record Load(@JsonProperty("request_rate") String requestRate,
                        @JsonProperty("burstiness") String burstiness,
@@ -54,7 +56,9 @@ public record WorkloadProfile(@JsonProperty("name") String name, @JsonProperty("
                        @JsonProperty("ramp_up_strategy") String rampUpStrategy,
                        @JsonProperty("ramp_up_start_rps") Double rampUpStartRps,
                        @JsonProperty("ramp_up_end_rps") Double rampUpEndRps,
-                       @JsonProperty("ramp_up_duration_s") Double rampUpDurationS) {
+                       @JsonProperty("ramp_up_duration_s") Double rampUpDurationS,
+                       @JsonProperty("diurnal") RateSchedule.Diurnal diurnal,
+                       @JsonProperty("bursts") List<RateSchedule.Burst> bursts) {
 
         public Load {
             if (requestRate != null) {
@@ -79,6 +83,20 @@ public record WorkloadProfile(@JsonProperty("name") String name, @JsonProperty("
                 throw new IllegalArgumentException("ramp_up_start_rps, ramp_up_end_rps and ramp_up_duration_s need "
                         + "ramp_up_strategy");
             }
+            if (schedule(diurnal, bursts) != null && (requestRate == null || rampUpStrategy != null
+                    || Double.isInfinite(WorkloadSpec.parseRate("request_rate", requestRate)))) {
+                throw new IllegalArgumentException("diurnal and bursts vary a finite request_rate; give one (and no ramp)");
+            }
+        }
+
+        /** The diurnal swing and bursts this section describes, or null. */
+        RateSchedule schedule() {
+            return schedule(diurnal, bursts);
+        }
+
+        // Static so the compact constructor can validate before the fields are assigned.
+        private static RateSchedule schedule(RateSchedule.Diurnal diurnal, List<RateSchedule.Burst> bursts) {
+            return diurnal == null && (bursts == null || bursts.isEmpty()) ? null : new RateSchedule(diurnal, bursts);
         }
 
         /** The ramp this section describes, or null. */

@@ -245,6 +245,9 @@ public final class WorkloadSpecBuilder {
             throw new IllegalArgumentException("--ramp-up-strategy sets the rate itself; drop --request-rate (got "
                     + rate + " req/s)");
         }
-        return new LoadPattern(rate, shape, cap, ramp, normalizeDuration);
+        // The file's diurnal swing and bursts vary the file's rate; a rate or ramp given as an option replaces them.
+        RateSchedule schedule = requestRatePerS == null && rampUpStrategy == null && fileLoad != null
+                ? fileLoad.schedule() : null;
+        return new LoadPattern(rate, shape, cap, ramp, normalizeDuration, schedule);
     }
 }

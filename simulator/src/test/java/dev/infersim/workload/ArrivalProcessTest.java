@@ -8,6 +8,7 @@ import org.apache.commons.math3.distribution.ExponentialDistribution;
 import org.apache.commons.math3.distribution.GammaDistribution;
 import org.apache.commons.math3.stat.descriptive.SummaryStatistics;
 import org.apache.commons.math3.stat.inference.KolmogorovSmirnovTest;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -152,6 +153,41 @@ class ArrivalProcessTest {
         double at100 = 100 * (100 - 1) / Math.log(100);
         assertEquals(at50, counts[0], 4 * Math.sqrt(at50));
         assertEquals(at100, counts[1], 4 * Math.sqrt(at100));
+    }
+
+    @Test
+    void diurnalArrivalsFollowTheIntegratedCosine() {
+        // base 10 req/s, amplitude 0.5, period 200 s, peak at 50 s: Lambda(t) = 10 (t + 0.5 200/(2 pi) (sin(2 pi (t - 50)/200) + 1))
+        RateSchedule diurnal = new RateSchedule(new RateSchedule.Diurnal(0.5, 200, 50), List.of());
+        int[] counts = countBefore(new ScheduledArrivals(10, diurnal, 1.0, new SplitMix64(3)), 50e9, 100e9, 150e9, 200e9);
+        double[] expected = new double[4];
+        for (int i = 0; i < 4; i++) {
+            double t = 50.0 * (i + 1);
+            expected[i] = 10 * (t + 0.5 * 200 / (2 * Math.PI) * (Math.sin(2 * Math.PI * (t - 50) / 200) + 1));
+            assertEquals(expected[i], diurnal.expectedArrivals(10, t), 1e-9);
+            assertEquals(expected[i], counts[i], 4 * Math.sqrt(expected[i]), "t=" + t);
+        }
+        // the busiest quarter (around the peak) carries about 1.9x the quietest one (around the trough)
+        assertTrue(counts[0] > 1.5 * (counts[2] - counts[1]), java.util.Arrays.toString(counts));
+    }
+
+    @Test
+    void aBurstStepsTheRateForItsDuration() {
+        RateSchedule burst = new RateSchedule(null, List.of(new RateSchedule.Burst(100, 20, 50)));
+        assertEquals(50, burst.rateAt(5, 110));
+        assertEquals(5, burst.rateAt(5, 120));
+        int[] counts = countBefore(new ScheduledArrivals(5, burst, 1.0, new SplitMix64(4)), 100e9, 120e9, 200e9);
+        assertEquals(500, counts[0], 4 * Math.sqrt(500));
+        assertEquals(1500, counts[1], 4 * Math.sqrt(1500));
+        assertEquals(1900, counts[2], 4 * Math.sqrt(1900));
+        assertEquals(1900, burst.expectedArrivals(5, 200), 1e-9);
+    }
+
+    @Test
+    void overlappingBurstsAreRefused() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new RateSchedule(null,
+                List.of(new RateSchedule.Burst(10, 20, 5), new RateSchedule.Burst(25, 5, 9))));
+        assertTrue(e.getMessage().startsWith("bursts overlap"), e.getMessage());
     }
 
     private static int[] countBefore(ArrivalProcess process, double... horizonsNanos) {

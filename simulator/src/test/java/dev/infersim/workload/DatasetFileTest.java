@@ -233,6 +233,44 @@ class DatasetFileTest {
     }
 
     @Test
+    void profileLoadVariesTheRateWithADiurnalSwingAndBursts() throws IOException {
+        Path file = profile("""
+                name: mine
+                load:
+                  request_rate: 4
+                  diurnal: {amplitude: 0.5, period_s: 600, peak_s: 300}
+                  bursts:
+                    - {start_s: 60, duration_s: 30, request_rate: 40}
+                classes:
+                  - name: chat
+                    input_tokens: 100
+                    max_tokens: 10
+                """);
+        WorkloadSpec spec = WorkloadSpec.builder().datasetName("workload").workloadProfile(file.toString()).numPrompts(3000).build();
+        RateSchedule schedule = spec.load().schedule();
+        assertEquals(40, schedule.rateAt(4, 75));
+        assertEquals(6, schedule.rateAt(4, 300), 1e-9);
+        assertEquals(2, schedule.rateAt(4, 600), 1e-9);
+        long inBurst = 0;
+        for (WorkloadRequest r : Workload.open(spec)) {
+            inBurst += r.arrivalNanos() >= 60e9 && r.arrivalNanos() < 90e9 ? 1 : 0;
+        }
+        assertEquals(1200, inBurst, 4 * Math.sqrt(1200));
+        // a rate given as an option replaces the file's whole load
+        assertNull(WorkloadSpec.builder().datasetName("workload").workloadProfile(file.toString()).requestRate(3).build().load().schedule());
+
+        Path noRate = profile("""
+                name: mine
+                load:
+                  bursts: [{start_s: 1, duration_s: 2, request_rate: 40}]
+                classes:
+                  - {name: chat, input_tokens: 100, max_tokens: 10}
+                """);
+        ConfigException e = assertThrows(ConfigException.class, () -> WorkloadProfiles.load(noRate.toString()));
+        assertTrue(e.getMessage().contains("finite request_rate"), e.getMessage());
+    }
+
+    @Test
     void badProfileNamesFileLineAndField() throws IOException {
         Path missingSigma = profile("""
                 name: mine

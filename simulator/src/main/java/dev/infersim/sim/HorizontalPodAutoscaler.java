@@ -1,0 +1,183 @@
+package dev.infersim.sim;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The Kubernetes HorizontalPodAutoscaler's control loop for one Pods metric with an {@code AverageValue} target, as
+ * documented ("Horizontal Pod Autoscaling", Algorithm details and Configurable scaling behavior, kubernetes.io) and
+ * implemented in kube-controller-manager ({@code pkg/controller/podautoscaler}: {@code replica_calculator.go}
+ * {@code calcPlainMetricReplicas}, {@code horizontal.go} {@code normalizeDesiredReplicasWithBehaviors}). Each sync:
+ * <ol>
+ *   <li>If the fleet is outside [min, max], it is set to the nearer bound.</li>
+ *   <li>ratio = mean(metric over replicas that reported it) / target; within 1 +- tolerance nothing changes; else
+ *       desired = ceil(ratio x reporting replicas). Replicas without a metric (a starting vLLM pod answers no scrape)
+ *       are then counted as 0 on a scale-up and as exactly the target on a scale-down, and the ratio is recomputed;
+ *       if that reverses the direction or falls within the tolerance, nothing changes. With no metric at all the
+ *       controller cannot compute and keeps the count.</li>
+ *   <li>Stabilization: the result is held between the lowest recommendation of the scale-up window and the highest of
+ *       the scale-down window (both including this one; recommendations are stored before this step).</li>
+ *   <li>Rate limits: each policy allows, from the count at the start of its period (now minus the changes made within
+ *       it), {@code +value} pods or {@code x(1 + value/100)} rounded up on the way up, {@code -value} pods or
+ *       {@code x(1 - value/100)} rounded down on the way down; {@code selectPolicy} Max takes the most permissive
+ *       policy, Min the least, Disabled forbids the direction. The result is clamped to [min, max].</li>
+ * </ol>
+ * Time comes in as an argument; the history (recommendations, scale events) is kept here, one instance per fleet.
+ * A pod's metric is averaged in double precision, where the controller averages milli-units as integers.
+ */
+public final class HorizontalPodAutoscaler implements Autoscaler {
+    private final AutoscalerSpec spec;
+    private final List<long[]> recommendations = new ArrayList<>(); // {timeNanos, replicas}
+    private final List<long[]> scaleUpEvents = new ArrayList<>(); // {timeNanos, replicas added}
+    private final List<long[]> scaleDownEvents = new ArrayList<>(); // {timeNanos, replicas removed}
+
+    public HorizontalPodAutoscaler(AutoscalerSpec spec) {
+        this.spec = spec;
+    }
+
+    @Override
+    public AutoscaleMetric metric() {
+        return spec.metric();
+    }
+
+    @Override
+    public long syncPeriodNanos() {
+        return spec.syncPeriodNanos();
+    }
+
+    public AutoscalerSpec spec() {
+        return spec;
+    }
+
+    @Override
+    public int sync(long nowNanos, FleetObservation observation) {
+        int current = observation.currentReplicas();
+        int desired;
+        if (current > spec.maxReplicas()) {
+            desired = spec.maxReplicas();
+        } else if (current < spec.minReplicas()) {
+            desired = spec.minReplicas();
+        } else {
+            int fromMetric = replicasForMetric(observation);
+            if (fromMetric < 0) {
+                return current; // no metric: the controller reports an error and leaves the scale alone
+            }
+            desired = normalize(nowNanos, current, fromMetric);
+        }
+        if (desired != current) {
+            (desired > current ? scaleUpEvents : scaleDownEvents).add(new long[] {nowNanos, Math.abs(desired - current)});
+        }
+        return desired;
+    }
+
+    /** {@code calcPlainMetricReplicas}: the count the metric asks for, before behaviors; -1 without any metric. */
+    int replicasForMetric(FleetObservation o) {
+        double[] values = o.metricValues();
+        if (values.length == 0) {
+            return -1;
+        }
+        double sum = 0;
+        for (double v : values) {
+            sum += v;
+        }
+        double ratio = sum / values.length / spec.target();
+        int current = o.currentReplicas();
+        int missing = o.withoutMetrics();
+        if (missing == 0) {
+            return withinTolerance(ratio) ? current : (int) Math.ceil(ratio * values.length);
+        }
+        double assumed = ratio < 1 ? spec.target() : 0;
+        int counted = values.length + missing;
+        double newRatio = (sum + assumed * missing) / counted / spec.target();
+        if (withinTolerance(newRatio) || (ratio < 1 && newRatio > 1) || (ratio > 1 && newRatio < 1)) {
+            return current;
+        }
+        int replicas = (int) Math.ceil(newRatio * counted);
+        if ((newRatio < 1 && replicas > current) || (newRatio > 1 && replicas < current)) {
+            return current;
+        }
+        return replicas;
+    }
+
+    private boolean withinTolerance(double ratio) {
+        return Math.abs(1 - ratio) <= spec.tolerance();
+    }
+
+    /** {@code normalizeDesiredReplicasWithBehaviors}: stabilization, then the policies' rate limits and the bounds. */
+    private int normalize(long now, int current, int recommended) {
+        int stabilized = stabilize(now, current, recommended);
+        if (stabilized > current) {
+            int limit = Math.max(current, scaleUpLimit(now, current));
+            return Math.min(stabilized, Math.min(spec.maxReplicas(), limit));
+        }
+        if (stabilized < current) {
+            int limit = Math.min(current, scaleDownLimit(now, current));
+            return Math.max(stabilized, Math.max(spec.minReplicas(), limit));
+        }
+        return stabilized;
+    }
+
+    private int stabilize(long now, int current, int recommended) {
+        long upCutoff = now - spec.scaleUp().stabilizationWindowNanos();
+        long downCutoff = now - spec.scaleDown().stabilizationWindowNanos();
+        int up = recommended;
+        int down = recommended;
+        for (long[] r : recommendations) {
+            if (r[0] > upCutoff) {
+                up = (int) Math.min(up, r[1]);
+            }
+            if (r[0] > downCutoff) {
+                down = (int) Math.max(down, r[1]);
+            }
+        }
+        recommendations.removeIf(r -> r[0] <= upCutoff && r[0] <= downCutoff);
+        recommendations.add(new long[] {now, recommended});
+        return Math.min(Math.max(current, up), down);
+    }
+
+    private int scaleUpLimit(long now, int current) {
+        HpaScalingRules rules = spec.scaleUp();
+        if (rules.select() == HpaScalingRules.Select.DISABLED) {
+            return current;
+        }
+        boolean max = rules.select() == HpaScalingRules.Select.MAX;
+        int result = max ? Integer.MIN_VALUE : Integer.MAX_VALUE;
+        for (HpaScalingRules.Policy p : rules.policies()) {
+            int periodStart = current - changedWithin(now, p.periodNanos(), scaleUpEvents)
+                    + changedWithin(now, p.periodNanos(), scaleDownEvents);
+            int proposed = p.percent() ? (int) Math.ceil(periodStart * (1 + p.value() / 100.0)) : periodStart + p.value();
+            result = max ? Math.max(result, proposed) : Math.min(result, proposed);
+        }
+        return result;
+    }
+
+    private int scaleDownLimit(long now, int current) {
+        HpaScalingRules rules = spec.scaleDown();
+        if (rules.select() == HpaScalingRules.Select.DISABLED) {
+            return current;
+        }
+        boolean max = rules.select() == HpaScalingRules.Select.MAX;
+        int result = max ? Integer.MAX_VALUE : Integer.MIN_VALUE;
+        for (HpaScalingRules.Policy p : rules.policies()) {
+            int periodStart = current - changedWithin(now, p.periodNanos(), scaleUpEvents)
+                    + changedWithin(now, p.periodNanos(), scaleDownEvents);
+            int proposed = p.percent() ? (int) (periodStart * (1 - p.value() / 100.0)) : periodStart - p.value();
+            result = max ? Math.min(result, proposed) : Math.max(result, proposed);
+        }
+        return result;
+    }
+
+    /** Replicas added (or removed) by the events strictly after {@code now - period}; older events are dropped. */
+    private int changedWithin(long now, long periodNanos, List<long[]> events) {
+        long longest = Math.max(spec.scaleUp().longestPeriodNanos(), spec.scaleDown().longestPeriodNanos());
+        events.removeIf(e -> e[0] <= now - longest);
+        long cutoff = now - periodNanos;
+        int changed = 0;
+        for (long[] e : events) {
+            if (e[0] > cutoff) {
+                changed += (int) e[1];
+            }
+        }
+        return changed;
+    }
+}
