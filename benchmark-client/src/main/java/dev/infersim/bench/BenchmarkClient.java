@@ -5,7 +5,10 @@ import dev.infersim.result.BenchmarkReport;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.LatencyStats;
 import dev.infersim.result.RequestLogWriter;
+import dev.infersim.result.LatencyLog;
 import dev.infersim.result.RunInfo;
+import dev.infersim.result.ServingSummary;
+import dev.infersim.workload.Shard;
 import dev.infersim.workload.Workload;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.EventExecutor;
@@ -37,6 +40,8 @@ import java.util.Map;
  * early, and what it measured is still returned.
  */
 public final class BenchmarkClient implements AutoCloseable {
+    /** The send lag's name in a shard's latency log and moments. */
+    static final String SEND_LAG = "send_lag";
     private static final DateTimeFormatter VLLM_DATE = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
     private static final double[] CURVE_PERCENTILES =
             {1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 97.5, 99, 99.5, 99.9, 99.99, 100};
@@ -96,35 +101,55 @@ public final class BenchmarkClient implements AutoCloseable {
         return run(workload, numWarmups, warmupDurationNanos, durationNanos, metadata, null);
     }
 
-    /**
-     * Sends the workload and measures it. As {@code infersim simulate} does, the first {@code numWarmups} requests
-     * and those scheduled in the first {@code warmupDurationNanos} are warmup: sent, not measured.
-     *
-     * @param workload            the request stream (the same one {@code simulate} replays for the same spec)
-     * @param numWarmups          leading requests excluded from the measured window ({@code --num-warmups})
-     * @param warmupDurationNanos requests scheduled before this are excluded ({@code --warmup-duration})
-     * @param durationNanos       stop issuing measured requests after this long ({@code --duration}); 0 for no limit
-     * @param metadata            extra top-level keys ({@code --metadata k=v}, the infersim version, workload
-     *                            description), written into the result unless a measured key has the name
-     * @param detailFile          per-request JSONL of the measured requests ({@code --save-detailed}), or null; a
-     *                            per-run argument so that each point of a sweep keeps its own file
-     */
+    /** Sends the workload and measures it; see {@link #run(Workload, RunPlan)}. */
     public BenchResult run(Workload workload, long numWarmups, long warmupDurationNanos, long durationNanos,
                            Map<String, Object> metadata, Path detailFile) {
+        return run(workload, RunPlan.of(numWarmups, warmupDurationNanos, durationNanos, metadata, detailFile));
+    }
+
+    /**
+     * Sends the workload, or the plan's shard of it, and measures it. As {@code infersim simulate} does, the first
+     * {@code numWarmups} requests and those scheduled in the first {@code warmupDurationNanos} are warmup: sent, not
+     * measured. A shard keeps the requests' indices and times, so shards started at the same instant send together
+     * exactly what one unsharded run sends; a closed loop's users are dealt out to the shards.
+     */
+    public BenchResult run(Workload workload, RunPlan plan) {
         String date = LocalDateTime.now().format(VLLM_DATE);
+        Shard shard = plan.sent();
+        int users = shardUsers(workload, shard);
         probe(workload);
+        long startNanos = plan.startAtEpochMillis() > 0 ? startNanos(plan.startAtEpochMillis()) : LoadRun.NOW;
         MetricsScraper scraper = config.scrapeUrl() == null ? null
                 : new MetricsScraper(vertx, config.scrapeUrl(), config.scrapeIntervalMillis(), System.nanoTime());
         if (scraper != null) {
             scraper.start();
         }
         LoadRun.Phase phase;
-        try (RequestLogWriter log = detailFile == null ? null : new RequestLogWriter(detailFile, true)) {
-            phase = load.run(workload.iterator(), workload.isClosedLoop(), workload.load().maxConcurrency(),
-                    numWarmups, warmupDurationNanos, durationNanos, config.slo(), log);
+        try (RequestLogWriter log = plan.detailFile() == null ? null : new RequestLogWriter(plan.detailFile(), true)) {
+            phase = load.run(shard.requests(workload), workload.isClosedLoop(), users, plan.numWarmups(),
+                    plan.warmupDurationNanos(), plan.durationNanos(), config.slo(), log, startNanos);
         }
         Map<String, Object> scraped = scraper == null ? null : scraper.stop();
-        return result(date, workload, numWarmups, phase, scraped, metadata, detailFile);
+        return result(date, workload, plan, phase, scraped);
+    }
+
+    /** This shard's part of the concurrency cap: the users of a closed loop are dealt out to the shards. */
+    private static int shardUsers(Workload workload, Shard shard) {
+        int cap = workload.load().maxConcurrency();
+        if (cap == 0 || shard.isWhole()) {
+            return cap;
+        }
+        ConfigException.check(cap >= shard.count(), "--max-concurrency %d is fewer than the %d shards: each needs a user",
+                cap, shard.count());
+        return cap / shard.count() + (shard.index() < cap % shard.count() ? 1 : 0);
+    }
+
+    /** The wall-clock instant {@code --start-at} on the monotonic clock; it must still be ahead once set up. */
+    private static long startNanos(long epochMillis) {
+        long aheadMillis = epochMillis - System.currentTimeMillis();
+        ConfigException.check(aheadMillis > 0, "--start-at %d is %d ms in the past: give an instant after every shard "
+                + "has started (its initial test request included)", epochMillis, -aheadMillis);
+        return System.nanoTime() + aheadMillis * 1_000_000L;
     }
 
     /**
@@ -133,7 +158,7 @@ public final class BenchmarkClient implements AutoCloseable {
      */
     private void probe(Workload workload) {
         LoadRun.Phase phase = load.run(List.of(workload.iterator().next()).iterator(), false, 0, 1, 0, 0,
-                GoodputSlo.NONE, null);
+                GoodputSlo.NONE, null, LoadRun.NOW);
         ErrorTally errors = phase.warmup().errors;
         if (errors.total() > 0) {
             throw new ConfigException("the initial test request to " + config.baseUrl() + config.endpoint()
@@ -141,11 +166,15 @@ public final class BenchmarkClient implements AutoCloseable {
         }
     }
 
-    private BenchResult result(String date, Workload measured, long numWarmups, LoadRun.Phase phase,
-                               Map<String, Object> scraped, Map<String, Object> metadata, Path detailFile) {
+    private BenchResult result(String date, Workload measured, RunPlan plan, LoadRun.Phase phase,
+                               Map<String, Object> scraped) {
         MeasuredWindow w = phase.window();
-        // num_prompts is what was asked for, as vLLM writes it, even when --duration or an interrupt cut the run short.
-        long asked = measured.size() - Math.min(numWarmups, measured.size());
+        // num_prompts is what was asked for, as vLLM writes it, even when --duration or an interrupt cut the run short;
+        // a shard's is its own share.
+        Shard shard = plan.sent();
+        long size = measured.size();
+        long asked = shard.size(size, measured.isClosedLoop())
+                - shard.size(Math.min(plan.numWarmups(), size), measured.isClosedLoop());
         RunInfo info = new RunInfo(date, backend(), config.model(), "cl100k_base", asked, measured.load().requestRatePerS(), measured.load().burstiness(),
                 measured.load().maxConcurrency(), config.percentileMetrics(), config.metricPercentiles(),
                 measured.load().rampUp());
@@ -190,22 +219,58 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_warmup", Map.of("requests", warm.finished(), "failed", warm.stats.failed(),
                 "cancelled", warm.cancelled, "duration_s", warm.finished() == 0 ? 0.0 : warm.durationNanos() / 1e9));
         extra.put("infersim_interrupted", phase.interrupted());
-        extra.put("infersim_detailed_file", detailFile == null ? null : detailFile.toString());
-        extra.put("infersim_percentile_curves", curves(w));
+        extra.put("infersim_detailed_file", plan.detailFile() == null ? null : plan.detailFile().toString());
+        extra.put("infersim_percentile_curves", curves(w.stats, w.sendLag));
         extra.put("infersim_timeseries", w.timeSeries());
         extra.put("infersim_server_metrics", scraped);
         extra.put("infersim_machine", machine());
+        if (plan.shard() != null) {
+            extra.put("infersim_shard", shardKeys(plan, w));
+        }
         BenchmarkReport report = BenchmarkReport.of(info, w.stats, w.durationNanos(), extra);
         // As in vLLM, the measured keys win: --metadata completed=999 must not rewrite what was measured.
-        metadata.forEach(report.fields()::putIfAbsent);
+        plan.metadata().forEach(report.fields()::putIfAbsent);
         return new BenchResult(report, w.errors, invalid);
+    }
+
+    /**
+     * What {@code infersim merge} needs of a shard beyond vLLM's keys: which shard, its measured window on the wall
+     * clock (for the union of the shards' spans), its exact good-request count, and each latency's exact count, mean
+     * and deviation, whose histograms go to the plan's HdrHistogram log (kept beside the result as RESULT.hlog).
+     */
+    private static Map<String, Object> shardKeys(RunPlan plan, MeasuredWindow w) {
+        long scheduleStartEpochMillis = plan.startAtEpochMillis() > 0 ? plan.startAtEpochMillis()
+                : System.currentTimeMillis() - (System.nanoTime() - w.scheduleStartNanos) / 1_000_000L;
+        Map<String, LatencyStats> latencies = new LinkedHashMap<>();
+        for (String name : ServingSummary.LATENCIES) {
+            latencies.put(name, w.stats.latency(name));
+        }
+        latencies.put(SEND_LAG, w.sendLag);
+        Map<String, Object> moments = new LinkedHashMap<>();
+        latencies.forEach((name, s) -> moments.put(name, Map.of("count", s.count(), "mean_ms", s.meanMs(),
+                "std_ms", s.stdMs())));
+        double windowStartS = (w.startNanos - w.scheduleStartNanos) / 1e9;
+        double windowEndS = windowStartS + w.durationNanos() / 1e9;
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("index", plan.shard().index());
+        m.put("count", plan.shard().count());
+        m.put("schedule_start_epoch_ms", scheduleStartEpochMillis);
+        m.put("window_start_s", windowStartS);
+        m.put("window_end_s", windowEndS);
+        m.put("good_requests", w.stats.goodRequests());
+        if (plan.latencyLog() != null) {
+            LatencyLog.write(plan.latencyLog(), scheduleStartEpochMillis + (long) (windowStartS * 1e3),
+                    scheduleStartEpochMillis + (long) Math.ceil(windowEndS * 1e3), latencies);
+        }
+        m.put("latency_moments", moments);
+        return m;
     }
 
     private String backend() {
         return config.chat() ? "openai-chat" : "openai";
     }
 
-    private static Map<String, Object> lagSummary(LatencyStats s) {
+    static Map<String, Object> lagSummary(LatencyStats s) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("samples", s.count());
         m.put("mean", s.meanMs());
@@ -224,14 +289,15 @@ public final class BenchmarkClient implements AutoCloseable {
         return m;
     }
 
-    private Map<String, Object> curves(MeasuredWindow w) {
+    /** vLLM's four metrics, chunk ICL and send lag at {@link #CURVE_PERCENTILES}, for the report's curves. */
+    static Map<String, Object> curves(ServingSummary stats, LatencyStats sendLag) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("percentiles", CURVE_PERCENTILES);
         for (String metric : List.of("ttft", "tpot", "itl", "e2el")) {
-            m.put(metric + "_ms", curve(w.stats.metric(metric)));
+            m.put(metric + "_ms", curve(stats.metric(metric)));
         }
-        m.put("icl_ms", curve(w.stats.icl()));
-        m.put("send_lag_ms", curve(w.sendLag));
+        m.put("icl_ms", curve(stats.icl()));
+        m.put("send_lag_ms", curve(sendLag));
         return m;
     }
 

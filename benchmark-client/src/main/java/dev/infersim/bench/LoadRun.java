@@ -49,6 +49,8 @@ final class LoadRun {
     private static final long LEAD_NANOS = 20_000_000;
     private static final long DEADLINE_GRACE_NANOS = 5_000_000_000L;
     private static final String INTERRUPTED = "interrupted";
+    /** A start time meaning "as soon as the run is set up". */
+    static final long NOW = Long.MIN_VALUE;
 
     private final RequestOptions options;
     private final PromptRenderer renderer;
@@ -100,13 +102,15 @@ final class LoadRun {
      * @param maxConcurrency cap on requests in flight; 0 for none
      * @param durationNanos  stop issuing measured requests this long after the window starts; 0 for no limit
      * @param log            per-request detail sink for measured requests, or null
+     * @param startNanos     when the schedule starts ({@link System#nanoTime()}), so that shards on several machines
+     *                       start together; {@link #NOW} for right away
      */
     Phase run(Iterator<WorkloadRequest> requests, boolean closedLoop, int maxConcurrency, long warmupCount,
-              long warmupNanos, long durationNanos, GoodputSlo slo, RequestLogWriter log) {
+              long warmupNanos, long durationNanos, GoodputSlo slo, RequestLogWriter log, long startNanos) {
+        long start = startNanos == NOW ? System.nanoTime() + LEAD_NANOS : startNanos;
         if (closedLoop) {
-            return runClosedLoop(requests, maxConcurrency, warmupCount, warmupNanos, durationNanos, slo, log);
+            return runClosedLoop(requests, maxConcurrency, warmupCount, warmupNanos, durationNanos, slo, log, start);
         }
-        long start = System.nanoTime() + LEAD_NANOS;
         MeasuredWindow warm = new MeasuredWindow(start, start, GoodputSlo.NONE, null, !config.chat());
         MeasuredWindow measured = null;
         Semaphore cap = maxConcurrency > 0 ? new Semaphore(maxConcurrency) : null;
@@ -159,8 +163,9 @@ final class LoadRun {
      * {@code warmupNanos} of the start.
      */
     private Phase runClosedLoop(Iterator<WorkloadRequest> requests, int users, long warmupCount, long warmupNanos,
-                                long durationNanos, GoodputSlo slo, RequestLogWriter log) {
-        ClosedLoop feed = new ClosedLoop(requests, warmupCount, warmupNanos, durationNanos, slo, log, System.nanoTime());
+                                long durationNanos, GoodputSlo slo, RequestLogWriter log, long start) {
+        waitUntil(start);
+        ClosedLoop feed = new ClosedLoop(requests, warmupCount, warmupNanos, durationNanos, slo, log, start);
         permits = null;
         inFlight.reset(feed.start);
         closedLoop = feed;

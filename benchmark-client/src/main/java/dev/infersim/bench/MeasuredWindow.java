@@ -26,7 +26,7 @@ final class MeasuredWindow {
 
     final long startNanos;
     /** Zero of the per-request file's times: the schedule's start, shared by the warmup and the measured window. */
-    private final long scheduleStartNanos;
+    final long scheduleStartNanos;
     final ServingStats stats;
     final LatencyStats sendLag = new LatencyStats();
     final LatencyStats ttftError = new LatencyStats();

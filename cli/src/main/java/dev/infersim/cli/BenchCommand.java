@@ -4,8 +4,12 @@ import dev.infersim.bench.BenchConfig;
 import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.bench.HtmlReport;
+import dev.infersim.bench.RunPlan;
+import dev.infersim.bench.ShardMerge;
+import dev.infersim.engine.ConfigException;
 import dev.infersim.result.VllmDetailArrays;
 import dev.infersim.workload.RampUp;
+import dev.infersim.workload.Shard;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import picocli.CommandLine.Command;
@@ -42,36 +46,57 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Cap on requests in flight; with --request-rate inf, a closed loop of exactly N in flight.")
     Integer maxConcurrency;
 
+    @Option(names = "--shard", paramLabel = "I/N",
+            description = "Send only shard I of N of the workload (0-based): every N-th request, or a hash split of a "
+                    + "closed loop, whose users are dealt out to the shards. Every shard generates the same seeded "
+                    + "schedule; run N of them (with --start-at) on several machines and combine their results with "
+                    + "infersim merge. Needs --save-result; also writes RESULT.hlog, the latencies' HdrHistogram log.")
+    String shard;
+
+    @Option(names = "--start-at", paramLabel = "EPOCH_MS",
+            description = "Start the schedule at this wall-clock instant (milliseconds since the Unix epoch), so that "
+                    + "shards on several machines start together; it must be ahead once the client is set up.")
+    Long startAt;
+
     @Mixin
     ClientOptions client;
 
     @Override
     public Integer call() {
+        Shard part = shard == null ? null : Shard.parse(shard);
+        ConfigException.check(part == null || client.report.saveResult,
+                "--shard: needs --save-result, or the shard's result is lost");
+        ConfigException.check(startAt == null || startAt > 0, "--start-at: expected milliseconds since the epoch, got %d",
+                startAt);
         WorkloadSpec spec = workload.spec(requestRate == null ? null : WorkloadOptions.parseRate("--request-rate", requestRate),
                 maxConcurrency,
                 client.report.numWarmups);
         Workload stream = Workload.open(spec);
         PrintStream out = System.out;
-        Path detail = client.report.saveDetailed ? client.report.resultDir.resolve(".infersim-detail-" + ProcessHandle.current().pid()
-                + ".jsonl") : null;
+
         Map<String, Object> metadata = new LinkedHashMap<>(client.userMetadata());
         metadata.put("infersim_version", Version.current());
         metadata.put("infersim_workload", workload.describe());
         BenchConfig config = client.config(spec.ignoreEos());
         client.prepareOutputs(); // an unusable --result-dir or --html must fail now, not after the run
+        // Written under a name of their own until the result's name (with the run's date) is known.
+        Path detail = client.report.saveDetailed ? scratchFile(".jsonl") : null;
+        Path latencyLog = part == null ? null : scratchFile(".hlog");
         BenchResult result;
         try (BenchmarkClient bench = new BenchmarkClient(config);
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
-            out.printf("Benchmarking %s%s: %d requests, %s%n", config.baseUrl(), config.endpoint(), stream.size(),
-                    describeLoad(spec, stream));
-            result = client.validated(bench.run(stream, client.report.numWarmups, client.warmupDurationNanos(),
-                    client.durationNanos(), metadata, detail));
-            write(result, detail, out);
+            out.printf("Benchmarking %s%s: %d requests, %s%s%n", config.baseUrl(), config.endpoint(), stream.size(),
+                    describeLoad(spec, stream), part == null ? "" : "; shard " + part + " sends "
+                            + part.size(stream.size(), stream.isClosedLoop()) + " of them");
+            RunPlan plan = new RunPlan(client.report.numWarmups, client.warmupDurationNanos(), client.durationNanos(),
+                    metadata, detail, part, startAt == null ? 0 : startAt, latencyLog);
+            result = client.validated(bench.run(stream, plan));
+            write(result, detail, latencyLog, out);
         }
         return result.valid() ? 0 : 3;
     }
 
-    private void write(BenchResult result, Path detail, PrintStream out) {
+    private void write(BenchResult result, Path detail, Path latencyLog, PrintStream out) {
         result.printSummary(out);
         String file = client.report.resultFilename != null ? client.report.resultFilename : result.report().defaultFileName();
         Path named = null;
@@ -85,11 +110,25 @@ public final class BenchCommand implements Callable<Integer> {
             Path path = client.report.resultDir.resolve(file);
             result.report().write(path, named == null ? Map.of() : VllmDetailArrays.of(named));
             out.println("Result written to " + path);
+            if (latencyLog != null) {
+                Path log = ShardMerge.latencyLog(path);
+                moveDetail(latencyLog, log);
+                out.println("Latency histograms written to " + log);
+            }
         }
         if (client.html != null) {
             client.writeHtml(() -> HtmlReport.writeRun(client.html, result.fields()), out);
         }
         out.flush();
+    }
+
+    private Path scratchFile(String suffix) {
+        try {
+            return java.nio.file.Files.createTempFile(client.report.resultDir, ".infersim-", suffix);
+        } catch (java.io.IOException e) {
+            throw new ConfigException("--result-dir: cannot create a file in " + client.report.resultDir + " (" + e + ")",
+                    e);
+        }
     }
 
     static void moveDetail(Path from, Path to) {

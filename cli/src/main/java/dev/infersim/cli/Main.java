@@ -18,6 +18,7 @@ import java.io.PrintWriter;
                 BenchCommand.class,
                 SweepCommand.class,
                 CompareCommand.class,
+                MergeCommand.class,
                 ServeCommand.class,
                 CalibrateCommand.class,
                 PredictCommand.class,

@@ -29,10 +29,10 @@ public final class BenchmarkReport {
 
     private final Map<String, Object> fields;
     private final RunInfo info;
-    private final ServingStats stats;
+    private final ServingSummary stats;
     private final double durationS;
 
-    private BenchmarkReport(RunInfo info, ServingStats stats, double durationS, Map<String, Object> fields) {
+    private BenchmarkReport(RunInfo info, ServingSummary stats, double durationS, Map<String, Object> fields) {
         this.info = info;
         this.stats = stats;
         this.durationS = durationS;
@@ -45,7 +45,7 @@ public final class BenchmarkReport {
      * @param durationNanos length of the measured window (vLLM's benchmark_duration)
      * @param extra         producer-specific keys, appended in their order; names should start with {@code infersim_}
      */
-    public static BenchmarkReport of(RunInfo info, ServingStats stats, long durationNanos, Map<String, Object> extra) {
+    public static BenchmarkReport of(RunInfo info, ServingSummary stats, long durationNanos, Map<String, Object> extra) {
         double durationS = durationNanos / 1e9;
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("date", info.date());
@@ -67,11 +67,11 @@ public final class BenchmarkReport {
         f.put("total_input_tokens", stats.inputTokens());
         f.put("total_output_tokens", stats.outputTokens());
         f.put("request_throughput", perSecond(stats.completed(), durationS));
-        f.put("request_goodput", stats.slo().isSet() ? perSecond(stats.goodRequests(), durationS) : null);
+        f.put("request_goodput", stats.measuresGoodput() ? perSecond(stats.goodRequests(), durationS) : null);
         f.put("output_throughput", perSecond(stats.outputTokens(), durationS));
         f.put("total_token_throughput", perSecond(stats.inputTokens() + stats.outputTokens(), durationS));
-        f.put("max_output_tokens_per_s", (double) stats.peaks().maxOutputTokensPerS());
-        f.put("max_concurrent_requests", stats.peaks().maxConcurrentRequests());
+        f.put("max_output_tokens_per_s", stats.maxOutputTokensPerS() < 0 ? null : (double) stats.maxOutputTokensPerS());
+        f.put("max_concurrent_requests", stats.maxConcurrentRequests() < 0 ? null : stats.maxConcurrentRequests());
         for (String metric : info.percentileMetrics()) {
             putStats(f, "", metric, stats.metric(metric), info.metricPercentiles());
         }
@@ -150,12 +150,14 @@ public final class BenchmarkReport {
         line(out, "Total input tokens:", stats.inputTokens());
         line(out, "Total generated tokens:", stats.outputTokens());
         line(out, "Request throughput (req/s):", (double) fields.get("request_throughput"));
-        if (stats.slo().isSet()) {
+        if (stats.measuresGoodput()) {
             line(out, "Request goodput (req/s):", (double) fields.get("request_goodput"));
         }
         line(out, "Output token throughput (tok/s):", (double) fields.get("output_throughput"));
-        line(out, "Peak output token throughput (tok/s):", (double) stats.peaks().maxOutputTokensPerS());
-        line(out, "Peak concurrent requests:", (double) stats.peaks().maxConcurrentRequests());
+        if (stats.maxOutputTokensPerS() >= 0) {
+            line(out, "Peak output token throughput (tok/s):", (double) stats.maxOutputTokensPerS());
+            line(out, "Peak concurrent requests:", (double) stats.maxConcurrentRequests());
+        }
         line(out, "Total Token throughput (tok/s):", (double) fields.get("total_token_throughput"));
         for (String metric : info.percentileMetrics()) {
             printMetric(out, metric);

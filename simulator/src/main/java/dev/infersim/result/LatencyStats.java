@@ -52,6 +52,48 @@ public final class LatencyStats {
         }
     }
 
+    /**
+     * Statistics restored from a shard's histogram (nanoseconds) and the exact mean and standard deviation it reported
+     * beside it, so that {@link #add} of restored shards gives the percentiles of the summed histograms and the exact
+     * pooled mean and deviation.
+     */
+    public static LatencyStats restored(Histogram samples, double meanMs, double stdMs) {
+        LatencyStats s = new LatencyStats();
+        s.histogram.add(samples);
+        s.count = samples.getTotalCount();
+        if (s.count > 0) {
+            double meanNanos = meanMs * 1e6;
+            s.shiftNanos = Math.round(meanNanos);
+            double offset = meanNanos - s.shiftNanos;
+            double stdNanos = stdMs * 1e6;
+            s.sumShifted = offset * s.count;
+            s.sumShiftedSquares = (stdNanos * stdNanos + offset * offset) * s.count;
+            s.maxNanos = samples.getMaxValue();
+        }
+        return s;
+    }
+
+    /** Adds another's samples: its histogram to this one's, its sums shifted to this one's shift (exact pooling). */
+    public void add(LatencyStats other) {
+        if (other.count == 0) {
+            return;
+        }
+        histogram.add(other.histogram);
+        if (count == 0) {
+            shiftNanos = other.shiftNanos;
+        }
+        double delta = other.shiftNanos - shiftNanos;
+        sumShifted += other.sumShifted + delta * other.count;
+        sumShiftedSquares += other.sumShiftedSquares + 2 * delta * other.sumShifted + delta * delta * other.count;
+        count += other.count;
+        maxNanos = Math.max(maxNanos, other.maxNanos);
+    }
+
+    /** A copy of the samples' histogram, in nanoseconds (for an HdrHistogram log). */
+    public Histogram histogram() {
+        return histogram.copy();
+    }
+
     public long count() {
         return count;
     }

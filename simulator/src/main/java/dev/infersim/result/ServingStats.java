@@ -9,7 +9,7 @@ package dev.infersim.result;
  * <p>Engine-independent: the simulator feeds it virtual times, the benchmark client measured ones. Memory is constant
  * in the number of requests (histograms, no per-request lists). Per-token recording allocates nothing. Not thread-safe.
  */
-public final class ServingStats {
+public final class ServingStats implements ServingSummary {
     private final GoodputSlo slo;
     private final PeakRates peaks;
     private final SteadyRates steady;
@@ -126,26 +126,49 @@ public final class ServingStats {
     }
 
     public GoodputSlo slo() { return slo; }
+    @Override
+    public boolean measuresGoodput() { return slo.isSet(); }
+    @Override
     public long completed() { return completed; }
+    @Override
     public long failed() { return failed; }
+    @Override
     public long inputTokens() { return inputTokens; }
+    @Override
     public long outputTokens() { return outputTokens; }
     /** Prompt tokens served from the server's prefix cache, over measured requests. */
+    @Override
     public long cachedPromptTokens() { return cachedPromptTokens; }
+    @Override
     public long preemptions() { return preemptions; }
     /** Requests that met every goodput objective. */
+    @Override
     public long goodRequests() { return good; }
     public PeakRates peaks() { return peaks; }
     public LatencyStats ttft() { return ttft; }
     public LatencyStats tpot() { return tpot; }
     public LatencyStats itl() { return itl; }
+    @Override
     public LatencyStats icl() { return icl; }
     public LatencyStats e2el() { return e2el; }
+    @Override
     public LatencyStats queueTime() { return queue; }
+    @Override
     public LatencyStats prefillTime() { return prefill; }
+    @Override
     public LatencyStats clientQueueTime() { return clientQueue; }
 
-    /** The named latency metric as vLLM's {@code --percentile-metrics} spells it: ttft, tpot, itl or e2el. */
+    @Override
+    public long maxOutputTokensPerS() {
+        return peaks.maxOutputTokensPerS();
+    }
+
+    @Override
+    public int maxConcurrentRequests() {
+        return peaks.maxConcurrentRequests();
+    }
+
+    @Override
     public LatencyStats metric(String name) {
         return switch (name) {
             case "ttft" -> ttft;

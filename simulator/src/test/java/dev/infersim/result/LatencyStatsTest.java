@@ -68,4 +68,29 @@ class LatencyStatsTest {
         assertEquals(0, stats.percentileMs(50));
         assertThrows(IllegalArgumentException.class, () -> stats.record(-1));
     }
+
+    @Test
+    void shardsRestoredFromTheirHistogramLogsAddUpToOneRunOfAllTheirSamples(@org.junit.jupiter.api.io.TempDir
+                                                                             java.nio.file.Path dir) {
+        SplittableRandom random = new SplittableRandom(5);
+        LatencyStats all = new LatencyStats();
+        LatencyStats[] shards = {new LatencyStats(), new LatencyStats(), new LatencyStats()};
+        for (int i = 0; i < 3000; i++) {
+            long nanos = 1_000_000 + (long) (random.nextDouble() * random.nextDouble() * 400_000_000L) * (i % 3 + 1);
+            all.record(nanos);
+            shards[i % 3].record(nanos);
+        }
+        LatencyStats merged = new LatencyStats();
+        for (int i = 0; i < shards.length; i++) {
+            java.nio.file.Path log = dir.resolve("s" + i + ".hlog");
+            LatencyLog.write(log, 1_700_000_000_000L, 1_700_000_060_000L, java.util.Map.of("ttft", shards[i]));
+            merged.add(LatencyStats.restored(LatencyLog.read(log).get("ttft"), shards[i].meanMs(), shards[i].stdMs()));
+        }
+        assertEquals(all.count(), merged.count());
+        assertEquals(all.meanMs(), merged.meanMs(), 1e-9 * all.meanMs());
+        assertEquals(all.stdMs(), merged.stdMs(), 1e-9 * all.stdMs());
+        for (double p : new double[] {1, 50, 90, 99, 99.9, 100}) {
+            assertEquals(all.percentileMs(p), merged.percentileMs(p), 1e-3 * all.percentileMs(p), "p" + p);
+        }
+    }
 }

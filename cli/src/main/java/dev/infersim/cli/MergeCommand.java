@@ -1,0 +1,64 @@
+package dev.infersim.cli;
+
+import dev.infersim.bench.HtmlReport;
+import dev.infersim.bench.ShardMerge;
+import dev.infersim.result.BenchmarkReport;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code infersim merge SHARD.json...}: the results of the shards of one distributed {@code bench --shard I/N} run
+ * combined into one result with vLLM's keys (see {@link ShardMerge}).
+ */
+@Command(name = "merge", mixinStandardHelpOptions = true,
+        description = "Combine the results of bench --shard I/N into one result with vLLM's keys: counts and errors "
+                + "summed, percentiles from the shards' added HdrHistograms (RESULT.hlog beside each), throughput over "
+                + "the union of their time spans, each shard's send lag kept.")
+public final class MergeCommand implements Callable<Integer> {
+
+    @Parameters(arity = "1..*", paramLabel = "SHARD.json", description = "The result file of every shard.")
+    List<Path> shards;
+
+    @Option(names = "--save-result", description = "Write the merged result JSON.")
+    boolean saveResult;
+
+    @Option(names = "--result-dir", defaultValue = ".", description = "Directory of the result file (default: current).")
+    Path resultDir;
+
+    @Option(names = "--result-filename",
+            description = "Merged result file name (default: vLLM's backend-RATEqps-MODEL-DATE.json of the first shard).")
+    String resultFilename;
+
+    @Option(names = "--html", paramLabel = "FILE", description = "Also write the HTML report of the merged result.")
+    Path html;
+
+    @Override
+    public Integer call() {
+        if (saveResult) {
+            ReportOptions.writableFile("--result-dir", resultDir.resolve("x"));
+        }
+        if (html != null) {
+            ReportOptions.writableFile("--html", html);
+        }
+        BenchmarkReport merged = ShardMerge.merge(shards);
+        PrintStream out = System.out;
+        out.println("Merged " + shards.size() + " shards");
+        merged.printSummary(out);
+        if (saveResult) {
+            Path path = resultDir.resolve(resultFilename != null ? resultFilename : merged.defaultFileName());
+            merged.write(path);
+            out.println("Result written to " + path);
+        }
+        if (html != null) {
+            HtmlReport.writeRun(html, merged.fields());
+            out.println("HTML report written to " + html);
+        }
+        return Boolean.TRUE.equals(merged.fields().get("infersim_valid")) ? 0 : 3;
+    }
+}
