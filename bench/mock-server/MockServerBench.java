@@ -1,8 +1,8 @@
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
 import dev.infersim.server.MockServer;
-import dev.infersim.server.OutputLengths;
 import dev.infersim.server.ServerOptions;
+import dev.infersim.workload.FixedLength;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.buffer.Buffer;
@@ -105,7 +105,7 @@ public final class MockServerBench {
             throws Exception {
         Deployment d = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).maxNumSeqs(maxNumSeqs).build();
         MockServer server = MockServer.start(ServerOptions.builder(d).port(port).timeScale(timeScale).eventLoops(2)
-                .maxWaitingRequests(100_000).outputLengths(OutputLengths.parse("fixed:100")).realtimeEngine(realtime).build())
+                .maxWaitingRequests(100_000).eosPosition(new FixedLength(100)).realtimeEngine(realtime).build())
                 .toCompletionStage().toCompletableFuture().join();
         System.out.println(server.readyLine());
         long giveUp = System.nanoTime() + 120_000_000_000L;

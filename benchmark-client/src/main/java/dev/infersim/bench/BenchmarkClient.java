@@ -10,6 +10,7 @@ import dev.infersim.result.RunInfo;
 import dev.infersim.result.ServingSummary;
 import dev.infersim.workload.Shard;
 import dev.infersim.workload.Workload;
+import dev.infersim.workload.WorkloadRequest;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.EventExecutor;
 import io.vertx.core.Context;
@@ -153,12 +154,17 @@ public final class BenchmarkClient implements AutoCloseable {
     }
 
     /**
-     * Sends the workload's first request alone before the run, as vLLM's initial test run does: proves the endpoint
-     * answers, and loads the client's code paths so the first scheduled sends are not late.
+     * Sends one request alone before the run, as vLLM's initial test run does: proves the endpoint answers, and loads
+     * the client's code paths so the first scheduled sends are not late. It has the first request's shape but token
+     * ids of its own and no shared prefix: sending the first request itself would put its prompt into the server's
+     * prefix cache, and request 0 would then hit a cache that no simulation of the workload has.
      */
     private void probe(Workload workload) {
-        LoadRun.Phase phase = load.run(List.of(workload.iterator().next()).iterator(), false, 0, 1, 0, 0,
-                GoodputSlo.NONE, null, LoadRun.NOW);
+        WorkloadRequest first = workload.iterator().next();
+        WorkloadRequest probe = new WorkloadRequest(0, 0, first.promptTokens(), 0, -1, first.maxTokens(),
+                first.outputTokens(), ~first.contentSeed(), 0, false, first.requestClass(), null);
+        LoadRun.Phase phase = load.run(List.of(probe).iterator(), false, 0, 1, 0, 0, GoodputSlo.NONE, null,
+                LoadRun.NOW);
         ErrorTally errors = phase.warmup().errors;
         if (errors.total() > 0) {
             throw new ConfigException("the initial test request to " + config.baseUrl() + config.endpoint()

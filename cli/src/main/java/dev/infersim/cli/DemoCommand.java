@@ -12,7 +12,6 @@ import dev.infersim.engine.EngineCore;
 import dev.infersim.queueing.ContinuousBatchingModel;
 import dev.infersim.queueing.UnstableQueueException;
 import dev.infersim.server.MockServer;
-import dev.infersim.server.OutputLengths;
 import dev.infersim.server.ServerOptions;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.sim.Replica;
@@ -122,8 +121,7 @@ public final class DemoCommand implements Callable<Integer> {
         Map<String, Object> kneeTimeline = null;
         double kneeDistance = Double.POSITIVE_INFINITY;
         MockServer server = MockServer.start(ServerOptions.builder(d).port(0).timeScale(timeScale).seed(seed)
-                        // the client's max_tokens is each request's EOS draw; the server must not stop earlier
-                        .outputLengths(OutputLengths.parse("fixed:" + MAX_TOKENS)).maxWaitingRequests(100_000)
+                        .maxWaitingRequests(100_000)
                         .schedulingPolicy(deployment.schedulingPolicy).build())
                 .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
         try (BenchmarkClient client = new BenchmarkClient(clientConfig(server))) {

@@ -4,9 +4,9 @@ import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.StartupDelay;
 import dev.infersim.server.MockFleet;
 import dev.infersim.server.FaultSettings;
-import dev.infersim.server.OutputLengths;
 import dev.infersim.server.OutputMode;
 import dev.infersim.server.ServerOptions;
+import dev.infersim.workload.LengthDistribution;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -68,9 +68,10 @@ public final class ServeCommand implements Runnable {
     @Option(names = "--seed", defaultValue = "0", description = "Seed for text and output lengths of unseeded requests (default: ${DEFAULT-VALUE}).")
     long seed;
 
-    @Option(names = "--output-len-dist", defaultValue = "lognormal:256:0.7", paramLabel = "SPEC",
-            description = "Output tokens before EOS without ignore_eos: fixed:N, uniform:MIN:MAX, exponential:MEAN, "
-                    + "lognormal:MEDIAN:SIGMA (default: ${DEFAULT-VALUE}); always capped by max_tokens.")
+    @Option(names = "--output-len-dist", defaultValue = "none", paramLabel = "SPEC",
+            description = "Where the model emits EOS in requests without ignore_eos: none (never: every request runs to "
+                    + "max_tokens, as simulate does), fixed:N, uniform:MIN:MAX, geometric:MEAN, lognormal:MEDIAN:SIGMA "
+                    + "(default: ${DEFAULT-VALUE}); always capped by max_tokens.")
     String outputLenDist;
 
     @Option(names = "--failure-rate", defaultValue = "0", description = "Probability in [0, 1] that a request gets a fault (default: ${DEFAULT-VALUE}).")
@@ -184,10 +185,18 @@ public final class ServeCommand implements Runnable {
             return ServerOptions.builder(d).schedulingPolicy(deployment.schedulingPolicy).startupDelay(delay)
                     .servedModelNames(servedModelNames).host(host).port(port).apiKey(apiKey).timeScale(timeScale)
                     .maxWaitingRequests(maxWaitingRequests).outputMode(OutputMode.parse(outputMode)).seed(seed)
-                    .outputLengths(OutputLengths.parse(outputLenDist)).faults(faults).realtimeEngine(realtimeEngine)
+                    .eosPosition(eosPosition()).faults(faults).realtimeEngine(realtimeEngine)
                     .dashboard(dashboard).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
+    private LengthDistribution eosPosition() {
+        try {
+            return LengthDistribution.parse(outputLenDist);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--output-len-dist '" + outputLenDist + "': " + e.getMessage());
         }
     }
 

@@ -68,6 +68,18 @@ class BenchCommandTest {
     }
 
     @Test
+    void theInitialTestRequestLeavesNothingInThePrefixCacheForRequestZero() throws Exception {
+        CliRun r = CliRun.of("bench", "--base-url", server.baseUrl(), "--model", server.options().servedModelName(),
+                "--num-prompts", "1", "--request-rate", "inf", "--random-input-len", "256", "--random-output-len", "4",
+                "--ignore-eos", "--seed", "77", "--max-send-lag-ms", "1000", "--save-result", "--save-detailed",
+                "--result-dir", dir.toString(), "--result-filename", "probe.json");
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        JsonNode row = new ObjectMapper().readTree(Files.readAllLines(dir.resolve("probe.jsonl")).get(0));
+        assertEquals(0, row.get("index").asInt());
+        assertEquals(0, row.get("cached_tokens").asInt(), row.toString());
+    }
+
+    @Test
     void sweepFindsKneeAndWritesOneCombinedResultNamingEachPointsDetailFile() throws Exception {
         CliRun r = CliRun.of("sweep", "--base-url", server.baseUrl(), "--model", server.options().servedModelName(),
                 "--concurrencies", "1,4", "--num-prompts", "24", "--random-input-len", "32", "--random-output-len", "8",

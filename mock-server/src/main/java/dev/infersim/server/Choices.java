@@ -1,6 +1,7 @@
 package dev.infersim.server;
 
 import dev.infersim.engine.EngineRequest;
+import dev.infersim.workload.SplitMix64;
 
 /**
  * Turns a parsed completion request into its choices (prompts x n), each with the engine request that times it: the
@@ -36,7 +37,8 @@ final class Choices {
         // Echo with max_tokens 0 still runs one engine token, as vLLM does, and returns only the prompt.
         int maxTokens = request.maxTokens() == null ? room : Math.min(Math.max(1, request.maxTokens()), room);
         int minTokens = Math.min(request.minTokens(), maxTokens);
-        int eos = request.ignoreEos() ? EngineRequest.NO_EOS : o.outputLengths().draw(LoremVocabulary.uniform(textSeed, -1));
+        int eos = request.ignoreEos() || o.eosPosition() == null ? EngineRequest.NO_EOS
+                : o.eosPosition().sample(new SplitMix64(textSeed));
         int scan = eos == EngineRequest.NO_EOS ? maxTokens : Math.min(maxTokens, Math.max(eos, minTokens));
         StopMatch stop = StopMatch.find(text, request.stop(), minTokens, scan);
         if (stop != null) {

@@ -2,6 +2,7 @@ package dev.infersim.server;
 
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.SchedulingPolicies;
+import dev.infersim.workload.LengthDistribution;
 import dev.infersim.engine.StartupDelay;
 
 import java.util.List;
@@ -21,7 +22,8 @@ import java.util.Objects;
  * @param maxWaitingRequests  requests accepted but not yet scheduled beyond which new ones get 429 (at least 1)
  * @param outputMode          lorem or echo
  * @param seed                server seed: text and output lengths of requests without their own seed derive from it
- * @param outputLengths       EOS position distribution for requests without ignore_eos
+ * @param eosPosition         where the mock model emits EOS in requests without ignore_eos (the workload's length
+ *                            family), or null for never before max_tokens, as the simulator's default
  * @param faults              initial fault injection settings (changeable at run time via POST /admin/faults)
  * @param maxBodyBytes        request bodies above this get 413
  * @param eventLoops          Vert.x event loops serving HTTP; 0 means one per core
@@ -34,7 +36,7 @@ import java.util.Objects;
  */
 public record ServerOptions(Deployment deployment, String schedulingPolicy, List<String> servedModelNames, String host, int port,
                             String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
-                            OutputLengths outputLengths, FaultSettings faults, long maxBodyBytes, int eventLoops,
+                            LengthDistribution eosPosition, FaultSettings faults, long maxBodyBytes, int eventLoops,
                             boolean realtimeEngine, int replica, StartupDelay startupDelay,
                             boolean dashboard) {
 
@@ -52,7 +54,6 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         // Each request waits at least until the engine thread takes it in, so 0 would refuse every request.
         check(maxWaitingRequests >= 1, "--max-waiting-requests must be >= 1, got " + maxWaitingRequests);
         Objects.requireNonNull(outputMode, "outputMode");
-        Objects.requireNonNull(outputLengths, "outputLengths");
         Objects.requireNonNull(faults, "faults");
         check(maxBodyBytes >= 1024, "max body bytes must be >= 1024, got " + maxBodyBytes);
         check(eventLoops >= 0, "event loops must be >= 0, got " + eventLoops);
@@ -71,7 +72,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
     /** The same settings for replica {@code index} of a fleet, on {@code port} (0: any free one). */
     public ServerOptions forReplica(int index, int port) {
         return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
-                maxWaitingRequests, outputMode, seed, outputLengths, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
+                maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
                 startupDelay, dashboard);
     }
 
@@ -98,7 +99,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         private int maxWaitingRequests = 1000;
         private OutputMode outputMode = OutputMode.LOREM;
         private long seed;
-        private OutputLengths outputLengths = OutputLengths.DEFAULT;
+        private LengthDistribution eosPosition;
         private FaultSettings faults = FaultSettings.NONE;
         private long maxBodyBytes = 16L << 20;
         private int eventLoops;
@@ -121,7 +122,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         public Builder maxWaitingRequests(int v) { maxWaitingRequests = v; return this; }
         public Builder outputMode(OutputMode v) { outputMode = v; return this; }
         public Builder seed(long v) { seed = v; return this; }
-        public Builder outputLengths(OutputLengths v) { outputLengths = v; return this; }
+        public Builder eosPosition(LengthDistribution v) { eosPosition = v; return this; }
         public Builder faults(FaultSettings v) { faults = v; return this; }
         public Builder maxBodyBytes(long v) { maxBodyBytes = v; return this; }
         public Builder eventLoops(int v) { eventLoops = v; return this; }
@@ -132,7 +133,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
 
         public ServerOptions build() {
             return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
-                    maxWaitingRequests, outputMode, seed, outputLengths, faults, maxBodyBytes, eventLoops, realtimeEngine, replica,
+                    maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, replica,
                     startupDelay, dashboard);
         }
     }

@@ -7,7 +7,6 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Generated text re-tokenizes to exactly the ids it was built from; output lengths follow their distributions. */
@@ -58,31 +57,6 @@ class GeneratedTextTest {
         assertEquals(4, later.tokens(), "min_tokens 3 skips the first match");
         assertEquals("one two three".length(), later.textLength());
         assertNull(StopMatch.find(echo, List.of("zebra"), 0, 50));
-    }
-
-    @Test
-    void outputLengthsFollowTheirClosedForms() {
-        assertEquals(40, OutputLengths.parse("fixed:40").draw(0.7));
-        OutputLengths uniform = OutputLengths.parse("uniform:10:19");
-        assertEquals(10, uniform.draw(0.0));
-        assertEquals(19, uniform.draw(0.999));
-        // Medians are exp(mu) for log-normal and mean * ln 2 for exponential.
-        assertEquals(256, OutputLengths.parse("lognormal:256:0.7").draw(0.5));
-        assertEquals(Math.round(100 * Math.log(2)), OutputLengths.parse("exponential:100").draw(0.5));
-        double sum = 0;
-        OutputLengths exp = OutputLengths.parse("exponential:100");
-        for (int i = 0; i < 20_000; i++) {
-            sum += exp.draw(LoremVocabulary.uniform(42, i));
-        }
-        assertEquals(100, sum / 20_000, 3, "sample mean within ~4 standard errors of 100");
-    }
-
-    @Test
-    void badLengthSpecsNameTheFlag() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> OutputLengths.parse("uniform:9:3"));
-        assertTrue(e.getMessage().startsWith("--output-len-dist 'uniform:9:3'"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> OutputLengths.parse("gamma:3"));
-        assertThrows(IllegalArgumentException.class, () -> OutputLengths.parse("fixed:x"));
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.infersim.workload.FixedLength;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -134,7 +135,7 @@ class StreamingProtocolTest {
 
     @Test
     void minTokensHoldsBackTheEndAndMaxTokensCapsIt() throws Exception {
-        ServerOptions o = TestServers.options(TestServers.llama8b(8), 50).outputLengths(OutputLengths.parse("fixed:3")).build();
+        ServerOptions o = TestServers.options(TestServers.llama8b(8), 50).eosPosition(new FixedLength(3)).build();
         MockServer fixed = TestServers.start(o);
         try {
             JsonNode plain = TestServers.post(fixed, "/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":10}").json();
