@@ -34,7 +34,7 @@ public class ClientBenchmark {
                 .maxWaitingRequests(1_000_000).build()).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
         Path detail = Files.createTempFile("infersim-bench-detail", ".jsonl");
         BenchConfig config = new BenchConfig(server.baseUrl(), "/v1/completions", server.options().servedModelName(),
-                null, true, 600_000, 1_000_000, GoodputSlo.NONE, List.of("ttft", "tpot", "itl", "e2el"),
+                null, true, 600_000, 1_000_000, 0, GoodputSlo.NONE, List.of("ttft", "tpot", "itl", "e2el"),
                 List.of(50.0, 99.0), 10_000, null, 500);
         HeapSampler heap = new HeapSampler();
         heap.start();

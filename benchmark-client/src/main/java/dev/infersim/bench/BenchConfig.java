@@ -15,7 +15,9 @@ import java.util.List;
  * @param apiKey               bearer token, or null ({@code --api-key}, else OPENAI_API_KEY)
  * @param ignoreEos            send {@code ignore_eos} ({@code --ignore-eos})
  * @param requestTimeoutMillis a request still unfinished after this long fails as {@code timeout}
- * @param maxSendLagNanos      a run whose p99 send lag exceeds this is flagged invalid ({@code --max-send-lag-ms})
+ * @param maxSendLagNanos      a run whose p99 send lag exceeds this may be flagged invalid ({@code --max-send-lag-ms},
+ *                             see {@link SendLagVerdict}); {@link #FIT_TO_MACHINE} to derive it from a calibration
+ * @param maxFailureRate       a run with a larger share of failed requests is flagged invalid ({@code --max-failure-rate})
  * @param slo                  goodput objectives ({@code --goodput})
  * @param percentileMetrics    {@code --percentile-metrics}
  * @param metricPercentiles    {@code --metric-percentiles}
@@ -24,9 +26,12 @@ import java.util.List;
  * @param scrapeIntervalMillis polling interval for {@code scrapeUrl}
  */
 public record BenchConfig(String baseUrl, String endpoint, String model, String apiKey, boolean ignoreEos,
-                          long requestTimeoutMillis, long maxSendLagNanos, GoodputSlo slo,
+                          long requestTimeoutMillis, long maxSendLagNanos, double maxFailureRate, GoodputSlo slo,
                           List<String> percentileMetrics, List<Double> metricPercentiles, int maxConnections,
                           String scrapeUrl, long scrapeIntervalMillis) {
+
+    /** {@code maxSendLagNanos} that asks for a limit fitted to the machine's measured scheduling noise. */
+    public static final long FIT_TO_MACHINE = -1;
 
     public BenchConfig {
         URI base = httpUrl("--base-url", baseUrl);
@@ -47,8 +52,11 @@ public record BenchConfig(String baseUrl, String endpoint, String model, String 
         if (requestTimeoutMillis < 1) {
             throw new IllegalArgumentException("--request-timeout must be > 0 s, got " + requestTimeoutMillis + " ms");
         }
-        if (maxSendLagNanos < 0) {
+        if (maxSendLagNanos < 0 && maxSendLagNanos != FIT_TO_MACHINE) {
             throw new IllegalArgumentException("--max-send-lag-ms must be >= 0, got " + maxSendLagNanos / 1e6);
+        }
+        if (!(maxFailureRate >= 0 && maxFailureRate <= 1)) {
+            throw new IllegalArgumentException("--max-failure-rate must be in [0, 1], got " + maxFailureRate);
         }
         if (maxConnections < 1) {
             throw new IllegalArgumentException("--max-connections must be >= 1, got " + maxConnections);

@@ -54,8 +54,20 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
         out.println(center("Client (infersim)"));
         out.printf(Locale.ROOT, "%-40s %.3f / %.3f / %.3f%n", "Send lag p50 / p99 / max (ms):", lag.get("p50"),
                 lag.get("p99"), lag.get("max"));
+        Map<String, Object> noise = (Map<String, Object>) f.get("infersim_scheduling_noise_ms");
+        if (noise != null) {
+            out.printf(Locale.ROOT, "%-40s %.3f / %.3f%n", "Machine noise p99, idle / in run (ms):",
+                    ((Map<String, Object>) noise.get("calibration")).get("p99"),
+                    ((Map<String, Object>) noise.get("during_run")).get("p99"));
+        }
+        Map<String, Object> verdict = (Map<String, Object>) f.get("infersim_send_lag_verdict");
+        if (verdict != null && !invalidReasons.contains(verdict.get("message"))) {
+            out.println("Send lag: " + verdict.get("message"));
+        }
         out.printf(Locale.ROOT, "%-40s %s / %.1f%n", "Max / mean requests in flight:", f.get("infersim_max_in_flight"),
                 f.get("infersim_mean_in_flight"));
+        out.println("  (in flight: at one instant, as the client counts them; \"Peak concurrent requests\" above is "
+                + "vLLM's: requests active at any time within the same one-second bin)");
         long cancelled = (long) f.get("infersim_cancelled");
         if (cancelled > 0) {
             out.printf(Locale.ROOT, "%-40s %d of %d sent%n", "Cancelled in flight by the interrupt:", cancelled,
@@ -75,6 +87,20 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
                     ttft.get("p50"), ttft.get("p99"), ttft.get("max"));
             out.printf(Locale.ROOT, "%-40s %.3f / %.3f / %.3f%n", "E2EL error vs server p50/p99/max (ms):",
                     e2el.get("p50"), e2el.get("p99"), e2el.get("max"));
+        }
+        Object scale = f.get("infersim_time_scale");
+        Map<String, Object> model = (Map<String, Object>) f.get("infersim_model_time_ms");
+        if (model != null) {
+            out.printf(Locale.ROOT, "Times above are wall-clock; the server runs %sx faster than the modelled GPU. "
+                    + "In model time (wall x %s):%n", scale, scale);
+            model.forEach((metric, v) -> {
+                Map<String, Object> m = (Map<String, Object>) v;
+                out.printf(Locale.ROOT, "%-40s %.2f / %.2f / %.2f%n", "Model-time " + metric.toUpperCase(Locale.ROOT)
+                        + " mean/median/p99 (ms):", m.get("mean"), m.get("median"), m.get("p99"));
+            });
+        }
+        for (Object warning : (List<?>) f.getOrDefault("infersim_warnings", List.of())) {
+            out.println("Warning: " + warning);
         }
         for (String line : errors.describe()) {
             out.println("Error " + line);

@@ -19,6 +19,8 @@ import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.http.HttpClientAgent;
 import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpConnectOptions;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
@@ -43,6 +45,9 @@ import java.util.Map;
 public final class BenchmarkClient implements AutoCloseable {
     /** The send lag's name in a shard's latency log and moments. */
     static final String SEND_LAG = "send_lag";
+    private static final long CALIBRATION_NANOS = 300_000_000;
+    /** Above this share of unshared prompt tokens served from cache, the prompts were evidently sent before. */
+    private static final double UNEXPECTED_CACHE_HIT_RATE = 0.5;
     private static final DateTimeFormatter VLLM_DATE = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
     private static final double[] CURVE_PERCENTILES =
             {1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 97.5, 99, 99.5, 99.9, 99.99, 100};
@@ -51,6 +56,8 @@ public final class BenchmarkClient implements AutoCloseable {
     private final Vertx vertx;
     private final List<HttpClientAgent> clients = new ArrayList<>();
     private final LoadRun load;
+    /** Wake-up lateness of an idle probe thread, measured once before the first run. */
+    private LatencyStats calibration;
 
     /** Connects nothing yet; builds the tokenizer vocabulary (about a second). */
     public BenchmarkClient(BenchConfig config) {
@@ -118,7 +125,14 @@ public final class BenchmarkClient implements AutoCloseable {
         String date = LocalDateTime.now().format(VLLM_DATE);
         Shard shard = plan.sent();
         int users = shardUsers(workload, shard);
-        probe(workload);
+        if (calibration == null) {
+            calibration = SchedulingNoise.calibrate(CALIBRATION_NANOS);
+        }
+        String probeError = probe(workload);
+        if (probeError != null) {
+            LoadRun.Phase nothing = new LoadRun.Phase(emptyWindow(), emptyWindow(), 0, 0, false);
+            return result(date, workload, plan, nothing, new LatencyStats(), null, probeError);
+        }
         long startNanos = plan.startAtEpochMillis() > 0 ? startNanos(plan.startAtEpochMillis()) : LoadRun.NOW;
         MetricsScraper scraper = config.scrapeUrl() == null ? null
                 : new MetricsScraper(vertx, config.scrapeUrl(), config.scrapeIntervalMillis(), System.nanoTime());
@@ -126,12 +140,21 @@ public final class BenchmarkClient implements AutoCloseable {
             scraper.start();
         }
         LoadRun.Phase phase;
+        SchedulingNoise probe = SchedulingNoise.start();
+        LatencyStats noise;
         try (RequestLogWriter log = plan.detailFile() == null ? null : new RequestLogWriter(plan.detailFile(), true)) {
             phase = load.run(shard.requests(workload), workload.isClosedLoop(), users, plan.numWarmups(),
                     plan.warmupDurationNanos(), plan.durationNanos(), config.slo(), log, startNanos);
+        } finally {
+            noise = probe.stop();
         }
         Map<String, Object> scraped = scraper == null ? null : scraper.stop();
-        return result(date, workload, plan, phase, scraped);
+        return result(date, workload, plan, phase, noise, scraped, null);
+    }
+
+    private MeasuredWindow emptyWindow() {
+        long now = System.nanoTime();
+        return new MeasuredWindow(now, now, config.slo(), null, !config.chat());
     }
 
     /** This shard's part of the concurrency cap: the users of a closed loop are dealt out to the shards. */
@@ -158,22 +181,52 @@ public final class BenchmarkClient implements AutoCloseable {
      * the client's code paths so the first scheduled sends are not late. It has the first request's shape but token
      * ids of its own and no shared prefix: sending the first request itself would put its prompt into the server's
      * prefix cache, and request 0 would then hit a cache that no simulation of the workload has.
+     *
+     * @return why the request failed, or null when it succeeded
      */
-    private void probe(Workload workload) {
+    private String probe(Workload workload) {
         WorkloadRequest first = workload.iterator().next();
         WorkloadRequest probe = new WorkloadRequest(0, 0, first.promptTokens(), 0, -1, first.maxTokens(),
                 first.outputTokens(), ~first.contentSeed(), 0, false, first.requestClass(), null);
         LoadRun.Phase phase = load.run(List.of(probe).iterator(), false, 0, 1, 0, 0, GoodputSlo.NONE, null,
                 LoadRun.NOW);
         ErrorTally errors = phase.warmup().errors;
-        if (errors.total() > 0) {
-            throw new ConfigException("the initial test request to " + config.baseUrl() + config.endpoint()
-                    + " failed: " + errors.describe().get(0));
+        if (errors.total() == 0) {
+            return null;
+        }
+        String error = errors.describe().get(0);
+        return "the initial test request to " + config.baseUrl() + config.endpoint() + " failed: " + error
+                + (error.startsWith("http_404") ? servedModels() : "");
+    }
+
+    /**
+     * The model names the server lists at {@code /v1/models}, as "; the server serves: a, b", so that a wrong
+     * {@code --model} shows the right one; "" when it lists none.
+     */
+    private String servedModels() {
+        try {
+            RequestOptions models = new RequestOptions().setMethod(HttpMethod.GET)
+                    .setAbsoluteURI(config.baseUrl() + "/v1/models").setTimeout(5_000);
+            if (config.apiKey() != null && !config.apiKey().isBlank()) {
+                models.putHeader("authorization", "Bearer " + config.apiKey());
+            }
+            Buffer body = clients.get(0).request(models)
+                    .compose(req -> req.send().compose(HttpClientResponse::body)).await();
+            List<String> names = new ArrayList<>();
+            new com.fasterxml.jackson.databind.ObjectMapper().readTree(body.getBytes()).path("data")
+                    .forEach(m -> names.add(m.path("id").asText()));
+            return names.isEmpty() ? "" : "; the server serves: " + String.join(", ", names) + " (--model)";
+        } catch (Exception unavailable) {
+            return ""; // not every server lists its models; the 404's own message stands
         }
     }
 
-    private BenchResult result(String date, Workload measured, RunPlan plan, LoadRun.Phase phase,
-                               Map<String, Object> scraped) {
+    /**
+     * @param noise      wake-up lateness of the noise probe during the run
+     * @param probeError why the initial test request failed (nothing else was sent), or null
+     */
+    private BenchResult result(String date, Workload measured, RunPlan plan, LoadRun.Phase phase, LatencyStats noise,
+                               Map<String, Object> scraped, String probeError) {
         MeasuredWindow w = phase.window();
         // num_prompts is what was asked for, as vLLM writes it, even when --duration or an interrupt cut the run short;
         // a shard's is its own share.
@@ -185,11 +238,23 @@ public final class BenchmarkClient implements AutoCloseable {
                 measured.load().maxConcurrency(), config.percentileMetrics(), config.metricPercentiles(),
                 measured.load().rampUp());
         List<String> invalid = new ArrayList<>();
-        double lagP99Ms = w.sendLag.percentileMs(99);
-        if (w.sendLag.count() > 0 && lagP99Ms * 1e6 > config.maxSendLagNanos()) {
-            invalid.add(String.format(java.util.Locale.ROOT,
-                    "p99 send lag %.3f ms exceeds --max-send-lag-ms %.3f: the client could not keep the schedule",
-                    lagP99Ms, config.maxSendLagNanos() / 1e6));
+        if (probeError != null) {
+            invalid.add(probeError + "; nothing else was sent");
+        }
+        String failures = failureReason(w);
+        if (failures != null) {
+            invalid.add(failures);
+        }
+        boolean fitted = config.maxSendLagNanos() == BenchConfig.FIT_TO_MACHINE;
+        long limit = fitted ? SendLagVerdict.limitFromCalibration(nanos(calibration.percentileMs(99)))
+                : config.maxSendLagNanos();
+        SendLagVerdict lag = SendLagVerdict.judge(hasSchedule(measured), nanos(w.sendLag.percentileMs(99)),
+                nanos(w.startLag.percentileMs(99)),
+                w.spacedSendLag.count() == 0 ? -1 : nanos(w.spacedSendLag.percentileMs(99)),
+                noise.count() == 0 ? -1 : nanos(noise.percentileMs(99)), limit,
+                fitted ? "the machine-fitted limit" : "--max-send-lag-ms");
+        if (lag.invalid() && w.sendLag.count() > 0) {
+            invalid.add(lag.message());
         }
         if (phase.interrupted()) {
             invalid.add("the run was interrupted: " + w.sent() + " of " + asked + " requests sent, " + w.cancelled
@@ -203,7 +268,11 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_valid", invalid.isEmpty());
         extra.put("infersim_invalid_reasons", invalid);
         extra.put("infersim_send_lag_ms", lagSummary(w.sendLag));
-        extra.put("infersim_max_send_lag_ms", config.maxSendLagNanos() / 1e6);
+        extra.put("infersim_max_send_lag_ms", limit / 1e6);
+        extra.put("infersim_send_lag_verdict", ordered("cause", lag.cause().name().toLowerCase(java.util.Locale.ROOT),
+                "message", lag.message(), "limit_source", fitted ? "calibration" : "flag"));
+        extra.put("infersim_scheduling_noise_ms", ordered("calibration", lagSummary(calibration),
+                "during_run", lagSummary(noise)));
         extra.put("infersim_max_in_flight", phase.maxInFlight());
         extra.put("infersim_mean_in_flight", phase.meanInFlight());
         double steady = measured.isClosedLoop() ? w.closedLoopThroughput(phase.meanInFlight())
@@ -221,10 +290,14 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_prompt_token_mismatch_max_tokens", w.promptMismatchMaxTokens);
         extra.put("infersim_prompt_token_mismatch_examples", w.promptMismatchExamples);
         extra.put("infersim_ground_truth", groundTruth(w));
+        extra.put("infersim_time_scale", w.timeScale);
+        extra.put("infersim_model_time_ms", w.timeScale == 1 ? null : modelTime(w));
+        extra.put("infersim_warnings", warnings(w));
         MeasuredWindow warm = phase.warmup();
         extra.put("infersim_warmup", Map.of("requests", warm.finished(), "failed", warm.stats.failed(),
                 "cancelled", warm.cancelled, "duration_s", warm.finished() == 0 ? 0.0 : warm.durationNanos() / 1e9));
         extra.put("infersim_interrupted", phase.interrupted());
+        extra.put("infersim_error", probeError);
         extra.put("infersim_detailed_file", plan.detailFile() == null ? null : plan.detailFile().toString());
         extra.put("infersim_percentile_curves", curves(w.stats, w.sendLag));
         extra.put("infersim_timeseries", w.timeSeries());
@@ -270,6 +343,63 @@ public final class BenchmarkClient implements AutoCloseable {
         }
         m.put("latency_moments", moments);
         return m;
+    }
+
+    /**
+     * The latencies in the server's model time when it runs faster than the modelled GPU: the wall-clock figures times
+     * the time scale (TPOT 0.7 ms at 10x is 7 ms on the modelled GPU).
+     */
+    private static Map<String, Object> modelTime(MeasuredWindow w) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (String metric : List.of("ttft", "tpot", "itl", "e2el")) {
+            LatencyStats s = w.stats.metric(metric);
+            m.put(metric, ordered("mean", s.meanMs() * w.timeScale, "median", s.medianMs() * w.timeScale,
+                    "p99", s.percentileMs(99) * w.timeScale));
+        }
+        return m;
+    }
+
+    /** What the user should know about the run that does not make it invalid. */
+    private static List<String> warnings(MeasuredWindow w) {
+        List<String> warnings = new ArrayList<>();
+        double hits = w.unexpectedCacheHitRate();
+        if (hits > UNEXPECTED_CACHE_HIT_RATE) {
+            warnings.add(String.format(java.util.Locale.ROOT, "the server served %.0f%% of the prompt tokens the "
+                    + "workload does not share from its prefix cache: these prompts were sent to it before (the same "
+                    + "--seed), so TTFT is lower than for new prompts; pass another --seed or restart the server",
+                    100 * hits));
+        }
+        return warnings;
+    }
+
+    /** Why the share of failed requests makes the run invalid, or null when it is within --max-failure-rate. */
+    private String failureReason(MeasuredWindow w) {
+        long failed = w.stats.failed();
+        long ended = w.stats.completed() + failed;
+        if (failed == 0 || failed <= config.maxFailureRate() * ended) {
+            return null;
+        }
+        return String.format(java.util.Locale.ROOT, "%d of %d requests failed (%.1f%%), over --max-failure-rate %s; "
+                + "first: %s", failed, ended, 100.0 * failed / ended, config.maxFailureRate(), w.errors.describe().get(0));
+    }
+
+    /** Whether requests had intended send times: not so for a closed loop or everything at once (rate inf). */
+    private static boolean hasSchedule(Workload w) {
+        return !w.isClosedLoop() && (Double.isFinite(w.load().requestRatePerS()) || w.load().rampUp() != null
+                || w.dataset().recordedArrivals() != null);
+    }
+
+    /** A map that keeps its keys in the order given, as the result file should. */
+    private static Map<String, Object> ordered(Object... keysAndValues) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            m.put((String) keysAndValues[i], keysAndValues[i + 1]);
+        }
+        return m;
+    }
+
+    private static long nanos(double ms) {
+        return Math.round(ms * 1e6);
     }
 
     private String backend() {

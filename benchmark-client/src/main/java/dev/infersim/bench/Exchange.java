@@ -36,7 +36,11 @@ final class Exchange implements Handler<Buffer> {
     WorkloadRequest request;
     MeasuredWindow window;
     long scheduledNanos;
+    /** Scheduled time since the previous request's, to tell a burst's send lag from the rest. */
+    long scheduleGapNanos;
     long originNanos;
+    /** When the event loop took the request up (before waiting for a connection), and when it was written. */
+    long startNanos;
     long sendNanos;
     long firstTokenNanos;
     long lastTokenNanos;
@@ -87,6 +91,7 @@ final class Exchange implements Handler<Buffer> {
         this.originNanos = originNanos;
         this.timeoutMillis = timeoutMillis;
         reset();
+        startNanos = System.nanoTime();
         timerId = vertx.setTimer(timeoutMillis, onTimeout);
         int use = ++generation;
         connections.acquire().onComplete(ar -> {

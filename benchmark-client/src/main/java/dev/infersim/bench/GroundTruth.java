@@ -13,9 +13,11 @@ import com.fasterxml.jackson.databind.JsonNode;
  * @param prefillNanos       first scheduled to first token; -1 when absent
  * @param cachedPromptTokens prompt tokens served from the prefix cache; -1 when absent
  * @param preemptions        times the request was preempted; -1 when absent
+ * @param timeScale          how many times faster than the modelled GPU the server runs (model time = wall time x
+ *                           this); 1 when absent
  */
 public record GroundTruth(long ttftNanos, long e2elNanos, long queueNanos, long prefillNanos, int cachedPromptTokens,
-                          int preemptions) {
+                          int preemptions, double timeScale) {
 
     /**
      * Reads the {@code infersim} object of an infersim mock: the first choice's wall-clock timeline
@@ -30,7 +32,8 @@ public record GroundTruth(long ttftNanos, long e2elNanos, long queueNanos, long 
             ttft = Math.round((wall.get("first_token_ms").asDouble() - wall.get("arrival_ms").asDouble()) * 1e6);
         }
         return new GroundTruth(ttft, nanos(wall, "e2e_ms"), nanos(wall, "queue_time_ms"),
-                nanos(wall, "prefill_time_ms"), count(choice, "cached_prompt_tokens"), count(choice, "preemptions"));
+                nanos(wall, "prefill_time_ms"), count(choice, "cached_prompt_tokens"), count(choice, "preemptions"),
+                infersim.path("time_scale").isNumber() ? infersim.get("time_scale").asDouble() : 1);
     }
 
     private static long nanos(JsonNode node, String msField) {

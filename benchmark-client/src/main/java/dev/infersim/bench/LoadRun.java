@@ -118,6 +118,7 @@ final class LoadRun {
         inFlight.reset(start);
         long issued = 0;
         long lastOrigin = start;
+        long lastScheduled = Long.MIN_VALUE;
         while (!stopped && requests.hasNext()) {
             WorkloadRequest r = requests.next();
             long scheduled = start + r.arrivalNanos();
@@ -141,8 +142,10 @@ final class LoadRun {
             }
             MeasuredWindow into = isWarmup ? warm : measured;
             inFlight.handedOff();
-            lanes.get((int) (issued % lanes.size())).sendAt(r, body, scheduled, origin, into);
+            long gap = lastScheduled == Long.MIN_VALUE ? Long.MAX_VALUE : scheduled - lastScheduled;
+            lanes.get((int) (issued % lanes.size())).sendAt(r, body, scheduled, gap, origin, into);
             issued++;
+            lastScheduled = scheduled;
             lastOrigin = origin;
         }
         long sendingEnd = System.nanoTime();
@@ -239,7 +242,7 @@ final class LoadRun {
                 into = isWarmup ? warm : measured;
                 inFlight.add(1, now);
             }
-            lane.dispatch(r, lane.bodies.body(r), now, now, into);
+            lane.dispatch(r, lane.bodies.body(r), now, Long.MAX_VALUE, now, into);
         }
 
         synchronized void markExhausted(long now) {
@@ -280,22 +283,24 @@ final class LoadRun {
          * From the pacer: sends the request at {@code origin} from this loop's timer. Counted in flight from then; a
          * request whose time comes after the run was stopped is dropped.
          */
-        void sendAt(WorkloadRequest r, Buffer body, long scheduled, long origin, MeasuredWindow into) {
+        void sendAt(WorkloadRequest r, Buffer body, long scheduled, long gap, long origin, MeasuredWindow into) {
             timers.schedule(() -> context.emit(v -> {
                 inFlight.sent(!stopped, System.nanoTime());
                 if (!stopped) {
-                    dispatch(r, body, scheduled, origin, into);
+                    dispatch(r, body, scheduled, gap, origin, into);
                 }
             }), origin - System.nanoTime(), TimeUnit.NANOSECONDS);
         }
 
-        void dispatch(WorkloadRequest r, Buffer body, long scheduled, long origin, MeasuredWindow into) {
+        /** @param gap scheduled time since the previous request's; {@code Long.MAX_VALUE} when unscheduled or first */
+        void dispatch(WorkloadRequest r, Buffer body, long scheduled, long gap, long origin, MeasuredWindow into) {
             Exchange x = pool.poll();
             if (x == null) {
                 x = new Exchange(vertx, connections, options, renderer, this::finished);
             }
             active.add(x);
             x.window = into;
+            x.scheduleGapNanos = gap;
             x.start(r, body, scheduled, origin, config.requestTimeoutMillis());
         }
 

@@ -26,8 +26,8 @@ import java.util.Map;
  * This is the "find the knee" rule of the methodology seeds: report throughput at the latency budget, not past it.
  *
  * <p>SLO attainment of a point: requests meeting every {@code --goodput} objective over all requests that ended
- * (failures count against it). A load meets the SLO when attainment is at least the threshold (0.9 by default, the
- * attainment target used by DistServe, Zhong et al., OSDI 2024).
+ * (failures count against it). A load meets the SLO when its run is valid and attainment is at least the threshold
+ * (0.9 by default, the attainment target used by DistServe, Zhong et al., OSDI 2024).
  */
 public final class LoadSweep {
     static final double RATE_EFFICIENCY = 0.9;
@@ -65,6 +65,7 @@ public final class LoadSweep {
         Double knee = null;
         String kneeReason = "no saturation up to the highest load";
         Double bestSlo = null;
+        List<Double> invalidLoads = new ArrayList<>();
         double baseTtft = number(points.get(0).result(), "median_ttft_ms");
         for (int i = 0; i < points.size(); i++) {
             Point p = points.get(i);
@@ -86,7 +87,12 @@ public final class LoadSweep {
                     kneeReason = reason;
                 }
             }
-            if (!Double.isNaN(attainment) && attainment >= attainmentThreshold) {
+            boolean valid = !Boolean.FALSE.equals(r.get("infersim_valid"));
+            if (!valid) {
+                invalidLoads.add(p.load());
+            }
+            // an invalid run's latencies are not to be trusted, so its attainment cannot vouch for its load
+            if (valid && !Double.isNaN(attainment) && attainment >= attainmentThreshold) {
                 bestSlo = bestSlo == null ? p.load() : Math.max(bestSlo, p.load());
             }
         }
@@ -97,6 +103,7 @@ public final class LoadSweep {
         out.put("knee_reason", kneeReason);
         out.put("slo_attainment_threshold", attainmentThreshold);
         out.put("max_load_meeting_slo", bestSlo);
+        out.put("invalid_loads", invalidLoads);
         return out;
     }
 

@@ -29,6 +29,10 @@ final class MeasuredWindow {
     final long scheduleStartNanos;
     final ServingStats stats;
     final LatencyStats sendLag = new LatencyStats();
+    /** Send lag of the sends scheduled at least {@link SendLagVerdict#BURST_GAP_NANOS} after the one before. */
+    final LatencyStats spacedSendLag = new LatencyStats();
+    /** The part of send lag before the event loop took the request up, i.e. without the wait for a connection. */
+    final LatencyStats startLag = new LatencyStats();
     final LatencyStats ttftError = new LatencyStats();
     final LatencyStats e2elError = new LatencyStats();
     final ErrorTally errors = new ErrorTally();
@@ -39,6 +43,13 @@ final class MeasuredWindow {
     long promptMismatchMaxTokens;
     final List<String> promptMismatchExamples = new ArrayList<>();
     long lastFinishNanos;
+    /** The server's time scale from its ground truth (model time = wall time x this); 1 when it sent none. */
+    double timeScale = 1;
+    /** Prompt tokens the server reported served from its prefix cache, over the requests that reported it. */
+    long cachedPromptTokens;
+    /** Prompt tokens of the requests that reported cached tokens, and the part of them the workload shares. */
+    long cacheReportedPromptTokens;
+    long sharedPrefixTokens;
     private final RequestLogWriter log;
     private final boolean checkPromptLength;
     private long[] sentPerS = new long[64];
@@ -61,6 +72,16 @@ final class MeasuredWindow {
         this.lastFinishNanos = startNanos;
     }
 
+    /**
+     * Share of the prompt tokens the workload does not share between requests that the server nevertheless served from
+     * its prefix cache: near 0 for fresh prompts; near 1 when the same prompts were sent before (the same --seed
+     * against the same server). NaN when the server reported no cached tokens.
+     */
+    double unexpectedCacheHitRate() {
+        long fresh = cacheReportedPromptTokens - sharedPrefixTokens;
+        return fresh <= 0 ? Double.NaN : Math.max(0, cachedPromptTokens - sharedPrefixTokens) / (double) fresh;
+    }
+
     /** Whether requests of this window go to a per-request detail file (which then holds their text). */
     boolean keepsDetail() {
         return log != null;
@@ -70,7 +91,12 @@ final class MeasuredWindow {
     synchronized void record(Exchange x, long nowNanos) {
         lastFinishNanos = Math.max(lastFinishNanos, nowNanos);
         if (x.sendNanos >= 0) {
-            sendLag.record(Math.max(0, x.sendNanos - x.originNanos));
+            long lag = Math.max(0, x.sendNanos - x.originNanos);
+            sendLag.record(lag);
+            startLag.record(Math.max(0, Math.min(x.sendNanos, x.startNanos) - x.originNanos));
+            if (x.scheduleGapNanos >= SendLagVerdict.BURST_GAP_NANOS) {
+                spacedSendLag.record(lag);
+            }
             int b = bin(x.sendNanos); // bin() may grow the arrays: index only after it returns
             sentPerS[b]++;
         }
@@ -88,7 +114,13 @@ final class MeasuredWindow {
         recordGaps(x);
         recordTimeBins(x, out);
         checkPromptLength(x);
+        if (truth != null && truth.cachedPromptTokens() >= 0) {
+            cachedPromptTokens += truth.cachedPromptTokens();
+            cacheReportedPromptTokens += x.request.promptTokens();
+            sharedPrefixTokens += x.request.firstOfPrefixGroup() ? 0 : x.request.prefixTokens();
+        }
         if (truth != null) {
+            timeScale = truth.timeScale();
             recordGroundTruthError(ttftError, x.firstTokenNanos - x.originNanos, truth.ttftNanos());
             recordGroundTruthError(e2elError, x.lastTokenNanos - x.originNanos, truth.e2elNanos());
         }

@@ -62,7 +62,7 @@ class BenchmarkClientTest {
     }
 
     static BenchConfig config(String baseUrl, String model, long timeoutMillis, int maxConnections, String scrapeUrl) {
-        return new BenchConfig(baseUrl, "/v1/completions", model, null, true, timeoutMillis, 1_000_000,
+        return new BenchConfig(baseUrl, "/v1/completions", model, null, true, timeoutMillis, 1_000_000, 0,
                 new GoodputSlo(Double.NaN, 50, Double.NaN), List.of("ttft", "tpot", "itl", "e2el"), List.of(50.0, 99.0),
                 maxConnections, scrapeUrl, 100);
     }

@@ -48,7 +48,7 @@ class HtmlReportBrowserTest {
         try (FakeStreamingServer server = new FakeStreamingServer(10, 5, 1, 0, 0, 0)) {
             baseUrl = server.baseUrl();
             // the query string puts an '&' into a chart title: it must show as '&', not '&amp;'
-            BenchConfig config = new BenchConfig(baseUrl, "/v1/completions", "m", null, true, 10_000, 1_000_000_000L,
+            BenchConfig config = new BenchConfig(baseUrl, "/v1/completions", "m", null, true, 10_000, 1_000_000_000L, 0,
                     new GoodputSlo(Double.NaN, 50, Double.NaN), List.of("ttft", "tpot", "itl", "e2el"),
                     List.of(50.0, 99.0), 100, baseUrl + "/metrics?a=1&b=2", 100);
             try (BenchmarkClient client = new BenchmarkClient(config)) {

@@ -107,4 +107,14 @@ class LoadSweepTest {
                 point(1, 1.0, 50, null), point(2, 2.0, 50, null)), 0.9);
         assertNull(s.get("knee_load"));
     }
+
+    @Test
+    void anInvalidRunCannotVouchForTheLoadMeetingTheSlo() {
+        LoadSweep.Point invalid = point(2, 2.0, 55, 2.0);
+        invalid.result().put("infersim_valid", false);
+        Map<String, Object> s = LoadSweep.analyze(LoadSweep.Mode.REQUEST_RATE, List.of(point(1, 1.0, 50, 1.0), invalid),
+                0.9);
+        assertEquals(1.0, s.get("max_load_meeting_slo"), "the 2 req/s run met the SLO but its numbers are not trusted");
+        assertEquals(List.of(2.0), s.get("invalid_loads"));
+    }
 }

@@ -29,9 +29,7 @@ import java.util.concurrent.Callable;
  * prints vLLM's summary plus send lag, errors and the ground-truth check.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "Benchmark an OpenAI-compatible endpoint (vLLM, SGLang, TGI, infersim serve) like vllm bench serve. "
-                + "Exit code 3 when the run is invalid (send lag over --max-send-lag-ms, interrupted, or --validate without "
-                + "ground truth).")
+        description = "Benchmark an OpenAI-compatible endpoint (vLLM, SGLang, TGI, infersim serve) like vllm bench serve.")
 public final class BenchCommand implements Callable<Integer> {
 
     @Mixin
@@ -93,7 +91,12 @@ public final class BenchCommand implements Callable<Integer> {
             result = client.validated(bench.run(stream, plan));
             write(result, detail, latencyLog, out);
         }
-        return result.valid() ? 0 : 3;
+        Object error = result.fields().get("infersim_error");
+        if (error != null) {
+            // nothing was measured: the endpoint or the flags are wrong; the result file says so too
+            throw new ConfigException(error.toString());
+        }
+        return result.valid() ? ExitCodes.OK : ExitCodes.INVALID_RUN;
     }
 
     private void write(BenchResult result, Path detail, Path latencyLog, PrintStream out) {

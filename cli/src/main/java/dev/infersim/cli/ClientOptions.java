@@ -17,7 +17,8 @@ import java.util.Map;
 public final class ClientOptions {
 
     @Option(names = "--base-url", defaultValue = "http://127.0.0.1:8000",
-            description = "Server root URL (default: ${DEFAULT-VALUE}).")
+            description = "Server root URL; a trailing /v1 is dropped, as --endpoint starts with it "
+                    + "(default: ${DEFAULT-VALUE}).")
     String baseUrl;
 
     @Option(names = "--endpoint", defaultValue = "/v1/completions",
@@ -41,9 +42,16 @@ public final class ClientOptions {
             description = "A request not finished after S seconds fails as 'timeout' (default: ${DEFAULT-VALUE}).")
     double requestTimeoutS;
 
-    @Option(names = "--max-send-lag-ms", defaultValue = "1",
-            description = "Flag the run invalid when p99 send lag (actual - scheduled send) exceeds this (default: ${DEFAULT-VALUE}).")
-    double maxSendLagMs;
+    @Option(names = "--max-send-lag-ms",
+            description = "Flag the run invalid when p99 send lag (actual - scheduled send) exceeds this and the client "
+                    + "caused it (default: fitted to the machine, twice the p99 scheduling noise a 0.3 s calibration "
+                    + "measures at start, at least 1 ms). Not judged at --request-rate inf or in a closed loop.")
+    Double maxSendLagMs;
+
+    @Option(names = "--max-failure-rate", defaultValue = "0",
+            description = "Flag the run invalid (exit code 3) when more than this share of requests fail, 0 to 1 "
+                    + "(default: ${DEFAULT-VALUE}).")
+    double maxFailureRate;
 
     @Option(names = "--max-connections", defaultValue = "10000",
             description = "HTTP/1.1 keep-alive connections, one stream each, shared out over the client's event loops "
@@ -89,11 +97,15 @@ public final class ClientOptions {
     BenchConfig config(boolean ignoreEos) {
         ConfigException.check(requestTimeoutS > 0, "--request-timeout must be > 0 s, got %s", requestTimeoutS);
         ConfigException.check(durationS >= 0, "--duration must be >= 0 s, got %s", durationS);
+        ConfigException.check(maxSendLagMs == null || maxSendLagMs >= 0, "--max-send-lag-ms must be >= 0, got %s",
+                maxSendLagMs);
         report.validate();
         String key = apiKey != null ? apiKey : System.getenv("OPENAI_API_KEY");
         try {
-            return new BenchConfig(trimSlash(baseUrl), endpoint, model, key, ignoreEos,
-                    Math.round(requestTimeoutS * 1000), Math.round(maxSendLagMs * 1e6), report.slo(),
+            return new BenchConfig(serverRoot(baseUrl), endpoint, model, key, ignoreEos,
+                    Math.round(requestTimeoutS * 1000),
+                    maxSendLagMs == null ? BenchConfig.FIT_TO_MACHINE : Math.round(maxSendLagMs * 1e6), maxFailureRate,
+                    report.slo(),
                     report.metrics(), report.percentiles(), maxConnections, scrapeMetrics, scrapeIntervalMs);
         } catch (ConfigException e) {
             throw e;
@@ -135,7 +147,12 @@ public final class ClientOptions {
         return Math.round(durationS * 1e9);
     }
 
-    private static String trimSlash(String url) {
-        return url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
+    /**
+     * The server root the endpoint is appended to: trailing slashes dropped, and a trailing {@code /v1} too, since
+     * {@code serve} and most servers print their URL with it and the endpoint already starts with it.
+     */
+    static String serverRoot(String url) {
+        String root = url.replaceFirst("/+$", "");
+        return root.endsWith("/v1") ? root.substring(0, root.length() - 3) : root;
     }
 }

@@ -5,10 +5,11 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 import java.io.PrintWriter;
+import java.util.List;
 
 /**
  * The {@code infersim} command. Every user error ends as one line on stderr and exit code 2; a bug ends with its
- * stack trace and exit code 1.
+ * stack trace and exit code 1 ({@link ExitCodes} lists them all, in every command's help).
  */
 @Command(name = "infersim", mixinStandardHelpOptions = true, versionProvider = Version.class,
         description = "LLM serving lab: simulate, serve, benchmark and predict LLM inference without GPUs.",
@@ -41,6 +42,7 @@ public final class Main implements Runnable {
     /** Runs the command line and returns its exit code, without exiting (for tests). */
     public static int run(String... args) {
         CommandLine cli = new CommandLine(new Main());
+        ExitCodes.document(cli);
         cli.setExecutionExceptionHandler(Main::handleExecutionException);
         cli.setParameterExceptionHandler(Main::handleParameterException);
         return cli.execute(args);
@@ -53,9 +55,9 @@ public final class Main implements Runnable {
 
     private static int handleParameterException(CommandLine.ParameterException e, String[] args) {
         PrintWriter err = e.getCommandLine().getErr();
-        err.println("infersim: " + oneLine(e.getMessage()));
+        err.println("infersim: " + oneLine(e.getMessage()) + suggestion(e));
         err.flush();
-        return 2;
+        return ExitCodes.BAD_INPUT;
     }
 
     private static int handleExecutionException(Exception e, CommandLine cli, CommandLine.ParseResult parsed) {
@@ -66,9 +68,20 @@ public final class Main implements Runnable {
         if (cause instanceof ConfigException || e instanceof CommandLine.ParameterException) {
             cli.getErr().println("infersim: " + oneLine(cause.getMessage()));
             cli.getErr().flush();
-            return 2;
+            return ExitCodes.BAD_INPUT;
         }
         throw new IllegalStateException(e);
+    }
+
+    /** picocli's nearest known option or command to a mistyped one, as " (did you mean --x?)", or "". */
+    private static String suggestion(CommandLine.ParameterException e) {
+        if (e instanceof CommandLine.UnmatchedArgumentException unmatched) {
+            List<String> near = unmatched.getSuggestions();
+            if (!near.isEmpty()) {
+                return " (did you mean " + String.join(" or ", near.subList(0, Math.min(3, near.size()))) + "?)";
+            }
+        }
+        return "";
     }
 
     private static String oneLine(String message) {

@@ -9,6 +9,7 @@ import dev.infersim.bench.HtmlReport;
 import dev.infersim.bench.LoadSweep;
 import dev.infersim.result.VllmDetailArrays;
 import dev.infersim.engine.ConfigException;
+import dev.infersim.result.GoodputSlo;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import picocli.CommandLine.Command;
@@ -95,17 +96,17 @@ public final class SweepCommand implements Callable<Integer> {
                 progress.show(i, mode.key() + " " + format(load));
                 Path detail = client.report.saveDetailed ? detailFile(resultName, mode, load) : null;
                 Workload stream = Workload.open(spec);
-                BenchResult r;
-                try {
-                    r = client.validated(bench.run(stream, client.report.numWarmups, client.warmupDurationNanos(),
-                            client.durationNanos(), metadata, detail));
-                } catch (ConfigException e) {
+                BenchResult r = client.validated(bench.run(stream, client.report.numWarmups,
+                        client.warmupDurationNanos(), client.durationNanos(), metadata, detail));
+                Object error = r.fields().get("infersim_error");
+                if (error != null) {
                     if (points.isEmpty()) {
-                        throw e; // nothing measured yet: the endpoint or the flags are wrong, as bench reports it
+                        // nothing measured yet: the endpoint or the flags are wrong, as bench reports it
+                        throw new ConfigException(error.toString());
                     }
                     // The server stopped answering at this load. Heavier loads would fare no better; keep what was
                     // measured, mark this point, and write the sweep.
-                    Map<String, Object> failed = unmeasuredPoint(mode, load, e.getMessage());
+                    Map<String, Object> failed = unmeasuredPoint(mode, load, error.toString());
                     points.add(new LoadSweep.Point(load, failed));
                     runs.add(failed);
                     allValid = false;
@@ -120,10 +121,10 @@ public final class SweepCommand implements Callable<Integer> {
             }
             progress.done();
             Map<String, Object> sweep = LoadSweep.analyze(mode, points, sloAttainment);
-            print(sweep, out);
+            print(mode, sweep, runs, out);
             write(resultName, sweep, runs, out);
         }
-        return allValid ? 0 : 3;
+        return allValid ? ExitCodes.OK : ExitCodes.INVALID_RUN;
     }
 
     /** The result entry of a load point whose initial test request failed, so that none of its requests was sent. */
@@ -140,7 +141,7 @@ public final class SweepCommand implements Callable<Integer> {
         return m;
     }
 
-    private void print(Map<String, Object> sweep, PrintStream out) {
+    private void print(LoadSweep.Mode mode, Map<String, Object> sweep, List<Map<String, Object>> runs, PrintStream out) {
         out.println("=".repeat(20) + " Sweep over " + sweep.get("mode") + " " + "=".repeat(20));
         out.printf(Locale.ROOT, "%10s %10s %10s %12s %12s %12s %8s %6s%n", "load", "req/s", "tok/s", "p50 TTFT ms",
                 "p99 TTFT ms", "p50 TPOT ms", "SLO ok", "valid");
@@ -155,11 +156,20 @@ public final class SweepCommand implements Callable<Integer> {
                     p.get("slo_attainment") == null ? "-" : String.format(Locale.ROOT, "%.1f%%",
                             100 * num(p.get("slo_attainment"))), p.get("infersim_valid"));
         }
+        for (Map<String, Object> run : runs) {
+            if (Boolean.FALSE.equals(run.get("infersim_valid"))) {
+                out.println("Invalid at " + mode.key() + " " + run.get(mode.key()) + ": "
+                        + String.join("; ", stringList(run.get("infersim_invalid_reasons"))));
+            }
+        }
         out.println("Saturation knee: " + (sweep.get("knee_load") == null ? "none" : format((Double) sweep.get("knee_load")))
                 + " (" + sweep.get("knee_reason") + ")");
         Object best = sweep.get("max_load_meeting_slo");
-        out.println("Highest load meeting the goodput SLO: " + (best == null ? "none (or no --goodput given)"
-                : format((Double) best)));
+        List<?> invalid = (List<?>) sweep.get("invalid_loads");
+        String skipped = invalid.isEmpty() ? "" : " (invalid loads not counted: " + invalid.stream()
+                .map(l -> format((Double) l)).collect(java.util.stream.Collectors.joining(", ")) + ")";
+        out.println("Highest load meeting the goodput SLO: " + (best == null ? "none" + (client.report.slo().equals(GoodputSlo.NONE)
+                ? " (no --goodput given)" : "") : format((Double) best)) + skipped);
     }
 
     /** The combined result's file name: --result-filename, else sweep-MODE-MODEL-DATE.json. */
@@ -210,6 +220,10 @@ public final class SweepCommand implements Callable<Integer> {
         return all;
     }
 
+    private static List<String> stringList(Object v) {
+        return v instanceof List<?> l ? l.stream().map(String::valueOf).toList() : List.of();
+    }
+
     private static double num(Object v) {
         return v instanceof Number n ? n.doubleValue() : Double.NaN;
     }
@@ -223,7 +237,7 @@ public final class SweepCommand implements Callable<Integer> {
         return Double.isInfinite(load) ? "inf" : load == Math.rint(load) ? Long.toString((long) load) : Double.toString(load);
     }
 
-    /** A one-line progress bar, redrawn in place; printed only when stdout is a terminal. */
+    /** A one-line progress bar on stderr, redrawn in place, on a terminal; else one line per load point on stdout. */
     private static final class Progress {
         private final int total;
         private final boolean tty;
@@ -234,7 +248,10 @@ public final class SweepCommand implements Callable<Integer> {
         }
 
         void show(int done, String what) {
-            if (tty) {
+            if (!tty) {
+                System.out.println("Sweep point " + (done + 1) + " of " + total + ": " + what);
+                System.out.flush();
+            } else {
                 int width = 30;
                 int filled = done * width / total;
                 System.err.print("\r[" + "#".repeat(filled) + " ".repeat(width - filled) + "] " + done + "/" + total

@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -231,5 +232,59 @@ class BenchCommandTest {
         assertEquals(2, r.exitCode());
         assertEquals(1, r.err().strip().lines().count(), r.err());
         assertTrue(r.err().contains("--endpoint"), r.err());
+    }
+
+    @Test
+    void aBaseUrlEndingInV1AsServePrintsItIsTheServerRoot() {
+        CliRun r = CliRun.of("bench", "--base-url", server.baseUrl() + "/v1/", "--model",
+                server.options().servedModelName(), "--num-prompts", "2", "--random-input-len", "16",
+                "--random-output-len", "2", "--max-send-lag-ms", "1000");
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().contains("Benchmarking " + server.baseUrl() + "/v1/completions:"), r.out());
+    }
+
+    @Test
+    void allAtOnceHasNoScheduleSoSendLagIsNotJudgedAndModelTimeIsShownBesideWallTime() {
+        CliRun r = CliRun.of("bench", "--base-url", server.baseUrl(), "--model", server.options().servedModelName(),
+                "--num-prompts", "4", "--random-input-len", "16", "--random-output-len", "4", "--ignore-eos",
+                "--max-send-lag-ms", "0");
+        assertEquals(0, r.exitCode(), "a zero limit cannot fail a run without a schedule: " + r.out() + r.err());
+        assertTrue(r.out().contains("Send lag: send lag not judged"), r.out());
+        assertTrue(r.out().contains("runs 10.0x faster than the modelled GPU")
+                && r.out().contains("Model-time TPOT mean/median/p99 (ms):"), r.out());
+    }
+
+    @Test
+    void sendingTheSamePromptsTwiceWarnsThatThePrefixCacheServedThem() {
+        String[] args = {"bench", "--base-url", server.baseUrl(), "--model", server.options().servedModelName(),
+                "--num-prompts", "4", "--random-input-len", "256", "--random-output-len", "2", "--seed", "4242",
+                "--request-rate", "50", "--max-send-lag-ms", "1000"};
+        CliRun first = CliRun.of(args);
+        assertEquals(0, first.exitCode(), first.out() + first.err());
+        assertFalse(first.out().contains("prefix cache"), first.out());
+        CliRun again = CliRun.of(args);
+        assertEquals(0, again.exitCode(), again.out() + again.err());
+        assertTrue(again.out().contains("Warning: the server served") && again.out().contains("another --seed"),
+                again.out());
+    }
+
+    @Test
+    void aFailedInitialRequestStillWritesTheResultFileWithTheError() throws Exception {
+        CliRun r = CliRun.of("bench", "--base-url", server.baseUrl(), "--model", "no-such-model", "--num-prompts", "2",
+                "--random-input-len", "16", "--random-output-len", "2", "--save-result", "--result-dir",
+                dir.toString(), "--result-filename", "failed.json");
+        assertEquals(2, r.exitCode(), r.out() + r.err());
+        assertTrue(r.err().contains("the server serves: " + server.options().servedModelName()), r.err());
+        JsonNode json = new ObjectMapper().readTree(dir.resolve("failed.json").toFile());
+        assertTrue(json.get("infersim_error").asText().contains("initial test request"), json.toString());
+        assertFalse(json.get("infersim_valid").asBoolean());
+    }
+
+    @Test
+    void aMistypedFlagGetsASuggestion() {
+        CliRun r = shortBench("--requst-rate", "5");
+        assertEquals(2, r.exitCode());
+        assertTrue(r.err().contains("did you mean --request-rate"), r.err());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
     }
 }

@@ -26,6 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ForeignServerTest {
     private static HttpServer server;
+    /** Requests for model "broken": the first (the initial test request) succeeds, all later ones fail. */
+    private static final java.util.concurrent.atomic.AtomicInteger brokenRequests = new java.util.concurrent.atomic.AtomicInteger();
 
     @TempDir
     Path dir;
@@ -46,7 +48,16 @@ class ForeignServerTest {
 
     /** Two tokens and the usage, as any vLLM-like server streams them, and no 'infersim' object. */
     private static void complete(HttpExchange x) throws IOException {
-        x.getRequestBody().readAllBytes();
+        String request = new String(x.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+        if (request.contains("\"broken\"") && brokenRequests.getAndIncrement() > 0) {
+            byte[] error = "{\"error\":{\"message\":\"engine dead\",\"type\":\"InternalServerError\"}}"
+                    .getBytes(StandardCharsets.UTF_8);
+            x.sendResponseHeaders(500, error.length);
+            try (OutputStream out = x.getResponseBody()) {
+                out.write(error);
+            }
+            return;
+        }
         String chunk = "data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\" a\","
                 + "\"finish_reason\":null}]}\n\n";
         String last = "data: {\"id\":\"c\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\" b\","
@@ -64,9 +75,13 @@ class ForeignServerTest {
     }
 
     private CliRun bench(String... more) {
+        return benchModel("m", more);
+    }
+
+    private CliRun benchModel(String model, String... more) {
         String base = "http://127.0.0.1:" + server.getAddress().getPort();
         java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("bench", "--base-url", base,
-                "--model", "m", "--num-prompts", "3", "--random-input-len", "16", "--random-output-len", "2",
+                "--model", model, "--num-prompts", "3", "--random-input-len", "16", "--random-output-len", "2",
                 "--max-send-lag-ms", "1000", "--save-result", "--result-dir", dir.toString(), "--result-filename", "r.json"));
         args.addAll(java.util.List.of(more));
         return CliRun.of(args.toArray(String[]::new));
@@ -111,5 +126,15 @@ class ForeignServerTest {
         assertEquals(0, r.exitCode(), r.out() + r.err());
         assertTrue(r.out().matches("(?s).*Server metrics scrape: +(\\d+) of \\1 polls .* failed, first failure: .*"),
                 r.out());
+    }
+
+    @Test
+    void failuresOverTheMaxFailureRateMakeTheRunInvalidEvenWithSendLagFine() throws Exception {
+        brokenRequests.set(0);
+        CliRun r = benchModel("broken");
+        assertEquals(3, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().contains("RUN INVALID: 3 of 3 requests failed (100.0%), over --max-failure-rate 0.0"), r.out());
+        brokenRequests.set(0);
+        assertEquals(0, benchModel("broken", "--max-failure-rate", "1").exitCode());
     }
 }

@@ -1,0 +1,46 @@
+package dev.infersim.cli;
+
+import picocli.CommandLine;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The exit codes of every command, in one place: the commands return them and each command's {@code --help} lists
+ * them from here, so the two cannot drift apart.
+ */
+final class ExitCodes {
+    static final int OK = 0;
+    static final int BUG = 1;
+    static final int BAD_INPUT = 2;
+    static final int INVALID_RUN = 3;
+    /** What the JVM exits with on SIGINT (128 + 2); every command's shutdown hook lets it stand. */
+    static final int INTERRUPTED = 130;
+
+    /** Commands whose result can be flagged invalid. */
+    private static final Set<String> JUDGED = Set.of("bench", "sweep");
+
+    private ExitCodes() {
+    }
+
+    /** Lists the exit codes in the help of {@code cli} and each of its subcommands. */
+    static void document(CommandLine cli) {
+        cli.getCommandSpec().usageMessage().exitCodeListHeading("%nExit codes:%n").exitCodeList(list(false));
+        cli.getSubcommands().forEach((name, sub) -> sub.getCommandSpec().usageMessage()
+                .exitCodeListHeading("%nExit codes:%n").exitCodeList(list(JUDGED.contains(name))));
+    }
+
+    static Map<String, String> list(boolean judged) {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put(Integer.toString(OK), "success" + (judged ? ", and the run is valid" : ""));
+        m.put(Integer.toString(BUG), "internal error (a bug: the stack trace is printed)");
+        m.put(Integer.toString(BAD_INPUT), "bad flag, file or endpoint: one line on stderr names it and why");
+        if (judged) {
+            m.put(Integer.toString(INVALID_RUN), "run invalid (failures over --max-failure-rate, client send lag, or "
+                    + "--validate without ground truth): the reasons are printed and the results still written");
+        }
+        m.put(Integer.toString(INTERRUPTED), "interrupted (Ctrl-C)" + (judged ? ": what was measured is written first" : ""));
+        return m;
+    }
+}

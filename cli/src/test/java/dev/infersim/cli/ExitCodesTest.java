@@ -1,0 +1,30 @@
+package dev.infersim.cli;
+
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ExitCodesTest {
+
+    @Test
+    void everyCommandsHelpListsItsExitCodesAndOnlyJudgedRunsHaveThree() {
+        List<String> commands = new CommandLine(new Main()).getSubcommands().keySet().stream()
+                .filter(c -> !c.equals("help")).toList();
+        for (String command : commands) {
+            CliRun r = CliRun.of(command, "--help");
+            assertEquals(0, r.exitCode(), command);
+            String help = r.out();
+            assertTrue(help.contains("Exit codes:"), command + ": " + help);
+            for (String code : List.of("0", "1", "2", "130")) {
+                assertTrue(help.matches("(?s).*\\n\\s+" + code + "\\s+\\S.*"), command + " lists " + code + ": " + help);
+            }
+            boolean judged = List.of("bench", "sweep").contains(command);
+            assertEquals(judged, help.matches("(?s).*\\n\\s+3\\s+run invalid.*"), command + ": " + help);
+        }
+        assertTrue(CliRun.of("--help").out().contains("Exit codes:"));
+    }
+}
