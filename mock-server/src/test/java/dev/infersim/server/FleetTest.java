@@ -68,8 +68,8 @@ class FleetTest {
 
     @Test
     void loadingReplicaAnswers503UntilItsColdStartEnds() throws Exception {
-        // 3 model seconds at time scale 30: 100 ms of wall time.
-        start(TestServers.options(TestServers.llama8b(8), 30).startupDelay(StartupDelay.ofSeconds(3)).build(), 1);
+        // 60 model seconds at time scale 30: 2 s of wall time, ample for the checks below on a busy machine.
+        start(TestServers.options(TestServers.llama8b(8), 30).startupDelay(StartupDelay.ofSeconds(60)).build(), 1);
         MockServer replica = fleet.replicas().get(0);
         assertEquals(MockServer.State.LOADING, replica.state());
         assertEquals(503, TestServers.get(replica, "/health").status());
@@ -85,12 +85,12 @@ class FleetTest {
         assertEquals(MockServer.State.READY, replica.state());
         assertEquals(200, TestServers.get(replica, "/health").status());
         assertEquals(200, TestServers.post(replica, "/v1/completions", SHORT).status());
-        assertTrue(replica.readyLine().contains("loaded in 3.0 s"), replica.readyLine());
+        assertTrue(replica.readyLine().contains("loaded in 60.0 s"), replica.readyLine());
     }
 
     @Test
     void adminReplicasGrowsWithColdStartsAndShrinksByDraining() throws Exception {
-        start(TestServers.options(TestServers.llama8b(8), 20).apiKey("k").startupDelay(StartupDelay.ofSeconds(4)).build(), 1);
+        start(TestServers.options(TestServers.llama8b(8), 20).apiKey("k").startupDelay(StartupDelay.ofSeconds(40)).build(), 1);
         MockServer first = fleet.replicas().get(0);
         awaitLoaded(first);
         String[] key = {"authorization", "Bearer k"};
