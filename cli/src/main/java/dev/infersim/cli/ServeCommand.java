@@ -107,6 +107,12 @@ public final class ServeCommand implements Runnable {
                     + "port resizes the fleet (default: ${DEFAULT-VALUE}).")
     int replicas;
 
+    @Option(names = "--data-parallel-size", defaultValue = "1", paramLabel = "N",
+            description = "Engines behind each replica's one port, each with its own KV cache, balanced as vLLM's internal "
+                    + "load balancer does (lowest waiting x 4 + running; header X-data-parallel-rank pins one); metrics "
+                    + "labelled engine=\"0\"..\"N-1\" (default: ${DEFAULT-VALUE}).")
+    int dataParallelSize;
+
     @Option(names = "--startup-delay", defaultValue = "0", paramLabel = "auto|SECONDS",
             description = "Cold start in model seconds before a replica serves (/health and /v1 answer 503 meanwhile); "
                     + "auto = weight bytes / --load-bandwidth-gbps + CUDA-graph capture time (default: ${DEFAULT-VALUE}).")
@@ -183,6 +189,7 @@ public final class ServeCommand implements Runnable {
             var d = deployment.deployment();
             StartupDelay delay = StartupDelay.parse(startupDelay, d, loadBandwidthGbps);
             return ServerOptions.builder(d).schedulingPolicy(deployment.schedulingPolicy).startupDelay(delay)
+                    .dataParallelSize(dataParallelSize)
                     .servedModelNames(servedModelNames).host(host).port(port).apiKey(apiKey).timeScale(timeScale)
                     .maxWaitingRequests(maxWaitingRequests).outputMode(OutputMode.parse(outputMode)).seed(seed)
                     .eosPosition(eosPosition()).faults(faults).realtimeEngine(realtimeEngine)

@@ -56,12 +56,15 @@ final class EngineLoop implements Runnable {
     static final long REALTIME_SPIN_NANOS = 6_000_000;
 
     private final EngineCore engine;
+    private final int rank;
     private final ModelClock clock;
     private final NanoClock wall;
     private final ServerMetrics metrics;
     private final ConcurrentLinkedQueue<Choice> submits = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Choice> aborts = new ConcurrentLinkedQueue<>();
     private final AtomicInteger unscheduled = new AtomicInteger();
+    /** Sequences reserved and not yet finished: waiting ones plus those the engine runs (or has preempted). */
+    private final AtomicInteger unfinished = new AtomicInteger();
     /** Submissions between their arrival stamp and their hand-over. */
     private final AtomicInteger stamping = new AtomicInteger();
     private final AtomicBoolean sleeping = new AtomicBoolean();
@@ -75,8 +78,9 @@ final class EngineLoop implements Runnable {
     private volatile boolean stopping;
     private long cursorNanos;
 
-    EngineLoop(EngineCore engine, ModelClock clock, ServerMetrics metrics, String name, boolean realtime) {
+    EngineLoop(EngineCore engine, int rank, ModelClock clock, ServerMetrics metrics, String name, boolean realtime) {
         this.engine = engine;
+        this.rank = rank;
         this.realtime = realtime;
         this.clock = clock;
         this.wall = clock.wall();
@@ -99,15 +103,30 @@ final class EngineLoop implements Runnable {
         }
     }
 
+    /** This engine's data-parallel rank (0 without data parallelism). */
+    int rank() {
+        return rank;
+    }
+
+    ServerMetrics metrics() {
+        return metrics;
+    }
+
+    /** Sequences reserved but not yet scheduled: what vLLM's front end counts as this engine's waiting. */
+    int unscheduled() {
+        return unscheduled.get();
+    }
+
+    /** Sequences scheduled and not finished: this engine's running, as its front end counts them. */
+    int scheduled() {
+        return unfinished.get() - unscheduled.get();
+    }
+
     /**
-     * Event loop: reserves waiting slots for {@code choices}, stamps their arrival with the model time now and hands
-     * them to the engine thread; false (nothing handed over) when more than {@code maxWaiting} would wait (the caller
-     * answers 429).
+     * Event loop: stamps the arrival of {@code choices}, whose waiting slots {@link #reserve} took, with the model time
+     * now and hands them to the engine thread.
      */
-    boolean submit(Choice[] choices, int maxWaiting) {
-        if (!reserve(choices.length, maxWaiting)) {
-            return false;
-        }
+    void submit(Choice[] choices) {
         stamping.incrementAndGet();
         try {
             long arrivalNanos = clock.modelNow();
@@ -119,16 +138,17 @@ final class EngineLoop implements Runnable {
             stamping.decrementAndGet();
         }
         wake();
-        return true;
     }
 
-    private boolean reserve(int n, int max) {
+    /** Event loop: reserves {@code n} waiting slots; false when more than {@code max} would wait (the caller answers 429). */
+    boolean reserve(int n, int max) {
         while (true) {
             int w = unscheduled.get();
             if (w + n > max) {
                 return false;
             }
             if (unscheduled.compareAndSet(w, w + n)) {
+                unfinished.addAndGet(n);
                 return true;
             }
         }
@@ -218,6 +238,7 @@ final class EngineLoop implements Runnable {
         if (arrived.remove(c)) {
             unscheduled.decrementAndGet();
             metrics.recordFinish(r, c.index, c.exchange.choiceCount());
+            unfinished.decrementAndGet();
         } else {
             boolean wasWaiting = r.firstScheduledNanos() < 0;
             if (!engine.abort(r, reason, cursorNanos)) {
@@ -227,6 +248,7 @@ final class EngineLoop implements Runnable {
                 unscheduled.decrementAndGet();
             }
             metrics.recordFinish(r, c.index, c.exchange.choiceCount());
+            unfinished.decrementAndGet();
         }
         c.markFinished();
         touch(c.batch).add(c);
@@ -290,6 +312,7 @@ final class EngineLoop implements Runnable {
             Choice c = (Choice) r.attachment();
             live.remove(c);
             metrics.recordFinish(r, c.index, c.exchange.choiceCount());
+            unfinished.decrementAndGet();
             c.markFinished();
             touch(c.batch).add(c);
         }

@@ -17,6 +17,11 @@ import io.vertx.core.internal.buffer.BufferInternal;
  */
 final class Exchange {
     private final ModelService service;
+    /** The pinned data-parallel rank, or -1 for the load balancer's choice. */
+    private final int pinnedRank;
+    /** The engine serving this exchange; set by {@link #submit()}. */
+    private EngineLoop loop;
+    private final GroundTruth truth;
     private final CompletionRequest request;
     private final HttpServerResponse response;
     private final Context context;
@@ -31,9 +36,10 @@ final class Exchange {
     /** A stall or a held first token: nothing is written until its timer ends it. */
     private boolean holding;
 
-    Exchange(ModelService service, CompletionRequest request, HttpServerResponse response, Context context, String requestId,
-             long seq, FaultType fault) {
+    Exchange(ModelService service, int pinnedRank, CompletionRequest request, HttpServerResponse response, Context context,
+             String requestId, long seq, FaultType fault) {
         this.service = service;
+        this.pinnedRank = pinnedRank;
         this.request = request;
         this.response = response;
         this.context = context;
@@ -43,7 +49,7 @@ final class Exchange {
         long created = System.currentTimeMillis() / 1000;
         String model = service.options.servedModelName();
         Logprobs logprobs = new Logprobs(request, service.vocabulary);
-        GroundTruth truth = new GroundTruth(requestId, service.options.replica(), service.clock, choices);
+        this.truth = new GroundTruth(requestId, service.options.replica(), service.clock, choices);
         this.sse = request.stream() ? new SseEncoder(request, id, created, model, choices, logprobs, truth) : null;
         this.body = request.stream() ? null : new WholeBody(request, id, created, model, choices, logprobs, truth);
     }
@@ -62,9 +68,12 @@ final class Exchange {
 
     /** Reserves waiting slots and hands the choices to the engine; false (nothing submitted) when the queue is full. */
     boolean submit() {
-        if (!service.loop.submit(choices, service.options.maxWaitingRequests())) {
+        loop = service.reserveEngine(pinnedRank, choices.length);
+        if (loop == null) {
             return false;
         }
+        truth.servedByEngine(loop.rank());
+        loop.submit(choices);
         service.activeExchanges.incrementAndGet();
         response.closeHandler(v -> clientGone());
         return true;
@@ -85,7 +94,7 @@ final class Exchange {
     private void abortAll() {
         finish();
         for (Choice c : choices) {
-            service.loop.abort(c);
+            loop.abort(c);
         }
     }
 

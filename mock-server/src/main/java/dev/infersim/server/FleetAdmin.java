@@ -13,7 +13,7 @@ interface FleetAdmin {
     /** Grows (new replicas cold-start) or shrinks (the highest-numbered replicas drain) the fleet to {@code n}. */
     Future<Void> scaleTo(int n);
 
-    /** The serving replicas' metrics, by index: the dashboard shows them side by side. */
+    /** The serving replicas' metrics, by index (one per data-parallel engine): the dashboard shows them side by side. */
     List<ServerMetrics> metrics();
 
     /** The largest fleet a POST may ask for. */

@@ -6,7 +6,7 @@ import dev.infersim.engine.EngineRequest;
 import java.io.IOException;
 
 /**
- * The {@code infersim} field of a response's last chunk (or its body): which replica served the request and the
+ * The {@code infersim} field of a response's last chunk (or its body): which replica and engine served the request and the
  * server's own timeline of every choice, in model time (what the modelled GPU takes; ms since server start) and wall
  * time (Unix epoch ms for instants, wall ms for durations = model ms / time scale).
  */
@@ -15,6 +15,7 @@ final class GroundTruth {
     private final int replica;
     private final ModelClock clock;
     private final Choice[] choices;
+    private int engine;
 
     GroundTruth(String requestId, int replica, ModelClock clock, Choice[] choices) {
         this.requestId = requestId;
@@ -23,10 +24,16 @@ final class GroundTruth {
         this.choices = choices;
     }
 
+    /** The data-parallel rank of the engine that took the request. */
+    void servedByEngine(int rank) {
+        engine = rank;
+    }
+
     void writeField(JsonGenerator g) throws IOException {
         g.writeObjectFieldStart("infersim");
         g.writeStringField("request_id", requestId);
         g.writeNumberField("replica", replica);
+        g.writeNumberField("engine", engine);
         g.writeNumberField("time_scale", clock.timeScale());
         g.writeArrayFieldStart("choices");
         for (Choice c : choices) {

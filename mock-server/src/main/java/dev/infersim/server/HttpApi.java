@@ -26,6 +26,8 @@ final class HttpApi extends VerticleBase {
     static final String FAULT_HEADER = "x-infersim-fault";
     /** Names the replica that answered, so a test can see how a gateway spread its requests. */
     static final String REPLICA_HEADER = "x-infersim-replica";
+    /** vLLM's header that routes a request to one data-parallel rank. */
+    static final String DP_RANK_HEADER = "x-data-parallel-rank";
     /** The fields POST /admin/faults understands, as GET /admin/faults shows them. */
     private static final List<String> FAULT_KEYS = List.of("failure_rate", "failure_types", "fault_after_tokens", "stall_ms",
             "slow_first_token_ms");
@@ -75,7 +77,7 @@ final class HttpApi extends VerticleBase {
         router.get("/health").handler(this::health);
         router.get("/version").handler(rc -> json(rc, Json.MAPPER.createObjectNode().put("version", version())));
         router.get("/metrics").handler(rc -> rc.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
-                .end(service.metrics.render()));
+                .end(ServerMetrics.render(service.metrics)));
         if (dashboard != null) {
             Dashboard.mount(vertx, router, dashboard::snapshot);
         }
@@ -198,7 +200,7 @@ final class HttpApi extends VerticleBase {
                 throw new ApiException(400, "The request needs " + sequences + " sequences (prompts x n) but the queue holds "
                         + "at most " + service.options.maxWaitingRequests() + " (--max-waiting-requests)", "n");
             }
-            Exchange exchange = new Exchange(service, request, rc.response(), vertx.getOrCreateContext(), rc.get("requestId"),
+            Exchange exchange = new Exchange(service, pinnedRank(rc), request, rc.response(), vertx.getOrCreateContext(), rc.get("requestId"),
                     seq, fault);
             if (!exchange.submit()) {
                 rc.response().putHeader("retry-after", "1");
@@ -208,6 +210,25 @@ final class HttpApi extends VerticleBase {
         } catch (ApiException e) {
             error(rc, e.status, e.getMessage(), e.param);
         }
+    }
+
+    /** vLLM's {@code X-data-parallel-rank} header pins a request to one engine; -1 lets the load balancer pick. */
+    private int pinnedRank(RoutingContext rc) {
+        String pinned = rc.request().getHeader(DP_RANK_HEADER);
+        if (pinned == null) {
+            return -1;
+        }
+        int ranks = service.loops.size();
+        try {
+            int rank = Integer.parseInt(pinned.trim());
+            if (rank >= 0 && rank < ranks) {
+                return rank;
+            }
+        } catch (NumberFormatException e) {
+            // answered below
+        }
+        throw ApiException.badRequest(DP_RANK_HEADER, DP_RANK_HEADER + ": expected a rank from 0 to " + (ranks - 1) + ", got '"
+                + pinned + "'");
     }
 
     private FaultType chooseFault(RoutingContext rc, long seq) {

@@ -69,7 +69,7 @@ public final class MockFleet implements FleetAdmin {
 
     @Override
     public synchronized List<ServerMetrics> metrics() {
-        return replicas.stream().map(MockServer::metrics).toList();
+        return replicas.stream().flatMap(s -> s.metrics().stream()).toList();
     }
 
     /** {@code http://host:port} of replica 0, where {@code /admin/replicas} lives. */

@@ -83,11 +83,14 @@ public final class MockServer {
                                             FleetAdmin fleet, NanoClock clock) {
         ModelService service;
         try {
-            EngineCore engine = new EngineCore(options.deployment(), KvCapacity.of(options.deployment()), costModel,
-                    SchedulingPolicies.byName(options.schedulingPolicy()));
+            KvCapacity kv = KvCapacity.of(options.deployment());
+            List<EngineCore> engines = new java.util.ArrayList<>();
+            for (int rank = 0; rank < options.dataParallelSize(); rank++) {
+                engines.add(new EngineCore(options.deployment(), kv, costModel, SchedulingPolicies.byName(options.schedulingPolicy())));
+            }
             PromptTokenizer tokenizer = new PromptTokenizer();
-            service = new ModelService(options, engine, tokenizer, new LoremVocabulary(tokenizer), clock);
-            service.loop.start();
+            service = new ModelService(options, engines, tokenizer, new LoremVocabulary(tokenizer), clock);
+            startEngines(service);
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
         }
@@ -97,7 +100,7 @@ public final class MockServer {
         List<HttpApi> apis = new java.util.concurrent.CopyOnWriteArrayList<>();
         // a fleet's first replica shows every replica; any other server, itself
         DashboardFeed dashboard = !options.dashboard() ? null
-                : new DashboardFeed(fleet != null ? fleet::metrics : () -> List.of(service.metrics), System.nanoTime());
+                : new DashboardFeed(fleet != null ? fleet::metrics : () -> service.metrics, System.nanoTime());
         // One deployment of n instances: Vert.x shares the listening socket among them (even an ephemeral port 0).
         return vertx.deployVerticle(() -> {
             HttpApi api = new HttpApi(service, options.port(), shutdown, fleet, dashboard);
@@ -107,13 +110,28 @@ public final class MockServer {
             holder[0] = new MockServer(vertx, owns, service, List.of(id), apis.get(0).boundPort());
             holder[0].beginLoading();
             return holder[0];
-        }).onFailure(e -> {
+        }).onFailure(e -> stopEngines(service));
+    }
+
+    private static void startEngines(ModelService service) {
+        for (EngineLoop loop : service.loops) {
             try {
-                service.loop.stop();
-            } catch (InterruptedException ie) {
-                Thread.currentThread().interrupt();
+                loop.start();
+            } catch (RuntimeException e) {
+                stopEngines(service);
+                throw e;
             }
-        });
+        }
+    }
+
+    private static void stopEngines(ModelService service) {
+        try {
+            for (EngineLoop loop : service.loops) {
+                loop.stop();
+            }
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**
@@ -148,8 +166,8 @@ public final class MockServer {
         return service.options.replica();
     }
 
-    /** This server's metrics, for a fleet's dashboard. */
-    ServerMetrics metrics() {
+    /** This server's metrics, one per data-parallel engine, for a fleet's dashboard. */
+    List<ServerMetrics> metrics() {
         return service.metrics;
     }
 
@@ -181,12 +199,12 @@ public final class MockServer {
 
     /** Requests in the running batch after the last step. */
     public int runningRequests() {
-        return service.metrics.running();
+        return service.running();
     }
 
     /** Requests accepted but not running (engine queue, preempted, or not yet handed to the engine). */
     public int waitingRequests() {
-        return service.metrics.waiting();
+        return service.waiting();
     }
 
     /** Completion requests handed to the engine and not yet answered in full. */
@@ -194,14 +212,22 @@ public final class MockServer {
         return service.activeExchanges.get();
     }
 
-    /** Fraction of KV-cache blocks in use after the last step. */
+    /** Fraction of KV-cache blocks in use after the last step, the mean over data-parallel engines. */
     public double kvCacheUsage() {
-        return service.metrics.kvUsage();
+        double sum = 0;
+        for (ServerMetrics m : service.metrics) {
+            sum += m.kvUsage();
+        }
+        return sum / service.metrics.size();
     }
 
-    /** A copy of the step-lag histogram (wall ns by which steps ended after their planned end). */
+    /** A copy of the step-lag histogram (wall ns by which steps ended after their planned end), all engines together. */
     public Histogram stepLagNanos() {
-        return service.metrics.stepLagNanos.copy();
+        Histogram all = service.metrics.get(0).stepLagNanos.copy();
+        for (int i = 1; i < service.metrics.size(); i++) {
+            all.add(service.metrics.get(i).stepLagNanos);
+        }
+        return all;
     }
 
     /** The current fault settings. */
@@ -214,9 +240,10 @@ public final class MockServer {
         var d = service.options.deployment();
         KvCapacity kv = service.capacity;
         String loadedIn = service.options.startupDelay().isNone() ? "" : ", loaded in " + service.options.startupDelay();
-        return String.format(Locale.ROOT, "infersim serving %s at %s/v1 (replica %d, %s on %s x%d, time scale %s%s); KV cache "
+        String dp = service.loops.size() > 1 ? " x" + service.loops.size() + " data parallel" : "";
+        return String.format(Locale.ROOT, "infersim serving %s at %s/v1 (replica %d, %s on %s x%d%s, time scale %s%s); KV cache "
                         + "%,d tokens (%,d blocks of %d), max model len %,d", service.options.servedModelName(), baseUrl(),
-                replica(), d.model().name(), d.gpu().name(), d.tensorParallelSize(), service.options.timeScale(), loadedIn,
+                replica(), d.model().name(), d.gpu().name(), d.tensorParallelSize(), dp, service.options.timeScale(), loadedIn,
                 kv.tokens(), kv.numBlocks(), kv.blockSize(), kv.maxModelLen());
     }
 
@@ -243,7 +270,7 @@ public final class MockServer {
         awaitDrained(System.nanoTime() + grace.toNanos(), drained);
         closed = drained.future()
                 .compose(v -> vertx.executeBlocking(() -> {
-                    service.loop.stop();
+                    stopEngines(service);
                     return null;
                 }))
                 .compose(v -> {

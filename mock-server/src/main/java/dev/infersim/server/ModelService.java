@@ -4,6 +4,7 @@ import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.KvCapacity;
 import io.vertx.core.Context;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -14,8 +15,9 @@ import java.util.concurrent.atomic.AtomicReference;
 final class ModelService {
     final ServerOptions options;
     final ModelClock clock;
-    final EngineLoop loop;
-    final ServerMetrics metrics;
+    /** The data-parallel engines, by rank; each has its own KV cache, scheduler and metrics. */
+    final List<EngineLoop> loops;
+    final List<ServerMetrics> metrics;
     final PromptTokenizer tokenizer;
     final LoremVocabulary vocabulary;
     final RequestParser parser;
@@ -29,14 +31,21 @@ final class ModelService {
     private final ConcurrentHashMap<Context, EventLoopBatch> batches = new ConcurrentHashMap<>();
     private final long idSalt;
 
-    ModelService(ServerOptions options, EngineCore engine, PromptTokenizer tokenizer, LoremVocabulary vocabulary,
+    ModelService(ServerOptions options, List<EngineCore> engines, PromptTokenizer tokenizer, LoremVocabulary vocabulary,
                  NanoClock wall) {
         this.options = options;
         this.clock = new ModelClock(options.timeScale(), wall);
-        this.capacity = engine.capacity();
-        this.metrics = new ServerMetrics(options.servedModelName(), options.deployment(), capacity, options.timeScale());
-        this.loop = new EngineLoop(engine, clock, metrics, "infersim-engine-" + options.servedModelName(),
-                options.realtimeEngine());
+        this.capacity = engines.get(0).capacity();
+        List<EngineLoop> loops = new ArrayList<>();
+        List<ServerMetrics> metrics = new ArrayList<>();
+        for (int rank = 0; rank < engines.size(); rank++) {
+            ServerMetrics m = new ServerMetrics(options.servedModelName(), options.deployment(), capacity, options.timeScale(), rank);
+            String name = "infersim-engine-" + options.servedModelName() + (engines.size() > 1 ? "-dp" + rank : "");
+            loops.add(new EngineLoop(engines.get(rank), rank, clock, m, name, options.realtimeEngine()));
+            metrics.add(m);
+        }
+        this.loops = List.copyOf(loops);
+        this.metrics = List.copyOf(metrics);
         this.tokenizer = tokenizer;
         this.vocabulary = vocabulary;
         this.parser = new RequestParser(tokenizer, options.servedModelNames(), capacity.maxModelLen(),
@@ -44,6 +53,50 @@ final class ModelService {
         this.faults = new AtomicReference<>(options.faults());
         // Replicas of one fleet start in the same millisecond: the index keeps their request ids apart.
         this.idSalt = LoremVocabulary.mix(System.currentTimeMillis() ^ options.seed(), options.replica());
+    }
+
+    /**
+     * Picks the engine for {@code n} new sequences and reserves their waiting slots there; null when its queue is full
+     * (the caller answers 429). {@code pinnedRank} (vLLM's {@code X-data-parallel-rank}) chooses it; -1 picks as vLLM's
+     * internal data-parallel load balancer does ({@code DPLBAsyncMPClient.get_core_engine_for_request}): the lowest
+     * {@code waiting x 4 + running}, ties to the lowest rank. vLLM scores counts its coordinator published up to 100 ms
+     * earlier plus the requests it sent since; here each engine's counts are exact. Picking and reserving hold one lock
+     * so two event loops cannot both take the engine that was least loaded before either reserved.
+     */
+    EngineLoop reserveEngine(int pinnedRank, int n) {
+        int max = options.maxWaitingRequests();
+        if (loops.size() == 1 || pinnedRank >= 0) {
+            EngineLoop loop = loops.get(Math.max(0, pinnedRank));
+            return loop.reserve(n, max) ? loop : null;
+        }
+        synchronized (loops) {
+            EngineLoop best = loops.get(0);
+            long bestScore = Long.MAX_VALUE;
+            for (EngineLoop loop : loops) {
+                long score = 4L * loop.unscheduled() + loop.scheduled();
+                if (score < bestScore) {
+                    bestScore = score;
+                    best = loop;
+                }
+            }
+            return best.reserve(n, max) ? best : null;
+        }
+    }
+
+    int running() {
+        int n = 0;
+        for (ServerMetrics m : metrics) {
+            n += m.running();
+        }
+        return n;
+    }
+
+    int waiting() {
+        int n = 0;
+        for (ServerMetrics m : metrics) {
+            n += m.waiting();
+        }
+        return n;
     }
 
     /** The delivery batch of the calling event loop. */

@@ -8,15 +8,20 @@ import dev.infersim.engine.KvCapacity;
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
 
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.ToDoubleFunction;
 
 /**
  * The server's Prometheus metrics under vLLM V1's names, labels ({@code engine}, {@code model_name}) and histogram
  * buckets ({@code vllm/v1/metrics/loggers.py}), plus infersim's own under {@code infersim:}. Durations are model-time
  * seconds (what the modelled GPU would show; divide by the time scale for wall time). The engine thread records;
  * /metrics renders the text exposition format 0.0.4 by hand, so names keep vLLM's colons and {@code _total} suffixes.
+ * One instance per engine; with {@code --data-parallel-size N} the N engines share one /metrics, each series labelled
+ * {@code engine="0".."N-1"} under one family header, as vLLM's.
  */
 final class ServerMetrics {
     private static final double[] TTFT_BUCKETS = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0,
@@ -75,12 +80,12 @@ final class ServerMetrics {
     private volatile long prefixHits;
     private volatile long steps;
 
-    ServerMetrics(String servedModelName, Deployment d, KvCapacity kv, double timeScale) {
-        this.labels = "engine=\"0\",model_name=\"" + escapeLabel(servedModelName) + "\"";
+    ServerMetrics(String servedModelName, Deployment d, KvCapacity kv, double timeScale, int engineIndex) {
+        this.labels = "engine=\"" + engineIndex + "\",model_name=\"" + escapeLabel(servedModelName) + "\"";
         this.cacheConfigLabels = String.format(Locale.ROOT, "block_size=\"%d\",cache_dtype=\"%s\",enable_prefix_caching=\"%s\","
-                        + "gpu_memory_utilization=\"%s\",num_gpu_blocks=\"%d\",engine=\"0\"", kv.blockSize(),
+                        + "gpu_memory_utilization=\"%s\",num_gpu_blocks=\"%d\",engine=\"%d\"", kv.blockSize(),
                 d.kvCacheDtype().toString().toLowerCase(Locale.ROOT), d.enablePrefixCaching() ? "True" : "False",
-                d.gpuMemoryUtilization(), kv.numBlocks());
+                d.gpuMemoryUtilization(), kv.numBlocks(), engineIndex);
         this.timeScale = timeScale;
         promptTokens = BucketHistogram.oneTwoFive(kv.maxModelLen());
         generationTokens = BucketHistogram.oneTwoFive(kv.maxModelLen());
@@ -161,52 +166,64 @@ final class ServerMetrics {
         return timeScale;
     }
 
-    /** The Prometheus text exposition (format 0.0.4). */
-    String render() {
-        StringBuilder b = new StringBuilder(16_384);
-        gauge(b, "vllm:num_requests_running", "Number of requests in model execution batches.", running);
-        gauge(b, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", waiting);
-        gauge(b, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", kvUsage);
-        b.append("# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n")
-                .append("vllm:cache_config_info{").append(cacheConfigLabels).append("} 1.0\n");
-        counter(b, "vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", preemptions);
-        counter(b, "vllm:prompt_tokens_total", "Number of prefill tokens processed.", promptTokensTotal.get());
-        counter(b, "vllm:generation_tokens_total", "Number of generation tokens processed.", generationTokensTotal);
-        counter(b, "vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", prefixQueries);
-        counter(b, "vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", prefixHits);
+    /** The Prometheus text exposition (format 0.0.4) of one server's engines. */
+    static String render(List<ServerMetrics> engines) {
+        StringBuilder b = new StringBuilder(16_384 * engines.size());
+        gauge(b, engines, "vllm:num_requests_running", "Number of requests in model execution batches.", m -> m.running);
+        gauge(b, engines, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", m -> m.waiting);
+        gauge(b, engines, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", m -> m.kvUsage);
+        b.append("# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n");
+        for (ServerMetrics m : engines) {
+            b.append("vllm:cache_config_info{").append(m.cacheConfigLabels).append("} 1.0\n");
+        }
+        counter(b, engines, "vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", m -> m.preemptions);
+        counter(b, engines, "vllm:prompt_tokens_total", "Number of prefill tokens processed.", m -> m.promptTokensTotal.get());
+        counter(b, engines, "vllm:generation_tokens_total", "Number of generation tokens processed.", m -> m.generationTokensTotal);
+        counter(b, engines, "vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.",
+                m -> m.prefixQueries);
+        counter(b, engines, "vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", m -> m.prefixHits);
         b.append("# HELP vllm:request_success_total Count of successfully processed requests.\n")
                 .append("# TYPE vllm:request_success_total counter\n");
-        success(b, "stop", successStop.get());
-        success(b, "length", successLength.get());
-        success(b, "abort", successAbort.get());
-        histogram(b, "vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", iterationTokens);
-        histogram(b, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttft);
-        histogram(b, "vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.", tpot);
-        histogram(b, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", itl);
-        histogram(b, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", e2e);
-        histogram(b, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", queue);
-        histogram(b, "vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.", inference);
-        histogram(b, "vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", prefill);
-        histogram(b, "vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", decode);
-        histogram(b, "vllm:request_prompt_tokens", "Number of prefill tokens processed.", promptTokens);
-        histogram(b, "vllm:request_generation_tokens", "Number of generation tokens processed.", generationTokens);
-        histogram(b, "vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.", paramsMaxTokens);
-        histogram(b, "vllm:request_params_n", "Histogram of the n request parameter.", paramsN);
-        gauge(b, "infersim:time_scale", "Wall-clock speed-up: model time = wall time x this.", timeScale);
-        counter(b, "infersim:steps_total", "Engine iterations run.", steps);
-        histogram(b, "infersim:step_duration_seconds", "Model seconds each engine iteration took.", stepDuration);
-        histogram(b, "infersim:step_lag_seconds", "Wall seconds by which a step's end was late against its plan.", stepLag);
+        for (ServerMetrics m : engines) {
+            m.success(b, "stop", m.successStop.get());
+            m.success(b, "length", m.successLength.get());
+            m.success(b, "abort", m.successAbort.get());
+        }
+        histogram(b, engines, "vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", m -> m.iterationTokens);
+        histogram(b, engines, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", m -> m.ttft);
+        histogram(b, engines, "vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.", m -> m.tpot);
+        histogram(b, engines, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", m -> m.itl);
+        histogram(b, engines, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", m -> m.e2e);
+        histogram(b, engines, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", m -> m.queue);
+        histogram(b, engines, "vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.",
+                m -> m.inference);
+        histogram(b, engines, "vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
+                m -> m.prefill);
+        histogram(b, engines, "vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", m -> m.decode);
+        histogram(b, engines, "vllm:request_prompt_tokens", "Number of prefill tokens processed.", m -> m.promptTokens);
+        histogram(b, engines, "vllm:request_generation_tokens", "Number of generation tokens processed.", m -> m.generationTokens);
+        histogram(b, engines, "vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.", m -> m.paramsMaxTokens);
+        histogram(b, engines, "vllm:request_params_n", "Histogram of the n request parameter.", m -> m.paramsN);
+        gauge(b, engines, "infersim:time_scale", "Wall-clock speed-up: model time = wall time x this.", m -> m.timeScale);
+        counter(b, engines, "infersim:steps_total", "Engine iterations run.", m -> m.steps);
+        histogram(b, engines, "infersim:step_lag_seconds", "Wall seconds by which a step's end was late against its plan.",
+                m -> m.stepLag);
         return b.toString();
     }
 
-    private void gauge(StringBuilder b, String name, String help, double value) {
+    private static void gauge(StringBuilder b, List<ServerMetrics> engines, String name, String help, ToDoubleFunction<ServerMetrics> value) {
         header(b, name, help, "gauge");
-        b.append(name).append('{').append(labels).append("} ").append(value).append('\n');
+        for (ServerMetrics m : engines) {
+            b.append(name).append('{').append(m.labels).append("} ").append(value.applyAsDouble(m)).append('\n');
+        }
     }
 
-    private void counter(StringBuilder b, String name, String help, long value) {
+    private static void counter(StringBuilder b, List<ServerMetrics> engines, String name, String help,
+                                java.util.function.ToLongFunction<ServerMetrics> value) {
         header(b, name, help, "counter");
-        b.append(name).append('{').append(labels).append("} ").append((double) value).append('\n');
+        for (ServerMetrics m : engines) {
+            b.append(name).append('{').append(m.labels).append("} ").append((double) value.applyAsLong(m)).append('\n');
+        }
     }
 
     private void success(StringBuilder b, String reason, long value) {
@@ -214,8 +231,15 @@ final class ServerMetrics {
                 .append((double) value).append('\n');
     }
 
-    private void histogram(StringBuilder b, String name, String help, BucketHistogram h) {
+    private static void histogram(StringBuilder b, List<ServerMetrics> engines, String name, String help,
+                                  Function<ServerMetrics, BucketHistogram> histogram) {
         header(b, name, help, "histogram");
+        for (ServerMetrics m : engines) {
+            m.histogram(b, name, histogram.apply(m));
+        }
+    }
+
+    private void histogram(StringBuilder b, String name, BucketHistogram h) {
         double[] bounds = h.bounds();
         for (int i = 0; i < bounds.length; i++) {
             b.append(name).append("_bucket{").append(labels).append(",le=\"").append(bounds[i]).append("\"} ")

@@ -33,12 +33,17 @@ import java.util.Objects;
  *                            ground truth's {@code replica} name it
  * @param startupDelay        the cold start (model time) during which /health and /v1 answer 503
  * @param dashboard           serve the live dashboard at /dashboard ({@link Dashboard})
+ * @param dataParallelSize    engines behind this one port ({@code --data-parallel-size}), each a full copy of the
+ *                            deployment with its own KV cache, balanced as vLLM's internal load balancer does
  */
 public record ServerOptions(Deployment deployment, String schedulingPolicy, List<String> servedModelNames, String host, int port,
                             String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
                             LengthDistribution eosPosition, FaultSettings faults, long maxBodyBytes, int eventLoops,
                             boolean realtimeEngine, int replica, StartupDelay startupDelay,
-                            boolean dashboard) {
+                            boolean dashboard, int dataParallelSize) {
+
+    /** Engine threads of one server; each models a whole GPU group, so more would only share this host's cores thinner. */
+    public static final int MAX_DATA_PARALLEL_SIZE = 64;
 
     public ServerOptions {
         Objects.requireNonNull(deployment, "deployment");
@@ -59,6 +64,8 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         check(eventLoops >= 0, "event loops must be >= 0, got " + eventLoops);
         check(replica >= 0, "replica index must be >= 0, got " + replica);
         Objects.requireNonNull(startupDelay, "startupDelay");
+        check(dataParallelSize >= 1 && dataParallelSize <= MAX_DATA_PARALLEL_SIZE,
+                "--data-parallel-size must be between 1 and " + MAX_DATA_PARALLEL_SIZE + ", got " + dataParallelSize);
         if (apiKey != null && apiKey.isEmpty()) {
             apiKey = null;
         }
@@ -73,7 +80,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
     public ServerOptions forReplica(int index, int port) {
         return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                 maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
-                startupDelay, dashboard);
+                startupDelay, dashboard, dataParallelSize);
     }
 
     /** vLLM-like defaults for a deployment: 127.0.0.1:8000, real time, no key, 1,000 waiting requests, lorem text, seed 0. */
@@ -107,6 +114,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         private int replica;
         private StartupDelay startupDelay = StartupDelay.NONE;
         private boolean dashboard;
+        private int dataParallelSize = 1;
 
         private Builder(Deployment deployment) {
             this.deployment = deployment;
@@ -130,11 +138,12 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         public Builder replica(int v) { replica = v; return this; }
         public Builder startupDelay(StartupDelay v) { startupDelay = v; return this; }
         public Builder dashboard(boolean v) { dashboard = v; return this; }
+        public Builder dataParallelSize(int v) { dataParallelSize = v; return this; }
 
         public ServerOptions build() {
             return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                     maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, replica,
-                    startupDelay, dashboard);
+                    startupDelay, dashboard, dataParallelSize);
         }
     }
 }
