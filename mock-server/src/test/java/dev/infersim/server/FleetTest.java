@@ -106,11 +106,12 @@ class FleetTest {
         awaitLoaded(third);
         assertEquals(3, TestServers.get(first, "/admin/replicas", key).json().path("ready").asInt());
 
-        // A long stream in flight on replica 2 finishes after the fleet shrinks; new requests there are refused meanwhile.
+        // A long stream (about 2 s of wall time) in flight on replica 2 finishes after the fleet shrinks; new requests
+        // there are refused meanwhile.
         CompletableFuture<TestServers.Stream> inFlight = CompletableFuture.supplyAsync(() -> {
             try {
                 return TestServers.stream(third, "/v1/completions",
-                        "{\"prompt\":\"hi\",\"max_tokens\":400,\"ignore_eos\":true,\"stream\":true}", key);
+                        "{\"prompt\":\"hi\",\"max_tokens\":6000,\"ignore_eos\":true,\"stream\":true}", key);
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }
@@ -125,7 +126,7 @@ class FleetTest {
         TestServers.Stream stream = inFlight.get(30, TimeUnit.SECONDS);
         assertEquals("[DONE]", stream.events().get(stream.events().size() - 1).data());
         JsonNode last = stream.events().get(stream.events().size() - 2).json();
-        assertEquals(400, last.path("infersim").path("choices").get(0).path("completion_tokens").asInt());
+        assertEquals(6000, last.path("infersim").path("choices").get(0).path("completion_tokens").asInt());
         assertTrue(TestServers.eventually(10, () -> {
             try {
                 return TestServers.get(first, "/admin/replicas", key).json().path("draining").asInt() == 0;
