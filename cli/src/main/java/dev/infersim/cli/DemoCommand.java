@@ -85,6 +85,10 @@ public final class DemoCommand implements Callable<Integer> {
             + "the knee), 5 warmup requests, at 3x; flags given explicitly still win.")
     boolean quick;
 
+    @Option(names = "--dashboard", description = "Serve the mock's live dashboard while the sweep runs (its URL is "
+            + "printed at the start) to watch the queue form as the rate passes the knee.")
+    boolean dashboard;
+
     @Option(names = "--seed", defaultValue = "0", description = "Workload seed (default: ${DEFAULT-VALUE}).")
     long seed;
 
@@ -122,8 +126,11 @@ public final class DemoCommand implements Callable<Integer> {
         double kneeDistance = Double.POSITIVE_INFINITY;
         MockServer server = MockServer.start(ServerOptions.builder(d).port(0).timeScale(timeScale).seed(seed)
                         .maxWaitingRequests(100_000)
-                        .schedulingPolicy(deployment.schedulingPolicy).build())
+                        .schedulingPolicy(deployment.schedulingPolicy).dashboard(dashboard).build())
                 .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+        if (dashboard) {
+            out.println("live dashboard: " + server.baseUrl() + "/dashboard");
+        }
         try (BenchmarkClient client = new BenchmarkClient(clientConfig(server))) {
             for (int i = 0; i < loads.size(); i++) {
                 double fraction = loads.get(i);

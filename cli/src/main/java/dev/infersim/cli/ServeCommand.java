@@ -237,6 +237,11 @@ public final class ServeCommand implements Runnable {
         } catch (InterruptedException | TimeoutException e) {
             throw new IllegalStateException("server failed to start", e);
         }
+        if (options.dashboard()) {
+            System.out.println("infersim dashboard at " + fleet.baseUrl() + "/dashboard"
+                    + (replicas > 1 ? " (every replica)" : ""));
+            System.out.flush();
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         EarlyInterrupt.handOver(); // from here an interrupt is the normal way to stop the server
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -16,6 +16,7 @@ import dev.infersim.sim.Routers;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
+import dev.infersim.sim.Timeline;
 import dev.infersim.workload.LoadPattern;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
@@ -89,9 +90,24 @@ public final class SimulateCommand implements Runnable {
     @Mixin
     DeploymentOptions deployment;
 
+    @Option(names = "--dashboard", description = "After the run, replay it on the live dashboard's page at "
+            + "http://127.0.0.1:PORT/dashboard (each viewer from the start) until interrupted.")
+    boolean dashboard;
+
+    @Option(names = "--dashboard-port", defaultValue = "8080", description = "Port of the replay (default: ${DEFAULT-VALUE}).")
+    int dashboardPort;
+
+    @Option(names = "--dashboard-speed", paramLabel = "X",
+            description = "Model seconds per wall second of the replay (default: the run's length over 60 s, at least 1).")
+    Double dashboardSpeed;
+
     @Override
     public void run() {
         ConfigException.check(replicas >= 1, "--replicas must be >= 1, got %d", replicas);
+        ConfigException.check(dashboardPort >= 0 && dashboardPort <= 65535, "--dashboard-port must be in 0..65535, got %d",
+                dashboardPort);
+        ConfigException.check(dashboardSpeed == null || dashboardSpeed > 0, "--dashboard-speed must be > 0, got %s",
+                dashboardSpeed);
         reporting.validate();
         reporting.createResultDir();
         WorkloadSpec spec = workload.specAtRateOr(requestRate, 10, maxConcurrency, reporting.numWarmups);
@@ -114,7 +130,8 @@ public final class SimulateCommand implements Runnable {
         PrintStream out = System.out;
         out.println(KvCapacity.of(d).describe());
         String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
-        Path detailFile = reporting.saveDetailed ? reporting.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl") : null;
+        Path detailFile = reporting.saveDetailed ? reporting.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl")
+                : dashboard ? ReplayServer.temporaryDetail() : null;
         Router routing = Routers.byName(router, workload.seed);
         RequestLogWriter detail = detailFile == null ? null : new RequestLogWriter(detailFile, true);
         Simulation simulation = new Simulation(fleet, routing, options, detail);
@@ -124,9 +141,16 @@ public final class SimulateCommand implements Runnable {
             try (detail) {
                 result = simulation.run(requests);
             }
-            report(result, info, file, detailFile, out);
+            report(result, info, file, reporting.saveDetailed ? detailFile : null, out);
             ConfigException.check(result.stopped() || result.stats().completed() + result.stats().failed() > 0,
                     "--warmup-duration %s s covers the whole run: no request was measured", reporting.warmupDurationS);
+            if (dashboard) {
+                Timeline t = result.timeline();
+                double seconds = t.size() == 0 ? 0 : t.timeNanos(t.size() - 1) / 1e9;
+                double speed = dashboardSpeed != null ? dashboardSpeed : Math.max(1, seconds / 60);
+                ReplayServer.serveUntilInterrupted(new SimulationReplay(result.timeline(), detailFile, speed, replicas),
+                        dashboardPort, out);
+            }
         }
     }
 

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.function.LongFunction;
+import java.util.function.Supplier;
 
 /**
  * The live dashboard: {@code GET /dashboard} is the page, {@code GET /dashboard/events} pushes a snapshot (see
@@ -25,16 +26,27 @@ public final class Dashboard {
     private Dashboard() {
     }
 
+    /** vLLM's TTFT histogram bounds, seconds: the page's TTFT chart uses them, live or replayed. */
+    public static double[] ttftBucketsSeconds() {
+        return ServerMetrics.TTFT_BUCKETS.clone();
+    }
+
+    /** vLLM's inter-token latency histogram bounds, seconds. */
+    public static double[] itlBucketsSeconds() {
+        return ServerMetrics.ITL_BUCKETS.clone();
+    }
+
     /**
-     * Mounts the three routes; {@code snapshot} gives the JSON to push at a wall-clock instant ({@code System.nanoTime()}),
-     * or null when there is nothing more to show (a finished replay), which ends the stream.
+     * Mounts the three routes. {@code viewer} makes each new viewer's feed: a function from a wall-clock instant
+     * ({@code System.nanoTime()}) to the JSON to push then, or null when there is nothing more to show (a finished
+     * replay), which ends that viewer's stream.
      */
-    public static void mount(Vertx vertx, Router router, LongFunction<String> snapshot) {
+    public static void mount(Vertx vertx, Router router, Supplier<LongFunction<String>> viewer) {
         router.get("/dashboard").handler(rc -> rc.response().putHeader("content-type", "text/html; charset=utf-8")
                 .putHeader("cache-control", "no-store").end(PAGE));
         router.get("/dashboard/echarts.min.js").handler(rc -> rc.response()
                 .putHeader("content-type", "text/javascript; charset=utf-8").end(echarts()));
-        router.get("/dashboard/events").handler(rc -> stream(vertx, rc.response(), snapshot));
+        router.get("/dashboard/events").handler(rc -> stream(vertx, rc.response(), viewer.get()));
     }
 
     private static void stream(Vertx vertx, HttpServerResponse response, LongFunction<String> snapshot) {
@@ -98,6 +110,8 @@ public final class Dashboard {
             for (const id of ['queue','kv','rates','tokens','step','little','ttft','itl']) {
               charts[id] = echarts.init(document.getElementById('c-'+id), null, {renderer:'svg'});
             }
+            function name(r){ return r.label || ('r'+r.replica); }
+            function esc(v){ return String(v).replace(/[&<>]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;'}[c])); }
             function n(v, d){ return (v===null||v===undefined||!Number.isFinite(v)) ? '-' : v.toFixed(d===undefined?1:d); }
             function lineChart(id, title, unit, series){
               charts[id].setOption({animation:false,title:{text:title,textStyle:{fontSize:13}},tooltip:{trigger:'axis'},
@@ -106,12 +120,13 @@ public final class Dashboard {
             }
             function perReplica(key, label, f){
               const ids = history.length ? history[history.length-1].replicas.map(r=>r.replica) : [];
-              return ids.map(id=>({name:label+' r'+id,type:'line',showSymbol:false,
+              const names = history.length ? history[history.length-1].replicas.map(name) : [];
+              return ids.map((id,i)=>({name:label+' '+names[i],type:'line',showSymbol:false,
                 data:history.map(s=>{ const r=s.replicas.find(x=>x.replica===id); return [s.model_time_s, r ? f(r) : null]; })}));
             }
             function histogramChart(id, title, key, last){
-              const series = last.replicas.map(r=>({name:'r'+r.replica,type:'bar',data:r[key].count}));
-              const labels = last.replicas.length ? last.replicas[0][key].le.map(v=>'<='+(v<1? (v*1000)+' ms' : v+' s')).concat(['more']) : [];
+              const series = last.replicas.filter(r=>r[key]).map(r=>({name:name(r),type:'bar',data:r[key].count}));
+              const labels = series.length ? last.replicas.find(r=>r[key])[key].le.map(v=>'<='+(v<1? (v*1000)+' ms' : v+' s')).concat(['more']) : [];
               charts[id].setOption({animation:false,title:{text:title,textStyle:{fontSize:13}},tooltip:{trigger:'axis'},legend:{top:20},
                 grid:{top:56,left:48,right:16,bottom:48},xAxis:{type:'category',data:labels,axisLabel:{rotate:40,fontSize:10}},
                 yAxis:{type:'value',name:'requests'},series:series}, true);
@@ -121,7 +136,7 @@ public final class Dashboard {
                 + '<th>tokens/step</th><th>step ms</th><th>finished</th><th>Little: L</th><th>&lambda;W</th></tr>';
               for (const r of s.replicas) {
                 const L=r.little.L, lw=r.little.lambda_W, gap = L>0 ? Math.abs(L-lw)/L : 0;
-                rows += '<tr data-replica="'+r.replica+'"><td>'+r.replica+'</td><td class="running">'+r.running+'</td><td class="waiting">'+r.waiting+'</td>'
+                rows += '<tr data-replica="'+r.replica+'"><td>'+esc(name(r))+'</td><td class="running">'+r.running+'</td><td class="waiting">'+r.waiting+'</td>'
                   + '<td>'+n(100*r.kv_cache_usage)+'%</td><td>'+n(r.arrival_rate)+'</td><td>'+n(r.completion_rate)+'</td>'
                   + '<td>'+n(r.tokens_per_step)+'</td><td>'+n(r.step_ms,2)+'</td><td class="finished">'+r.finished+'</td>'
                   + '<td>'+n(L,2)+'</td><td class="'+(L<0.5||gap<0.2?'ok':'off')+'">'+n(lw,2)+'</td></tr>';
@@ -144,8 +159,9 @@ public final class Dashboard {
               const s = JSON.parse(e.data);
               history.push(s); if (history.length > KEEP) history.shift();
               state.updates++; state.last = s;
-              document.getElementById('status').textContent = 'model time '+n(s.model_time_s)+' s, '+s.replicas.length
-                + ' replica(s), time scale '+s.time_scale+'x; updated '+state.updates+' times';
+              document.getElementById('status').textContent = (s.source ? s.source+': ' : '')+'model time '+n(s.model_time_s)+' s, '
+                + (s.ready_replicas!==undefined ? s.ready_replicas+' replica(s) ready' : s.replicas.length+' replica(s)')
+                + ', '+s.time_scale+'x; updated '+state.updates+' times';
               render(s);
             };
             events.addEventListener('end', () => { state.ended = true; events.close();

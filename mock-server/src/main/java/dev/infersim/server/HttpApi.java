@@ -79,7 +79,7 @@ final class HttpApi extends VerticleBase {
         router.get("/metrics").handler(rc -> rc.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
                 .end(ServerMetrics.render(service.metrics)));
         if (dashboard != null) {
-            Dashboard.mount(vertx, router, dashboard::snapshot);
+            Dashboard.mount(vertx, router, () -> dashboard::snapshot);
         }
         router.post("/tokenize").handler(body).handler(this::tokenize);
         router.post("/detokenize").handler(body).handler(this::detokenize);

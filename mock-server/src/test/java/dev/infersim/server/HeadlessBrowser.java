@@ -24,6 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -102,7 +103,7 @@ final class HeadlessBrowser implements AutoCloseable {
     void open(String url) {
         call("Page.enable", Json.MAPPER.createObjectNode());
         call("Page.navigate", Json.MAPPER.createObjectNode().put("url", url));
-        waitFor(() -> "complete".equals(eval("document.readyState").asText()), Duration.ofSeconds(30), "page load");
+        waitFor(() -> "complete".equals(eval("document.readyState").asText()), Duration.ofSeconds(30), () -> "page load");
     }
 
     /** The value of a JavaScript expression in the page (JSON-serialisable results only). */
@@ -115,12 +116,12 @@ final class HeadlessBrowser implements AutoCloseable {
         return r.path("result").path("value");
     }
 
-    /** Polls until the condition holds, failing after the timeout. */
-    void waitFor(BooleanSupplier condition, Duration timeout, String what) {
+    /** Polls until the condition holds, failing after the timeout with what was awaited and what was seen. */
+    void waitFor(BooleanSupplier condition, Duration timeout, Supplier<String> what) {
         long end = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > end) {
-                throw new AssertionError("timed out after " + timeout.toSeconds() + " s waiting for " + what);
+                throw new AssertionError("timed out after " + timeout.toSeconds() + " s waiting for " + what.get());
             }
             try {
                 Thread.sleep(100);

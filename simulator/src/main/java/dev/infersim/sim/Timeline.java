@@ -94,6 +94,8 @@ public final class Timeline {
     public int backlog(int i) { return backlog[i]; }
     public int waiting(int i) { return waiting[i]; }
     public int running(int i) { return running[i]; }
+    public double kvUsage(int i) { return kvUsage[i]; }
+    public int batchTokens(int i) { return batchTokens[i]; }
 
     /**
      * Least-squares line through the queued requests (backlog minus running: waiting in the engine or for a client
