@@ -16,7 +16,7 @@ SCALE=${3:-1}
 WARMUP=3
 MEASURE=${MEASURE:-10}
 JAR=cli/target/infersim.jar
-[ -f "$JAR" ] || mvn -B -q -o -pl cli -am package -DskipTests
+[ -f "$JAR" ] || mvn -B -q -pl cli -am package -DskipTests
 BENCH=bench/mock-server/MockServerBench.java
 run_load() { java -Xmx512m -cp "$JAR" "$BENCH" load "$1" "$STREAMS" "$TOKENS" "$WARMUP" "$MEASURE" 2>/dev/null; }
 

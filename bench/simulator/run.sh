@@ -5,8 +5,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-mvn -B -q -o test-compile -pl simulator >&2
-mvn -B -q -o dependency:build-classpath -pl simulator -Dmdep.outputFile="$root/simulator/target/bench.classpath" >&2
+mvn -B -q test-compile -pl simulator >&2
+mvn -B -q dependency:build-classpath -pl simulator -Dmdep.outputFile="$root/simulator/target/bench.classpath" >&2
 detail="$(mktemp "${TMPDIR:-/tmp}/infersim-bench-XXXXXX.jsonl")"
 trap 'rm -f "$detail"' EXIT
 /usr/bin/time -f "max RSS %M KB, %e s wall, %U s user, %S s sys" \
