@@ -31,6 +31,12 @@ public final class SimulatorBenchmark {
     private SimulatorBenchmark() {
     }
 
+    /** The completion rate of the engine saturated by a burst of the profile's requests, all sent at t = 0. */
+    static double capacity(Deployment deployment, String profile) throws java.io.IOException {
+        SimulationResult probe = simulate(deployment, spec(profile, CAPACITY_PROBE_REQUESTS, Double.POSITIVE_INFINITY), null);
+        return probe.stats().completed() / (probe.durationNanos() / 1e9);
+    }
+
     public static void main(String[] args) throws Exception {
         String profile = args.length > 0 ? args[0] : "chat";
         long requests = args.length > 1 ? Long.parseLong(args[1]) : 1_000_000;
@@ -38,8 +44,7 @@ public final class SimulatorBenchmark {
         Path detail = args.length > 3 ? Path.of(args[3]) : Files.createTempFile("infersim-bench", ".jsonl");
         Deployment deployment = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).build();
 
-        SimulationResult probe = simulate(deployment, spec(profile, CAPACITY_PROBE_REQUESTS, Double.POSITIVE_INFINITY), null);
-        double capacity = probe.stats().completed() / (probe.durationNanos() / 1e9);
+        double capacity = capacity(deployment, profile);
         double rate = Math.round(capacity * loadFraction * 10) / 10.0;
         System.out.printf(Locale.ROOT, "capacity (%d-request burst): %.2f req/s; running %d requests at %.1f req/s (%.0f%%)%n",
                 CAPACITY_PROBE_REQUESTS, capacity, requests, rate, loadFraction * 100);
