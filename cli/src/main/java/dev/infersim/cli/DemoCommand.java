@@ -9,7 +9,7 @@ import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
-import dev.infersim.queueing.ContinuousBatchingModel;
+import dev.infersim.queueing.LatencyModel;
 import dev.infersim.queueing.UnstableQueueException;
 import dev.infersim.server.MockServer;
 import dev.infersim.server.ServerOptions;
@@ -113,7 +113,7 @@ public final class DemoCommand implements Callable<Integer> {
         Deployment d = deployment.deployment();
         PrintStream out = System.out;
         EnginePrediction prediction = new EnginePrediction(d, WorkloadMoments.of(Workload.open(spec(1, 50_000, seed)), 50_000));
-        double saturation = prediction.server().saturationRatePerS();
+        double saturation = prediction.saturationRatePerS();
         out.printf(Locale.ROOT, "infersim demo: %s on %s, random prompts of %d tokens, geometric outputs (mean %.0f, max %d), "
                         + "Poisson arrivals; mock at %.0fx real time%n", d.model().name(), d.gpu().name(), PROMPT_TOKENS,
                 MEAN_OUTPUT_TOKENS, MAX_TOKENS, timeScale);
@@ -312,12 +312,12 @@ public final class DemoCommand implements Callable<Integer> {
 
         static Side predicted(EnginePrediction p, double rate) {
             try {
-                ContinuousBatchingModel chain = p.at(rate);
+                LatencyModel chain = p.at(rate);
                 return new Side(1e3 * chain.ttftPercentileSeconds(0.5), 1e3 * chain.ttftPercentileSeconds(0.99),
                         1e3 * chain.meanTpotSeconds(), rate * p.moments().meanOutputTokens(), rate,
                         chain.meanNumberWaiting(), rate, rate, false);
             } catch (UnstableQueueException e) {
-                double sat = p.server().saturationRatePerS();
+                double sat = p.saturationRatePerS();
                 return new Side(Double.NaN, Double.NaN, Double.NaN, sat * p.moments().meanOutputTokens(), sat,
                         Double.NaN, rate, sat, true);
             }

@@ -137,8 +137,8 @@ final class DemoReport {
     private List<String> notes() {
         List<String> notes = new ArrayList<>();
         compare(notes, "", "knee", predictedSaturation, simulatedKnee(), "predicted", "simulated",
-                "the chain assumes every iteration carries the mean prefill load and a linear iteration time fitted to "
-                        + "the cost model, while the engine's prefills arrive unevenly");
+                "the chain prices each batch size with the engine's cost model and a Poisson number of prompts per "
+                        + "iteration, while the engine's prefills arrive in runs");
         for (DemoCommand.Row r : rows) {
             String at = String.format(Locale.ROOT, "at %.2f req/s", r.rate());
             if (r.simulated().overloaded() || r.predicted().saturated()) {
@@ -152,17 +152,17 @@ final class DemoReport {
             compare(notes, at, "TPOT p50", r.measured().tpotP50Ms(), r.simulated().tpotP50Ms(), "measured", "simulated",
                     measuredWhy());
             comparePredicted(notes, at, "TTFT p50", r.predicted().ttftP50Ms(), r.simulated().ttftP50Ms(),
-                    r.steadySimulated().ttftP50Ms(), "the chain's iterations carry the mean prefill load and its prefill "
-                            + "iteration is the mean one; the engine's real iterations vary with the batch and with prefills "
-                            + "sharing them");
+                    r.steadySimulated().ttftP50Ms(), "the chain's iterations carry a Poisson number of prompts at each "
+                            + "batch size's mean rate; the engine's real iterations follow each other in runs of long and "
+                            + "short ones");
             comparePredicted(notes, at, "TTFT p99", r.predicted().ttftP99Ms(), r.simulated().ttftP99Ms(),
                     r.steadySimulated().ttftP99Ms(), "the chain's tail is the wait for the running iteration, for a "
                             + "batch slot and for the prompts sharing the prefill iteration, all at its states' mean "
                             + "iteration times; in the engine bursts of arrivals lengthen the iterations around them, and "
                             + "the longer the run near saturation the more such bursts its tail holds");
             comparePredicted(notes, at, "TPOT p50", r.predicted().tpotP50Ms(), r.simulated().tpotP50Ms(),
-                    r.steadySimulated().tpotP50Ms(), "the chain gives a token-weighted mean TPOT from a linear fit of "
-                            + "the iteration time; the table compares it with a median");
+                    r.steadySimulated().tpotP50Ms(), "the chain gives each request the mean iteration of the batch it "
+                            + "finds on arrival; in the engine the batch changes over the request's life");
             comparePredicted(notes, at, "output tok/s", r.predicted().outputTokensPerS(), r.simulated().outputTokensPerS(),
                     r.steadySimulated().outputTokensPerS(), "the chain multiplies the nominal rate by the configured "
                             + "mean output length, while a run draws its own Poisson arrivals and output lengths");

@@ -6,27 +6,60 @@ import dev.infersim.engine.Deployment;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.RooflineCostModel;
 import dev.infersim.queueing.BatchingServer;
-import dev.infersim.queueing.ContinuousBatchingModel;
-import dev.infersim.queueing.FittedIterationTime;
-import dev.infersim.queueing.IterationTimeFit;
+import dev.infersim.queueing.DiscreteDistribution;
+import dev.infersim.queueing.LatencyModel;
+import dev.infersim.queueing.SequentialServiceModel;
+import dev.infersim.queueing.TabulatedIterationTimes;
 
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Arrays;
 
 /**
- * Fits the continuous-batching chain of {@code dev.infersim.queueing} to a deployment and a workload: the iteration time
- * tau(b, prefill tokens) = alpha + beta_d b + beta_p p is fitted by least squares on relative error to the engine
- * cost model's step times
- * over a grid of decode batches (at the workload's mean decode context) and prefill chunks, the batch limit is
- * {@code --max-num-seqs} capped by what the KV cache holds on average, and the prefill iteration of a request is costed
- * by the engine model at the mean batch the chain predicts for the rate.
+ * The closed-form models of {@code dev.infersim.queueing} with their parameters derived from a deployment's own cost
+ * model, scheduler settings and KV cache, and from a workload's measured lengths. Nothing is fitted: the time of an
+ * iteration of n decoding sequences, or of a prompt prefilled beside them, is what the engine's {@link CostModel} says
+ * of that batch, so one sequence decodes exactly as fast as {@code profile} reports.
+ *
+ * <p>With {@code --max-num-seqs 1} the engine serves one request at a time: a G/G/1 queue whose service time is each
+ * sampled request's prefill plus its decode steps ({@link SequentialServiceModel}). Otherwise the continuous-batching
+ * chain, with tables for n = 0..B of the decode iteration, the prefill of a prompt beside n decodes (chunked to the
+ * token budget when chunked prefill is on), and the mean iteration with the prefill of n / E[L] admissions folded in.
+ *
+ * <p>Prefix caching: a request whose prefix group was sent before finds that prefix's full blocks cached, unless the
+ * cache evicted them; the share kept is what the cache holds beside the running sequences, (M - running tokens) / F
+ * for F the tokens of all distinct prefixes. KV capacity: the batch is capped at the sequences M tokens sustain on
+ * average, (M - kept prefixes) / (mean context of a running sequence + half a block), the memory-time limit of Nie, Si
+ * and Zhou (arXiv 2605.04595); the engine reaches that cap by preempting the newest request, whose recompute the
+ * mean iteration includes.
  */
 final class EnginePrediction {
+    /** Most prompt shapes the tables average over; beyond, equal-weight bins. */
+    private static final int PROMPT_ATOMS = 48;
+    /** Prompts admitted together that the prefill table covers; beyond, it grows by its last step. */
+    private static final int PREFILL_TABLE_PROMPTS = 24;
+
     private final Deployment deployment;
     private final CostModel cost;
     private final WorkloadMoments moments;
-    private final FittedIterationTime fit;
-    private final BatchingServer server;
+    private final KvCapacity kv;
+    private final BatchShape shape = new BatchShape();
+    private final DiscreteDistribution outputTokens;
+    private final double decodeContext;
+    private final Service full;
+
+    /**
+     * The model's parameters at one share of warm prefixes kept in the cache.
+     *
+     * @param prefixRetention        share of warm requests whose prefix is still cached
+     * @param cachedTokensPerRequest mean prompt tokens served from the cache
+     * @param footprintTokens        mean KV tokens a running sequence holds of its own
+     * @param sustainedSeqs          running sequences the KV cache holds on average
+     * @param batchLimit             min(--max-num-seqs, sustainedSeqs)
+     * @param batching               the chain's server; null one request at a time
+     * @param sequential             one request at a time: service, first-token part, TPOT; else null
+     */
+    record Service(double prefixRetention, double cachedTokensPerRequest, double footprintTokens, int sustainedSeqs,
+                   int batchLimit, BatchingServer batching, DiscreteDistribution[] sequential) {
+    }
 
     EnginePrediction(Deployment deployment, WorkloadMoments moments) {
         this(deployment, new RooflineCostModel(deployment), moments);
@@ -36,80 +69,330 @@ final class EnginePrediction {
         this.deployment = deployment;
         this.cost = cost;
         this.moments = moments;
-        this.fit = fitIterationTime();
-        KvCapacity kv = KvCapacity.of(deployment);
-        this.server = new BatchingServer(deployment.maxNumSeqs(), moments.meanPromptTokens(), moments.meanOutputTokens(),
-                fit.iterationTime(), 0).limitedByKvCache(kv.tokens());
-    }
-
-    private FittedIterationTime fitIterationTime() {
-        int context = (int) Math.round(moments.meanDecodeContextTokens());
-        // Two batch sizes at least, or the decode slope has nothing to fit: with --max-num-seqs 1 the chain only
-        // evaluates tau(1), and the cost model prices a batch of 2 as well as any other.
-        int maxBatch = Math.max(2, deployment.maxNumSeqs());
-        int[] chunks = {0, 256, 1024, Math.min(deployment.maxNumBatchedTokens(), 4096)};
-        List<int[]> grid = new ArrayList<>();
-        for (int b = 1; b <= maxBatch; b = b < 8 ? b + 1 : b * 2) {
-            for (int chunk : chunks) {
-                grid.add(new int[] {b, chunk});
-            }
+        this.kv = KvCapacity.of(deployment);
+        double[] lengths = new double[moments.samples()];
+        for (int i = 0; i < lengths.length; i++) {
+            lengths[i] = moments.outputTokens(i);
         }
-        grid.add(new int[] {maxBatch, 0});
-        int[] batches = new int[grid.size()];
-        int[] prefill = new int[grid.size()];
-        double[] seconds = new double[grid.size()];
-        for (int i = 0; i < grid.size(); i++) {
-            batches[i] = grid.get(i)[0];
-            prefill[i] = grid.get(i)[1];
-            seconds[i] = stepSeconds(batches[i], context, prefill[i]);
-        }
-        return IterationTimeFit.fitDecodeAndPrefillRelative(batches, prefill, seconds);
-    }
-
-    /** The engine's time for b decoding sequences at a context plus one prefill chunk at the start of a prompt. */
-    private double stepSeconds(int batch, int context, int prefillTokens) {
-        BatchShape s = new BatchShape();
-        for (int i = 0; i < batch; i++) {
-            s.addDecode(context);
-        }
-        if (prefillTokens > 0) {
-            s.addPrefill(prefillTokens, 0, true);
-        }
-        return cost.stepNanos(s) / 1e9;
-    }
-
-    /** The iterations that prefill a mean prompt (chunked to the token budget) while {@code batch} others decode. */
-    private double prefillSeconds(int batch) {
-        int prompt = (int) Math.round(moments.meanPromptTokens());
-        int budget = deployment.maxNumBatchedTokens();
-        int context = (int) Math.round(moments.meanDecodeContextTokens());
-        double total = 0;
-        for (int done = 0; done < prompt; ) {
-            int chunk = Math.min(Math.max(1, budget - batch), prompt - done);
-            total += stepSeconds(batch, context, chunk);
-            done += chunk;
-        }
-        return total;
-    }
-
-    FittedIterationTime fit() {
-        return fit;
-    }
-
-    BatchingServer server() {
-        return server;
+        this.outputTokens = DiscreteDistribution.ofSamples(lengths);
+        this.decodeContext = moments.meanDecodeContextTokens();
+        this.full = service(1);
     }
 
     WorkloadMoments moments() {
         return moments;
     }
 
-    /** The chain at this rate, with the prefill iteration costed at the chain's own mean batch. Throws above saturation. */
-    ContinuousBatchingModel at(double ratePerS) {
-        ContinuousBatchingModel first = server.atArrivalRate(ratePerS);
-        int meanBatch = (int) Math.round(first.meanBatchSize());
-        double prefillIteration = prefillSeconds(meanBatch);
-        return new BatchingServer(server.maxNumSeqs(), server.meanPromptTokens(), server.meanOutputTokens(),
-                server.iterationTime(), prefillIteration).atArrivalRate(ratePerS);
+    Deployment deployment() {
+        return deployment;
+    }
+
+    KvCapacity kv() {
+        return kv;
+    }
+
+    DiscreteDistribution outputTokens() {
+        return outputTokens;
+    }
+
+    /** Mean context of a decoding sequence, the one the decode iterations are costed at. */
+    double decodeContextTokens() {
+        return decodeContext;
+    }
+
+    boolean cachesPrefixes() {
+        return deployment.enablePrefixCaching() && moments.distinctPrefixTokens() > 0;
+    }
+
+    boolean oneAtATime() {
+        return deployment.maxNumSeqs() == 1;
+    }
+
+    /** The arrival rate at which the queue grows without bound. */
+    double saturationRatePerS() {
+        Service s = saturationService();
+        return oneAtATime() ? 1 / s.sequential()[0].mean() : s.batching().saturationRatePerS();
+    }
+
+    /** The batch the KV cache sustains (at most --max-num-seqs). */
+    int batchLimit() {
+        return full.batchLimit();
+    }
+
+    /** The model at a Poisson rate. Throws {@link dev.infersim.queueing.UnstableQueueException} at or above saturation. */
+    LatencyModel at(double ratePerS) {
+        return at(ratePerS, 1);
+    }
+
+    /** The model at a rate whose gaps have squared coefficient of variation ca^2 (1 / burstiness for gamma gaps). */
+    LatencyModel at(double ratePerS, double arrivalScv) {
+        return model(serviceAt(ratePerS, arrivalScv), ratePerS, arrivalScv);
+    }
+
+    private LatencyModel model(Service s, double ratePerS, double arrivalScv) {
+        if (oneAtATime()) {
+            DiscreteDistribution[] d = s.sequential();
+            return new SequentialServiceModel(ratePerS, arrivalScv, d[0], d[1], d[2]);
+        }
+        return s.batching().atArrivalRate(ratePerS, arrivalScv);
+    }
+
+    /** The parameters at this rate: the prefix cache keeps what it holds beside the sequences running at it. */
+    Service serviceAt(double ratePerS, double arrivalScv) {
+        if (!cachesPrefixes()) {
+            return full;
+        }
+        double running = model(full, ratePerS, arrivalScv).meanBatchSize();
+        return service(retention(running));
+    }
+
+    private Service saturationService() {
+        return cachesPrefixes() ? service(retention(full.batchLimit())) : full;
+    }
+
+    /** The share of distinct prefixes the cache keeps beside {@code runningSeqs} sequences' own blocks. */
+    private double retention(double runningSeqs) {
+        double free = kv.tokens() - runningSeqs * footprintTokens(full.cachedTokensPerRequest());
+        return Math.max(0, Math.min(1, free / moments.distinctPrefixTokens()));
+    }
+
+    /** Mean KV tokens a running sequence holds of its own: its length-biased context less its cached prefix, plus half a block. */
+    private double footprintTokens(double cachedTokens) {
+        return decodeContext - cachedTokens + deployment.blockSize() / 2.0;
+    }
+
+    /** Tokens of request i served from the cache when its prefix is kept: whole blocks, never the last prompt token. */
+    private int cacheableTokens(int i) {
+        if (!deployment.enablePrefixCaching()) {
+            return 0;
+        }
+        int block = deployment.blockSize();
+        return Math.min(moments.warmPrefixTokens(i), moments.promptTokens(i) - 1) / block * block;
+    }
+
+    private Service service(double retention) {
+        int n = moments.samples();
+        double cached = 0;
+        for (int i = 0; i < n; i++) {
+            cached += retention * cacheableTokens(i);
+        }
+        cached /= n;
+        double keptPrefixes = cachesPrefixes() ? retention * moments.distinctPrefixTokens() : 0;
+        double footprint = footprintTokens(cached);
+        int sustained = (int) Math.max(1, Math.floor((kv.tokens() - keptPrefixes) / footprint));
+        int batchLimit = Math.min(deployment.maxNumSeqs(), sustained);
+        if (oneAtATime()) {
+            return new Service(retention, cached, footprint, sustained, batchLimit, null, sequentialService(retention));
+        }
+        return new Service(retention, cached, footprint, sustained, batchLimit,
+                new BatchingServer(batchLimit, outputTokens, iterationTimes(batchLimit, promptShapes(retention))), null);
+    }
+
+    /** Prompt shapes {new tokens, cached tokens, probability}, condensed to at most {@link #PROMPT_ATOMS} atoms. */
+    private double[][] promptShapes(double retention) {
+        int n = moments.samples();
+        java.util.TreeMap<Long, Double> weights = new java.util.TreeMap<>();
+        for (int i = 0; i < n; i++) {
+            int prompt = moments.promptTokens(i);
+            int hit = cacheableTokens(i);
+            if (hit > 0) {
+                weights.merge((long) (prompt - hit) << 32 | hit, retention / n, Double::sum);
+            }
+            weights.merge((long) prompt << 32, hit > 0 ? (1 - retention) / n : 1.0 / n, Double::sum);
+        }
+        weights.values().removeIf(w -> w <= 0);
+        int bins = Math.min(PROMPT_ATOMS, weights.size());
+        double[][] atoms = new double[bins][3];
+        double cumulative = 0;
+        for (java.util.Map.Entry<Long, Double> e : weights.entrySet()) {
+            double w = e.getValue();
+            double[] atom = atoms[(int) Math.min(bins - 1, cumulative * bins)];
+            atom[0] += (e.getKey() >>> 32) * w;
+            atom[1] += (e.getKey() & 0xffffffffL) * w;
+            atom[2] += w;
+            cumulative += w;
+        }
+        return Arrays.stream(atoms).filter(a -> a[2] > 0)
+                .map(a -> new double[] {a[0] / a[2], a[1] / a[2], a[2]}).toArray(double[][]::new);
+    }
+
+    /** The chain's tables for n = 0..B from the cost model. */
+    private TabulatedIterationTimes iterationTimes(int maxBatch, double[][] prompts) {
+        double meanOutput = outputTokens.mean();
+        double newTokens = 0;
+        double cachedTokens = 0;
+        for (double[] p : prompts) {
+            newTokens += p[2] * p[0];
+            cachedTokens += p[2] * p[1];
+        }
+        int meanNew = (int) Math.max(1, Math.round(newTokens));
+        int meanCached = (int) Math.round(cachedTokens);
+        double[] decode = new double[maxBatch + 1];
+        double[] mean = new double[maxBatch + 1];
+        double[][] prefill = new double[maxBatch + 1][];
+        for (int n = 0; n <= maxBatch; n++) {
+            decode[n] = n == 0 ? 0 : decodeSeconds(n);
+            double admissions = n / meanOutput;
+            int kMax = (int) Math.max(PREFILL_TABLE_PROMPTS, Math.ceil(admissions + 8 * Math.sqrt(admissions) + 8));
+            double[] seconds = new double[kMax + 1];
+            double[] iterations = new double[kMax + 1];
+            seconds[0] = decode[n];
+            iterations[0] = 1;
+            for (int k = 1; k <= kMax; k++) {
+                double[] together = prefillSeconds(n, meanNew, meanCached, k);
+                seconds[k] = together[0];
+                iterations[k] = together[1];
+            }
+            // one prompt: averaged over the prompt shapes (attention is not linear in length); more: the mean shape's increments
+            double alone = 0;
+            for (double[] p : prompts) {
+                alone += p[2] * prefillSeconds(n, (int) Math.round(p[0]), (int) Math.round(p[1]), 1)[0];
+            }
+            prefill[n] = new double[PREFILL_TABLE_PROMPTS];
+            for (int k = 1; k <= PREFILL_TABLE_PROMPTS; k++) {
+                prefill[n][k - 1] = alone + seconds[k] - seconds[1];
+            }
+            mean[n] = n == 0 ? 0 : Math.max(decode[n], meanIteration(n, admissions, seconds, iterations, meanNew, meanCached));
+        }
+        return new TabulatedIterationTimes(decode, mean, prefill);
+    }
+
+    /**
+     * The mean iteration with n decoding and K ~ Poisson(n / E[L]) prompts admitted per iteration to replace those that
+     * finish: E[time to prefill K prompts beside the decodes] / E[iterations it takes], the cost model's own (convex)
+     * price of each K. When the token budget left beside n decodes cannot take n / E[L] prompts an iteration, the
+     * budget binds: admissions, hence completions, are (budget - n) / P per full iteration.
+     */
+    private double meanIteration(int n, double admissions, double[] seconds, double[] iterations, int newTokens,
+                                 int cachedTokens) {
+        double poisson = Math.exp(-admissions);
+        double time = 0;
+        double count = 0;
+        for (int k = 0; k < seconds.length; k++) {
+            time += poisson * seconds[k];
+            count += poisson * iterations[k];
+            poisson *= admissions / (k + 1);
+        }
+        int room = deployment.maxNumBatchedTokens() - n;
+        int perIteration = deployment.enableChunkedPrefill() ? room : room / newTokens * newTokens;
+        if (perIteration <= 0) {
+            return Double.MAX_VALUE / 4;
+        }
+        double full = iterationWith(n, perIteration, cachedTokens);
+        double budgetBound = admissions * newTokens / perIteration * full;
+        return Math.max(time / count, budgetBound);
+    }
+
+    /** One iteration of n decodes and {@code prefillTokens} new prompt tokens after the given cached context. */
+    private double iterationWith(int n, int prefillTokens, int cachedTokens) {
+        shape.clear();
+        addDecodes(n);
+        shape.addPrefill(Math.max(1, prefillTokens), cachedTokens, true);
+        return cost.stepNanos(shape) / 1e9;
+    }
+
+    /**
+     * The iterations that prefill {@code count} prompts of {@code newTokens} new tokens after {@code cachedTokens}
+     * cached ones while n others decode: [seconds, iterations]. With chunked prefill each iteration takes what the
+     * token budget leaves after the decodes; without, a whole prompt per iteration while it fits the budget.
+     */
+    private double[] prefillSeconds(int n, int newTokens, int cachedTokens, int count) {
+        int budget = Math.max(1, deployment.maxNumBatchedTokens() - n);
+        int[] done = new int[count];
+        double seconds = 0;
+        int iterations = 0;
+        int first = 0;
+        while (first < count) {
+            shape.clear();
+            addDecodes(n);
+            int left = budget;
+            for (int j = first; j < count && left > 0; j++) {
+                int rest = newTokens - done[j];
+                int chunk = deployment.enableChunkedPrefill() ? Math.min(rest, left) : (rest <= left || j == first ? rest : 0);
+                if (chunk == 0) {
+                    break;
+                }
+                shape.addPrefill(chunk, cachedTokens + done[j], done[j] + chunk == newTokens);
+                done[j] += chunk;
+                left -= chunk;
+            }
+            while (first < count && done[first] == newTokens) {
+                first++;
+            }
+            seconds += cost.stepNanos(shape) / 1e9;
+            iterations++;
+        }
+        return new double[] {seconds, iterations};
+    }
+
+    private void addDecodes(int n) {
+        int context = (int) Math.round(decodeContext);
+        for (int i = 0; i < n; i++) {
+            shape.addDecode(context);
+        }
+    }
+
+    /** One iteration of n decodes at the mean decode context. */
+    private double decodeSeconds(int n) {
+        shape.clear();
+        addDecodes(n);
+        return cost.stepNanos(shape) / 1e9;
+    }
+
+    /**
+     * One request at a time: each sampled request's service S (its prefill chunks, then a decode step per further
+     * token at its growing context), the part up to its first token, and its TPOT; [S, first token, TPOT].
+     */
+    private DiscreteDistribution[] sequentialService(double retention) {
+        int n = moments.samples();
+        int longest = 0;
+        for (int i = 0; i < n; i++) {
+            longest = Math.max(longest, moments.promptTokens(i) + moments.outputTokens(i));
+        }
+        double[] decodeBefore = new double[longest + 1]; // sum of decode steps at contexts 0..c-1
+        for (int c = 1; c <= longest; c++) {
+            shape.clear();
+            shape.addDecode(c - 1);
+            decodeBefore[c] = decodeBefore[c - 1] + cost.stepNanos(shape) / 1e9;
+        }
+        double[] service = new double[n];
+        double[] first = new double[n];
+        double[] tpot = new double[n];
+        int tpots = 0;
+        java.util.Map<Long, Double> prefills = new java.util.HashMap<>();
+        SplitHits hits = new SplitHits(retention);
+        for (int i = 0; i < n; i++) {
+            int prompt = moments.promptTokens(i);
+            int out = moments.outputTokens(i);
+            int cached = hits.next() ? cacheableTokens(i) : 0;
+            long key = (long) prompt << 32 | cached;
+            first[i] = prefills.computeIfAbsent(key, k -> prefillSeconds(0, prompt - cached, cached, 1)[0]);
+            double decodes = decodeBefore[prompt + out - 1] - decodeBefore[prompt];
+            service[i] = first[i] + decodes;
+            if (out > 1) {
+                tpot[tpots++] = decodes / (out - 1);
+            }
+        }
+        return new DiscreteDistribution[] {DiscreteDistribution.ofSamples(service), DiscreteDistribution.ofSamples(first),
+                DiscreteDistribution.ofSamples(tpots == 0 ? new double[] {0} : Arrays.copyOf(tpot, tpots))};
+    }
+
+    /** Spreads a kept share of cache hits evenly over the requests, deterministically. */
+    private static final class SplitHits {
+        private final double share;
+        private double credit;
+
+        SplitHits(double share) {
+            this.share = share;
+        }
+
+        boolean next() {
+            credit += share;
+            if (credit >= 1 - 1e-12) {
+                credit -= 1;
+                return true;
+            }
+            return false;
+        }
     }
 }

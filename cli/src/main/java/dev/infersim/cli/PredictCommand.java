@@ -6,9 +6,8 @@ import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.queueing.CapacityPlanner;
-import dev.infersim.queueing.ContinuousBatchingModel;
 import dev.infersim.queueing.FleetPlan;
-import dev.infersim.queueing.IterationTime;
+import dev.infersim.queueing.LatencyModel;
 import dev.infersim.queueing.Slo;
 import dev.infersim.queueing.SloCapacity;
 import dev.infersim.queueing.UnstableQueueException;
@@ -31,13 +30,14 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * {@code infersim predict}: the closed-form answer for a deployment and workload: the continuous-batching chain fitted
- * to the engine's cost model, its latencies at the requested rate in the fields of a benchmark result, the saturation
- * rate, and a capacity plan.
+ * {@code infersim predict}: the closed-form answer for a deployment and workload: the continuous-batching chain (or,
+ * one request at a time, the G/G/1 queue) with its parameters derived from the engine's cost model, its latencies at
+ * the requested rate in the fields of a benchmark result, the saturation rate, a capacity plan, and with
+ * {@code --explain} the derivation in words.
  */
 @Command(name = "predict", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "Predict latency and capacity in closed form (continuous-batching queueing chain fitted to the engine "
-                + "model); same flags as simulate, plus SLOs and fleet sizing.")
+        description = "Predict latency and capacity in closed form (queueing models whose service times come from the "
+                + "engine's cost model); same flags as simulate, plus SLOs, fleet sizing and --explain.")
 public final class PredictCommand implements Runnable {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -70,6 +70,9 @@ public final class PredictCommand implements Runnable {
     @Option(names = "--headroom", defaultValue = "0.2", description = "Fraction of replica capacity held in reserve (default: ${DEFAULT-VALUE}).")
     double headroom;
 
+    @Option(names = "--explain", description = "Print the derivation: service times, utilisation, which formula and why.")
+    boolean explain;
+
     @Option(names = "--dollars-per-gpu-hour", defaultValue = "0",
             description = "GPU price for the cost per million output tokens; 0 = no cost line (default: 0).")
     double dollarsPerGpuHour;
@@ -87,12 +90,12 @@ public final class PredictCommand implements Runnable {
         boolean trace = workload.replaysTrace();
         WorkloadSpec spec = workload.specAtRateOr(trace ? null : requestRate, 10, null, 0);
         Workload requests = Workload.open(spec);
-        ConfigException.check(spec.load().rampUp() == null && spec.load().burstiness() == 1,
-                "--workload: predict models steady Poisson arrivals; the profile's load has a ramp or a burstiness");
+        ConfigException.check(spec.load().rampUp() == null,
+                "--workload: predict models a steady rate; the profile's load has a ramp");
         double rate = trace && requestRate != null ? WorkloadOptions.parseRate("--request-rate", requestRate)
                 : trace ? meanRate(requests) : spec.load().requestRatePerS();
         ConfigException.check(!requests.isClosedLoop() && Double.isFinite(rate),
-                "predict models open-loop Poisson arrivals: give a finite --request-rate (closed loops and 'inf' have no closed form here)");
+                "predict models open-loop arrivals: give a finite --request-rate (closed loops and 'inf' have no closed form here)");
         Deployment d = deployment.deployment();
         WorkloadMoments moments = WorkloadMoments.of(requests, 100_000);
         // The chain serves every request; the engine (and simulate) would reject these, so a prediction would be wrong.
@@ -104,6 +107,9 @@ public final class PredictCommand implements Runnable {
         EnginePrediction prediction = new EnginePrediction(d, moments);
         Map<String, Object> result = fields(d, spec, rate, prediction);
         print(System.out, result);
+        if (explain) {
+            new PredictionExplanation(d, prediction, rate, 1 / spec.load().burstiness()).print(System.out);
+        }
         if (reporting.saveResult) {
             RunInfo info = runInfo(d, spec, rate);
             String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
@@ -120,8 +126,6 @@ public final class PredictCommand implements Runnable {
 
     /** Flags that would otherwise be accepted and silently left out of a Poisson, mean-value model. */
     private void rejectWhatTheClosedFormCannotModel() {
-        ConfigException.check(workload.burstiness == null || workload.burstiness == 1,
-                "--burstiness: predict models Poisson arrivals (burstiness 1), got %s", workload.burstiness);
         ConfigException.check(workload.rampUpStrategy == null,
                 "--ramp-up-strategy: predict models a steady rate; predict each rate of the ramp with --request-rate");
         ConfigException.check(!reporting.saveDetailed, "--save-detailed: predict has no per-request values to save");
@@ -164,47 +168,51 @@ public final class PredictCommand implements Runnable {
         f.put("request_rate", rate);
         f.put("burstiness", spec.load().burstiness());
         f.put("max_concurrency", null);
-        double saturation = p.server().saturationRatePerS();
+        double saturation = p.saturationRatePerS();
         try {
-            ContinuousBatchingModel chain = p.at(rate);
+            LatencyModel model = p.at(rate, 1 / spec.load().burstiness());
             f.put("request_throughput", rate);
             f.put("output_throughput", rate * m.meanOutputTokens());
             f.put("total_token_throughput", rate * (m.meanOutputTokens() + m.meanPromptTokens()));
-            f.put("mean_ttft_ms", 1e3 * chain.meanTtftSeconds());
-            f.put("median_ttft_ms", 1e3 * chain.ttftPercentileSeconds(0.5));
-            for (double q : reporting.percentiles()) {
-                f.put("p" + RunInfo.percentileWord(q) + "_ttft_ms", 1e3 * chain.ttftPercentileSeconds(q / 100));
-            }
-            f.put("mean_tpot_ms", 1e3 * chain.meanTpotSeconds());
-            f.put("mean_e2el_ms", 1e3 * chain.meanSojournSeconds());
+            latency(f, "ttft", model.meanTtftSeconds(), model::ttftPercentileSeconds);
+            latency(f, "tpot", model.meanTpotSeconds(), model::tpotPercentileSeconds);
+            latency(f, "itl", model.meanItlSeconds(), model::itlPercentileSeconds);
+            latency(f, "e2el", model.meanE2elSeconds(), model::e2elPercentileSeconds);
             f.put("infersim_saturated", false);
-            f.put("infersim_utilization", chain.utilization());
-            f.put("infersim_probability_of_wait", chain.probabilityOfWait());
-            f.put("infersim_mean_queue_time_ms", 1e3 * chain.meanQueueingDelaySeconds());
-            f.put("infersim_mean_batch_size", chain.meanBatchSize());
-            f.put("infersim_mean_requests_in_system", chain.meanNumberInSystem());
+            f.put("infersim_utilization", model.utilization());
+            f.put("infersim_probability_of_wait", model.probabilityOfWait());
+            f.put("infersim_mean_queue_time_ms", 1e3 * model.meanQueueingDelaySeconds());
+            f.put("infersim_mean_batch_size", model.meanBatchSize());
+            f.put("infersim_mean_requests_in_system", model.meanNumberInSystem());
         } catch (UnstableQueueException e) {
             f.put("infersim_saturated", true);
-            f.put("infersim_saturation_reason", String.format(Locale.ROOT,
-                    "request rate %.3f req/s is at or above the saturation rate %.3f req/s: the queue grows without bound",
-                    rate, saturation));
+            f.put("infersim_saturation_reason", unstable(rate, saturation));
         }
         f.put("infersim_saturation_rate_per_s", saturation);
-        f.put("infersim_saturation_output_tokens_per_s", p.server().saturationOutputTokensPerS());
-        f.put("infersim_batch_limit", p.server().maxNumSeqs());
+        f.put("infersim_saturation_output_tokens_per_s", saturation * m.meanOutputTokens());
+        f.put("infersim_batch_limit", p.batchLimit());
         f.put("infersim_mean_prompt_tokens", m.meanPromptTokens());
         f.put("infersim_mean_output_tokens", m.meanOutputTokens());
-        IterationTime tau = p.fit().iterationTime();
-        f.put("infersim_iteration_alpha_ms", 1e3 * tau.alphaSeconds());
-        f.put("infersim_iteration_beta_decode_ms", 1e3 * tau.betaDecodeSecondsPerSeq());
-        f.put("infersim_iteration_beta_prefill_us_per_token", 1e6 * tau.betaPrefillSecondsPerToken());
-        f.put("infersim_iteration_fit_r2", p.fit().rSquared());
         f.put("infersim_kv_cache_tokens", KvCapacity.of(d).tokens());
-        capacityPlan(f, d, p, rate);
+        capacityPlan(f, d, p, rate, 1 / spec.load().burstiness());
         return f;
     }
 
-    private void capacityPlan(Map<String, Object> f, Deployment d, EnginePrediction p, double rate) {
+    /** The verdict above capacity, in the words predict and --explain print. */
+    static String unstable(double rate, double saturation) {
+        return String.format(Locale.ROOT, "unstable: queue grows without bound (request rate %.3f req/s is at or above "
+                + "the saturation rate %.3f req/s, by %.1f%%)", rate, saturation, 100 * (rate / saturation - 1));
+    }
+
+    private void latency(Map<String, Object> f, String metric, double meanSeconds, java.util.function.DoubleUnaryOperator percentile) {
+        f.put("mean_" + metric + "_ms", 1e3 * meanSeconds);
+        f.put("median_" + metric + "_ms", 1e3 * percentile.applyAsDouble(0.5));
+        for (double q : reporting.percentiles()) {
+            f.put("p" + RunInfo.percentileWord(q) + "_" + metric + "_ms", 1e3 * percentile.applyAsDouble(q / 100));
+        }
+    }
+
+    private void capacityPlan(Map<String, Object> f, Deployment d, EnginePrediction p, double rate, double arrivalScv) {
         Slo slo = Slo.none();
         if (sloTtftMs != null) {
             slo = slo.withMeanTtft(sloTtftMs / 1e3);
@@ -215,8 +223,7 @@ public final class PredictCommand implements Runnable {
         if (sloQueueP99Ms != null) {
             slo = slo.withQueueingDelay(0.99, sloQueueP99Ms / 1e3);
         }
-        // The chain at each rate with its prefill iteration, as mean_ttft_ms reports it: p.server() alone leaves it out.
-        SloCapacity capacity = CapacityPlanner.maxRateMeetingSlo(p.server().saturationRatePerS(), p::at, slo);
+        SloCapacity capacity = CapacityPlanner.maxRateMeetingSlo(p.saturationRatePerS(), r -> p.at(r, arrivalScv), slo);
         f.put("infersim_max_rate_meeting_slo_per_s", capacity.maxRatePerS());
         f.put("infersim_slo_binding_metric", capacity.bindingMetric().toString());
         if (!capacity.feasible()) {

@@ -80,8 +80,53 @@ class PredictCommandTest {
     }
 
     @Test
+    void burstyArrivalsWaitLongerThanPoissonOnes() {
+        String[] oneAtATime = {"predict", "--max-num-seqs", "1", "--max-num-batched-tokens", "2048", "--request-rate", "0.5"};
+        CliRun poisson = CliRun.of(oneAtATime);
+        CliRun bursty = CliRun.of(concat(oneAtATime, "--burstiness", "0.25"));
+
+        assertEquals(0, bursty.exitCode(), bursty.err());
+        assertTrue(Double.parseDouble(field(bursty, "infersim_mean_queue_time_ms"))
+                > 2 * Double.parseDouble(field(poisson, "infersim_mean_queue_time_ms")), bursty.out());
+    }
+
+    @Test
+    void explainNamesTheFormulaAndTheVerdictAboveCapacity() {
+        CliRun md1 = CliRun.of("predict", "--max-num-seqs", "1", "--max-num-batched-tokens", "2048", "--request-rate", "0.5",
+                "--explain");
+        assertEquals(0, md1.exitCode(), md1.err());
+        assertTrue(md1.out().contains("M/D/1") && md1.out().contains("Pollaczek-Khinchine"), md1.out());
+        assertTrue(md1.out().contains("p99"), md1.out());
+
+        CliRun batching = CliRun.of("predict", "--request-rate", "5", "--explain");
+        assertTrue(batching.out().contains("birth-death chain") && batching.out().contains("TTFT = admission wait"),
+                batching.out());
+
+        CliRun overload = CliRun.of("predict", "--request-rate", "1000", "--explain");
+        assertEquals(0, overload.exitCode(), overload.err());
+        assertEquals("true", field(overload, "infersim_saturated"));
+        assertTrue(field(overload, "infersim_saturation_reason").startsWith("unstable: queue grows without bound"), overload.out());
+        assertTrue(overload.out().contains("Verdict: unstable: queue grows without bound"), overload.out());
+    }
+
+    @Test
+    void percentilesOfEveryLatencyAreReported() {
+        CliRun r = CliRun.of("predict", "--request-rate", "5", "--metric-percentiles", "50,99");
+        for (String metric : new String[] {"ttft", "tpot", "itl", "e2el"}) {
+            double median = Double.parseDouble(field(r, "median_" + metric + "_ms"));
+            double p99 = Double.parseDouble(field(r, "p99_" + metric + "_ms"));
+            assertTrue(median > 0 && p99 >= median, metric + "\n" + r.out());
+        }
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
+    }
+
+    @Test
     void flagsTheClosedFormCannotHonourAreOneLineNamingThem() {
-        assertOneLineError(CliRun.of("predict", "--burstiness", "0.5"), "--burstiness");
         assertOneLineError(CliRun.of("predict", "--ramp-up-strategy", "linear", "--ramp-up-start-rps", "1",
                 "--ramp-up-end-rps", "5"), "--ramp-up-strategy");
         assertOneLineError(CliRun.of("predict", "--save-detailed"), "--save-detailed");

@@ -7,7 +7,7 @@ import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.Profiles;
 import dev.infersim.engine.SchedulingPolicies;
-import dev.infersim.queueing.ContinuousBatchingModel;
+import dev.infersim.queueing.LatencyModel;
 import dev.infersim.queueing.MG1Queue;
 import dev.infersim.queueing.MM1Queue;
 import dev.infersim.queueing.MMcQueue;
@@ -75,7 +75,7 @@ class PredictionAgreesWithSimulationTest {
         CostModel cost = new LinearCost(ALPHA_S, 0);
         WorkloadSpec spec = workload(rate, meanOutput, 300_000, 21);
         EnginePrediction prediction = new EnginePrediction(d, cost, WorkloadMoments.of(Workload.open(spec), 300_000));
-        ContinuousBatchingModel chain = prediction.at(rate);
+        LatencyModel chain = prediction.at(rate);
 
         MMcQueue mmc = new MMcQueue(rate, 1 / (prediction.moments().meanOutputTokens() * ALPHA_S), servers);
         assertEquals(mmc.probabilityOfWait(), chain.probabilityOfWait(), 1e-9, "the chain with beta = 0 is M/M/c");
@@ -85,7 +85,7 @@ class PredictionAgreesWithSimulationTest {
         double simTtftMs = sim.stats().ttft().meanMs();
         assertEquals(1e3 * chain.meanTtftSeconds(), simTtftMs, 0.03 * simTtftMs, "mean TTFT");
         double simE2elMs = sim.stats().e2el().meanMs();
-        assertEquals(1e3 * chain.meanSojournSeconds(), simE2elMs, 0.03 * simE2elMs, "mean E2EL");
+        assertEquals(1e3 * chain.meanE2elSeconds(), simE2elMs, 0.03 * simE2elMs, "mean E2EL");
     }
 
     @Test
@@ -96,7 +96,7 @@ class PredictionAgreesWithSimulationTest {
         CostModel cost = new LinearCost(ALPHA_S, 0.0002);
         WorkloadSpec probe = workload(1, meanOutput, 200_000, 5);
         EnginePrediction prediction = new EnginePrediction(d, cost, WorkloadMoments.of(Workload.open(probe), 200_000));
-        double saturation = prediction.server().saturationRatePerS();
+        double saturation = prediction.saturationRatePerS();
         double meanOutputTokens = prediction.moments().meanOutputTokens();
         double tauAtB = ALPHA_S + 0.0002 * maxNumSeqs * (1 + 1 / meanOutputTokens); // b decodes plus b / E[L] prompts
         assertEquals(maxNumSeqs / (meanOutputTokens * tauAtB), saturation, 1e-6 * saturation);
@@ -104,12 +104,12 @@ class PredictionAgreesWithSimulationTest {
         for (double load : new double[] {0.5, 0.7}) {
             double rate = load * saturation;
             WorkloadSpec spec = workload(rate, meanOutput, 200_000, 6);
-            ContinuousBatchingModel chain = prediction.at(rate);
+            LatencyModel chain = prediction.at(rate);
             SimulationResult sim = simulate(d, cost, spec, 10_000);
             double simTtftMs = sim.stats().ttft().meanMs();
             double simE2elMs = sim.stats().e2el().meanMs();
             assertEquals(1e3 * chain.meanTtftSeconds(), simTtftMs, 0.05 * simTtftMs, "mean TTFT at load " + load);
-            assertEquals(1e3 * chain.meanSojournSeconds(), simE2elMs, 0.05 * simE2elMs, "mean E2EL at load " + load);
+            assertEquals(1e3 * chain.meanE2elSeconds(), simE2elMs, 0.05 * simE2elMs, "mean E2EL at load " + load);
         }
 
         // above saturation the simulated engine completes requests at the predicted saturation rate

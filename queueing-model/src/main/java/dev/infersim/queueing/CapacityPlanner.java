@@ -25,24 +25,24 @@ public final class CapacityPlanner {
     }
 
     /**
-     * The same for a chain whose parameters depend on the rate (such as a prefill iteration costed at the mean batch
-     * of each rate), given as the chain at each rate below {@code saturationRatePerS}.
+     * The same for any latency model given at each rate below {@code saturationRatePerS} (a chain whose parameters
+     * depend on the rate, or one request at a time).
      */
     public static SloCapacity maxRateMeetingSlo(double saturationRatePerS,
-            DoubleFunction<ContinuousBatchingModel> chainAt, Slo slo) {
+            DoubleFunction<? extends LatencyModel> chainAt, Slo slo) {
         SloCapacity capacity = new SloCapacity(saturationRatePerS, SloMetric.SATURATION);
         double p = slo.queueingDelayPercentile();
         capacity = tighter(capacity, rateWithin(saturationRatePerS, chainAt, SloMetric.QUEUEING_DELAY_PERCENTILE,
                 chain -> chain.queueingDelayPercentileSeconds(p), slo.maxQueueingDelaySeconds()));
         capacity = tighter(capacity, rateWithin(saturationRatePerS, chainAt, SloMetric.MEAN_TPOT,
-                ContinuousBatchingModel::meanTpotSeconds, slo.maxMeanTpotSeconds()));
+                LatencyModel::meanTpotSeconds, slo.maxMeanTpotSeconds()));
         return tighter(capacity, rateWithin(saturationRatePerS, chainAt, SloMetric.MEAN_TTFT,
-                ContinuousBatchingModel::meanTtftSeconds, slo.maxMeanTtftSeconds()));
+                LatencyModel::meanTtftSeconds, slo.maxMeanTtftSeconds()));
     }
 
     /** The highest rate keeping one metric within its bound, or saturation if it never binds. */
-    private static SloCapacity rateWithin(double saturation, DoubleFunction<ContinuousBatchingModel> chainAt,
-            SloMetric metric, ToDoubleFunction<ContinuousBatchingModel> measure, double bound) {
+    private static SloCapacity rateWithin(double saturation, DoubleFunction<? extends LatencyModel> chainAt,
+            SloMetric metric, ToDoubleFunction<LatencyModel> measure, double bound) {
         if (Double.isInfinite(bound)) {
             return new SloCapacity(saturation, SloMetric.SATURATION);
         }

@@ -1,38 +1,47 @@
 package dev.infersim.queueing;
 
+import org.apache.commons.math3.analysis.UnivariateFunction;
 import org.apache.commons.math3.analysis.solvers.BrentSolver;
 
 /**
  * The stationary birth-death chain of continuous batching as limited, state-dependent
- * processor sharing. With n requests in the system b = min(n, B) run; requests arrive as a
- * Poisson stream at rate lambda and complete at rate mu_n = b / (E[L] tau(b)) (see
- * {@link BatchingServer}), so p_n = p_0 prod_{k=1..n} lambda / mu_k. The chain is exact for
- * geometric output lengths; for other lengths generalized processor sharing is insensitive
- * only while no request waits (Cohen 1979), so the queueing delay becomes an approximation.
+ * processor sharing. With n requests in the system b = min(n, B) run; requests arrive at rate
+ * lambda and complete at rate mu_n = b / (E[L] tau(b)) (see {@link BatchingServer}), so
+ * p_n = p_0 prod_{k=1..n} lambda / mu_k. Below B this is generalized processor sharing, whose
+ * state distribution is insensitive to the distribution of L (Cohen 1979); the admission wait
+ * above B is exact for geometric L and an approximation otherwise.
  *
  * <p>Above B the rate is constant, so the tail is geometric with ratio r = lambda / mu_B and is
- * summed in closed form instead of truncated; the states up to B are weighted in log space so
- * large batches cannot overflow. An arrival that finds n >= B requests waits for n - B + 1
- * departures, each Exp(mu_B), so P(Wq > t) = sum_{n>=B} p_n P(Gamma(n - B + 1, mu_B) > t); a
- * geometric mixture of Erlang stages is exponential, so this equals P(N >= B) e^{-(mu_B - lambda) t},
- * the Erlang C shape, with closed-form percentiles.
+ * summed in closed form; the states up to B are weighted in log space so large batches cannot
+ * overflow. An arrival that finds n >= B waits for n - B + 1 departures, each Exp(mu_B): a
+ * geometric mixture of Erlang stages, so P(Wq > t) = P(N >= B) e^{-(mu_B - lambda) t}, the Erlang C
+ * shape. For non-Poisson arrivals the wait is scaled by (1 + ca^2) / 2, as Allen and Cunneen scale M/M/c.
+ *
+ * <p>An engine admits requests between iterations only. An arrival that finds n in 1..B-1 running
+ * lands in an iteration, which carries a prompt (length tau_pf(n)) or only decodes (tau_dec(n)),
+ * waits for its end, then shares its own prefill iteration tau_pf(n) with the K ~ Poisson(lambda tau)
+ * prompts that arrived during the iteration it landed in. An arrival to an idle engine starts at once.
  *
  * <p>Sources: J. W. Cohen, "The multiple phase service network with generalized processor
  * sharing", Acta Informatica 12, 1979; Kleinrock 1975, Vol. 1, ch. 3 (birth-death chains);
- * Li, Dai and Peng, arXiv 2504.07347 (stability lambda E[L] &lt; B / tau(B)); Yang, Jiao and Xu,
- * arXiv 2407.05347; Nie, Si and Zhou, arXiv 2605.04595 (KV-memory limit).
+ * Li, Dai and Peng, arXiv 2504.07347 (stability lambda E[L] &lt; B / tau(B)); A. O. Allen,
+ * Probability, Statistics, and Queueing Theory (2nd ed., 1990).
  */
-public final class ContinuousBatchingModel {
+public final class ContinuousBatchingModel implements LatencyModel {
 
     private final BatchingServer server;
+    private final IterationTimes times;
     private final double arrivalRatePerS;
+    private final double waitScale;
     /** p_0 .. p_B; states above B have p_B r^{n-B}. */
     private final double[] stateProbabilities;
     private final double tailRatio;
 
-    ContinuousBatchingModel(BatchingServer server, double arrivalRatePerS) {
+    ContinuousBatchingModel(BatchingServer server, double arrivalRatePerS, double arrivalScv) {
         this.server = server;
+        this.times = server.iterationTimes();
         this.arrivalRatePerS = Checks.positive("arrivalRatePerS", arrivalRatePerS);
+        this.waitScale = (1 + Checks.nonNegative("arrivalScv", arrivalScv)) / 2;
         double saturation = server.saturationRatePerS();
         if (arrivalRatePerS >= saturation) {
             throw new UnstableQueueException(arrivalRatePerS, saturation, "B/(E[L]*tau(B))");
@@ -66,11 +75,13 @@ public final class ContinuousBatchingModel {
         return server;
     }
 
+    @Override
     public double arrivalRatePerS() {
         return arrivalRatePerS;
     }
 
-    /** lambda / lambda_max: the load relative to saturation (the Erlang utilization when beta = 0). */
+    /** lambda / lambda_max: the load relative to saturation (the Erlang utilization when tau is constant). */
+    @Override
     public double utilization() {
         return tailRatio;
     }
@@ -87,28 +98,37 @@ public final class ContinuousBatchingModel {
         return stateProbabilities[maxBatch] * Math.pow(tailRatio, requestsInSystem - maxBatch);
     }
 
-    /** P(N >= B): by PASTA, the probability that an arrival finds the batch full and queues. */
+    /** P(N >= B): the probability that an arrival finds the batch full and queues. */
+    @Override
     public double probabilityOfWait() {
         return stateProbabilities[server.maxNumSeqs()] / (1 - tailRatio);
     }
 
     /** E[min(N, B)]: the mean number of running requests. */
+    @Override
     public double meanBatchSize() {
-        return meanBelowMaxBatch() + server.maxNumSeqs() * probabilityOfWait();
+        double mean = 0;
+        for (int n = 1; n < server.maxNumSeqs(); n++) {
+            mean += n * stateProbabilities[n];
+        }
+        return mean + server.maxNumSeqs() * probabilityOfWait();
     }
 
     /** E[N], running plus waiting. */
+    @Override
     public double meanNumberInSystem() {
         return meanBatchSize() + meanNumberWaiting();
     }
 
     /** E[(N - B)^+] = p_B r / (1 - r)^2. */
+    @Override
     public double meanNumberWaiting() {
         double r = tailRatio;
         return stateProbabilities[server.maxNumSeqs()] * r / ((1 - r) * (1 - r));
     }
 
-    /** Mean admission wait, P(N >= B) / (mu_B - lambda). */
+    /** Mean admission wait, P(N >= B) / (mu_B - lambda), scaled for bursty arrivals. */
+    @Override
     public double meanQueueingDelaySeconds() {
         return probabilityOfWait() / waitDecayRatePerS();
     }
@@ -119,145 +139,295 @@ public final class ContinuousBatchingModel {
     }
 
     /** The p-quantile of the admission wait: max(0, ln(P(N >= B) / (1 - p)) / (mu_B - lambda)). */
+    @Override
     public double queueingDelayPercentileSeconds(double p) {
         return ExponentialTail.percentileSeconds(probabilityOfWait(), waitDecayRatePerS(), p);
     }
 
-    /** Mean time in the system, E[N] / lambda by Little's law: the mean end-to-end latency (E2EL). */
-    public double meanSojournSeconds() {
-        return LittlesLaw.meanTimeSeconds(meanNumberInSystem(), arrivalRatePerS);
+    /** The number of bins of the tabulated TTFT distribution below the admission wait's exponential tail. */
+    private static final int TTFT_BINS = 8192;
+
+    /** Receives the pieces of the TTFT distribution of arrivals that find a free slot. */
+    private interface PieceSink {
+        /**
+         * Uniform on [start, start + width] with this probability; {@code landed} is the boundary wait's part of the
+         * mean, {@code own} the arrival's prefill alone, {@code shared} what co-admitted prompts add.
+         */
+        void piece(double probability, double start, double width, double own);
     }
 
     /**
-     * Mean time per output token, averaged over all tokens: E[b] / (lambda E[L]). Little's law on
-     * the running set gives E[b] = lambda E[L] t, t the mean time per token a request sees; it is
-     * the token-weighted mean of tau(b) and differs from the cruder tau(E[b]) by the Jensen gap.
-     * vLLM's mean TPOT averages per request first; the two agree when a request's batch
-     * companions change slowly over its life.
+     * Walks the TTFT of every arrival that finds n in 0..B-1 running. At n = 0 it starts at once: its prefill alone.
+     * Otherwise it lands in an iteration that carries K ~ Poisson(lambda tau-bar(n)) prompts, of length tau_K(n),
+     * chosen with probability proportional to its length (an arrival in time lands in long iterations more often),
+     * waits U tau_K for it to end, then is prefilled with the J ~ Poisson(lambda tau_K) prompts that arrived during it:
+     * TTFT = U tau_K + prefill(n, 1 + J), uniform on [prefill(n, 1 + J), prefill(n, 1 + J) + tau_K].
      */
-    public double meanTpotSeconds() {
-        return meanBatchSize() / (arrivalRatePerS * server.meanOutputTokens());
-    }
-
-    /**
-     * Mean wait of an arrival for the running iteration to end, when it finds a free batch slot:
-     * an engine admits requests only between iterations, which the continuous-time chain ignores.
-     * A Poisson arrival lands in the iterations of state n with the time fraction p_n and waits
-     * for the end of the one it lands in, half of it on average; it lands in an iteration that
-     * prefills a prompt with probability q ({@link #prefillTimeShare()}), else in one that only
-     * decodes: sum_{n=1}^{B-1} p_n (q tau_pf + (1 - q) tau_dec(n)) / 2. (Arrivals finding the
-     * batch full wait for a departure, which already ends on an iteration boundary.)
-     */
-    public double meanIterationBoundaryWaitSeconds() {
-        return meanLandedIterationSeconds() / 2;
-    }
-
-    /**
-     * Mean length of the iteration an arrival lands in when it finds a free slot, weighted by its state's probability:
-     * sum_{n=1}^{B-1} p_n (q tau_pf + (1 - q) tau_dec(n)).
-     */
-    private double meanLandedIterationSeconds() {
-        double q = prefillTimeShare();
-        double landed = 0;
+    private void walkTtftPieces(PieceSink sink) {
+        double alone = times.prefillSeconds(0, 1);
+        sink.piece(stateProbabilities[0], alone, 0, alone);
         for (int n = 1; n < server.maxNumSeqs(); n++) {
-            landed += stateProbabilities[n] * (q * server.prefillIterationSeconds() + (1 - q) * server.decodeIterationSeconds(n));
+            double p = stateProbabilities[n];
+            if (p < 1e-15) {
+                continue;
+            }
+            double own = times.prefillSeconds(n, 1);
+            double mean = arrivalRatePerS * times.meanSeconds(n);
+            int kMax = poissonLimit(mean);
+            double[] weights = new double[kMax + 1];
+            double[] lengths = new double[kMax + 1];
+            double total = 0;
+            double poisson = Math.exp(-mean);
+            for (int k = 0; k <= kMax; k++) {
+                lengths[k] = k == 0 ? times.decodeSeconds(n) : times.prefillSeconds(n, k);
+                weights[k] = poisson * lengths[k];
+                total += weights[k];
+                poisson *= mean / (k + 1);
+            }
+            for (int k = 0; k <= kMax; k++) {
+                double landed = p * weights[k] / total;
+                double arrivals = arrivalRatePerS * lengths[k];
+                double q = Math.exp(-arrivals);
+                int jMax = poissonLimit(arrivals);
+                for (int j = 0; j <= jMax; j++) {
+                    sink.piece(landed * q, times.prefillSeconds(n, 1 + j), lengths[k], own);
+                    q *= arrivals / (j + 1);
+                }
+            }
         }
-        return landed;
     }
 
-    /**
-     * The share of the engine's busy time spent in iterations that prefill a prompt: every arrival's prompt takes one
-     * iteration of tau_pf, lambda tau_pf of all time, over the busy share 1 - p_0; at most 1, as prompts arriving
-     * together share an iteration. Those iterations are the long ones, so arrivals land in them more often than their
-     * count suggests, which is what puts the light-load TTFT tail above one decode iteration.
-     */
-    private double prefillTimeShare() {
-        double busy = 1 - stateProbabilities[0];
-        return busy <= 0 ? 0 : Math.min(1, arrivalRatePerS * server.prefillIterationSeconds() / busy);
+    /** A count past which a Poisson(mean) variable has negligible mass. */
+    private static int poissonLimit(double mean) {
+        return (int) Math.min(256, Math.ceil(mean + 10 * Math.sqrt(mean) + 10));
     }
 
-    /**
-     * Mean prefill time of the other prompts that share an arrival's prefill iteration: those that arrived during the
-     * iteration it landed in, Poisson with mean lambda times that iteration's length, each costing a mean prompt's
-     * prefill, P betaPrefill. Arrivals that find the engine idle start an iteration at once, and those that queue for a
-     * slot are admitted one departure at a time, so neither shares.
-     */
+    /** [boundary wait, own prefill, shared prefill], each a mean over all arrivals (queued ones: prefill at B - 1). */
+    private double[] ttftParts() {
+        if (ttftParts == null) {
+            double[] parts = new double[3];
+            walkTtftPieces((probability, start, width, own) -> {
+                parts[0] += probability * width / 2;
+                parts[1] += probability * own;
+                parts[2] += probability * (start - own);
+            });
+            parts[1] += probabilityOfWait() * times.prefillSeconds(server.maxNumSeqs() - 1, 1);
+            ttftParts = parts;
+        }
+        return ttftParts;
+    }
+
+    private double[] ttftParts;
+    /** P(TTFT <= i h, no admission wait) on a grid of step h, built on first use. */
+    private double[] ttftGrid;
+    private double ttftGridStep;
+
+    /** Mean wait of an arrival for the iteration it lands in to end: half its (length-biased) length. */
+    public double meanIterationBoundaryWaitSeconds() {
+        return ttftParts()[0];
+    }
+
+    /** Mean length of an arrival's own prefill as if it were alone in it, at the batch it finds (B - 1 if it queued). */
+    public double meanPrefillIterationSeconds() {
+        return ttftParts()[1];
+    }
+
+    /** Mean time the prompts admitted with an arrival add to its prefill: those that arrived during the iteration it landed in. */
     public double meanSharedPrefillSeconds() {
-        return meanLandedIterationSeconds() * arrivalRatePerS * promptPrefillSeconds();
+        return ttftParts()[2];
     }
 
-    /**
-     * Mean time to first token: the chain's admission wait, the wait for an iteration boundary, the caller's prefill
-     * iteration time, and the prompts that share it.
-     */
+    /** Mean time to first token: admission wait, iteration boundary, own prefill and the prompts sharing it. */
+    @Override
     public double meanTtftSeconds() {
-        return meanQueueingDelaySeconds() + meanIterationBoundaryWaitSeconds() + server.prefillIterationSeconds()
-                + meanSharedPrefillSeconds();
+        double[] parts = ttftParts();
+        return meanQueueingDelaySeconds() + parts[0] + parts[1] + parts[2];
     }
 
     /**
-     * P(TTFT <= t). An arrival that finds the engine idle takes the prefill iteration tau_pf alone. One that finds n in
-     * 1..B-1 running lands uniformly in a prefill iteration of tau_pf (probability q) or a decode iteration of
-     * tau_dec(n), waits for its end, then shares its own prefill iteration with the K ~ Poisson(lambda tau) prompts
-     * that arrived in the same one, each adding P betaPrefill. One that finds the batch full waits for a departure,
-     * P(N >= B)(1 - e^{-(mu_B - lambda) t}) in all. Its mean is {@link #meanTtftSeconds()}.
+     * P(TTFT <= t): the pieces of {@link #walkTtftPieces} summed on a fine grid, plus the arrivals that queue, whose
+     * TTFT is the admission wait (exponential tail) and the prefill at B - 1.
      */
     public double probabilityTtftAtMost(double tSeconds) {
         Checks.nonNegative("tSeconds", tSeconds);
-        double t = tSeconds - server.prefillIterationSeconds();
-        if (t < 0) {
-            return 0;
+        double[] grid = ttftGrid();
+        double x = tSeconds / ttftGridStep;
+        double p;
+        if (x >= grid.length - 1) {
+            p = grid[grid.length - 1];
+        } else {
+            int i = (int) x;
+            p = grid[i] + (x - i) * (grid[i + 1] - grid[i]);
         }
-        double q = prefillTimeShare();
-        double landedInPrefill = landedAndShared(t, server.prefillIterationSeconds());
-        double p = stateProbabilities[0];
-        for (int n = 1; n < server.maxNumSeqs(); n++) {
-            p += stateProbabilities[n] * (q * landedInPrefill + (1 - q) * landedAndShared(t, server.decodeIterationSeconds(n)));
-        }
-        return p + probabilityOfWait() - probabilityQueueingDelayExceeds(t);
+        double queued = tSeconds - times.prefillSeconds(server.maxNumSeqs() - 1, 1);
+        return queued < 0 ? p : p + probabilityOfWait() - probabilityQueueingDelayExceeds(queued);
     }
 
-    /** P(U tau + K c <= t) for U uniform on (0, 1), K ~ Poisson(lambda tau) and c a prompt's prefill time. */
-    private double landedAndShared(double t, double iterationSeconds) {
-        double c = promptPrefillSeconds();
-        if (c <= 0) {
-            return landed(t, iterationSeconds);
+    private double[] ttftGrid() {
+        if (ttftGrid != null) {
+            return ttftGrid;
         }
-        double mean = arrivalRatePerS * iterationSeconds;
+        double[] end = {0};
+        walkTtftPieces((probability, start, width, own) -> end[0] = Math.max(end[0], start + width));
+        double h = end[0] * 1.0001 / TTFT_BINS;
+        // grid[i] = P(TTFT <= i h); bin i covers ((i - 1) h, i h]. Whole bins inside a piece get its mass per bin
+        // through a difference array, so each piece costs O(1) however wide it is.
+        double[] mass = new double[TTFT_BINS + 3];
+        double[] perBinChange = new double[TTFT_BINS + 3];
+        walkTtftPieces((probability, start, width, own) -> {
+            double from = start / h;
+            double to = (start + width) / h;
+            int a = (int) from;
+            int b = (int) to;
+            if (a == b) {
+                mass[a + 1] += probability;
+                return;
+            }
+            double perBin = probability / (to - from);
+            mass[a + 1] += (a + 1 - from) * perBin;
+            mass[b + 1] += (to - b) * perBin;
+            perBinChange[a + 2] += perBin;
+            perBinChange[b + 1] -= perBin;
+        });
+        double[] grid = new double[TTFT_BINS + 3];
+        double perBin = 0;
+        for (int i = 1; i < grid.length; i++) {
+            perBin += perBinChange[i];
+            grid[i] = grid[i - 1] + mass[i] + perBin;
+        }
+        ttftGridStep = h;
+        ttftGrid = grid;
+        return grid;
+    }
+
+    /** The p-quantile of the time to first token, solving {@link #probabilityTtftAtMost} = p. */
+    @Override
+    public double ttftPercentileSeconds(double p) {
+        Checks.openUnitInterval("percentile", p);
+        return solve(this::probabilityTtftAtMost, p, 0);
+    }
+
+    /**
+     * The TPOT a request sees, as a distribution over the state it finds on arrival: with n others in the system it
+     * runs in batches near b = min(n + 1, B), where an iteration carries the K ~ Poisson(lambda tau-bar(b)) prompts
+     * that arrived during the last one (at the limit B, the B / E[L] that replace finishers: the mean iteration).
+     */
+    private DiscreteDistribution tpot() {
+        int maxBatch = server.maxNumSeqs();
+        double[] values = new double[maxBatch + 1];
+        double[] weights = new double[maxBatch + 1];
+        for (int n = 0; n <= maxBatch; n++) {
+            values[n] = meanIterationSeenSeconds(Math.min(n + 1, maxBatch));
+            weights[n] = n < maxBatch ? stateProbabilities[n] : probabilityOfWait();
+        }
+        return DiscreteDistribution.ofWeighted(values, weights);
+    }
+
+    /** The mean iteration a decoding request sees in a batch of b: E[tau_K(b)], K the prompts admitted with it. */
+    private double meanIterationSeenSeconds(int b) {
+        if (b == server.maxNumSeqs()) {
+            return times.meanSeconds(b);
+        }
+        double mean = arrivalRatePerS * times.meanSeconds(b);
         double poisson = Math.exp(-mean);
-        double p = 0;
-        for (int k = 0; k * c <= t && !(k > mean && poisson < 1e-18); k++) {
-            p += poisson * landed(t - k * c, iterationSeconds);
+        double seen = 0;
+        for (int k = 0; k <= poissonLimit(mean); k++) {
+            seen += poisson * (k == 0 ? times.decodeSeconds(b) : times.prefillSeconds(b, k));
             poisson *= mean / (k + 1);
+        }
+        return seen;
+    }
+
+    @Override
+    public double meanTpotSeconds() {
+        return tpot().mean();
+    }
+
+    @Override
+    public double tpotPercentileSeconds(double p) {
+        return tpot().quantile(p);
+    }
+
+    /**
+     * The gaps between tokens, token-weighted: in a batch of b (probability pi_b, b tokens an iteration) a gap is an
+     * iteration carrying K ~ Poisson(lambda tau-bar(b)) prompts, tau_K(b).
+     */
+    private DiscreteDistribution itl() {
+        int maxBatch = server.maxNumSeqs();
+        java.util.List<double[]> atoms = new java.util.ArrayList<>();
+        for (int b = 1; b <= maxBatch; b++) {
+            double pi = (b < maxBatch ? stateProbabilities[b] : probabilityOfWait()) * b;
+            double mean = arrivalRatePerS * times.meanSeconds(b);
+            double poisson = Math.exp(-mean);
+            for (int k = 0; k <= poissonLimit(mean); k++) {
+                atoms.add(new double[] {k == 0 ? times.decodeSeconds(b) : times.prefillSeconds(b, k), pi * poisson});
+                poisson *= mean / (k + 1);
+            }
+        }
+        double[] values = new double[atoms.size()];
+        double[] weights = new double[atoms.size()];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = atoms.get(i)[0];
+            weights[i] = atoms.get(i)[1];
+        }
+        return DiscreteDistribution.ofWeighted(values, weights);
+    }
+
+    @Override
+    public double meanItlSeconds() {
+        return itl().mean();
+    }
+
+    @Override
+    public double itlPercentileSeconds(double p) {
+        return itl().quantile(p);
+    }
+
+    /** TTFT plus the L - 1 later tokens at the mean TPOT. */
+    @Override
+    public double meanE2elSeconds() {
+        return meanTtftSeconds() + (server.meanOutputTokens() - 1) * meanTpotSeconds();
+    }
+
+    /**
+     * P(E2EL <= t) = sum over L and the request's TPOT v of P(L) P(v) P(TTFT <= t - (L - 1) v): the TTFT, the length and
+     * the pace of the batch the request runs in taken as independent.
+     */
+    public double probabilityE2elAtMost(double tSeconds) {
+        DiscreteDistribution lengths = server.outputTokens().condensed(E2EL_ATOMS);
+        DiscreteDistribution paces = tpotForE2el();
+        double p = 0;
+        for (int i = 0; i < lengths.size(); i++) {
+            for (int j = 0; j < paces.size(); j++) {
+                double rest = tSeconds - (lengths.value(i) - 1) * paces.value(j);
+                if (rest > 0) {
+                    p += lengths.probability(i) * paces.probability(j) * probabilityTtftAtMost(rest);
+                }
+            }
         }
         return p;
     }
 
-    /** P(U tau <= t): the wait for the end of an iteration of tau landed in uniformly. */
-    private static double landed(double t, double iterationSeconds) {
-        return iterationSeconds <= 0 ? 1 : Math.min(1, t / iterationSeconds);
+    /** Atoms of the length and pace distributions the E2EL sums over: enough for percentiles, cheap to sum. */
+    private static final int E2EL_ATOMS = 48;
+    private DiscreteDistribution tpotForE2el;
+
+    private DiscreteDistribution tpotForE2el() {
+        if (tpotForE2el == null) {
+            tpotForE2el = tpot().condensed(E2EL_ATOMS);
+        }
+        return tpotForE2el;
     }
 
-    /** P betaPrefill: the prefill time a mean prompt adds to the iteration that carries it. */
-    private double promptPrefillSeconds() {
-        return server.meanPromptTokens() * server.iterationTime().betaPrefillSecondsPerToken();
-    }
-
-    /**
-     * The p-quantile of the time to first token, solving {@link #probabilityTtftAtMost} = p. Even at light load its
-     * tail is an iteration and a shared prefill above its median, where the admission wait alone is zero.
-     */
-    public double ttftPercentileSeconds(double p) {
+    @Override
+    public double e2elPercentileSeconds(double p) {
         Checks.openUnitInterval("percentile", p);
-        double prefill = server.prefillIterationSeconds();
-        if (p <= stateProbabilities[0]) {
-            return prefill;
-        }
-        double upper = prefill + Math.max(Math.max(prefill, queueingDelayPercentileSeconds(p)), 1e-3);
-        for (int i = 0; i < 64 && probabilityTtftAtMost(upper) < p; i++) {
-            upper *= 2;
-        }
-        return new BrentSolver(1e-12, 1e-9).solve(500, t -> probabilityTtftAtMost(t) - p, prefill, upper);
+        return solve(this::probabilityE2elAtMost, p, 0);
+    }
+
+    /** Mean time in the system, E[N] / lambda by Little's law. */
+    public double meanSojournSeconds() {
+        return LittlesLaw.meanTimeSeconds(meanNumberInSystem(), arrivalRatePerS);
     }
 
     /** lambda E[L]: output tokens per second carried (all arrivals are served in a stable chain). */
@@ -265,15 +435,19 @@ public final class ContinuousBatchingModel {
         return arrivalRatePerS * server.meanOutputTokens();
     }
 
-    private double meanBelowMaxBatch() {
-        double mean = 0;
-        for (int n = 1; n < server.maxNumSeqs(); n++) {
-            mean += n * stateProbabilities[n];
-        }
-        return mean;
+    private double waitDecayRatePerS() {
+        return (server.saturationRatePerS() - arrivalRatePerS) / waitScale;
     }
 
-    private double waitDecayRatePerS() {
-        return server.saturationRatePerS() - arrivalRatePerS;
+    /** The t where a distribution function reaches p, bracketed from {@code lower} by doubling. */
+    static double solve(UnivariateFunction cdf, double p, double lower) {
+        if (cdf.value(lower) >= p) {
+            return lower;
+        }
+        double upper = 2 * lower + 1e-3;
+        for (int i = 0; i < 64 && cdf.value(upper) < p; i++) {
+            upper *= 2;
+        }
+        return new BrentSolver(1e-12, 1e-9).solve(500, t -> cdf.value(t) - p, lower, upper);
     }
 }

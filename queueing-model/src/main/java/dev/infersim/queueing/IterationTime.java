@@ -8,7 +8,7 @@ package dev.infersim.queueing;
  * marginal cost of one prompt token prefilled in the same iteration (chunked prefill).
  * This is the linear iteration-time model of the continuous-batching queueing literature
  * (Li, Dai and Peng, arXiv 2504.07347; Yang, Jiao and Xu, arXiv 2407.05347); fit it from
- * engine step times with {@link IterationTimeFit}.
+ * engine step times by least squares, or tabulate the engine's own times with {@link TabulatedIterationTimes}.
  *
  * @param alphaSeconds fixed cost per iteration
  * @param betaDecodeSecondsPerSeq cost per decoding sequence
@@ -29,6 +29,33 @@ public record IterationTime(double alphaSeconds, double betaDecodeSecondsPerSeq,
     /** tau = alpha + betaDecode b (no prefill in the iteration). */
     public static IterationTime decodeOnly(double alphaSeconds, double betaDecodeSecondsPerSeq) {
         return new IterationTime(alphaSeconds, betaDecodeSecondsPerSeq, 0);
+    }
+
+    /**
+     * The iteration times of this line for a workload of mean prompt P and mean output E[L]: an iteration of n running
+     * requests carries in steady state n P / E[L] prompt tokens (admissions equal completions, n / E[L] per
+     * iteration), and k prompts prefilled beside n decodes take one iteration of k P prompt tokens.
+     */
+    public IterationTimes forWorkload(double meanPromptTokens, double meanOutputTokens) {
+        Checks.nonNegative("meanPromptTokens", meanPromptTokens);
+        Checks.positive("meanOutputTokens", meanOutputTokens);
+        IterationTime line = this;
+        return new IterationTimes() {
+            @Override
+            public double decodeSeconds(int n) {
+                return line.seconds(n, 0);
+            }
+
+            @Override
+            public double meanSeconds(int n) {
+                return line.seconds(n, n * meanPromptTokens / meanOutputTokens);
+            }
+
+            @Override
+            public double prefillSeconds(int n, int prompts) {
+                return line.seconds(n, prompts * meanPromptTokens);
+            }
+        };
     }
 
     public double seconds(double decodeSequences, double prefillTokens) {

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 class CapacityPlannerTest {
 
     private static final BatchingServer SERVER =
-            new BatchingServer(256, 1000, 200, new IterationTime(0.006, 0.00005, 0.00002), 0.05);
+            BatchingServer.linear(256, 1000, 200, new IterationTime(0.006, 0.00005, 0.00002));
 
     @Test
     void queueingDelayRootLandsOnTheBound() {
@@ -64,7 +64,7 @@ class CapacityPlannerTest {
     @Test
     void erlangServerRootMatchesTheMmcPercentile() {
         // beta = 0 makes the replica an M/M/8 queue with mu = 2/s; the planner's rate must put its p95 wait at 0.25 s.
-        BatchingServer erlang = new BatchingServer(8, 0, 25, IterationTime.decodeOnly(0.02, 0), 0);
+        BatchingServer erlang = BatchingServer.linear(8, 0, 25, IterationTime.decodeOnly(0.02, 0));
         SloCapacity capacity = CapacityPlanner.maxRateMeetingSlo(erlang, Slo.none().withQueueingDelay(0.95, 0.25));
         assertEquals(0.25, new MMcQueue(capacity.maxRatePerS(), 2.0, 8).waitPercentileSeconds(0.95), 1e-6);
     }

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class ChainAgainstDiscreteIterationsTest {
 
     private static final BatchingServer SERVER =
-            new BatchingServer(16, 200, 100, new IterationTime(0.01, 0.001, 0.00001), 0);
+            BatchingServer.linear(16, 200, 100, new IterationTime(0.01, 0.001, 0.00001));
     private static final int REQUESTS = 1_000_000;
     private static final long SEED = 7;
 

@@ -11,12 +11,12 @@ class ContinuousBatchingModelTest {
 
     /** A realistic 8B-on-one-GPU shape: 6 ms fixed, 0.05 ms per sequence, 0.02 ms per prompt token. */
     private static final BatchingServer LLAMA_LIKE =
-            new BatchingServer(256, 1000, 200, new IterationTime(0.006, 0.00005, 0.00002), 0.05);
+            BatchingServer.linear(256, 1000, 200, new IterationTime(0.006, 0.00005, 0.00002));
 
     @Test
     void singleSlotBatchIsMm1WithServiceRateOneOverMeanLengthTimesIteration() {
         // B = 1, tau(1) = 10 ms, E[L] = 50: mu = 1 / (50 * 0.01) = 2 per second.
-        BatchingServer server = new BatchingServer(1, 0, 50, IterationTime.decodeOnly(0, 0.01), 0);
+        BatchingServer server = BatchingServer.linear(1, 0, 50, IterationTime.decodeOnly(0, 0.01));
         ContinuousBatchingModel chain = server.atArrivalRate(1.6);
         MM1Queue mm1 = new MM1Queue(1.6, 2.0);
         assertEquals(2.0, server.saturationRatePerS(), 1e-12);
@@ -29,7 +29,7 @@ class ContinuousBatchingModelTest {
     @Test
     void constantIterationTimeIsMmcWithErlangCWait() {
         // beta = 0: each of min(n, 8) requests completes at rate 1 / (E[L] alpha) = 1 / (25 * 0.02) = 2 per second.
-        BatchingServer server = new BatchingServer(8, 0, 25, IterationTime.decodeOnly(0.02, 0), 0);
+        BatchingServer server = BatchingServer.linear(8, 0, 25, IterationTime.decodeOnly(0.02, 0));
         ContinuousBatchingModel chain = server.atArrivalRate(14.0);
         MMcQueue mmc = new MMcQueue(14.0, 2.0, 8);
         assertEquals(16.0, server.saturationRatePerS(), 1e-12);
@@ -76,7 +76,7 @@ class ContinuousBatchingModelTest {
 
     @Test
     void ttftTailIsSetByIterationsAtLightLoadAndFollowsTheQueueUnderHeavyLoad() {
-        double prefill = LLAMA_LIKE.prefillIterationSeconds();
+        double prefill = LLAMA_LIKE.iterationTimes().prefillSeconds(0, 1);
         ContinuousBatchingModel light = LLAMA_LIKE.atArrivalRate(0.05 * LLAMA_LIKE.saturationRatePerS());
         assertEquals(0, light.queueingDelayPercentileSeconds(0.99), 0, "no admission wait at light load");
         double p50 = light.ttftPercentileSeconds(0.5);
@@ -95,7 +95,7 @@ class ContinuousBatchingModelTest {
     @Test
     void promptsArrivingInTheSameIterationShareItsPrefill() {
         // Long prompts, 0.1 s of prefill each, at a rate where one arrives every other decode iteration or so.
-        BatchingServer server = new BatchingServer(64, 5000, 100, new IterationTime(0.01, 0.0001, 0.00002), 0.11);
+        BatchingServer server = BatchingServer.linear(64, 5000, 100, new IterationTime(0.01, 0.0001, 0.00002));
         ContinuousBatchingModel chain = server.atArrivalRate(0.5 * server.saturationRatePerS());
         assertTrue(chain.meanSharedPrefillSeconds() > 0.01, "shared " + chain.meanSharedPrefillSeconds());
         // A second prompt in the same iteration adds a whole prompt's prefill: the tail reaches past it.
@@ -104,10 +104,10 @@ class ContinuousBatchingModelTest {
 
     @Test
     void idleEngineGivesThePrefillAlone() {
-        BatchingServer server = new BatchingServer(4, 0, 10, IterationTime.decodeOnly(0.01, 0), 0.03);
+        BatchingServer server = BatchingServer.linear(4, 0, 10, IterationTime.decodeOnly(0.01, 0));
         ContinuousBatchingModel chain = server.atArrivalRate(0.01);
         assertTrue(chain.probabilityOfState(0) > 0.99);
-        assertEquals(0.03, chain.ttftPercentileSeconds(0.5), 0);
+        assertEquals(0.01, chain.ttftPercentileSeconds(0.5), 0.01 / 8192, "to the resolution of the tabulated distribution");
     }
 
     @Test
@@ -132,9 +132,9 @@ class ContinuousBatchingModelTest {
         ContinuousBatchingModel chain = LLAMA_LIKE.atArrivalRate(0.95 * LLAMA_LIKE.saturationRatePerS());
         double lambda = chain.arrivalRatePerS();
         assertEquals(chain.meanNumberWaiting() / lambda, chain.meanQueueingDelaySeconds(), 1e-12);
-        assertEquals(chain.meanQueueingDelaySeconds() + LLAMA_LIKE.meanOutputTokens() * chain.meanTpotSeconds(),
-                chain.meanSojournSeconds(), 1e-9);
-        assertEquals(chain.meanQueueingDelaySeconds() + chain.meanIterationBoundaryWaitSeconds() + 0.05
+        assertEquals(chain.meanTtftSeconds() + (LLAMA_LIKE.meanOutputTokens() - 1) * chain.meanTpotSeconds(),
+                chain.meanE2elSeconds(), 1e-12);
+        assertEquals(chain.meanQueueingDelaySeconds() + chain.meanIterationBoundaryWaitSeconds() + chain.meanPrefillIterationSeconds()
                 + chain.meanSharedPrefillSeconds(), chain.meanTtftSeconds(), 1e-12);
         assertEquals(lambda * 200, chain.outputTokensPerS(), 1e-9);
     }
@@ -143,7 +143,8 @@ class ContinuousBatchingModelTest {
     void tpotRisesFromOneSequenceIterationTowardsTheFullBatch() {
         double light = LLAMA_LIKE.atArrivalRate(1e-4).meanTpotSeconds();
         double heavy = LLAMA_LIKE.atArrivalRate(0.999 * LLAMA_LIKE.saturationRatePerS()).meanTpotSeconds();
-        assertEquals(LLAMA_LIKE.iterationSeconds(1), light, 1e-7);
+        // alone, a request's tokens come from one-sequence decode iterations: its own prefill is not part of its TPOT
+        assertEquals(LLAMA_LIKE.decodeIterationSeconds(1), light, 1e-7);
         assertTrue(heavy < LLAMA_LIKE.iterationSeconds(256) && heavy > 0.99 * LLAMA_LIKE.iterationSeconds(256),
                 "heavy-load TPOT " + heavy);
     }
@@ -170,7 +171,7 @@ class ContinuousBatchingModelTest {
 
     @Test
     void largeBatchesNeitherOverflowNorLoseMass() {
-        BatchingServer huge = new BatchingServer(4096, 100, 1000, IterationTime.decodeOnly(0.001, 1e-6), 0);
+        BatchingServer huge = BatchingServer.linear(4096, 100, 1000, IterationTime.decodeOnly(0.001, 1e-6));
         ContinuousBatchingModel chain = huge.atArrivalRate(0.99 * huge.saturationRatePerS());
         double mass = 0;
         for (int n = 0; n < 200_000; n++) {
@@ -178,17 +179,6 @@ class ContinuousBatchingModelTest {
         }
         assertEquals(1.0, mass, 1e-9);
         assertTrue(Double.isFinite(chain.meanQueueingDelaySeconds()));
-    }
-
-    @Test
-    void kvCacheCapsTheBatchAtCapacityOverMeanFootprint() {
-        // Mean footprint P + E[L] = 1200 tokens; 96,000 tokens hold 80 running requests.
-        assertEquals(80, LLAMA_LIKE.kvLimitedBatchSize(96_000));
-        BatchingServer limited = LLAMA_LIKE.limitedByKvCache(96_000);
-        assertEquals(80 / (200 * limited.iterationSeconds(80)), limited.saturationRatePerS(), 1e-12);
-        assertTrue(limited.saturationRatePerS() < LLAMA_LIKE.saturationRatePerS());
-        assertEquals(256, LLAMA_LIKE.kvLimitedBatchSize(10_000_000));
-        assertThrows(IllegalArgumentException.class, () -> LLAMA_LIKE.kvLimitedBatchSize(1000));
     }
 
     @Test
@@ -201,7 +191,7 @@ class ContinuousBatchingModelTest {
     @Test
     void rejectsOutputLengthBelowOneToken() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new BatchingServer(8, 10, 0.5, IterationTime.decodeOnly(0.01, 0), 0));
+                () -> BatchingServer.linear(8, 10, 0.5, IterationTime.decodeOnly(0.01, 0)));
         assertTrue(e.getMessage().contains("meanOutputTokens") && e.getMessage().contains("0.5"), e.getMessage());
     }
 }

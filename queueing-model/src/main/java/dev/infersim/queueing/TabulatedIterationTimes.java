@@ -1,0 +1,62 @@
+package dev.infersim.queueing;
+
+/**
+ * {@link IterationTimes} as tables indexed by the number of decoding sequences, filled by the caller from an engine's
+ * cost model (no fitted line: the time of n sequences is what the cost model says of n sequences).
+ *
+ * @param decodeSeconds  [n] an iteration of n decodes
+ * @param meanSeconds    [n] the mean iteration with n running, admissions' prefill work included
+ * @param prefillSeconds [n][k - 1] the prefill of k prompts admitted together while n others decode; beyond the
+ *                       table's last k the time grows by its last step per prompt
+ */
+public record TabulatedIterationTimes(double[] decodeSeconds, double[] meanSeconds, double[][] prefillSeconds)
+        implements IterationTimes {
+
+    public TabulatedIterationTimes {
+        int n = decodeSeconds.length;
+        if (n < 2 || meanSeconds.length != n || prefillSeconds.length != n) {
+            throw new IllegalArgumentException("tables must have equal lengths of at least 2 (batch 0 and 1), got "
+                    + n + ", " + meanSeconds.length + ", " + prefillSeconds.length);
+        }
+        for (int b = 1; b < n; b++) {
+            Checks.positive("decodeSeconds[" + b + "]", decodeSeconds[b]);
+            if (!(meanSeconds[b] >= decodeSeconds[b]) || Double.isInfinite(meanSeconds[b])) {
+                throw new IllegalArgumentException("meanSeconds[" + b + "] must be finite and at least decodeSeconds["
+                        + b + "] = " + decodeSeconds[b] + ", got " + meanSeconds[b]);
+            }
+        }
+        for (int b = 0; b < n; b++) {
+            if (prefillSeconds[b].length < 2) {
+                throw new IllegalArgumentException("prefillSeconds[" + b + "] needs k = 1 and 2 at least");
+            }
+            for (int k = 0; k < prefillSeconds[b].length; k++) {
+                Checks.positive("prefillSeconds[" + b + "][" + k + "]", prefillSeconds[b][k]);
+            }
+        }
+    }
+
+    /** The largest batch the tables cover. */
+    public int maxBatch() {
+        return decodeSeconds.length - 1;
+    }
+
+    @Override
+    public double decodeSeconds(int n) {
+        return decodeSeconds[n];
+    }
+
+    @Override
+    public double meanSeconds(int n) {
+        return meanSeconds[n];
+    }
+
+    @Override
+    public double prefillSeconds(int n, int prompts) {
+        double[] row = prefillSeconds[n];
+        if (prompts <= row.length) {
+            return row[prompts - 1];
+        }
+        double step = row[row.length - 1] - row[row.length - 2];
+        return row[row.length - 1] + (prompts - row.length) * step;
+    }
+}
