@@ -6,7 +6,7 @@ import dev.infersim.engine.Profiles;
 import dev.infersim.queueing.ContinuousBatchingModel;
 import dev.infersim.queueing.LatencyModel;
 import dev.infersim.sim.Replica;
-import dev.infersim.sim.Router;
+import dev.infersim.sim.RoundRobinRouter;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
@@ -145,7 +145,7 @@ class QueueingAgreesWithSimulatorTest {
     }
 
     private static SimulationResult simulate(Deployment d, WorkloadSpec spec, long warmups) {
-        return new Simulation(new Replica[] {new Replica(0, EngineCore.create(d))}, Router.byName("round-robin"),
+        return new Simulation(new Replica[] {new Replica(0, EngineCore.create(d))}, new RoundRobinRouter(),
                 SimulationOptions.defaults().withWarmups(warmups), null).run(Workload.open(spec));
     }
 
