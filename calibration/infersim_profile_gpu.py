@@ -167,7 +167,10 @@ class Model:
     def moe(self, x, w):
         """Top-k routing, then one grouped GEMM per projection over the tokens sorted by expert."""
         t = x.shape[0]
-        probs, idx = torch.topk(torch.softmax(F.linear(x, w["router"]).float(), dim=-1), self.topk)
+        # Random weights route every token alike after a few layers; trained routers spread tokens over the experts.
+        # Uniform noise far above the logits spreads them at random, which is what the cost model assumes.
+        logits = F.linear(x, w["router"]).float()
+        probs, idx = torch.topk(torch.softmax(logits + 1e3 * torch.rand_like(logits), dim=-1), self.topk)
         flat = idx.reshape(-1)
         order = torch.argsort(flat)
         counts = torch.zeros(self.experts, device=x.device, dtype=torch.long).scatter_add_(0, flat, torch.ones_like(flat))
