@@ -21,7 +21,7 @@ final class ApiException extends RuntimeException {
     /** vLLM's error type names by status. */
     static String typeOf(int status) {
         return switch (status) {
-            case 400 -> "BadRequestError";
+            case 400, 414, 431 -> "BadRequestError";
             case 401 -> "AuthenticationError";
             case 404 -> "NotFoundError";
             case 405 -> "MethodNotAllowedError";

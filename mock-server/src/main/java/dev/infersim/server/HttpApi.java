@@ -3,10 +3,13 @@ package dev.infersim.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.netty.handler.codec.TooLongFrameException;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -14,6 +17,8 @@ import io.vertx.ext.web.handler.BodyHandler;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * The HTTP surface, as vLLM's OpenAI-compatible server exposes it: {@code POST /v1/chat/completions},
@@ -24,6 +29,8 @@ import java.util.List;
  */
 final class HttpApi extends VerticleBase {
     static final String FAULT_HEADER = "x-infersim-fault";
+    /** Bodies larger than this are parsed and tokenized on a worker thread (about a millisecond of tokenizing). */
+    static final int OFF_LOOP_BYTES = 64 * 1024;
     /** Names the replica that answered, so a test can see how a gateway spread its requests. */
     static final String REPLICA_HEADER = "x-infersim-replica";
     /** vLLM's header that routes a request to one data-parallel rank. */
@@ -98,7 +105,8 @@ final class HttpApi extends VerticleBase {
         // default) gets a plain HTTP/1.1 answer; with the upgrade accepted, large responses such as /metrics stalled.
         server = vertx.createHttpServer(new HttpServerOptions().setTcpNoDelay(true).setIdleTimeout(0).setAcceptBacklog(4096)
                 .setHttp2ClearTextEnabled(false));
-        return server.requestHandler(router).listen(port, service.options.host()).onSuccess(s -> boundPort = s.actualPort());
+        return server.requestHandler(router).invalidRequestHandler(HttpApi::invalidRequest).listen(port, service.options.host())
+                .onSuccess(s -> boundPort = s.actualPort());
     }
 
     /** By now every stream has ended (MockServer.close drains or aborts them first); idle keep-alive connections just close. */
@@ -180,33 +188,70 @@ final class HttpApi extends VerticleBase {
     }
 
     private void complete(RoutingContext rc, boolean chat) {
-        try {
-            if (shutdown.closing()) {
-                throw new ApiException(503, "The server is shutting down", null);
+        if (shutdown.closing()) {
+            error(rc, 503, "The server is shutting down", null);
+            return;
+        }
+        withParsed(rc, bytes -> service.parser.parse(RequestParser.object(bytes), chat), request -> admit(rc, chat, request));
+    }
+
+    private void admit(RoutingContext rc, boolean chat, CompletionRequest request) {
+        long seq = service.nextRequestSeq();
+        FaultType fault = chooseFault(rc, seq);
+        if (fault != null && fault.isError()) {
+            if (fault == FaultType.RATE_LIMIT) {
+                rc.response().putHeader("retry-after", "1"); // as the real queue-full 429 below
             }
-            ObjectNode body = RequestParser.object(rc.body().buffer() == null ? new byte[0] : rc.body().buffer().getBytes());
-            CompletionRequest request = service.parser.parse(body, chat);
-            long seq = service.nextRequestSeq();
-            FaultType fault = chooseFault(rc, seq);
-            if (fault != null && fault.isError()) {
-                if (fault == FaultType.RATE_LIMIT) {
-                    rc.response().putHeader("retry-after", "1"); // as the real queue-full 429 below
+            throw faultError(fault, chat);
+        }
+        int sequences = request.prompts().size() * request.n();
+        if (sequences > service.options.maxWaitingRequests()) {
+            // Never admissible, even to an empty queue: a 429 would have a client honouring Retry-After retry forever.
+            throw new ApiException(400, "The request needs " + sequences + " sequences (prompts x n) but the queue holds "
+                    + "at most " + service.options.maxWaitingRequests() + " (--max-waiting-requests)", "n");
+        }
+        Exchange exchange = new Exchange(service, pinnedRank(rc), request, rc.response(), vertx.getOrCreateContext(),
+                rc.get("requestId"), seq, fault);
+        if (!exchange.submit()) {
+            rc.response().putHeader("retry-after", "1");
+            throw new ApiException(429, "Too many waiting requests: the queue holds at most "
+                    + service.options.maxWaitingRequests() + " (--max-waiting-requests)", null);
+        }
+    }
+
+    /**
+     * Parses (and tokenizes) the body with {@code parse}, then passes the result to {@code next} on this event loop;
+     * an {@link ApiException} from either is answered as error JSON. A body over {@value #OFF_LOOP_BYTES} bytes is
+     * parsed on a worker thread: tokenizing a 15 MiB prompt takes a cold tokenizer seconds, and the other connections
+     * of this event loop must not wait for it.
+     */
+    private <T> void withParsed(RoutingContext rc, Function<byte[], T> parse, Consumer<T> next) {
+        Buffer body = rc.body().buffer();
+        byte[] bytes = body == null ? new byte[0] : body.getBytes();
+        if (bytes.length <= OFF_LOOP_BYTES) {
+            answering(rc, () -> next.accept(parse.apply(bytes)));
+            return;
+        }
+        vertx.executeBlocking(() -> parse.apply(bytes), false).onComplete(parsed -> {
+            if (rc.response().closed()) {
+                return; // the client left while its body was parsed
+            }
+            if (parsed.failed() && !(parsed.cause() instanceof ApiException)) {
+                rc.fail(parsed.cause());
+                return;
+            }
+            answering(rc, () -> {
+                if (parsed.failed()) {
+                    throw (ApiException) parsed.cause();
                 }
-                throw faultError(fault, chat);
-            }
-            int sequences = request.prompts().size() * request.n();
-            if (sequences > service.options.maxWaitingRequests()) {
-                // Never admissible, even to an empty queue: a 429 would have a client honouring Retry-After retry forever.
-                throw new ApiException(400, "The request needs " + sequences + " sequences (prompts x n) but the queue holds "
-                        + "at most " + service.options.maxWaitingRequests() + " (--max-waiting-requests)", "n");
-            }
-            Exchange exchange = new Exchange(service, pinnedRank(rc), request, rc.response(), vertx.getOrCreateContext(), rc.get("requestId"),
-                    seq, fault);
-            if (!exchange.submit()) {
-                rc.response().putHeader("retry-after", "1");
-                throw new ApiException(429, "Too many waiting requests: the queue holds at most "
-                        + service.options.maxWaitingRequests() + " (--max-waiting-requests)", null);
-            }
+                next.accept(parsed.result());
+            });
+        });
+    }
+
+    private static void answering(RoutingContext rc, Runnable handler) {
+        try {
+            handler.run();
         } catch (ApiException e) {
             error(rc, e.status, e.getMessage(), e.param);
         }
@@ -284,36 +329,36 @@ final class HttpApi extends VerticleBase {
     }
 
     private void tokenize(RoutingContext rc) {
-        try {
-            ObjectNode body = RequestParser.object(rc.body().buffer() == null ? new byte[0] : rc.body().buffer().getBytes());
-            service.parser.checkModel(body);
-            int[] ids;
-            if (body.hasNonNull("messages")) {
-                ids = service.parser.chatPrompt(body);
-            } else {
-                String prompt = RequestParser.optString(body, "prompt");
-                if (prompt == null) {
-                    throw ApiException.badRequest("prompt", "prompt: field required (or messages)");
-                }
-                ids = service.tokenizer.encode(prompt);
+        withParsed(rc, this::tokenized, out -> json(rc, out));
+    }
+
+    private ObjectNode tokenized(byte[] bytes) {
+        ObjectNode body = RequestParser.object(bytes);
+        service.parser.checkModel(body);
+        int[] ids;
+        if (body.hasNonNull("messages")) {
+            ids = service.parser.chatPrompt(body);
+        } else {
+            String prompt = RequestParser.optString(body, "prompt");
+            if (prompt == null) {
+                throw ApiException.badRequest("prompt", "prompt: field required (or messages)");
             }
-            ObjectNode out = Json.MAPPER.createObjectNode().put("count", ids.length).put("max_model_len", service.capacity.maxModelLen());
-            ArrayNode tokens = out.putArray("tokens");
-            for (int id : ids) {
-                tokens.add(id);
-            }
-            if (RequestParser.optBool(body, "return_token_strs", false)) {
-                ArrayNode strs = out.putArray("token_strs");
-                for (int id : ids) {
-                    strs.add(service.tokenizer.piece(id));
-                }
-            } else {
-                out.putNull("token_strs");
-            }
-            json(rc, out);
-        } catch (ApiException e) {
-            error(rc, e.status, e.getMessage(), e.param);
+            ids = service.tokenizer.encode(prompt);
         }
+        ObjectNode out = Json.MAPPER.createObjectNode().put("count", ids.length).put("max_model_len", service.capacity.maxModelLen());
+        ArrayNode tokens = out.putArray("tokens");
+        for (int id : ids) {
+            tokens.add(id);
+        }
+        if (RequestParser.optBool(body, "return_token_strs", false)) {
+            ArrayNode strs = out.putArray("token_strs");
+            for (int id : ids) {
+                strs.add(service.tokenizer.piece(id));
+            }
+        } else {
+            out.putNull("token_strs");
+        }
+        return out;
     }
 
     private void detokenize(RoutingContext rc) {
@@ -418,6 +463,10 @@ final class HttpApi extends VerticleBase {
             }
             return;
         }
+        response.setStatusCode(status).putHeader("content-type", "application/json").end(errorJson(status, message, param));
+    }
+
+    private static String errorJson(int status, String message, String param) {
         ObjectNode body = Json.MAPPER.createObjectNode();
         ObjectNode error = body.putObject("error").put("message", message).put("type", ApiException.typeOf(status));
         if (param == null) {
@@ -426,7 +475,24 @@ final class HttpApi extends VerticleBase {
             error.put("param", param);
         }
         error.put("code", status);
-        response.setStatusCode(status).putHeader("content-type", "application/json").end(body.toString());
+        return body.toString();
+    }
+
+    /**
+     * A request the HTTP decoder refused (a control character in a header, a header or request line too long): error
+     * JSON with {@code Connection: close}, then the connection closes. Its framing can no longer be trusted, and a
+     * client told to close does not send its next request on a connection about to go away.
+     */
+    private static void invalidRequest(HttpServerRequest request) {
+        Throwable cause = request.decoderResult().cause();
+        String why = cause == null || cause.getMessage() == null ? "malformed request" : cause.getMessage();
+        int status = 400;
+        if (cause instanceof TooLongFrameException) {
+            status = why.startsWith("An HTTP line is larger than") ? 414 : 431;
+        }
+        request.response().setStatusCode(status).putHeader("content-type", "application/json").putHeader("connection", "close")
+                .end(errorJson(status, "Invalid HTTP request: " + why, null))
+                .onComplete(done -> request.connection().close());
     }
 
     private static String version() {

@@ -1,9 +1,16 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -28,11 +35,21 @@ final class RequestParser {
         this.priorityScheduling = priorityScheduling;
     }
 
-    /** Parses a JSON object body; 400 when it is not one. */
+    private static final ObjectReader STRICT = Json.MAPPER.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
+    /**
+     * Parses a JSON object body; 400 when it is not one, as a strict JSON server answers: bytes that are not UTF-8
+     * (overlong forms, encoded surrogates, code points above U+10FFFF, which a lenient decoder silently turns into other
+     * characters) and anything but whitespace after the object are refused.
+     */
     static ObjectNode object(byte[] body) {
+        int invalid = invalidUtf8At(body);
+        if (invalid >= 0) {
+            throw ApiException.badRequest(null, "Invalid JSON body: not valid UTF-8 at byte " + invalid);
+        }
         JsonNode node;
         try {
-            node = Json.MAPPER.readTree(body);
+            node = STRICT.readTree(body);
         } catch (JsonProcessingException e) {
             throw ApiException.badRequest(null, "Invalid JSON body: " + e.getOriginalMessage());
         } catch (java.io.IOException e) {
@@ -42,6 +59,23 @@ final class RequestParser {
             throw ApiException.badRequest(null, "The request body must be a JSON object");
         }
         return (ObjectNode) node;
+    }
+
+    /** Offset of the first byte that does not belong to well-formed UTF-8 (RFC 3629), or -1 when all do. */
+    static int invalidUtf8At(byte[] bytes) {
+        CharsetDecoder strict = StandardCharsets.UTF_8.newDecoder(); // reports malformed input rather than replacing it
+        ByteBuffer in = ByteBuffer.wrap(bytes);
+        CharBuffer scratch = CharBuffer.allocate(4096);
+        while (true) {
+            CoderResult r = strict.decode(in, scratch, true);
+            if (r.isError()) {
+                return in.position();
+            }
+            if (r.isUnderflow()) {
+                return -1;
+            }
+            scratch.clear();
+        }
     }
 
     /** 404 unless {@code model} is absent or one of the served names. */
