@@ -148,7 +148,7 @@ public final class SimulateCommand implements Runnable {
                 Timeline t = result.timeline();
                 double seconds = t.size() == 0 ? 0 : t.timeNanos(t.size() - 1) / 1e9;
                 double speed = dashboardSpeed != null ? dashboardSpeed : Math.max(1, seconds / 60);
-                ReplayServer.serveUntilInterrupted(new SimulationReplay(result.timeline(), detailFile, speed, replicas),
+                ReplayServer.serveUntilInterrupted(new SimulationReplay(result, detailFile, speed),
                         dashboardPort, out);
             }
         }

@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.result.RequestLogReader;
 import dev.infersim.result.RequestRecord;
 import dev.infersim.server.Dashboard;
+import dev.infersim.sim.Fleet;
+import dev.infersim.sim.SimulationResult;
 import dev.infersim.sim.Timeline;
 
 import java.nio.file.Path;
@@ -18,8 +20,8 @@ import java.util.function.LongFunction;
  * A finished simulation played back on the live dashboard's page, {@code speed} model seconds per wall second, each
  * viewer from the start. The engine state comes from the run's timeline (the whole fleet: running, waiting, KV usage,
  * tokens in the step in flight, arrivals and completions); the TTFT and inter-token histograms and Little's law from the
- * per-request rows, each counted once its token's model time has passed. Snapshots have the live feed's fields; the
- * step time, which the timeline does not keep, is left out.
+ * per-request rows, each counted once its token's model time has passed; with an autoscaler, the ready and desired
+ * replica counts. Snapshots have the live feed's fields; the step time, which the timeline does not keep, is left out.
  */
 final class SimulationReplay {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -34,12 +36,15 @@ final class SimulationReplay {
     private final long[][] gaps;
     private final long[][] ends;
     private final String label;
+    private final Fleet.ReplicaSeries replicaSeries;
 
     /** @param detail the run's per-request rows with chunk gaps ({@code RequestLogWriter(file, true)}) */
-    SimulationReplay(Timeline timeline, Path detail, double speed, int replicas) {
-        this.timeline = timeline;
+    SimulationReplay(SimulationResult result, Path detail, double speed) {
+        this.timeline = result.timeline();
+        this.replicaSeries = result.replicaSeries();
         this.speed = speed;
-        this.label = replicas == 1 ? "engine" : "all " + replicas + " replicas";
+        boolean fleet = result.replicas().length > 1 || replicaSeries.size() > 1;
+        this.label = fleet ? "all replicas" : "engine";
         List<long[]> first = new ArrayList<>();
         List<long[]> gap = new ArrayList<>();
         List<long[]> end = new ArrayList<>();
@@ -101,6 +106,10 @@ final class SimulationReplay {
         root.put("source", "simulation replay");
         root.put("time_scale", speed);
         root.put("model_time_s", nanos / 1e9);
+        if (replicaSeries.size() > 0) {
+            root.put("ready_replicas", replicaSeries.readyAt(nanos));
+            root.put("desired_replicas", replicaSeries.desiredAt(nanos));
+        }
         ArrayNode list = root.putArray("replicas");
         if (k < 0) {
             return root.toString();

@@ -54,7 +54,7 @@ class SimulationReplayTest {
 
     @Test
     void theEndOfTheReplayCountsEveryRequestAndEveryToken() throws Exception {
-        SimulationReplay replay = new SimulationReplay(result.timeline(), detail, 10, 1);
+        SimulationReplay replay = new SimulationReplay(result, detail, 10);
         JsonNode end = at(replay, 1e6);
         assertEquals(3000, end.get("finished").asLong());
         assertEquals(3000, sum(end.get("ttft").get("count")));
@@ -64,7 +64,7 @@ class SimulationReplayTest {
 
     @Test
     void midRunTheRatesAndLittlesLawHold() throws Exception {
-        SimulationReplay replay = new SimulationReplay(result.timeline(), detail, 10, 1);
+        SimulationReplay replay = new SimulationReplay(result, detail, 10);
         JsonNode mid = at(replay, 75);
         assertEquals(20, mid.get("arrival_rate").asDouble(), 4, "Poisson arrivals at 20/s over ten seconds");
         assertEquals(20, mid.get("completion_rate").asDouble(), 4);
@@ -77,7 +77,7 @@ class SimulationReplayTest {
 
     @Test
     void eachViewerPlaysFromTheStartAtTheChosenSpeedAndThenEnds() throws Exception {
-        SimulationReplay replay = new SimulationReplay(result.timeline(), detail, 10, 1);
+        SimulationReplay replay = new SimulationReplay(result, detail, 10);
         LongFunction<String> viewer = replay.viewer();
         assertEquals(0, JSON.readTree(viewer.apply(5_000_000_000L)).get("model_time_s").asDouble(), 1e-9);
         assertEquals(20, JSON.readTree(viewer.apply(7_000_000_000L)).get("model_time_s").asDouble(), 1e-9,
@@ -91,7 +91,7 @@ class SimulationReplayTest {
 
     @Test
     void theReplayServerPushesSnapshotsAsServerSentEvents() throws Exception {
-        ReplayServer.Started server = ReplayServer.start(new SimulationReplay(result.timeline(), detail, 50, 1), 0);
+        ReplayServer.Started server = ReplayServer.start(new SimulationReplay(result, detail, 50), 0);
         try {
             HttpResponse<java.io.InputStream> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                     URI.create("http://127.0.0.1:" + server.port() + "/dashboard/events")).build(),

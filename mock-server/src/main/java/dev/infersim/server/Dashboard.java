@@ -99,7 +99,7 @@ public final class Dashboard {
             <div class="grid">
             <div class="chart" id="c-queue"></div><div class="chart" id="c-kv"></div><div class="chart" id="c-rates"></div>
             <div class="chart" id="c-tokens"></div><div class="chart" id="c-step"></div><div class="chart" id="c-little"></div>
-            <div class="chart" id="c-ttft"></div><div class="chart" id="c-itl"></div>
+            <div class="chart" id="c-ttft"></div><div class="chart" id="c-itl"></div><div class="chart" id="c-fleet"></div>
             </div>
             <script>
             const KEEP = 240;
@@ -107,7 +107,7 @@ public final class Dashboard {
             window.dashboard = state;
             const history = [];
             const charts = {};
-            for (const id of ['queue','kv','rates','tokens','step','little','ttft','itl']) {
+            for (const id of ['queue','kv','rates','tokens','step','little','ttft','itl','fleet']) {
               charts[id] = echarts.init(document.getElementById('c-'+id), null, {renderer:'svg'});
             }
             function name(r){ return r.label || ('r'+r.replica); }
@@ -151,6 +151,11 @@ public final class Dashboard {
               lineChart('step','Engine step time','ms', perReplica('s','step',r=>r.step_ms));
               lineChart('little',"Little's law: L vs lambda x W (last 10 s)",'requests',
                 perReplica('L','L',r=>r.little.L).concat(perReplica('lw','lambda W',r=>r.little.lambda_W)));
+              if (s.ready_replicas !== undefined) {
+                lineChart('fleet','Replicas: ready and desired (autoscaler)','replicas',
+                  [{name:'ready',type:'line',step:'end',showSymbol:false,data:history.map(h=>[h.model_time_s,h.ready_replicas])},
+                   {name:'desired',type:'line',step:'end',showSymbol:false,data:history.map(h=>[h.model_time_s,h.desired_replicas])}]);
+              }
               histogramChart('ttft','Time to first token (since start)','ttft', s);
               histogramChart('itl','Inter-token latency (since start)','itl', s);
             }
