@@ -103,7 +103,7 @@ public final class Dashboard {
             </div>
             <script>
             const KEEP = 240;
-            const state = {updates: 0, last: null, ended: false};
+            const state = {updates: 0, last: null, ended: false, peakRunning: 0};
             window.dashboard = state;
             const history = [];
             const charts = {};
@@ -164,6 +164,7 @@ public final class Dashboard {
               const s = JSON.parse(e.data);
               history.push(s); if (history.length > KEEP) history.shift();
               state.updates++; state.last = s;
+              state.peakRunning = Math.max(state.peakRunning, ...s.replicas.map(r=>r.running));
               document.getElementById('status').textContent = (s.source ? s.source+': ' : '')+'model time '+n(s.model_time_s)+' s, '
                 + (s.ready_replicas!==undefined ? s.ready_replicas+' replica(s) ready' : s.replicas.length+' replica(s)')
                 + ', '+s.time_scale+'x; updated '+state.updates+' times';
