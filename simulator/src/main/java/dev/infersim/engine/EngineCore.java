@@ -1,5 +1,9 @@
 package dev.infersim.engine;
 
+import dev.infersim.workload.SplitMix64;
+
+import java.util.PriorityQueue;
+
 /**
  * One serving engine's core loop, as vLLM V1 runs it, with time passed in by the caller so a virtual clock (the
  * simulator), the wall clock (the mock server) or a test can drive it:
@@ -13,6 +17,13 @@ package dev.infersim.engine;
  * (the newest request under FCFS) is preempted by recompute: its blocks are freed and it returns to the waiting queue.
  * Then, if nothing was preempted, waiting requests are admitted while the budget, {@code max_num_seqs} and free blocks
  * allow, each starting after its cached prefix, long prompts chunked to the remaining budget.
+ *
+ * <p>Under {@link FixedTiming} ({@link #fixed}) the cost model is replaced by per-request timelines: a request is admitted
+ * whole (its prompt's blocks at once) while {@code max_num_seqs} and free blocks allow, its first token is due a sampled
+ * TTFT later and each next token a sampled ITL after the one before; a step ends at the earliest token due and emits
+ * the tokens due then. A request that arrived during the previous step, when a slot and its blocks were free all along,
+ * has its clock started at its arrival, so the step boundaries of other requests never delay it. KV blocks, preemption,
+ * prefix caching and the waiting queue work as above.
  *
  * <p>Not thread-safe: one thread owns an engine. Steady-state steps allocate nothing.
  */
@@ -32,11 +43,33 @@ public final class EngineCore {
     private long preemptions;
     private long promptTokensComputed;
     private long outputTokens;
+    // fixed timing only: the timing, its random stream, running requests by next token due, and the last step's state
+    private final FixedTiming fixed;
+    private final SplitMix64 latencyRandom;
+    private final PriorityQueue<EngineRequest> due;
+    private long lastPlanNanos;
+    private int slotsFreeDuringStep;
+    private int blocksFreeDuringStep;
+    private boolean nothingWaitedDuringStep;
 
     public EngineCore(Deployment deployment, KvCapacity capacity, CostModel costModel, SchedulingPolicy policy) {
+        this(deployment, capacity, costModel, policy, null, 0);
         ConfigException.check(deployment.enableChunkedPrefill() || capacity.maxModelLen() <= deployment.maxNumBatchedTokens(),
                 "--max-num-batched-tokens %d is below --max-model-len %d; with chunked prefill disabled every prompt must fit "
                         + "in one step", deployment.maxNumBatchedTokens(), capacity.maxModelLen());
+    }
+
+    /**
+     * An engine timed by fixed latencies instead of a cost model; {@code seed} seeds its latency draws. The token budget
+     * and chunked prefill play no part: each request runs on its own timeline.
+     */
+    public static EngineCore fixed(Deployment deployment, KvCapacity capacity, SchedulingPolicy policy, FixedTiming timing,
+                                   long seed) {
+        return new EngineCore(deployment, capacity, null, policy, java.util.Objects.requireNonNull(timing, "timing"), seed);
+    }
+
+    private EngineCore(Deployment deployment, KvCapacity capacity, CostModel costModel, SchedulingPolicy policy,
+                       FixedTiming fixed, long seed) {
         this.deployment = deployment;
         this.capacity = capacity;
         this.costModel = costModel;
@@ -46,6 +79,9 @@ public final class EngineCore {
         this.running = new EngineRequest[deployment.maxNumSeqs()];
         this.plan = new StepPlan(deployment.maxNumSeqs());
         this.outcome = new StepOutcome(deployment.maxNumSeqs());
+        this.fixed = fixed;
+        this.latencyRandom = fixed == null ? null : new SplitMix64(seed);
+        this.due = fixed == null ? null : new PriorityQueue<>(deployment.maxNumSeqs(), (a, b) -> Long.compare(a.dueNanos, b.dueNanos));
     }
 
     /** An engine with the deployment's memory-derived KV capacity, the roofline cost model and FCFS scheduling. */
@@ -94,6 +130,9 @@ public final class EngineCore {
             case RUNNING:
                 removeRunning(r);
                 kv.free(r);
+                if (fixed != null) {
+                    due.remove(r);
+                }
                 break;
             default:
                 return false;
@@ -111,12 +150,20 @@ public final class EngineCore {
             throw new IllegalStateException("planStep called before completeStep of the previous step");
         }
         plan.reset(nowNanos);
-        int budget = scheduleRunning(deployment.maxNumBatchedTokens());
-        if (plan.preemptedCount() == 0) {
-            scheduleWaiting(budget, nowNanos);
-        }
-        if (plan.size == 0) {
-            return null;
+        long endNanos = 0;
+        if (fixed != null) {
+            endNanos = planFixedStep(nowNanos);
+            if (endNanos < 0) {
+                return null;
+            }
+        } else {
+            int budget = scheduleRunning(deployment.maxNumBatchedTokens());
+            if (plan.preemptedCount() == 0) {
+                scheduleWaiting(budget, nowNanos);
+            }
+            if (plan.size == 0) {
+                return null;
+            }
         }
         for (int i = 0; i < plan.size; i++) {
             EngineRequest r = plan.requests[i];
@@ -127,9 +174,114 @@ public final class EngineCore {
                 plan.shape.addPrefill(n, r.computedTokens, r.computedTokens + n >= r.totalTokens());
             }
         }
-        plan.durationNanos = Math.max(1, costModel.stepNanos(plan.shape));
+        plan.durationNanos = fixed != null ? endNanos - nowNanos : Math.max(1, costModel.stepNanos(plan.shape));
         stepInFlight = true;
         return plan;
+    }
+
+    /**
+     * Fills the plan with the requests whose token is due first and returns when that is (never before now, never after
+     * the lookahead), or -1 when nothing runs. As under the cost model, running requests get their blocks before waiting
+     * ones are admitted, and nothing is admitted in a step that preempted.
+     */
+    private long planFixedStep(long nowNanos) {
+        long end = fixedStepEnd(nowNanos);
+        takeDue(end);
+        if (plan.preemptedCount() == 0 && admitFixed(nowNanos)) {
+            long earlier = fixedStepEnd(nowNanos);
+            if (earlier < end) { // a request just admitted is due before the others: end there, the others wait
+                for (int i = 0; i < plan.size; i++) {
+                    due.add(plan.requests[i]);
+                }
+                plan.clearRequests();
+                end = earlier;
+            }
+            takeDue(end);
+        }
+        lastPlanNanos = nowNanos;
+        slotsFreeDuringStep = running.length - runningCount;
+        blocksFreeDuringStep = kv.freeBlocks();
+        nothingWaitedDuringStep = waiting.size() == 0;
+        return runningCount == 0 ? -1 : end;
+    }
+
+    private long fixedStepEnd(long nowNanos) {
+        EngineRequest first = due.peek();
+        long end = nowNanos + fixed.lookaheadNanos();
+        return first == null ? end : Math.max(nowNanos, Math.min(end, first.dueNanos));
+    }
+
+    /** Moves the requests due by {@code end} into the plan, each with its blocks (preempting when they run out). */
+    private void takeDue(long end) {
+        while (!due.isEmpty() && due.peek().dueNanos <= end) {
+            EngineRequest r = due.poll();
+            int tokens = r.totalTokens() - r.computedTokens;
+            boolean preemptedSelf = false;
+            while (!kv.allocateMore(r, tokens)) {
+                int victimIndex = policy.chooseVictim(running, runningCount);
+                EngineRequest victim = running[victimIndex];
+                plan.removeIfPresent(victim);
+                preempt(victimIndex);
+                if (victim == r) {
+                    preemptedSelf = true;
+                    break;
+                }
+            }
+            if (!preemptedSelf) {
+                plan.add(r, tokens);
+            }
+        }
+    }
+
+    /**
+     * Admits waiting requests whole while slots and blocks allow, each with its first token's due time; true if any was.
+     * One that could have been admitted on arrival during the last step (nothing waited then, a slot and its blocks were
+     * free) starts its clock at its arrival.
+     */
+    private boolean admitFixed(long nowNanos) {
+        int earlySlots = nothingWaitedDuringStep ? slotsFreeDuringStep : 0;
+        int earlyBlocks = blocksFreeDuringStep;
+        boolean admitted = false;
+        while (runningCount < running.length) {
+            EngineRequest r = waiting.peek();
+            if (r == null) {
+                break;
+            }
+            int cachedBlocks = kv.findCachedBlocks(r);
+            int cachedTokens = cachedBlocks * kv.blockSize();
+            int tokens = r.totalTokens() - cachedTokens;
+            int blocks = kv.blocksToAdmit(r, cachedBlocks, tokens);
+            if (!kv.allocateNew(r, cachedBlocks, tokens)) {
+                break;
+            }
+            long start = nowNanos;
+            if (earlySlots > 0 && blocks <= earlyBlocks) {
+                start = Math.min(nowNanos, Math.max(lastPlanNanos, r.arrivalNanos()));
+                earlySlots--;
+                earlyBlocks -= blocks;
+            } else {
+                earlySlots = 0; // first come, first served: nobody behind it started earlier
+            }
+            waiting.poll();
+            kv.recordQuery(r.promptTokens(), cachedTokens);
+            r.computedTokens = cachedTokens;
+            r.status = EngineRequest.Status.RUNNING;
+            running[runningCount++] = r;
+            if (r.firstScheduledNanos < 0) {
+                r.firstScheduledNanos = start;
+                r.cachedPromptTokens = cachedTokens;
+                plan.recordAdmitted(r);
+            }
+            double f = fixed.loadFactor(runningCount, running.length);
+            r.dueNanos = start + drawNanos(fixed.firstTokenMs(tokens, f), fixed.timeToFirstTokenStdDevMs());
+            due.add(r);
+            admitted = true;
+        }
+        return admitted;
+    }
+
+    private long drawNanos(double meanMs, double stdDevMs) {
+        return Math.round(TruncatedNormal.sample(latencyRandom, meanMs, stdDevMs) * 1e6);
     }
 
     private int scheduleRunning(int budget) {
@@ -197,6 +349,9 @@ public final class EngineCore {
         System.arraycopy(running, index + 1, running, index, runningCount - index - 1);
         running[--runningCount] = null;
         kv.free(victim);
+        if (fixed != null) {
+            due.remove(victim);
+        }
         victim.computedTokens = 0;
         victim.preemptions++;
         victim.status = EngineRequest.Status.WAITING;
@@ -245,7 +400,23 @@ public final class EngineCore {
                 outcome.addFinished(r);
             }
         }
+        if (fixed != null) {
+            scheduleNextTokens(end);
+        }
         return outcome;
+    }
+
+    /** Fixed timing: each request that got a token and runs on has its next one due an ITL later. */
+    private void scheduleNextTokens(long end) {
+        double f = fixed.loadFactor(runningCount, running.length);
+        double meanMs = fixed.interTokenMs(f);
+        for (int i = 0; i < outcome.tokenCount(); i++) {
+            EngineRequest r = outcome.tokenRequest(i);
+            if (r.status == EngineRequest.Status.RUNNING) {
+                r.dueNanos = end + drawNanos(meanMs, fixed.interTokenLatencyStdDevMs());
+                due.add(r);
+            }
+        }
     }
 
     private static FinishReason finishReason(EngineRequest r) {
@@ -275,7 +446,10 @@ public final class EngineCore {
 
     public Deployment deployment() { return deployment; }
     public KvCapacity capacity() { return capacity; }
+    /** The step-time model; null under fixed timing. */
     public CostModel costModel() { return costModel; }
+    /** The fixed latencies timing this engine, or null when its cost model does. */
+    public FixedTiming fixedTiming() { return fixed; }
     public SchedulingPolicy policy() { return policy; }
     public KvCacheManager kvCache() { return kv; }
     public int runningCount() { return runningCount; }

@@ -36,6 +36,8 @@ public final class EngineRequest {
     int preemptions;
     FinishReason finishReason;
     int outputLimit;
+    /** Under {@link FixedTiming}: when this request's next token is due. */
+    long dueNanos = -1;
 
     /**
      * @param id              caller's id, unique per engine

@@ -84,17 +84,11 @@ public final class KvCacheManager {
      * changes nothing and returns false when free blocks do not suffice.
      */
     public boolean allocateNew(EngineRequest r, int cachedBlocks, int newTokens) {
-        long[] hashes = cachedBlocks > 0 ? r.blockHashes : null;
-        int revived = 0;
-        for (int i = 0; i < cachedBlocks; i++) {
-            if (refCount[index.get(hashes[i])] == 0) {
-                revived++;
-            }
-        }
-        int fresh = blocksFor(cachedBlocks * blockSize + newTokens) - cachedBlocks;
-        if (fresh + revived > freeCount) {
+        if (blocksToAdmit(r, cachedBlocks, newTokens) > freeCount) {
             return false;
         }
+        long[] hashes = cachedBlocks > 0 ? r.blockHashes : null;
+        int fresh = blocksFor(cachedBlocks * blockSize + newTokens) - cachedBlocks;
         reserveBlockTable(r);
         for (int i = 0; i < cachedBlocks; i++) {
             int b = index.get(hashes[i]);
@@ -106,6 +100,17 @@ public final class KvCacheManager {
         r.numCachedBlocks = cachedBlocks;
         grow(r, fresh);
         return true;
+    }
+
+    /** Free blocks {@link #allocateNew} would take: fresh ones plus cached ones it takes out of the free queue. */
+    int blocksToAdmit(EngineRequest r, int cachedBlocks, int newTokens) {
+        int revived = 0;
+        for (int i = 0; i < cachedBlocks; i++) {
+            if (refCount[index.get(r.blockHashes[i])] == 0) {
+                revived++;
+            }
+        }
+        return blocksFor(cachedBlocks * blockSize + newTokens) - cachedBlocks + revived;
     }
 
     /** Room for {@code newTokens} more tokens of a running request, or false (nothing changed) when blocks run out. */

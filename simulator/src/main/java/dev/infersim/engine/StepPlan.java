@@ -36,6 +36,12 @@ public final class StepPlan {
         newTokens[size++] = tokens;
     }
 
+    /** Drops every planned request, keeping the admissions and preemptions recorded so far. */
+    void clearRequests() {
+        java.util.Arrays.fill(requests, 0, size, null);
+        size = 0;
+    }
+
     /** Drops a request planned earlier in this step (it was preempted later in the same planning pass). */
     int removeIfPresent(EngineRequest r) {
         for (int i = 0; i < size; i++) {
