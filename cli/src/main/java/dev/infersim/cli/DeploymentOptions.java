@@ -3,6 +3,7 @@ package dev.infersim.cli;
 import dev.infersim.engine.CostModel;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
+import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.Precision;
 import dev.infersim.engine.Profiles;
@@ -83,5 +84,14 @@ public final class DeploymentOptions {
         Deployment d = deployment();
         CostModel cost = new RooflineCostModel(d);
         return new EngineCore(d, KvCapacity.of(d), cost, SchedulingPolicies.byName(schedulingPolicy));
+    }
+
+    /** As {@link #engine()}, or timed by fixed latencies drawn from {@code seed} when {@code fixed} is not null. */
+    public EngineCore engine(FixedTiming fixed, long seed) {
+        if (fixed == null) {
+            return engine();
+        }
+        Deployment d = deployment();
+        return EngineCore.fixed(d, KvCapacity.of(d), SchedulingPolicies.byName(schedulingPolicy), fixed, seed);
     }
 }

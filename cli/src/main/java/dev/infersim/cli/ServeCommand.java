@@ -39,6 +39,9 @@ public final class ServeCommand implements Runnable {
     @Mixin
     DeploymentOptions deployment;
 
+    @Mixin
+    TimingOptions timing;
+
     @Option(names = "--served-model-name", arity = "1..*", paramLabel = "NAME",
             description = "Model ids clients may send, each listed by /v1/models; responses and metrics name the first, "
                     + "as vLLM's do (default: the model profile's name).")
@@ -193,7 +196,8 @@ public final class ServeCommand implements Runnable {
                     .servedModelNames(servedModelNames).host(host).port(port).apiKey(apiKey).timeScale(timeScale)
                     .maxWaitingRequests(maxWaitingRequests).outputMode(OutputMode.parse(outputMode)).seed(seed)
                     .eosPosition(eosPosition()).faults(faults).realtimeEngine(realtimeEngine)
-                    .dashboard(dashboard).build();
+                    .dashboard(dashboard)
+                    .fixedTiming(timing.fixedTiming()).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }

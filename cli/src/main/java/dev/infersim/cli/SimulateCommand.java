@@ -4,6 +4,8 @@ import dev.infersim.result.RunInfo;
 import dev.infersim.result.VllmDetailArrays;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.Deployment;
+import dev.infersim.engine.EngineCore;
+import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.StartupDelay;
 import dev.infersim.result.BenchmarkReport;
@@ -30,6 +32,7 @@ import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * {@code infersim simulate}: runs a {@code vllm bench serve}-style workload against the engine model in virtual time
@@ -101,6 +104,9 @@ public final class SimulateCommand implements Runnable {
             description = "Model seconds per wall second of the replay (default: the run's length over 60 s, at least 1).")
     Double dashboardSpeed;
 
+    @Mixin
+    TimingOptions timing;
+
     @Override
     public void run() {
         ConfigException.check(replicas >= 1, "--replicas must be >= 1, got %d", replicas);
@@ -116,7 +122,7 @@ public final class SimulateCommand implements Runnable {
         ConfigException.check(requests.size() > reporting.numWarmups,
                 "--num-warmups %d leaves none of the %d requests to measure", reporting.numWarmups, requests.size());
         Deployment d = deployment.deployment();
-        Fleet fleet = fleet(d);
+        Fleet fleet = fleet(d, timing.fixedTiming());
         ConfigException.check(dollarsPerGpuHour == null || (dollarsPerGpuHour >= 0 && Double.isFinite(dollarsPerGpuHour)),
                 "--dollars-per-gpu-hour must be >= 0, got %s", dollarsPerGpuHour);
         SimulationOptions options = SimulationOptions.defaults().withWarmups(reporting.numWarmups)
@@ -154,17 +160,19 @@ public final class SimulateCommand implements Runnable {
         }
     }
 
-    private Fleet fleet(Deployment d) {
+    private Fleet fleet(Deployment d, FixedTiming fixed) {
+        long[] nextSeed = {workload.seed};
+        Supplier<EngineCore> engines = () -> deployment.engine(fixed, nextSeed[0]++); // each replica its own latency draws
         Replica[] initial = new Replica[replicas];
         for (int i = 0; i < replicas; i++) {
-            initial[i] = new Replica(i, deployment.engine());
+            initial[i] = new Replica(i, engines.get());
         }
         if (autoscalerName == null) {
             return Fleet.fixed(initial);
         }
         Autoscaler autoscaler = autoscale.autoscaler(autoscalerName);
         ConfigException.check(metricsLagS >= 0 && Double.isFinite(metricsLagS), "--metrics-lag must be >= 0 s, got %s", metricsLagS);
-        return new Fleet(initial, deployment::engine, autoscaler, StartupDelay.parse(startupDelay, d, loadBandwidthGbps),
+        return new Fleet(initial, engines, autoscaler, StartupDelay.parse(startupDelay, d, loadBandwidthGbps),
                 AutoscaleOptions.nanos(metricsLagS));
     }
 

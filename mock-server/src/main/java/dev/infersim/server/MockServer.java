@@ -2,6 +2,7 @@ package dev.infersim.server;
 
 import dev.infersim.engine.CostModel;
 import dev.infersim.engine.EngineCore;
+import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.RooflineCostModel;
 import dev.infersim.engine.SchedulingPolicies;
@@ -86,7 +87,10 @@ public final class MockServer {
             KvCapacity kv = KvCapacity.of(options.deployment());
             List<EngineCore> engines = new java.util.ArrayList<>();
             for (int rank = 0; rank < options.dataParallelSize(); rank++) {
-                engines.add(new EngineCore(options.deployment(), kv, costModel, SchedulingPolicies.byName(options.schedulingPolicy())));
+                engines.add(options.fixedTiming() != null
+                        ? EngineCore.fixed(options.deployment(), kv, SchedulingPolicies.byName(options.schedulingPolicy()),
+                                options.fixedTiming(), options.seed() + 1000L * options.replica() + rank)
+                        : new EngineCore(options.deployment(), kv, costModel, SchedulingPolicies.byName(options.schedulingPolicy())));
             }
             PromptTokenizer tokenizer = new PromptTokenizer();
             service = new ModelService(options, engines, tokenizer, new LoremVocabulary(tokenizer), clock);
@@ -244,7 +248,15 @@ public final class MockServer {
         return String.format(Locale.ROOT, "infersim serving %s at %s/v1 (replica %d, %s on %s x%d%s, time scale %s%s); KV cache "
                         + "%,d tokens (%,d blocks of %d), max model len %,d", service.options.servedModelName(), baseUrl(),
                 replica(), d.model().name(), d.gpu().name(), d.tensorParallelSize(), dp, service.options.timeScale(), loadedIn,
-                kv.tokens(), kv.numBlocks(), kv.blockSize(), kv.maxModelLen());
+                kv.tokens(), kv.numBlocks(), kv.blockSize(), kv.maxModelLen()) + timingNote(service.options.fixedTiming(), d.maxNumSeqs());
+    }
+
+    private static String timingNote(FixedTiming t, int maxNumSeqs) {
+        if (t == null) {
+            return "";
+        }
+        return String.format(Locale.ROOT, "; fixed timing: TTFT %s ms, ITL %s ms, up to %d requests at once", t.timeToFirstTokenMs(),
+                t.interTokenLatencyMs(), maxNumSeqs);
     }
 
     /** Graceful close with a 5 s grace period. */

@@ -1,6 +1,7 @@
 package dev.infersim.server;
 
 import dev.infersim.engine.Deployment;
+import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.SchedulingPolicies;
 import dev.infersim.workload.LengthDistribution;
 import dev.infersim.engine.StartupDelay;
@@ -35,12 +36,14 @@ import java.util.Objects;
  * @param dashboard           serve the live dashboard at /dashboard ({@link Dashboard})
  * @param dataParallelSize    engines behind this one port ({@code --data-parallel-size}), each a full copy of the
  *                            deployment with its own KV cache, balanced as vLLM's internal load balancer does
+ * @param fixedTiming         fixed per-request latencies in place of the cost model ({@code --timing fixed}), drawn
+ *                            from {@code seed} (plus the replica and rank); null for engine timing
  */
 public record ServerOptions(Deployment deployment, String schedulingPolicy, List<String> servedModelNames, String host, int port,
                             String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
                             LengthDistribution eosPosition, FaultSettings faults, long maxBodyBytes, int eventLoops,
                             boolean realtimeEngine, int replica, StartupDelay startupDelay,
-                            boolean dashboard, int dataParallelSize) {
+                            boolean dashboard, int dataParallelSize, FixedTiming fixedTiming) {
 
     /** Engine threads of one server; each models a whole GPU group, so more would only share this host's cores thinner. */
     public static final int MAX_DATA_PARALLEL_SIZE = 64;
@@ -80,7 +83,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
     public ServerOptions forReplica(int index, int port) {
         return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                 maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
-                startupDelay, dashboard, dataParallelSize);
+                startupDelay, dashboard, dataParallelSize, fixedTiming);
     }
 
     /** vLLM-like defaults for a deployment: 127.0.0.1:8000, real time, no key, 1,000 waiting requests, lorem text, seed 0. */
@@ -115,6 +118,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         private StartupDelay startupDelay = StartupDelay.NONE;
         private boolean dashboard;
         private int dataParallelSize = 1;
+        private FixedTiming fixedTiming;
 
         private Builder(Deployment deployment) {
             this.deployment = deployment;
@@ -140,10 +144,12 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         public Builder dashboard(boolean v) { dashboard = v; return this; }
         public Builder dataParallelSize(int v) { dataParallelSize = v; return this; }
 
+        public Builder fixedTiming(FixedTiming v) { fixedTiming = v; return this; }
+
         public ServerOptions build() {
             return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                     maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, replica,
-                    startupDelay, dashboard, dataParallelSize);
+                    startupDelay, dashboard, dataParallelSize, fixedTiming);
         }
     }
 }

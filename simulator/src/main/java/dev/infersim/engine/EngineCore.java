@@ -43,14 +43,11 @@ public final class EngineCore {
     private long preemptions;
     private long promptTokensComputed;
     private long outputTokens;
-    // fixed timing only: the timing, its random stream, running requests by next token due, and the last step's state
+    // fixed timing only: the timing, its random stream, running requests by next token due, recent free room
     private final FixedTiming fixed;
     private final SplitMix64 latencyRandom;
     private final PriorityQueue<EngineRequest> due;
-    private long lastPlanNanos;
-    private int slotsFreeDuringStep;
-    private int blocksFreeDuringStep;
-    private boolean nothingWaitedDuringStep;
+    private final FreeCapacityHistory freeRoom;
 
     public EngineCore(Deployment deployment, KvCapacity capacity, CostModel costModel, SchedulingPolicy policy) {
         this(deployment, capacity, costModel, policy, null, 0);
@@ -82,6 +79,7 @@ public final class EngineCore {
         this.fixed = fixed;
         this.latencyRandom = fixed == null ? null : new SplitMix64(seed);
         this.due = fixed == null ? null : new PriorityQueue<>(deployment.maxNumSeqs(), (a, b) -> Long.compare(a.dueNanos, b.dueNanos));
+        this.freeRoom = fixed == null ? null : new FreeCapacityHistory();
     }
 
     /** An engine with the deployment's memory-derived KV capacity, the roofline cost model and FCFS scheduling. */
@@ -198,10 +196,8 @@ public final class EngineCore {
             }
             takeDue(end);
         }
-        lastPlanNanos = nowNanos;
-        slotsFreeDuringStep = running.length - runningCount;
-        blocksFreeDuringStep = kv.freeBlocks();
-        nothingWaitedDuringStep = waiting.size() == 0;
+        // a request still waiting now was refused room: nobody arriving after it may start before it
+        freeRoom.record(nowNanos, waiting.size() > 0 ? 0 : running.length - runningCount, kv.freeBlocks());
         return runningCount == 0 ? -1 : end;
     }
 
@@ -235,12 +231,14 @@ public final class EngineCore {
 
     /**
      * Admits waiting requests whole while slots and blocks allow, each with its first token's due time; true if any was.
-     * One that could have been admitted on arrival during the last step (nothing waited then, a slot and its blocks were
-     * free) starts its clock at its arrival.
+     * One that found room when it arrived, kept free for it from then on (after the room of those ahead of it), starts
+     * its clock at its arrival: the step boundaries of other requests, and a driver that hands requests over late, do
+     * not delay it.
      */
     private boolean admitFixed(long nowNanos) {
-        int earlySlots = nothingWaitedDuringStep ? slotsFreeDuringStep : 0;
-        int earlyBlocks = blocksFreeDuringStep;
+        int earlyAdmitted = 0;
+        int earlyBlocks = 0;
+        boolean early = true;
         boolean admitted = false;
         while (runningCount < running.length) {
             EngineRequest r = waiting.peek();
@@ -255,12 +253,13 @@ public final class EngineCore {
                 break;
             }
             long start = nowNanos;
-            if (earlySlots > 0 && blocks <= earlyBlocks) {
-                start = Math.min(nowNanos, Math.max(lastPlanNanos, r.arrivalNanos()));
-                earlySlots--;
-                earlyBlocks -= blocks;
-            } else {
-                earlySlots = 0; // first come, first served: nobody behind it started earlier
+            long arrival = Math.min(nowNanos, r.arrivalNanos());
+            early = early && freeRoom.minSlotsSince(arrival) > earlyAdmitted
+                    && freeRoom.minBlocksSince(arrival) >= earlyBlocks + blocks;
+            if (early) { // else first come, first served: nobody behind it starts earlier either
+                start = arrival;
+                earlyAdmitted++;
+                earlyBlocks += blocks;
             }
             waiting.poll();
             kv.recordQuery(r.promptTokens(), cachedTokens);
@@ -402,6 +401,8 @@ public final class EngineCore {
         }
         if (fixed != null) {
             scheduleNextTokens(end);
+            // room freed by finished requests, which requests that arrived during the step may take from their arrival on
+            freeRoom.record(end, running.length - runningCount, kv.freeBlocks());
         }
         return outcome;
     }
