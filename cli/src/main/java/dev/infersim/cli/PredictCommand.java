@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.Deployment;
+import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.queueing.CapacityPlanner;
 import dev.infersim.queueing.FleetPlan;
@@ -55,6 +56,9 @@ public final class PredictCommand implements Runnable {
     @Mixin
     DeploymentOptions deployment;
 
+    @Mixin
+    TimingOptions timing;
+
     @Option(names = "--slo-ttft-ms", description = "SLO on mean TTFT for the capacity plan, ms (default: none).")
     Double sloTtftMs;
 
@@ -104,8 +108,12 @@ public final class PredictCommand implements Runnable {
                 "--max-model-len: the workload has prompts of up to %d tokens, which the maximum context of %d tokens "
                         + "(--max-model-len, capped by the KV cache) rejects; predict models only served requests",
                 moments.maxPromptTokens(), maxModelLen);
-        EnginePrediction prediction = new EnginePrediction(d, moments);
-        Map<String, Object> result = fields(d, spec, rate, prediction);
+        FixedTiming fixed = timing.fixedTiming();
+        ConfigException.check(fixed == null || !explain, "--explain walks through the engine model's prediction; "
+                + "--timing fixed has none to explain (its fields say the queue it is)");
+        EnginePrediction prediction = fixed == null ? new EnginePrediction(d, moments) : null;
+        Map<String, Object> result = fixed != null ? fixedFields(d, spec, rate, fixed, requests, moments)
+                : fields(d, spec, rate, prediction);
         print(System.out, result);
         if (explain) {
             new PredictionExplanation(d, prediction, rate, 1 / spec.load().burstiness()).print(System.out);
@@ -155,10 +163,21 @@ public final class PredictCommand implements Runnable {
                 spec.load().burstiness(), spec.load().maxConcurrency(), reporting.metrics(), reporting.percentiles());
     }
 
-    /** The prediction in the result schema: vLLM's keys where the model gives them, infersim_ keys for the rest. */
-    Map<String, Object> fields(Deployment d, WorkloadSpec spec, double rate, EnginePrediction p) {
+    /** {@code --timing fixed}: the M/G/c queue of {@link FixedPrediction}; it plans no fleet. */
+    private Map<String, Object> fixedFields(Deployment d, WorkloadSpec spec, double rate, FixedTiming fixed, Workload requests,
+                                            WorkloadMoments m) {
+        ConfigException.check(sloTtftMs == null && sloTpotMs == null && sloQueueP99Ms == null && targetRate == null
+                        && dollarsPerGpuHour == 0,
+                "--slo-*, --target-rate and --dollars-per-gpu-hour plan a fleet from the engine model; with --timing fixed, "
+                        + "predict gives the G/G/c queue at --request-rate only");
+        Map<String, Object> f = header(d, spec, rate);
+        new FixedPrediction(fixed, d.maxNumSeqs(), requests, 100_000).put(f, rate, 1 / spec.load().burstiness(),
+                m.meanPromptTokens());
+        return f;
+    }
+
+    private Map<String, Object> header(Deployment d, WorkloadSpec spec, double rate) {
         RunInfo info = runInfo(d, spec, rate);
-        WorkloadMoments m = p.moments();
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("date", info.date());
         f.put("backend", info.backend());
@@ -168,6 +187,13 @@ public final class PredictCommand implements Runnable {
         f.put("request_rate", rate);
         f.put("burstiness", spec.load().burstiness());
         f.put("max_concurrency", null);
+        return f;
+    }
+
+    /** The prediction in the result schema: vLLM's keys where the model gives them, infersim_ keys for the rest. */
+    Map<String, Object> fields(Deployment d, WorkloadSpec spec, double rate, EnginePrediction p) {
+        WorkloadMoments m = p.moments();
+        Map<String, Object> f = header(d, spec, rate);
         double saturation = p.saturationRatePerS();
         try {
             LatencyModel model = p.at(rate, 1 / spec.load().burstiness());
