@@ -89,7 +89,7 @@ public final class MockServer {
             for (int rank = 0; rank < options.dataParallelSize(); rank++) {
                 engines.add(options.fixedTiming() != null
                         ? EngineCore.fixed(options.deployment(), kv, SchedulingPolicies.byName(options.schedulingPolicy()),
-                                options.fixedTiming(), options.seed() + 1000L * options.replica() + rank)
+                                options.fixedTiming(), options.seed() + (long) options.replica() * options.dataParallelSize() + rank)
                         : new EngineCore(options.deployment(), kv, costModel, SchedulingPolicies.byName(options.schedulingPolicy())));
             }
             PromptTokenizer tokenizer = new PromptTokenizer();
