@@ -84,7 +84,7 @@ final class HttpApi extends VerticleBase {
         router.get("/health").handler(this::health);
         router.get("/version").handler(rc -> json(rc, Json.MAPPER.createObjectNode().put("version", version())));
         router.get("/metrics").handler(rc -> rc.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
-                .end(ServerMetrics.render(service.metrics)));
+                .end(ServerMetrics.render(service.metrics) + RuntimeMetrics.scrape()));
         if (dashboard != null) {
             Dashboard.mount(vertx, router, () -> dashboard::snapshot);
         }

@@ -59,6 +59,15 @@ class MetricsTest {
     }
 
     @Test
+    void jvmAndProcessMetricsComeFromMicrometerBesideVllms() {
+        assertTrue(Double.parseDouble(sample("process_resident_memory_bytes")) > 1e6, "the name vLLM's Python client uses");
+        assertTrue(Double.parseDouble(sample("process_open_fds")) > 0);
+        assertTrue(text.contains("# TYPE jvm_memory_used_bytes gauge"), text);
+        assertTrue(text.contains("jvm_gc_pause_seconds") || text.contains("jvm_gc_memory_allocated_bytes_total"), text);
+        assertTrue(text.contains("# TYPE jvm_threads_live_threads gauge"), text);
+    }
+
+    @Test
     void promtoolParsesTheExpositionWithOnlyVllmNamingLints() throws Exception {
         Assumptions.assumeTrue(available("promtool"), "promtool not installed (apt-get install prometheus); skipping");
         Process p = new ProcessBuilder("promtool", "check", "metrics").redirectErrorStream(true).start();
