@@ -54,11 +54,12 @@ final class EnginePrediction {
      * @param footprintTokens        mean KV tokens a running sequence holds of its own
      * @param sustainedSeqs          running sequences the KV cache holds on average
      * @param batchLimit             min(--max-num-seqs, sustainedSeqs)
+     * @param recomputeShare         share of admissions at a KV-bound batch limit that end in a preemption; 0 otherwise
      * @param batching               the chain's server; null one request at a time
      * @param sequential             one request at a time: service, first-token part, TPOT; else null
      */
     record Service(double prefixRetention, double cachedTokensPerRequest, double footprintTokens, int sustainedSeqs,
-                   int batchLimit, BatchingServer batching, DiscreteDistribution[] sequential) {
+                   int batchLimit, double recomputeShare, BatchingServer batching, DiscreteDistribution[] sequential) {
     }
 
     EnginePrediction(Deployment deployment, WorkloadMoments moments) {
@@ -182,10 +183,23 @@ final class EnginePrediction {
         int sustained = (int) Math.max(1, Math.floor((kv.tokens() - keptPrefixes) / footprint));
         int batchLimit = Math.min(deployment.maxNumSeqs(), sustained);
         if (oneAtATime()) {
-            return new Service(retention, cached, footprint, sustained, batchLimit, null, sequentialService(retention));
+            return new Service(retention, cached, footprint, sustained, batchLimit, 0, null, sequentialService(retention));
         }
-        return new Service(retention, cached, footprint, sustained, batchLimit,
-                new BatchingServer(batchLimit, outputTokens, iterationTimes(batchLimit, promptShapes(retention))), null);
+        double recompute = batchLimit < deployment.maxNumSeqs() ? recomputeShare(moments.meanPromptTokens() - cached) : 0;
+        return new Service(retention, cached, footprint, sustained, batchLimit, recompute,
+                new BatchingServer(batchLimit, outputTokens, iterationTimes(batchLimit, recompute, promptShapes(retention))),
+                null);
+    }
+
+    /**
+     * The share of admissions at the KV limit that end in a preemption. The engine admits a prompt when its blocks are
+     * free, so after an admission the free space is a leftover below one prompt, about uniform on (0, P). Until the next
+     * departure the B running sequences grow one token an iteration each, in all about Exp(E[L]) tokens (departures
+     * come B / E[L] an iteration); growth past the leftover preempts: P(G > S) = (E[L] / P)(1 - e^{-P / E[L]}).
+     */
+    private double recomputeShare(double promptTokens) {
+        double growth = outputTokens.mean();
+        return promptTokens <= 0 ? 1 : growth / promptTokens * -Math.expm1(-promptTokens / growth);
     }
 
     /** Prompt shapes {new tokens, cached tokens, probability}, condensed to at most {@link #PROMPT_ATOMS} atoms. */
@@ -216,8 +230,12 @@ final class EnginePrediction {
                 .map(a -> new double[] {a[0] / a[2], a[1] / a[2], a[2]}).toArray(double[][]::new);
     }
 
-    /** The chain's tables for n = 0..B from the cost model. */
-    private TabulatedIterationTimes iterationTimes(int maxBatch, double[][] prompts) {
+    /**
+     * The chain's tables for n = 0..B from the cost model. When the KV cache sets B, the batch at B outgrows the cache
+     * after a share of admissions ({@link #recomputeShare}), and the engine preempts the newest running request and
+     * later recomputes its prompt: the mean iteration at B carries that share of a second prefill per admission.
+     */
+    private TabulatedIterationTimes iterationTimes(int maxBatch, double recomputeShare, double[][] prompts) {
         double meanOutput = outputTokens.mean();
         double newTokens = 0;
         double cachedTokens = 0;
@@ -232,7 +250,7 @@ final class EnginePrediction {
         double[][] prefill = new double[maxBatch + 1][];
         for (int n = 0; n <= maxBatch; n++) {
             decode[n] = n == 0 ? 0 : decodeSeconds(n);
-            double admissions = n / meanOutput;
+            double admissions = (n == maxBatch ? 1 + recomputeShare : 1) * n / meanOutput;
             int kMax = (int) Math.max(PREFILL_TABLE_PROMPTS, Math.ceil(admissions + 8 * Math.sqrt(admissions) + 8));
             double[] seconds = new double[kMax + 1];
             double[] iterations = new double[kMax + 1];

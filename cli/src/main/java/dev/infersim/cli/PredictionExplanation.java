@@ -55,9 +55,12 @@ final class PredictionExplanation {
                         + "that) = %d.", p.kv().tokens(), p.kv().numBlocks(), p.kv().blockSize(), s.footprintTokens(),
                 s.sustainedSeqs(), s.batchLimit());
         if (s.batchLimit() < d.maxNumSeqs()) {
-            line("The chain's state space is truncated at B = %d by the KV cache, not by --max-num-seqs %d: the engine "
-                    + "admits while blocks are free and, when growing sequences overflow the cache, preempts the newest and "
-                    + "recomputes it later; the chain charges that as requests waiting for memory above B.", s.batchLimit(), d.maxNumSeqs());
+            line("The chain's state space is truncated at B = %d by the KV cache, not by --max-num-seqs %d: above it requests "
+                            + "wait for memory. The engine admits a prompt once its blocks are free, so the batch then outgrows "
+                            + "the cache after %.0f%% of admissions (growth of about E[L] tokens until the next departure against "
+                            + "a leftover below one prompt) and preempts the newest request, recomputing its prompt later; the "
+                            + "mean iteration at B carries that extra prefill.", s.batchLimit(), d.maxNumSeqs(),
+                    100 * s.recomputeShare());
         }
         if (p.oneAtATime()) {
             sequential(s);

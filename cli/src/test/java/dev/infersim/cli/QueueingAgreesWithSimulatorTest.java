@@ -37,9 +37,8 @@ class QueueingAgreesWithSimulatorTest {
     /** Scenarios the models do not yet meet the thresholds in, with the reason (see bench/queueing/README.md). */
     static final java.util.Map<String, String> KNOWN_MISSES = java.util.Map.of(
             "G/G/1 burstiness 0.25 load 0.7", "Kingman's formula is 14% short for gamma gaps of ca^2 = 4 at load 0.7",
-            "KV pressure, preemption", "preemption and recompute are charged only as a smaller batch",
-            "chunked prefill off", "runs of long prefill iterations make the TTFT tail longer than one landed iteration",
-            "qwen2.5-7b load 0.7", "runs of long prefill iterations make the TTFT tail longer than one landed iteration");
+            "KV pressure, preemption", "the share of admissions that end in a preemption is a first-order estimate",
+            "chunked prefill off", "prompts past the token budget wait whole iterations, counted as one long gap");
 
     enum Kind { TEXTBOOK, ENGINE }
 

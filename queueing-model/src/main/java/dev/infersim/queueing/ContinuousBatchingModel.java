@@ -48,6 +48,7 @@ public final class ContinuousBatchingModel implements LatencyModel {
         }
         this.tailRatio = arrivalRatePerS / saturation;
         this.stateProbabilities = solveStationary();
+        this.promptsPerIteration = new double[server.maxNumSeqs() + 1][];
     }
 
     private double[] solveStationary() {
@@ -158,7 +159,7 @@ public final class ContinuousBatchingModel implements LatencyModel {
 
     /**
      * Walks the TTFT of every arrival that finds n in 0..B-1 running. At n = 0 it starts at once: its prefill alone.
-     * Otherwise it lands in an iteration that carries K ~ Poisson(lambda tau-bar(n)) prompts, of length tau_K(n),
+     * Otherwise it lands in an iteration that carries K prompts ({@link #promptsPerIteration}), of length tau_K(n),
      * chosen with probability proportional to its length (an arrival in time lands in long iterations more often),
      * waits U tau_K for it to end, then is prefilled with the J ~ Poisson(lambda tau_K) prompts that arrived during it:
      * TTFT = U tau_K + prefill(n, 1 + J), uniform on [prefill(n, 1 + J), prefill(n, 1 + J) + tau_K].
@@ -172,17 +173,15 @@ public final class ContinuousBatchingModel implements LatencyModel {
                 continue;
             }
             double own = times.prefillSeconds(n, 1);
-            double mean = arrivalRatePerS * times.meanSeconds(n);
-            int kMax = poissonLimit(mean);
+            double[] prompts = promptsPerIteration(n);
+            int kMax = prompts.length - 1;
             double[] weights = new double[kMax + 1];
             double[] lengths = new double[kMax + 1];
             double total = 0;
-            double poisson = Math.exp(-mean);
             for (int k = 0; k <= kMax; k++) {
-                lengths[k] = k == 0 ? times.decodeSeconds(n) : times.prefillSeconds(n, k);
-                weights[k] = poisson * lengths[k];
+                lengths[k] = iterationWithPrompts(n, k);
+                weights[k] = prompts[k] * lengths[k];
                 total += weights[k];
-                poisson *= mean / (k + 1);
             }
             for (int k = 0; k <= kMax; k++) {
                 double landed = p * weights[k] / total;
@@ -195,6 +194,64 @@ public final class ContinuousBatchingModel implements LatencyModel {
                 }
             }
         }
+    }
+
+    /** tau_K(n): the iteration of n decodes that prefills K prompts admitted together. */
+    private double iterationWithPrompts(int n, int prompts) {
+        return prompts == 0 ? times.decodeSeconds(n) : times.prefillSeconds(n, prompts);
+    }
+
+    /**
+     * The stationary distribution of K, the prompts an iteration carries with n running: those that arrived during the
+     * previous one, K' ~ Poisson(lambda tau_K(n)). A long iteration lets many prompts arrive, which makes the next one
+     * long, so K is more dispersed than Poisson(lambda tau-bar): runs of long iterations. Solved by power iteration
+     * from Poisson(lambda tau-bar(n)).
+     */
+    private double[] promptsPerIteration(int n) {
+        if (promptsPerIteration[n] != null) {
+            return promptsPerIteration[n];
+        }
+        double mean = arrivalRatePerS * times.meanSeconds(n);
+        int kMax = Math.min(256, 2 * poissonLimit(mean));
+        double[][] transition = new double[kMax + 1][kMax + 1];
+        for (int k = 0; k <= kMax; k++) {
+            poissonInto(arrivalRatePerS * iterationWithPrompts(n, k), transition[k]);
+        }
+        double[] pi = new double[kMax + 1];
+        poissonInto(mean, pi);
+        double[] next = new double[kMax + 1];
+        for (int step = 0; step < 200; step++) {
+            java.util.Arrays.fill(next, 0);
+            for (int k = 0; k <= kMax; k++) {
+                for (int j = 0; j <= kMax && pi[k] > 0; j++) {
+                    next[j] += pi[k] * transition[k][j];
+                }
+            }
+            double change = 0;
+            for (int j = 0; j <= kMax; j++) {
+                change += Math.abs(next[j] - pi[j]);
+            }
+            double[] swap = pi;
+            pi = next;
+            next = swap;
+            if (change < 1e-10) {
+                break;
+            }
+        }
+        promptsPerIteration[n] = pi;
+        return pi;
+    }
+
+    /** Poisson(mean) probabilities of 0..length-1, the last holding the rest of the tail. */
+    private static void poissonInto(double mean, double[] into) {
+        double p = Math.exp(-mean);
+        double sum = 0;
+        for (int k = 0; k < into.length - 1; k++) {
+            into[k] = p;
+            sum += p;
+            p *= mean / (k + 1);
+        }
+        into[into.length - 1] = Math.max(0, 1 - sum);
     }
 
     /** A count past which a Poisson(mean) variable has negligible mass. */
@@ -218,6 +275,7 @@ public final class ContinuousBatchingModel implements LatencyModel {
     }
 
     private double[] ttftParts;
+    private final double[][] promptsPerIteration;
     /** P(TTFT <= i h, no admission wait) on a grid of step h, built on first use. */
     private double[] ttftGrid;
     private double ttftGridStep;
@@ -309,16 +367,17 @@ public final class ContinuousBatchingModel implements LatencyModel {
 
     /**
      * The TPOT a request sees, as a distribution over the state it finds on arrival: with n others in the system it
-     * runs in batches near b = min(n + 1, B), where an iteration carries the K ~ Poisson(lambda tau-bar(b)) prompts
-     * that arrived during the last one (at the limit B, the B / E[L] that replace finishers: the mean iteration).
+     * runs in batches near b = min(n + 1, B), where an iteration carries the K prompts that arrived during the last
+     * one ({@link #promptsPerIteration}) (at the limit B, the B / E[L] that replace finishers: the mean iteration).
      */
     private DiscreteDistribution tpot() {
         int maxBatch = server.maxNumSeqs();
         double[] values = new double[maxBatch + 1];
         double[] weights = new double[maxBatch + 1];
         for (int n = 0; n <= maxBatch; n++) {
-            values[n] = meanIterationSeenSeconds(Math.min(n + 1, maxBatch));
             weights[n] = n < maxBatch ? stateProbabilities[n] : probabilityOfWait();
+            int b = Math.min(n + 1, maxBatch);
+            values[n] = weights[n] < 1e-15 ? times.meanSeconds(b) : meanIterationSeenSeconds(b);
         }
         return DiscreteDistribution.ofWeighted(values, weights);
     }
@@ -328,12 +387,10 @@ public final class ContinuousBatchingModel implements LatencyModel {
         if (b == server.maxNumSeqs()) {
             return times.meanSeconds(b);
         }
-        double mean = arrivalRatePerS * times.meanSeconds(b);
-        double poisson = Math.exp(-mean);
+        double[] prompts = promptsPerIteration(b);
         double seen = 0;
-        for (int k = 0; k <= poissonLimit(mean); k++) {
-            seen += poisson * (k == 0 ? times.decodeSeconds(b) : times.prefillSeconds(b, k));
-            poisson *= mean / (k + 1);
+        for (int k = 0; k < prompts.length; k++) {
+            seen += prompts[k] * iterationWithPrompts(b, k);
         }
         return seen;
     }
@@ -350,18 +407,19 @@ public final class ContinuousBatchingModel implements LatencyModel {
 
     /**
      * The gaps between tokens, token-weighted: in a batch of b (probability pi_b, b tokens an iteration) a gap is an
-     * iteration carrying K ~ Poisson(lambda tau-bar(b)) prompts, tau_K(b).
+     * iteration carrying K prompts ({@link #promptsPerIteration}), tau_K(b).
      */
     private DiscreteDistribution itl() {
         int maxBatch = server.maxNumSeqs();
         java.util.List<double[]> atoms = new java.util.ArrayList<>();
         for (int b = 1; b <= maxBatch; b++) {
             double pi = (b < maxBatch ? stateProbabilities[b] : probabilityOfWait()) * b;
-            double mean = arrivalRatePerS * times.meanSeconds(b);
-            double poisson = Math.exp(-mean);
-            for (int k = 0; k <= poissonLimit(mean); k++) {
-                atoms.add(new double[] {k == 0 ? times.decodeSeconds(b) : times.prefillSeconds(b, k), pi * poisson});
-                poisson *= mean / (k + 1);
+            if (pi < 1e-15) {
+                continue;
+            }
+            double[] prompts = promptsPerIteration(b);
+            for (int k = 0; k < prompts.length; k++) {
+                atoms.add(new double[] {iterationWithPrompts(b, k), pi * prompts[k]});
             }
         }
         double[] values = new double[atoms.size()];
