@@ -292,6 +292,8 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_ground_truth", groundTruth(w));
         extra.put("infersim_time_scale", w.timeScale);
         extra.put("infersim_model_time_ms", w.timeScale == 1 ? null : modelTime(w));
+        TokenCountMethod counted = w.weakestTokenCountMethod();
+        extra.put("infersim_token_count_method", counted == null ? null : counted.key());
         extra.put("infersim_warnings", warnings(w));
         MeasuredWindow warm = phase.warmup();
         extra.put("infersim_warmup", Map.of("requests", warm.finished(), "failed", warm.stats.failed(),
@@ -362,6 +364,11 @@ public final class BenchmarkClient implements AutoCloseable {
     /** What the user should know about the run that does not make it invalid. */
     private static List<String> warnings(MeasuredWindow w) {
         List<String> warnings = new ArrayList<>();
+        if (w.weakestTokenCountMethod() == TokenCountMethod.TOKENIZER) {
+            warnings.add("the server sent no usage, so each chunk's token count comes from the cl100k_base tokenizer "
+                    + "alone, which differs from the model's own: per-token ITL and TPOT may be off (servers that send "
+                    + "usage, as vLLM does with stream_options.include_usage, are counted exactly)");
+        }
         double hits = w.unexpectedCacheHitRate();
         if (hits > UNEXPECTED_CACHE_HIT_RATE) {
             warnings.add(String.format(java.util.Locale.ROOT, "the server served %.0f%% of the prompt tokens the "

@@ -17,14 +17,16 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 /**
- * One streamed completion request on the event loop: sends the body, parses the SSE stream as it arrives and records
- * when each token came. Token counts per chunk come from the server's continuous usage stats when it sends them,
- * else from the tokenizer. Instances are pooled by the caller and reused: the line buffer and gap arrays grow once and
- * then stay, so parsing a chunk allocates nothing (except the tokenizer fallback, the final chunk's JSON tree and,
- * with per-request detail, the generated text).
+ * One streamed completion request on the event loop: sends the body, decodes the SSE stream as it arrives
+ * ({@link SseDecoder}, each event read by {@link StreamChunk}) and records when each chunk of generated text came.
+ * When the stream ends, each chunk's token count is taken from the most trusted source the server gave
+ * ({@link TokenCountMethod}). A stream succeeds when it carried generated text and ended with {@code data: [DONE]} or,
+ * for servers that send none, with a finish reason. Instances are pooled by the caller and reused: buffers and
+ * per-chunk arrays grow once and then stay.
  */
 final class Exchange implements Handler<Buffer> {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final byte[] DONE = "[DONE]".getBytes(StandardCharsets.US_ASCII);
 
     private final Vertx vertx;
     private final LaneConnections connections;
@@ -48,6 +50,8 @@ final class Exchange implements Handler<Buffer> {
     int countedTokens;
     long usageCompletionTokens;
     long usagePromptTokens;
+    long usageCachedPromptTokens;
+    TokenCountMethod tokenCountMethod;
     String finishReason;
     String requestId;
     GroundTruth groundTruth;
@@ -56,7 +60,7 @@ final class Exchange implements Handler<Buffer> {
     long[] gapNanos = new long[256];
     int[] gapTokens = new int[256];
     int gapCount;
-    /** The streamed text, kept only when the window writes per-request detail. */
+    /** The streamed text (for the tokenizer when the server's usage cannot count tokens, and the detail file). */
     final StringBuilder generated = new StringBuilder();
 
     private Buffer body;
@@ -70,9 +74,12 @@ final class Exchange implements Handler<Buffer> {
     private long timerId;
     private boolean finished;
     private boolean sawDone;
-    private byte[] line = new byte[1024];
-    private int lineLength;
-    private final StringBuilder text = new StringBuilder();
+    private final SseDecoder sse = new SseDecoder(this::event);
+    private final StreamChunk chunk = new StreamChunk();
+    /** Per chunk with generated text: arrival, token count (-1 until counted), end of its text in {@link #generated}. */
+    private long[] chunkNanos = new long[256];
+    private int[] chunkTokens = new int[256];
+    private int[] chunkTextEnds = new int[256];
 
     Exchange(Vertx vertx, LaneConnections connections, RequestOptions options, PromptRenderer tokenizer,
              Consumer<Exchange> onFinish) {
@@ -126,6 +133,8 @@ final class Exchange implements Handler<Buffer> {
         countedTokens = 0;
         usageCompletionTokens = -1;
         usagePromptTokens = -1;
+        usageCachedPromptTokens = -1;
+        tokenCountMethod = null;
         finishReason = null;
         requestId = null;
         groundTruth = null;
@@ -138,8 +147,7 @@ final class Exchange implements Handler<Buffer> {
         response = null;
         finished = false;
         sawDone = false;
-        lineLength = 0;
-        text.setLength(0);
+        sse.reset();
         generated.setLength(0);
     }
 
@@ -189,126 +197,81 @@ final class Exchange implements Handler<Buffer> {
         });
     }
 
-    /** One network read: split into lines, handle each complete {@code data:} line with the read's timestamp. */
+    /** One network read: the SSE decoder hands every event it completes to {@link #event} with the read's time. */
     @Override
     public void handle(Buffer chunk) {
+        if (!finished) {
+            sse.feed(chunk, System.nanoTime());
+        }
+    }
+
+    /** One SSE event: {@code [DONE]}, an error, or a chunk of the stream. */
+    private void event(boolean errorEvent, byte[] data, int length, long now) {
         if (finished) {
             return;
         }
-        long now = System.nanoTime();
-        int n = chunk.length();
-        for (int i = 0; i < n; i++) {
-            byte b = chunk.getByte(i);
-            if (b == '\n') {
-                handleLine(now);
-                lineLength = 0;
-            } else {
-                if (lineLength == line.length) {
-                    line = Arrays.copyOf(line, line.length * 2);
-                }
-                line[lineLength++] = b;
-            }
-        }
-    }
-
-    private void handleLine(long now) {
-        int to = lineLength;
-        if (to < 5 || line[0] != 'd' || line[1] != 'a' || line[2] != 't' || line[3] != 'a' || line[4] != ':') {
-            return;
-        }
-        int from = 5;
-        if (SseScan.equalsTrimmed(line, from, to, SseScan.DONE)) {
+        if (isDone(data, length)) {
             sawDone = true;
             return;
         }
-        if (isErrorEvent(from, to)) {
-            fail("stream_error", errorMessageOf(new String(line, from, to - from, StandardCharsets.UTF_8)));
+        if (!chunk.parse(data, length)) {
+            fail(errorEvent ? "stream_error" : "malformed_chunk", errorEvent
+                    ? new String(data, 0, Math.min(length, 300), StandardCharsets.UTF_8) : chunk.errorMessage);
             return;
         }
-        long completion = SseScan.longAfter(line, from, to, SseScan.COMPLETION_TOKENS);
-        long prompt = SseScan.longAfter(line, from, to, SseScan.PROMPT_TOKENS);
-        int contentAt = SseScan.nonEmptyStringAfter(line, from, to, SseScan.CONTENT);
-        if (contentAt < 0) {
-            contentAt = SseScan.nonEmptyStringAfter(line, from, to, SseScan.TEXT);
+        if (errorEvent || chunk.errorMessage != null) {
+            fail("stream_error", chunk.errorMessage != null ? chunk.errorMessage : "error event");
+            return;
         }
-        if (contentAt >= 0) {
-            if (window.keepsDetail()) {
-                SseScan.appendString(line, contentAt, to, generated);
-            }
-            int tokens;
-            if (completion >= 0) {
-                tokens = (int) Math.max(1, completion - Math.max(0, usageCompletionTokens));
-            } else {
-                text.setLength(0);
-                SseScan.appendString(line, contentAt, to, text);
-                tokens = Math.max(1, tokenizer.countTokens(text.toString()));
-            }
-            recordChunk(now, tokens);
+        if (chunk.choicesWithContent > 0) {
+            // with continuous usage stats, the growth of completion_tokens is this chunk's token count
+            int usageTokens = chunk.completionTokens >= 0
+                    ? (int) (chunk.completionTokens - Math.max(0, usageCompletionTokens)) : -1;
+            recordChunk(now, usageTokens);
         }
-        if (completion >= 0) {
-            usageCompletionTokens = completion;
+        if (chunk.completionTokens >= 0) {
+            usageCompletionTokens = chunk.completionTokens;
         }
-        if (prompt >= 0) {
-            usagePromptTokens = prompt;
+        if (chunk.promptTokens >= 0) {
+            usagePromptTokens = chunk.promptTokens;
         }
-        int reasonAt = SseScan.indexOf(line, from, to, SseScan.FINISH_REASON);
-        if (reasonAt >= 0) {
-            finishReason = readFinishReason(reasonAt + SseScan.FINISH_REASON.length, to);
+        if (chunk.cachedPromptTokens >= 0) {
+            usageCachedPromptTokens = chunk.cachedPromptTokens;
         }
-        if (SseScan.indexOf(line, from, to, SseScan.INFERSIM) >= 0) {
-            readGroundTruth(from, to);
+        if (chunk.finishReason != null) {
+            finishReason = chunk.finishReason;
+        }
+        if (chunk.infersim != null) {
+            groundTruth = GroundTruth.from(chunk.infersim);
         }
     }
 
-    /** vLLM and OpenAI report a failure mid-stream as {@code {"error": ...}} or {@code {"object":"error", ...}}. */
-    private boolean isErrorEvent(int from, int to) {
-        int i = from;
-        while (i < to && line[i] == ' ') {
-            i++;
+    private static boolean isDone(byte[] data, int length) {
+        int from = 0;
+        int to = length;
+        while (from < to && data[from] == ' ') {
+            from++;
         }
-        return i + 1 < to && line[i] == '{'
-                && (SseScan.indexOf(line, i + 1, Math.min(to, i + 12), SseScan.ERROR) == i + 1
-                || SseScan.indexOf(line, i + 1, to, SseScan.OBJECT_ERROR) >= 0);
+        while (to > from && data[to - 1] == ' ') {
+            to--;
+        }
+        return to - from == DONE.length && Arrays.equals(data, from, to, DONE, 0, DONE.length);
     }
 
-    private void recordChunk(long now, int tokens) {
+    /** A chunk with generated text arrived at {@code now}; {@code usageTokens} is -1 without per-chunk usage. */
+    private void recordChunk(long now, int usageTokens) {
+        if (chunks == chunkNanos.length) {
+            chunkNanos = Arrays.copyOf(chunkNanos, chunks * 2);
+            chunkTokens = Arrays.copyOf(chunkTokens, chunks * 2);
+            chunkTextEnds = Arrays.copyOf(chunkTextEnds, chunks * 2);
+        }
+        generated.append(chunk.text);
+        chunkNanos[chunks] = now;
+        chunkTokens[chunks] = usageTokens;
+        chunkTextEnds[chunks] = generated.length();
         chunks++;
-        countedTokens += tokens;
         if (firstTokenNanos < 0) {
             firstTokenNanos = now;
-        } else {
-            if (gapCount == gapNanos.length) {
-                gapNanos = Arrays.copyOf(gapNanos, gapCount * 2);
-                gapTokens = Arrays.copyOf(gapTokens, gapCount * 2);
-            }
-            gapNanos[gapCount] = now - lastTokenNanos;
-            gapTokens[gapCount] = tokens;
-            gapCount++;
-        }
-        lastTokenNanos = now;
-    }
-
-    private String readFinishReason(int start, int to) {
-        int end = start;
-        while (end < to && line[end] != '"') {
-            end++;
-        }
-        return switch (end - start) {
-            case 4 -> "stop";
-            case 6 -> "length";
-            case 5 -> "abort";
-            default -> new String(line, start, end - start, StandardCharsets.US_ASCII);
-        };
-    }
-
-    private void readGroundTruth(int from, int to) {
-        try {
-            JsonNode node = JSON.readTree(line, from, to - from).get("infersim");
-            if (node != null && node.isObject()) {
-                groundTruth = GroundTruth.from(node);
-            }
-        } catch (java.io.IOException malformed) {
-            fail("malformed_chunk", malformed.getMessage());
         }
     }
 
@@ -316,18 +279,82 @@ final class Exchange implements Handler<Buffer> {
         if (finished) {
             return;
         }
-        if (lineLength > 0) {
-            handleLine(System.nanoTime());
-            if (finished) {
-                return;
-            }
+        sse.end(System.nanoTime());
+        if (finished) {
+            return;
         }
         if (firstTokenNanos < 0) {
             fail("no_tokens", "the stream ended without any content token" + (sawDone ? "" : " and without [DONE]"));
-        } else if (!sawDone) {
-            fail("incomplete_stream", "the stream ended without data: [DONE] after " + countedTokens + " tokens");
+        } else if (!sawDone && finishReason == null) {
+            fail("incomplete_stream", "the stream ended without a finish_reason or data: [DONE] after " + chunks
+                    + " chunks");
         } else {
+            countTokens();
             finish();
+        }
+    }
+
+    /**
+     * Each chunk's token count, by the most trusted source the server allows ({@link TokenCountMethod}), then the
+     * gaps between token-bearing chunks. A chunk the counts give no token adds its time to the next one's gap.
+     */
+    private void countTokens() {
+        long usage = usageCompletionTokens;
+        boolean perChunk = true;
+        for (int i = 0; i < chunks && perChunk; i++) {
+            perChunk = chunkTokens[i] >= 0;
+        }
+        if (perChunk) {
+            tokenCountMethod = TokenCountMethod.SERVER_USAGE_PER_CHUNK;
+        } else if (usage == chunks) {
+            tokenCountMethod = TokenCountMethod.ONE_PER_CHUNK;
+            Arrays.fill(chunkTokens, 0, chunks, 1);
+        } else {
+            int total = 0;
+            int from = 0;
+            for (int i = 0; i < chunks; i++) {
+                chunkTokens[i] = tokenizer.countTokens(generated.substring(from, chunkTextEnds[i]));
+                from = chunkTextEnds[i];
+                total += chunkTokens[i];
+            }
+            if (usage >= 0 && total > 0) {
+                tokenCountMethod = TokenCountMethod.TOKENIZER_SCALED_TO_USAGE;
+                scale(total, usage);
+            } else {
+                tokenCountMethod = TokenCountMethod.TOKENIZER;
+                for (int i = 0; i < chunks; i++) {
+                    chunkTokens[i] = Math.max(1, chunkTokens[i]);
+                }
+            }
+        }
+        countedTokens = 0;
+        gapCount = 0;
+        long last = chunkNanos[0];
+        for (int i = 0; i < chunks; i++) {
+            countedTokens += chunkTokens[i];
+            if (i > 0 && chunkTokens[i] > 0) {
+                if (gapCount == gapNanos.length) {
+                    gapNanos = Arrays.copyOf(gapNanos, gapCount * 2);
+                    gapTokens = Arrays.copyOf(gapTokens, gapCount * 2);
+                }
+                gapNanos[gapCount] = chunkNanos[i] - last;
+                gapTokens[gapCount] = chunkTokens[i];
+                gapCount++;
+                last = chunkNanos[i];
+            }
+        }
+        lastTokenNanos = chunkNanos[chunks - 1];
+    }
+
+    /** Scales tokenizer counts summing to {@code total} so they sum to the server's {@code usage}, rounding cumulatively. */
+    private void scale(int total, long usage) {
+        long cumulative = 0;
+        long assigned = 0;
+        for (int i = 0; i < chunks; i++) {
+            cumulative += chunkTokens[i];
+            long upTo = Math.round((double) cumulative * usage / total);
+            chunkTokens[i] = (int) (upTo - assigned);
+            assigned = upTo;
         }
     }
 

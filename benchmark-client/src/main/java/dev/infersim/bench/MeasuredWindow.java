@@ -50,6 +50,8 @@ final class MeasuredWindow {
     /** Prompt tokens of the requests that reported cached tokens, and the part of them the workload shares. */
     long cacheReportedPromptTokens;
     long sharedPrefixTokens;
+    /** Successful requests by how their per-chunk token counts were found, indexed by {@link TokenCountMethod}. */
+    final long[] tokenCountMethods = new long[TokenCountMethod.values().length];
     private final RequestLogWriter log;
     private final boolean checkPromptLength;
     private long[] sentPerS = new long[64];
@@ -70,6 +72,16 @@ final class MeasuredWindow {
         this.stats = new ServingStats(slo, startNanos);
         this.log = log;
         this.lastFinishNanos = startNanos;
+    }
+
+    /** The least trusted way any request's token counts were found, or null when none succeeded. */
+    TokenCountMethod weakestTokenCountMethod() {
+        for (int i = tokenCountMethods.length - 1; i >= 0; i--) {
+            if (tokenCountMethods[i] > 0) {
+                return TokenCountMethod.values()[i];
+            }
+        }
+        return null;
     }
 
     /**
@@ -114,8 +126,13 @@ final class MeasuredWindow {
         recordGaps(x);
         recordTimeBins(x, out);
         checkPromptLength(x);
-        if (truth != null && truth.cachedPromptTokens() >= 0) {
-            cachedPromptTokens += truth.cachedPromptTokens();
+        if (x.tokenCountMethod != null) {
+            tokenCountMethods[x.tokenCountMethod.ordinal()]++;
+        }
+        long cached = truth != null && truth.cachedPromptTokens() >= 0 ? truth.cachedPromptTokens()
+                : x.usageCachedPromptTokens;
+        if (cached >= 0) {
+            cachedPromptTokens += cached;
             cacheReportedPromptTokens += x.request.promptTokens();
             sharedPrefixTokens += x.request.firstOfPrefixGroup() ? 0 : x.request.prefixTokens();
         }

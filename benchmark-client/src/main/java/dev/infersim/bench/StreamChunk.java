@@ -1,0 +1,243 @@
+package dev.infersim.bench;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.IOException;
+
+/**
+ * What one streamed chunk (the data of one SSE event) says, read with Jackson's streaming parser: the generated text
+ * of every choice ({@code text} of completions; {@code content}, {@code reasoning_content} or {@code reasoning}, and
+ * {@code tool_calls} arguments of chat deltas), how many choices carried any, the finish reason, the usage
+ * ({@code prompt_tokens}, {@code completion_tokens}, {@code prompt_tokens_details.cached_tokens}), an error (OpenAI's
+ * {@code {"error": {...}}} or vLLM's {@code {"object": "error", "message": ...}}), and an infersim server's ground
+ * truth. Unknown keys are skipped. Reused for every chunk of a stream: parsing allocates the parser and, for the rare
+ * error, finish reason and ground truth, what they hold.
+ */
+final class StreamChunk {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final JsonFactory JSON = MAPPER.getFactory();
+
+    /** The chunk's generated text, all choices in order. */
+    final StringBuilder text = new StringBuilder();
+    /** Choices in this chunk that carried generated text or a tool call. */
+    int choicesWithContent;
+    /** Whether the chunk had a non-empty {@code choices} array. */
+    boolean hasChoices;
+    String finishReason;
+    long promptTokens;
+    long completionTokens;
+    long cachedPromptTokens;
+    /** Non-null when the chunk is an error. */
+    String errorMessage;
+    JsonNode infersim;
+
+    /** Reads one chunk; returns false (the cause in {@link #errorMessage}) when it is not a JSON object. */
+    boolean parse(byte[] data, int length) {
+        text.setLength(0);
+        choicesWithContent = 0;
+        hasChoices = false;
+        finishReason = null;
+        promptTokens = -1;
+        completionTokens = -1;
+        cachedPromptTokens = -1;
+        errorMessage = null;
+        infersim = null;
+        try (JsonParser p = JSON.createParser(data, 0, length)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                errorMessage = "not a JSON object: " + preview(data, length);
+                return false;
+            }
+            readTop(p);
+            return true;
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            errorMessage = "malformed JSON (" + e.getOriginalMessage() + "): " + preview(data, length);
+            return false;
+        } catch (IOException e) {
+            errorMessage = "unreadable chunk (" + e.getMessage() + "): " + preview(data, length);
+            return false;
+        }
+    }
+
+    private void readTop(JsonParser p) throws IOException {
+        boolean errorObject = false;
+        String message = null;
+        String error = null;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String key = p.currentName();
+            JsonToken value = p.nextToken();
+            switch (key) {
+                case "choices" -> readChoices(p, value);
+                case "usage" -> readUsage(p, value);
+                case "error" -> error = readError(p, value);
+                case "object" -> errorObject = value == JsonToken.VALUE_STRING && "error".equals(p.getText());
+                case "message" -> message = value == JsonToken.VALUE_STRING ? p.getText() : skip(p);
+                case "infersim" -> infersim = value == JsonToken.START_OBJECT ? MAPPER.readTree(p) : null;
+                default -> p.skipChildren();
+            }
+        }
+        if (error != null) {
+            errorMessage = error;
+        } else if (errorObject) {
+            errorMessage = message != null ? message : "error object without a message";
+        }
+    }
+
+    /** {@code "error": {"message": ...}} or {@code "error": "..."}; null for {@code "error": null}. */
+    private static String readError(JsonParser p, JsonToken value) throws IOException {
+        if (value == JsonToken.VALUE_STRING) {
+            return p.getText();
+        }
+        if (value != JsonToken.START_OBJECT) {
+            p.skipChildren();
+            return null;
+        }
+        String message = null;
+        String type = null;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String key = p.currentName();
+            JsonToken v = p.nextToken();
+            if (v == JsonToken.VALUE_STRING && key.equals("message")) {
+                message = p.getText();
+            } else if (v == JsonToken.VALUE_STRING && key.equals("type")) {
+                type = p.getText();
+            } else {
+                p.skipChildren();
+            }
+        }
+        return message != null ? message : type != null ? type : "error";
+    }
+
+    private void readChoices(JsonParser p, JsonToken value) throws IOException {
+        if (value != JsonToken.START_ARRAY) {
+            p.skipChildren();
+            return;
+        }
+        while (p.nextToken() == JsonToken.START_OBJECT) {
+            hasChoices = true;
+            int before = text.length();
+            boolean toolCall = false;
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String key = p.currentName();
+                JsonToken v = p.nextToken();
+                switch (key) {
+                    case "text" -> appendText(p, v);
+                    case "delta", "message" -> toolCall |= readDelta(p, v);
+                    case "finish_reason" -> {
+                        if (v == JsonToken.VALUE_STRING) {
+                            finishReason = p.getText();
+                        }
+                    }
+                    default -> p.skipChildren();
+                }
+            }
+            if (text.length() > before || toolCall) {
+                choicesWithContent++;
+            }
+        }
+    }
+
+    /** A chat delta; returns whether it carried a tool call. */
+    private boolean readDelta(JsonParser p, JsonToken value) throws IOException {
+        if (value != JsonToken.START_OBJECT) {
+            p.skipChildren();
+            return false;
+        }
+        boolean toolCall = false;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String key = p.currentName();
+            JsonToken v = p.nextToken();
+            switch (key) {
+                case "content", "reasoning_content", "reasoning" -> appendText(p, v);
+                case "tool_calls" -> toolCall |= readToolCalls(p, v);
+                default -> p.skipChildren();
+            }
+        }
+        return toolCall;
+    }
+
+    /** Tool-call deltas: their function arguments are generated text; a call's first delta may carry only its name. */
+    private boolean readToolCalls(JsonParser p, JsonToken value) throws IOException {
+        if (value != JsonToken.START_ARRAY) {
+            p.skipChildren();
+            return false;
+        }
+        boolean any = false;
+        while (p.nextToken() == JsonToken.START_OBJECT) {
+            any = true;
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String key = p.currentName();
+                JsonToken v = p.nextToken();
+                if (key.equals("function") && v == JsonToken.START_OBJECT) {
+                    while (p.nextToken() == JsonToken.FIELD_NAME) {
+                        String field = p.currentName();
+                        JsonToken f = p.nextToken();
+                        if (field.equals("arguments")) {
+                            appendText(p, f);
+                        } else {
+                            p.skipChildren();
+                        }
+                    }
+                } else {
+                    p.skipChildren();
+                }
+            }
+        }
+        return any;
+    }
+
+    private void readUsage(JsonParser p, JsonToken value) throws IOException {
+        if (value != JsonToken.START_OBJECT) {
+            p.skipChildren();
+            return;
+        }
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String key = p.currentName();
+            JsonToken v = p.nextToken();
+            switch (key) {
+                case "prompt_tokens" -> promptTokens = v == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : -1;
+                case "completion_tokens" -> completionTokens = v == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : -1;
+                case "prompt_tokens_details" -> readPromptDetails(p, v);
+                default -> p.skipChildren();
+            }
+        }
+    }
+
+    private void readPromptDetails(JsonParser p, JsonToken value) throws IOException {
+        if (value != JsonToken.START_OBJECT) {
+            p.skipChildren();
+            return;
+        }
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String key = p.currentName();
+            JsonToken v = p.nextToken();
+            if (key.equals("cached_tokens") && v == JsonToken.VALUE_NUMBER_INT) {
+                cachedPromptTokens = p.getLongValue();
+            } else {
+                p.skipChildren();
+            }
+        }
+    }
+
+    /** Appends a string value without making a String of it. */
+    private void appendText(JsonParser p, JsonToken value) throws IOException {
+        if (value == JsonToken.VALUE_STRING) {
+            text.append(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
+        } else {
+            p.skipChildren();
+        }
+    }
+
+    private static String skip(JsonParser p) throws IOException {
+        p.skipChildren();
+        return null;
+    }
+
+    private static String preview(byte[] data, int length) {
+        String s = new String(data, 0, Math.min(length, 200), java.nio.charset.StandardCharsets.UTF_8);
+        return length > 200 ? s + "..." : s;
+    }
+}
