@@ -29,7 +29,7 @@ final class Choices {
                                  long seq, EventLoopBatch batch) {
         ServerOptions o = service.options;
         int[] prompt = request.prompts().get(promptIndex);
-        long textSeed = request.seed() != null ? request.seed() + index : LoremVocabulary.mix(o.seed(), seq * 1_000_003L + index);
+        long textSeed = request.seed() != null ? request.seed() + index : SplitMix64.valueAt(o.seed(), seq * 1_000_003L + index);
         TokenText text = o.outputMode() == OutputMode.ECHO && request.echoIds().get(promptIndex).length > 0
                 ? TokenText.echo(service.tokenizer, request.echoIds().get(promptIndex))
                 : TokenText.lorem(service.vocabulary, textSeed);

@@ -3,6 +3,7 @@ package dev.infersim.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.workload.SplitMix64;
 import io.netty.handler.codec.TooLongFrameException;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -286,7 +287,7 @@ final class HttpApi extends VerticleBase {
             return t;
         }
         long salt = service.options.seed() ^ 0xFA17L;
-        return service.faults.get().pick(LoremVocabulary.uniform(salt, seq), LoremVocabulary.uniform(salt, ~seq));
+        return service.faults.get().pick(SplitMix64.uniformAt(salt, seq), SplitMix64.uniformAt(salt, ~seq));
     }
 
     private ApiException faultError(FaultType fault, boolean chat) {

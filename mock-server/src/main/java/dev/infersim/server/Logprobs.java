@@ -2,6 +2,8 @@ package dev.infersim.server;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 
+import dev.infersim.workload.SplitMix64;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 
@@ -55,7 +57,7 @@ final class Logprobs {
         }
         for (int i = from; i < to; i++) {
             int at = i;
-            lp.add(c.text.piece(i), -1.5 * LoremVocabulary.uniform(c.request.id(), i), rank -> c.text.alternative(at, rank));
+            lp.add(c.text.piece(i), -1.5 * SplitMix64.uniformAt(c.request.id(), i), rank -> c.text.alternative(at, rank));
         }
         lp.write(g);
     }
@@ -70,7 +72,7 @@ final class Logprobs {
     }
 
     private static double logprob(Choice c, int i, int rank) {
-        return CompletionLogprobs.value(-1.5 * LoremVocabulary.uniform(c.request.id(), i), rank);
+        return CompletionLogprobs.value(-1.5 * SplitMix64.uniformAt(c.request.id(), i), rank);
     }
 
     private static void writeToken(JsonGenerator g, String token, double lp) throws IOException {

@@ -1,5 +1,7 @@
 package dev.infersim.server;
 
+import dev.infersim.workload.SplitMix64;
+
 import java.util.ArrayList;
 import java.util.List;
 
@@ -47,23 +49,10 @@ final class LoremVocabulary {
 
     /** Vocabulary index of token {@code i} of the text with this seed: a word, or a full stop (never two in a row, never first). */
     int indexAt(long seed, int i) {
-        long h = mix(seed, i);
-        if (i > 0 && (h & 15) == 0 && (mix(seed, i - 1) & 15) != 0) {
+        long h = SplitMix64.valueAt(seed, i);
+        if (i > 0 && (h & 15) == 0 && (SplitMix64.valueAt(seed, i - 1) & 15) != 0) {
             return periodIndex;
         }
         return (int) ((h >>> 8) % periodIndex);
-    }
-
-    /** SplitMix64 finalizer of (seed, i): a well-spread 64-bit hash. */
-    static long mix(long seed, long i) {
-        long z = seed * 0x9E3779B97F4A7C15L + i * 0xBF58476D1CE4E5B9L + 0x94D049BB133111EBL;
-        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-        return z ^ (z >>> 31);
-    }
-
-    /** A uniform double in [0, 1) from (seed, i). */
-    static double uniform(long seed, long i) {
-        return (mix(seed, i) >>> 11) * 0x1.0p-53;
     }
 }

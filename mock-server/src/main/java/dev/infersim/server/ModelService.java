@@ -2,6 +2,7 @@ package dev.infersim.server;
 
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.KvCapacity;
+import dev.infersim.workload.SplitMix64;
 import io.vertx.core.Context;
 
 import java.util.ArrayList;
@@ -52,7 +53,7 @@ final class ModelService {
                 options.schedulingPolicy().equals("priority"));
         this.faults = new AtomicReference<>(options.faults());
         // Replicas of one fleet start in the same millisecond: the index keeps their request ids apart.
-        this.idSalt = LoremVocabulary.mix(System.currentTimeMillis() ^ options.seed(), options.replica());
+        this.idSalt = SplitMix64.valueAt(System.currentTimeMillis() ^ options.seed(), options.replica());
     }
 
     /**
@@ -115,6 +116,6 @@ final class ModelService {
 
     /** A 32-hex-digit request id, unique per server run, like vLLM's random_uuid(). */
     String newRequestId(long seq) {
-        return String.format("%016x%016x", LoremVocabulary.mix(idSalt, seq), LoremVocabulary.mix(~idSalt, seq));
+        return String.format("%016x%016x", SplitMix64.valueAt(idSalt, seq), SplitMix64.valueAt(~idSalt, seq));
     }
 }

@@ -136,7 +136,7 @@ final class RequestParser {
                         + ", got " + min + ".");
             }
         }
-        int n = SamplingRanges.n(body);
+        int n = SamplingChecks.n(body);
         SamplingChecks.bestOf(body, n);
         boolean stream = optBool(body, "stream", false);
         JsonNode streamOptions = body.get("stream_options");
@@ -158,10 +158,10 @@ final class RequestParser {
         if (topP != null && topP == 0) {
             throw ApiException.badRequest("top_p", "top_p must be in (0, 1], got 0.0.");
         }
-        SamplingRanges.penalties(body);
-        SamplingRanges.topKMinP(body);
-        SamplingRanges.greedy(temperature, n);
-        SamplingRanges.allowedTokenIds(body);
+        SamplingChecks.penalties(body);
+        SamplingChecks.topKMinP(body);
+        SamplingChecks.greedy(temperature, n);
+        SamplingChecks.allowedTokenIds(body);
         ResponseFormats.check(body, chat);
         optString(body, "user");
         boolean logprobs;

@@ -1,5 +1,7 @@
 package dev.infersim.server;
 
+import dev.infersim.workload.SplitMix64;
+
 import java.util.Arrays;
 
 /**
@@ -28,12 +30,12 @@ record ReturnedPrompt(String text, int[] ids, String[] pieces, long seed) {
 
     /** Synthetic logprob of prompt token {@code j} (j >= 1; nothing precedes the first), taken as the likeliest. */
     double likeliest(int j) {
-        return -1.5 * LoremVocabulary.uniform(seed, j);
+        return -1.5 * SplitMix64.uniformAt(seed, j);
     }
 
     /** Index of the lorem word that is the alternative of rank {@code rank} (1..) at token {@code j}; never token j. */
     int alternative(int j, int rank, LoremVocabulary words) {
-        int w = (int) ((LoremVocabulary.mix(seed, (long) j * 31 + rank) >>> 1) % words.ids.length);
+        int w = (int) ((SplitMix64.valueAt(seed, (long) j * 31 + rank) >>> 1) % words.ids.length);
         return words.ids[w] == ids[j] ? (w + 1) % words.ids.length : w;
     }
 }

@@ -1,5 +1,7 @@
 package dev.infersim.server;
 
+import dev.infersim.workload.SplitMix64;
+
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
@@ -78,7 +80,7 @@ final class TokenText {
             return piece(i + rank);
         }
         int own = vocabulary.indexAt(seed, i);
-        int alt = (int) ((LoremVocabulary.mix(seed ^ 0x51ED27L, (long) i * 31 + rank) >>> 1) % (vocabulary.pieces.length - 1));
+        int alt = (int) ((SplitMix64.valueAt(seed ^ 0x51ED27L, (long) i * 31 + rank) >>> 1) % (vocabulary.pieces.length - 1));
         return vocabulary.pieces[alt >= own ? alt + 1 : alt];
     }
 

@@ -1,5 +1,7 @@
 package dev.infersim.engine;
 
+import dev.infersim.workload.SplitMix64;
+
 /**
  * Paged KV cache (Kwon et al., "PagedAttention", SOSP 2023) with automatic prefix caching as vLLM V1 does it.
  * <ul>
@@ -202,7 +204,7 @@ public final class KvCacheManager {
             for (int i = 0; i < hashes.length; i++) {
                 long h = parent;
                 for (int t = i * blockSize, end = t + blockSize; t < end; t++) {
-                    h = mix(h ^ ids[t]);
+                    h = SplitMix64.mix64(h ^ ids[t]);
                 }
                 hashes[i] = h == 0 ? 1 : h;
                 parent = hashes[i];
@@ -210,13 +212,6 @@ public final class KvCacheManager {
             r.blockHashes = hashes;
         }
         return r.blockHashes;
-    }
-
-    /** SplitMix64's finalizer: a cheap 64-bit mix with full avalanche. */
-    private static long mix(long z) {
-        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-        return z ^ (z >>> 31);
     }
 
     private void append(int b) {

@@ -37,8 +37,13 @@ public final class SplitMix64 implements RandomGenerator {
     }
 
     /** The {@code k}-th value of the stream seeded with {@code seed}, computed without state (counter-based use). */
-    static long valueAt(long seed, long k) {
+    public static long valueAt(long seed, long k) {
         return mix64(seed + (k + 1) * GOLDEN_GAMMA);
+    }
+
+    /** The {@code k}-th value of the stream seeded with {@code seed} as a uniform double in [0, 1). */
+    public static double uniformAt(long seed, long k) {
+        return (valueAt(seed, k) >>> 11) * 0x1.0p-53;
     }
 
     /** Lemire's multiply-shift reduction of the high 32 bits of {@code bits} to {@code [0, bound)}; bias below 2^-32 * bound. */
