@@ -16,10 +16,10 @@ import java.util.Map;
  * engines). Runs on its own event loop so parsing a large metrics page never delays the measured streams. A failed
  * poll is counted, not fatal.
  */
-final class MetricsScraper {
-    static final String RUNNING = "vllm:num_requests_running";
-    static final String WAITING = "vllm:num_requests_waiting";
-    static final String KV_USAGE = "vllm:kv_cache_usage_perc";
+public final class MetricsScraper {
+    public static final String RUNNING = "vllm:num_requests_running";
+    public static final String WAITING = "vllm:num_requests_waiting";
+    public static final String KV_USAGE = "vllm:kv_cache_usage_perc";
     private static final int MAX_POINTS = 100_000;
 
     private final Vertx vertx;
@@ -85,7 +85,7 @@ final class MetricsScraper {
     }
 
     /** Sums of the three gauges over their label sets; gauges absent from the page are absent from the map. */
-    static Map<String, Double> parse(String page) {
+    public static Map<String, Double> parse(String page) {
         Map<String, Double> sums = new LinkedHashMap<>();
         for (String line : page.split("\n")) {
             if (line.isEmpty() || line.charAt(0) == '#') {

@@ -16,6 +16,7 @@ import java.util.List;
         subcommands = {
                 ProfileCommand.class,
                 SimulateCommand.class,
+                AutoscaleCommand.class,
                 BenchCommand.class,
                 SweepCommand.class,
                 CompareCommand.class,

@@ -12,6 +12,7 @@ import dev.infersim.result.BenchmarkReport;
 import dev.infersim.result.RequestLogWriter;
 import dev.infersim.sim.Autoscaler;
 import dev.infersim.sim.Fleet;
+import dev.infersim.sim.ReplicaSeries;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.Router;
 import dev.infersim.sim.Routers;
@@ -186,7 +187,7 @@ public final class SimulateCommand implements Runnable {
                 ? "Saturated: yes (" + result.saturation().reason() + ")"
                 : "Saturated: no (" + result.saturation().reason() + ")");
         if (autoscalerName != null) {
-            Fleet.ReplicaSeries series = result.replicaSeries();
+            ReplicaSeries series = result.replicaSeries();
             int peak = 0;
             for (int i = 0; i < series.size(); i++) {
                 peak = Math.max(peak, series.desired(i));

@@ -112,7 +112,7 @@ public final class WorkloadOptions {
 
     private static boolean profileSetsRate(String profile) {
         WorkloadProfile.Load load = WorkloadProfiles.load(profile).load();
-        return load != null && load.requestRate() != null;
+        return load != null && (load.requestRate() != null || load.rampUpStrategy() != null);
     }
 
     /**

@@ -33,7 +33,7 @@ import java.util.Map;
 public record SimulationResult(ServingStats stats, long durationNanos, Timeline timeline, SaturationVerdict saturation,
                                Replica[] replicas, long requestsSent, double meanRequestsInSystem,
                                double arrivalRatePerS, double meanSojournNanos, long unmeasuredRequests,
-                               boolean stopped, Fleet.ReplicaSeries replicaSeries, double gpuSeconds,
+                               boolean stopped, ReplicaSeries replicaSeries, double gpuSeconds,
                                LatencySeries latencySeries, double dollarsPerGpuHour) {
 
     /** The vLLM-schema result with the simulator's keys appended. */

@@ -51,7 +51,7 @@ class AutoscaledFleetTest {
     @Test
     void hpaScalesOutForABurstAndBackInAfterTheStabilizationWindow() throws IOException {
         SimulationResult r = run(burst(), 30 * S);
-        Fleet.ReplicaSeries series = r.replicaSeries();
+        ReplicaSeries series = r.replicaSeries();
         assertEquals(8440, r.stats().completed());
         assertEquals(1, series.desiredAt(59 * S));
         int peak = 0;
@@ -133,8 +133,8 @@ class AutoscaledFleetTest {
 
     @Test
     void theSameSeedGivesTheSameScalingDecisions() throws IOException {
-        Fleet.ReplicaSeries a = run(burst(), 20 * S).replicaSeries();
-        Fleet.ReplicaSeries b = run(burst(), 20 * S).replicaSeries();
+        ReplicaSeries a = run(burst(), 20 * S).replicaSeries();
+        ReplicaSeries b = run(burst(), 20 * S).replicaSeries();
         assertEquals(a.size(), b.size());
         for (int i = 0; i < a.size(); i++) {
             assertEquals(a.timeNanos(i), b.timeNanos(i));
