@@ -15,7 +15,8 @@ import java.util.Map;
 /**
  * A self-contained HTML report: Apache ECharts 5.3.1 (from its webjar) inlined, the result JSON inlined, and charts
  * drawn from it in the browser: latency percentile curves (TTFT, TPOT, per-token ITL, chunk ICL, E2EL, send lag),
- * latency and throughput per second, the scraped server metrics timeline, and for sweeps latency vs offered load and
+ * latency and throughput per second, the scraped server metrics timeline, a fleet's replicas with latency and SLO
+ * attainment over time (simulate), and for sweeps latency vs offered load and
  * throughput vs latency; plus the metadata a benchmark report must carry (endpoint, model, workload, load settings,
  * warmup, samples, machine, version). Opens offline: no network access needed. A chart with nothing to plot (no
  * request completed) says so in words, and a chart that fails shows a visible error line;
@@ -131,7 +132,7 @@ public final class HtmlReport {
             function runSection(r, i){
               const label = DATA.runs.length>1 ? ' (point '+(i+1)+': rate '+r.request_rate+', concurrency '+fmt(r.max_concurrency)+')' : '';
               el('h2','Run'+label);
-              el('p', r.infersim_valid ? '<span class="ok">Valid run</span>' : '<span class="bad">INVALID: '+esc((r.infersim_invalid_reasons||[]).join('; '))+'</span>');
+              if('infersim_valid' in r) el('p', r.infersim_valid ? '<span class="ok">Valid run</span>' : '<span class="bad">INVALID: '+esc((r.infersim_invalid_reasons||[]).join('; '))+'</span>');
               if(noLatency(r)) el('p', 'No request completed ('+esc(fmt(r.failed))+' failed): there are no latencies to show.', 'bad');
               const g=el('div','', 'grid'); const a=document.createElement('div'); a.innerHTML=metadata(r); g.appendChild(a); const b=document.createElement('div'); b.innerHTML=summary(r); g.appendChild(b);
               const c=r.infersim_percentile_curves;
@@ -150,8 +151,25 @@ public final class HtmlReport {
               if(m && m.time_s && m.time_s.length){ chart({title:{text:'Server metrics ('+m.url+')'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:'s'},
                   yAxis:[{type:'value',name:'requests'},{type:'value',name:'KV usage',min:0,max:1}],
                   series:[line('running',m.time_s,m.num_requests_running),line('waiting',m.time_s,m.num_requests_waiting),line('kv_cache_usage_perc',m.time_s,m.kv_cache_usage_perc,{yAxisIndex:1})]}); }
-              else { el('p','No server metrics scraped (use --scrape-metrics URL).'); }
+              else if(r.infersim_base_url) { el('p','No server metrics scraped (use --scrape-metrics URL).'); }
+              if(r.infersim_replicas) fleetChart(r);
             }
+            // A fleet's replica counts (step functions, held to the end of the run) and its latency per send-time bucket,
+            // on one time axis: how a scaling decision shows in latency a cold start later.
+            function fleetChart(r){ const rep=r.infersim_replicas, lot=r.infersim_latency_over_time;
+              const last=a=>a[a.length-1], bucketEnd=lot&&lot.time_s.length? last(lot.time_s)+lot.interval_s : 0;
+              const end=Math.max(last(rep.time_s), bucketEnd);
+              const stepped=k=>rep.time_s.map((t,i)=>[t,rep[k][i]]).concat([[end,last(rep[k])]]);
+              const series=[{name:'ready replicas',type:'line',step:'end',showSymbol:false,data:stepped('ready')},
+                {name:'desired replicas',type:'line',step:'end',showSymbol:false,lineStyle:{type:'dashed'},data:stepped('desired')}];
+              const yAxis=[{type:'value',name:'replicas',minInterval:1}];
+              if(lot){ const mid=lot.time_s.map(t=>t+lot.interval_s/2);
+                yAxis.push({type:'log',name:'TTFT ms'});
+                series.push(line('mean TTFT',mid,lot.mean_ttft_ms,{yAxisIndex:1}),line('max TTFT',mid,lot.max_ttft_ms,{yAxisIndex:1}));
+                if(lot.slo_attainment.some(finite)){ yAxis.push({type:'value',name:'SLO met',min:0,max:1,offset:60});
+                  series.push(line('SLO attainment',mid,lot.slo_attainment,{yAxisIndex:2})); } }
+              chart({title:{text:'Replicas and latency over time'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60,right:130},
+                xAxis:{type:'value',name:'s'},yAxis:yAxis,series:series}); }
             function sweepSection(s){ const pts=s.points, lat=(p,k)=>noLatency(p)? null : p[k];
               el('h2','Sweep over '+esc(s.mode)+': knee and goodput');
               el('p','Saturation knee: '+esc(fmt(s.knee_load))+' ('+esc(s.knee_reason)+'). Highest load meeting the goodput SLO: '+esc(fmt(s.max_load_meeting_slo))+'.');

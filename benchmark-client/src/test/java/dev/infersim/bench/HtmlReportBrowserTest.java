@@ -1,6 +1,22 @@
 package dev.infersim.bench;
 
+import dev.infersim.engine.Deployment;
+import dev.infersim.engine.EngineCore;
+import dev.infersim.engine.Profiles;
+import dev.infersim.engine.StartupDelay;
 import dev.infersim.result.GoodputSlo;
+import dev.infersim.result.RunInfo;
+import dev.infersim.sim.AutoscaleMetric;
+import dev.infersim.sim.Autoscaler;
+import dev.infersim.sim.AutoscalerSpec;
+import dev.infersim.sim.Autoscalers;
+import dev.infersim.sim.Fleet;
+import dev.infersim.sim.LeastOutstandingRequestsRouter;
+import dev.infersim.sim.Replica;
+import dev.infersim.sim.Simulation;
+import dev.infersim.sim.SimulationOptions;
+import dev.infersim.sim.SimulationResult;
+import dev.infersim.workload.RampStrategy;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import org.junit.jupiter.api.BeforeAll;
@@ -22,7 +38,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * The HTML reports opened in headless Chromium, as a user opens them: every chart the report should hold is drawn with
  * every series it lists, no script failed, and the metadata a benchmark report must carry is on the page. Real runs
  * against a scripted streaming server make the reports: a run with scraped server metrics, a two-point sweep, a
- * one-request run as a one-point sweep, and a run where every request failed; one more page is broken on purpose to
+ * one-request run as a one-point sweep, and a run where every request failed; a simulated autoscaled fleet makes one; one more page is broken on purpose to
  * prove a failing chart is seen.
  */
 class HtmlReportBrowserTest {
@@ -37,6 +53,7 @@ class HtmlReportBrowserTest {
     private static String baseUrl;
     private static Map<String, Object> normal;
     private static Map<String, RenderedReport> pages;
+    private static Map<String, Object> simulated;
 
     @BeforeAll
     static void writeAndRenderReports() throws Exception {
@@ -67,9 +84,28 @@ class HtmlReportBrowserTest {
         HtmlReport.writeSweep(onePoint, analyze(Map.of(10.0, one)), List.of(one));
         Path allFailed = dir.resolve("all-failed.html");
         HtmlReport.writeSweep(allFailed, analyze(Map.of(50.0, failed)), List.of(failed));
+        simulated = simulatedFleet();
+        Path fleet = dir.resolve("fleet.html");
+        HtmlReport.writeRun(fleet, simulated);
         Path broken = dir.resolve("broken.html");
         HtmlReport.writeRun(broken, Map.of("completed", 1, "infersim_percentile_curves", Map.of("percentiles", List.of(50))));
-        pages = HeadlessChromium.render(dir, List.of(run, sweep, onePoint, allFailed, broken));
+        pages = HeadlessChromium.render(dir, List.of(run, sweep, onePoint, allFailed, fleet, broken));
+    }
+
+    /** A simulated fleet that an HPA scales through a ramp, with a TTFT SLO: the report simulate --html writes. */
+    private static Map<String, Object> simulatedFleet() {
+        Deployment d = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).build();
+        Autoscaler hpa = Autoscalers.byName("hpa", AutoscalerSpec.of(AutoscaleMetric.NUM_REQUESTS_WAITING, 2, 1, 4));
+        Fleet fleet = new Fleet(new Replica[] {new Replica(0, EngineCore.create(d))}, () -> EngineCore.create(d), hpa,
+                StartupDelay.ofSeconds(10), 0);
+        WorkloadSpec spec = WorkloadSpec.builder().numPrompts(3000).randomInputLen(1024).randomOutputLen(128)
+                .rampUp(RampStrategy.LINEAR, 2, 60).seed(2).build();
+        SimulationResult result = new Simulation(fleet, new LeastOutstandingRequestsRouter(),
+                SimulationOptions.defaults().withSlo(new GoodputSlo(500, Double.NaN, Double.NaN)), null)
+                .run(Workload.open(spec));
+        RunInfo info = new RunInfo("20260101-000000", "infersim", "m", "m", 3000, Double.POSITIVE_INFINITY, 1, 0,
+                List.of("ttft"), List.of(99.0), spec.load().rampUp());
+        return result.report(info).fields();
     }
 
     private static Workload workload(long n, double rate) {
@@ -163,6 +199,17 @@ class HtmlReportBrowserTest {
         assertTrue(page.html().contains("No request completed (5 failed)"), page.html());
         assertEquals("-", page.rows().get("median_ttft_ms"));
         assertEquals("0", page.rows().get("request_throughput"));
+    }
+
+    @Test
+    void simulatedFleetReportPlotsReplicasLatencyAndSloAttainmentOnOneTimeAxis() {
+        RenderedReport page = clean("fleet.html");
+        assertEquals(List.of("Replicas and latency over time"), page.chartTitles());
+        @SuppressWarnings("unchecked")
+        Map<String, Object> replicas = (Map<String, Object>) simulated.get("infersim_replicas");
+        assertTrue(((int[]) replicas.get("desired")).length > 1, "the HPA scaled: " + replicas);
+        assertFalse(page.html().contains("INVALID"), "a simulated run claims no validation it did not have");
+        assertFalse(page.html().contains("No server metrics scraped"), "a simulated run scrapes no server");
     }
 
     @Test

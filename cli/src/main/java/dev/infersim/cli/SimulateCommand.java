@@ -2,6 +2,7 @@ package dev.infersim.cli;
 
 import dev.infersim.result.RunInfo;
 import dev.infersim.result.VllmDetailArrays;
+import dev.infersim.bench.HtmlReport;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
@@ -28,6 +29,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
@@ -94,6 +96,10 @@ public final class SimulateCommand implements Runnable {
     @Mixin
     DeploymentOptions deployment;
 
+    @Option(names = "--html", paramLabel = "FILE",
+            description = "Write a self-contained HTML report: replicas, latency and SLO attainment over time on one time axis.")
+    Path html;
+
     @Option(names = "--dashboard", description = "After the run, replay it on the live dashboard's page at "
             + "http://127.0.0.1:PORT/dashboard (each viewer from the start) until interrupted.")
     boolean dashboard;
@@ -117,6 +123,9 @@ public final class SimulateCommand implements Runnable {
                 dashboardSpeed);
         reporting.validate();
         reporting.createResultDir();
+        if (html != null) {
+            ReportOptions.writableFile("--html", html);
+        }
         WorkloadSpec spec = workload.specAtRateOr(requestRate, 10, maxConcurrency, reporting.numWarmups);
         Workload requests = Workload.open(spec);
         // Warmups come on top of --num-prompts, except where a trace's length caps the stream.
@@ -208,6 +217,14 @@ public final class SimulateCommand implements Runnable {
         }
         if (detailFile != null) {
             out.println("Per-request detail written to " + detailFile);
+        }
+        if (html != null) {
+            try {
+                HtmlReport.writeRun(html, report.fields());
+            } catch (UncheckedIOException e) {
+                throw new ConfigException("--html: " + e.getMessage(), e);
+            }
+            out.println("HTML report written to " + html);
         }
         out.flush();
     }

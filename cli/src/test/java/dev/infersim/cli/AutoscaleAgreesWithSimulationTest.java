@@ -3,21 +3,12 @@ package dev.infersim.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infersim.engine.Deployment;
-import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.Profiles;
 import dev.infersim.engine.StartupDelay;
 import dev.infersim.server.MockFleet;
 import dev.infersim.server.MockServer;
 import dev.infersim.server.ServerOptions;
-import dev.infersim.sim.AutoscaleMetric;
-import dev.infersim.sim.AutoscalerSpec;
-import dev.infersim.sim.Autoscalers;
-import dev.infersim.sim.Fleet;
-import dev.infersim.sim.LeastOutstandingRequestsRouter;
-import dev.infersim.sim.Replica;
 import dev.infersim.sim.ReplicaSeries;
-import dev.infersim.sim.Simulation;
-import dev.infersim.sim.SimulationOptions;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadRequest;
 import dev.infersim.workload.WorkloadSpec;
@@ -47,7 +38,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * One autoscaler, two clocks: a ramp driven through {@code infersim autoscale} against a mock fleet running 5x faster
- * than real time (with the HPA's sync period scaled to 5 s), and through the simulator with the same policy, scale the fleet alike. The live side routes each
+ * than real time (with the HPA's sync period scaled to 5 s, and one replica added per sync at most), and through the simulator with the same policy, scale the fleet alike. The live side routes each
  * request to the ready replica with the fewest requests outstanding, as {@code least-outstanding-requests} does.
  */
 class AutoscaleAgreesWithSimulationTest {
@@ -91,6 +82,8 @@ class AutoscaleAgreesWithSimulationTest {
         MockFleet fleet = MockFleet.start(options, 1, Duration.ofSeconds(5), s -> { })
                 .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         Path timeline = dir.resolve("live.json");
+        Path trace = dir.resolve("arrivals.jsonl");
+        long firstArrivalNanos;
         try {
             fleet.replicas().get(0).loaded().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
             // A run too short for any sync loads the command's classes, so the real one starts its clock at once.
@@ -99,17 +92,19 @@ class AutoscaleAgreesWithSimulationTest {
             assertEquals(0, warm.exitCode(), warm.err());
             CompletableFuture<CliRun> live = CompletableFuture.supplyAsync(() -> CliRun.of("autoscale",
                     "--fleet", fleet.baseUrl(), "--autoscale-metric", "num_requests_running", "--autoscale-target", "8",
-                    "--max-replicas", "6", "--sync-period", "5", "--time-scale", Double.toString(TIME_SCALE), "--duration", durationS,
+                    "--max-replicas", "6", "--sync-period", "5", "--scale-up-policy", "pods=1/5", "--time-scale", Double.toString(TIME_SCALE), "--duration", durationS,
                     "--timeline-file", timeline.toString()));
-            int[] statuses = drive(workload, fleet, options.servedModelName());
+            List<Double> arrivalsMs = drive(workload, fleet, options.servedModelName());
             CliRun run = live.get(60, TimeUnit.SECONDS);
             assertEquals(0, run.exitCode(), run.out() + run.err());
-            assertEquals(PROMPTS, statuses[0], "every request answered 200: " + Arrays.toString(statuses));
+            assertEquals(PROMPTS, arrivalsMs.size(), "every request answered 200");
+            writeTrace(arrivalsMs, trace);
+            firstArrivalNanos = Math.round(arrivalsMs.stream().mapToDouble(Double::doubleValue).min().orElseThrow() * 1e6);
         } finally {
             fleet.close(Duration.ofSeconds(5)).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         }
 
-        ReplicaSeries simulated = simulate(workload);
+        ReplicaSeries simulated = simulate(trace);
         JsonNode liveReplicas = new ObjectMapper().readTree(timeline.toFile()).get("infersim_replicas");
         JsonNode times = liveReplicas.get("time_s");
         JsonNode desired = liveReplicas.get("desired");
@@ -119,15 +114,16 @@ class AutoscaleAgreesWithSimulationTest {
             int liveDesired = stepValue(times, desired, t);
             livePeak = Math.max(livePeak, liveDesired);
             both.append(t).append(" s: live ").append(liveDesired).append(", simulated ")
-                    .append(simulated.desiredAt(t * 1_000_000_000L)).append("; ");
+                    .append(simulated.desiredAt(Math.max(0, t * 1_000_000_000L - firstArrivalNanos))).append("; ");
         }
+        // A trace starts at its first arrival: the simulated clock runs that much behind the live one.
         // Within one replica, allowing either timeline to run up to one cold start ahead of the other.
         long lagNanos = (long) (STARTUP_S * 1e9);
         for (long t = SYNC_S; t <= durationNanos / 1e9; t += SYNC_S) {
             int liveDesired = stepValue(times, desired, t);
             int closest = Integer.MAX_VALUE;
             for (long s = t * 1_000_000_000L - lagNanos; s <= t * 1_000_000_000L + lagNanos; s += 1_000_000_000L) {
-                closest = Math.min(closest, Math.abs(liveDesired - simulated.desiredAt(Math.max(0, s))));
+                closest = Math.min(closest, Math.abs(liveDesired - simulated.desiredAt(Math.max(0, s - firstArrivalNanos))));
             }
             assertTrue(closest <= 1, "at " + t + " s: " + both);
         }
@@ -135,14 +131,35 @@ class AutoscaleAgreesWithSimulationTest {
         assertTrue(simulated.desired(simulated.size() - 1) >= 3, "the ramp needs several replicas: " + both);
     }
 
-    /** The simulator's replica counts for the same workload, policy and cold start. */
-    private static ReplicaSeries simulate(Workload workload) {
-        AutoscalerSpec spec = AutoscalerSpec.of(AutoscaleMetric.NUM_REQUESTS_RUNNING, 8, 1, 6)
-                .withSyncPeriodNanos(SYNC_S * 1_000_000_000L);
-        Fleet fleet = new Fleet(new Replica[] {new Replica(0, EngineCore.create(DEPLOYMENT))},
-                () -> EngineCore.create(DEPLOYMENT), Autoscalers.byName("hpa", spec), StartupDelay.ofSeconds(STARTUP_S), 0);
-        new Simulation(fleet, new LeastOutstandingRequestsRouter(), SimulationOptions.defaults(), null).run(workload);
-        return fleet.series();
+    /**
+     * The replica counts {@code simulate} gives for the same requests, policy and cold start. The requests arrive at the
+     * times the mock stamped them (in model time), so the live side's send jitter on a busy machine is no difference.
+     */
+    private ReplicaSeries simulate(Path trace) throws IOException {
+        CliRun r = CliRun.of("simulate", "--dataset-name", "trace", "--dataset-path", trace.toString(), "--ignore-eos",
+                "--router", "least-outstanding-requests", "--autoscaler", "hpa", "--autoscale-metric", "num_requests_running",
+                "--autoscale-target", "8", "--max-replicas", "6", "--sync-period", Long.toString(SYNC_S),
+                "--scale-up-policy", "pods=1/5", "--startup-delay", Double.toString(STARTUP_S), "--metrics-lag", "0",
+                "--save-result", "--result-dir", dir.toString(), "--result-filename", "simulated.json");
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        JsonNode replicas = new ObjectMapper().readTree(dir.resolve("simulated.json").toFile()).get("infersim_replicas");
+        ReplicaSeries series = new ReplicaSeries();
+        for (int i = 0; i < replicas.get("time_s").size(); i++) {
+            series.record(Math.round(replicas.get("time_s").get(i).asDouble() * 1e9), replicas.get("ready").get(i).asInt(),
+                    replicas.get("desired").get(i).asInt());
+        }
+        return series;
+    }
+
+    /** A trace of the stamped arrivals, 256 prompt and 300 output tokens each, as the profile's requests. */
+    private static void writeTrace(List<Double> arrivalsMs, Path trace) throws IOException {
+        List<Double> sorted = new ArrayList<>(arrivalsMs);
+        sorted.sort(null);
+        StringBuilder b = new StringBuilder();
+        for (double ms : sorted) {
+            b.append("{\"timestamp_ms\": ").append(ms).append(", \"input_len\": 256, \"output_len\": 300}\n");
+        }
+        Files.writeString(trace, b);
     }
 
     private static int stepValue(JsonNode times, JsonNode values, double t) {
@@ -155,14 +172,15 @@ class AutoscaleAgreesWithSimulationTest {
 
     /**
      * Sends each request at its arrival time (scaled to wall time) to the ready replica with the fewest requests
-     * outstanding; returns {answered 200, other}.
+     * outstanding; returns the arrival time the mock stamped on each request answered 200, in model ms from the start.
      */
-    private static int[] drive(Workload workload, MockFleet fleet, String model) throws Exception {
+    private static List<Double> drive(Workload workload, MockFleet fleet, String model) throws Exception {
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         Map<Integer, AtomicInteger> outstanding = new ConcurrentHashMap<>();
-        AtomicInteger ok = new AtomicInteger();
-        AtomicInteger failed = new AtomicInteger();
+        List<Double> arrivalsMs = java.util.Collections.synchronizedList(new ArrayList<>());
+        ObjectMapper json = new ObjectMapper();
         List<CompletableFuture<?>> replies = new ArrayList<>();
+        double startEpochMs = System.currentTimeMillis();
         long start = System.nanoTime();
         for (WorkloadRequest w : workload) {
             long due = start + (long) (w.arrivalNanos() / TIME_SCALE);
@@ -183,14 +201,22 @@ class AutoscaleAgreesWithSimulationTest {
             HttpRequest request = HttpRequest.newBuilder(URI.create(target.baseUrl() + "/v1/completions"))
                     .header("content-type", "application/json").timeout(Duration.ofSeconds(60))
                     .POST(HttpRequest.BodyPublishers.ofString(body)).build();
-            replies.add(http.sendAsync(request, HttpResponse.BodyHandlers.discarding()).handle((r, e) -> {
+            replies.add(http.sendAsync(request, HttpResponse.BodyHandlers.ofString()).handle((r, e) -> {
                 counter.decrementAndGet();
-                (e == null && r.statusCode() == 200 ? ok : failed).incrementAndGet();
+                if (e == null && r.statusCode() == 200) {
+                    try {
+                        double wallMs = json.readTree(r.body()).path("infersim").path("choices").path(0).path("wall")
+                                .path("arrival_ms").asDouble();
+                        arrivalsMs.add((wallMs - startEpochMs) * TIME_SCALE);
+                    } catch (IOException bad) {
+                        throw new java.io.UncheckedIOException(bad);
+                    }
+                }
                 return null;
             }));
         }
         CompletableFuture.allOf(replies.toArray(new CompletableFuture[0])).get(60, TimeUnit.SECONDS);
-        return new int[] {ok.get(), failed.get()};
+        return arrivalsMs;
     }
 
     private static int count(Map<Integer, AtomicInteger> outstanding, MockServer s) {

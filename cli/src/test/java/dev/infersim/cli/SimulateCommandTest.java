@@ -271,8 +271,9 @@ class SimulateCommandTest {
                 "--router", "least-outstanding-requests", "--autoscaler", "hpa", "--autoscale-metric",
                 "num_requests_running", "--autoscale-target", "16", "--max-replicas", "6", "--startup-delay", "20",
                 "--metrics-lag", "0", "--dollars-per-gpu-hour", "2", "--goodput", "ttft:500", "--save-result",
-                "--result-dir", dir.toString(), "--result-filename", "scaled.json");
+                "--result-dir", dir.toString(), "--result-filename", "scaled.json", "--html", dir.resolve("scaled.html").toString());
         assertEquals(0, r.exitCode(), r.err());
+        assertTrue(Files.readString(dir.resolve("scaled.html")).contains("\"infersim_replicas\""), "the report carries the series");
         assertTrue(r.out().contains("Autoscaler hpa: "), r.out());
         JsonNode result = new ObjectMapper().readTree(dir.resolve("scaled.json").toFile());
         JsonNode replicas = result.get("infersim_replicas");
