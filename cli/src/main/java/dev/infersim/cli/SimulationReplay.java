@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.result.RequestLogReader;
 import dev.infersim.result.RequestRecord;
 import dev.infersim.server.Dashboard;
-import dev.infersim.sim.Fleet;
+import dev.infersim.sim.ReplicaSeries;
 import dev.infersim.sim.SimulationResult;
 import dev.infersim.sim.Timeline;
 
@@ -36,7 +36,7 @@ final class SimulationReplay {
     private final long[][] gaps;
     private final long[][] ends;
     private final String label;
-    private final Fleet.ReplicaSeries replicaSeries;
+    private final ReplicaSeries replicaSeries;
 
     /** @param detail the run's per-request rows with chunk gaps ({@code RequestLogWriter(file, true)}) */
     SimulationReplay(SimulationResult result, Path detail, double speed) {
