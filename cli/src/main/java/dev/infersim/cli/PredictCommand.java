@@ -217,6 +217,7 @@ public final class PredictCommand implements Runnable {
         f.put("infersim_saturation_rate_per_s", saturation);
         f.put("infersim_saturation_output_tokens_per_s", saturation * m.meanOutputTokens());
         f.put("infersim_batch_limit", p.batchLimit());
+        f.put("infersim_kv_limits_batch", p.batchLimit() < d.maxNumSeqs());
         f.put("infersim_mean_prompt_tokens", m.meanPromptTokens());
         f.put("infersim_mean_output_tokens", m.meanOutputTokens());
         f.put("infersim_kv_cache_tokens", KvCapacity.of(d).tokens());

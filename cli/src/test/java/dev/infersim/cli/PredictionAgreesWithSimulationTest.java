@@ -28,10 +28,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The closed form against the discrete-event simulator, both driven through the same engine. With an iteration time
  * tau(b) = alpha + beta b and geometric output lengths the continuous-batching chain is exact up to the discreteness
- * of iterations; with beta = 0 it is M/M/c with c = --max-num-seqs. The chain approximates the wait for the running
- * iteration to end and the length of the prefill iteration by their means, which costs accuracy as the load nears
- * saturation: at 80% of saturation its mean TTFT is 7.8% above the simulator's, so the 5%
- * checks run at 50% and 70%.
+ * of iterations; with beta = 0 it is M/M/c with c = --max-num-seqs. The chain's iteration-boundary and prefill terms
+ * are approximations that lose accuracy as the load nears saturation, so the 5% checks run at 50% and 70%; the wider
+ * matrix is QueueingAgreesWithSimulatorTest.
  */
 class PredictionAgreesWithSimulationTest {
     private static final double ALPHA_S = 0.002;

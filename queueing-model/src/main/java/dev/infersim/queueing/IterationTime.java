@@ -7,8 +7,8 @@ package dev.infersim.queueing;
  * marginal cost of one more sequence in the decode batch (its KV-cache reads), betaPrefill the
  * marginal cost of one prompt token prefilled in the same iteration (chunked prefill).
  * This is the linear iteration-time model of the continuous-batching queueing literature
- * (Li, Dai and Peng, arXiv 2504.07347; Yang, Jiao and Xu, arXiv 2407.05347); fit it from
- * engine step times by least squares, or tabulate the engine's own times with {@link TabulatedIterationTimes}.
+ * (Li, Dai and Peng, arXiv 2504.07347; Yang, Jiao and Xu, arXiv 2407.05347), where the chain has textbook
+ * reductions; a caller with an engine tabulates its own times instead ({@link TabulatedIterationTimes}).
  *
  * @param alphaSeconds fixed cost per iteration
  * @param betaDecodeSecondsPerSeq cost per decoding sequence
