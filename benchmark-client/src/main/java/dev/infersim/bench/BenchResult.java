@@ -87,6 +87,12 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
                     ttft.get("p50"), ttft.get("p99"), ttft.get("max"));
             out.printf(Locale.ROOT, "%-40s %.3f / %.3f / %.3f%n", "E2EL error vs server p50/p99/max (ms):",
                     e2el.get("p50"), e2el.get("p99"), e2el.get("max"));
+            Map<String, Object> spread = (Map<String, Object>) truth.getOrDefault("requests_per_replica", Map.of());
+            if (spread.size() > 1) {
+                StringBuilder line = new StringBuilder();
+                spread.forEach((replica, n) -> line.append(line.length() == 0 ? "" : ", ").append(replica).append(": ").append(n));
+                out.printf(Locale.ROOT, "%-40s %s%n", "Requests per replica:", line);
+            }
         }
         Object scale = f.get("infersim_time_scale");
         Map<String, Object> model = (Map<String, Object>) f.get("infersim_model_time_ms");

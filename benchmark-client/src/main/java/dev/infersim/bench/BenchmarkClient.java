@@ -429,6 +429,9 @@ public final class BenchmarkClient implements AutoCloseable {
         m.put("ttft_abs_error_ms", lagSummary(w.ttftError));
         m.put("e2el_abs_error_ms", lagSummary(w.e2elError));
         m.put("negative_errors", w.negativeErrors);
+        Map<String, Object> spread = new LinkedHashMap<>();
+        w.requestsPerReplica.forEach((replica, n) -> spread.put(Integer.toString(replica), n));
+        m.put("requests_per_replica", spread);
         return m;
     }
 

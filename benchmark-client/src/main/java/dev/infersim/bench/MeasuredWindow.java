@@ -52,6 +52,8 @@ final class MeasuredWindow {
     long sharedPrefixTokens;
     /** Successful requests by how their per-chunk token counts were found, indexed by {@link TokenCountMethod}. */
     final long[] tokenCountMethods = new long[TokenCountMethod.values().length];
+    /** Requests by the replica that served them ({@code infersim.replica}): how a gateway spread the load. */
+    final java.util.TreeMap<Integer, Long> requestsPerReplica = new java.util.TreeMap<>();
     private final RequestLogWriter log;
     private final boolean checkPromptLength;
     private long[] sentPerS = new long[64];
@@ -138,6 +140,9 @@ final class MeasuredWindow {
         }
         if (truth != null) {
             timeScale = truth.timeScale();
+            if (truth.replica() >= 0) {
+                requestsPerReplica.merge(truth.replica(), 1L, Long::sum);
+            }
             recordGroundTruthError(ttftError, x.firstTokenNanos - x.originNanos, truth.ttftNanos());
             recordGroundTruthError(e2elError, x.lastTokenNanos - x.originNanos, truth.e2elNanos());
         }

@@ -1,0 +1,158 @@
+package dev.infersim.cli;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real nginx or HAProxy on loopback in front of mock replicas, configured as a team would front vLLM pods for SSE:
+ * nginx with {@code proxy_buffering off}, HTTP/1.1 keep-alive to the upstreams and a read timeout above any token gap;
+ * HAProxy in HTTP mode, which streams responses as they come. Tests skip where the binary is missing unless
+ * {@code INFERSIM_REQUIRE_GATEWAYS=1} (CI) makes that a failure.
+ */
+final class Gateway implements AutoCloseable {
+    enum Kind {
+        NGINX("/usr/sbin/nginx"), HAPROXY("/usr/sbin/haproxy");
+
+        final String binary;
+
+        Kind(String binary) {
+            this.binary = binary;
+        }
+
+        boolean installed() {
+            return Files.isExecutable(Path.of(binary));
+        }
+    }
+
+    private final Process process;
+    private final int port;
+
+    private Gateway(Process process, int port) {
+        this.process = process;
+        this.port = port;
+    }
+
+    static boolean required() {
+        return "1".equals(System.getenv("INFERSIM_REQUIRE_GATEWAYS"));
+    }
+
+    /** Starts {@code kind} balancing over {@code replicaPorts} by least connections or round robin. */
+    static Gateway start(Kind kind, boolean leastConnections, List<Integer> replicaPorts, Path dir) throws Exception {
+        Files.createDirectories(dir);
+        // A gateway cannot bind port 0 and report it back, so take a free port and retry if another process wins it.
+        for (int attempt = 0; ; attempt++) {
+            int port = freePort();
+            Path config = dir.resolve(kind.name().toLowerCase(Locale.ROOT) + ".conf");
+            Files.writeString(config, kind == Kind.NGINX ? nginx(dir, port, leastConnections, replicaPorts)
+                    : haproxy(port, leastConnections, replicaPorts));
+            List<String> command = kind == Kind.NGINX
+                    ? List.of(kind.binary, "-p", dir.toString(), "-e", dir.resolve("error.log").toString(), "-c", config.toString())
+                    : List.of(kind.binary, "-db", "-f", config.toString());
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(dir.resolve("out.log").toFile()).start();
+            if (awaitListening(p, port)) {
+                return new Gateway(p, port);
+            }
+            p.destroy();
+            p.waitFor(5, TimeUnit.SECONDS);
+            if (attempt == 2) {
+                throw new IllegalStateException(kind + " did not start: " + Files.readString(dir.resolve("out.log")));
+            }
+        }
+    }
+
+    String baseUrl() {
+        return "http://127.0.0.1:" + port;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+        }
+    }
+
+    private static String nginx(Path dir, int port, boolean leastConnections, List<Integer> replicas) {
+        StringBuilder servers = new StringBuilder();
+        replicas.forEach(p -> servers.append("    server 127.0.0.1:").append(p).append(";\n"));
+        return String.join("\n",
+                "daemon off;",
+                "master_process off;",
+                "worker_processes 1;",
+                "pid " + dir.resolve("nginx.pid") + ";",
+                "error_log " + dir.resolve("error.log") + " warn;",
+                "events { worker_connections 4096; }",
+                "http {",
+                "  access_log off;",
+                "  client_body_temp_path " + dir.resolve("body") + ";",
+                "  proxy_temp_path " + dir.resolve("proxy") + ";",
+                "  fastcgi_temp_path " + dir.resolve("fastcgi") + ";",
+                "  uwsgi_temp_path " + dir.resolve("uwsgi") + ";",
+                "  scgi_temp_path " + dir.resolve("scgi") + ";",
+                "  upstream fleet {",
+                leastConnections ? "    least_conn;" : "",
+                servers + "    keepalive 256;",
+                "  }",
+                "  server {",
+                "    listen 127.0.0.1:" + port + ";",
+                "    location / {",
+                "      proxy_pass http://fleet;",
+                "      proxy_http_version 1.1;",
+                "      proxy_set_header Connection \"\";",
+                "      proxy_buffering off;",
+                "      proxy_read_timeout 300s;",
+                "    }",
+                "  }",
+                "}", "");
+    }
+
+    private static String haproxy(int port, boolean leastConnections, List<Integer> replicas) {
+        StringBuilder servers = new StringBuilder();
+        for (int i = 0; i < replicas.size(); i++) {
+            servers.append("  server r").append(i).append(" 127.0.0.1:").append(replicas.get(i)).append('\n');
+        }
+        return String.join("\n",
+                "global",
+                "  maxconn 4096",
+                "defaults",
+                "  mode http",
+                "  timeout connect 5s",
+                "  timeout client 300s",
+                "  timeout server 300s",
+                "frontend gateway",
+                "  bind 127.0.0.1:" + port,
+                "  default_backend fleet",
+                "backend fleet",
+                "  balance " + (leastConnections ? "leastconn" : "roundrobin"),
+                servers.toString());
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static boolean awaitListening(Process p, int port) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            if (!p.isAlive()) {
+                return false;
+            }
+            try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress("127.0.0.1", port), 200);
+                return true;
+            } catch (IOException e) {
+                Thread.sleep(20);
+            }
+        }
+        return false;
+    }
+}
