@@ -56,12 +56,22 @@ public final class BenchmarkClient implements AutoCloseable {
     private final Vertx vertx;
     private final List<HttpClientAgent> clients = new ArrayList<>();
     private final LoadRun load;
+    private final TokenCounter counter;
     /** Wake-up lateness of an idle probe thread, measured once before the first run. */
     private LatencyStats calibration;
 
-    /** Connects nothing yet; builds the tokenizer vocabulary (about a second). */
+    /** Connects nothing yet; builds the cl100k_base vocabulary (about a second). */
     public BenchmarkClient(BenchConfig config) {
+        this(config, null);
+    }
+
+    /**
+     * @param tokenizer a HuggingFace {@code tokenizer.json} to count the tokens of servers that report no usage per
+     *                  chunk ({@code --tokenizer}), or null for cl100k_base
+     */
+    public BenchmarkClient(BenchConfig config, Path tokenizer) {
         this.config = config;
+        this.counter = tokenizer == null ? PromptRenderer.cl100k() : HuggingFaceTokenCounter.open(tokenizer);
         // One lane (event loop and connections) per core: reading streamed tokens is the client's main work, and one
         // loop would hold it to one core.
         int lanes = Math.max(1, Runtime.getRuntime().availableProcessors());
@@ -87,7 +97,7 @@ public final class BenchmarkClient implements AutoCloseable {
         if (config.apiKey() != null && !config.apiKey().isBlank()) {
             options.putHeader("authorization", "Bearer " + config.apiKey());
         }
-        this.load = new LoadRun(vertx, loops, connections, options, PromptRenderer.cl100k(), config);
+        this.load = new LoadRun(vertx, loops, connections, options, PromptRenderer.cl100k(), counter, config);
     }
 
     /** Where the lanes connect: the base URL's host and port, TLS for https. */
@@ -234,7 +244,7 @@ public final class BenchmarkClient implements AutoCloseable {
         long size = measured.size();
         long asked = shard.size(size, measured.isClosedLoop())
                 - shard.size(Math.min(plan.numWarmups(), size), measured.isClosedLoop());
-        RunInfo info = new RunInfo(date, backend(), config.model(), "cl100k_base", asked, measured.load().requestRatePerS(), measured.load().burstiness(),
+        RunInfo info = new RunInfo(date, backend(), config.model(), counter.name(), asked, measured.load().requestRatePerS(), measured.load().burstiness(),
                 measured.load().maxConcurrency(), config.percentileMetrics(), config.metricPercentiles(),
                 measured.load().rampUp());
         List<String> invalid = new ArrayList<>();
@@ -362,12 +372,12 @@ public final class BenchmarkClient implements AutoCloseable {
     }
 
     /** What the user should know about the run that does not make it invalid. */
-    private static List<String> warnings(MeasuredWindow w) {
+    private List<String> warnings(MeasuredWindow w) {
         List<String> warnings = new ArrayList<>();
         if (w.weakestTokenCountMethod() == TokenCountMethod.TOKENIZER) {
-            warnings.add("the server sent no usage, so each chunk's token count comes from the cl100k_base tokenizer "
-                    + "alone, which differs from the model's own: per-token ITL and TPOT may be off (servers that send "
-                    + "usage, as vLLM does with stream_options.include_usage, are counted exactly)");
+            warnings.add("the server sent no usage, so each chunk's token count comes from the " + counter.name()
+                    + " tokenizer alone" + (counter instanceof PromptRenderer ? ", not the model's own (--tokenizer "
+                    + "takes its tokenizer.json)" : "") + ": per-token ITL and TPOT are as exact as the tokenizer");
         }
         double hits = w.unexpectedCacheHitRate();
         if (hits > UNEXPECTED_CACHE_HIT_RATE) {
@@ -471,5 +481,8 @@ public final class BenchmarkClient implements AutoCloseable {
             client.close().await();
         }
         vertx.close().await();
+        if (counter instanceof HuggingFaceTokenCounter hf) {
+            hf.close();
+        }
     }
 }

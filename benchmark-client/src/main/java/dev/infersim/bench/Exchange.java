@@ -31,7 +31,7 @@ final class Exchange implements Handler<Buffer> {
     private final Vertx vertx;
     private final LaneConnections connections;
     private final RequestOptions options;
-    private final PromptRenderer tokenizer;
+    private final TokenCounter tokenizer;
     private final Consumer<Exchange> onFinish;
     private final Handler<Long> onTimeout = id -> fail("timeout", "no complete response within the request timeout");
 
@@ -81,7 +81,7 @@ final class Exchange implements Handler<Buffer> {
     private int[] chunkTokens = new int[256];
     private int[] chunkTextEnds = new int[256];
 
-    Exchange(Vertx vertx, LaneConnections connections, RequestOptions options, PromptRenderer tokenizer,
+    Exchange(Vertx vertx, LaneConnections connections, RequestOptions options, TokenCounter tokenizer,
              Consumer<Exchange> onFinish) {
         this.vertx = vertx;
         this.connections = connections;

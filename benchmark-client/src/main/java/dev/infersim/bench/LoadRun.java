@@ -54,6 +54,7 @@ final class LoadRun {
 
     private final RequestOptions options;
     private final PromptRenderer renderer;
+    private final TokenCounter counter;
     private final RequestBodies bodies;
     private final BenchConfig config;
     private final List<Lane> lanes = new ArrayList<>();
@@ -64,9 +65,10 @@ final class LoadRun {
 
     /** One lane per pair of an event-loop context and the connections used only from it. */
     LoadRun(Vertx vertx, List<Context> loops, List<LaneConnections> connections, RequestOptions options,
-            PromptRenderer renderer, BenchConfig config) {
+            PromptRenderer renderer, TokenCounter counter, BenchConfig config) {
         this.options = options;
         this.renderer = renderer;
+        this.counter = counter;
         this.config = config;
         this.bodies = new RequestBodies(config.model(), config.chat(), config.ignoreEos(), renderer);
         for (int i = 0; i < loops.size(); i++) {
@@ -296,7 +298,7 @@ final class LoadRun {
         void dispatch(WorkloadRequest r, Buffer body, long scheduled, long gap, long origin, MeasuredWindow into) {
             Exchange x = pool.poll();
             if (x == null) {
-                x = new Exchange(vertx, connections, options, renderer, this::finished);
+                x = new Exchange(vertx, connections, options, counter, this::finished);
             }
             active.add(x);
             x.window = into;

@@ -16,7 +16,7 @@ import java.nio.charset.StandardCharsets;
  * concatenation of such words encodes one token per word: an N-id prompt renders to N tokens. This avoids the
  * wrong-prompt-length bugs of clients that decode random token ids directly (vLLM PRs #10524, #17408, #24937).
  */
-public final class PromptRenderer {
+public final class PromptRenderer implements TokenCounter {
 
     private static volatile PromptRenderer shared;
 
@@ -29,6 +29,11 @@ public final class PromptRenderer {
     }
 
     /** The renderer (immutable, thread-safe); the first call builds the vocabulary, which takes about a second. */
+    @Override
+    public String name() {
+        return "cl100k_base";
+    }
+
     public static PromptRenderer cl100k() {
         PromptRenderer r = shared;
         if (r == null) {
@@ -56,6 +61,7 @@ public final class PromptRenderer {
     }
 
     /** Token count of {@code text} under cl100k_base (ordinary tokens; special-token text counts as plain text). */
+    @Override
     public int countTokens(String text) {
         return encoding.countTokensOrdinary(text);
     }

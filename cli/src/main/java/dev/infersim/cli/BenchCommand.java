@@ -81,7 +81,7 @@ public final class BenchCommand implements Callable<Integer> {
         Path detail = client.report.saveDetailed ? scratchFile(".jsonl") : null;
         Path latencyLog = part == null ? null : scratchFile(".hlog");
         BenchResult result;
-        try (BenchmarkClient bench = new BenchmarkClient(config);
+        try (BenchmarkClient bench = new BenchmarkClient(config, client.tokenizer);
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
             out.printf("Benchmarking %s%s: %d requests, %s%s%n", config.baseUrl(), config.endpoint(), stream.size(),
                     describeLoad(spec, stream), part == null ? "" : "; shard " + part + " sends "

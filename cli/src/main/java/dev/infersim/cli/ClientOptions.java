@@ -76,6 +76,11 @@ public final class ClientOptions {
     @Option(names = "--html", paramLabel = "FILE", description = "Write a self-contained HTML report with charts.")
     Path html;
 
+    @Option(names = "--tokenizer", paramLabel = "TOKENIZER_JSON",
+            description = "The model's HuggingFace tokenizer.json, read offline, to count the tokens of each chunk when the "
+                    + "server's usage cannot (default: cl100k_base). Prompts are still rendered with cl100k_base.")
+    Path tokenizer;
+
     /** Makes sure the results and the HTML report can be written where asked, so a bad path fails before the run. */
     void prepareOutputs() {
         report.createResultDir();

@@ -87,7 +87,7 @@ public final class SweepCommand implements Callable<Integer> {
         boolean allValid = true;
         BenchConfig config = client.config(workload.ignoreEos);
         client.prepareOutputs(); // an unusable --result-dir or --html must fail now, not after the whole sweep
-        try (BenchmarkClient bench = new BenchmarkClient(config);
+        try (BenchmarkClient bench = new BenchmarkClient(config, client.tokenizer);
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
             for (int i = 0; i < loads.size(); i++) {
                 double load = loads.get(i);

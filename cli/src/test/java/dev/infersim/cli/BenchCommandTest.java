@@ -281,6 +281,12 @@ class BenchCommandTest {
     }
 
     @Test
+    void aTokenizerFileThatIsNotThereIsRejectedBeforeTheRun() {
+        assertRejectedBeforeSending(shortBench("--tokenizer", dir.resolve("missing/tokenizer.json").toString()),
+                "--tokenizer");
+    }
+
+    @Test
     void aMistypedFlagGetsASuggestion() {
         CliRun r = shortBench("--requst-rate", "5");
         assertEquals(2, r.exitCode());
