@@ -12,6 +12,9 @@ import dev.infersim.queueing.SequentialServiceModel;
 import dev.infersim.queueing.TabulatedIterationTimes;
 
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The closed-form models of {@code dev.infersim.queueing} with their parameters derived from a deployment's own cost
@@ -205,7 +208,7 @@ final class EnginePrediction {
     /** Prompt shapes {new tokens, cached tokens, probability}, condensed to at most {@link #PROMPT_ATOMS} atoms. */
     private double[][] promptShapes(double retention) {
         int n = moments.samples();
-        java.util.TreeMap<Long, Double> weights = new java.util.TreeMap<>();
+        TreeMap<Long, Double> weights = new TreeMap<>();
         for (int i = 0; i < n; i++) {
             int prompt = moments.promptTokens(i);
             int hit = cacheableTokens(i);
@@ -218,7 +221,7 @@ final class EnginePrediction {
         int bins = Math.min(PROMPT_ATOMS, weights.size());
         double[][] atoms = new double[bins][3];
         double cumulative = 0;
-        for (java.util.Map.Entry<Long, Double> e : weights.entrySet()) {
+        for (Map.Entry<Long, Double> e : weights.entrySet()) {
             double w = e.getValue();
             double[] atom = atoms[(int) Math.min(bins - 1, cumulative * bins)];
             atom[0] += (e.getKey() >>> 32) * w;
@@ -377,7 +380,7 @@ final class EnginePrediction {
         double[] first = new double[n];
         double[] tpot = new double[n];
         int tpots = 0;
-        java.util.Map<Long, Double> prefills = new java.util.HashMap<>();
+        Map<Long, Double> prefills = new HashMap<>();
         SplitHits hits = new SplitHits(retention);
         for (int i = 0; i < n; i++) {
             int prompt = moments.promptTokens(i);

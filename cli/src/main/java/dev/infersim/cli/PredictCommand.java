@@ -29,6 +29,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.DoubleUnaryOperator;
 
 /**
  * {@code infersim predict}: the closed-form answer for a deployment and workload: the continuous-batching chain (or,
@@ -231,7 +232,7 @@ public final class PredictCommand implements Runnable {
                 + "the saturation rate %.3f req/s, by %.1f%%)", rate, saturation, 100 * (rate / saturation - 1));
     }
 
-    private void latency(Map<String, Object> f, String metric, double meanSeconds, java.util.function.DoubleUnaryOperator percentile) {
+    private void latency(Map<String, Object> f, String metric, double meanSeconds, DoubleUnaryOperator percentile) {
         f.put("mean_" + metric + "_ms", 1e3 * meanSeconds);
         f.put("median_" + metric + "_ms", 1e3 * percentile.applyAsDouble(0.5));
         for (double q : reporting.percentiles()) {

@@ -3,6 +3,7 @@ package dev.infersim.cli;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadRequest;
 
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -48,8 +49,8 @@ final class WorkloadMoments {
             i++;
         }
         long distinct = groups.values().stream().mapToLong(Integer::longValue).sum();
-        return new WorkloadMoments(i == n ? prompt : java.util.Arrays.copyOf(prompt, i),
-                i == n ? output : java.util.Arrays.copyOf(output, i), i == n ? warm : java.util.Arrays.copyOf(warm, i),
+        return new WorkloadMoments(i == n ? prompt : Arrays.copyOf(prompt, i),
+                i == n ? output : Arrays.copyOf(output, i), i == n ? warm : Arrays.copyOf(warm, i),
                 distinct, groups.size());
     }
 

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.DoubleFunction;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -35,7 +36,7 @@ class QueueingAgreesWithSimulatorTest {
     private static final long SEED = 42;
 
     /** Scenarios the models do not yet meet the thresholds in, with the reason (see bench/queueing/README.md). */
-    static final java.util.Map<String, String> KNOWN_MISSES = java.util.Map.of(
+    static final Map<String, String> KNOWN_MISSES = Map.of(
             "G/G/1 burstiness 0.25 load 0.7", "Kingman's formula is 14% short for gamma gaps of ca^2 = 4 at load 0.7",
             "KV pressure, preemption", "the share of admissions that end in a preemption is a first-order estimate",
             "chunked prefill off", "prompts past the token budget wait whole iterations, counted as one long gap");

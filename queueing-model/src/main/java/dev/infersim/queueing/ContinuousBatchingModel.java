@@ -3,6 +3,10 @@ package dev.infersim.queueing;
 import org.apache.commons.math3.analysis.UnivariateFunction;
 import org.apache.commons.math3.analysis.solvers.BrentSolver;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
 /**
  * The stationary birth-death chain of continuous batching as limited, state-dependent
  * processor sharing. With n requests in the system b = min(n, B) run; requests arrive at rate
@@ -29,6 +33,11 @@ import org.apache.commons.math3.analysis.solvers.BrentSolver;
  */
 public final class ContinuousBatchingModel implements LatencyModel {
 
+    /** The number of bins of the tabulated TTFT distribution below the admission wait's exponential tail. */
+    private static final int TTFT_BINS = 8192;
+    /** Atoms of the length and pace distributions the E2EL sums over: enough for percentiles, cheap to sum. */
+    private static final int E2EL_ATOMS = 48;
+
     private final BatchingServer server;
     private final IterationTimes times;
     private final double arrivalRatePerS;
@@ -36,6 +45,14 @@ public final class ContinuousBatchingModel implements LatencyModel {
     /** p_0 .. p_B; states above B have p_B r^{n-B}. */
     private final double[] stateProbabilities;
     private final double tailRatio;
+    /** Per state, the stationary count of prompts an iteration carries; built on first use. */
+    private final double[][] promptsPerIteration;
+    /** [boundary wait, own prefill, shared prefill] means; built on first use. */
+    private double[] ttftParts;
+    /** P(TTFT <= i h, no admission wait) on a grid of step h; built on first use. */
+    private double[] ttftGrid;
+    private double ttftGridStep;
+    private DiscreteDistribution tpotForE2el;
 
     ContinuousBatchingModel(BatchingServer server, double arrivalRatePerS, double arrivalScv) {
         this.server = server;
@@ -145,14 +162,12 @@ public final class ContinuousBatchingModel implements LatencyModel {
         return ExponentialTail.percentileSeconds(probabilityOfWait(), waitDecayRatePerS(), p);
     }
 
-    /** The number of bins of the tabulated TTFT distribution below the admission wait's exponential tail. */
-    private static final int TTFT_BINS = 8192;
-
     /** Receives the pieces of the TTFT distribution of arrivals that find a free slot. */
     private interface PieceSink {
         /**
-         * Uniform on [start, start + width] with this probability; {@code landed} is the boundary wait's part of the
-         * mean, {@code own} the arrival's prefill alone, {@code shared} what co-admitted prompts add.
+         * TTFT uniform on [start, start + width] with this probability: width is the iteration landed in (its half is
+         * the mean boundary wait), start the arrival's prefill with its co-admitted prompts, {@code own} that prefill
+         * alone.
          */
         void piece(double probability, double start, double width, double own);
     }
@@ -221,7 +236,7 @@ public final class ContinuousBatchingModel implements LatencyModel {
         poissonInto(mean, pi);
         double[] next = new double[kMax + 1];
         for (int step = 0; step < 200; step++) {
-            java.util.Arrays.fill(next, 0);
+            Arrays.fill(next, 0);
             for (int k = 0; k <= kMax; k++) {
                 for (int j = 0; j <= kMax && pi[k] > 0; j++) {
                     next[j] += pi[k] * transition[k][j];
@@ -274,11 +289,6 @@ public final class ContinuousBatchingModel implements LatencyModel {
         return ttftParts;
     }
 
-    private double[] ttftParts;
-    private final double[][] promptsPerIteration;
-    /** P(TTFT <= i h, no admission wait) on a grid of step h, built on first use. */
-    private double[] ttftGrid;
-    private double ttftGridStep;
 
     /** Mean wait of an arrival for the iteration it lands in to end: half its (length-biased) length. */
     public double meanIterationBoundaryWaitSeconds() {
@@ -411,7 +421,7 @@ public final class ContinuousBatchingModel implements LatencyModel {
      */
     private DiscreteDistribution itl() {
         int maxBatch = server.maxNumSeqs();
-        java.util.List<double[]> atoms = new java.util.ArrayList<>();
+        List<double[]> atoms = new ArrayList<>();
         for (int b = 1; b <= maxBatch; b++) {
             double pi = (b < maxBatch ? stateProbabilities[b] : probabilityOfWait()) * b;
             if (pi < 1e-15) {
@@ -466,9 +476,6 @@ public final class ContinuousBatchingModel implements LatencyModel {
         return p;
     }
 
-    /** Atoms of the length and pace distributions the E2EL sums over: enough for percentiles, cheap to sum. */
-    private static final int E2EL_ATOMS = 48;
-    private DiscreteDistribution tpotForE2el;
 
     private DiscreteDistribution tpotForE2el() {
         if (tpotForE2el == null) {

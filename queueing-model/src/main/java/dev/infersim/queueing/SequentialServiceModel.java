@@ -2,6 +2,8 @@ package dev.infersim.queueing;
 
 import org.apache.commons.math3.analysis.solvers.BrentSolver;
 
+import java.util.function.DoubleUnaryOperator;
+
 /**
  * A server that runs one request at a time (vLLM with --max-num-seqs 1): the G/G/1 FCFS queue whose service time S
  * is a request's prefill plus its decode steps, distributed as the workload's lengths make it.
@@ -70,7 +72,7 @@ public final class SequentialServiceModel implements LatencyModel {
     /** The theta > 0 with ln E[e^{theta S}] = k ln(1 + theta / (k lambda)), k = 1 / ca^2. */
     private double lundbergRoot() {
         double k = 1 / arrivalScv;
-        java.util.function.DoubleUnaryOperator f =
+        DoubleUnaryOperator f =
                 theta -> service.logMomentGenerating(theta) - k * Math.log1p(theta / (k * arrivalRatePerS));
         double upper = 1 / service.max();
         for (int i = 0; i < 200 && f.applyAsDouble(upper) <= 0; i++) {
