@@ -137,8 +137,8 @@ final class DemoReport {
     private List<String> notes() {
         List<String> notes = new ArrayList<>();
         compare(notes, "", "knee", predictedSaturation, simulatedKnee(), "predicted", "simulated",
-                "the chain prices each batch size with the engine's cost model and a Poisson number of prompts per "
-                        + "iteration, while the engine's prefills arrive in runs");
+                "the chain prices each batch size with the engine's cost model and the prompts admitted per "
+                        + "iteration, while near the knee the engine's batch and its prefills swing around those means");
         for (DemoCommand.Row r : rows) {
             String at = String.format(Locale.ROOT, "at %.2f req/s", r.rate());
             if (r.simulated().overloaded() || r.predicted().saturated()) {
@@ -152,14 +152,13 @@ final class DemoReport {
             compare(notes, at, "TPOT p50", r.measured().tpotP50Ms(), r.simulated().tpotP50Ms(), "measured", "simulated",
                     measuredWhy());
             comparePredicted(notes, at, "TTFT p50", r.predicted().ttftP50Ms(), r.simulated().ttftP50Ms(),
-                    r.steadySimulated().ttftP50Ms(), "the chain's iterations carry a Poisson number of prompts at each "
-                            + "batch size's mean rate; the engine's real iterations follow each other in runs of long and "
-                            + "short ones");
+                    r.steadySimulated().ttftP50Ms(), "the chain holds the batch size fixed while an arrival waits for "
+                            + "its iteration and is prefilled; in the engine the batch moves meanwhile");
             comparePredicted(notes, at, "TTFT p99", r.predicted().ttftP99Ms(), r.simulated().ttftP99Ms(),
-                    r.steadySimulated().ttftP99Ms(), "the chain's tail is the wait for the running iteration, for a "
-                            + "batch slot and for the prompts sharing the prefill iteration, all at its states' mean "
-                            + "iteration times; in the engine bursts of arrivals lengthen the iterations around them, and "
-                            + "the longer the run near saturation the more such bursts its tail holds");
+                    r.steadySimulated().ttftP99Ms(), "the chain's tail is the wait for a batch slot, for the iteration "
+                            + "an arrival lands in (runs of long prefill iterations included) and for the prompts sharing "
+                            + "its prefill, each at a fixed batch size; the longer a run near saturation, the more bursts "
+                            + "its tail holds");
             comparePredicted(notes, at, "TPOT p50", r.predicted().tpotP50Ms(), r.simulated().tpotP50Ms(),
                     r.steadySimulated().tpotP50Ms(), "the chain gives each request the mean iteration of the batch it "
                             + "finds on arrival; in the engine the batch changes over the request's life");
