@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
+import dev.infersim.result.LatencyStats;
 import dev.infersim.server.MockFleet;
 import dev.infersim.server.MockServer;
 import dev.infersim.server.ServerOptions;
@@ -28,15 +29,20 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * Four mock replicas behind a real nginx and a real HAProxy on loopback: {@code infersim bench --validate} through the
  * gateway reports the per-request gateway overhead (client TTFT minus the replica's ground truth) and how the gateway
  * spread the requests; with output lengths that differ 32-fold, least connections beats round robin on TTFT p99
- * through both gateways. The comparison reads the replicas' ground truth, which the client's own scheduling delays on
- * a busy machine cannot blur; the client's p99 is printed beside it.
+ * through both gateways, and {@code simulate} with the matching router agrees with the replicas' TTFT p50/p99 within
+ * 10%. The comparisons read the replicas' ground truth, which the client's own scheduling delays on a busy machine
+ * cannot blur; the client's p99 is printed beside it.
  */
 class GatewayTest {
     private static final int REPLICAS = 4;
-    private static final double TIME_SCALE = 4;
+    private static final double TIME_SCALE = 2;
     private static final int PROMPTS = 200;
-    /** Wall req/s: 7 model req/s keep about 3 of the fleet's 8 sequence slots busy on average. */
-    private static final double RATE = 7 * TIME_SCALE;
+    /**
+     * 14 model req/s keep about 4 of the fleet's 16 sequence slots busy on average. {@code simulate} with this workload
+     * put round robin's TTFT p99 at 35-1,050 ms over seeds 11-15 and least outstanding requests' at 14 ms for every one.
+     */
+    private static final double MODEL_RATE = 14;
+    private static final String SEED = "12";
     private static MockFleet fleet;
     private static List<Integer> ports;
 
@@ -45,16 +51,16 @@ class GatewayTest {
 
     @BeforeAll
     static void startFleet() throws Exception {
-        Deployment d = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).maxNumSeqs(2).build();
+        Deployment d = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).maxNumSeqs(4).build();
         fleet = MockFleet.start(ServerOptions.builder(d).port(0).timeScale(TIME_SCALE).eventLoops(2).build(), REPLICAS,
                 Duration.ofSeconds(5), s -> { }).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
         ports = fleet.replicas().stream().map(MockServer::port).toList();
-        // Half the requests want 4 tokens, half 128: a replica that drew several long ones is busy for a while.
+        // Three requests in four want 4 tokens, one 256: a replica that drew several long ones is busy for a while.
         Files.writeString(dir.resolve("mixed.yaml"), String.join("\n",
                 "name: mixed-lengths",
                 "classes:",
-                "  - {name: short, weight: 1, input_tokens: 64, max_tokens: 4}",
-                "  - {name: long, weight: 1, input_tokens: 64, max_tokens: 128}", ""));
+                "  - {name: short, weight: 3, input_tokens: 64, max_tokens: 4}",
+                "  - {name: long, weight: 1, input_tokens: 64, max_tokens: 256}", ""));
     }
 
     @AfterAll
@@ -73,10 +79,17 @@ class GatewayTest {
 
     /** A bench run through one gateway: its result JSON and the replicas' TTFT of each measured request (wall ms). */
     private record Run(JsonNode result, double[] serverTtftMs) {
+        /** The replicas' TTFT in model time (wall x time scale), by the result schema's percentiles. */
+        LatencyStats modelTtft() {
+            LatencyStats stats = new LatencyStats();
+            for (double ms : serverTtftMs) {
+                stats.record(Math.round(ms * TIME_SCALE * 1e6));
+            }
+            return stats;
+        }
+
         double serverP99() {
-            double[] sorted = serverTtftMs.clone();
-            Arrays.sort(sorted);
-            return sorted[(int) Math.ceil(0.99 * sorted.length) - 1];
+            return modelTtft().percentileMs(99) / TIME_SCALE;
         }
 
         double clientP99() {
@@ -94,7 +107,7 @@ class GatewayTest {
         try (Gateway gateway = Gateway.start(kind, leastConnections, ports, dir.resolve(name))) {
             CliRun run = CliRun.of("bench", "--base-url", gateway.baseUrl(), "--model", "llama-3.1-8b",
                     "--dataset-name", "workload", "--workload", dir.resolve("mixed.yaml").toString(), "--ignore-eos",
-                    "--num-prompts", Integer.toString(PROMPTS), "--request-rate", Double.toString(RATE), "--seed", "11",
+                    "--num-prompts", Integer.toString(PROMPTS), "--request-rate", Double.toString(MODEL_RATE * TIME_SCALE), "--seed", SEED,
                     "--num-warmups", "8", "--validate", "--max-send-lag-ms", "2000", "--save-result", "--save-detailed",
                     "--result-dir", dir.toString(), "--result-filename", name + ".json");
             // 3: --validate found the run invalid, which on a busy machine is the client's send lag, not the gateway.
@@ -136,7 +149,7 @@ class GatewayTest {
         }
     }
 
-    private static void compare(String gateway, Run rr, Run least) {
+    private static void compare(String gateway, Run rr, Run least) throws Exception {
         System.out.printf(Locale.ROOT, "%s TTFT p99 round robin vs least connections: replicas %.1f vs %.1f ms, client %.1f vs %.1f ms; "
                         + "gateway overhead p50 %.2f / %.2f ms; spread %s / %s%n", gateway, rr.serverP99(), least.serverP99(),
                 rr.clientP99(), least.clientP99(), rr.overheadP50(), least.overheadP50(),
@@ -145,6 +158,24 @@ class GatewayTest {
         checkRun(least, false);
         assertTrue(least.serverP99() < rr.serverP99(), gateway + ": least connections " + least.serverP99() + " ms vs round robin "
                 + rr.serverP99() + " ms");
+        simulationAgrees(gateway, least);
+    }
+
+    /** {@code simulate} with the matching router, same workload, seed and model-time rate: TTFT p50/p99 within 10%. */
+    private static void simulationAgrees(String gateway, Run measured) throws Exception {
+        String name = "sim-" + gateway.toLowerCase(Locale.ROOT) + ".json";
+        CliRun sim = CliRun.of("simulate", "--replicas", Integer.toString(REPLICAS), "--router", "least-outstanding-requests",
+                "--max-num-seqs", "4", "--dataset-name", "workload", "--workload", dir.resolve("mixed.yaml").toString(),
+                "--ignore-eos", "--num-prompts", Integer.toString(PROMPTS), "--request-rate", Double.toString(MODEL_RATE),
+                "--seed", SEED, "--save-result", "--result-dir", dir.toString(), "--result-filename", name);
+        assertEquals(0, sim.exitCode(), sim.out() + sim.err());
+        JsonNode simulated = new ObjectMapper().readTree(dir.resolve(name).toFile());
+        LatencyStats truth = measured.modelTtft();
+        System.out.printf(Locale.ROOT, "%s least connections, model-time TTFT p50/p99: replicas %.2f / %.2f ms, simulate %.2f / %.2f ms%n",
+                gateway, truth.medianMs(), truth.percentileMs(99), simulated.get("median_ttft_ms").asDouble(),
+                simulated.get("p99_ttft_ms").asDouble());
+        assertEquals(simulated.get("median_ttft_ms").asDouble(), truth.medianMs(), 0.1 * truth.medianMs(), gateway + " p50");
+        assertEquals(simulated.get("p99_ttft_ms").asDouble(), truth.percentileMs(99), 0.1 * truth.percentileMs(99), gateway + " p99");
     }
 
     @Test
