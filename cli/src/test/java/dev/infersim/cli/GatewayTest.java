@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * Four mock replicas behind a real nginx and a real HAProxy on loopback: {@code infersim bench --validate} through the
  * gateway reports the per-request gateway overhead (client TTFT minus the replica's ground truth) and how the gateway
- * spread the requests; with output lengths that differ 32-fold, least connections beats round robin on TTFT p99
+ * spread the requests; with output lengths that differ 64-fold, least connections beats round robin on TTFT p99
  * through both gateways, and {@code simulate} with the matching router agrees with the replicas' TTFT p50/p99 within
  * 10%. The comparisons read the replicas' ground truth, which the client's own scheduling delays on a busy machine
  * cannot blur; the client's p99 is printed beside it.
