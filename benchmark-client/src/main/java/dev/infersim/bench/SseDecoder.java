@@ -58,14 +58,6 @@ final class SseDecoder {
         int n = chunk.length();
         for (int i = 0; i < n; i++) {
             byte b = chunk.getByte(i);
-            if (!started) {
-                started = true;
-                if (n - i >= 3 && b == (byte) 0xEF && chunk.getByte(i + 1) == (byte) 0xBB
-                        && chunk.getByte(i + 2) == (byte) 0xBF) {
-                    i += 2;
-                    continue;
-                }
-            }
             if (b == '\n' && afterCr) {
                 afterCr = false; // the LF of a CRLF: the line already ended at the CR
             } else if (b == '\n' || b == '\r') {
@@ -90,6 +82,14 @@ final class SseDecoder {
     }
 
     private void endLine(long nanos) {
+        if (!started) {
+            started = true;
+            // The byte-order mark is looked for in the whole first line: a read may end inside it.
+            if (lineLength >= 3 && line[0] == (byte) 0xEF && line[1] == (byte) 0xBB && line[2] == (byte) 0xBF) {
+                System.arraycopy(line, 3, line, 0, lineLength - 3);
+                lineLength -= 3;
+            }
+        }
         int length = lineLength;
         lineLength = 0;
         if (length == 0) {

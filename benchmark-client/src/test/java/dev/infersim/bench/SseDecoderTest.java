@@ -54,4 +54,12 @@ class SseDecoderTest {
         feed("\uFEFFdata: a\n\n", 1);
         assertEquals(List.of("a@1"), events);
     }
+
+    @Test
+    void aByteOrderMarkSplitAcrossReadsIsStillSkipped() {
+        byte[] bom = {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF};
+        decoder.feed(Buffer.buffer(new byte[] {bom[0]}), 1);
+        decoder.feed(Buffer.buffer(new byte[] {bom[1], bom[2]}).appendString("event: error\ndata: x\n\n"), 2);
+        assertEquals(List.of("error:x@2"), events, "found by SseReaderFuzzTest");
+    }
 }
