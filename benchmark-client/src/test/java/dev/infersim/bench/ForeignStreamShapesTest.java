@@ -18,7 +18,7 @@ import java.util.Map;
 import java.util.function.IntFunction;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The client against the stream shapes of servers that are not infersim, written byte for byte as each project
@@ -35,6 +35,7 @@ class ForeignStreamShapesTest {
     private static final long GAP_MS = 400;
     private static final int CHUNKS = 3;
     private static final int REQUESTS = 2;
+    private static final int ATTEMPTS = 3;
 
     /** A server's stream: its content chunks, what follows the last, and how many tokens each chunk carries. */
     enum Shape {
@@ -164,6 +165,23 @@ class ForeignStreamShapesTest {
     @ParameterizedTest
     @EnumSource(Shape.class)
     void theClientMeasuresEachServersStreamAsTheServerTimedIt(Shape shape) {
+        // Token counts are exact on every attempt. Timing gets up to three: a misreading of the stream (a role-only
+        // chunk taken for the first token, a chunk's tokens miscounted) is off on every one, while a stall of the
+        // busy machine (30 ms seen at load 25 on 2 cores) does not come back on the same requests.
+        List<String> misses = new ArrayList<>();
+        for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+            String miss = measure(shape);
+            if (miss == null) {
+                return;
+            }
+            misses.add(miss);
+        }
+        fail(shape + ": timing off on every attempt: " + misses);
+    }
+
+    /** One run of the shape; null when TTFT, TPOT and ITL agree with the server's timeline, else what was off. */
+    private static String measure(Shape shape) {
+        timelines.remove(shape);
         String base = "http://127.0.0.1:" + server.actualPort() + "/" + shape.name();
         BenchConfig config = new BenchConfig(base, shape.chat ? "/v1/chat/completions" : "/v1/completions", "m", null,
                 true, 30_000, 1_000_000_000L, 0, GoodputSlo.NONE, List.of("ttft", "tpot", "itl", "e2el"),
@@ -190,14 +208,19 @@ class ForeignStreamShapesTest {
                 .mapToDouble(i -> (t.chunkNanos()[i] - t.chunkNanos()[i - 1]) / 1e6 / shape.tokensPerChunk))
                 .average().orElseThrow();
         double clientTtft = ((Number) r.get("mean_ttft_ms")).doubleValue();
-        assertTrue(clientTtft >= ttft && clientTtft <= 1.1 * ttft, shape + " TTFT: server " + ttft + " ms, client "
-                + clientTtft + " ms");
-        assertWithin2Percent(tpot, r.get("mean_tpot_ms"), shape + " TPOT");
-        assertWithin2Percent(itl, r.get("mean_itl_ms"), shape + " ITL");
+        List<String> off = new ArrayList<>();
+        if (!(clientTtft >= ttft && clientTtft <= 1.1 * ttft)) {
+            off.add("TTFT server " + ttft + " ms, client " + clientTtft + " ms (want within +10%)");
+        }
+        within2Percent("TPOT", tpot, r.get("mean_tpot_ms"), off);
+        within2Percent("ITL", itl, r.get("mean_itl_ms"), off);
+        return off.isEmpty() ? null : String.join("; ", off);
     }
 
-    private static void assertWithin2Percent(double expected, Object actual, String what) {
+    private static void within2Percent(String metric, double expected, Object actual, List<String> off) {
         double a = ((Number) actual).doubleValue();
-        assertEquals(expected, a, 0.02 * expected, what + ": server " + expected + " ms, client " + a + " ms");
+        if (Math.abs(a - expected) > 0.02 * expected) {
+            off.add(metric + " server " + expected + " ms, client " + a + " ms");
+        }
     }
 }

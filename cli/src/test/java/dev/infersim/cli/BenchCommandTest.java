@@ -88,6 +88,8 @@ class BenchCommandTest {
                 "--result-dir", dir.toString(), "--result-filename", "s.json", "--html", dir.resolve("s.html").toString());
         assertEquals(0, r.exitCode(), r.out() + r.err());
         assertTrue(r.out().contains("Saturation knee"), r.out());
+        assertTrue(r.out().contains("Sweep point 1 of 2: max_concurrency 1")
+                && r.out().contains("Sweep point 2 of 2: max_concurrency 4"), "one progress line per load point: " + r.out());
         String json = Files.readString(dir.resolve("s.json"));
         assertTrue(json.contains("\"infersim_sweep\"") && json.contains("\"max_concurrency\" : 4"), json);
         JsonNode runs = new ObjectMapper().readTree(json).get("runs");
