@@ -6,101 +6,179 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
 import dev.infersim.engine.Calibrator;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.Deployment;
+import dev.infersim.engine.GpuProfile;
+import dev.infersim.engine.MeasurementFile;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
+import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.OptionalDouble;
+import java.util.Set;
 
 /**
- * {@code infersim calibrate}: fits a GPU profile's efficiency factors and overheads to step times measured on a real
- * engine and writes a profile that reproduces them.
+ * {@code infersim calibrate}: fits one GPU profile's efficiency factors and overheads to step times measured on that
+ * GPU (by calibration/infersim_profile_gpu.py or a real engine), writes the fitted profile and prints the error of every
+ * measurement, fitted and held out.
  */
 @Command(name = "calibrate", mixinStandardHelpOptions = true,
-        description = "Fit a GPU profile to measured step times (CSV: phase,batch,context_tokens,new_tokens[,step_ms],measured_ms).")
+        description = {"Fit a GPU profile to measured step times and print the error of every measurement.",
+                "CSV columns: phase,batch,context_tokens,new_tokens,measured_ms, optionally model,dtype,tp "
+                        + "(else --model, --dtype, --tensor-parallel-size); '# key: value' header lines "
+                        + "(calibration/infersim_profile_gpu.py writes them)."})
 public final class CalibrateCommand implements Runnable {
 
     @Mixin
     DeploymentOptions deployment;
 
     @Option(names = "--measurements", required = true, paramLabel = "FILE.csv",
-            description = "Measured step times: the columns of `infersim profile --format csv` plus measured_ms.")
-    Path measurements;
+            description = "Measured step times (repeatable): the kit's CSV, or `infersim profile --format csv` plus measured_ms.")
+    List<Path> measurements;
+
+    @Option(names = "--check", paramLabel = "FILE.csv",
+            description = "Measurements to check the fitted profile on without fitting to them (repeatable).")
+    List<Path> checks;
+
+    @Option(names = "--fit-models", split = ",", paramLabel = "NAME,...",
+            description = "Fit only on these models' rows; the others are held out and only checked (default: all rows).")
+    List<String> fitModels;
+
+    @Option(names = "--hold", split = ",", paramLabel = "FACTOR,...",
+            description = "Factors to keep at the starting profile's values (YAML names, e.g. step_overhead_us).")
+    List<String> hold;
+
+    @Option(names = "--fit-factors", split = ",", paramLabel = "FACTOR,...",
+            description = "Fit only these factors and hold all others (default: every factor the data can see).")
+    List<String> fitFactors;
+
+    @Option(names = "--ceilings", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "Set and hold compute_efficiency_max and fp8_compute_efficiency_max at the measured GEMM "
+                    + "ceilings over the datasheet peaks, where the CSV headers give them (default: on).")
+    boolean ceilings;
 
     @Option(names = "--output", required = true, paramLabel = "FILE.yaml", description = "Where to write the fitted GPU profile.")
     Path output;
 
+    @Option(names = "--quiet", description = "Print only the per-model summary, not every measurement.")
+    boolean quiet;
+
     @Override
     public void run() {
-        Deployment d = deployment.deployment();
-        List<Calibrator.Measurement> data = read(measurements);
-        Calibrator.Result r = Calibrator.fit(d, data);
-        write(r, d);
-        System.out.printf(Locale.ROOT, "fitted %s to %d measurements of %s in %d iterations%n", d.gpu().name(), data.size(),
-                d.model().name(), r.iterations());
-        System.out.printf(Locale.ROOT, "relative error before: rms %.1f%%, max %.1f%%%n", 100 * r.rmsErrorBefore(), 100 * r.maxErrorBefore());
-        System.out.printf(Locale.ROOT, "relative error after:  rms %.1f%%, max %.1f%%%n", 100 * r.rmsErrorAfter(), 100 * r.maxErrorAfter());
-        System.out.println("wrote " + output + " (use it with --gpu " + output + ")");
-    }
-
-    static List<Calibrator.Measurement> read(Path file) {
-        ConfigException.check(Files.isRegularFile(file), "--measurements: file %s does not exist", file);
-        List<String> lines;
-        try {
-            lines = Files.readAllLines(file);
-        } catch (IOException e) {
-            throw new ConfigException("--measurements: cannot read " + file + ": " + e.getMessage(), e);
+        Deployment defaults = deployment.deployment();
+        GpuProfile start = defaults.gpu();
+        List<Calibrator.Measurement> all = new ArrayList<>();
+        List<Calibrator.Measurement> heldOut = new ArrayList<>();
+        for (Path file : checks == null ? List.<Path>of() : checks) {
+            heldOut.addAll(MeasurementFile.read(file, "--check", defaults).rows());
         }
-        ConfigException.check(!lines.isEmpty(), "--measurements: %s is empty", file);
-        List<String> header = Arrays.asList(lines.get(0).trim().split("\\s*,\\s*"));
-        int phase = column(file, header, "phase");
-        int batch = column(file, header, "batch");
-        int context = column(file, header, "context_tokens");
-        int tokens = column(file, header, "new_tokens");
-        int measured = column(file, header, "measured_ms");
-        List<Calibrator.Measurement> data = new ArrayList<>();
-        for (int i = 1; i < lines.size(); i++) {
-            String line = lines.get(i).trim();
-            if (line.isEmpty() || line.startsWith("#")) {
-                continue;
-            }
-            String[] f = line.split("\\s*,\\s*");
-            try {
-                ConfigException.check(f.length == header.size(), "expected %d columns, got %d", header.size(), f.length);
-                StepTimes.Row row = new StepTimes.Row(f[phase], Integer.parseInt(f[batch]), Integer.parseInt(f[context]),
-                        Integer.parseInt(f[tokens]), 0);
-                ConfigException.check(row.phase().equals("prefill") || row.phase().equals("decode"),
-                        "phase must be prefill or decode, got '%s'", row.phase());
-                ConfigException.check(row.batch() >= 1 && row.newTokens() >= 1 && row.contextTokens() >= 0,
-                        "batch and new_tokens must be >= 1 and context_tokens >= 0");
-                data.add(new Calibrator.Measurement(row.shape(), Double.parseDouble(f[measured])));
-            } catch (NumberFormatException | ConfigException e) {
-                throw new ConfigException(String.format("--measurements: %s:%d: %s", file, i + 1, e.getMessage()), e);
+        Map<String, List<Double>> ceilingValues = new LinkedHashMap<>();
+        for (Path file : measurements) {
+            MeasurementFile.Contents c = MeasurementFile.read(file, "--measurements", defaults);
+            all.addAll(c.rows());
+            for (String name : List.of("bf16_gemm_tflops", "fp8_gemm_tflops")) {
+                OptionalDouble v = c.ceiling(name);
+                if (v.isPresent()) {
+                    ceilingValues.computeIfAbsent(name, k -> new ArrayList<>()).add(v.getAsDouble());
+                }
             }
         }
-        return data;
+        Set<String> held = new LinkedHashSet<>(hold == null ? List.of() : hold);
+        if (fitFactors != null) {
+            for (String f : fitFactors) {
+                ConfigException.check(GpuProfile.FACTORS.contains(f), "--fit-factors: unknown factor '%s'; factors: %s", f,
+                        GpuProfile.FACTORS);
+            }
+            GpuProfile.FACTORS.stream().filter(f -> !fitFactors.contains(f)).forEach(held::add);
+        }
+        if (ceilings) {
+            start = withCeilings(start, ceilingValues, held);
+        }
+        Set<String> fitSet = fitModels == null ? null : Set.copyOf(fitModels);
+        List<Calibrator.Measurement> fit = new ArrayList<>();
+        for (Calibrator.Measurement m : all) {
+            (fitSet == null || fitSet.contains(m.deployment().model().name()) ? fit : heldOut).add(m);
+        }
+        ConfigException.check(!fit.isEmpty(), "--fit-models: no measurement of %s", fitModels);
+        Calibrator.Result r = Calibrator.fit(start, fit, held);
+        write(r, fit.size());
+        PrintStream out = System.out;
+        out.printf(Locale.ROOT, "fitted %s to %d measurements (%d held out) in %d iterations: %s%n", start.name(), fit.size(),
+                heldOut.size(), r.iterations(), String.join(", ", r.fittedFactors()));
+        report(out, "fit", fit, start, r.fitted());
+        if (!heldOut.isEmpty()) {
+            report(out, "held out", heldOut, start, r.fitted());
+        }
+        out.println("wrote " + output + " (use it with --gpu " + output + ")");
     }
 
-    private static int column(Path file, List<String> header, String name) {
-        int i = header.indexOf(name);
-        ConfigException.check(i >= 0, "--measurements: %s:1: missing column '%s' (header must include "
-                + "phase,batch,context_tokens,new_tokens,measured_ms)", file, name);
-        return i;
+    private GpuProfile withCeilings(GpuProfile g, Map<String, List<Double>> values, Set<String> held) {
+        double[] f = g.factors();
+        if (values.containsKey("bf16_gemm_tflops")) {
+            f[GpuProfile.FACTORS.indexOf("compute_efficiency_max")] = Math.min(1, mean(values.get("bf16_gemm_tflops")) / g.bf16Tflops());
+            held.add("compute_efficiency_max");
+        }
+        if (values.containsKey("fp8_gemm_tflops") && g.fp8Tflops() > 0) {
+            f[GpuProfile.FACTORS.indexOf("fp8_compute_efficiency_max")] = Math.min(1, mean(values.get("fp8_gemm_tflops")) / g.fp8Tflops());
+            held.add("fp8_compute_efficiency_max");
+        }
+        return g.withFactors(f);
     }
 
-    private void write(Calibrator.Result r, Deployment d) {
+    private static double mean(List<Double> v) {
+        return v.stream().mapToDouble(Double::doubleValue).average().orElseThrow();
+    }
+
+    private void report(PrintStream out, String title, List<Calibrator.Measurement> data, GpuProfile start, GpuProfile fitted) {
+        double[] predicted = Calibrator.predictedMs(fitted, data);
+        double[] before = Calibrator.errors(start, data);
+        double[] after = Calibrator.errors(fitted, data);
+        if (!quiet) {
+            out.printf(Locale.ROOT, "%n%s: model,dtype,tp,phase,batch,context_tokens,new_tokens,measured_ms,predicted_ms,error%n", title);
+            for (int i = 0; i < data.size(); i++) {
+                Calibrator.Measurement m = data.get(i);
+                Deployment d = m.deployment();
+                out.printf(Locale.ROOT, "%s,%s,%d,%s,%d,%d,%d,%.3f,%.3f,%+.1f%%%n", d.model().name(),
+                        d.dtype().name().toLowerCase(Locale.ROOT), d.tensorParallelSize(), m.phase(), m.batch(),
+                        m.contextTokens(), m.newTokens(), m.measuredMs(), predicted[i], 100 * after[i]);
+            }
+        }
+        out.printf(Locale.ROOT, "%n%-28s %5s  %-21s  %-21s%n", title, "n", "before: median / max", "after: median / max");
+        Map<String, List<Integer>> groups = new LinkedHashMap<>();
+        for (int i = 0; i < data.size(); i++) {
+            groups.computeIfAbsent(data.get(i).group(), k -> new ArrayList<>()).add(i);
+        }
+        groups.put("all", null);
+        for (Map.Entry<String, List<Integer>> g : groups.entrySet()) {
+            double[] b = pick(before, g.getValue());
+            double[] a = pick(after, g.getValue());
+            out.printf(Locale.ROOT, "%-28s %5d  %7.1f%% / %7.1f%%    %7.1f%% / %7.1f%%%n", g.getKey(), a.length,
+                    100 * Calibrator.medianAbs(b), 100 * Calibrator.maxAbs(b), 100 * Calibrator.medianAbs(a), 100 * Calibrator.maxAbs(a));
+        }
+    }
+
+    private static double[] pick(double[] v, List<Integer> indices) {
+        return indices == null ? v : indices.stream().mapToDouble(i -> v[i]).toArray();
+    }
+
+    private void write(Calibrator.Result r, int n) {
         ObjectMapper yaml = new ObjectMapper(new YAMLFactory().disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER)
                 .enable(YAMLGenerator.Feature.MINIMIZE_QUOTES));
-        String header = String.format(Locale.ROOT, "# %s calibrated by `infersim calibrate` for %s (tp %d, %s) from %s.%n"
-                        + "# Relative step-time error: rms %.1f%% -> %.1f%%, max %.1f%% -> %.1f%%.%n",
-                d.gpu().name(), d.model().name(), d.tensorParallelSize(), d.dtype(), measurements.getFileName(),
-                100 * r.rmsErrorBefore(), 100 * r.rmsErrorAfter(), 100 * r.maxErrorBefore(), 100 * r.maxErrorAfter());
+        StringBuilder files = new StringBuilder();
+        for (Path p : measurements) {
+            files.append(files.length() == 0 ? "" : ", ").append(p.getFileName());
+        }
+        String header = String.format(Locale.ROOT, "# %s calibrated by `infersim calibrate` on %d measurements from %s.%n"
+                        + "# Relative step-time error of the fit: median %.1f%%, max %.1f%%.%n",
+                r.fitted().name(), n, files, 100 * Calibrator.medianAbs(r.errorsAfter()), 100 * Calibrator.maxAbs(r.errorsAfter()));
         try {
             Files.writeString(output, header + yaml.writeValueAsString(r.fitted()));
         } catch (IOException e) {

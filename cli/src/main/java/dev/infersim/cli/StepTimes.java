@@ -7,7 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
-/** The step-time grid shared by {@code profile} (prints it) and {@code calibrate} (fits it to measurements). */
+/** The step-time grid {@code profile} prints; {@code calibrate} reads the same columns plus measured_ms. */
 final class StepTimes {
     static final String CSV_HEADER = "phase,batch,context_tokens,new_tokens,step_ms";
 

@@ -68,11 +68,18 @@ class ProfileCommandTest {
         Path file = dir.resolve("steps.csv");
         Files.writeString(file, csv);
         Path out = dir.resolve("fitted.yaml");
+        // start from the H200 profile with two factors knocked off
+        String h200 = new String(ProfileCommandTest.class.getClassLoader().getResourceAsStream("configs/gpus/h200.yaml").readAllBytes());
+        Path start = dir.resolve("start.yaml");
+        Files.writeString(start, h200.replaceFirst("gemm_bandwidth_efficiency: [0-9.]+", "gemm_bandwidth_efficiency: 0.5")
+                .replaceFirst("attention_compute_efficiency: [0-9.]+", "attention_compute_efficiency: 0.3"));
 
-        CliRun run = CliRun.of("calibrate", "--gpu", "h100", "--measurements", file.toString(), "--output", out.toString());
+        CliRun run = CliRun.of("calibrate", "--gpu", start.toString(), "--measurements", file.toString(), "--output", out.toString());
 
         assertEquals(0, run.exitCode(), run.err());
-        assertTrue(run.out().contains("relative error after:  rms 0.0%"), run.out());
+        String all = run.out().lines().filter(l -> l.startsWith("all ")).findFirst().orElseThrow();
+        assertTrue(all.matches("all\\s+\\d+\\s+[1-9]\\d*\\.\\d% /\\s+\\S+%\\s+0\\.\\d% /\\s+0\\.\\d%"), "before off, after exact: " + all);
+        assertTrue(run.out().contains("llama-3.1-8b,bf16,1,decode,64,4096,64,"), "every measurement is printed: " + run.out());
         CliRun again = CliRun.of("profile", "--gpu", out.toString(), "--format", "csv", "--prefill-lens", "128,512,2048,8192",
                 "--decode-batches", "1,16,64,256", "--contexts", "512,4096");
         assertEquals(0, again.exitCode(), again.err());
@@ -83,6 +90,30 @@ class ProfileCommandTest {
             double a = Double.parseDouble(actual.get(i).substring(actual.get(i).lastIndexOf(',') + 1));
             assertEquals(e, a, 0.01 * e, expected.get(i));
         }
+    }
+
+    @Test
+    void calibrateFitsTheKitsTableAndChecksTheHeldOutModels(@TempDir Path dir) {
+        Path measured = Path.of("..", "configs", "measurements");
+        CliRun run = CliRun.of("calibrate", "--gpu", "h100", "--measurements", measured.resolve("h100.csv").toString(),
+                "--fit-models", "llama-3.1-8b,qwen2.5-1.5b", "--check", measured.resolve("h100-mixtral.csv").toString(),
+                "--quiet", "--output", dir.resolve("fitted.yaml").toString());
+        assertEquals(0, run.exitCode(), run.err());
+        String fitted = run.out().lines().findFirst().orElseThrow();
+        assertTrue(fitted.contains("fp8_layer_overhead_us") && !fitted.contains("compute_efficiency_max,"),
+                "FP8 rows fit the FP8 overhead; the measured GEMM ceiling holds the compute efficiency: " + fitted);
+        assertTrue(run.out().contains("\nheld out "), run.out());
+        assertTrue(run.out().lines().anyMatch(l -> l.startsWith("mistral-7b bf16 tp1")), run.out());
+        assertTrue(run.out().lines().anyMatch(l -> l.startsWith("mixtral-8x7b bf16 tp1")), run.out());
+    }
+
+    @Test
+    void calibrateRejectsAnUnknownFactor(@TempDir Path dir) {
+        CliRun run = CliRun.of("calibrate", "--measurements", Path.of("..", "configs", "measurements", "h100.csv").toString(),
+                "--fit-factors", "warp_speed", "--output", dir.resolve("o.yaml").toString());
+        assertEquals(2, run.exitCode());
+        assertTrue(run.err().startsWith("infersim: --fit-factors: unknown factor 'warp_speed'"), run.err());
+        assertEquals(1, run.err().lines().count(), run.err());
     }
 
     @Test

@@ -8,14 +8,18 @@ package dev.infersim.engine;
  *   <li>linear layers (QKV, output, gate/up, down): weights are read once per step, whatever the batch; FLOPs are
  *       {@code 2 x tokens x params}; GEMM efficiency grows with tokens as {@code max x T / (T + half)} because small GEMMs
  *       cannot fill the machine;</li>
- *   <li>MoE layers read only the experts the batch touches: {@code E x (1 - (1 - k/E)^T)} expected distinct experts;</li>
- *   <li>decode attention reads every sequence's whole KV cache; prefill attention costs {@code 4 x heads x head_dim}
- *       FLOPs per causal query-key pair and reads the chunk's context;</li>
- *   <li>the LM head runs only for sequences that sample;</li>
+ *   <li>MoE layers run one grouped GEMM over the tokens' {@code k} expert slots, at their own compute and bandwidth
+ *       efficiencies, and read only the experts the batch touches: {@code E x (1 - (1 - k/E)^T)} expected distinct
+ *       experts;</li>
+ *   <li>decode attention reads every sequence's whole KV cache, at a bandwidth efficiency that grows with the
+ *       (sequence, KV head) pairs working in parallel; prefill attention costs {@code 4 x heads x head_dim} FLOPs per
+ *       causal query-key pair at an efficiency that grows with the keys each query sees;</li>
+ *   <li>the LM head (BF16 whatever the weights) runs only for sequences that sample;</li>
  *   <li>tensor parallelism splits weights and heads over the group and adds two all-reduces of the activations per
- *       layer (ring: {@code 2 (tp-1)/tp x bytes / bandwidth} plus latency);</li>
- *   <li>fixed overheads per step, per layer and per sequence cover what the roofline cannot see: scheduling, small
- *       kernels, sampling.</li>
+ *       layer (ring: {@code 2 (tp-1)/tp x bytes / bandwidth} plus latency, the faster of a low-latency and a bandwidth
+ *       protocol, as NCCL picks);</li>
+ *   <li>fixed overheads per step, per layer and per sequence cover what the roofline cannot see: small kernels and
+ *       each kernel's launch and tail.</li>
  * </ul>
  * Constants are precomputed so {@link #stepNanos} is a few dozen floating-point operations and allocates nothing.
  */
@@ -26,13 +30,21 @@ public final class RooflineCostModel implements CostModel {
     private final int tp;
     private final double weightBytes;
     private final double peakFlops;
+    private final double bf16Flops;
     private final double gemmBandwidth;
-    private final double attentionBandwidth;
     private final double computeEfficiencyMax;
+    private final double bf16EfficiencyMax;
     private final double computeHalfTokens;
+    private final double moeGemmEfficiency;
+    private final double moeBandwidth;
+    private final double attentionBandwidth;
+    private final double decodeHalfStreams;
     private final double attentionFlops;
+    private final double prefillHalfKeys;
     private final double interconnect;
     private final double allReduceLatency;
+    private final double smallInterconnect;
+    private final double smallAllReduceLatency;
     private final double fixedNanos;
     private final double sequenceNanos;
     // per layer, per GPU
@@ -44,6 +56,7 @@ public final class RooflineCostModel implements CostModel {
     private final int expertsPerToken;
     private final int hidden;
     private final int intermediate;
+    private final double kvHeads;
     private final double kvBytesPerTokenPerLayer;
     private final double qHeadsTimesDim;
     private final double lmHeadParams;
@@ -51,18 +64,28 @@ public final class RooflineCostModel implements CostModel {
     public RooflineCostModel(Deployment d) {
         GpuProfile g = d.gpu();
         ModelProfile m = d.model();
+        boolean fp8 = d.dtype() == Precision.FP8 && g.fp8Tflops() > 0;
         layers = m.layers();
         tp = d.tensorParallelSize();
         weightBytes = d.dtype().bytes();
         peakFlops = g.peakFlops(d.dtype());
+        bf16Flops = g.peakFlops(Precision.BF16);
         gemmBandwidth = g.hbmBytesPerSecond() * g.gemmBandwidthEfficiency();
-        attentionBandwidth = g.hbmBytesPerSecond() * g.attentionBandwidthEfficiency();
-        computeEfficiencyMax = g.computeEfficiencyMax();
+        computeEfficiencyMax = fp8 ? g.fp8ComputeEfficiencyMax() : g.computeEfficiencyMax();
+        bf16EfficiencyMax = g.computeEfficiencyMax();
         computeHalfTokens = g.computeHalfTokens();
-        attentionFlops = g.peakFlops(Precision.BF16) * g.attentionComputeEfficiency();
+        moeGemmEfficiency = g.moeGemmEfficiency();
+        moeBandwidth = g.hbmBytesPerSecond() * g.moeBandwidthEfficiency();
+        attentionBandwidth = g.hbmBytesPerSecond() * g.attentionBandwidthEfficiency();
+        decodeHalfStreams = g.decodeAttentionHalfStreams();
+        attentionFlops = bf16Flops * g.attentionComputeEfficiency();
+        prefillHalfKeys = g.prefillAttentionHalfKeys();
         interconnect = g.interconnectBytesPerSecond() * g.interconnectEfficiency();
         allReduceLatency = g.allReduceLatencyUs() * 1e-6;
-        fixedNanos = (g.stepOverheadUs() + layers * g.layerOverheadUs()) * 1e3;
+        smallInterconnect = g.interconnectBytesPerSecond() * g.smallAllReduceEfficiency();
+        smallAllReduceLatency = g.smallAllReduceLatencyUs() * 1e-6;
+        double perLayerUs = g.layerOverheadUs() + (fp8 ? g.fp8LayerOverheadUs() : 0) + (m.isMoe() ? g.moeLayerOverheadUs() : 0);
+        fixedNanos = (g.stepOverheadUs() + layers * perLayerUs) * 1e3;
         sequenceNanos = g.sequenceOverheadUs() * 1e3;
         qkvParams = (double) m.hiddenSize() * (m.qDim() + 2 * m.kvDim()) / tp;
         qkvOut = (double) (m.qDim() + 2 * m.kvDim()) / tp;
@@ -72,6 +95,7 @@ public final class RooflineCostModel implements CostModel {
         expertsPerToken = m.numExpertsPerTok();
         hidden = m.hiddenSize();
         intermediate = m.intermediateSize();
+        kvHeads = Math.max(1.0, (double) m.kvHeads() / tp);
         kvBytesPerTokenPerLayer = KvCapacity.kvBytesPerTokenPerGpu(d) / m.layers();
         qHeadsTimesDim = (double) m.qDim() / tp;
         lmHeadParams = (double) m.vocabSize() * m.hiddenSize() / tp;
@@ -88,9 +112,18 @@ public final class RooflineCostModel implements CostModel {
                 + mlp(tokens)
                 + decodeAttention(s)
                 + prefillAttention(s)
-                + 2 * allReduce(tokens);
-        double seconds = layers * layerSeconds + gemm(s.samplingSeqs(), lmHeadParams, hidden, lmHeadParams / hidden);
+                + 2 * allReduceSeconds(tokens);
+        double seconds = layers * layerSeconds + lmHead(s.samplingSeqs());
         return Math.round(seconds * 1e9 + fixedNanos + sequenceNanos * s.sequences());
+    }
+
+    /** Time of one all-reduce of {@code tokens} activations over the tensor-parallel group (0 without one). */
+    public double allReduceSeconds(double tokens) {
+        if (tp == 1) {
+            return 0;
+        }
+        double ringBytes = 2.0 * (tp - 1) / tp * tokens * hidden * ACTIVATION_BYTES;
+        return Math.min(smallAllReduceLatency + ringBytes / smallInterconnect, allReduceLatency + ringBytes / interconnect);
     }
 
     /** Time of a GEMM over {@code tokens} rows with {@code params} weights, {@code in} inputs and {@code out} outputs per row. */
@@ -104,15 +137,27 @@ public final class RooflineCostModel implements CostModel {
         return Math.max(flops / (peakFlops * efficiency), bytes / gemmBandwidth);
     }
 
+    private double lmHead(double sequences) {
+        if (sequences == 0) {
+            return 0;
+        }
+        double flops = 2 * sequences * lmHeadParams;
+        double bytes = lmHeadParams * ACTIVATION_BYTES + sequences * (hidden + lmHeadParams / hidden) * ACTIVATION_BYTES;
+        double efficiency = bf16EfficiencyMax * sequences / (sequences + computeHalfTokens);
+        return Math.max(flops / (bf16Flops * efficiency), bytes / gemmBandwidth);
+    }
+
     private double mlp(double tokens) {
         if (experts == 0) {
             return gemm(tokens, mlpParamsPerExpert * 2 / 3, hidden, 2.0 * intermediate / tp)
                     + gemm(tokens, mlpParamsPerExpert / 3, (double) intermediate / tp, hidden);
         }
         double touched = experts * (1 - Math.pow(1 - (double) expertsPerToken / experts, tokens));
-        double tokensPerExpert = tokens * expertsPerToken / touched;
-        return touched * (gemm(tokensPerExpert, mlpParamsPerExpert * 2 / 3, hidden, 2.0 * intermediate / tp)
-                + gemm(tokensPerExpert, mlpParamsPerExpert / 3, (double) intermediate / tp, hidden));
+        double rows = tokens * expertsPerToken;
+        double flops = 2 * rows * mlpParamsPerExpert;
+        double bytes = touched * mlpParamsPerExpert * weightBytes + rows * (2 * hidden + 3.0 * intermediate / tp) * ACTIVATION_BYTES;
+        double efficiency = moeGemmEfficiency * computeEfficiencyMax * rows / (rows + computeHalfTokens);
+        return Math.max(flops / (peakFlops * efficiency), bytes / moeBandwidth);
     }
 
     private double decodeAttention(BatchShape s) {
@@ -122,23 +167,18 @@ public final class RooflineCostModel implements CostModel {
         double keys = s.decodeContextTokens();
         double flops = 4 * qHeadsTimesDim * keys;
         double bytes = keys * kvBytesPerTokenPerLayer;
-        return Math.max(flops / attentionFlops, bytes / attentionBandwidth);
+        double streams = s.decodeSeqs() * kvHeads;
+        return Math.max(flops / attentionFlops, bytes * (streams + decodeHalfStreams) / (streams * attentionBandwidth));
     }
 
     private double prefillAttention(BatchShape s) {
         if (s.prefillChunks() == 0) {
             return 0;
         }
-        double flops = 4 * qHeadsTimesDim * s.prefillAttentionPairs();
+        double pairs = s.prefillAttentionPairs();
+        double keysPerQuery = pairs / s.prefillTokens();
+        double flops = 4 * qHeadsTimesDim * pairs;
         double bytes = s.prefillContextTokens() * kvBytesPerTokenPerLayer + s.prefillTokens() * qHeadsTimesDim * 2 * ACTIVATION_BYTES;
-        return Math.max(flops / attentionFlops, bytes / attentionBandwidth);
-    }
-
-    private double allReduce(double tokens) {
-        if (tp == 1) {
-            return 0;
-        }
-        double bytes = tokens * hidden * ACTIVATION_BYTES;
-        return allReduceLatency + 2.0 * (tp - 1) / tp * bytes / interconnect;
+        return Math.max(flops * (keysPerQuery + prefillHalfKeys) / (keysPerQuery * attentionFlops), bytes / attentionBandwidth);
     }
 }

@@ -4,59 +4,100 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class CalibratorTest {
+    private static final GpuProfile H100 = Profiles.gpu("h100");
 
-    private static List<Calibrator.Measurement> synthetic(Deployment truth) {
-        RooflineCostModel cost = new RooflineCostModel(truth);
-        List<Calibrator.Measurement> data = new ArrayList<>();
-        for (int len : new int[] {64, 128, 256, 512, 1024, 2048, 4096, 8192}) {
-            BatchShape s = new BatchShape().addPrefill(len, 0, true);
-            data.add(new Calibrator.Measurement(s, cost.stepNanos(s) / 1e6));
-        }
-        for (int context : new int[] {128, 512, 2048, 8192}) {
-            for (int batch : new int[] {1, 4, 16, 64, 256}) {
-                BatchShape s = new BatchShape();
-                for (int i = 0; i < batch; i++) {
-                    s.addDecode(context);
-                }
-                data.add(new Calibrator.Measurement(s, cost.stepNanos(s) / 1e6));
+    /** Step times the truth profile predicts for prefill, decode and mixed steps of each deployment. */
+    private static List<Calibrator.Measurement> synthetic(GpuProfile truth, List<Deployment> deployments) {
+        List<Calibrator.Measurement> shapes = new ArrayList<>();
+        for (Deployment d : deployments) {
+            for (int len : new int[] {64, 128, 256, 512, 1024, 2048, 4096, 8192}) {
+                shapes.add(new Calibrator.Measurement(d, "prefill", 1, 0, len, 1));
             }
+            for (int context : new int[] {128, 512, 2048, 8192}) {
+                for (int batch : new int[] {1, 4, 16, 64, 256}) {
+                    shapes.add(new Calibrator.Measurement(d, "decode", batch, context, batch, 1));
+                }
+            }
+            shapes.add(new Calibrator.Measurement(d, "mixed", 32, 2048, 2048, 1));
+        }
+        double[] ms = Calibrator.predictedMs(truth, shapes);
+        List<Calibrator.Measurement> data = new ArrayList<>();
+        for (int i = 0; i < ms.length; i++) {
+            Calibrator.Measurement m = shapes.get(i);
+            data.add(new Calibrator.Measurement(m.deployment(), m.phase(), m.batch(), m.contextTokens(), m.newTokens(), ms[i]));
         }
         return data;
     }
 
+    private static double factor(GpuProfile g, String name) {
+        return g.factors()[GpuProfile.FACTORS.indexOf(name)];
+    }
+
+    private static GpuProfile with(GpuProfile g, String name, double value) {
+        double[] f = g.factors();
+        f[GpuProfile.FACTORS.indexOf(name)] = value;
+        return g.withFactors(f);
+    }
+
     @Test
-    void recoversKnownFactorsFromSyntheticMeasurements() {
-        Deployment start = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).build();
-        GpuProfile g = start.gpu();
-        double[] truthFactors = {0.61, 0.48, 0.57, 160, 0.38, 650, g.layerOverheadUs(), 15};
-        Deployment truth = start.toBuilder().gpu(g.withFactors(truthFactors)).build();
-        List<Calibrator.Measurement> data = synthetic(truth);
+    void recoversKnownFactorsFromTwoModels() {
+        GpuProfile truth = with(with(with(with(H100, "gemm_bandwidth_efficiency", 0.61), "attention_bandwidth_efficiency", 0.48),
+                "attention_compute_efficiency", 0.38), "sequence_overhead_us", 15);
+        List<Deployment> deployments = List.of(
+                Deployment.builder(H100, Profiles.model("llama-3.1-8b")).build(),
+                Deployment.builder(H100, Profiles.model("qwen2.5-1.5b")).build(),
+                Deployment.builder(H100, Profiles.model("llama-3.1-70b")).build());
+        List<Calibrator.Measurement> data = synthetic(truth, deployments);
 
-        Calibrator.Result result = Calibrator.fit(start, data);
+        Calibrator.Result result = Calibrator.fit(H100, data, Set.of("compute_efficiency_max"));
 
-        assertTrue(result.rmsErrorBefore() > 0.1, "the starting profile is far off: " + result.rmsErrorBefore());
-        assertTrue(result.rmsErrorAfter() < 0.005, "fit reproduces the data: " + result.rmsErrorAfter());
-        double[] fitted = result.fitted().factors();
-        // Weight streaming and the fixed overheads are both constant per step, so one model's step times pin down only
-        // their sum; the other factors each leave their own mark and come back individually.
-        assertEquals(truthFactors[1], fitted[1], 0.02 * truthFactors[1], "attention bandwidth efficiency");
-        assertEquals(truthFactors[2], fitted[2], 0.02 * truthFactors[2], "compute efficiency max");
-        assertEquals(truthFactors[4], fitted[4], 0.02 * truthFactors[4], "attention compute efficiency");
-        assertEquals(truthFactors[7], fitted[7], 0.05 * truthFactors[7], "sequence overhead");
-        // and the fitted profile predicts shapes it never saw
-        RooflineCostModel truthCost = new RooflineCostModel(truth);
-        RooflineCostModel fittedCost = new RooflineCostModel(start.toBuilder().gpu(result.fitted()).build());
-        BatchShape mixed = new BatchShape().addPrefill(3000, 1000, true);
-        for (int i = 0; i < 40; i++) {
-            mixed.addDecode(777);
+        assertTrue(Calibrator.medianAbs(result.errorsBefore()) > 0.05, "the starting profile is off");
+        assertTrue(Calibrator.maxAbs(result.errorsAfter()) < 0.01, "the fit reproduces the data: " + Calibrator.maxAbs(result.errorsAfter()));
+        assertFalse(result.fittedFactors().contains("compute_efficiency_max"), "held");
+        assertFalse(result.fittedFactors().contains("moe_gemm_efficiency"), "no MoE rows, nothing to fit it to");
+        assertFalse(result.fittedFactors().contains("interconnect_efficiency"), "no tensor-parallel rows");
+        // The per-step and per-layer overheads trade against weight streaming for models of 28 to 80 layers, so only
+        // their sum per model is pinned down; the factors with a mark of their own come back individually.
+        for (String f : List.of("attention_bandwidth_efficiency", "attention_compute_efficiency", "sequence_overhead_us")) {
+            assertEquals(factor(truth, f), factor(result.fitted(), f), 0.05 * factor(truth, f), f);
         }
-        for (BatchShape s : List.of(mixed, new BatchShape().addPrefill(6000, 0, true), new BatchShape().addDecode(3000))) {
-            assertEquals(truthCost.stepNanos(s), fittedCost.stepNanos(s), 0.01 * truthCost.stepNanos(s));
+        // and a model the fit never saw follows from the same factors
+        List<Calibrator.Measurement> unseen = synthetic(truth, List.of(Deployment.builder(H100, Profiles.model("qwen2.5-7b")).build()));
+        assertTrue(Calibrator.maxAbs(Calibrator.errors(result.fitted(), unseen)) < 0.02, "held-out model");
+    }
+
+    @Test
+    void fitsAllReduceFactorsToAllReduceRowsAlone() {
+        GpuProfile truth = with(with(H100, "interconnect_efficiency", 0.6), "small_all_reduce_latency_us", 9);
+        Deployment tp2 = Deployment.builder(H100, Profiles.model("llama-3.1-8b")).tensorParallelSize(2).build();
+        List<Calibrator.Measurement> shapes = new ArrayList<>();
+        for (int tokens : new int[] {1, 8, 32, 128, 512, 2048, 8192, 16384}) {
+            shapes.add(new Calibrator.Measurement(tp2, "allreduce", 1, 0, tokens, 1));
         }
+        double[] ms = Calibrator.predictedMs(truth, shapes);
+        List<Calibrator.Measurement> data = new ArrayList<>();
+        for (int i = 0; i < ms.length; i++) {
+            data.add(new Calibrator.Measurement(tp2, "allreduce", 1, 0, shapes.get(i).newTokens(), ms[i]));
+        }
+        Calibrator.Result result = Calibrator.fit(H100, data, Set.of());
+        assertEquals(List.of("interconnect_efficiency", "all_reduce_latency_us", "small_all_reduce_efficiency",
+                "small_all_reduce_latency_us"), result.fittedFactors());
+        assertTrue(Calibrator.maxAbs(result.errorsAfter()) < 0.01, "max error " + Calibrator.maxAbs(result.errorsAfter()));
+    }
+
+    @Test
+    void rejectsAnUnknownHeldFactor() {
+        Deployment d = Deployment.builder(H100, Profiles.model("llama-3.1-8b")).build();
+        List<Calibrator.Measurement> data = synthetic(H100, List.of(d));
+        ConfigException e = org.junit.jupiter.api.Assertions.assertThrows(ConfigException.class,
+                () -> Calibrator.fit(H100, data, Set.of("warp_speed")));
+        assertTrue(e.getMessage().contains("warp_speed"), e.getMessage());
     }
 }
