@@ -40,8 +40,9 @@ public final class CalibrateCommand implements Runnable {
     @Mixin
     DeploymentOptions deployment;
 
-    @Option(names = "--measurements", required = true, paramLabel = "FILE.csv",
-            description = "Measured step times (repeatable): the kit's CSV, or `infersim profile --format csv` plus measured_ms.")
+    @Option(names = "--measurements", paramLabel = "FILE.csv",
+            description = "Measured step times to fit (repeatable): the kit's CSV, or `infersim profile --format csv` plus "
+                    + "measured_ms. Without any, --check files are only replayed through --gpu.")
     List<Path> measurements;
 
     @Option(names = "--check", paramLabel = "FILE.csv",
@@ -65,7 +66,7 @@ public final class CalibrateCommand implements Runnable {
                     + "ceilings over the datasheet peaks, where the CSV headers give them (default: on).")
     boolean ceilings;
 
-    @Option(names = "--output", required = true, paramLabel = "FILE.yaml", description = "Where to write the fitted GPU profile.")
+    @Option(names = "--output", paramLabel = "FILE.yaml", description = "Where to write the fitted GPU profile (required with --measurements).")
     Path output;
 
     @Option(names = "--quiet", description = "Print only the per-model summary, not every measurement.")
@@ -80,6 +81,12 @@ public final class CalibrateCommand implements Runnable {
         for (Path file : checks == null ? List.<Path>of() : checks) {
             heldOut.addAll(MeasurementFile.read(file, "--check", defaults).rows());
         }
+        if (measurements == null) {
+            ConfigException.check(!heldOut.isEmpty(), "--measurements: give measurements to fit, or --check files to replay");
+            report(System.out, "check", heldOut, start, start);
+            return;
+        }
+        ConfigException.check(output != null, "--output: required with --measurements");
         Map<String, List<Double>> ceilingValues = new LinkedHashMap<>();
         for (Path file : measurements) {
             MeasurementFile.Contents c = MeasurementFile.read(file, "--measurements", defaults);
@@ -151,7 +158,9 @@ public final class CalibrateCommand implements Runnable {
                         m.contextTokens(), m.newTokens(), m.measuredMs(), predicted[i], 100 * after[i]);
             }
         }
-        out.printf(Locale.ROOT, "%n%-28s %5s  %-21s  %-21s%n", title, "n", "before: median / max", "after: median / max");
+        boolean refitted = start != fitted;
+        out.printf(Locale.ROOT, "%n%-28s %5s  %-21s%s%n", title, "n", refitted ? "before: median / max" : "median / max",
+                refitted ? "  after: median / max" : "");
         Map<String, List<Integer>> groups = new LinkedHashMap<>();
         for (int i = 0; i < data.size(); i++) {
             groups.computeIfAbsent(data.get(i).group(), k -> new ArrayList<>()).add(i);
@@ -160,8 +169,9 @@ public final class CalibrateCommand implements Runnable {
         for (Map.Entry<String, List<Integer>> g : groups.entrySet()) {
             double[] b = pick(before, g.getValue());
             double[] a = pick(after, g.getValue());
-            out.printf(Locale.ROOT, "%-28s %5d  %7.1f%% / %7.1f%%    %7.1f%% / %7.1f%%%n", g.getKey(), a.length,
-                    100 * Calibrator.medianAbs(b), 100 * Calibrator.maxAbs(b), 100 * Calibrator.medianAbs(a), 100 * Calibrator.maxAbs(a));
+            out.printf(Locale.ROOT, "%-28s %5d  %7.1f%% / %7.1f%%", g.getKey(), a.length, 100 * Calibrator.medianAbs(b),
+                    100 * Calibrator.maxAbs(b));
+            out.printf(Locale.ROOT, refitted ? "    %7.1f%% / %7.1f%%%n" : "%n", 100 * Calibrator.medianAbs(a), 100 * Calibrator.maxAbs(a));
         }
     }
 
