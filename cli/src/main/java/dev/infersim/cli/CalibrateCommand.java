@@ -98,12 +98,9 @@ public final class CalibrateCommand implements Runnable {
                 }
             }
         }
-        Set<String> held = new LinkedHashSet<>(hold == null ? List.of() : hold);
+        Set<String> held = new LinkedHashSet<>(factors("--hold", hold));
         if (fitFactors != null) {
-            for (String f : fitFactors) {
-                ConfigException.check(GpuProfile.FACTORS.contains(f), "--fit-factors: unknown factor '%s'; factors: %s", f,
-                        GpuProfile.FACTORS);
-            }
+            factors("--fit-factors", fitFactors);
             GpuProfile.FACTORS.stream().filter(f -> !fitFactors.contains(f)).forEach(held::add);
         }
         if (ceilings) {
@@ -125,6 +122,14 @@ public final class CalibrateCommand implements Runnable {
             report(out, "held out", heldOut, start, r.fitted());
         }
         out.println("wrote " + output + " (use it with --gpu " + output + ")");
+    }
+
+    private static List<String> factors(String flag, List<String> names) {
+        for (String f : names == null ? List.<String>of() : names) {
+            ConfigException.check(GpuProfile.FACTORS.contains(f), "%s: unknown factor '%s'; factors: %s", flag, f,
+                    String.join(", ", GpuProfile.FACTORS));
+        }
+        return names == null ? List.of() : names;
     }
 
     private GpuProfile withCeilings(GpuProfile g, Map<String, List<Double>> values, Set<String> held) {
