@@ -2,6 +2,7 @@ package dev.infersim.cli;
 
 import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.StartupDelay;
+import dev.infersim.server.KvEventsConfig;
 import dev.infersim.server.MockFleet;
 import dev.infersim.server.FaultSettings;
 import dev.infersim.server.OutputMode;
@@ -116,6 +117,20 @@ public final class ServeCommand implements Runnable {
                     + "labelled engine=\"0\"..\"N-1\" (default: ${DEFAULT-VALUE}).")
     int dataParallelSize;
 
+    @Option(names = "--kv-events-publisher", defaultValue = "null", paramLabel = "null|zmq",
+            description = "Publish vLLM's KV-cache events (BlockStored, BlockRemoved) over ZMQ in vLLM's msgpack wire format, "
+                    + "one message per engine step (default: ${DEFAULT-VALUE}).")
+    String kvEventsPublisher;
+
+    @Option(names = "--kv-events-endpoint", defaultValue = "tcp://*:5557", paramLabel = "URL",
+            description = "Where each engine publishes: binds with a * host (vLLM's default, ${DEFAULT-VALUE}), connects "
+                    + "otherwise (e.g. tcp://indexer:5557); data-parallel rank r uses port + r, binding replicas the ports after.")
+    String kvEventsEndpoint;
+
+    @Option(names = "--kv-events-topic", defaultValue = "", paramLabel = "TOPIC",
+            description = "First frame of every KV-event message (vLLM's default: empty; llm-d's indexer expects kv@POD@MODEL).")
+    String kvEventsTopic;
+
     @Option(names = "--startup-delay", defaultValue = "0", paramLabel = "auto|SECONDS",
             description = "Cold start in model seconds before a replica serves (/health and /v1 answer 503 meanwhile); "
                     + "auto = weight bytes / --load-bandwidth-gbps + CUDA-graph capture time (default: ${DEFAULT-VALUE}).")
@@ -192,7 +207,7 @@ public final class ServeCommand implements Runnable {
             var d = deployment.deployment();
             StartupDelay delay = StartupDelay.parse(startupDelay, d, loadBandwidthGbps);
             return ServerOptions.builder(d).schedulingPolicy(deployment.schedulingPolicy).startupDelay(delay)
-                    .dataParallelSize(dataParallelSize)
+                    .dataParallelSize(dataParallelSize).kvEvents(kvEvents())
                     .servedModelNames(servedModelNames).host(host).port(port).apiKey(apiKey).timeScale(timeScale)
                     .maxWaitingRequests(maxWaitingRequests).outputMode(OutputMode.parse(outputMode)).seed(seed)
                     .eosPosition(eosPosition()).faults(faults).realtimeEngine(realtimeEngine)
@@ -209,6 +224,14 @@ public final class ServeCommand implements Runnable {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--output-len-dist '" + outputLenDist + "': " + e.getMessage());
         }
+    }
+
+    private KvEventsConfig kvEvents() {
+        return switch (kvEventsPublisher) {
+            case "null" -> null;
+            case "zmq" -> new KvEventsConfig(kvEventsEndpoint, kvEventsTopic);
+            default -> throw new IllegalArgumentException("--kv-events-publisher must be null or zmq, got " + kvEventsPublisher);
+        };
     }
 
     private String portRange() {

@@ -32,6 +32,8 @@ class ServeCommandTest {
         assertTrue(runFailing("serve", "--replicas", "0").contains("--replicas"));
         assertTrue(runFailing("serve", "--port", "65535", "--replicas", "2").contains("--replicas"));
         assertTrue(runFailing("serve", "--startup-delay", "soon").contains("--startup-delay"));
+        assertTrue(runFailing("serve", "--kv-events-publisher", "kafka").contains("--kv-events-publisher"));
+        assertTrue(runFailing("serve", "--kv-events-publisher", "zmq", "--kv-events-endpoint", "localhost").contains("--kv-events-endpoint"));
         assertTrue(runFailing("serve", "--startup-delay", "auto", "--load-bandwidth-gbps", "0").contains("--load-bandwidth-gbps"));
     }
 

@@ -73,9 +73,14 @@ final class EngineLoop implements Runnable {
     private final List<EventLoopBatch> touched = new ArrayList<>();
     private final Thread thread;
     private final boolean realtime;
-    /** Completed by the thread once it runs: null, or why it could not take the real-time class it was asked for. */
+    /** Completed by the thread once it runs: null, or why it could not start (no real-time class, no KV-event socket). */
     private final CompletableFuture<String> started = new CompletableFuture<>();
     private volatile boolean stopping;
+    /** Set before the thread starts; the publisher itself is made and used on the engine thread only. */
+    private KvEventsConfig kvEvents;
+    private Integer kvEventsRank;
+    private int kvEventsReplicaOffset;
+    private KvEventPublisher publisher;
     private long cursorNanos;
 
     EngineLoop(EngineCore engine, int rank, ModelClock clock, ServerMetrics metrics, String name, boolean realtime) {
@@ -93,14 +98,24 @@ final class EngineLoop implements Runnable {
         thread.setPriority(Thread.MAX_PRIORITY);
     }
 
-    /** Starts the thread; with {@code realtime}, throws {@link ConfigException} when SCHED_FIFO was refused. */
+    /** Starts the thread; throws {@link ConfigException} when SCHED_FIFO was refused or the KV-event socket failed. */
     void start() {
         metrics.snapshot(engine, 0);
         thread.start();
         String refused = started.join();
         if (refused != null) {
-            throw new ConfigException("--realtime-engine: " + refused);
+            throw new ConfigException(refused);
         }
+    }
+
+    /**
+     * Publish this engine's KV-cache events ({@code rank}: its data-parallel rank, null without data parallelism;
+     * {@code replicaOffset}: the port offset of its replica's first engine where the publishers bind).
+     */
+    void publishKvEvents(KvEventsConfig config, Integer rank, int replicaOffset) {
+        kvEvents = config;
+        kvEventsRank = rank;
+        kvEventsReplicaOffset = replicaOffset;
     }
 
     /** This engine's data-parallel rank (0 without data parallelism). */
@@ -179,9 +194,18 @@ final class EngineLoop implements Runnable {
             try {
                 RealtimePriority.applyToCurrentThread();
             } catch (IllegalStateException e) {
-                started.complete(e.getMessage());
+                started.complete("--realtime-engine: " + e.getMessage());
                 return;
             }
+        }
+        if (kvEvents != null) {
+            try {
+                publisher = new KvEventPublisher(kvEvents, kvEventsRank, kvEventsReplicaOffset);
+            } catch (RuntimeException e) {
+                started.complete("--kv-events-endpoint " + kvEvents.endpoint() + ": " + e.getMessage());
+                return;
+            }
+            engine.kvCache().setEventListener(publisher);
         }
         started.complete(null);
         while (!stopping) {
@@ -213,9 +237,16 @@ final class EngineLoop implements Runnable {
             cursorNanos = plan.endNanos();
             metrics.recordStep(plan.tokens(), plan.durationNanos(), lag);
             deliver(out);
+            if (publisher != null) {
+                publisher.flush();
+            }
             metrics.snapshot(engine, arrived.size());
         }
         abortAll();
+        if (publisher != null) {
+            publisher.flush();
+            publisher.close();
+        }
     }
 
     private void drainInbox() {

@@ -42,7 +42,11 @@ final class ModelService {
         for (int rank = 0; rank < engines.size(); rank++) {
             ServerMetrics m = new ServerMetrics(options.servedModelName(), options.deployment(), capacity, options.timeScale(), rank);
             String name = "infersim-engine-" + options.servedModelName() + (engines.size() > 1 ? "-dp" + rank : "");
-            loops.add(new EngineLoop(engines.get(rank), rank, clock, m, name, options.realtimeEngine()));
+            EngineLoop loop = new EngineLoop(engines.get(rank), rank, clock, m, name, options.realtimeEngine());
+            if (options.kvEvents() != null) {
+                loop.publishKvEvents(options.kvEvents(), engines.size() > 1 ? rank : null, options.replica() * engines.size());
+            }
+            loops.add(loop);
             metrics.add(m);
         }
         this.loops = List.copyOf(loops);

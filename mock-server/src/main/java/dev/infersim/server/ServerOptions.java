@@ -34,6 +34,7 @@ import java.util.Objects;
  *                            ground truth's {@code replica} name it
  * @param startupDelay        the cold start (model time) during which /health and /v1 answer 503
  * @param dashboard           serve the live dashboard at /dashboard ({@link Dashboard})
+ * @param kvEvents            where each engine publishes vLLM's KV-cache events over ZMQ; null for none
  * @param dataParallelSize    engines behind this one port ({@code --data-parallel-size}), each a full copy of the
  *                            deployment with its own KV cache, balanced as vLLM's internal load balancer does
  * @param fixedTiming         fixed per-request latencies in place of the cost model ({@code --timing fixed}), drawn
@@ -43,7 +44,8 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
                             String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
                             LengthDistribution eosPosition, FaultSettings faults, long maxBodyBytes, int eventLoops,
                             boolean realtimeEngine, int replica, StartupDelay startupDelay,
-                            boolean dashboard, int dataParallelSize, FixedTiming fixedTiming) {
+                            boolean dashboard, int dataParallelSize, FixedTiming fixedTiming,
+                            KvEventsConfig kvEvents) {
 
     /** Engine threads of one server; each models a whole GPU group, so more would only share this host's cores thinner. */
     public static final int MAX_DATA_PARALLEL_SIZE = 64;
@@ -83,7 +85,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
     public ServerOptions forReplica(int index, int port) {
         return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                 maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
-                startupDelay, dashboard, dataParallelSize, fixedTiming);
+                startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents);
     }
 
     /** vLLM-like defaults for a deployment: 127.0.0.1:8000, real time, no key, 1,000 waiting requests, lorem text, seed 0. */
@@ -119,6 +121,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         private boolean dashboard;
         private int dataParallelSize = 1;
         private FixedTiming fixedTiming;
+        private KvEventsConfig kvEvents;
 
         private Builder(Deployment deployment) {
             this.deployment = deployment;
@@ -143,13 +146,14 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         public Builder startupDelay(StartupDelay v) { startupDelay = v; return this; }
         public Builder dashboard(boolean v) { dashboard = v; return this; }
         public Builder dataParallelSize(int v) { dataParallelSize = v; return this; }
+        public Builder kvEvents(KvEventsConfig v) { kvEvents = v; return this; }
 
         public Builder fixedTiming(FixedTiming v) { fixedTiming = v; return this; }
 
         public ServerOptions build() {
             return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                     maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, replica,
-                    startupDelay, dashboard, dataParallelSize, fixedTiming);
+                    startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents);
         }
     }
 }

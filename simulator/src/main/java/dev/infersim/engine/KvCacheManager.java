@@ -31,6 +31,7 @@ public final class KvCacheManager {
     private int freeCount;
     private long queriedTokens;
     private long hitTokens;
+    private KvEventListener events;
 
     public KvCacheManager(int numBlocks, int blockSize, boolean prefixCaching) {
         if (numBlocks < 1 || blockSize < 1) {
@@ -47,6 +48,11 @@ public final class KvCacheManager {
         for (int b = 0; b < numBlocks; b++) {
             append(b);
         }
+    }
+
+    /** Who hears of blocks entering and leaving the prefix cache; null for nobody. */
+    public void setEventListener(KvEventListener listener) {
+        events = listener;
     }
 
     public int numBlocks() { return numBlocks; }
@@ -137,6 +143,9 @@ public final class KvCacheManager {
             if (hashOf[b] == 0 && index.get(hashes[i]) == NIL) {
                 hashOf[b] = hashes[i];
                 index.put(hashes[i], b);
+                if (events != null) {
+                    events.blockStored(hashes[i], i == 0 ? 0 : hashes[i - 1], r.promptTokenIds(), i * blockSize, blockSize);
+                }
             }
         }
         r.numCachedBlocks = Math.max(r.numCachedBlocks, full);
@@ -170,6 +179,9 @@ public final class KvCacheManager {
             unlink(b);
             if (hashOf[b] != 0) {
                 index.remove(hashOf[b]);
+                if (events != null) {
+                    events.blockRemoved(hashOf[b]);
+                }
                 hashOf[b] = 0;
             }
             refCount[b] = 1;
