@@ -7,6 +7,7 @@ import dev.infersim.server.MockFleet;
 import dev.infersim.server.FaultSettings;
 import dev.infersim.server.OutputMode;
 import dev.infersim.server.ServerOptions;
+import dev.infersim.server.TruthLog;
 import dev.infersim.workload.LengthDistribution;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -146,6 +147,12 @@ public final class ServeCommand implements Runnable {
             + "pushed every half second.")
     boolean dashboard;
 
+    @Option(names = "--truth-log", paramLabel = "FILE", description = "Write the server's timeline of every finished "
+            + "request (one JSON line per choice: request id, replica, arrival, first token, each token, finish, token "
+            + "counts, finish reason; model ms and wall epoch ms) to FILE, and serve the newest rows at "
+            + "GET /infersim/truth?since=SEQ, for checking a benchmark harness (infersim check-harness).")
+    Path truthLog;
+
     @Option(names = "--config", paramLabel = "FILE", description = "YAML file of these flags (keys without '--'); command-line flags win.")
     Path config;
 
@@ -212,9 +219,37 @@ public final class ServeCommand implements Runnable {
                     .maxWaitingRequests(maxWaitingRequests).outputMode(OutputMode.parse(outputMode)).seed(seed)
                     .eosPosition(eosPosition()).faults(faults).realtimeEngine(realtimeEngine)
                     .dashboard(dashboard)
-                    .fixedTiming(timing.fixedTiming()).build();
+                    .fixedTiming(timing.fixedTiming()).truthLog(openTruthLog()).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
+    /** Opened last, once every other flag is valid, so a bad flag leaves no file behind. */
+    private TruthLog openTruthLog() {
+        if (truthLog == null) {
+            return null;
+        }
+        try {
+            return TruthLog.open(truthLog, TruthLog.DEFAULT_RING_CHARS);
+        } catch (IOException e) {
+            throw new ConfigException("--truth-log " + truthLog + ": cannot write (" + e.getMessage() + ")");
+        }
+    }
+
+    private static void closeTruthLog(ServerOptions options) {
+        if (options.truthLog() == null) {
+            return;
+        }
+        try {
+            options.truthLog().close();
+            long dropped = options.truthLog().dropped();
+            if (dropped > 0) {
+                System.err.println("infersim: --truth-log " + options.truthLog().file() + ": " + dropped
+                        + " rows dropped (the writer fell behind)");
+            }
+        } catch (IOException | RuntimeException e) {
+            System.err.println("infersim: --truth-log: " + e.getMessage());
         }
     }
 
@@ -239,6 +274,14 @@ public final class ServeCommand implements Runnable {
     }
 
     private void serve(ServerOptions options) {
+        try {
+            serveFleet(options);
+        } finally {
+            closeTruthLog(options);
+        }
+    }
+
+    private void serveFleet(ServerOptions options) {
         MockFleet fleet;
         try {
             // Each replica prints its ready line when its model has loaded, later ones (POST /admin/replicas) included.
@@ -278,6 +321,7 @@ public final class ServeCommand implements Runnable {
             } catch (Exception e) {
                 System.err.println("infersim: shutdown: " + e.getMessage());
             }
+            closeTruthLog(options); // here: the JVM may halt before the main thread runs again
             stopped.countDown();
         }, "infersim-shutdown"));
         try {

@@ -98,6 +98,13 @@ class ServeCommandTest {
     }
 
     @Test
+    void aTruthLogThatCannotBeWrittenNamesItsFlag(@TempDir Path dir) {
+        Path missing = dir.resolve("no-such-dir").resolve("truth.jsonl");
+        String line = runFailing("serve", "--port", "0", "--truth-log", missing.toString());
+        assertTrue(line.startsWith("infersim: --truth-log " + missing + ": cannot write"), line);
+    }
+
+    @Test
     void aMissingConfigFileSaysSo() {
         String line = runFailing("serve", "--config", "/nonexistent/serve.yaml");
         assertTrue(line.contains("no such file"), line);

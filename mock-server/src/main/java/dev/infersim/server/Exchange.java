@@ -49,7 +49,8 @@ final class Exchange {
         long created = System.currentTimeMillis() / 1000;
         String model = service.options.servedModelName();
         Logprobs logprobs = new Logprobs(request, service.vocabulary);
-        this.truth = new GroundTruth(requestId, service.options.replica(), service.clock, choices);
+        this.truth = new GroundTruth(requestId, service.options.replica(), service.clock, choices, request.tokenTimes(),
+                service.options.truthLog());
         this.sse = request.stream() ? new SseEncoder(request, id, created, model, choices, logprobs, truth) : null;
         this.body = request.stream() ? null : new WholeBody(request, id, created, model, choices, logprobs, truth);
     }
@@ -124,6 +125,7 @@ final class Exchange {
         }
         if (Choice.finished(published) && !c.finishHandled) {
             c.finishHandled = true;
+            truth.finished(c);
             if (++finishedChoices == choices.length) {
                 answerWhole();
             }
@@ -186,6 +188,7 @@ final class Exchange {
         }
         if (finished && !c.finishHandled) {
             c.finishHandled = true;
+            truth.finished(c);
             boolean lastChoice = ++finishedChoices == choices.length;
             if (!c.finalChunkSent) {
                 sse.finish(out, c, lastChoice && !request.includeUsage());

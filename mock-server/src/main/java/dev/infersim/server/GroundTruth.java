@@ -15,13 +15,37 @@ final class GroundTruth {
     private final int replica;
     private final ModelClock clock;
     private final Choice[] choices;
+    /** The request asked for token times in its response ({@code infersim.token_times}). */
+    private final boolean responseTokenTimes;
+    private final TruthLog log;
     private int engine;
 
-    GroundTruth(String requestId, int replica, ModelClock clock, Choice[] choices) {
+    GroundTruth(String requestId, int replica, ModelClock clock, Choice[] choices, boolean responseTokenTimes, TruthLog log) {
         this.requestId = requestId;
         this.replica = replica;
         this.clock = clock;
         this.choices = choices;
+        this.responseTokenTimes = responseTokenTimes;
+        this.log = log;
+    }
+
+    /** Event loop: {@code c} finished (seen through its published state); hands it to the truth log, if any. */
+    void finished(Choice c) {
+        if (log != null) {
+            log.offer(this, c);
+        }
+    }
+
+    /** Truth-log writer thread: one JSON Lines row for choice {@code c}, numbered {@code seq}. */
+    void writeRow(JsonGenerator g, long seq, Choice c) throws IOException {
+        g.writeStartObject();
+        g.writeNumberField("seq", seq);
+        g.writeStringField("request_id", requestId);
+        g.writeNumberField("replica", replica);
+        g.writeNumberField("engine", engine);
+        g.writeNumberField("time_scale", clock.timeScale());
+        choiceFields(g, c, true);
+        g.writeEndObject();
     }
 
     /** The data-parallel rank of the engine that took the request. */
@@ -37,27 +61,31 @@ final class GroundTruth {
         g.writeNumberField("time_scale", clock.timeScale());
         g.writeArrayFieldStart("choices");
         for (Choice c : choices) {
-            EngineRequest r = c.request;
             g.writeStartObject();
-            g.writeNumberField("index", c.index);
-            g.writeNumberField("prompt_tokens", r.promptTokens());
-            g.writeNumberField("cached_prompt_tokens", Math.max(0, r.cachedPromptTokens()));
-            g.writeNumberField("completion_tokens", r.outputTokens());
-            g.writeStringField("finish_reason", c.finishName());
-            g.writeNumberField("preemptions", r.preemptions());
-            g.writeObjectFieldStart("model");
-            timeline(g, c, 1e6, false);
-            g.writeEndObject();
-            g.writeObjectFieldStart("wall");
-            timeline(g, c, 1e6 * clock.timeScale(), true);
-            g.writeEndObject();
+            choiceFields(g, c, responseTokenTimes);
             g.writeEndObject();
         }
         g.writeEndArray();
         g.writeEndObject();
     }
 
-    private void timeline(JsonGenerator g, Choice c, double nanosPerMs, boolean epoch) throws IOException {
+    private void choiceFields(JsonGenerator g, Choice c, boolean tokenTimes) throws IOException {
+        EngineRequest r = c.request;
+        g.writeNumberField("index", c.index);
+        g.writeNumberField("prompt_tokens", r.promptTokens());
+        g.writeNumberField("cached_prompt_tokens", Math.max(0, r.cachedPromptTokens()));
+        g.writeNumberField("completion_tokens", r.outputTokens());
+        g.writeStringField("finish_reason", c.finishName());
+        g.writeNumberField("preemptions", r.preemptions());
+        g.writeObjectFieldStart("model");
+        timeline(g, c, 1e6, false, tokenTimes);
+        g.writeEndObject();
+        g.writeObjectFieldStart("wall");
+        timeline(g, c, 1e6 * clock.timeScale(), true, tokenTimes);
+        g.writeEndObject();
+    }
+
+    private void timeline(JsonGenerator g, Choice c, double nanosPerMs, boolean epoch, boolean tokenTimes) throws IOException {
         EngineRequest r = c.request;
         instant(g, "arrival_ms", r.arrivalNanos(), nanosPerMs, epoch);
         instant(g, "scheduled_ms", r.firstScheduledNanos(), nanosPerMs, epoch);
@@ -72,7 +100,7 @@ final class GroundTruth {
         duration(g, "prefill_time_ms", r.firstScheduledNanos(), r.firstTokenNanos(), nanosPerMs);
         duration(g, "decode_time_ms", r.firstTokenNanos(), r.finishedNanos(), nanosPerMs);
         duration(g, "e2e_ms", r.arrivalNanos(), r.finishedNanos(), nanosPerMs);
-        long[] times = c.tokenTimes();
+        long[] times = tokenTimes ? c.tokenTimes() : null;
         if (times != null) {
             g.writeArrayFieldStart("token_times_ms");
             for (long t : times) {

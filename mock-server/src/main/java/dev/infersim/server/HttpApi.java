@@ -58,6 +58,9 @@ final class HttpApi extends VerticleBase {
      * {@code fleet}: the replica set that {@code /admin/replicas} reports and resizes; null where this server has none.
      * {@code dashboard}: the feed of {@code /dashboard}; null when the dashboard is off.
      */
+    /** Most truth rows one GET returns (a page is built on the event loop). */
+    static final int TRUTH_PAGE_ROWS = 10_000;
+
     HttpApi(ModelService service, int port, Shutdown shutdown, FleetAdmin fleet, DashboardFeed dashboard) {
         this.service = service;
         this.port = port;
@@ -93,6 +96,10 @@ final class HttpApi extends VerticleBase {
         router.post("/detokenize").handler(body).handler(this::detokenize);
         router.get("/admin/faults").handler(rc -> json(rc, faultsJson(service.faults.get())));
         router.post("/admin/faults").handler(body).handler(this::setFaults);
+        if (service.options.truthLog() != null) {
+            router.route("/infersim/*").handler(this::authenticate);
+            router.get("/infersim/truth").handler(this::truth);
+        }
         if (fleet != null) {
             router.get("/admin/replicas").handler(rc -> json(rc, fleet.describe()));
             router.post("/admin/replicas").handler(body).handler(this::setReplicas);
@@ -440,6 +447,29 @@ final class HttpApi extends VerticleBase {
         ArrayNode types = o.putArray("failure_types");
         f.types().forEach(t -> types.add(t.wireName()));
         return o.put("fault_after_tokens", f.afterTokens()).put("stall_ms", f.stallMs()).put("slow_first_token_ms", f.slowFirstTokenMs());
+    }
+
+    /** Rows of the truth log after {@code since} (default 0), JSON Lines; headers say where to go on and what was lost. */
+    private void truth(RoutingContext rc) {
+        long since;
+        int limit;
+        try {
+            since = Long.parseLong(rc.request().params().get("since") == null ? "0" : rc.request().params().get("since"));
+            limit = Integer.parseInt(rc.request().params().get("limit") == null ? "1000" : rc.request().params().get("limit"));
+        } catch (NumberFormatException e) {
+            error(rc, 400, "since and limit must be integers", "since");
+            return;
+        }
+        if (since < 0 || limit < 1 || limit > TRUTH_PAGE_ROWS) {
+            error(rc, 400, "since must be >= 0 and limit within 1.." + TRUTH_PAGE_ROWS, since < 0 ? "since" : "limit");
+            return;
+        }
+        TruthLog.Page page = service.options.truthLog().since(since, limit);
+        rc.response().putHeader("content-type", "application/x-ndjson")
+                .putHeader("x-infersim-truth-next", Long.toString(page.next()))
+                .putHeader("x-infersim-truth-missed", Long.toString(page.missed()))
+                .putHeader("x-infersim-truth-dropped", Long.toString(page.dropped()))
+                .end(page.body());
     }
 
     private void failed(RoutingContext rc) {

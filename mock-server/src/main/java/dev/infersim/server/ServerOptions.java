@@ -39,13 +39,15 @@ import java.util.Objects;
  *                            deployment with its own KV cache, balanced as vLLM's internal load balancer does
  * @param fixedTiming         fixed per-request latencies in place of the cost model ({@code --timing fixed}), drawn
  *                            from {@code seed} (plus the replica and rank); null for engine timing
+ * @param truthLog            where every finished choice's timeline goes ({@code --truth-log}), shared by a fleet's
+ *                            replicas and served at {@code GET /infersim/truth}; null for none
  */
 public record ServerOptions(Deployment deployment, String schedulingPolicy, List<String> servedModelNames, String host, int port,
                             String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
                             LengthDistribution eosPosition, FaultSettings faults, long maxBodyBytes, int eventLoops,
                             boolean realtimeEngine, int replica, StartupDelay startupDelay,
                             boolean dashboard, int dataParallelSize, FixedTiming fixedTiming,
-                            KvEventsConfig kvEvents) {
+                            KvEventsConfig kvEvents, TruthLog truthLog) {
 
     /** Engine threads of one server; each models a whole GPU group, so more would only share this host's cores thinner. */
     public static final int MAX_DATA_PARALLEL_SIZE = 64;
@@ -85,7 +87,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
     public ServerOptions forReplica(int index, int port) {
         return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                 maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
-                startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents);
+                startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog);
     }
 
     /** vLLM-like defaults for a deployment: 127.0.0.1:8000, real time, no key, 1,000 waiting requests, lorem text, seed 0. */
@@ -122,6 +124,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         private int dataParallelSize = 1;
         private FixedTiming fixedTiming;
         private KvEventsConfig kvEvents;
+        private TruthLog truthLog;
 
         private Builder(Deployment deployment) {
             this.deployment = deployment;
@@ -149,11 +152,12 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         public Builder kvEvents(KvEventsConfig v) { kvEvents = v; return this; }
 
         public Builder fixedTiming(FixedTiming v) { fixedTiming = v; return this; }
+        public Builder truthLog(TruthLog v) { truthLog = v; return this; }
 
         public ServerOptions build() {
             return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                     maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, replica,
-                    startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents);
+                    startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog);
         }
     }
 }

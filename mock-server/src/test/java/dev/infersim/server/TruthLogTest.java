@@ -1,0 +1,115 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code --truth-log}: the rows written to the file and served at /infersim/truth are the responses' ground truth. */
+class TruthLogTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void everyFinishedChoiceIsLoggedWithTheResponsesTimeline() throws Exception {
+        Path file = dir.resolve("truth.jsonl");
+        TruthLog log = TruthLog.open(file, TruthLog.DEFAULT_RING_CHARS);
+        MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(8), 50).truthLog(log).build());
+        JsonNode streamed;
+        JsonNode whole;
+        TestServers.Reply page;
+        TestServers.Reply bad;
+        try {
+            TestServers.Stream s = TestServers.stream(server, "/v1/chat/completions", """
+                    {"messages":[{"role":"user","content":"hi"}],"max_tokens":5,"ignore_eos":true,"stream":true,
+                     "infersim":{"token_times":true}}""", "x-request-id", "req-a");
+            streamed = s.events().get(s.events().size() - 2).json().get("infersim");
+            whole = TestServers.post(server, "/v1/completions", """
+                    {"prompt":"Once upon","max_tokens":3,"ignore_eos":true,"n":2,"temperature":1}""",
+                    "x-request-id", "req-b").json().get("infersim");
+            assertTrue(TestServers.eventually(5, () -> log.written() == 3), "three rows written");
+            page = TestServers.get(server, "/infersim/truth?since=1");
+            bad = TestServers.get(server, "/infersim/truth?since=x");
+        } finally {
+            TestServers.close(server);
+            log.close();
+        }
+
+        List<JsonNode> rows = new ArrayList<>();
+        for (String line : Files.readAllLines(file)) {
+            rows.add(Json.MAPPER.readTree(line));
+        }
+        assertEquals(3, rows.size());
+        assertEquals(List.of(1L, 2L, 3L), rows.stream().map(r -> r.get("seq").asLong()).toList());
+        JsonNode a = rows.get(0);
+        assertEquals("req-a", a.get("request_id").asText());
+        assertEquals(choiceOf(streamed, 0), rowChoice(a));
+        assertEquals(5, a.get("model").get("token_times_ms").size());
+        assertEquals(5, a.get("wall").get("token_times_ms").size());
+        // The response asked for no token times, the log has them anyway; the rest is the response's truth.
+        for (int i = 1; i <= 2; i++) {
+            ObjectNode row = rowChoice(rows.get(i));
+            assertEquals(3, row.get("model").get("token_times_ms").size());
+            ((ObjectNode) row.get("model")).remove("token_times_ms");
+            ((ObjectNode) row.get("wall")).remove("token_times_ms");
+            assertEquals(choiceOf(whole, row.get("index").asInt()), row);
+            assertEquals("req-b", rows.get(i).get("request_id").asText());
+        }
+
+        assertEquals(200, page.status());
+        assertEquals("application/x-ndjson", page.header("content-type"));
+        assertEquals("3", page.header("x-infersim-truth-next"));
+        assertEquals("0", page.header("x-infersim-truth-missed"));
+        assertEquals("0", page.header("x-infersim-truth-dropped"));
+        assertEquals(Files.readAllLines(file).subList(1, 3), page.raw().body().lines().toList());
+        assertEquals(400, bad.status());
+    }
+
+    @Test
+    void theRingKeepsTheNewestRowsAndSaysHowManyWereMissed() throws Exception {
+        Path file = dir.resolve("ring.jsonl");
+        TruthLog log = TruthLog.open(file, 1);
+        MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(8), 50).truthLog(log).build());
+        try {
+            for (int i = 0; i < 3; i++) {
+                TestServers.post(server, "/v1/completions", """
+                        {"prompt":"Once","max_tokens":2,"ignore_eos":true}""");
+            }
+            assertTrue(TestServers.eventually(5, () -> log.written() == 3), "three rows written");
+            TruthLog.Page page = log.since(0, 10);
+            assertEquals(1, page.rows());
+            assertEquals(3, page.next());
+            assertEquals(2, page.missed());
+            assertEquals(0, log.since(3, 10).rows());
+            assertEquals(3, log.since(3, 10).next());
+        } finally {
+            TestServers.close(server);
+            log.close();
+        }
+        assertEquals(3, Files.readAllLines(file).size());
+    }
+
+    private static JsonNode choiceOf(JsonNode infersim, int index) {
+        for (JsonNode c : infersim.get("choices")) {
+            if (c.get("index").asInt() == index) {
+                return c;
+            }
+        }
+        throw new AssertionError("no choice " + index + " in " + infersim);
+    }
+
+    /** The row without the request-level fields, which is the shape of a choice in the response's ground truth. */
+    private static ObjectNode rowChoice(JsonNode row) {
+        ObjectNode c = row.deepCopy();
+        c.remove(List.of("seq", "request_id", "replica", "engine", "time_scale"));
+        return c;
+    }
+}
