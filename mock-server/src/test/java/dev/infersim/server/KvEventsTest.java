@@ -43,7 +43,7 @@ class KvEventsTest {
         // A small KV cache (a quarter of the H100's memory) so that distinct prompts soon evict each other's blocks.
         Deployment d = TestServers.llama8b(4).toBuilder().gpuMemoryUtilization(0.23).build();
         int blocks = KvCapacity.of(d).numBlocks();
-        try (Subscriber sub = new Subscriber("tcp://127.0.0.1:" + port, "kv@")) {
+        try (Subscriber sub = new Subscriber("tcp://127.0.0.1:" + port, "kv@", true)) {
             MockServer server = TestServers.start(TestServers.options(d, 50)
                     .kvEvents(new KvEventsConfig("tcp://127.0.0.1:" + port, "kv@pod-0@llama-3.1-8b")).build());
             try {
@@ -89,8 +89,9 @@ class KvEventsTest {
     }
 
     /**
-     * A SUB socket bound where a router's indexer would listen, read by a thread of its own: ZMQ attaches a connecting
-     * publisher (and sends it the subscription) only while the SUB socket is in use, so it must be read all along.
+     * A SUB socket, bound where a router's indexer would listen or connected to a binding publisher, read by a thread
+     * of its own: ZMQ attaches a new peer (and sends it the subscription) only while the socket is in use, so it must be
+     * read all along.
      */
     private static final class Subscriber implements AutoCloseable {
         final LinkedBlockingQueue<List<byte[]>> messages = new LinkedBlockingQueue<>();
@@ -98,10 +99,14 @@ class KvEventsTest {
         private volatile boolean stop;
         private final Thread thread;
 
-        Subscriber(String endpoint, String prefix) throws InterruptedException {
+        Subscriber(String endpoint, String prefix, boolean bind) throws InterruptedException {
             thread = new Thread(() -> {
                 try (ZContext zmq = new ZContext(); ZMQ.Socket sub = zmq.createSocket(SocketType.SUB)) {
-                    sub.bind(endpoint);
+                    if (bind) {
+                        sub.bind(endpoint);
+                    } else {
+                        sub.connect(endpoint);
+                    }
                     sub.subscribe(prefix.getBytes());
                     sub.setReceiveTimeOut(50);
                     bound.countDown();
@@ -138,19 +143,17 @@ class KvEventsTest {
         // vLLM's default form: a wildcard host, so each rank binds and subscribers connect; rank 1 on port + 1.
         MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(4), 50).dataParallelSize(2)
                 .kvEvents(new KvEventsConfig("tcp://*:" + port, "")).build());
-        try (ZContext zmq = new ZContext(); ZMQ.Socket sub = zmq.createSocket(SocketType.SUB)) {
-            sub.connect("tcp://127.0.0.1:" + (port + 1));
-            sub.subscribe(new byte[0]);
-            sub.setReceiveTimeOut(100);
+        try (Subscriber sub = new Subscriber("tcp://127.0.0.1:" + (port + 1), "", false)) {
             List<Stored> stored = new ArrayList<>();
             for (int attempt = 0; attempt < 50 && stored.isEmpty(); attempt++) {
-                // Pinned to rank 1; resent until the subscription has reached the publisher (ZMQ's slow joiner).
-                TestServers.post(server, "/v1/completions", "{\"prompt\":\"" + "hello world ".repeat(20) + attempt
+                // Pinned to rank 1; resent until the subscription has reached the publisher (ZMQ's slow joiner). The
+                // attempt leads the prompt, so every attempt's blocks are new to the prefix cache and get stored.
+                TestServers.post(server, "/v1/completions", "{\"prompt\":\"" + attempt + " " + "hello world ".repeat(20)
                         + "\",\"max_tokens\":1}", "X-data-parallel-rank", "1");
-                for (byte[] topic = sub.recv(); topic != null; topic = sub.recv()) {
-                    assertEquals(0, topic.length, "vLLM's default topic is empty");
-                    sub.recv();
-                    decode(sub.recv(), stored, new HashSet<>(), 1);
+                for (List<byte[]> frames = sub.messages.poll(100, TimeUnit.MILLISECONDS); frames != null;
+                     frames = sub.messages.poll(100, TimeUnit.MILLISECONDS)) {
+                    assertEquals(0, frames.get(0).length, "vLLM's default topic is empty");
+                    decode(frames.get(2), stored, new HashSet<>(), 1);
                 }
             }
             assertTrue(!stored.isEmpty(), "rank 1 published on port + 1");
