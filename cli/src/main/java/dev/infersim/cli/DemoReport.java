@@ -46,16 +46,11 @@ final class DemoReport {
     }
 
     /**
-     * The measured knee, req/s of model time, from valid runs only (an invalid run did not offer the load it was asked
-     * to, so its throughput says nothing of the server); NaN when no valid rate of the sweep was overloaded.
+     * The measured knee, req/s of model time; NaN when no rate of the sweep was overloaded. A run the client flagged
+     * for send lag still counts: overload is judged against the rate it actually sent, not the rate asked for.
      */
     double measuredKnee() {
-        return knee(r -> r.measuredValid() ? r.measured() : null);
-    }
-
-    /** Whether every measured run was valid. */
-    boolean allMeasuredValid() {
-        return rows.stream().allMatch(DemoCommand.Row::measuredValid);
+        return knee(DemoCommand.Row::measured);
     }
 
     /** The simulated sweep's knee, found by the same rule as the measured one. */
@@ -67,9 +62,8 @@ final class DemoReport {
         return predictedSaturation;
     }
 
-    /** The knee of the sides {@code side} gives (null: left out). */
     private double knee(Function<DemoCommand.Row, DemoCommand.Side> side) {
-        List<DemoCommand.Side> sides = rows.stream().map(side).filter(java.util.Objects::nonNull).toList();
+        List<DemoCommand.Side> sides = rows.stream().map(side).toList();
         boolean overloaded = sides.stream().anyMatch(DemoCommand.Side::overloaded);
         return overloaded ? sides.stream().mapToDouble(DemoCommand.Side::lateCompletionsPerS).filter(v -> !Double.isNaN(v))
                 .max().orElse(Double.NaN) : Double.NaN;
@@ -116,7 +110,7 @@ final class DemoReport {
         }
         out.printf(Locale.ROOT, "knee (capacity), req/s: measured %s / simulated %s / predicted %.2f; a long simulation "
                         + "(%,d requests at twice the predicted rate) serves %.2f%n",
-                Double.isNaN(measuredKnee()) && !allMeasuredValid() ? "not found (runs flagged invalid)" : rate(measuredKnee()),
+                rate(measuredKnee()),
                 rate(simulatedKnee()), predictedSaturation, DemoCommand.STEADY_RUN_REQUESTS, simulatedSaturation);
         out.println("  (a sweep's knee is its highest completion rate over the second half of sending, once some rate was "
                 + "overloaded, i.e. finished under 90% of the rate sent; the prediction's is the chain's saturation rate)");
