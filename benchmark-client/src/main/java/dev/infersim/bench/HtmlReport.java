@@ -40,9 +40,19 @@ public final class HtmlReport {
     }
 
     private static void write(Path file, String title, Map<String, Object> data) {
-        String page = TEMPLATE.replace("%TITLE%", title)
-                .replace("%ECHARTS%", echartsScript())
-                .replace("%DATA%", toScriptJson(data));
+        writePage(file, TEMPLATE.replace("%TITLE%", title).replace("%ECHARTS%", echartsScript())
+                .replace("%DATA%", toScriptJson(data)));
+    }
+
+    /**
+     * Writes a self-contained page whose template holds {@code %ECHARTS%} (the charting library) and {@code %DATA%}
+     * (the data, as a script literal), creating parent directories.
+     */
+    public static void writePage(Path file, String template, Object data) {
+        writePage(file, template.replace("%ECHARTS%", echartsScript()).replace("%DATA%", toScriptJson(data)));
+    }
+
+    private static void writePage(Path file, String page) {
         try {
             Path parent = file.toAbsolutePath().getParent();
             if (parent != null) {

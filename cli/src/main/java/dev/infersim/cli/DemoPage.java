@@ -1,14 +1,9 @@
 package dev.infersim.cli;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infersim.bench.HtmlReport;
 import dev.infersim.engine.ConfigException;
 
-import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -21,8 +16,6 @@ import java.util.Map;
  * library and the data are inlined), so it opens offline.
  */
 final class DemoPage {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     /** What the page tells beside the comparison: the workload in words, the engine, one run's timeline, metadata. */
     record Story(String workload, EngineSummary engine, Map<String, Object> kneeTimeline, Map<String, Object> metadata) {
     }
@@ -37,23 +30,10 @@ final class DemoPage {
         data.put("comparison", report.toMap());
         data.put("timeline", story.kneeTimeline());
         data.put("metadata", story.metadata());
-        String page = TEMPLATE.replace("%ECHARTS%", HtmlReport.echartsScript()).replace("%DATA%", scriptJson(data));
         try {
-            Path parent = file.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            Files.writeString(file, page, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new ConfigException("--html: cannot write " + file + ": " + e.getMessage(), e);
-        }
-    }
-
-    private static String scriptJson(Object data) {
-        try {
-            return JSON.writeValueAsString(data).replace("</", "<\\/");
-        } catch (JsonProcessingException e) {
-            throw new UncheckedIOException(e);
+            HtmlReport.writePage(file, TEMPLATE, data);
+        } catch (UncheckedIOException e) {
+            throw new ConfigException("--html: " + e.getMessage(), e);
         }
     }
 
