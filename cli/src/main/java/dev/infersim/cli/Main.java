@@ -20,6 +20,7 @@ import java.util.List;
                 BenchCommand.class,
                 SweepCommand.class,
                 CompareCommand.class,
+                CheckHarnessCommand.class,
                 MergeCommand.class,
                 ServeCommand.class,
                 CalibrateCommand.class,
