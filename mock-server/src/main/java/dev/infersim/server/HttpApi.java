@@ -54,13 +54,13 @@ final class HttpApi extends VerticleBase {
     private volatile int boundPort;
     private HttpServer server;
 
+    /** Most truth rows one GET returns (a page is built on the event loop). */
+    static final int TRUTH_PAGE_ROWS = 10_000;
+
     /**
      * {@code fleet}: the replica set that {@code /admin/replicas} reports and resizes; null where this server has none.
      * {@code dashboard}: the feed of {@code /dashboard}; null when the dashboard is off.
      */
-    /** Most truth rows one GET returns (a page is built on the event loop). */
-    static final int TRUTH_PAGE_ROWS = 10_000;
-
     HttpApi(ModelService service, int port, Shutdown shutdown, FleetAdmin fleet, DashboardFeed dashboard) {
         this.service = service;
         this.port = port;
@@ -451,13 +451,15 @@ final class HttpApi extends VerticleBase {
 
     /** Rows of the truth log after {@code since} (default 0), JSON Lines; headers say where to go on and what was lost. */
     private void truth(RoutingContext rc) {
+        String sinceParam = rc.request().getParam("since", "0");
+        String limitParam = rc.request().getParam("limit", "1000");
         long since;
         int limit;
         try {
-            since = Long.parseLong(rc.request().params().get("since") == null ? "0" : rc.request().params().get("since"));
-            limit = Integer.parseInt(rc.request().params().get("limit") == null ? "1000" : rc.request().params().get("limit"));
+            since = Long.parseLong(sinceParam);
+            limit = Integer.parseInt(limitParam);
         } catch (NumberFormatException e) {
-            error(rc, 400, "since and limit must be integers", "since");
+            error(rc, 400, "since and limit must be integers, got since=" + sinceParam + " limit=" + limitParam, null);
             return;
         }
         if (since < 0 || limit < 1 || limit > TRUTH_PAGE_ROWS) {
