@@ -46,7 +46,7 @@ import java.util.concurrent.TimeUnit;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Measure (mock server + benchmark client), simulate and predict one workload side by side over a "
-                + "request-rate sweep; prints one table and writes an HTML report. Bundled defaults, about a minute.")
+                + "request-rate sweep past the knee; prints one table and writes an HTML page. Bundled defaults, about 1.5 minutes.")
 public final class DemoCommand implements Callable<Integer> {
     private static final int PROMPT_TOKENS = 512;
     private static final int MAX_TOKENS = 1024;
