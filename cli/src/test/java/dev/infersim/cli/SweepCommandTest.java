@@ -65,12 +65,13 @@ class SweepCommandTest {
 
     @Test
     void aPointWhoseInitialRequestFailsEndsTheSweepButKeepsThePointsMeasuredBeforeIt() throws Exception {
-        // The first point takes its test request and 4 measured ones; the server fails from the second point's test
-        // request on. That used to end the sweep with exit 2 and no result, losing the first point.
-        HttpServer server = serverAnsweringFirst(5);
+        // The first point takes its test request and 40 measured ones; the server fails from the second point's test
+        // request on. That used to end the sweep with exit 2 and no result, losing the first point. (With only a few
+        // requests the first point's steady throughput is too noisy to tell from a knee.)
+        HttpServer server = serverAnsweringFirst(41);
         try {
             CliRun r = CliRun.of("sweep", "--base-url", "http://127.0.0.1:" + server.getAddress().getPort(),
-                    "--model", "m", "--request-rates", "20,40,80", "--num-prompts", "4", "--random-input-len", "16",
+                    "--model", "m", "--request-rates", "20,40,80", "--num-prompts", "40", "--random-input-len", "16",
                     "--random-output-len", "1", "--max-send-lag-ms", "1000", "--save-result", "--result-dir",
                     dir.toString(), "--result-filename", "s.json");
             assertEquals(3, r.exitCode(), "a point that measured nothing makes the sweep invalid: " + r.out() + r.err());
@@ -80,7 +81,7 @@ class SweepCommandTest {
             JsonNode json = new ObjectMapper().readTree(Files.readString(dir.resolve("s.json")));
             JsonNode runs = json.get("runs");
             assertEquals(2, runs.size(), "the measured point and the failed one; the sweep stops there: " + json);
-            assertEquals(4, runs.get(0).get("completed").asInt());
+            assertEquals(40, runs.get(0).get("completed").asInt());
             assertEquals(40.0, runs.get(1).get("request_rate").asDouble());
             assertEquals(0, runs.get(1).get("completed").asInt());
             assertTrue(runs.get(1).get("infersim_error").asText().contains("engine died"), runs.get(1).toString());
