@@ -8,6 +8,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.File;
+import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -104,20 +105,25 @@ class MetricsTest {
         try {
             String query = "http://127.0.0.1:" + port + "/api/v1/query?query="
                     + URLEncoder.encode("vllm:num_requests_running{model_name=\"llama-3.1-8b\"}", StandardCharsets.UTF_8);
-            JsonNode[] result = new JsonNode[1];
-            boolean answered = TestServers.eventually(30, () -> {
+            // One client for the whole wait: its keep-alive connection is reused. A client per poll would leave one
+            // idle connection open per poll, and Prometheus stops accepting at --web.max-connections (512).
+            HttpClient client = prometheusClient();
+            JsonNode result = null;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (System.nanoTime() < deadline && (result == null || result.size() != 1)) {
                 try {
-                    HttpResponse<String> r = prometheusClient().send(HttpRequest.newBuilder(URI.create(query)).timeout(java.time.Duration.ofSeconds(10)).build(),
+                    HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create(query)).timeout(java.time.Duration.ofSeconds(10)).build(),
                             HttpResponse.BodyHandlers.ofString());
-                    result[0] = Json.MAPPER.readTree(r.body()).at("/data/result");
-                    return result[0].size() == 1;
-                } catch (Exception e) {
-                    return false;
+                    result = Json.MAPPER.readTree(r.body()).at("/data/result");
+                } catch (IOException e) {
+                    result = null; // not listening yet, or not ready (503 body is not the API's JSON)
                 }
-            });
-            assertTrue(answered, "no answer; scrape targets: " + targets(port) + "\nlog:\n" + Files.readString(dir.resolve("log")));
-            assertEquals("0", result[0].at("/0/value/1").asText());
-            assertEquals("infersim", result[0].at("/0/metric/job").asText());
+                Thread.sleep(100);
+            }
+            assertTrue(result != null && result.size() == 1,
+                    "no answer; scrape targets: " + targets(client, port) + "\nlog:\n" + Files.readString(dir.resolve("log")));
+            assertEquals("0", result.at("/0/value/1").asText());
+            assertEquals("infersim", result.at("/0/metric/job").asText());
         } finally {
             prometheus.destroy();
             prometheus.waitFor(10, TimeUnit.SECONDS);
@@ -130,9 +136,9 @@ class MetricsTest {
     }
 
     /** Prometheus's view of its scrape targets (health, last error), for a failure message. */
-    private static String targets(int port) {
+    private static String targets(HttpClient client, int port) {
         try {
-            return prometheusClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/api/v1/targets"))
+            return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/api/v1/targets"))
                     .timeout(java.time.Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString()).body();
         } catch (Exception e) {
             return "unavailable (" + e + ")";
