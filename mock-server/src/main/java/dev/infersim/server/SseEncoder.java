@@ -18,7 +18,7 @@ import java.util.Arrays;
  * bytes and a constant suffix: no JSON writer runs per token. The prefix is cut from a chunk the generator wrote with
  * an empty token, so both paths give the same bytes.
  */
-final class SseEncoder {
+final class SseEncoder extends ResponseEncoder {
     private static final byte[] DATA = "data: ".getBytes(StandardCharsets.UTF_8);
     private static final byte[] END = "\n\n".getBytes(StandardCharsets.UTF_8);
     private static final byte[] DONE = "data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8);
@@ -30,26 +30,13 @@ final class SseEncoder {
     /** Room per token chunk that carries logprobs or usage. */
     private static final int RICH_CHUNK_BYTES = 512;
 
-    private final CompletionRequest request;
-    private final String id;
-    private final long created;
-    private final String model;
-    private final Choice[] choices;
-    private final Logprobs logprobs;
-    private final GroundTruth truth;
     private final byte[] suffix;
     /** Per choice, the bytes of a plain token chunk before the token; null when no chunk of this request is plain. */
     private final byte[][] tokenPrefix;
 
     SseEncoder(CompletionRequest request, String id, long created, String model, Choice[] choices, Logprobs logprobs,
                GroundTruth truth) {
-        this.request = request;
-        this.id = id;
-        this.created = created;
-        this.model = model;
-        this.choices = choices;
-        this.logprobs = logprobs;
-        this.truth = truth;
+        super(request, id, created, model, choices, logprobs, truth);
         this.suffix = request.chat() ? CHAT_SUFFIX : TEXT_SUFFIX;
         this.tokenPrefix = request.logprobs() || request.continuousUsage() ? null : new byte[choices.length][];
         if (tokenPrefix != null) {
@@ -224,10 +211,7 @@ final class SseEncoder {
     /** Opens the chunk object and its choices array. */
     private void head(JsonGenerator g) throws IOException {
         g.writeStartObject();
-        g.writeStringField("id", id);
-        g.writeStringField("object", request.chat() ? "chat.completion.chunk" : "text_completion");
-        g.writeNumberField("created", created);
-        g.writeStringField("model", model);
+        writeIdentity(g, request.chat() ? "chat.completion.chunk" : "text_completion");
         g.writeArrayFieldStart("choices");
     }
 }

@@ -11,33 +11,17 @@ import java.io.IOException;
  * pydantic models whole): ChatCompletionResponse / ChatMessage and CompletionResponse / CompletionResponseChoice as of
  * vLLM 0.10, so a client that reads the key set (or a schema-strict one) sees what vLLM sends.
  */
-final class WholeBody {
-    private final CompletionRequest request;
-    private final String id;
-    private final long created;
-    private final String model;
-    private final Choice[] choices;
-    private final Logprobs logprobs;
-    private final GroundTruth truth;
+final class WholeBody extends ResponseEncoder {
 
     WholeBody(CompletionRequest request, String id, long created, String model, Choice[] choices, Logprobs logprobs,
               GroundTruth truth) {
-        this.request = request;
-        this.id = id;
-        this.created = created;
-        this.model = model;
-        this.choices = choices;
-        this.logprobs = logprobs;
-        this.truth = truth;
+        super(request, id, created, model, choices, logprobs, truth);
     }
 
     void write(ByteBuf out) {
         Json.write(out, g -> {
             g.writeStartObject();
-            g.writeStringField("id", id);
-            g.writeStringField("object", request.chat() ? "chat.completion" : "text_completion");
-            g.writeNumberField("created", created);
-            g.writeStringField("model", model);
+            writeIdentity(g, request.chat() ? "chat.completion" : "text_completion");
             g.writeArrayFieldStart("choices");
             for (Choice c : choices) {
                 g.writeStartObject();
