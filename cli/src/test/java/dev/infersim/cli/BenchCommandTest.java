@@ -2,20 +2,14 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.infersim.engine.Deployment;
-import dev.infersim.engine.Profiles;
-import dev.infersim.server.MockServer;
-import dev.infersim.server.ServerOptions;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -24,25 +18,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** bench, compare and sweep end to end against an in-process mock server running 10x faster than real time. */
 class BenchCommandTest {
-    private static MockServer server;
+    @RegisterExtension
+    static final InProcessMock MOCK = new InProcessMock();
 
     @TempDir
     Path dir;
 
-    @BeforeAll
-    static void start() throws Exception {
-        Deployment d = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).build();
-        server = MockServer.start(ServerOptions.builder(d).port(0).timeScale(10).eventLoops(1).build())
-                .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        server.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    }
-
     private CliRun bench(String name, String seed) {
-        return CliRun.of("bench", "--base-url", server.baseUrl(), "--model", server.options().servedModelName(),
+        return CliRun.of("bench", "--base-url", MOCK.server().baseUrl(), "--model", MOCK.server().options().servedModelName(),
                 "--num-prompts", "40", "--request-rate", "40", "--random-input-len", "64", "--random-output-len", "8",
                 "--ignore-eos", "--seed", seed, "--num-warmups", "4", "--goodput", "ttft:500", "--validate",
                 "--max-send-lag-ms", "1000", "--save-result", "--save-detailed", "--result-dir", dir.toString(),
@@ -70,7 +53,7 @@ class BenchCommandTest {
 
     @Test
     void theInitialTestRequestLeavesNothingInThePrefixCacheForRequestZero() throws Exception {
-        CliRun r = CliRun.of("bench", "--base-url", server.baseUrl(), "--model", server.options().servedModelName(),
+        CliRun r = CliRun.of("bench", "--base-url", MOCK.server().baseUrl(), "--model", MOCK.server().options().servedModelName(),
                 "--num-prompts", "1", "--request-rate", "inf", "--random-input-len", "256", "--random-output-len", "4",
                 "--ignore-eos", "--seed", "77", "--max-send-lag-ms", "1000", "--save-result", "--save-detailed",
                 "--result-dir", dir.toString(), "--result-filename", "probe.json");
@@ -82,7 +65,7 @@ class BenchCommandTest {
 
     @Test
     void sweepFindsKneeAndWritesOneCombinedResultNamingEachPointsDetailFile() throws Exception {
-        CliRun r = CliRun.of("sweep", "--base-url", server.baseUrl(), "--model", server.options().servedModelName(),
+        CliRun r = CliRun.of("sweep", "--base-url", MOCK.server().baseUrl(), "--model", MOCK.server().options().servedModelName(),
                 "--concurrencies", "1,4", "--num-prompts", "24", "--random-input-len", "32", "--random-output-len", "8",
                 "--ignore-eos", "--num-warmups", "2", "--max-send-lag-ms", "1000", "--save-result", "--save-detailed",
                 "--result-dir", dir.toString(), "--result-filename", "s.json", "--html", dir.resolve("s.html").toString());
@@ -114,7 +97,7 @@ class BenchCommandTest {
                 {"timestamp_ms": 1300, "input_len": 60, "output_len": 6}
                 {"timestamp_ms": 1750, "input_len": 20, "output_len": 2}
                 """);
-        CliRun r = CliRun.of("bench", "--base-url", server.baseUrl(), "--model", server.options().servedModelName(),
+        CliRun r = CliRun.of("bench", "--base-url", MOCK.server().baseUrl(), "--model", MOCK.server().options().servedModelName(),
                 "--dataset-name", "trace", "--dataset-path", trace.toString(), "--ignore-eos", "--num-warmups", "0",
                 "--max-send-lag-ms", "1000", "--save-detailed", "--result-dir", dir.toString(), "--result-filename", "t.json");
         assertEquals(0, r.exitCode(), r.out() + r.err());
@@ -128,8 +111,8 @@ class BenchCommandTest {
 
     /** A live server and two requests: a bad flag must stop bench before it sends anything. */
     private CliRun shortBench(String... more) {
-        List<String> args = new java.util.ArrayList<>(List.of("bench", "--base-url", server.baseUrl(), "--model",
-                server.options().servedModelName(), "--num-prompts", "2", "--random-input-len", "16",
+        List<String> args = new java.util.ArrayList<>(List.of("bench", "--base-url", MOCK.server().baseUrl(), "--model",
+                MOCK.server().options().servedModelName(), "--num-prompts", "2", "--random-input-len", "16",
                 "--random-output-len", "2", "--max-send-lag-ms", "1000"));
         args.addAll(List.of(more));
         return CliRun.of(args.toArray(String[]::new));
@@ -162,8 +145,8 @@ class BenchCommandTest {
         String under = file.resolve("results").toString(); // a directory cannot be made under a regular file
         assertRejectedBeforeSending(shortBench("--save-result", "--result-dir", under), "--result-dir");
         assertRejectedBeforeSending(shortBench("--save-detailed", "--result-dir", under), "--result-dir");
-        assertRejectedBeforeSending(CliRun.of("sweep", "--base-url", server.baseUrl(), "--model",
-                server.options().servedModelName(), "--request-rates", "5", "--num-prompts", "2", "--random-input-len",
+        assertRejectedBeforeSending(CliRun.of("sweep", "--base-url", MOCK.server().baseUrl(), "--model",
+                MOCK.server().options().servedModelName(), "--request-rates", "5", "--num-prompts", "2", "--random-input-len",
                 "16", "--random-output-len", "2", "--save-result", "--result-dir", under), "--result-dir");
     }
 
@@ -175,8 +158,8 @@ class BenchCommandTest {
         assertRejectedBeforeSending(shortBench("--html", dir.toString()), "--html");
         assertRejectedBeforeSending(shortBench("--save-result", "--result-dir", dir.toString(), "--result-filename",
                 "plain-file/run.json"), "--result-filename");
-        assertRejectedBeforeSending(CliRun.of("sweep", "--base-url", server.baseUrl(), "--model",
-                server.options().servedModelName(), "--request-rates", "5", "--num-prompts", "2", "--random-input-len",
+        assertRejectedBeforeSending(CliRun.of("sweep", "--base-url", MOCK.server().baseUrl(), "--model",
+                MOCK.server().options().servedModelName(), "--request-rates", "5", "--num-prompts", "2", "--random-input-len",
                 "16", "--random-output-len", "2", "--html", under), "--html");
     }
 
@@ -195,10 +178,10 @@ class BenchCommandTest {
 
     @Test
     void trailingSlashOfTheBaseUrlIsDroppedInWhatBenchPrintsToo() {
-        CliRun r = CliRun.of("bench", "--base-url", server.baseUrl() + "/", "--model", server.options().servedModelName(),
+        CliRun r = CliRun.of("bench", "--base-url", MOCK.server().baseUrl() + "/", "--model", MOCK.server().options().servedModelName(),
                 "--num-prompts", "1", "--random-input-len", "16", "--random-output-len", "2", "--max-send-lag-ms", "1000");
         assertEquals(0, r.exitCode(), r.out() + r.err());
-        assertTrue(r.out().contains("Benchmarking " + server.baseUrl() + "/v1/completions"), r.out());
+        assertTrue(r.out().contains("Benchmarking " + MOCK.server().baseUrl() + "/v1/completions"), r.out());
     }
 
     @Test
@@ -238,16 +221,16 @@ class BenchCommandTest {
 
     @Test
     void aBaseUrlEndingInV1AsServePrintsItIsTheServerRoot() {
-        CliRun r = CliRun.of("bench", "--base-url", server.baseUrl() + "/v1/", "--model",
-                server.options().servedModelName(), "--num-prompts", "2", "--random-input-len", "16",
+        CliRun r = CliRun.of("bench", "--base-url", MOCK.server().baseUrl() + "/v1/", "--model",
+                MOCK.server().options().servedModelName(), "--num-prompts", "2", "--random-input-len", "16",
                 "--random-output-len", "2", "--max-send-lag-ms", "1000");
         assertEquals(0, r.exitCode(), r.out() + r.err());
-        assertTrue(r.out().contains("Benchmarking " + server.baseUrl() + "/v1/completions:"), r.out());
+        assertTrue(r.out().contains("Benchmarking " + MOCK.server().baseUrl() + "/v1/completions:"), r.out());
     }
 
     @Test
     void allAtOnceHasNoScheduleSoSendLagIsNotJudgedAndModelTimeIsShownBesideWallTime() {
-        CliRun r = CliRun.of("bench", "--base-url", server.baseUrl(), "--model", server.options().servedModelName(),
+        CliRun r = CliRun.of("bench", "--base-url", MOCK.server().baseUrl(), "--model", MOCK.server().options().servedModelName(),
                 "--num-prompts", "4", "--random-input-len", "16", "--random-output-len", "4", "--ignore-eos",
                 "--max-send-lag-ms", "0");
         assertEquals(0, r.exitCode(), "a zero limit cannot fail a run without a schedule: " + r.out() + r.err());
@@ -258,7 +241,7 @@ class BenchCommandTest {
 
     @Test
     void sendingTheSamePromptsTwiceWarnsThatThePrefixCacheServedThem() {
-        String[] args = {"bench", "--base-url", server.baseUrl(), "--model", server.options().servedModelName(),
+        String[] args = {"bench", "--base-url", MOCK.server().baseUrl(), "--model", MOCK.server().options().servedModelName(),
                 "--num-prompts", "4", "--random-input-len", "256", "--random-output-len", "2", "--seed", "4242",
                 "--request-rate", "50", "--max-send-lag-ms", "1000"};
         CliRun first = CliRun.of(args);
@@ -272,11 +255,11 @@ class BenchCommandTest {
 
     @Test
     void aFailedInitialRequestStillWritesTheResultFileWithTheError() throws Exception {
-        CliRun r = CliRun.of("bench", "--base-url", server.baseUrl(), "--model", "no-such-model", "--num-prompts", "2",
+        CliRun r = CliRun.of("bench", "--base-url", MOCK.server().baseUrl(), "--model", "no-such-model", "--num-prompts", "2",
                 "--random-input-len", "16", "--random-output-len", "2", "--save-result", "--result-dir",
                 dir.toString(), "--result-filename", "failed.json");
         assertEquals(2, r.exitCode(), r.out() + r.err());
-        assertTrue(r.err().contains("the server serves: " + server.options().servedModelName()), r.err());
+        assertTrue(r.err().contains("the server serves: " + MOCK.server().options().servedModelName()), r.err());
         JsonNode json = new ObjectMapper().readTree(dir.resolve("failed.json").toFile());
         assertTrue(json.get("infersim_error").asText().contains("initial test request"), json.toString());
         assertFalse(json.get("infersim_valid").asBoolean());

@@ -2,15 +2,10 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.infersim.engine.Deployment;
-import dev.infersim.engine.Profiles;
 import dev.infersim.result.RequestLogReader;
 import dev.infersim.result.RequestRecord;
-import dev.infersim.server.MockServer;
-import dev.infersim.server.ServerOptions;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
@@ -33,26 +28,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ShardedBenchTest {
     private static final int PROMPTS = 30;
-    private static MockServer server;
+    @RegisterExtension
+    static final InProcessMock MOCK = new InProcessMock();
 
     @TempDir
     Path dir;
 
-    @BeforeAll
-    static void start() throws Exception {
-        Deployment d = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).build();
-        server = MockServer.start(ServerOptions.builder(d).port(0).timeScale(10).eventLoops(1).build())
-                .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        server.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-    }
-
     private String[] bench(String name, String... more) {
-        List<String> args = new ArrayList<>(List.of("bench", "--base-url", server.baseUrl(), "--model",
-                server.options().servedModelName(), "--num-prompts", String.valueOf(PROMPTS), "--request-rate", "30",
+        List<String> args = new ArrayList<>(List.of("bench", "--base-url", MOCK.server().baseUrl(), "--model",
+                MOCK.server().options().servedModelName(), "--num-prompts", String.valueOf(PROMPTS), "--request-rate", "30",
                 "--random-input-len", "64", "--random-output-len", "8", "--random-range-ratio", "0.5", "--ignore-eos",
                 "--seed", "11", "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,90,99",
                 "--max-send-lag-ms", "1000", "--save-result", "--save-detailed", "--result-dir", dir.toString(),
