@@ -261,16 +261,7 @@ public final class EngineCore {
                 earlyAdmitted++;
                 earlyBlocks += blocks;
             }
-            waiting.poll();
-            kv.recordQuery(r.promptTokens(), cachedTokens);
-            r.computedTokens = cachedTokens;
-            r.status = EngineRequest.Status.RUNNING;
-            running[runningCount++] = r;
-            if (r.firstScheduledNanos < 0) {
-                r.firstScheduledNanos = start;
-                r.cachedPromptTokens = cachedTokens;
-                plan.recordAdmitted(r);
-            }
+            admit(r, cachedTokens, start);
             double f = fixed.loadFactor(runningCount, running.length);
             r.dueNanos = start + drawNanos(fixed.firstTokenMs(tokens, f), fixed.timeToFirstTokenStdDevMs());
             due.add(r);
@@ -328,18 +319,26 @@ public final class EngineCore {
             if (!kv.allocateNew(r, cachedBlocks, tokens)) {
                 return;
             }
-            waiting.poll();
-            kv.recordQuery(r.promptTokens(), cachedTokens);
-            r.computedTokens = cachedTokens;
-            r.status = EngineRequest.Status.RUNNING;
-            running[runningCount++] = r;
-            if (r.firstScheduledNanos < 0) {
-                r.firstScheduledNanos = nowNanos;
-                r.cachedPromptTokens = cachedTokens;
-                plan.recordAdmitted(r);
-            }
+            admit(r, cachedTokens, nowNanos);
             plan.add(r, tokens);
             budget -= tokens;
+        }
+    }
+
+    /**
+     * Moves the head of the waiting queue, whose blocks are allocated, into the running batch with its cached prefix
+     * counted as computed. A request scheduled for the first time records when ({@code startNanos}) and its cache hit.
+     */
+    private void admit(EngineRequest r, int cachedTokens, long startNanos) {
+        waiting.poll();
+        kv.recordQuery(r.promptTokens(), cachedTokens);
+        r.computedTokens = cachedTokens;
+        r.status = EngineRequest.Status.RUNNING;
+        running[runningCount++] = r;
+        if (r.firstScheduledNanos < 0) {
+            r.firstScheduledNanos = startNanos;
+            r.cachedPromptTokens = cachedTokens;
+            plan.recordAdmitted(r);
         }
     }
 
