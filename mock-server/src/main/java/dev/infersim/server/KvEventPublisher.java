@@ -1,6 +1,7 @@
 package dev.infersim.server;
 
 import dev.infersim.engine.KvEventListener;
+import dev.infersim.engine.LoraAdapter;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 import org.zeromq.SocketType;
@@ -22,8 +23,9 @@ import java.nio.charset.StandardCharsets;
  * Events are msgspec's {@code array_like} tagged structs, every field present in declaration order:
  * {@code ["BlockStored", block_hashes, parent_block_hash, token_ids, block_size, lora_id, medium, lora_name,
  * extra_keys, group_idx, kv_cache_spec_kind, kv_cache_spec_sliding_window]} and
- * {@code ["BlockRemoved", block_hashes, medium, group_idx]}; hashes are unsigned 64-bit integers, medium "GPU", the
- * LoRA and later fields nil. Data-parallel rank r publishes on the endpoint's port + r, as vLLM's ranks do; replicas of
+ * {@code ["BlockRemoved", block_hashes, medium, group_idx]}; hashes are unsigned 64-bit integers, medium "GPU",
+ * {@code lora_id} and {@code lora_name} the adapter's id and name when a request on an adapter stored the block (nil
+ * on the base model), the later fields nil. Data-parallel rank r publishes on the endpoint's port + r, as vLLM's ranks do; replicas of
  * one process that bind take ports after one another's.
  * Used only from the engine thread, which owns the socket.
  */
@@ -54,7 +56,7 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
     }
 
     @Override
-    public void blockStored(long hash, long parentHash, int[] tokenIds, int from, int blockSize) {
+    public void blockStored(long hash, long parentHash, int[] tokenIds, int from, int blockSize, LoraAdapter lora) {
         try {
             events.packArrayHeader(12).packString("BlockStored");
             events.packArrayHeader(1);
@@ -68,7 +70,13 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
             for (int i = from; i < from + blockSize; i++) {
                 events.packInt(tokenIds[i]);
             }
-            events.packInt(blockSize).packNil().packString("GPU").packNil().packNil().packNil().packNil().packNil();
+            events.packInt(blockSize);
+            if (lora == null) {
+                events.packNil().packString("GPU").packNil();
+            } else {
+                events.packInt(lora.id()).packString("GPU").packString(lora.name());
+            }
+            events.packNil().packNil().packNil().packNil();
             eventCount++;
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -12,8 +12,12 @@ public final class BatchShape {
     private double prefillAttentionPairs;
     private long prefillContextTokens;
     private int samplingSeqs;
+    private long loraTokens;
+    private int loraAdapters;
 
     public void clear() {
+        loraTokens = 0;
+        loraAdapters = 0;
         decodeSeqs = 0;
         decodeContextTokens = 0;
         prefillChunks = 0;
@@ -46,6 +50,26 @@ public final class BatchShape {
             samplingSeqs++;
         }
         return this;
+    }
+
+    /** {@code tokens} of the step's tokens (decode or prefill, counted also by the calls above) run on a LoRA adapter. */
+    public BatchShape addLoraTokens(int tokens) {
+        loraTokens += tokens;
+        return this;
+    }
+
+    /** The distinct LoRA adapters the step's batch runs on, whose weights its LoRA kernels read. */
+    public BatchShape loraAdapters(int adapters) {
+        loraAdapters = adapters;
+        return this;
+    }
+
+    public long loraTokens() {
+        return loraTokens;
+    }
+
+    public int loraAdapters() {
+        return loraAdapters;
     }
 
     /** Tokens pushed through the linear layers this step. */

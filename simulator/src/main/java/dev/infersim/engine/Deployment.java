@@ -15,6 +15,7 @@ import static dev.infersim.engine.ConfigException.check;
  * @param maxModelLen            {@code --max-model-len}; 0 means the model's own maximum, capped by what the KV cache holds
  * @param dtype                  {@code --dtype}: weight and activation precision
  * @param kvCacheDtype           {@code --kv-cache-dtype}: KV-cache precision ({@code auto} follows dtype)
+ * @param lora                   {@code --enable-lora} and its flags; null when LoRA is off
  */
 public record Deployment(
         GpuProfile gpu,
@@ -28,7 +29,8 @@ public record Deployment(
         boolean enableChunkedPrefill,
         int maxModelLen,
         Precision dtype,
-        Precision kvCacheDtype) {
+        Precision kvCacheDtype,
+        LoraConfig lora) {
 
     public Deployment {
         check(gpu != null, "deployment needs a gpu");
@@ -61,7 +63,7 @@ public record Deployment(
         return new Builder(gpu, model).tensorParallelSize(tensorParallelSize).gpuMemoryUtilization(gpuMemoryUtilization)
                 .maxNumSeqs(maxNumSeqs).maxNumBatchedTokens(maxNumBatchedTokens).blockSize(blockSize)
                 .enablePrefixCaching(enablePrefixCaching).enableChunkedPrefill(enableChunkedPrefill)
-                .maxModelLen(maxModelLen).dtype(dtype).kvCacheDtype(kvCacheDtype);
+                .maxModelLen(maxModelLen).dtype(dtype).kvCacheDtype(kvCacheDtype).lora(lora);
     }
 
     /** Mutable builder with vLLM's defaults. */
@@ -78,6 +80,7 @@ public record Deployment(
         private int maxModelLen;
         private Precision dtype = Precision.BF16;
         private Precision kvCacheDtype;
+        private LoraConfig lora;
 
         private Builder(GpuProfile gpu, ModelProfile model) {
             this.gpu = gpu;
@@ -97,11 +100,13 @@ public record Deployment(
         public Builder dtype(Precision v) { dtype = v; return this; }
         /** {@code null} means {@code auto}: the KV cache follows the weight dtype. */
         public Builder kvCacheDtype(Precision v) { kvCacheDtype = v; return this; }
+        /** {@code null} means LoRA is off. */
+        public Builder lora(LoraConfig v) { lora = v; return this; }
 
         public Deployment build() {
             return new Deployment(gpu, model, tensorParallelSize, gpuMemoryUtilization, maxNumSeqs, maxNumBatchedTokens,
                     blockSize, enablePrefixCaching, enableChunkedPrefill, maxModelLen, dtype,
-                    kvCacheDtype == null ? dtype : kvCacheDtype);
+                    kvCacheDtype == null ? dtype : kvCacheDtype, lora);
         }
     }
 }

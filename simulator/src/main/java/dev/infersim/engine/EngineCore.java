@@ -18,6 +18,11 @@ import java.util.PriorityQueue;
  * Then, if nothing was preempted, waiting requests are admitted while the budget, {@code max_num_seqs} and free blocks
  * allow, each starting after its cached prefix, long prompts chunked to the remaining budget.
  *
+ * <p>LoRA (vLLM V1's rule): a step's batch runs on at most {@code max_loras} distinct adapters. Admission starts from
+ * the adapters of the running batch; a waiting request on another adapter once that many are in is skipped, not
+ * blocking the requests behind it, and keeps its place in the queue for the next step. Before the step runs, each of
+ * its adapters not in a GPU slot is loaded ({@link LoraSlots}), which lengthens the step by the load time.
+ *
  * <p>Under {@link FixedTiming} ({@link #fixed}) the cost model is replaced by per-request timelines: a request is admitted
  * whole (its prompt's blocks at once) while {@code max_num_seqs} and free blocks allow, its first token is due a sampled
  * TTFT later and each next token a sampled ITL after the one before; a step ends at the earliest token due and emits
@@ -48,6 +53,11 @@ public final class EngineCore {
     private final SplitMix64 latencyRandom;
     private final PriorityQueue<EngineRequest> due;
     private final FreeCapacityHistory freeRoom;
+    // LoRA: residency (null when LoRA is off), the step's distinct adapter ids, waiting requests skipped for them
+    private final LoraSlots loraSlots;
+    private final int[] stepLoras;
+    private int stepLoraCount;
+    private final java.util.ArrayDeque<EngineRequest> skipped = new java.util.ArrayDeque<>();
 
     public EngineCore(Deployment deployment, KvCapacity capacity, CostModel costModel, SchedulingPolicy policy) {
         this(deployment, capacity, costModel, policy, null, 0);
@@ -80,6 +90,9 @@ public final class EngineCore {
         this.latencyRandom = fixed == null ? null : new SplitMix64(seed);
         this.due = fixed == null ? null : new PriorityQueue<>(deployment.maxNumSeqs(), (a, b) -> Long.compare(a.dueNanos, b.dueNanos));
         this.freeRoom = fixed == null ? null : new FreeCapacityHistory();
+        LoraConfig lora = deployment.lora();
+        this.loraSlots = lora == null ? null : new LoraSlots(lora, deployment.model(), deployment.tensorParallelSize());
+        this.stepLoras = new int[lora == null ? 0 : lora.maxLoras()];
     }
 
     /** An engine with the deployment's memory-derived KV capacity, the roofline cost model and FCFS scheduling. */
@@ -108,6 +121,9 @@ public final class EngineCore {
         }
         if (r.status != EngineRequest.Status.NEW) {
             throw new IllegalStateException(r + " was already submitted");
+        }
+        if (r.lora() != null && loraSlots == null) {
+            throw new IllegalArgumentException("LoRA is not enabled; " + r + " names adapter " + r.lora().name());
         }
         r.outputLimit = Math.min(r.maxTokens(), capacity.maxModelLen() - r.promptTokens());
         r.status = EngineRequest.Status.WAITING;
@@ -156,6 +172,7 @@ public final class EngineCore {
             }
         } else {
             int budget = scheduleRunning(deployment.maxNumBatchedTokens());
+            collectRunningLoras();
             if (plan.preemptedCount() == 0) {
                 scheduleWaiting(budget, nowNanos);
             }
@@ -171,8 +188,17 @@ public final class EngineCore {
             } else {
                 plan.shape.addPrefill(n, r.computedTokens, r.computedTokens + n >= r.totalTokens());
             }
+            if (r.lora() != null) {
+                plan.shape.addLoraTokens(n);
+            }
         }
-        plan.durationNanos = fixed != null ? endNanos - nowNanos : Math.max(1, costModel.stepNanos(plan.shape));
+        if (fixed != null) {
+            plan.durationNanos = endNanos - nowNanos;
+        } else {
+            plan.shape.loraAdapters(stepLoraCount);
+            plan.loraLoadNanos = loadStepLoras();
+            plan.durationNanos = Math.max(1, costModel.stepNanos(plan.shape)) + plan.loraLoadNanos;
+        }
         stepInFlight = true;
         return plan;
     }
@@ -185,6 +211,7 @@ public final class EngineCore {
     private long planFixedStep(long nowNanos) {
         long end = fixedStepEnd(nowNanos);
         takeDue(end);
+        collectRunningLoras();
         if (plan.preemptedCount() == 0 && admitFixed(nowNanos)) {
             long earlier = fixedStepEnd(nowNanos);
             if (earlier < end) { // a request just admitted is due before the others: end there, the others wait
@@ -245,6 +272,9 @@ public final class EngineCore {
             if (r == null) {
                 break;
             }
+            if (skipForLora(r)) {
+                continue;
+            }
             int cachedBlocks = kv.findCachedBlocks(r);
             int cachedTokens = cachedBlocks * kv.blockSize();
             int tokens = r.totalTokens() - cachedTokens;
@@ -267,6 +297,7 @@ public final class EngineCore {
             due.add(r);
             admitted = true;
         }
+        restoreSkipped();
         return admitted;
     }
 
@@ -307,22 +338,77 @@ public final class EngineCore {
         while (budget > 0 && runningCount < running.length) {
             EngineRequest r = waiting.peek();
             if (r == null) {
-                return;
+                break;
+            }
+            if (skipForLora(r)) {
+                continue;
             }
             int cachedBlocks = kv.findCachedBlocks(r);
             int cachedTokens = cachedBlocks * kv.blockSize();
             int tokens = r.totalTokens() - cachedTokens;
             if (!deployment.enableChunkedPrefill() && tokens > budget) {
-                return;
+                break;
             }
             tokens = Math.min(tokens, budget);
             if (!kv.allocateNew(r, cachedBlocks, tokens)) {
-                return;
+                break;
             }
             admit(r, cachedTokens, nowNanos);
             plan.add(r, tokens);
             budget -= tokens;
         }
+        restoreSkipped();
+    }
+
+    /** Starts the step's adapter set (vLLM's {@code scheduled_loras}) from the adapters of the running batch. */
+    private void collectRunningLoras() {
+        stepLoraCount = 0;
+        if (loraSlots != null) {
+            for (int i = 0; i < runningCount; i++) {
+                addStepLora(running[i].lora());
+            }
+        }
+    }
+
+    private void addStepLora(LoraAdapter a) {
+        if (a != null && !isStepLora(a.id())) {
+            stepLoras[stepLoraCount++] = a.id();
+        }
+    }
+
+    private boolean isStepLora(int id) {
+        for (int i = 0; i < stepLoraCount; i++) {
+            if (stepLoras[i] == id) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Takes the head of the waiting queue aside, and says so, when its adapter would be one more than the step allows. */
+    private boolean skipForLora(EngineRequest r) {
+        LoraAdapter a = r.lora();
+        if (a == null || stepLoraCount < stepLoras.length || isStepLora(a.id())) {
+            return false;
+        }
+        skipped.addLast(waiting.poll());
+        return true;
+    }
+
+    /** Puts the skipped requests back at the head of the queue, in their order (vLLM prepends them). */
+    private void restoreSkipped() {
+        while (!skipped.isEmpty()) {
+            waiting.addPreempted(skipped.pollLast());
+        }
+    }
+
+    /** Makes every adapter of the step resident on the GPU; returns the load time that adds to the step. */
+    private long loadStepLoras() {
+        long nanos = 0;
+        for (int i = 0; i < stepLoraCount; i++) {
+            nanos += loraSlots.activate(stepLoras[i]);
+        }
+        return nanos;
     }
 
     /**
@@ -339,6 +425,9 @@ public final class EngineCore {
             r.firstScheduledNanos = startNanos;
             r.cachedPromptTokens = cachedTokens;
             plan.recordAdmitted(r);
+        }
+        if (loraSlots != null) {
+            addStepLora(r.lora());
         }
     }
 
@@ -461,4 +550,15 @@ public final class EngineCore {
     public long promptTokensComputed() { return promptTokensComputed; }
     public long outputTokens() { return outputTokens; }
     public double kvCacheUsage() { return kv.usage(); }
+    /** Adapter loads onto the GPU so far; 0 when LoRA is off. */
+    public long loraLoads() { return loraSlots == null ? 0 : loraSlots.loads(); }
+    /** Whether the adapter occupies a GPU slot now; false when LoRA is off. */
+    public boolean isLoraOnGpu(int id) { return loraSlots != null && loraSlots.onGpu(id); }
+
+    /** Forgets an adapter that was unloaded: it leaves its GPU slot and the host cache. */
+    public void removeLora(int id) {
+        if (loraSlots != null) {
+            loraSlots.remove(id);
+        }
+    }
 }

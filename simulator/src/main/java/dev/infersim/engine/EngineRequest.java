@@ -18,6 +18,7 @@ public final class EngineRequest {
     private final int eosAfterTokens;
     private final int priority;
     private final long arrivalNanos;
+    private final LoraAdapter lora;
     private Object attachment;
 
     // progress, owned by the engine
@@ -51,6 +52,12 @@ public final class EngineRequest {
      */
     public EngineRequest(long id, int promptTokens, int[] promptTokenIds, int maxTokens, int minTokens, int eosAfterTokens,
                          int priority, long arrivalNanos) {
+        this(id, promptTokens, promptTokenIds, maxTokens, minTokens, eosAfterTokens, priority, arrivalNanos, null);
+    }
+
+    /** As above, on the LoRA adapter {@code lora} (null: the base model). */
+    public EngineRequest(long id, int promptTokens, int[] promptTokenIds, int maxTokens, int minTokens, int eosAfterTokens,
+                         int priority, long arrivalNanos, LoraAdapter lora) {
         if (promptTokens < 1) {
             throw new IllegalArgumentException("prompt must have at least 1 token, got " + promptTokens);
         }
@@ -74,6 +81,7 @@ public final class EngineRequest {
         this.eosAfterTokens = eosAfterTokens;
         this.priority = priority;
         this.arrivalNanos = arrivalNanos;
+        this.lora = lora;
     }
 
     public long id() { return id; }
@@ -84,6 +92,8 @@ public final class EngineRequest {
     public int eosAfterTokens() { return eosAfterTokens; }
     public int priority() { return priority; }
     public long arrivalNanos() { return arrivalNanos; }
+    /** The LoRA adapter the request runs on; null for the base model. */
+    public LoraAdapter lora() { return lora; }
 
     /** The driver's own per-request state (a connection, a metrics record); the engine never reads it. */
     public Object attachment() { return attachment; }

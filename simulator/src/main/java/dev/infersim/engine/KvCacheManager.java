@@ -7,7 +7,9 @@ import dev.infersim.workload.SplitMix64;
  * <ul>
  *   <li>Memory is {@code numBlocks} blocks of {@code blockSize} tokens; a request holds a table of blocks.</li>
  *   <li>A full prompt block is keyed by a hash chain: {@code hash(parent hash, the block's token ids)}, so equal hashes
- *       mean equal prefixes. Blocks are reference counted; requests sharing a prefix share its blocks.</li>
+ *       mean equal prefixes. The chain of a request on a LoRA adapter starts from the adapter's name, as vLLM's
+ *       block hashes carry the LoRA name among their extra keys, so prefixes on different adapters never match.
+ *       Blocks are reference counted; requests sharing a prefix share its blocks.</li>
  *   <li>Unreferenced blocks sit in one free queue, oldest first. A cached block stays findable there until the queue
  *       hands it out again (LRU eviction). Freed uncached blocks go to the front, so they are reused before any
  *       cached block is evicted; a request's cached blocks are queued tail-first, so the end of a prefix is evicted
@@ -144,7 +146,8 @@ public final class KvCacheManager {
                 hashOf[b] = hashes[i];
                 index.put(hashes[i], b);
                 if (events != null) {
-                    events.blockStored(hashes[i], i == 0 ? 0 : hashes[i - 1], r.promptTokenIds(), i * blockSize, blockSize);
+                    events.blockStored(hashes[i], i == 0 ? 0 : hashes[i - 1], r.promptTokenIds(), i * blockSize, blockSize,
+                            r.lora());
                 }
             }
         }
@@ -212,7 +215,8 @@ public final class KvCacheManager {
         if (r.blockHashes == null) {
             int[] ids = r.promptTokenIds();
             long[] hashes = new long[ids.length / blockSize];
-            long parent = 0x9E3779B97F4A7C15L;
+            // vLLM puts a request's LoRA name among each block hash's extra keys: adapters never share KV blocks
+            long parent = r.lora() == null ? 0x9E3779B97F4A7C15L : r.lora().hashSeed();
             for (int i = 0; i < hashes.length; i++) {
                 long h = parent;
                 for (int t = i * blockSize, end = t + blockSize; t < end; t++) {

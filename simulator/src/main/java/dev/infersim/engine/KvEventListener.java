@@ -12,8 +12,9 @@ public interface KvEventListener {
      * @param hash       the block's chain hash (never 0)
      * @param parentHash the previous block's hash; 0 for a prompt's first block
      * @param tokenIds   the prompt, of which this block holds {@code tokenIds[from, from + blockSize)}
+     * @param lora       the adapter whose request computed the block (its name is part of the hash); null for the base model
      */
-    void blockStored(long hash, long parentHash, int[] tokenIds, int from, int blockSize);
+    void blockStored(long hash, long parentHash, int[] tokenIds, int from, int blockSize, LoraAdapter lora);
 
     /** A cached block was evicted (its memory went to another request). */
     void blockRemoved(long hash);

@@ -73,6 +73,27 @@ public record ModelProfile(
         return mlpParamsPerExpert() * Math.max(1, numExperts) + (isMoe() ? (long) hiddenSize * numExperts : 0);
     }
 
+    /**
+     * LoRA weights per layer of an adapter of rank {@code rank} that targets every linear layer: {@code rank x (d_in +
+     * d_out)} for each of q, k, v, o and the MLP's gate, up and down (attention only on a mixture-of-experts model,
+     * whose experts take no adapter here).
+     */
+    public long loraParamsPerLayer(int rank) {
+        return (long) rank * (loraInputsPerLayer() + loraOutputsPerLayer());
+    }
+
+    /** Sum of d_in over the projections a LoRA adapter targets in one layer. */
+    public long loraInputsPerLayer() {
+        long attention = 3L * hiddenSize + qDim();
+        return isMoe() ? attention : attention + 2L * hiddenSize + intermediateSize;
+    }
+
+    /** Sum of d_out over the projections a LoRA adapter targets in one layer. */
+    public long loraOutputsPerLayer() {
+        long attention = qDim() + 2 * kvDim() + hiddenSize;
+        return isMoe() ? attention : attention + 2L * intermediateSize + hiddenSize;
+    }
+
     public long embeddingParams() {
         return (long) vocabSize * hiddenSize;
     }

@@ -15,6 +15,11 @@ package dev.infersim.engine;
  *       (sequence, KV head) pairs working in parallel; prefill attention costs {@code 4 x heads x head_dim} FLOPs per
  *       causal query-key pair at an efficiency that grows with the keys each query sees;</li>
  *   <li>the LM head (BF16 whatever the weights) runs only for sequences that sample;</li>
+ *   <li>LoRA (when the deployment enables it) adds, per targeted projection and per token on an adapter,
+ *       {@code 2 x rank x (d_in + d_out)} FLOPs (the shrink x A and the expand (x A) B), and moves each distinct
+ *       adapter's weights plus every LoRA token's projection inputs and outputs through HBM (the kernels run apart
+ *       from the base GEMMs): a GEMM roofline like the others, at rank {@code max_lora_rank}, the rank vLLM pads its
+ *       slots to ({@link LoraConfig});</li>
  *   <li>tensor parallelism splits weights and heads over the group and adds two all-reduces of the activations per
  *       layer (ring: {@code 2 (tp-1)/tp x bytes / bandwidth} plus latency, the faster of a low-latency and a bandwidth
  *       protocol, as NCCL picks);</li>
@@ -60,6 +65,10 @@ public final class RooflineCostModel implements CostModel {
     private final double kvBytesPerTokenPerLayer;
     private final double qHeadsTimesDim;
     private final double lmHeadParams;
+    // LoRA per layer, per GPU: weights of one adapter, inputs and outputs of the projections it targets
+    private final double loraParams;
+    private final double loraIn;
+    private final double loraOut;
 
     public RooflineCostModel(Deployment d) {
         GpuProfile g = d.gpu();
@@ -99,6 +108,10 @@ public final class RooflineCostModel implements CostModel {
         kvBytesPerTokenPerLayer = KvCapacity.kvBytesPerTokenPerGpu(d) / m.layers();
         qHeadsTimesDim = (double) m.qDim() / tp;
         lmHeadParams = (double) m.vocabSize() * m.hiddenSize() / tp;
+        int loraRank = d.lora() == null ? 0 : d.lora().maxLoraRank();
+        loraParams = (double) m.loraParamsPerLayer(loraRank) / tp;
+        loraIn = (double) m.loraInputsPerLayer();
+        loraOut = (double) m.loraOutputsPerLayer() / tp;
     }
 
     @Override
@@ -112,6 +125,7 @@ public final class RooflineCostModel implements CostModel {
                 + mlp(tokens)
                 + decodeAttention(s)
                 + prefillAttention(s)
+                + lora(s)
                 + 2 * allReduceSeconds(tokens);
         double seconds = layers * layerSeconds + lmHead(s.samplingSeqs());
         return Math.round(seconds * 1e9 + fixedNanos + sequenceNanos * s.sequences());
@@ -135,6 +149,18 @@ public final class RooflineCostModel implements CostModel {
         double bytes = params * weightBytes + tokens * (in + out) * ACTIVATION_BYTES;
         double efficiency = computeEfficiencyMax * tokens / (tokens + computeHalfTokens);
         return Math.max(flops / (peakFlops * efficiency), bytes / gemmBandwidth);
+    }
+
+    /** The LoRA shrink and expand kernels of one layer: the batch's adapters' weights, its LoRA tokens' FLOPs. */
+    private double lora(BatchShape s) {
+        double tokens = s.loraTokens();
+        if (tokens == 0 || loraParams == 0) {
+            return 0;
+        }
+        double flops = 2 * tokens * loraParams;
+        double bytes = s.loraAdapters() * loraParams * ACTIVATION_BYTES + tokens * (loraIn + loraOut) * ACTIVATION_BYTES;
+        double efficiency = bf16EfficiencyMax * tokens / (tokens + computeHalfTokens);
+        return Math.max(flops / (bf16Flops * efficiency), bytes / gemmBandwidth);
     }
 
     private double lmHead(double sequences) {

@@ -16,6 +16,7 @@ public final class StepPlan {
     final BatchShape shape = new BatchShape();
     long startNanos;
     long durationNanos;
+    long loraLoadNanos;
 
     StepPlan(int maxNumSeqs) {
         requests = new EngineRequest[maxNumSeqs];
@@ -29,6 +30,7 @@ public final class StepPlan {
         shape.clear();
         startNanos = nowNanos;
         durationNanos = 0;
+        loraLoadNanos = 0;
     }
 
     void add(EngineRequest r, int tokens) {
@@ -83,6 +85,8 @@ public final class StepPlan {
     public BatchShape shape() { return shape; }
     public long startNanos() { return startNanos; }
     public long durationNanos() { return durationNanos; }
+    /** Part of the duration spent loading LoRA adapters into GPU slots before the step's forward pass. */
+    public long loraLoadNanos() { return loraLoadNanos; }
     public long endNanos() { return startNanos + durationNanos; }
     /** Tokens computed in this step (decode tokens plus prefill chunk tokens). */
     public long tokens() { return shape.tokens(); }
