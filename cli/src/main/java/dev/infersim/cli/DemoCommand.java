@@ -9,8 +9,7 @@ import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
-import dev.infersim.queueing.LatencyModel;
-import dev.infersim.queueing.UnstableQueueException;
+import dev.infersim.engine.FixedTiming;
 import dev.infersim.server.MockServer;
 import dev.infersim.server.ServerOptions;
 import dev.infersim.result.GoodputSlo;
@@ -55,6 +54,9 @@ public final class DemoCommand implements Callable<Integer> {
     @Mixin
     DeploymentOptions deployment;
 
+    @Mixin
+    TimingOptions timing;
+
     @Spec
     CommandSpec spec;
 
@@ -98,6 +100,9 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--save-result", paramLabel = "FILE", description = "Also write the comparison as JSON.")
     Path saveResult;
 
+    /** Fixed latencies in place of the cost model, or null: set from {@link #timing} when the demo starts. */
+    private FixedTiming fixed;
+
     @Override
     public Integer call() throws Exception {
         EarlyInterrupt.handOver(); // the demo is the run: an interrupt stops it as it always did, without a word
@@ -111,11 +116,14 @@ public final class DemoCommand implements Callable<Integer> {
         }
         loads = loads.stream().sorted().distinct().toList();
         Deployment d = deployment.deployment();
+        fixed = timing.fixedTiming();
         PrintStream out = System.out;
-        EnginePrediction prediction = new EnginePrediction(d, WorkloadMoments.of(Workload.open(spec(1, 50_000, seed)), 50_000));
+        DemoPrediction prediction = fixed == null
+                ? new DemoPrediction.Chain(new EnginePrediction(d, WorkloadMoments.of(Workload.open(spec(1, 50_000, seed)), 50_000)))
+                : new DemoPrediction.MgcQueue(new FixedPrediction(fixed, d.maxNumSeqs(), Workload.open(spec(1, 50_000, seed)), 50_000));
         double saturation = prediction.saturationRatePerS();
-        out.printf(Locale.ROOT, "infersim demo: %s on %s, random prompts of %d tokens, geometric outputs (mean %.0f, max %d), "
-                        + "Poisson arrivals; mock at %.0fx real time%n", d.model().name(), d.gpu().name(), PROMPT_TOKENS,
+        out.printf(Locale.ROOT, "infersim demo: %s, random prompts of %d tokens, geometric outputs (mean %.0f, max %d), "
+                        + "Poisson arrivals; mock at %.0fx real time%n", timingWords(d), PROMPT_TOKENS,
                 MEAN_OUTPUT_TOKENS, MAX_TOKENS, timeScale);
         out.printf(Locale.ROOT, "predicted saturation: %.2f req/s; sweeping %s of it, %.0f model seconds each (+%d warmup "
                 + "requests)%n", saturation, loads, runSeconds, numWarmups);
@@ -126,7 +134,7 @@ public final class DemoCommand implements Callable<Integer> {
         double kneeDistance = Double.POSITIVE_INFINITY;
         MockServer server = MockServer.start(ServerOptions.builder(d).port(0).timeScale(timeScale).seed(seed)
                         .maxWaitingRequests(100_000)
-                        .schedulingPolicy(deployment.schedulingPolicy).dashboard(dashboard).build())
+                        .schedulingPolicy(deployment.schedulingPolicy).fixedTiming(fixed).dashboard(dashboard).build())
                 .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
         if (dashboard) {
             out.println("live dashboard: " + server.baseUrl() + "/dashboard");
@@ -145,7 +153,7 @@ public final class DemoCommand implements Callable<Integer> {
                 SimulationResult simulated = simulate(rate, requests, pointSeed);
                 SimulationResult steady = simulate(rate, STEADY_RUN_REQUESTS, pointSeed);
                 rows.add(new Row(rate, fraction, Side.measured(measured.fields(), timeScale), Side.simulated(simulated),
-                        Side.predicted(prediction, rate), Side.simulated(steady), groundTruthP99(measured.fields()),
+                        prediction.at(rate), Side.simulated(steady), groundTruthP99(measured.fields()),
                         measured.valid(), invalidReasons(measured.fields())));
                 measuredRuns.add(measured.fields());
                 if (Math.abs(fraction - 1) < kneeDistance) {
@@ -157,9 +165,14 @@ public final class DemoCommand implements Callable<Integer> {
         } finally {
             server.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         }
-        DemoReport report = new DemoReport(rows, saturation, simulatedSaturation(saturation), timeScale, sloTtftP99Ms);
+        DemoReport report = new DemoReport(rows, saturation, simulatedSaturation(saturation), timeScale, sloTtftP99Ms,
+                prediction.description(), fixed != null);
         report.print(out);
-        DemoPage.write(html, report, new DemoPage.Story(workloadWords(), EngineSummary.of(d, PROMPT_TOKENS + (int) MEAN_OUTPUT_TOKENS), kneeTimeline,
+        DemoPage.write(html, report, new DemoPage.Story(workloadWords(),
+                fixed == null ? EngineSummary.of(d, PROMPT_TOKENS + (int) MEAN_OUTPUT_TOKENS) : null,
+                fixed == null ? null : timingWords(d) + ": each request holds one slot from its first scheduling to its last "
+                        + "token, whatever else runs, so the deployment is an M/G/c queue with c = --max-num-seqs.",
+                kneeTimeline,
                 measuredRuns.isEmpty() ? Map.of() : runMetadata(measuredRuns.get(0))));
         out.println("HTML report written to " + html + " (model time throughout)");
         if (saveResult != null) {
@@ -190,13 +203,23 @@ public final class DemoCommand implements Callable<Integer> {
         }
     }
 
+    /** The deployment as the demo names it: the model on its GPU, or under fixed timing the latencies and slots. */
+    private String timingWords(Deployment d) {
+        return fixed == null ? d.model().name() + " on " + d.gpu().name() : String.format(Locale.ROOT,
+                "fixed timing (TTFT %s ms, inter-token latency %s ms), %d slots (--max-num-seqs)",
+                fmt(fixed.timeToFirstTokenMs()), fmt(fixed.interTokenLatencyMs()), d.maxNumSeqs());
+    }
+
+    private static String fmt(double ms) {
+        return ms == Math.rint(ms) ? String.valueOf((long) ms) : String.valueOf(ms);
+    }
+
     private String workloadWords() {
-        return String.format(Locale.ROOT, "%s on %s. Each request: a random prompt of %d tokens and a geometric output "
+        return String.format(Locale.ROOT, "%s. Each request: a random prompt of %d tokens and a geometric output "
                         + "length (mean %.0f tokens, at most %d); arrivals are Poisson. Each rate sends for %.0f model "
                         + "seconds (+%d warmup requests). The mock ran %.0fx faster than the modelled GPU; every number "
-                        + "here is converted back to model time.", deployment.deployment().model().name(),
-                deployment.deployment().gpu().name(), PROMPT_TOKENS, MEAN_OUTPUT_TOKENS, MAX_TOKENS, runSeconds,
-                numWarmups, timeScale);
+                        + "here is converted back to model time.", timingWords(deployment.deployment()), PROMPT_TOKENS,
+                MEAN_OUTPUT_TOKENS, MAX_TOKENS, runSeconds, numWarmups, timeScale);
     }
 
     private int requestsAt(double rate) {
@@ -247,7 +270,7 @@ public final class DemoCommand implements Callable<Integer> {
     static final int STEADY_RUN_REQUESTS = 20_000;
 
     private SimulationResult simulate(double rate, int requests, long workloadSeed) {
-        EngineCore engine = deployment.engine();
+        EngineCore engine = deployment.engine(fixed, workloadSeed);
         return new Simulation(new Replica[] {new Replica(0, engine)}, new RoundRobinRouter(),
                 SimulationOptions.defaults().withWarmups(numWarmups), null)
                 .run(Workload.open(spec(rate, requests + numWarmups, workloadSeed)));
@@ -258,7 +281,7 @@ public final class DemoCommand implements Callable<Integer> {
      * rate, long enough that filling and draining the batch barely matter.
      */
     private double simulatedSaturation(double predicted) {
-        EngineCore engine = deployment.engine();
+        EngineCore engine = deployment.engine(fixed, seed);
         SimulationResult r = new Simulation(new Replica[] {new Replica(0, engine)}, new RoundRobinRouter(),
                 SimulationOptions.defaults(), null).run(Workload.open(spec(2 * predicted, STEADY_RUN_REQUESTS, seed)));
         return r.stats().completed() / (r.durationNanos() / 1e9);
@@ -308,19 +331,6 @@ public final class DemoCommand implements Callable<Integer> {
                     num(f, "infersim_steady_output_throughput"), requestsPerS,
                     requestsPerS * num(f, "infersim_mean_queue_time_ms") / 1e3, num(f, "infersim_steady_send_rate"),
                     LateCompletions.ofTimeline(r.timeline()), r.saturation().saturated());
-        }
-
-        static Side predicted(EnginePrediction p, double rate) {
-            try {
-                LatencyModel chain = p.at(rate);
-                return new Side(1e3 * chain.ttftPercentileSeconds(0.5), 1e3 * chain.ttftPercentileSeconds(0.99),
-                        1e3 * chain.meanTpotSeconds(), rate * p.moments().meanOutputTokens(), rate,
-                        chain.meanNumberWaiting(), rate, rate, false);
-            } catch (UnstableQueueException e) {
-                double sat = p.saturationRatePerS();
-                return new Side(Double.NaN, Double.NaN, Double.NaN, sat * p.moments().meanOutputTokens(), sat,
-                        Double.NaN, rate, sat, true);
-            }
         }
 
         /**

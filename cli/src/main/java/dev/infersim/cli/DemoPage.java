@@ -16,8 +16,12 @@ import java.util.Map;
  * library and the data are inlined), so it opens offline.
  */
 final class DemoPage {
-    /** What the page tells beside the comparison: the workload in words, the engine, one run's timeline, metadata. */
-    record Story(String workload, EngineSummary engine, Map<String, Object> kneeTimeline, Map<String, Object> metadata) {
+    /**
+     * What the page tells beside the comparison: the workload in words, the engine (null under fixed timing, which
+     * {@code timing} then describes), one run's timeline, metadata.
+     */
+    record Story(String workload, EngineSummary engine, String timing, Map<String, Object> kneeTimeline,
+                 Map<String, Object> metadata) {
     }
 
     private DemoPage() {
@@ -26,7 +30,8 @@ final class DemoPage {
     static void write(Path file, DemoReport report, Story story) {
         Map<String, Object> data = new LinkedHashMap<>();
         data.put("workload", story.workload());
-        data.put("engine", story.engine().toMap());
+        data.put("engine", story.engine() == null ? null : story.engine().toMap());
+        data.put("timing", story.timing());
         data.put("comparison", report.toMap());
         data.put("timeline", story.kneeTimeline());
         data.put("metadata", story.metadata());
@@ -57,8 +62,8 @@ final class DemoPage {
             <h1>Measured, simulated, predicted: where the queue takes off</h1>
             <p class="lead" id="lead"></p>
             <h2>1. The workload</h2><p id="workload"></p>
-            <h2>2. What the engine can do</h2><p id="engine-words"></p>
-            <div class="pair"><div class="chart" id="chart-decode"></div><div class="chart" id="chart-prefill"></div></div>
+            <h2 id="engine-title">2. What the engine can do</h2><p id="engine-words"></p>
+            <div class="pair" id="engine-charts"><div class="chart" id="chart-decode"></div><div class="chart" id="chart-prefill"></div></div>
             <h2>3. Offered load against latency, throughput and queue</h2><p id="sweep-words"></p>
             <div class="pair"><div class="chart" id="chart-ttft-p50"></div><div class="chart" id="chart-ttft-p99"></div></div>
             <div class="pair"><div class="chart" id="chart-tpot"></div><div class="chart" id="chart-throughput"></div></div>
@@ -82,6 +87,8 @@ final class DemoPage {
               + 'the discrete-event simulator replaying the same requests, and the queueing model in closed form. '
               + 'Below the knee all three rise gently; past it the queue grows without bound while throughput stays flat at capacity.';
             $('workload').textContent = DATA.workload;
+            if(!E){ $('engine-title').textContent = '2. The timing'; $('engine-words').textContent = DATA.timing; $('engine-charts').remove(); }
+            else {
             $('engine-words').textContent = 'One decode step serves every running sequence, and its time grows far slower than the batch: '
               + 'at '+n(E.context_tokens)+' tokens of context a batch of 1 takes '+n(E.decode_step_ms[0])+' ms per step ('+n(E.decode_tokens_per_s[0])
               + ' tokens/s), a batch of '+E.decode_batch[E.decode_batch.length-1]+' takes '+n(E.decode_step_ms[E.decode_step_ms.length-1])+' ms ('
@@ -94,6 +101,7 @@ final class DemoPage {
             draw('chart-prefill', {title:{text:'Prefill step time vs prompt length',textStyle:{fontSize:14}},tooltip:{trigger:'axis'},grid:{top:64},
               xAxis:{type:'log',logBase:2,name:'prompt tokens',nameLocation:'middle',nameGap:26},yAxis:{type:'value',name:'ms'},
               series:[{name:'prefill, ms',type:'line',data:E.prefill_tokens.map((t,i)=>[t,E.prefill_step_ms[i]])}]});
+            }
 
             $('sweep-words').textContent = 'Each point is one request rate. Vertical lines: each method\\'s knee (capacity). '
               + 'The prediction stops at its knee: past it the queue has no steady state, and the model says "unstable" instead of inventing numbers. '

@@ -27,14 +27,18 @@ final class DemoReport {
     private final double simulatedSaturation;
     private final double timeScale;
     private final double sloTtftP99Ms;
+    private final String predictor;
+    private final boolean fixedTiming;
 
     DemoReport(List<DemoCommand.Row> rows, double predictedSaturation, double simulatedSaturation, double timeScale,
-               double sloTtftP99Ms) {
+               double sloTtftP99Ms, String predictor, boolean fixedTiming) {
         this.rows = rows;
         this.predictedSaturation = predictedSaturation;
         this.simulatedSaturation = simulatedSaturation;
         this.timeScale = timeScale;
         this.sloTtftP99Ms = sloTtftP99Ms;
+        this.predictor = predictor;
+        this.fixedTiming = fixedTiming;
     }
 
     List<DemoCommand.Row> rows() {
@@ -89,7 +93,7 @@ final class DemoReport {
     void print(PrintStream out) {
         out.println();
         out.println("Measured = benchmark client against the mock server over HTTP (converted to model time);");
-        out.println("simulated = discrete-event simulator, same requests; predicted = continuous-batching queueing chain.");
+        out.println("simulated = discrete-event simulator, same requests; predicted = " + predictor + ".");
         out.println("Each cell: measured / simulated / predicted. Output tok/s is the steady state: requests taken in while "
                 + "sending times mean output tokens (vLLM's output_throughput, in the saved results, also counts the drain).");
         out.println("Waiting = mean requests queued for the engine (Little's law); past the knee it grows for as long as "
@@ -113,7 +117,7 @@ final class DemoReport {
                 rate(measuredKnee()),
                 rate(simulatedKnee()), predictedSaturation, DemoCommand.STEADY_RUN_REQUESTS, simulatedSaturation);
         out.println("  (a sweep's knee is its highest completion rate over the second half of sending, once some rate was "
-                + "overloaded, i.e. finished under 90% of the rate sent; the prediction's is the chain's saturation rate)");
+                + "overloaded, i.e. finished under 90% of the rate sent; the prediction's is its closed form's saturation rate)");
         out.printf(Locale.ROOT, "highest rate with TTFT p99 <= %.0f ms: measured %s / simulated %s / predicted %s%n",
                 sloTtftP99Ms, rate(highestRateMeetingSlo(MEASURED)), rate(highestRateMeetingSlo(SIMULATED)),
                 rate(highestRateMeetingSlo(PREDICTED)));
@@ -130,14 +134,16 @@ final class DemoReport {
 
     private List<String> notes() {
         List<String> notes = new ArrayList<>();
-        compare(notes, "", "knee", predictedSaturation, simulatedKnee(), "predicted", "simulated",
-                "the chain prices each batch size with the engine's cost model and the prompts admitted per "
+        compare(notes, "", "knee", predictedSaturation, simulatedKnee(), "predicted", "simulated", fixedTiming
+                ? "the queue's capacity is the slots over the mean service time of the configured output lengths, while "
+                        + "a run draws its own output lengths and ends while long requests still hold slots"
+                : "the chain prices each batch size with the engine's cost model and the prompts admitted per "
                         + "iteration, while near the knee the engine's batch and its prefills swing around those means");
         for (DemoCommand.Row r : rows) {
             String at = String.format(Locale.ROOT, "at %.2f req/s", r.rate());
             if (r.simulated().overloaded() || r.predicted().saturated()) {
                 notes.add(at + " the offered load is past the knee: the queue grows for as long as the run lasts, so its "
-                        + "latencies measure the run's length, not a steady state, and the chain has no stationary answer "
+                        + "latencies measure the run's length, not a steady state, and the closed form has no stationary answer "
                         + "(it says unstable); throughput stays at capacity.");
                 continue;
             }
@@ -146,22 +152,26 @@ final class DemoReport {
             compare(notes, at, "TPOT p50", r.measured().tpotP50Ms(), r.simulated().tpotP50Ms(), "measured", "simulated",
                     measuredWhy());
             comparePredicted(notes, at, "TTFT p50", r.predicted().ttftP50Ms(), r.simulated().ttftP50Ms(),
-                    r.steadySimulated().ttftP50Ms(), "the chain holds the batch size fixed while an arrival waits for "
+                    r.steadySimulated().ttftP50Ms(), fixedTiming ? FIXED_WAIT : "the chain holds the batch size fixed while an arrival waits for "
                             + "its iteration and is prefilled; in the engine the batch moves meanwhile");
             comparePredicted(notes, at, "TTFT p99", r.predicted().ttftP99Ms(), r.simulated().ttftP99Ms(),
-                    r.steadySimulated().ttftP99Ms(), "the chain's tail is the wait for a batch slot, for the iteration "
+                    r.steadySimulated().ttftP99Ms(), fixedTiming ? FIXED_WAIT : "the chain's tail is the wait for a batch slot, for the iteration "
                             + "an arrival lands in (runs of long prefill iterations included) and for the prompts sharing "
                             + "its prefill, each at a fixed batch size; the longer a run near saturation, the more bursts "
                             + "its tail holds");
             comparePredicted(notes, at, "TPOT p50", r.predicted().tpotP50Ms(), r.simulated().tpotP50Ms(),
-                    r.steadySimulated().tpotP50Ms(), "the chain gives each request the mean iteration of the batch it "
+                    r.steadySimulated().tpotP50Ms(), fixedTiming ? "the queue gives every token the mean inter-token "
+                            + "latency; a run draws its own jitter" : "the chain gives each request the mean iteration of the batch it "
                             + "finds on arrival; in the engine the batch changes over the request's life");
             comparePredicted(notes, at, "output tok/s", r.predicted().outputTokensPerS(), r.simulated().outputTokensPerS(),
-                    r.steadySimulated().outputTokensPerS(), "the chain multiplies the nominal rate by the configured "
+                    r.steadySimulated().outputTokensPerS(), "the closed form multiplies the nominal rate by the configured "
                             + "mean output length, while a run draws its own Poisson arrivals and output lengths");
         }
         return notes;
     }
+
+    private static final String FIXED_WAIT = "the M/G/c wait is Allen and Cunneen's approximation, exact only for "
+            + "exponential service times, and its percentiles read the wait as exponential once a request waits";
 
     private String measuredWhy() {
         return String.format(Locale.ROOT, "the measurement adds HTTP, SSE and client overheads and this machine's scheduling "
@@ -226,6 +236,7 @@ final class DemoReport {
     Map<String, Object> toMap() {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("time_scale", timeScale);
+        m.put("predictor", predictor);
         m.put("predicted_saturation_rate_per_s", predictedSaturation);
         m.put("simulated_saturation_rate_per_s", simulatedSaturation);
         m.put("knee_rate_per_s", byMethod(measuredKnee(), simulatedKnee(), predictedSaturation));

@@ -75,6 +75,35 @@ final class FixedPrediction {
         return new AllenCunneenGGc(rate, 1 / meanServiceS, servers, arrivalScv, serviceScv);
     }
 
+    /**
+     * The wait's {@code p} quantile, reading the wait as zero with probability 1 - C and else exponential with mean
+     * E[Wq] / C (exact for M/M/c, an approximation otherwise).
+     */
+    static double waitPercentileSeconds(AllenCunneenGGc q, double p) {
+        double pWait = q.probabilityOfWait();
+        return pWait <= 1 - p ? 0 : Math.log(pWait / (1 - p)) * q.meanWaitSeconds() / pWait;
+    }
+
+    double meanTtftSeconds() {
+        return meanTtftS;
+    }
+
+    double meanItlSeconds() {
+        return meanItlS;
+    }
+
+    double meanOutputTokens() {
+        return meanOutputTokens;
+    }
+
+    int servers() {
+        return servers;
+    }
+
+    double meanServiceSeconds() {
+        return meanServiceS;
+    }
+
     /** The prediction's fields, in the result schema's keys, into {@code f}. */
     void put(Map<String, Object> f, double rate, double arrivalScv, double meanPromptTokens) {
         f.put("infersim_timing", "fixed");
@@ -93,7 +122,7 @@ final class FixedPrediction {
             f.put("infersim_utilization", q.utilization());
             f.put("infersim_probability_of_wait", pWait);
             f.put("infersim_mean_queue_time_ms", 1e3 * waitS);
-            f.put("infersim_p99_queue_time_ms", pWait <= 0.01 ? 0.0 : 1e3 * Math.log(pWait / 0.01) * waitS / pWait);
+            f.put("infersim_p99_queue_time_ms", 1e3 * waitPercentileSeconds(q, 0.99));
             f.put("infersim_mean_requests_in_system", q.metrics().meanNumberInSystem());
         } catch (UnstableQueueException e) {
             f.put("infersim_saturated", true);

@@ -53,4 +53,32 @@ class DemoCommandTest {
         assertEquals(2, run.exitCode());
         assertEquals("infersim: --loads: fractions must be in (0, 3], got 0.0", run.err().strip());
     }
+
+    /** The simplest case: fixed latencies make the deployment an M/G/c queue, and the three methods find its knee. */
+    @Test
+    void fixedTimingIsTheMgcQueueThreeWays(@TempDir Path dir) throws Exception {
+        Path html = dir.resolve("demo.html");
+        Path json = dir.resolve("demo.json");
+        CliRun run = CliRun.of("demo", "--quick", "--timing", "fixed", "--time-to-first-token", "20", "--inter-token-latency",
+                "5", "--max-num-seqs", "32", "--html", html.toString(), "--save-result", json.toString());
+
+        assertEquals(0, run.exitCode(), run.out() + run.err());
+        assertTrue(run.out().contains("fixed timing (TTFT 20 ms, inter-token latency 5 ms), 32 slots"), run.out());
+        JsonNode result = new ObjectMapper().readTree(json.toFile());
+        assertTrue(result.get("predictor").asText().startsWith("M/G/c queue"), result.toString());
+        // 32 slots over a mean service of 20 + 127 x 5 ms (geometric outputs of mean 128, at most 1024)
+        double predicted = result.get("knee_rate_per_s").get("predicted").asDouble();
+        assertEquals(32 / 0.655, predicted, 0.03 * predicted);
+        for (String method : List.of("measured", "simulated")) {
+            assertEquals(predicted, result.get("knee_rate_per_s").get(method).asDouble(), 0.10 * predicted,
+                    method + " knee vs predicted: " + result.get("knee_rate_per_s"));
+        }
+        JsonNode light = result.get("rows").get(0);
+        assertEquals(5.0, light.get("simulated").get("median_tpot_ms").asDouble(), 1e-6, "every token 5 ms apart");
+        assertEquals(5.0, light.get("predicted").get("median_tpot_ms").asDouble(), 1e-6);
+        assertEquals(20.0, light.get("simulated").get("median_ttft_ms").asDouble(), 1e-6, "at half load most never wait");
+        String page = Files.readString(html);
+        assertTrue(page.contains("\"engine\":null") && page.contains("an M/G/c queue with c = --max-num-seqs"),
+                "the page describes the timing instead of the engine's step times");
+    }
 }

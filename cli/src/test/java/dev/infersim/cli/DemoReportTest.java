@@ -20,7 +20,7 @@ class DemoReportTest {
         DemoCommand.Side predicted = new DemoCommand.Side(30, 70, predictedTpot, 5600, 40, 1, 40, 40, false);
         DemoCommand.Row row = new DemoCommand.Row(43.76, 0.9, simulated, simulated, predicted, steady, 8, true, List.of());
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        new DemoReport(List.of(row), 48.6, 48.6, 2, 150).print(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        new DemoReport(List.of(row), 48.6, 48.6, 2, 150, "continuous-batching queueing chain", false).print(new PrintStream(bytes, true, StandardCharsets.UTF_8));
         return bytes.toString(StandardCharsets.UTF_8);
     }
 
@@ -53,7 +53,7 @@ class DemoReportTest {
         DemoReport report = new DemoReport(List.of(
                 row(25, side(60, 25, 25), side(55, 25, 25)),
                 row(45, side(120, 44, 45), side(110, 45, 45)),
-                row(65, side(900, 48, 65), unstable)), 50, 47, 2, 150);
+                row(65, side(900, 48, 65), unstable)), 50, 47, 2, 150, "continuous-batching queueing chain", false);
         assertEquals(48, report.measuredKnee(), 1e-9);
         assertEquals(48, report.simulatedKnee(), 1e-9);
         assertEquals(50, report.predictedKnee(), 1e-9);
@@ -63,7 +63,7 @@ class DemoReportTest {
 
     @Test
     void aSweepThatNeverOverloadsHasNoKnee() {
-        DemoReport report = new DemoReport(List.of(row(25, side(60, 25, 25), side(55, 25, 25))), 50, 47, 2, 150);
+        DemoReport report = new DemoReport(List.of(row(25, side(60, 25, 25), side(55, 25, 25))), 50, 47, 2, 150, "continuous-batching queueing chain", false);
         assertTrue(Double.isNaN(report.measuredKnee()));
         assertTrue(Double.isNaN(report.simulatedKnee()));
     }

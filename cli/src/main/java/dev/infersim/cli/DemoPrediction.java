@@ -1,0 +1,77 @@
+package dev.infersim.cli;
+
+import dev.infersim.queueing.AllenCunneenGGc;
+import dev.infersim.queueing.LatencyModel;
+import dev.infersim.queueing.UnstableQueueException;
+
+/** The demo's closed form: the engine's continuous-batching chain, or under fixed timing the M/G/c queue. */
+sealed interface DemoPrediction {
+
+    /** The knee: requests per second the deployment completes when always busy. */
+    double saturationRatePerS();
+
+    /** The prediction at {@code rate} (Poisson arrivals), in model time; numbers are NaN past saturation. */
+    DemoCommand.Side at(double rate);
+
+    /** What the prediction is, for the table's legend. */
+    String description();
+
+    record Chain(EnginePrediction p) implements DemoPrediction {
+        @Override
+        public double saturationRatePerS() {
+            return p.saturationRatePerS();
+        }
+
+        @Override
+        public DemoCommand.Side at(double rate) {
+            try {
+                LatencyModel chain = p.at(rate);
+                return new DemoCommand.Side(1e3 * chain.ttftPercentileSeconds(0.5), 1e3 * chain.ttftPercentileSeconds(0.99),
+                        1e3 * chain.meanTpotSeconds(), rate * p.moments().meanOutputTokens(), rate,
+                        chain.meanNumberWaiting(), rate, rate, false);
+            } catch (UnstableQueueException e) {
+                return saturated(p.saturationRatePerS(), rate, p.moments().meanOutputTokens());
+            }
+        }
+
+        @Override
+        public String description() {
+            return "continuous-batching queueing chain";
+        }
+    }
+
+    /**
+     * Fixed timing: TTFT is the M/G/c wait plus the mean first-token latency (exact without jitter or per-token prefill
+     * time), TPOT the mean inter-token latency.
+     */
+    record MgcQueue(FixedPrediction p) implements DemoPrediction {
+        @Override
+        public double saturationRatePerS() {
+            return p.saturationRatePerS();
+        }
+
+        @Override
+        public DemoCommand.Side at(double rate) {
+            try {
+                AllenCunneenGGc q = p.at(rate, 1);
+                double ttftS = p.meanTtftSeconds();
+                return new DemoCommand.Side(1e3 * (ttftS + FixedPrediction.waitPercentileSeconds(q, 0.5)),
+                        1e3 * (ttftS + FixedPrediction.waitPercentileSeconds(q, 0.99)), 1e3 * p.meanItlSeconds(),
+                        rate * p.meanOutputTokens(), rate, rate * q.meanWaitSeconds(), rate, rate, false);
+            } catch (UnstableQueueException e) {
+                return saturated(p.saturationRatePerS(), rate, p.meanOutputTokens());
+            }
+        }
+
+        @Override
+        public String description() {
+            return "M/G/c queue (Allen and Cunneen's wait) over the --max-num-seqs slots";
+        }
+    }
+
+    /** No stationary numbers: completions at capacity, latencies unknown. */
+    private static DemoCommand.Side saturated(double sat, double rate, double meanOutputTokens) {
+        return new DemoCommand.Side(Double.NaN, Double.NaN, Double.NaN, sat * meanOutputTokens, sat, Double.NaN, rate, sat,
+                true);
+    }
+}
