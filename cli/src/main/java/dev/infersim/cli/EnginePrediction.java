@@ -251,6 +251,7 @@ final class EnginePrediction {
         double[] decode = new double[maxBatch + 1];
         double[] mean = new double[maxBatch + 1];
         double[][] prefill = new double[maxBatch + 1][];
+        double[][] prefillIterations = new double[maxBatch + 1][];
         for (int n = 0; n <= maxBatch; n++) {
             decode[n] = n == 0 ? 0 : decodeSeconds(n);
             double admissions = (n == maxBatch ? 1 + recomputeShare : 1) * n / meanOutput;
@@ -266,16 +267,21 @@ final class EnginePrediction {
             }
             // one prompt: averaged over the prompt shapes (attention is not linear in length); more: the mean shape's increments
             double alone = 0;
+            double aloneIterations = 0;
             for (double[] p : prompts) {
-                alone += p[2] * prefillSeconds(n, (int) Math.round(p[0]), (int) Math.round(p[1]), 1)[0];
+                double[] one = prefillSeconds(n, (int) Math.round(p[0]), (int) Math.round(p[1]), 1);
+                alone += p[2] * one[0];
+                aloneIterations += p[2] * one[1];
             }
             prefill[n] = new double[PREFILL_TABLE_PROMPTS];
+            prefillIterations[n] = new double[PREFILL_TABLE_PROMPTS];
             for (int k = 1; k <= PREFILL_TABLE_PROMPTS; k++) {
                 prefill[n][k - 1] = alone + seconds[k] - seconds[1];
+                prefillIterations[n][k - 1] = Math.max(1, aloneIterations + iterations[k] - iterations[1]);
             }
             mean[n] = n == 0 ? 0 : Math.max(decode[n], meanIteration(n, admissions, seconds, iterations, meanNew, meanCached));
         }
-        return new TabulatedIterationTimes(decode, mean, prefill);
+        return new TabulatedIterationTimes(decode, mean, prefill, prefillIterations);
     }
 
     /**

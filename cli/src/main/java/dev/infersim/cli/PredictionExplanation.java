@@ -139,6 +139,11 @@ final class PredictionExplanation {
                         + "+ prompts arriving in the same iteration %.3f ms = %.3f ms.", 1e3 * chain.meanQueueingDelaySeconds(),
                 1e3 * chain.meanIterationBoundaryWaitSeconds(), 1e3 * chain.meanPrefillIterationSeconds(),
                 1e3 * chain.meanSharedPrefillSeconds(), 1e3 * chain.meanTtftSeconds());
+        line("TPOT: a decoding request gets a token each iteration, %.3f ms apart on average (ITL, per token). Its first gaps "
+                        + "are longer: the iteration after its own prefill carries the prompts that arrived during that prefill, "
+                        + "and the runs of long iterations settle after a few. TPOT counts each request once, (its decode "
+                        + "time)/(L - 1), so short requests weigh those gaps more: mean TPOT %.3f ms.",
+                1e3 * chain.meanItlSeconds(), 1e3 * chain.meanTpotSeconds());
         summary(chain);
     }
 

@@ -37,6 +37,10 @@ public final class ContinuousBatchingModel implements LatencyModel {
     private static final int TTFT_BINS = 8192;
     /** Atoms of the length and pace distributions the E2EL sums over: enough for percentiles, cheap to sum. */
     private static final int E2EL_ATOMS = 48;
+    /** States less likely than this are left out of the per-request TPOT. */
+    private static final double MIN_STATE_WEIGHT = 1e-12;
+    /** Most episodes after a first token followed one by one before the stationary pace is taken for the rest. */
+    private static final int MAX_TRACKED_EPISODES = 64;
 
     private final BatchingServer server;
     private final IterationTimes times;
@@ -52,7 +56,10 @@ public final class ContinuousBatchingModel implements LatencyModel {
     /** P(TTFT <= i h, no admission wait) on a grid of step h; built on first use. */
     private double[] ttftGrid;
     private double ttftGridStep;
-    private DiscreteDistribution tpotForE2el;
+    private DiscreteDistribution paceForE2el;
+    /** Per request TPOT, and the mean time of a request's tokens after its first; built on first use. */
+    private DiscreteDistribution tpot;
+    private double meanDecodeSeconds;
 
     ContinuousBatchingModel(BatchingServer server, double arrivalRatePerS, double arrivalScv) {
         this.server = server;
@@ -211,9 +218,14 @@ public final class ContinuousBatchingModel implements LatencyModel {
         }
     }
 
-    /** tau_K(n): the iteration of n decodes that prefills K prompts admitted together. */
+    /** tau_K(n): the episode of n decodes that prefills K prompts admitted together (one iteration, or their chunks). */
     private double iterationWithPrompts(int n, int prompts) {
         return prompts == 0 ? times.decodeSeconds(n) : times.prefillSeconds(n, prompts);
+    }
+
+    /** m_K(n): the iterations that episode spans, each a token for the n decoding. */
+    private double iterationsWithPrompts(int n, int prompts) {
+        return prompts == 0 ? 1 : times.prefillIterations(n, prompts);
     }
 
     /**
@@ -376,33 +388,196 @@ public final class ContinuousBatchingModel implements LatencyModel {
     }
 
     /**
-     * The TPOT a request sees, as a distribution over the state it finds on arrival: with n others in the system it
-     * runs in batches near b = min(n + 1, B), where an iteration carries the K prompts that arrived during the last
-     * one ({@link #promptsPerIteration}) (at the limit B, the B / E[L] that replace finishers: the mean iteration).
+     * The pace of the batch a request runs in, per token after the first, as a distribution over the state it finds on
+     * arrival: with n others in the system it runs in batches near b = min(n + 1, B), where an iteration carries the K
+     * prompts that arrived during the last one ({@link #promptsPerIteration}) (at the limit B, the B / E[L] that replace
+     * finishers: the mean iteration).
      */
-    private DiscreteDistribution tpot() {
+    private DiscreteDistribution pace() {
         int maxBatch = server.maxNumSeqs();
         double[] values = new double[maxBatch + 1];
         double[] weights = new double[maxBatch + 1];
         for (int n = 0; n <= maxBatch; n++) {
-            weights[n] = n < maxBatch ? stateProbabilities[n] : probabilityOfWait();
+            weights[n] = stateWeight(n);
             int b = Math.min(n + 1, maxBatch);
             values[n] = weights[n] < 1e-15 ? times.meanSeconds(b) : meanIterationSeenSeconds(b);
         }
         return DiscreteDistribution.ofWeighted(values, weights);
     }
 
-    /** The mean iteration a decoding request sees in a batch of b: E[tau_K(b)], K the prompts admitted with it. */
+    /**
+     * The mean gap between tokens of a request decoding in a batch of b: E[tau_K(b)] / E[m_K(b)] over the stationary
+     * count K of prompts an episode carries, m_K the iterations (each a token) it spans.
+     */
     private double meanIterationSeenSeconds(int b) {
         if (b == server.maxNumSeqs()) {
             return times.meanSeconds(b);
         }
         double[] prompts = promptsPerIteration(b);
-        double seen = 0;
+        double seconds = 0;
+        double tokens = 0;
         for (int k = 0; k < prompts.length; k++) {
-            seen += prompts[k] * iterationWithPrompts(b, k);
+            seconds += prompts[k] * iterationWithPrompts(b, k);
+            tokens += prompts[k] * iterationsWithPrompts(b, k);
         }
-        return seen;
+        return seconds / tokens;
+    }
+
+    /** P(an arrival finds n), the states at and above B lumped into n = B. */
+    private double stateWeight(int n) {
+        return n < server.maxNumSeqs() ? stateProbabilities[n] : probabilityOfWait();
+    }
+
+    /**
+     * Per request, TPOT = (its decode time) / (L - 1), the mean of its own gaps, for L > 1 (a one-token request has no
+     * TPOT). Its first gaps are not the batch's stationary pace: its first token ends its own prefill iteration, which
+     * is long, so the next episode carries the prompts that arrived meanwhile, K_1 ~ Poisson(lambda X) for X its
+     * prefill; then K_{i+1} ~ Poisson(lambda tau_{K_i}(b)) relaxes to the stationary count. Episode i lasts
+     * E[tau_{K_i}(b)] and gives E[m_{K_i}(b)] tokens. A short request's TPOT is mostly that first long gap, and each
+     * request counts once.
+     */
+    private void buildTpot() {
+        int maxBatch = server.maxNumSeqs();
+        DiscreteDistribution lengths = server.outputTokens();
+        int atoms = 0;
+        for (int n = 0; n <= maxBatch; n++) {
+            atoms += stateWeight(n) >= MIN_STATE_WEIGHT ? 1 : 0;
+        }
+        double[] values = new double[atoms * lengths.size()];
+        double[] weights = new double[values.length];
+        double decode = 0;
+        double total = 0;
+        int a = 0;
+        for (int n = 0; n <= maxBatch; n++) {
+            double w = stateWeight(n);
+            if (w < MIN_STATE_WEIGHT) {
+                continue;
+            }
+            total += w;
+            int b = Math.min(n + 1, maxBatch);
+            double[][] episodes = b == maxBatch ? new double[][] {{0, 1}, {0, times.meanSeconds(b)}} : episodesAfterFirstToken(n, b);
+            for (int j = 0; j < lengths.size(); j++) {
+                double later = lengths.value(j) - 1;
+                double seconds = decodeSeconds(episodes, later);
+                decode += w * lengths.probability(j) * seconds;
+                values[a] = later > 0 ? seconds / later : 0;
+                weights[a++] = later > 0 ? w * lengths.probability(j) : 0;
+            }
+        }
+        meanDecodeSeconds = decode / total;
+        tpot = DiscreteDistribution.ofWeighted(values, weights);
+    }
+
+    /**
+     * The time of a request's first {@code tokens} tokens after its first, interpolated on the cumulative tokens and
+     * seconds of the tracked episodes, then at the stationary pace (the slope of the last episode) for the rest.
+     */
+    private static double decodeSeconds(double[][] episodes, double tokens) {
+        double[] cumulativeTokens = episodes[0];
+        double[] cumulativeSeconds = episodes[1];
+        int last = cumulativeTokens.length - 1;
+        int i = 1;
+        while (i < last && cumulativeTokens[i] < tokens) {
+            i++;
+        }
+        double pace = (cumulativeSeconds[i] - cumulativeSeconds[i - 1]) / (cumulativeTokens[i] - cumulativeTokens[i - 1]);
+        return cumulativeSeconds[i - 1] + (tokens - cumulativeTokens[i - 1]) * pace;
+    }
+
+    /**
+     * The episodes after the first token of a request that found n running and decodes among b, as cumulative
+     * [tokens, seconds] from 0: episode i gives E[m_{K_i}(b)] tokens in E[tau_{K_i}(b)], for i = 1, 2, ... until the pace
+     * settles; the last is one token at the stationary pace.
+     */
+    private double[][] episodesAfterFirstToken(int n, int b) {
+        double[] stationary = promptsPerIteration(b);
+        int kMax = stationary.length - 1;
+        double[] lengths = new double[kMax + 1];
+        double[] iterations = new double[kMax + 1];
+        double[][] transition = new double[kMax + 1][kMax + 1];
+        for (int k = 0; k <= kMax; k++) {
+            lengths[k] = iterationWithPrompts(b, k);
+            iterations[k] = iterationsWithPrompts(b, k);
+            poissonInto(arrivalRatePerS * lengths[k], transition[k]);
+        }
+        double settled = meanIterationSeenSeconds(b);
+        double[] k1 = promptsAfterOwnPrefill(n, kMax);
+        double[] tokens = new double[MAX_TRACKED_EPISODES + 2];
+        double[] seconds = new double[MAX_TRACKED_EPISODES + 2];
+        double[] next = new double[kMax + 1];
+        int i = 0;
+        while (true) {
+            double length = 0;
+            double count = 0;
+            for (int k = 0; k <= kMax; k++) {
+                length += k1[k] * lengths[k];
+                count += k1[k] * iterations[k];
+            }
+            i++;
+            tokens[i] = tokens[i - 1] + count;
+            seconds[i] = seconds[i - 1] + length;
+            if (Math.abs(length / count - settled) <= 1e-4 * settled || i == MAX_TRACKED_EPISODES) {
+                break;
+            }
+            Arrays.fill(next, 0);
+            for (int k = 0; k <= kMax; k++) {
+                for (int j = 0; j <= kMax && k1[k] > 0; j++) {
+                    next[j] += k1[k] * transition[k][j];
+                }
+            }
+            double[] swap = k1;
+            k1 = next;
+            next = swap;
+        }
+        i++;
+        tokens[i] = tokens[i - 1] + 1;
+        seconds[i] = seconds[i - 1] + settled;
+        return new double[][] {Arrays.copyOf(tokens, i + 1), Arrays.copyOf(seconds, i + 1)};
+    }
+
+    /**
+     * The distribution of the prompts that arrive during the prefill iteration of a request that found n running,
+     * truncated to 0..kMax: Poisson(lambda X) mixed over X = prefill(n, 1 + J), J ~ Poisson(lambda tau_K(n)) the prompts
+     * admitted with it, K the count in the iteration it landed in (length-biased, as in {@link #walkTtftPieces}); at
+     * n = 0 it is prefilled alone.
+     */
+    private double[] promptsAfterOwnPrefill(int n, int kMax) {
+        double[] mixed = new double[kMax + 1];
+        double[] poisson = new double[kMax + 1];
+        if (n == 0) {
+            poissonInto(arrivalRatePerS * times.prefillSeconds(0, 1), mixed);
+            return mixed;
+        }
+        double[] landed = promptsPerIteration(n);
+        double total = 0;
+        for (int k = 0; k < landed.length; k++) {
+            total += landed[k] * iterationWithPrompts(n, k);
+        }
+        for (int k = 0; k < landed.length; k++) {
+            double length = iterationWithPrompts(n, k);
+            double weight = landed[k] * length / total;
+            if (weight < 1e-12) {
+                continue;
+            }
+            double arrivals = arrivalRatePerS * length;
+            double q = Math.exp(-arrivals);
+            int jMax = poissonLimit(arrivals);
+            for (int j = 0; j <= jMax; j++) {
+                poissonInto(arrivalRatePerS * times.prefillSeconds(n, 1 + j), poisson);
+                for (int m = 0; m <= kMax; m++) {
+                    mixed[m] += weight * q * poisson[m];
+                }
+                q *= arrivals / (j + 1);
+            }
+        }
+        return mixed;
+    }
+
+    private DiscreteDistribution tpot() {
+        if (tpot == null) {
+            buildTpot();
+        }
+        return tpot;
     }
 
     @Override
@@ -416,8 +591,8 @@ public final class ContinuousBatchingModel implements LatencyModel {
     }
 
     /**
-     * The gaps between tokens, token-weighted: in a batch of b (probability pi_b, b tokens an iteration) a gap is an
-     * iteration carrying K prompts ({@link #promptsPerIteration}), tau_K(b).
+     * The gaps between tokens, token-weighted: in a batch of b (probability pi_b, b tokens an iteration) a gap is one of
+     * the m_K(b) iterations of an episode carrying K prompts ({@link #promptsPerIteration}), tau_K(b) / m_K(b) on average.
      */
     private DiscreteDistribution itl() {
         int maxBatch = server.maxNumSeqs();
@@ -429,7 +604,8 @@ public final class ContinuousBatchingModel implements LatencyModel {
             }
             double[] prompts = promptsPerIteration(b);
             for (int k = 0; k < prompts.length; k++) {
-                atoms.add(new double[] {iterationWithPrompts(b, k), pi * prompts[k]});
+                double iterations = iterationsWithPrompts(b, k);
+                atoms.add(new double[] {iterationWithPrompts(b, k) / iterations, pi * prompts[k] * iterations});
             }
         }
         double[] values = new double[atoms.size()];
@@ -451,10 +627,11 @@ public final class ContinuousBatchingModel implements LatencyModel {
         return itl().quantile(p);
     }
 
-    /** TTFT plus the L - 1 later tokens at the mean TPOT. */
+    /** TTFT plus the mean time of the L - 1 later tokens (not (E[L] - 1) E[TPOT]: TPOT is a per-request ratio). */
     @Override
     public double meanE2elSeconds() {
-        return meanTtftSeconds() + (server.meanOutputTokens() - 1) * meanTpotSeconds();
+        tpot();
+        return meanTtftSeconds() + meanDecodeSeconds;
     }
 
     /**
@@ -463,7 +640,7 @@ public final class ContinuousBatchingModel implements LatencyModel {
      */
     public double probabilityE2elAtMost(double tSeconds) {
         DiscreteDistribution lengths = server.outputTokens().condensed(E2EL_ATOMS);
-        DiscreteDistribution paces = tpotForE2el();
+        DiscreteDistribution paces = paceForE2el();
         double p = 0;
         for (int i = 0; i < lengths.size(); i++) {
             for (int j = 0; j < paces.size(); j++) {
@@ -477,11 +654,11 @@ public final class ContinuousBatchingModel implements LatencyModel {
     }
 
 
-    private DiscreteDistribution tpotForE2el() {
-        if (tpotForE2el == null) {
-            tpotForE2el = tpot().condensed(E2EL_ATOMS);
+    private DiscreteDistribution paceForE2el() {
+        if (paceForE2el == null) {
+            paceForE2el = pace().condensed(E2EL_ATOMS);
         }
-        return tpotForE2el;
+        return paceForE2el;
     }
 
     @Override

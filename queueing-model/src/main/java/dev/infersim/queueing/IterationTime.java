@@ -55,6 +55,11 @@ public record IterationTime(double alphaSeconds, double betaDecodeSecondsPerSeq,
             public double prefillSeconds(int n, int prompts) {
                 return line.seconds(n, prompts * meanPromptTokens);
             }
+
+            @Override
+            public double prefillIterations(int n, int prompts) {
+                return 1;
+            }
         };
     }
 

@@ -21,4 +21,10 @@ public interface IterationTimes {
      * prefill the iterations the token budget spreads them over. Convex in k where the engine turns compute-bound.
      */
     double prefillSeconds(int n, int prompts);
+
+    /**
+     * The iterations {@link #prefillSeconds} spans, each of which gives the n decoding sequences a token: 1, or with
+     * chunked prefill (or prompts past the token budget) more.
+     */
+    double prefillIterations(int n, int prompts);
 }

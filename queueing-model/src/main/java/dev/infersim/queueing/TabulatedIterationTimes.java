@@ -6,17 +6,18 @@ package dev.infersim.queueing;
  *
  * @param decodeSeconds  [n] an iteration of n decodes
  * @param meanSeconds    [n] the mean iteration with n running, admissions' prefill work included
- * @param prefillSeconds [n][k - 1] the prefill of k prompts admitted together while n others decode; beyond the
- *                       table's last k the time grows by its last step per prompt
+ * @param prefillSeconds    [n][k - 1] the prefill of k prompts admitted together while n others decode; beyond the
+ *                          table's last k the time grows by its last step per prompt
+ * @param prefillIterations [n][k - 1] the iterations that prefill spans (at least 1), extended alike
  */
-public record TabulatedIterationTimes(double[] decodeSeconds, double[] meanSeconds, double[][] prefillSeconds)
-        implements IterationTimes {
+public record TabulatedIterationTimes(double[] decodeSeconds, double[] meanSeconds, double[][] prefillSeconds,
+                                      double[][] prefillIterations) implements IterationTimes {
 
     public TabulatedIterationTimes {
         int n = decodeSeconds.length;
-        if (n < 2 || meanSeconds.length != n || prefillSeconds.length != n) {
+        if (n < 2 || meanSeconds.length != n || prefillSeconds.length != n || prefillIterations.length != n) {
             throw new IllegalArgumentException("tables must have equal lengths of at least 2 (batch 0 and 1), got "
-                    + n + ", " + meanSeconds.length + ", " + prefillSeconds.length);
+                    + n + ", " + meanSeconds.length + ", " + prefillSeconds.length + ", " + prefillIterations.length);
         }
         for (int b = 1; b < n; b++) {
             Checks.positive("decodeSeconds[" + b + "]", decodeSeconds[b]);
@@ -29,8 +30,16 @@ public record TabulatedIterationTimes(double[] decodeSeconds, double[] meanSecon
             if (prefillSeconds[b].length < 2) {
                 throw new IllegalArgumentException("prefillSeconds[" + b + "] needs k = 1 and 2 at least");
             }
+            if (prefillIterations[b].length != prefillSeconds[b].length) {
+                throw new IllegalArgumentException("prefillIterations[" + b + "] must cover the k of prefillSeconds["
+                        + b + "]");
+            }
             for (int k = 0; k < prefillSeconds[b].length; k++) {
                 Checks.positive("prefillSeconds[" + b + "][" + k + "]", prefillSeconds[b][k]);
+                if (!(prefillIterations[b][k] >= 1) || Double.isInfinite(prefillIterations[b][k])) {
+                    throw new IllegalArgumentException("prefillIterations[" + b + "][" + k + "] must be finite and at least 1, got "
+                            + prefillIterations[b][k]);
+                }
             }
         }
     }
@@ -52,7 +61,15 @@ public record TabulatedIterationTimes(double[] decodeSeconds, double[] meanSecon
 
     @Override
     public double prefillSeconds(int n, int prompts) {
-        double[] row = prefillSeconds[n];
+        return extended(prefillSeconds[n], prompts);
+    }
+
+    @Override
+    public double prefillIterations(int n, int prompts) {
+        return extended(prefillIterations[n], prompts);
+    }
+
+    private static double extended(double[] row, int prompts) {
         if (prompts <= row.length) {
             return row[prompts - 1];
         }

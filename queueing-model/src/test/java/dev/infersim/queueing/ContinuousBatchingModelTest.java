@@ -150,6 +150,25 @@ class ContinuousBatchingModelTest {
     }
 
     @Test
+    void aShortRequestsTpotIsTheLongGapAfterItsOwnPrefill() {
+        // Two tokens: the one gap follows the request's own prefill iteration, during which prompts arrived that the
+        // next iteration prefills, so it is longer than the batch's average gap between tokens.
+        BatchingServer twoTokens = BatchingServer.linear(256, 1000, 2, new IterationTime(0.006, 0.00005, 0.00002));
+        ContinuousBatchingModel chain = twoTokens.atArrivalRate(0.5 * twoTokens.saturationRatePerS());
+        assertTrue(chain.meanTpotSeconds() > 1.05 * chain.meanItlSeconds(),
+                "TPOT " + chain.meanTpotSeconds() + " against ITL " + chain.meanItlSeconds());
+    }
+
+    @Test
+    void aLongRequestsTpotSettlesAtTheBatchsPace() {
+        BatchingServer longOutputs = BatchingServer.linear(256, 1000, 5000, new IterationTime(0.006, 0.00005, 0.00002));
+        ContinuousBatchingModel chain = longOutputs.atArrivalRate(0.5 * longOutputs.saturationRatePerS());
+        // the first long gap is lost among 5,000; what is left differs in weighting only (TPOT per request by the
+        // state it found, ITL per token by the batch)
+        assertEquals(chain.meanItlSeconds(), chain.meanTpotSeconds(), 0.01 * chain.meanItlSeconds());
+    }
+
+    @Test
     void saturationFoldsTheAmortizedPrefillIntoTheIteration() {
         // tau(256) = 6 ms + 256 * 0.05 ms + 256 * (1000 / 200) * 0.02 ms = 44.4 ms; lambda_max = 256 / (200 * 0.0444).
         assertEquals(0.0444, LLAMA_LIKE.iterationSeconds(256), 1e-12);
