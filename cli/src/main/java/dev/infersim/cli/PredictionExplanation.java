@@ -101,8 +101,10 @@ final class PredictionExplanation {
             return;
         }
         SequentialServiceModel q = (SequentialServiceModel) p.at(rate, arrivalScv);
-        String form = arrivalScv != 1 ? "Kingman's G/G/1 formula as Whitt's QNA applies it (Kraemer-Langenbach-Belz factor g for smooth arrivals), "
-                + "E[Wq] = rho/(1-rho) (ca^2+cs^2)/2 E[S] g"
+        String form = arrivalScv != 1 ? "GI/M/1 with the gamma gaps, exact: sigma = A*(mu(1-sigma)) for the gaps' transform "
+                + "A*(s) = (1 + s burstiness/lambda)^(-burstiness), mu = 1/E[S]; then scaled to the service's variability by "
+                + "Kingman's ratio, E[Wq] = sigma/(mu(1-sigma)) (ca^2+cs^2)/(ca^2+1) (exact for M/G/1 and GI/M/1 and in heavy "
+                + "traffic; the shape of the gaps matters, not only their variance)"
                 : scv < 1e-6 ? "M/D/1 (constant service): Pollaczek-Khinchine, E[Wq] = rho E[S] / (2(1-rho))"
                 : "M/G/1: Pollaczek-Khinchine, E[Wq] = lambda E[S^2] / (2(1-rho))";
         line("Formula: %s = %.3f ms.", form, 1e3 * q.meanQueueingDelaySeconds());
