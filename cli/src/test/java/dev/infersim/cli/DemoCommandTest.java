@@ -23,13 +23,8 @@ class DemoCommandTest {
         assertEquals(0, run.exitCode(), run.out() + run.err());
         assertTrue(run.out().contains("measured / simulated / predicted"), run.out());
         assertTrue(run.out().contains("knee (capacity), req/s:"), run.out());
-        JsonNode knee = new ObjectMapper().readTree(json.toFile()).get("knee_rate_per_s");
-        double predicted = knee.get("predicted").asDouble();
-        List<String> methods = List.of("measured", "simulated");
-        for (String method : methods) {
-            assertTrue(knee.get(method).isNumber(), method + " found no knee: " + run.out());
-            assertEquals(predicted, knee.get(method).asDouble(), 0.10 * predicted, method + " knee vs predicted: " + knee);
-        }
+        JsonNode result = new ObjectMapper().readTree(json.toFile());
+        assertKneesAgree(result, run);
         String page = Files.readString(html);
         assertTrue(page.contains("echarts"), "the page embeds its charting library");
         JsonNode data = new ObjectMapper().readTree(page.substring(page.indexOf("const DATA = ") + 13,
@@ -69,10 +64,7 @@ class DemoCommandTest {
         // 32 slots over a mean service of 20 + 127 x 5 ms (geometric outputs of mean 128, at most 1024)
         double predicted = result.get("knee_rate_per_s").get("predicted").asDouble();
         assertEquals(32 / 0.655, predicted, 0.03 * predicted);
-        for (String method : List.of("measured", "simulated")) {
-            assertEquals(predicted, result.get("knee_rate_per_s").get(method).asDouble(), 0.10 * predicted,
-                    method + " knee vs predicted: " + result.get("knee_rate_per_s"));
-        }
+        assertKneesAgree(result, run);
         JsonNode light = result.get("rows").get(0);
         assertEquals(5.0, light.get("simulated").get("median_tpot_ms").asDouble(), 1e-6, "every token 5 ms apart");
         assertEquals(5.0, light.get("predicted").get("median_tpot_ms").asDouble(), 1e-6);
@@ -80,5 +72,27 @@ class DemoCommandTest {
         String page = Files.readString(html);
         assertTrue(page.contains("\"engine\":null") && page.contains("an M/G/c queue with c = --max-num-seqs"),
                 "the page describes the timing instead of the engine's step times");
+    }
+
+    /**
+     * The simulated knee within 10% of the predicted one, and the measured knee too when the client kept its schedule.
+     * A measured run on a machine too busy to send on time is wall-clock evidence of nothing; the demo must then say
+     * so beside the numbers, which is what is checked instead.
+     */
+    private static void assertKneesAgree(JsonNode result, CliRun run) {
+        JsonNode knee = result.get("knee_rate_per_s");
+        double predicted = knee.get("predicted").asDouble();
+        assertTrue(knee.get("simulated").isNumber(), "simulated found no knee: " + run.out());
+        assertEquals(predicted, knee.get("simulated").asDouble(), 0.10 * predicted, "simulated knee vs predicted: " + knee);
+        boolean measuredValid = true;
+        for (JsonNode row : result.get("rows")) {
+            measuredValid &= row.get("measured_valid").asBoolean();
+        }
+        if (measuredValid) {
+            assertTrue(knee.get("measured").isNumber(), "measured found no knee: " + run.out());
+            assertEquals(predicted, knee.get("measured").asDouble(), 0.10 * predicted, "measured knee vs predicted: " + knee);
+        } else {
+            assertTrue(run.out().contains("(run flagged invalid: "), "an invalid measured run is named in the table: " + run.out());
+        }
     }
 }
