@@ -92,12 +92,7 @@ final class Exchange implements Handler<Buffer> {
 
     /** Sends {@code body} now; latencies count from {@code originNanos}. Must run on the event loop. */
     void start(WorkloadRequest request, Buffer body, long scheduledNanos, long originNanos, long timeoutMillis) {
-        this.request = request;
-        this.body = body;
-        this.scheduledNanos = scheduledNanos;
-        this.originNanos = originNanos;
-        this.timeoutMillis = timeoutMillis;
-        reset();
+        prepare(request, body, scheduledNanos, originNanos, timeoutMillis);
         startNanos = System.nanoTime();
         timerId = vertx.setTimer(timeoutMillis, onTimeout);
         int use = ++generation;
@@ -123,6 +118,16 @@ final class Exchange implements Handler<Buffer> {
                 });
             }
         });
+    }
+
+    /** Takes on a new request and forgets the last one, sending nothing; {@link #start} sends it. */
+    void prepare(WorkloadRequest request, Buffer body, long scheduledNanos, long originNanos, long timeoutMillis) {
+        this.request = request;
+        this.body = body;
+        this.scheduledNanos = scheduledNanos;
+        this.originNanos = originNanos;
+        this.timeoutMillis = timeoutMillis;
+        reset();
     }
 
     private void reset() {
@@ -190,19 +195,28 @@ final class Exchange implements Handler<Buffer> {
             resp.handler(this);
             resp.endHandler(v -> {
                 if (use == generation) {
-                    httpCompleted = true;
-                    end();
+                    ended(System.nanoTime());
                 }
             });
         });
     }
 
-    /** One network read: the SSE decoder hands every event it completes to {@link #event} with the read's time. */
     @Override
     public void handle(Buffer chunk) {
+        read(chunk, System.nanoTime());
+    }
+
+    /** One network read at {@code nowNanos}: the SSE decoder hands every event it completes to {@link #event}. */
+    void read(Buffer chunk, long nowNanos) {
         if (!finished) {
-            sse.feed(chunk, System.nanoTime());
+            sse.feed(chunk, nowNanos);
         }
+    }
+
+    /** The whole HTTP response was read at {@code nowNanos}. */
+    void ended(long nowNanos) {
+        httpCompleted = true;
+        end(nowNanos);
     }
 
     /** One SSE event: {@code [DONE]}, an error, or a chunk of the stream. */
@@ -275,11 +289,11 @@ final class Exchange implements Handler<Buffer> {
         }
     }
 
-    private void end() {
+    private void end(long nowNanos) {
         if (finished) {
             return;
         }
-        sse.end(System.nanoTime());
+        sse.end(nowNanos);
         if (finished) {
             return;
         }
