@@ -60,6 +60,11 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
                     ((Map<String, Object>) noise.get("calibration")).get("p99"),
                     ((Map<String, Object>) noise.get("during_run")).get("p99"));
         }
+        Map<String, Object> gc = (Map<String, Object>) f.get("infersim_client_gc");
+        if (gc != null) {
+            out.printf(Locale.ROOT, "%-40s %s / %s%n", "Client GC in run, collections / ms:", gc.get("collections"),
+                    gc.get("time_ms"));
+        }
         Map<String, Object> verdict = (Map<String, Object>) f.get("infersim_send_lag_verdict");
         if (verdict != null && !invalidReasons.contains(verdict.get("message"))) {
             out.println("Send lag: " + verdict.get("message"));

@@ -141,7 +141,8 @@ public final class BenchmarkClient implements AutoCloseable {
         String probeError = probe(workload);
         if (probeError != null) {
             LoadRun.Phase nothing = new LoadRun.Phase(emptyWindow(), emptyWindow(), 0, 0, false);
-            return result(date, workload, plan, nothing, new LatencyStats(), null, probeError);
+            return result(date, workload, plan, nothing, new LatencyStats(), ClientGc.start().since(), null,
+                    probeError);
         }
         long startNanos = plan.startAtEpochMillis() > 0 ? startNanos(plan.startAtEpochMillis()) : LoadRun.NOW;
         MetricsScraper scraper = config.scrapeUrl() == null ? null
@@ -151,6 +152,7 @@ public final class BenchmarkClient implements AutoCloseable {
         }
         LoadRun.Phase phase;
         SchedulingNoise probe = SchedulingNoise.start();
+        ClientGc gc = ClientGc.start();
         LatencyStats noise;
         try (RequestLogWriter log = plan.detailFile() == null ? null : new RequestLogWriter(plan.detailFile(), true)) {
             phase = load.run(shard.requests(workload), workload.isClosedLoop(), users, plan.numWarmups(),
@@ -159,7 +161,7 @@ public final class BenchmarkClient implements AutoCloseable {
             noise = probe.stop();
         }
         Map<String, Object> scraped = scraper == null ? null : scraper.stop();
-        return result(date, workload, plan, phase, noise, scraped, null);
+        return result(date, workload, plan, phase, noise, gc.since(), scraped, null);
     }
 
     private MeasuredWindow emptyWindow() {
@@ -233,10 +235,11 @@ public final class BenchmarkClient implements AutoCloseable {
 
     /**
      * @param noise      wake-up lateness of the noise probe during the run
+     * @param gc         the client JVM's own garbage collections during the run ({@link ClientGc#since})
      * @param probeError why the initial test request failed (nothing else was sent), or null
      */
     private BenchResult result(String date, Workload measured, RunPlan plan, LoadRun.Phase phase, LatencyStats noise,
-                               Map<String, Object> scraped, String probeError) {
+                               Map<String, Object> gc, Map<String, Object> scraped, String probeError) {
         MeasuredWindow w = phase.window();
         // num_prompts is what was asked for, as vLLM writes it, even when --duration or an interrupt cut the run short;
         // a shard's is its own share.
@@ -283,6 +286,7 @@ public final class BenchmarkClient implements AutoCloseable {
                 "message", lag.message(), "limit_source", fitted ? "calibration" : "flag"));
         extra.put("infersim_scheduling_noise_ms", ordered("calibration", lagSummary(calibration),
                 "during_run", lagSummary(noise)));
+        extra.put("infersim_client_gc", gc);
         extra.put("infersim_max_in_flight", phase.maxInFlight());
         extra.put("infersim_mean_in_flight", phase.meanInFlight());
         double steady = measured.isClosedLoop() ? w.closedLoopThroughput(phase.meanInFlight())
