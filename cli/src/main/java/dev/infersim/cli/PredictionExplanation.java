@@ -135,7 +135,10 @@ final class PredictionExplanation {
                         + "length distribution below B): utilisation lambda/lambda_max = %.3f, mean batch %.2f, P(an arrival "
                         + "finds the batch full) = %.4f.", chain.utilization(), chain.meanBatchSize(), chain.probabilityOfWait());
         if (arrivalScv != 1) {
-            line("Bursty arrivals: the admission wait is scaled by (1 + ca^2)/2 = %.3f (Allen-Cunneen).", (1 + arrivalScv) / 2);
+            line("Bursty arrivals: the admission wait is scaled by (1 + ca^2)/2 = %.3f (Allen-Cunneen), and the prompts "
+                    + "arriving during an iteration are counted for gamma gaps (renewal counts, not Poisson): %s.",
+                    (1 + arrivalScv) / 2, arrivalScv > 1 ? "they come in clumps that share long prefills"
+                            : "they seldom share an iteration");
         }
         line("TTFT = admission wait %.3f ms + wait for the running iteration to end %.3f ms + own prefill iteration %.3f ms "
                         + "+ prompts arriving in the same iteration %.3f ms = %.3f ms.", 1e3 * chain.meanQueueingDelaySeconds(),

@@ -19,7 +19,9 @@ import java.util.List;
  * summed in closed form; the states up to B are weighted in log space so large batches cannot
  * overflow. An arrival that finds n >= B waits for n - B + 1 departures, each Exp(mu_B): a
  * geometric mixture of Erlang stages, so P(Wq > t) = P(N >= B) e^{-(mu_B - lambda) t}, the Erlang C
- * shape. For non-Poisson arrivals the wait is scaled by (1 + ca^2) / 2, as Allen and Cunneen scale M/M/c.
+ * shape. For non-Poisson arrivals the wait is scaled by (1 + ca^2) / 2, as Allen and Cunneen scale M/M/c, and the
+ * prompts that arrive during an iteration are counted for the gamma gaps ({@link ArrivalCounts}): clumps for bursty
+ * arrivals, about one per gap for smooth ones.
  *
  * <p>An engine admits requests between iterations only. An arrival that finds n in 1..B-1 running
  * lands in an iteration, which carries a prompt (length tau_pf(n)) or only decodes (tau_dec(n)),
@@ -46,11 +48,16 @@ public final class ContinuousBatchingModel implements LatencyModel {
     private final IterationTimes times;
     private final double arrivalRatePerS;
     private final double waitScale;
+    private final double arrivalScv;
+    private final ArrivalCounts arrivals;
+    /** [n][k]: the prompts co-admitted with an arrival that finds n running in an iteration of k; built on use. */
+    private final double[][][] coAdmitted;
     /** p_0 .. p_B; states above B have p_B r^{n-B}. */
     private final double[] stateProbabilities;
     private final double tailRatio;
-    /** Per state, the stationary count of prompts an iteration carries; built on first use. */
+    /** Per state, the stationary count of prompts an iteration carries, and its transition K -> K'; built on first use. */
     private final double[][] promptsPerIteration;
+    private final double[][][] transitions;
     /** [boundary wait, own prefill, shared prefill] means; built on first use. */
     private double[] ttftParts;
     /** P(TTFT <= i h, no admission wait) on a grid of step h; built on first use. */
@@ -66,6 +73,8 @@ public final class ContinuousBatchingModel implements LatencyModel {
         this.times = server.iterationTimes();
         this.arrivalRatePerS = Checks.positive("arrivalRatePerS", arrivalRatePerS);
         this.waitScale = (1 + Checks.nonNegative("arrivalScv", arrivalScv)) / 2;
+        this.arrivalScv = arrivalScv;
+        this.arrivals = new ArrivalCounts(arrivalRatePerS, arrivalScv);
         double saturation = server.saturationRatePerS();
         if (arrivalRatePerS >= saturation) {
             throw new UnstableQueueException(arrivalRatePerS, saturation, "B/(E[L]*tau(B))");
@@ -73,6 +82,8 @@ public final class ContinuousBatchingModel implements LatencyModel {
         this.tailRatio = arrivalRatePerS / saturation;
         this.stateProbabilities = solveStationary();
         this.promptsPerIteration = new double[server.maxNumSeqs() + 1][];
+        this.transitions = new double[server.maxNumSeqs() + 1][][];
+        this.coAdmitted = new double[server.maxNumSeqs() + 1][][];
     }
 
     private double[] solveStationary() {
@@ -207,12 +218,12 @@ public final class ContinuousBatchingModel implements LatencyModel {
             }
             for (int k = 0; k <= kMax; k++) {
                 double landed = p * weights[k] / total;
-                double arrivals = arrivalRatePerS * lengths[k];
-                double q = Math.exp(-arrivals);
-                int jMax = poissonLimit(arrivals);
-                for (int j = 0; j <= jMax; j++) {
-                    sink.piece(landed * q, times.prefillSeconds(n, 1 + j), lengths[k], own);
-                    q *= arrivals / (j + 1);
+                if (landed < 1e-15) {
+                    continue;
+                }
+                double[] others = coAdmitted(n, k);
+                for (int j = 0; j < others.length; j++) {
+                    sink.piece(landed * others[j], times.prefillSeconds(n, 1 + j), lengths[k], own);
                 }
             }
         }
@@ -239,13 +250,14 @@ public final class ContinuousBatchingModel implements LatencyModel {
             return promptsPerIteration[n];
         }
         double mean = arrivalRatePerS * times.meanSeconds(n);
-        int kMax = Math.min(256, 2 * poissonLimit(mean));
+        int kMax = Math.min(256, 2 * countLimit(mean));
         double[][] transition = new double[kMax + 1][kMax + 1];
         for (int k = 0; k <= kMax; k++) {
-            poissonInto(arrivalRatePerS * iterationWithPrompts(n, k), transition[k]);
+            arrivals.fromRandomTimeInto(iterationWithPrompts(n, k), transition[k]);
         }
+        transitions[n] = transition;
         double[] pi = new double[kMax + 1];
-        poissonInto(mean, pi);
+        arrivals.fromRandomTimeInto(times.meanSeconds(n), pi);
         double[] next = new double[kMax + 1];
         for (int step = 0; step < 200; step++) {
             Arrays.fill(next, 0);
@@ -269,21 +281,29 @@ public final class ContinuousBatchingModel implements LatencyModel {
         return pi;
     }
 
-    /** Poisson(mean) probabilities of 0..length-1, the last holding the rest of the tail. */
-    private static void poissonInto(double mean, double[] into) {
-        double p = Math.exp(-mean);
-        double sum = 0;
-        for (int k = 0; k < into.length - 1; k++) {
-            into[k] = p;
-            sum += p;
-            p *= mean / (k + 1);
-        }
-        into[into.length - 1] = Math.max(0, 1 - sum);
+    /** A count past which the arrivals in a window holding {@code mean} of them on average have negligible mass. */
+    private int countLimit(double mean) {
+        double spread = Math.max(1, arrivalScv) * mean;
+        return (int) Math.min(256, Math.ceil(mean + 10 * Math.sqrt(spread) + 10));
     }
 
-    /** A count past which a Poisson(mean) variable has negligible mass. */
-    private static int poissonLimit(double mean) {
-        return (int) Math.min(256, Math.ceil(mean + 10 * Math.sqrt(mean) + 10));
+    /**
+     * The distribution of J, the other prompts that arrive during the iteration with K = k prompts an arrival finding n
+     * running lands in: all of them are admitted with it. Poisson(lambda tau_K(n)) for Poisson arrivals; clumped for
+     * bursty gaps, nearly none for smooth ones ({@link ArrivalCounts#aroundArrivalInto}).
+     */
+    private double[] coAdmitted(int n, int k) {
+        double[][] row = coAdmitted[n];
+        if (row == null || row.length <= k) {
+            row = row == null ? new double[k + 1][] : Arrays.copyOf(row, k + 1);
+            coAdmitted[n] = row;
+        }
+        if (row[k] == null) {
+            double length = iterationWithPrompts(n, k);
+            row[k] = new double[countLimit(arrivalRatePerS * length) + 1];
+            arrivals.aroundArrivalInto(length, row[k]);
+        }
+        return row[k];
     }
 
     /** [boundary wait, own prefill, shared prefill], each a mean over all arrivals (queued ones: prefill at B - 1). */
@@ -494,11 +514,10 @@ public final class ContinuousBatchingModel implements LatencyModel {
         int kMax = stationary.length - 1;
         double[] lengths = new double[kMax + 1];
         double[] iterations = new double[kMax + 1];
-        double[][] transition = new double[kMax + 1][kMax + 1];
+        double[][] transition = transitions[b];
         for (int k = 0; k <= kMax; k++) {
             lengths[k] = iterationWithPrompts(b, k);
             iterations[k] = iterationsWithPrompts(b, k);
-            poissonInto(arrivalRatePerS * lengths[k], transition[k]);
         }
         double settled = meanIterationSeenSeconds(b);
         double[] k1 = promptsAfterOwnPrefill(n, kMax);
@@ -543,9 +562,9 @@ public final class ContinuousBatchingModel implements LatencyModel {
      */
     private double[] promptsAfterOwnPrefill(int n, int kMax) {
         double[] mixed = new double[kMax + 1];
-        double[] poisson = new double[kMax + 1];
+        double[] during = new double[kMax + 1];
         if (n == 0) {
-            poissonInto(arrivalRatePerS * times.prefillSeconds(0, 1), mixed);
+            arrivals.afterArrivalInto(times.prefillSeconds(0, 1), mixed);
             return mixed;
         }
         double[] landed = promptsPerIteration(n);
@@ -553,21 +572,27 @@ public final class ContinuousBatchingModel implements LatencyModel {
         for (int k = 0; k < landed.length; k++) {
             total += landed[k] * iterationWithPrompts(n, k);
         }
+        double[] coAdmittedMix = new double[0];
         for (int k = 0; k < landed.length; k++) {
-            double length = iterationWithPrompts(n, k);
-            double weight = landed[k] * length / total;
+            double weight = landed[k] * iterationWithPrompts(n, k) / total;
             if (weight < 1e-12) {
                 continue;
             }
-            double arrivals = arrivalRatePerS * length;
-            double q = Math.exp(-arrivals);
-            int jMax = poissonLimit(arrivals);
-            for (int j = 0; j <= jMax; j++) {
-                poissonInto(arrivalRatePerS * times.prefillSeconds(n, 1 + j), poisson);
-                for (int m = 0; m <= kMax; m++) {
-                    mixed[m] += weight * q * poisson[m];
-                }
-                q *= arrivals / (j + 1);
+            double[] others = coAdmitted(n, k);
+            if (others.length > coAdmittedMix.length) {
+                coAdmittedMix = Arrays.copyOf(coAdmittedMix, others.length);
+            }
+            for (int j = 0; j < others.length; j++) {
+                coAdmittedMix[j] += weight * others[j];
+            }
+        }
+        for (int j = 0; j < coAdmittedMix.length; j++) {
+            if (coAdmittedMix[j] < 1e-12) {
+                continue;
+            }
+            arrivals.fromRandomTimeInto(times.prefillSeconds(n, 1 + j), during);
+            for (int m = 0; m <= kMax; m++) {
+                mixed[m] += coAdmittedMix[j] * during[m];
             }
         }
         return mixed;

@@ -169,6 +169,16 @@ class ContinuousBatchingModelTest {
     }
 
     @Test
+    void burstyArrivalsSharePrefillsMoreAndSmoothOnesLess() {
+        double rate = 0.5 * LLAMA_LIKE.saturationRatePerS();
+        double poisson = LLAMA_LIKE.atArrivalRate(rate).meanSharedPrefillSeconds();
+        double bursty = LLAMA_LIKE.atArrivalRate(rate, 4).meanSharedPrefillSeconds();
+        double smooth = LLAMA_LIKE.atArrivalRate(rate, 0.25).meanSharedPrefillSeconds();
+        assertTrue(smooth < 0.8 * poisson && bursty > 1.5 * poisson,
+                "shared prefill: smooth " + smooth + ", Poisson " + poisson + ", bursty " + bursty);
+    }
+
+    @Test
     void saturationFoldsTheAmortizedPrefillIntoTheIteration() {
         // tau(256) = 6 ms + 256 * 0.05 ms + 256 * (1000 / 200) * 0.02 ms = 44.4 ms; lambda_max = 256 / (200 * 0.0444).
         assertEquals(0.0444, LLAMA_LIKE.iterationSeconds(256), 1e-12);
