@@ -6,6 +6,7 @@ import dev.infersim.server.KvEventsConfig;
 import dev.infersim.server.MockFleet;
 import dev.infersim.server.FaultSettings;
 import dev.infersim.server.OutputMode;
+import dev.infersim.server.LoraModule;
 import dev.infersim.server.ServerOptions;
 import dev.infersim.server.TruthLog;
 import dev.infersim.workload.LengthDistribution;
@@ -43,6 +44,16 @@ public final class ServeCommand implements Runnable {
 
     @Mixin
     TimingOptions timing;
+
+    @Mixin
+    LoraOptions lora;
+
+    @Option(names = "--lora-modules", arity = "1..*", paramLabel = "NAME=PATH|JSON",
+            description = "LoRA adapters served from start, as name=path or vLLM's JSON {\"name\": .., \"path\": .., "
+                    + "\"base_model_name\": ..}; the path is only recorded (needs --enable-lora). POST "
+                    + "/v1/load_lora_adapter and /v1/unload_lora_adapter exist when VLLM_ALLOW_RUNTIME_LORA_UPDATING is 1 "
+                    + "or true, as in vLLM.")
+    List<String> loraModules = new ArrayList<>();
 
     @Option(names = "--served-model-name", arity = "1..*", paramLabel = "NAME",
             description = "Model ids clients may send, each listed by /v1/models; responses and metrics name the first, "
@@ -211,7 +222,7 @@ public final class ServeCommand implements Runnable {
             if (port > 0 && port + replicas - 1 > 65535) {
                 throw new IllegalArgumentException("--port " + port + " + --replicas " + replicas + " runs past port 65535");
             }
-            var d = deployment.deployment();
+            var d = lora.apply(deployment.deployment(), loadBandwidthGbps);
             StartupDelay delay = StartupDelay.parse(startupDelay, d, loadBandwidthGbps);
             return ServerOptions.builder(d).schedulingPolicy(deployment.schedulingPolicy).startupDelay(delay)
                     .dataParallelSize(dataParallelSize).kvEvents(kvEvents())
@@ -219,10 +230,17 @@ public final class ServeCommand implements Runnable {
                     .maxWaitingRequests(maxWaitingRequests).outputMode(OutputMode.parse(outputMode)).seed(seed)
                     .eosPosition(eosPosition()).faults(faults).realtimeEngine(realtimeEngine)
                     .dashboard(dashboard)
+                    .loraModules(loraModules.stream().map(LoraModule::parse).toList())
+                    .runtimeLoraUpdating(runtimeLoraUpdating(System.getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING")))
                     .fixedTiming(timing.fixedTiming()).truthLog(openTruthLog()).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
+    }
+
+    /** vLLM's test of VLLM_ALLOW_RUNTIME_LORA_UPDATING: "1" or "true", in any case. */
+    static boolean runtimeLoraUpdating(String env) {
+        return env != null && (env.equals("1") || env.equalsIgnoreCase("true"));
     }
 
     /** Opened last, once every other flag is valid, so a bad flag leaves no file behind. */

@@ -101,7 +101,8 @@ final class ServeConfigFile {
         if (value.isBoolean()) {
             args.add(value.asBoolean() ? flag : "--no-" + flag.substring(2));
         } else if (value.isArray() && option.isMultiValue()) {
-            value.forEach(item -> args.add(flag + "=" + item.asText()));
+            // an item may be a mapping, as vLLM's JSON form of --lora-modules: it goes on as JSON
+            value.forEach(item -> args.add(flag + "=" + (item.isContainerNode() ? item.toString() : item.asText())));
         } else if (value.isArray()) {
             List<String> items = new ArrayList<>();
             value.forEach(item -> items.add(item.asText()));

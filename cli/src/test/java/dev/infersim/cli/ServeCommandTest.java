@@ -35,6 +35,20 @@ class ServeCommandTest {
         assertTrue(runFailing("serve", "--kv-events-publisher", "kafka").contains("--kv-events-publisher"));
         assertTrue(runFailing("serve", "--kv-events-publisher", "zmq", "--kv-events-endpoint", "localhost").contains("--kv-events-endpoint"));
         assertTrue(runFailing("serve", "--startup-delay", "auto", "--load-bandwidth-gbps", "0").contains("--load-bandwidth-gbps"));
+        assertTrue(runFailing("serve", "--enable-lora", "--max-loras", "0").contains("--max-loras"));
+        assertTrue(runFailing("serve", "--enable-lora", "--max-lora-rank", "12").contains("--max-lora-rank"));
+        assertTrue(runFailing("serve", "--enable-lora", "--max-loras", "4", "--max-cpu-loras", "2").contains("--max-cpu-loras"));
+        assertTrue(runFailing("serve", "--lora-modules", "a=/x").contains("--lora-modules"));
+        assertTrue(runFailing("serve", "--enable-lora", "--lora-modules", "{\"name\": \"a\"}").contains("--lora-modules"));
+        assertTrue(runFailing("serve", "--enable-lora", "--lora-modules", "a=/x", "a=/y").contains("--lora-modules"));
+    }
+
+    @Test
+    void runtimeLoraUpdatingFollowsVllmsEnvironmentVariable() {
+        assertTrue(ServeCommand.runtimeLoraUpdating("1"));
+        assertTrue(ServeCommand.runtimeLoraUpdating("True"));
+        assertEquals(false, ServeCommand.runtimeLoraUpdating("0"));
+        assertEquals(false, ServeCommand.runtimeLoraUpdating(null));
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.infersim.cli;
 
+import dev.infersim.server.LoraModule;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -31,6 +32,18 @@ class ServeConfigFileTest {
         ServeCommand command = parse(read(file, Set.of()).args());
         assertEquals(List.of("alpha", "beta"), command.servedModelNames);
         assertEquals("stall,auth", command.failureTypes);
+    }
+
+    @Test
+    void loraModulesInTheFileTakeBothOfVllmsForms(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("serve.yaml");
+        Files.writeString(file, "enable-lora: true\nmax-loras: 4\nlora-modules:\n  - sql-lora=/adapters/sql\n"
+                + "  - {name: chat-lora, path: /adapters/chat, base_model_name: llama}\n");
+        ServeCommand command = parse(read(file, Set.of()).args());
+        assertEquals(true, command.lora.enableLora);
+        assertEquals(4, command.lora.maxLoras);
+        assertEquals(List.of(new LoraModule("sql-lora", "/adapters/sql", null), new LoraModule("chat-lora", "/adapters/chat", "llama")),
+                command.loraModules.stream().map(LoraModule::parse).toList());
     }
 
     @Test

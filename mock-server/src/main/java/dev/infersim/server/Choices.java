@@ -47,6 +47,6 @@ final class Choices {
         long id = service.nextEngineId();
         int eosAfterTokens = eos;
         return new Choice(exchange, index, arrival -> new EngineRequest(id, prompt.length, prompt, maxTokens, minTokens,
-                eosAfterTokens, request.priority(), arrival), text, stop, batch, request.tokenTimes() || o.truthLog() != null);
+                eosAfterTokens, request.priority(), arrival, request.lora()), text, stop, batch, request.tokenTimes() || o.truthLog() != null);
     }
 }

@@ -1,5 +1,7 @@
 package dev.infersim.server;
 
+import dev.infersim.engine.LoraAdapter;
+
 import java.util.List;
 
 /**
@@ -32,7 +34,8 @@ record CompletionRequest(boolean chat, List<int[]> prompts, List<int[]> echoIds,
                          List<ReturnedPrompt> returnedPrompts, Integer promptLogprobs,
                          Integer maxTokens, int minTokens,
                          boolean ignoreEos, List<String> stop, int n, Long seed, boolean logprobs, int topLogprobs,
-                         boolean stream, boolean includeUsage, boolean continuousUsage, int priority, boolean tokenTimes) {
+                         boolean stream, boolean includeUsage, boolean continuousUsage, int priority, boolean tokenTimes,
+                         LoraAdapter lora) {
 
     /** Echo with max_tokens 0: the choice's text is the prompt alone, though the engine still runs one token. */
     boolean promptOnly() {

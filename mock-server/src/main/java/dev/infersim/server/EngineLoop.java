@@ -62,6 +62,10 @@ final class EngineLoop implements Runnable {
     private final ServerMetrics metrics;
     private final ConcurrentLinkedQueue<Choice> submits = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Choice> aborts = new ConcurrentLinkedQueue<>();
+    /** Ids of LoRA adapters unloaded, to drop from the engine's slots. */
+    private final ConcurrentLinkedQueue<Integer> unloadedLoras = new ConcurrentLinkedQueue<>();
+    /** Requests per LoRA adapter for vllm:lora_requests_info; null when LoRA is off. */
+    private final LoraRequestStates loraStates;
     private final AtomicInteger unscheduled = new AtomicInteger();
     /** Sequences reserved and not yet finished: waiting ones plus those the engine runs (or has preempted). */
     private final AtomicInteger unfinished = new AtomicInteger();
@@ -83,8 +87,10 @@ final class EngineLoop implements Runnable {
     private KvEventPublisher publisher;
     private long cursorNanos;
 
-    EngineLoop(EngineCore engine, int rank, ModelClock clock, ServerMetrics metrics, String name, boolean realtime) {
+    EngineLoop(EngineCore engine, int rank, ModelClock clock, ServerMetrics metrics, String name, boolean realtime,
+               LoraRequestStates loraStates) {
         this.engine = engine;
+        this.loraStates = loraStates;
         this.rank = rank;
         this.realtime = realtime;
         this.clock = clock;
@@ -147,6 +153,9 @@ final class EngineLoop implements Runnable {
             long arrivalNanos = clock.modelNow();
             for (Choice c : choices) {
                 c.arrive(arrivalNanos);
+                if (c.request.lora() != null) {
+                    loraStates.waiting(c.request.lora().name());
+                }
                 submits.offer(c);
             }
         } finally {
@@ -167,6 +176,12 @@ final class EngineLoop implements Runnable {
                 return true;
             }
         }
+    }
+
+    /** Any thread: the LoRA adapter with this id was unloaded; the engine frees its slot. */
+    void unloadLora(int id) {
+        unloadedLoras.offer(id);
+        wake();
     }
 
     /** Any thread: stop a choice now (client gone) and free its KV blocks. */
@@ -258,6 +273,10 @@ final class EngineLoop implements Runnable {
         while ((c = aborts.poll()) != null) {
             abortChoice(c, FinishReason.ABORT);
         }
+        Integer lora;
+        while ((lora = unloadedLoras.poll()) != null) {
+            engine.removeLora(lora);
+        }
         flushTouched();
     }
 
@@ -270,6 +289,7 @@ final class EngineLoop implements Runnable {
             unscheduled.decrementAndGet();
             metrics.recordFinish(r, c.index, c.exchange.choiceCount());
             unfinished.decrementAndGet();
+            loraFinished(r, false);
         } else {
             boolean wasWaiting = r.firstScheduledNanos() < 0;
             if (!engine.abort(r, reason, cursorNanos)) {
@@ -280,6 +300,7 @@ final class EngineLoop implements Runnable {
             }
             metrics.recordFinish(r, c.index, c.exchange.choiceCount());
             unfinished.decrementAndGet();
+            loraFinished(r, !wasWaiting);
         }
         c.markFinished();
         touch(c.batch).add(c);
@@ -317,6 +338,10 @@ final class EngineLoop implements Runnable {
     private void recordPlanned(StepPlan plan) {
         for (int i = 0; i < plan.admittedCount(); i++) {
             unscheduled.decrementAndGet();
+            EngineRequest r = plan.admitted(i);
+            if (r.lora() != null) {
+                loraStates.running(r.lora().name());
+            }
         }
         for (int i = 0; i < plan.preemptedCount(); i++) {
             ((Choice) plan.preempted(i).attachment()).recordPreemption(plan.startNanos());
@@ -344,10 +369,17 @@ final class EngineLoop implements Runnable {
             live.remove(c);
             metrics.recordFinish(r, c.index, c.exchange.choiceCount());
             unfinished.decrementAndGet();
+            loraFinished(r, true);
             c.markFinished();
             touch(c.batch).add(c);
         }
         flushTouched();
+    }
+
+    private void loraFinished(EngineRequest r, boolean wasRunning) {
+        if (r.lora() != null) {
+            loraStates.finished(r.lora().name(), wasRunning);
+        }
     }
 
     private EventLoopBatch touch(EventLoopBatch b) {

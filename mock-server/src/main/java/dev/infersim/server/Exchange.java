@@ -47,10 +47,11 @@ final class Exchange {
         this.choices = Choices.create(service, request, this, seq, service.batchFor(context));
         String id = (request.chat() ? "chatcmpl-" : "cmpl-") + requestId;
         long created = System.currentTimeMillis() / 1000;
-        String model = service.options.servedModelName();
+        // vLLM names the adapter a request ran on as its response's model
+        String model = request.lora() != null ? request.lora().name() : service.options.servedModelName();
         Logprobs logprobs = new Logprobs(request, service.vocabulary);
-        this.truth = new GroundTruth(requestId, service.options.replica(), service.clock, choices, request.tokenTimes(),
-                service.options.truthLog());
+        this.truth = new GroundTruth(requestId, service.options.replica(), request.lora(), service.clock, choices,
+                request.tokenTimes(), service.options.truthLog());
         this.sse = request.stream() ? new SseEncoder(request, id, created, model, choices, logprobs, truth) : null;
         this.body = request.stream() ? null : new WholeBody(request, id, created, model, choices, logprobs, truth);
     }

@@ -2,17 +2,20 @@ package dev.infersim.server;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.infersim.engine.EngineRequest;
+import dev.infersim.engine.LoraAdapter;
 
 import java.io.IOException;
 
 /**
- * The {@code infersim} field of a response's last chunk (or its body): which replica and engine served the request and the
- * server's own timeline of every choice, in model time (what the modelled GPU takes; ms since server start) and wall
- * time (Unix epoch ms for instants, wall ms for durations = model ms / time scale).
+ * The {@code infersim} field of a response's last chunk (or its body): which replica and engine served the request, on
+ * which LoRA adapter ({@code lora}, null for the base model), and the server's own timeline of every choice, in model
+ * time (what the modelled GPU takes; ms since server start) and wall time (Unix epoch ms for instants, wall ms for
+ * durations = model ms / time scale).
  */
 final class GroundTruth {
     private final String requestId;
     private final int replica;
+    private final LoraAdapter lora;
     private final ModelClock clock;
     private final Choice[] choices;
     /** The request asked for token times in its response ({@code infersim.token_times}). */
@@ -20,9 +23,11 @@ final class GroundTruth {
     private final TruthLog log;
     private int engine;
 
-    GroundTruth(String requestId, int replica, ModelClock clock, Choice[] choices, boolean responseTokenTimes, TruthLog log) {
+    GroundTruth(String requestId, int replica, LoraAdapter lora, ModelClock clock, Choice[] choices, boolean responseTokenTimes,
+                TruthLog log) {
         this.requestId = requestId;
         this.replica = replica;
+        this.lora = lora;
         this.clock = clock;
         this.choices = choices;
         this.responseTokenTimes = responseTokenTimes;
@@ -43,6 +48,7 @@ final class GroundTruth {
         g.writeStringField("request_id", requestId);
         g.writeNumberField("replica", replica);
         g.writeNumberField("engine", engine);
+        writeLora(g);
         g.writeNumberField("time_scale", clock.timeScale());
         choiceFields(g, c, true);
         g.writeEndObject();
@@ -58,6 +64,7 @@ final class GroundTruth {
         g.writeStringField("request_id", requestId);
         g.writeNumberField("replica", replica);
         g.writeNumberField("engine", engine);
+        writeLora(g);
         g.writeNumberField("time_scale", clock.timeScale());
         g.writeArrayFieldStart("choices");
         for (Choice c : choices) {
@@ -67,6 +74,15 @@ final class GroundTruth {
         }
         g.writeEndArray();
         g.writeEndObject();
+    }
+
+    /** The LoRA adapter the request ran on; null for the base model. */
+    private void writeLora(JsonGenerator g) throws IOException {
+        if (lora == null) {
+            g.writeNullField("lora");
+        } else {
+            g.writeStringField("lora", lora.name());
+        }
     }
 
     private void choiceFields(JsonGenerator g, Choice c, boolean tokenTimes) throws IOException {

@@ -24,7 +24,9 @@ import java.util.function.Function;
 /**
  * The HTTP surface, as vLLM's OpenAI-compatible server exposes it: {@code POST /v1/chat/completions},
  * {@code POST /v1/completions}, {@code GET /v1/models}, {@code GET /health}, {@code GET /version}, {@code GET /metrics},
- * {@code POST /tokenize}, {@code POST /detokenize}, plus {@code GET|POST /admin/faults}. Every refusal is OpenAI error
+ * {@code POST /tokenize}, {@code POST /detokenize}, {@code POST /v1/load_lora_adapter} and
+ * {@code POST /v1/unload_lora_adapter} (with runtime LoRA updating on), plus {@code GET|POST /admin/faults}. A request
+ * whose {@code model} names a LoRA adapter runs on it. Every refusal is OpenAI error
  * JSON with the matching status; the header {@code x-infersim-fault: TYPE} forces a fault on one request.
  * One instance per event loop; all share the {@link ModelService}.
  */
@@ -88,7 +90,11 @@ final class HttpApi extends VerticleBase {
         router.get("/health").handler(this::health);
         router.get("/version").handler(rc -> json(rc, Json.MAPPER.createObjectNode().put("version", version())));
         router.get("/metrics").handler(rc -> rc.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
-                .end(ServerMetrics.render(service.metrics) + RuntimeMetrics.scrape()));
+                .end(ServerMetrics.render(service.metrics) + loraMetrics() + RuntimeMetrics.scrape()));
+        if (service.options.runtimeLoraUpdating()) {
+            router.post("/v1/load_lora_adapter").handler(body).handler(rc -> updateLoras(rc, true));
+            router.post("/v1/unload_lora_adapter").handler(body).handler(rc -> updateLoras(rc, false));
+        }
         if (dashboard != null) {
             Dashboard.mount(vertx, router, () -> dashboard::snapshot);
         }
@@ -318,14 +324,20 @@ final class HttpApi extends VerticleBase {
         String hfId = service.options.deployment().model().hfId();
         String root = hfId == null ? service.options.deployment().model().name() : hfId;
         for (String name : service.options.servedModelNames()) {
-            modelCard(data.addObject(), name, root);
+            modelCard(data.addObject(), name, root, null).put("max_model_len", service.capacity.maxModelLen());
+        }
+        // then one card per LoRA adapter, rooted at its path, its parent the model it adapts
+        if (service.loras != null) {
+            for (LoraAdapters.Entry e : service.loras.list()) {
+                modelCard(data.addObject(), e.adapter().name(), e.path(), e.parent()).putNull("max_model_len");
+            }
         }
         json(rc, list);
     }
 
-    private void modelCard(ObjectNode m, String name, String root) {
+    private ObjectNode modelCard(ObjectNode m, String name, String root, String parent) {
         m.put("id", name).put("object", "model").put("created", System.currentTimeMillis() / 1000).put("owned_by", "vllm")
-                .put("root", root).putNull("parent").put("max_model_len", service.capacity.maxModelLen());
+                .put("root", root).put("parent", parent);
         // vLLM's ModelCard always carries one permission entry with these values; clients that model the OpenAI schema
         // strictly (and gateways that relay the card) expect the list to be there.
         m.putArray("permission").addObject()
@@ -334,6 +346,47 @@ final class HttpApi extends VerticleBase {
                 .put("allow_create_engine", false).put("allow_sampling", true).put("allow_logprobs", true)
                 .put("allow_search_indices", false).put("allow_view", true).put("allow_fine_tuning", false)
                 .put("organization", "*").putNull("group").put("is_blocking", false);
+        return m;
+    }
+
+    private String loraMetrics() {
+        if (service.loraStates == null) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder();
+        service.loraStates.render(b);
+        return b.toString();
+    }
+
+    /**
+     * vLLM's {@code POST /v1/load_lora_adapter {"lora_name", "lora_path"}} and {@code /v1/unload_lora_adapter
+     * {"lora_name"}}: 200 with a plain-text success line, or error JSON with vLLM's message, type and status.
+     */
+    private void updateLoras(RoutingContext rc, boolean load) {
+        try {
+            ObjectNode body = RequestParser.object(rc.body().buffer() == null ? new byte[0] : rc.body().buffer().getBytes());
+            if (service.loras == null) {
+                throw ApiException.badRequest(null, "LoRA is not enabled. Use --enable-lora to enable LoRA.");
+            }
+            String name = RequestParser.optString(body, "lora_name");
+            String message;
+            if (load) {
+                service.loras.load(name, RequestParser.optString(body, "lora_path"));
+                message = "Success: LoRA adapter '" + name + "' added successfully.";
+            } else {
+                int id = service.loras.unload(name).adapter().id();
+                for (EngineLoop loop : service.loops) {
+                    loop.unloadLora(id);
+                }
+                message = "Success: LoRA adapter '" + name + "' removed successfully.";
+            }
+            rc.response().putHeader("content-type", "text/plain; charset=utf-8").end(message);
+        } catch (LoraAdapters.LoraException e) {
+            rc.response().setStatusCode(e.status).putHeader("content-type", "application/json")
+                    .end(errorJson(e.status, e.getMessage(), null, e.type));
+        } catch (ApiException e) {
+            error(rc, e.status, e.getMessage(), e.param);
+        }
     }
 
     private void tokenize(RoutingContext rc) {
@@ -500,8 +553,12 @@ final class HttpApi extends VerticleBase {
     }
 
     private static String errorJson(int status, String message, String param) {
+        return errorJson(status, message, param, ApiException.typeOf(status));
+    }
+
+    private static String errorJson(int status, String message, String param, String type) {
         ObjectNode body = Json.MAPPER.createObjectNode();
-        ObjectNode error = body.putObject("error").put("message", message).put("type", ApiException.typeOf(status));
+        ObjectNode error = body.putObject("error").put("message", message).put("type", type);
         if (param == null) {
             error.putNull("param");
         } else {

@@ -2,6 +2,7 @@ package dev.infersim.server;
 
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.KvCapacity;
+import dev.infersim.engine.LoraConfig;
 import dev.infersim.workload.SplitMix64;
 import io.vertx.core.Context;
 
@@ -24,6 +25,9 @@ final class ModelService {
     final RequestParser parser;
     final KvCapacity capacity;
     final AtomicReference<FaultSettings> faults;
+    /** The LoRA adapters served, and the requests on each for vllm:lora_requests_info; both null when LoRA is off. */
+    final LoraAdapters loras;
+    final LoraRequestStates loraStates;
     final AtomicInteger activeExchanges = new AtomicInteger();
     /** False during the cold start ({@link ServerOptions#startupDelay()}): /health and /v1 answer 503 meanwhile. */
     volatile boolean loaded;
@@ -37,12 +41,15 @@ final class ModelService {
         this.options = options;
         this.clock = new ModelClock(options.timeScale(), wall);
         this.capacity = engines.get(0).capacity();
+        LoraConfig lora = options.deployment().lora();
+        this.loras = lora == null ? null : new LoraAdapters(options.loraModules(), options.servedModelName());
+        this.loraStates = lora == null ? null : new LoraRequestStates(lora.maxLoras(), System::currentTimeMillis);
         List<EngineLoop> loops = new ArrayList<>();
         List<ServerMetrics> metrics = new ArrayList<>();
         for (int rank = 0; rank < engines.size(); rank++) {
             ServerMetrics m = new ServerMetrics(options.servedModelName(), options.deployment(), capacity, options.timeScale(), rank);
             String name = "infersim-engine-" + options.servedModelName() + (engines.size() > 1 ? "-dp" + rank : "");
-            EngineLoop loop = new EngineLoop(engines.get(rank), rank, clock, m, name, options.realtimeEngine());
+            EngineLoop loop = new EngineLoop(engines.get(rank), rank, clock, m, name, options.realtimeEngine(), loraStates);
             if (options.kvEvents() != null) {
                 loop.publishKvEvents(options.kvEvents(), engines.size() > 1 ? rank : null, options.replica() * engines.size());
             }
@@ -53,7 +60,7 @@ final class ModelService {
         this.metrics = List.copyOf(metrics);
         this.tokenizer = tokenizer;
         this.vocabulary = vocabulary;
-        this.parser = new RequestParser(tokenizer, options.servedModelNames(), capacity.maxModelLen(),
+        this.parser = new RequestParser(tokenizer, options.servedModelNames(), loras, capacity.maxModelLen(),
                 options.schedulingPolicy().equals("priority"));
         this.faults = new AtomicReference<>(options.faults());
         // Replicas of one fleet start in the same millisecond: the index keeps their request ids apart.

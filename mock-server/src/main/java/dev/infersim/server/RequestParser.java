@@ -1,5 +1,7 @@
 package dev.infersim.server;
 
+import dev.infersim.engine.LoraAdapter;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -25,12 +27,15 @@ final class RequestParser {
 
     private final PromptTokenizer tokenizer;
     private final List<String> servedModelNames;
+    private final LoraAdapters loras;
     private final int maxModelLen;
     private final boolean priorityScheduling;
 
-    RequestParser(PromptTokenizer tokenizer, List<String> servedModelNames, int maxModelLen, boolean priorityScheduling) {
+    RequestParser(PromptTokenizer tokenizer, List<String> servedModelNames, LoraAdapters loras, int maxModelLen,
+                  boolean priorityScheduling) {
         this.tokenizer = tokenizer;
         this.servedModelNames = servedModelNames;
+        this.loras = loras;
         this.maxModelLen = maxModelLen;
         this.priorityScheduling = priorityScheduling;
     }
@@ -78,16 +83,24 @@ final class RequestParser {
         }
     }
 
-    /** 404 unless {@code model} is absent or one of the served names. */
-    void checkModel(ObjectNode body) {
+    /**
+     * The LoRA adapter {@code model} names, or null for the base model (absent or a served name); 404 for any other
+     * name, as vLLM's model check.
+     */
+    LoraAdapter checkModel(ObjectNode body) {
         String model = optString(body, "model");
-        if (model != null && !servedModelNames.contains(model)) {
+        if (model == null || servedModelNames.contains(model)) {
+            return null;
+        }
+        LoraAdapters.Entry adapter = loras == null ? null : loras.find(model);
+        if (adapter == null) {
             throw new ApiException(404, "The model `" + model + "` does not exist.", "model");
         }
+        return adapter.adapter();
     }
 
     CompletionRequest parse(ObjectNode body, boolean chat) {
-        checkModel(body);
+        LoraAdapter lora = checkModel(body);
         List<int[]> prompts = new ArrayList<>();
         List<int[]> echo = new ArrayList<>();
         List<String> texts = new ArrayList<>();
@@ -211,7 +224,7 @@ final class RequestParser {
         boolean streamed = stream && !(beamSearch && !chat);
         return new CompletionRequest(chat, prompts, echo, echoPrompt, echoMessage, returned, promptLogprobs, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
                 n, seed, logprobs, top, streamed, includeUsage, continuousUsage,
-                priority == null ? 0 : priority, tokenTimes);
+                priority == null ? 0 : priority, tokenTimes, lora);
     }
 
     /**

@@ -41,13 +41,18 @@ import java.util.Objects;
  *                            from {@code seed} (plus the replica and rank); null for engine timing
  * @param truthLog            where every finished choice's timeline goes ({@code --truth-log}), shared by a fleet's
  *                            replicas and served at {@code GET /infersim/truth}; null for none
+ * @param loraModules         adapters served from start ({@code --lora-modules}); LoRA itself is on when the
+ *                            deployment has a {@link dev.infersim.engine.LoraConfig}
+ * @param runtimeLoraUpdating serve {@code POST /v1/load_lora_adapter} and {@code /v1/unload_lora_adapter}, as vLLM
+ *                            does only under {@code VLLM_ALLOW_RUNTIME_LORA_UPDATING=1}
  */
 public record ServerOptions(Deployment deployment, String schedulingPolicy, List<String> servedModelNames, String host, int port,
                             String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
                             LengthDistribution eosPosition, FaultSettings faults, long maxBodyBytes, int eventLoops,
                             boolean realtimeEngine, int replica, StartupDelay startupDelay,
                             boolean dashboard, int dataParallelSize, FixedTiming fixedTiming,
-                            KvEventsConfig kvEvents, TruthLog truthLog) {
+                            KvEventsConfig kvEvents, TruthLog truthLog, List<LoraModule> loraModules,
+                            boolean runtimeLoraUpdating) {
 
     /** Engine threads of one server; each models a whole GPU group, so more would only share this host's cores thinner. */
     public static final int MAX_DATA_PARALLEL_SIZE = 64;
@@ -73,6 +78,12 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         Objects.requireNonNull(startupDelay, "startupDelay");
         check(dataParallelSize >= 1 && dataParallelSize <= MAX_DATA_PARALLEL_SIZE,
                 "--data-parallel-size must be between 1 and " + MAX_DATA_PARALLEL_SIZE + ", got " + dataParallelSize);
+        loraModules = loraModules == null ? List.of() : List.copyOf(loraModules);
+        check(loraModules.isEmpty() || deployment.lora() != null, "--lora-modules needs --enable-lora");
+        java.util.Set<String> adapters = new java.util.HashSet<>();
+        for (LoraModule m : loraModules) {
+            check(adapters.add(m.name()), "--lora-modules: adapter " + m.name() + " is listed twice");
+        }
         if (apiKey != null && apiKey.isEmpty()) {
             apiKey = null;
         }
@@ -87,7 +98,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
     public ServerOptions forReplica(int index, int port) {
         return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                 maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
-                startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog);
+                startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules, runtimeLoraUpdating);
     }
 
     /** vLLM-like defaults for a deployment: 127.0.0.1:8000, real time, no key, 1,000 waiting requests, lorem text, seed 0. */
@@ -125,6 +136,8 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         private FixedTiming fixedTiming;
         private KvEventsConfig kvEvents;
         private TruthLog truthLog;
+        private List<LoraModule> loraModules;
+        private boolean runtimeLoraUpdating;
 
         private Builder(Deployment deployment) {
             this.deployment = deployment;
@@ -153,11 +166,14 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
 
         public Builder fixedTiming(FixedTiming v) { fixedTiming = v; return this; }
         public Builder truthLog(TruthLog v) { truthLog = v; return this; }
+        public Builder loraModules(List<LoraModule> v) { loraModules = v; return this; }
+        public Builder runtimeLoraUpdating(boolean v) { runtimeLoraUpdating = v; return this; }
 
         public ServerOptions build() {
             return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                     maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, replica,
-                    startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog);
+                    startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules,
+                    runtimeLoraUpdating);
         }
     }
 }

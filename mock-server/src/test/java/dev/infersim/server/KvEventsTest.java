@@ -31,7 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * own token ids chained by parent hashes, and BlockRemoved for every stored block the cache later evicts.
  */
 class KvEventsTest {
-    private record Stored(BigInteger hash, BigInteger parent, List<Integer> tokens) {
+    private record Stored(BigInteger hash, BigInteger parent, List<Integer> tokens, Integer loraId, String loraName) {
     }
 
     @Test
@@ -70,10 +70,11 @@ class KvEventsTest {
                     assertEquals(expectedSeq++, ByteBuffer.wrap(frames.get(1)).getLong());
                     decode(frames.get(2), stored, removed, null);
                 }
-                // Every block came with its 16 prompt tokens, chained to the block before it.
+                // Every block came with its 16 prompt tokens, chained to the block before it, on the base model.
                 for (int i = 0; i < stored.size(); i++) {
                     Stored s = stored.get(i);
                     assertEquals(16, s.tokens().size());
+                    assertEquals(null, s.loraName());
                     if (s.parent() != null) {
                         assertEquals(stored.get(i - 1).hash(), s.parent());
                         assertEquals(stored.get(i - 1).tokens().get(15) + 1, (int) s.tokens().get(0));
@@ -162,6 +163,35 @@ class KvEventsTest {
         }
     }
 
+    @Test
+    void blocksARequestOnALoraAdapterStoresNameTheAdapter() throws Exception {
+        int port;
+        try (ServerSocket probe = new ServerSocket(0)) {
+            port = probe.getLocalPort();
+        }
+        Deployment d = TestServers.llama8b(4).toBuilder().lora(dev.infersim.engine.LoraConfig.of(1, 16, 0)).build();
+        MockServer server = TestServers.start(TestServers.options(d, 50).loraModules(List.of(LoraModule.parse("sql-lora=/a")))
+                .kvEvents(new KvEventsConfig("tcp://*:" + port, "")).build());
+        try (Subscriber sub = new Subscriber("tcp://127.0.0.1:" + port, "", false)) {
+            List<Stored> stored = new ArrayList<>();
+            for (int attempt = 0; attempt < 50 && stored.isEmpty(); attempt++) {
+                TestServers.post(server, "/v1/completions", "{\"model\":\"sql-lora\",\"prompt\":\"" + attempt + " "
+                        + "hello world ".repeat(20) + "\",\"max_tokens\":1}");
+                for (List<byte[]> frames = sub.messages.poll(100, TimeUnit.MILLISECONDS); frames != null;
+                     frames = sub.messages.poll(100, TimeUnit.MILLISECONDS)) {
+                    decode(frames.get(2), stored, new HashSet<>(), null);
+                }
+            }
+            assertTrue(!stored.isEmpty(), "blocks stored");
+            for (Stored s : stored) {
+                assertEquals("sql-lora", s.loraName());
+                assertEquals(1, s.loraId(), "the first adapter registered has id 1");
+            }
+        } finally {
+            TestServers.close(server);
+        }
+    }
+
     private static void decode(byte[] payload, List<Stored> stored, Set<BigInteger> removed, Integer rank) throws Exception {
         try (MessageUnpacker in = MessagePack.newDefaultUnpacker(payload)) {
             assertEquals(3, in.unpackArrayHeader());
@@ -184,13 +214,15 @@ class KvEventsTest {
                         tokens.add(in.unpackInt());
                     }
                     assertEquals(16, in.unpackInt(), "block_size");
-                    assertTrue(in.tryUnpackNil(), "lora_id");
+                    Integer loraId = in.tryUnpackNil() ? null : in.unpackInt();
                     assertEquals("GPU", in.unpackString(), "medium");
-                    for (String field : List.of("lora_name", "extra_keys", "group_idx", "kv_cache_spec_kind", "kv_cache_spec_sliding_window")) {
+                    String loraName = in.tryUnpackNil() ? null : in.unpackString();
+                    assertEquals(loraId == null, loraName == null, "lora_id and lora_name come together");
+                    for (String field : List.of("extra_keys", "group_idx", "kv_cache_spec_kind", "kv_cache_spec_sliding_window")) {
                         assertTrue(in.tryUnpackNil(), field);
                     }
                     assertTrue(hash.signum() > 0 && hash.bitLength() <= 64, "an unsigned 64-bit hash: " + hash);
-                    stored.add(new Stored(hash, parent, tokens));
+                    stored.add(new Stored(hash, parent, tokens, loraId, loraName));
                 } else {
                     assertEquals("BlockRemoved", type);
                     assertEquals(4, fields);

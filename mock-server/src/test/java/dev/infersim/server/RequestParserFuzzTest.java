@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * mock-server/README.md for a longer run.
  */
 class RequestParserFuzzTest {
-    private static final RequestParser PARSER = new RequestParser(new PromptTokenizer(), List.of("llama-3.1-8b"), 8192, true);
+    private static final RequestParser PARSER = new RequestParser(new PromptTokenizer(), List.of("llama-3.1-8b"), null, 8192, true);
 
     @FuzzTest(maxDuration = "10s")
     void everyBodyIsAcceptedOrRefusedWithAnOpenAiError(FuzzedDataProvider data) {
