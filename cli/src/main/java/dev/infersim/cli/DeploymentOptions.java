@@ -88,10 +88,14 @@ public final class DeploymentOptions {
 
     /** As {@link #engine()}, or timed by fixed latencies drawn from {@code seed} when {@code fixed} is not null. */
     public EngineCore engine(FixedTiming fixed, long seed) {
+        return engine(deployment(), fixed, seed);
+    }
+
+    /** As above, for {@code d} (these flags' deployment with more settings, such as LoRA's). */
+    public EngineCore engine(Deployment d, FixedTiming fixed, long seed) {
         if (fixed == null) {
-            return engine();
+            return new EngineCore(d, KvCapacity.of(d), new RooflineCostModel(d), SchedulingPolicies.byName(schedulingPolicy));
         }
-        Deployment d = deployment();
         return EngineCore.fixed(d, KvCapacity.of(d), SchedulingPolicies.byName(schedulingPolicy), fixed, seed);
     }
 }

@@ -149,8 +149,9 @@ public final class ServeCommand implements Runnable {
     String startupDelay;
 
     @Option(names = "--load-bandwidth-gbps", defaultValue = "" + StartupDelay.DEFAULT_LOAD_BANDWIDTH_GBPS, paramLabel = "GB/s",
-            description = "Gigabytes per second read while loading weights, for --startup-delay auto (default: "
-                    + "${DEFAULT-VALUE}, a vLLM startup log's 14.99 GiB in 4.75 s from local disk).")
+            description = "Gigabytes per second read while loading weights, for --startup-delay auto, and LoRA adapters "
+                    + "missing from host memory (default: ${DEFAULT-VALUE}, a vLLM startup log's 14.99 GiB in 4.75 s from "
+                    + "local disk).")
     double loadBandwidthGbps;
 
     @Option(names = "--dashboard", description = "Serve a live dashboard at /dashboard: running and waiting requests, KV "

@@ -66,7 +66,7 @@ public final class SimulateCommand implements Runnable {
     int replicas;
 
     @Option(names = "--router", defaultValue = "round-robin", description = "round-robin, least-outstanding-requests, least-kv-usage, power-of-two-choices (seeded by --seed) "
-            + "or prefix-affinity (default: ${DEFAULT-VALUE}).")
+            + "prefix-affinity or lora-affinity (default: ${DEFAULT-VALUE}).")
     String router;
 
     @Option(names = "--autoscaler", paramLabel = "NAME",
@@ -82,7 +82,8 @@ public final class SimulateCommand implements Runnable {
     String startupDelay;
 
     @Option(names = "--load-bandwidth-gbps", defaultValue = "" + StartupDelay.DEFAULT_LOAD_BANDWIDTH_GBPS,
-            description = "GB/s a starting replica reads its weights at, for --startup-delay auto (default: ${DEFAULT-VALUE}).")
+            description = "GB/s a starting replica reads its weights at, for --startup-delay auto, and a LoRA adapter missing "
+                    + "from host memory is read at (default: ${DEFAULT-VALUE}).")
     double loadBandwidthGbps;
 
     @Option(names = "--metrics-lag", defaultValue = "15", paramLabel = "S",
@@ -114,6 +115,9 @@ public final class SimulateCommand implements Runnable {
     @Mixin
     TimingOptions timing;
 
+    @Mixin
+    LoraOptions lora;
+
     @Override
     public void run() {
         ConfigException.check(replicas >= 1, "--replicas must be >= 1, got %d", replicas);
@@ -131,7 +135,7 @@ public final class SimulateCommand implements Runnable {
         // Warmups come on top of --num-prompts, except where a trace's length caps the stream.
         ConfigException.check(requests.size() > reporting.numWarmups,
                 "--num-warmups %d leaves none of the %d requests to measure", reporting.numWarmups, requests.size());
-        Deployment d = deployment.deployment();
+        Deployment d = lora.apply(deployment.deployment(), loadBandwidthGbps);
         Fleet fleet = fleet(d, timing.fixedTiming());
         ConfigException.check(dollarsPerGpuHour == null || (dollarsPerGpuHour >= 0 && Double.isFinite(dollarsPerGpuHour)),
                 "--dollars-per-gpu-hour must be >= 0, got %s", dollarsPerGpuHour);
@@ -172,7 +176,7 @@ public final class SimulateCommand implements Runnable {
 
     private Fleet fleet(Deployment d, FixedTiming fixed) {
         long[] nextSeed = {workload.seed};
-        Supplier<EngineCore> engines = () -> deployment.engine(fixed, nextSeed[0]++); // each replica its own latency draws
+        Supplier<EngineCore> engines = () -> deployment.engine(d, fixed, nextSeed[0]++); // each replica its own latency draws
         Replica[] initial = new Replica[replicas];
         for (int i = 0; i < replicas; i++) {
             initial[i] = new Replica(i, engines.get());

@@ -50,6 +50,28 @@ class SimulateCommandTest {
     }
 
     @Test
+    void loraFlagsAndAdapterMixesRunWithTheLoraAffinityRouter() throws IOException {
+        Path profile = dir.resolve("adapters.yaml");
+        Files.writeString(profile, """
+                name: adapters
+                classes:
+                  - name: chat
+                    input_tokens: {distribution: uniform, low: 200, high: 400}
+                    max_tokens: {distribution: uniform, low: 20, high: 60}
+                    lora_adapters: [{name: sql-lora, weight: 3}, {name: chat-lora}, {name: code-lora}]
+                """);
+        CliRun r = run("simulate", "--workload", profile.toString(), "--num-prompts", "200", "--request-rate", "10",
+                "--replicas", "2", "--router", "lora-affinity", "--enable-lora", "--max-loras", "2", "--max-cpu-loras", "3");
+        assertEquals(0, r.exitCode(), r.err());
+        assertTrue(r.out().contains("Successful requests:                     200"), r.out());
+
+        CliRun off = run("simulate", "--workload", profile.toString(), "--num-prompts", "20");
+        assertEquals(2, off.exitCode(), off.out());
+        assertEquals(1, off.err().trim().lines().count(), off.err());
+        assertTrue(off.err().contains("--enable-lora"), off.err());
+    }
+
+    @Test
     void printsVllmSummaryBlock() {
         CliRun r = simulate("summary", 3);
 

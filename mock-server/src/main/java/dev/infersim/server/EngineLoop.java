@@ -154,7 +154,7 @@ final class EngineLoop implements Runnable {
             for (Choice c : choices) {
                 c.arrive(arrivalNanos);
                 if (c.request.lora() != null) {
-                    loraStates.waiting(c.request.lora().name());
+                    loraStates.arrived(c.request.lora().name());
                 }
                 submits.offer(c);
             }
@@ -289,7 +289,7 @@ final class EngineLoop implements Runnable {
             unscheduled.decrementAndGet();
             metrics.recordFinish(r, c.index, c.exchange.choiceCount());
             unfinished.decrementAndGet();
-            loraFinished(r, false);
+            loraFinished(r);
         } else {
             boolean wasWaiting = r.firstScheduledNanos() < 0;
             if (!engine.abort(r, reason, cursorNanos)) {
@@ -300,7 +300,7 @@ final class EngineLoop implements Runnable {
             }
             metrics.recordFinish(r, c.index, c.exchange.choiceCount());
             unfinished.decrementAndGet();
-            loraFinished(r, !wasWaiting);
+            loraFinished(r);
         }
         c.markFinished();
         touch(c.batch).add(c);
@@ -338,10 +338,6 @@ final class EngineLoop implements Runnable {
     private void recordPlanned(StepPlan plan) {
         for (int i = 0; i < plan.admittedCount(); i++) {
             unscheduled.decrementAndGet();
-            EngineRequest r = plan.admitted(i);
-            if (r.lora() != null) {
-                loraStates.running(r.lora().name());
-            }
         }
         for (int i = 0; i < plan.preemptedCount(); i++) {
             ((Choice) plan.preempted(i).attachment()).recordPreemption(plan.startNanos());
@@ -369,16 +365,16 @@ final class EngineLoop implements Runnable {
             live.remove(c);
             metrics.recordFinish(r, c.index, c.exchange.choiceCount());
             unfinished.decrementAndGet();
-            loraFinished(r, true);
+            loraFinished(r);
             c.markFinished();
             touch(c.batch).add(c);
         }
         flushTouched();
     }
 
-    private void loraFinished(EngineRequest r, boolean wasRunning) {
+    private void loraFinished(EngineRequest r) {
         if (r.lora() != null) {
-            loraStates.finished(r.lora().name(), wasRunning);
+            loraStates.finished(r.lora().name());
         }
     }
 

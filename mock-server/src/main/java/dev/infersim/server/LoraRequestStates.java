@@ -5,20 +5,22 @@ import java.util.Map;
 import java.util.function.LongSupplier;
 
 /**
- * vLLM's {@code vllm:lora_requests_info} gauge ({@code vllm/v1/metrics/loggers.py}, {@code LoRARequestStates}), which
- * gateways such as the Gateway API Inference Extension read for LoRA affinity. Requests are counted per adapter as
- * waiting from arrival, running from their first scheduling, gone when finished. Each time the counts change, the
- * series labelled {@code running_lora_adapters} (the adapters with a running request, comma-joined in the order first
- * seen), {@code waiting_lora_adapters} (likewise for waiting) and {@code max_lora} is set to the current Unix time, as
- * vLLM's {@code set_to_current_time()} does every step; every label combination seen stays, as in vLLM's Prometheus
- * client, and the newest value marks the current one. One per server, shared by its data-parallel engines.
+ * vLLM's {@code vllm:lora_requests_info} gauge ({@code vllm/v1/metrics/loggers.py} with {@code LoRARequestStates} of
+ * {@code vllm/v1/metrics/stats.py}), which gateways such as the Gateway API Inference Extension read for LoRA affinity.
+ * vLLM tracks every adapter with an unfinished request and, since its LoRA stats moved into the scheduler stats, writes
+ * each tracked adapter into both {@code running_lora_adapters} and {@code waiting_lora_adapters} (the keys of one
+ * dict each, zero counts included; the Extension's LoRA scorer notes that both "share the same source in current
+ * vLLM"). So do these labels: the adapters with a request waiting or running, comma-joined in the order first seen,
+ * beside {@code max_lora}. Each time the set changes, its series is set to the current Unix time, as vLLM's
+ * {@code set_to_current_time()} does every step; every label combination seen stays, as in vLLM's Prometheus client,
+ * and the newest value marks the current one. One per server, shared by its data-parallel engines.
  */
 final class LoraRequestStates {
     private final int maxLoras;
     private final LongSupplier epochMillis;
-    /** Per adapter name: [waiting, running] request counts; an adapter leaves when both are 0. */
-    private final Map<String, int[]> counts = new LinkedHashMap<>();
-    /** Label values {running, waiting} -> the Unix seconds they were last current. */
+    /** Unfinished requests per adapter name; an adapter leaves when it has none. */
+    private final Map<String, int[]> unfinished = new LinkedHashMap<>();
+    /** Label values -> the Unix seconds they were last current. */
     private final Map<String, Double> series = new LinkedHashMap<>();
     private String current;
 
@@ -28,28 +30,18 @@ final class LoraRequestStates {
         record();
     }
 
-    synchronized void waiting(String adapter) {
-        counts.computeIfAbsent(adapter, k -> new int[2])[0]++;
-        record();
+    synchronized void arrived(String adapter) {
+        if (unfinished.computeIfAbsent(adapter, k -> new int[1])[0]++ == 0) {
+            record();
+        }
     }
 
-    synchronized void running(String adapter) {
-        int[] c = counts.computeIfAbsent(adapter, k -> new int[2]);
-        c[0] = Math.max(0, c[0] - 1);
-        c[1]++;
-        record();
-    }
-
-    synchronized void finished(String adapter, boolean wasRunning) {
-        int[] c = counts.get(adapter);
-        if (c == null) {
-            return;
+    synchronized void finished(String adapter) {
+        int[] n = unfinished.get(adapter);
+        if (n != null && --n[0] == 0) {
+            unfinished.remove(adapter);
+            record();
         }
-        c[wasRunning ? 1 : 0] = Math.max(0, c[wasRunning ? 1 : 0] - 1);
-        if (c[0] == 0 && c[1] == 0) {
-            counts.remove(adapter);
-        }
-        record();
     }
 
     /** Appends the gauge's family; the current combination is stamped now, as a step would stamp it. */
@@ -63,22 +55,11 @@ final class LoraRequestStates {
     }
 
     private void record() {
-        StringBuilder running = new StringBuilder();
-        StringBuilder waiting = new StringBuilder();
-        for (Map.Entry<String, int[]> e : counts.entrySet()) {
-            join(running, e.getValue()[1], e.getKey());
-            join(waiting, e.getValue()[0], e.getKey());
-        }
+        String adapters = escape(String.join(",", unfinished.keySet()));
         // prometheus_client writes labels in the order the gauge declares them
-        current = "max_lora=\"" + maxLoras + "\",waiting_lora_adapters=\"" + escape(waiting) + "\",running_lora_adapters=\""
-                + escape(running) + "\"";
+        current = "max_lora=\"" + maxLoras + "\",waiting_lora_adapters=\"" + adapters + "\",running_lora_adapters=\""
+                + adapters + "\"";
         series.put(current, nowSeconds());
-    }
-
-    private static void join(StringBuilder b, int count, String name) {
-        if (count > 0) {
-            b.append(b.isEmpty() ? "" : ",").append(name);
-        }
     }
 
     private double nowSeconds() {

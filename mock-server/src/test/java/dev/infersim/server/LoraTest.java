@@ -120,7 +120,7 @@ class LoraTest {
     }
 
     @Test
-    void theMetricShowsRunningAndWaitingAdaptersUnderMaxLoras() throws Exception {
+    void theMetricListsTheAdaptersWithRequestsAndMaxLoras() throws Exception {
         // slow enough that both requests are in the engine while /metrics is read
         MockServer server = start(1, false, 2);
         List<java.util.concurrent.CompletableFuture<java.net.http.HttpResponse<String>>> replies = new ArrayList<>();
@@ -132,8 +132,9 @@ class LoraTest {
                     java.net.http.HttpResponse.BodyHandlers.ofString()));
             Thread.sleep(50); // sql-lora arrives first
         }
-        assertTrue(TestServers.eventually(10, () -> latest(metrics(server)).equals(List.of("1", "chat-lora", "sql-lora"))),
-                "sql-lora runs, chat-lora waits for the one slot: " + metrics(server));
+        // as current vLLM, both labels list every adapter with an unfinished request, though chat-lora waits for the slot
+        assertTrue(TestServers.eventually(10, () -> latest(metrics(server))
+                .equals(List.of("1", "sql-lora,chat-lora", "sql-lora,chat-lora"))), metrics(server));
         Matcher m = LORA_SERIES.matcher(metrics(server));
         double newest = 0;
         while (m.find()) {

@@ -21,6 +21,9 @@ public final class Replica {
     private final long readyNanos;
     private boolean draining;
     private long retiredNanos = -1;
+    /** Unfinished requests per LoRA adapter name (entries stay at 0 once used), and the adapters with any. */
+    private final java.util.HashMap<String, int[]> adapterRequests = new java.util.HashMap<>();
+    private int activeAdapters;
 
     /** A replica that serves from time 0. */
     public Replica(int id, EngineCore engine) {
@@ -57,6 +60,23 @@ public final class Replica {
     public void submit(EngineRequest r) {
         engine.submit(r);
         peakWaiting = Math.max(peakWaiting, engine.waitingCount());
+        if (r.lora() != null && adapterRequests.computeIfAbsent(r.lora().name(), n -> new int[1])[0]++ == 0) {
+            activeAdapters++;
+        }
+    }
+
+    /**
+     * Unfinished (waiting or running) requests here on the named LoRA adapter: what vLLM's
+     * {@code vllm:lora_requests_info} lists an adapter for.
+     */
+    public int requestsOnAdapter(String name) {
+        int[] n = adapterRequests.get(name);
+        return n == null ? 0 : n[0];
+    }
+
+    /** LoRA adapters with an unfinished request here. */
+    public int activeAdapters() {
+        return activeAdapters;
     }
 
     /** Requests queued or running here: what a least-loaded router balances. */
@@ -86,7 +106,14 @@ public final class Replica {
         StepPlan plan = inFlight;
         inFlight = null;
         lastStepEndNanos = plan.endNanos();
-        return engine.completeStep(plan);
+        StepOutcome out = engine.completeStep(plan);
+        for (int i = 0, n = out.finishedCount(); i < n; i++) {
+            EngineRequest r = out.finished(i);
+            if (r.lora() != null && --adapterRequests.get(r.lora().name())[0] == 0) {
+                activeAdapters--;
+            }
+        }
+        return out;
     }
 
     /** End of the last completed step; -1 before the first. */

@@ -13,6 +13,7 @@ import java.util.Locale;
  *   <li>{@code least-kv-usage}: {@link LeastKvUsageRouter}</li>
  *   <li>{@code power-of-two-choices}: {@link PowerOfTwoChoicesRouter}, seeded from the run's seed</li>
  *   <li>{@code prefix-affinity}: {@link PrefixAffinityRouter} with its defaults</li>
+ *   <li>{@code lora-affinity}: {@link LoraAffinityRouter}</li>
  * </ul>
  */
 public final class Routers {
@@ -22,7 +23,7 @@ public final class Routers {
 
     public static List<String> names() {
         return List.of("round-robin", "least-outstanding-requests", "least-kv-usage", "power-of-two-choices",
-                "prefix-affinity");
+                "prefix-affinity", "lora-affinity");
     }
 
     /**
@@ -37,6 +38,7 @@ public final class Routers {
             case "least-kv-usage" -> new LeastKvUsageRouter();
             case "power-of-two-choices" -> new PowerOfTwoChoicesRouter(seed);
             case "prefix-affinity" -> new PrefixAffinityRouter();
+            case "lora-affinity" -> new LoraAffinityRouter();
             default -> throw new ConfigException("--router: unknown router '" + name + "'; use one of "
                     + String.join(", ", names()));
         };

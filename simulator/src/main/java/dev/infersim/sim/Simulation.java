@@ -4,8 +4,10 @@ import dev.infersim.result.LatencySeries;
 import dev.infersim.result.RequestRecord;
 import dev.infersim.result.ServingStats;
 import dev.infersim.result.RequestLogWriter;
+import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.EngineRequest;
+import dev.infersim.engine.LoraAdapter;
 import dev.infersim.engine.StepOutcome;
 import dev.infersim.engine.StepPlan;
 import dev.infersim.workload.LoadPattern;
@@ -44,6 +46,7 @@ public final class Simulation {
     private final Timeline timeline;
     private final LatencySeries latencySeries;
     private final ArrayDeque<WorkloadRequest> clientQueue = new ArrayDeque<>();
+    private final java.util.Map<String, LoraAdapter> adapters = new java.util.HashMap<>();
 
     private Iterator<WorkloadRequest> source;
     private WorkloadRequest next;
@@ -257,9 +260,20 @@ public final class Simulation {
         boolean shared = w.hasSharedPrefix() && engine.deployment().enablePrefixCaching();
         int eosAfter = w.outputTokens() >= w.maxTokens() ? EngineRequest.NO_EOS : w.outputTokens();
         EngineRequest r = new EngineRequest(w.index(), w.promptTokens(), shared ? w.promptTokenIds(vocabSize) : null,
-                w.maxTokens(), 0, eosAfter, 0, clock);
+                w.maxTokens(), 0, eosAfter, 0, clock, adapter(w.lora(), engine));
         r.attach(s);
         replica.submit(r);
+    }
+
+    /** The adapter of that name, numbered from 1 in the order the run first meets it, the same on every replica. */
+    private LoraAdapter adapter(String name, EngineCore engine) {
+        if (name == null) {
+            return null;
+        }
+        if (engine.deployment().lora() == null) {
+            throw new ConfigException("the workload runs requests on LoRA adapter " + name + "; serve it with --enable-lora");
+        }
+        return adapters.computeIfAbsent(name, n -> new LoraAdapter(adapters.size() + 1, n));
     }
 
     /**

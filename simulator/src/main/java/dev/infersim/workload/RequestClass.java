@@ -15,9 +15,16 @@ import java.util.Locale;
  * @param eosPosition  EOS position for this class, or null to use the workload's EOS model
  * @param prefixTokens length of the shared prefix, >= 0
  * @param prefixGroups number of distinct shared prefixes, >= 1 when prefixTokens > 0
+ * @param loraAdapters the LoRA adapters the class's requests run on, or null for the base model
  */
 public record RequestClass(String name, double weight, LengthDistribution inputTokens, LengthDistribution maxTokens,
-                           LengthDistribution eosPosition, int prefixTokens, int prefixGroups) {
+                           LengthDistribution eosPosition, int prefixTokens, int prefixGroups, LoraMix loraAdapters) {
+
+    /** A class on the base model. */
+    public RequestClass(String name, double weight, LengthDistribution inputTokens, LengthDistribution maxTokens,
+                        LengthDistribution eosPosition, int prefixTokens, int prefixGroups) {
+        this(name, weight, inputTokens, maxTokens, eosPosition, prefixTokens, prefixGroups, null);
+    }
 
     public RequestClass {
         if (name == null || name.isBlank()) {

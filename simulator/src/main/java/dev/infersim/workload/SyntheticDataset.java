@@ -97,13 +97,14 @@ public final class SyntheticDataset implements Dataset {
             int maxTokens = rc.maxTokens().sample(rng);
             int output = outputLengths[c].outputTokens(maxTokens, rng);
             long contentSeed = rng.nextLong();
+            String lora = rc.loraAdapters() == null ? null : rc.loraAdapters().pick(contentSeed);
             if (rc.prefixTokens() == 0) {
                 return new WorkloadRequest(index, arrivalNanos, input, 0, -1, maxTokens, output, contentSeed, 0L,
-                        false, rc.name(), null);
+                        false, rc.name(), null, lora);
             }
             int group = firstGroup[c] + (rc.prefixGroups() == 1 ? 0 : rng.nextInt(rc.prefixGroups()));
             return new WorkloadRequest(index, arrivalNanos, rc.prefixTokens() + input, rc.prefixTokens(), group,
-                    maxTokens, output, contentSeed, prefixes.seedOf(group), prefixes.markFirst(group), rc.name(), null);
+                    maxTokens, output, contentSeed, prefixes.seedOf(group), prefixes.markFirst(group), rc.name(), null, lora);
         };
     }
 

@@ -123,13 +123,15 @@ public record WorkloadProfile(@JsonProperty("name") String name, @JsonProperty("
      * @param eosPosition  where the model emits EOS (generation stops there if before max_tokens), or absent
      * @param prefixTokens shared prefix length in front of the prompt; default 0
      * @param prefixGroups how many distinct shared prefixes the class uses; default 1
+     * @param loraAdapters the LoRA adapters the class's requests run on, with weights; absent for the base model
      */
     public record ProfileClass(@JsonProperty("name") String name, @JsonProperty("weight") Double weight,
                                @JsonProperty("input_tokens") LengthDistribution inputTokens,
                                @JsonProperty("max_tokens") LengthDistribution maxTokens,
                                @JsonProperty("eos_position") LengthDistribution eosPosition,
                                @JsonProperty("prefix_tokens") Integer prefixTokens,
-                               @JsonProperty("prefix_groups") Integer prefixGroups) {
+                               @JsonProperty("prefix_groups") Integer prefixGroups,
+                               @JsonProperty("lora_adapters") List<LoraMix.Share> loraAdapters) {
 
         public ProfileClass {
             if (inputTokens == null) {
@@ -138,21 +140,28 @@ public record WorkloadProfile(@JsonProperty("name") String name, @JsonProperty("
             if (maxTokens == null) {
                 throw new IllegalArgumentException("class '" + name + "' needs 'max_tokens'");
             }
-            toRequestClass(name, weight, inputTokens, maxTokens, eosPosition, prefixTokens, prefixGroups);
+            toRequestClass(name, weight, inputTokens, maxTokens, eosPosition, prefixTokens, prefixGroups, loraAdapters);
         }
 
         RequestClass requestClass() {
-            return toRequestClass(name, weight, inputTokens, maxTokens, eosPosition, prefixTokens, prefixGroups);
+            return toRequestClass(name, weight, inputTokens, maxTokens, eosPosition, prefixTokens, prefixGroups, loraAdapters);
         }
 
         // Static so the compact constructor can validate before the fields are assigned.
         private static RequestClass toRequestClass(String name, Double weight, LengthDistribution inputTokens,
                                                    LengthDistribution maxTokens, LengthDistribution eosPosition,
-                                                   Integer prefixTokens, Integer prefixGroups) {
+                                                   Integer prefixTokens, Integer prefixGroups,
+                                                   List<LoraMix.Share> loraAdapters) {
             int prefix = prefixTokens == null ? 0 : prefixTokens;
             int groups = prefixGroups == null ? (prefix > 0 ? 1 : 0) : prefixGroups;
+            LoraMix loras;
+            try {
+                loras = loraAdapters == null ? null : new LoraMix(loraAdapters);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("class '" + name + "': " + e.getMessage(), e);
+            }
             return new RequestClass(name, weight == null ? 1.0 : weight, inputTokens, maxTokens, eosPosition,
-                    prefix, groups);
+                    prefix, groups, loras);
         }
     }
 }

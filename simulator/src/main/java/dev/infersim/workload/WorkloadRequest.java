@@ -27,10 +27,19 @@ import java.util.Locale;
  *                           name for single-class datasets such as {@code random})
  * @param promptText         the prompt text for datasets that carry real text (sharegpt), else null; clients without
  *                           text render {@link #promptTokenIds(int)} with their own tokenizer
+ * @param lora               the LoRA adapter the request runs on (the model name it sends), or null for the base model
  */
 public record WorkloadRequest(long index, long arrivalNanos, int promptTokens, int prefixTokens, int prefixGroup,
                               int maxTokens, int outputTokens, long contentSeed, long prefixSeed,
-                              boolean firstOfPrefixGroup, String requestClass, String promptText) {
+                              boolean firstOfPrefixGroup, String requestClass, String promptText, String lora) {
+
+    /** A request on the base model. */
+    public WorkloadRequest(long index, long arrivalNanos, int promptTokens, int prefixTokens, int prefixGroup,
+                           int maxTokens, int outputTokens, long contentSeed, long prefixSeed,
+                           boolean firstOfPrefixGroup, String requestClass, String promptText) {
+        this(index, arrivalNanos, promptTokens, prefixTokens, prefixGroup, maxTokens, outputTokens, contentSeed, prefixSeed,
+                firstOfPrefixGroup, requestClass, promptText, null);
+    }
 
     /**
      * The longest prompt any dataset may produce: 16,777,216 tokens, far above any model's context window (the

@@ -1,0 +1,48 @@
+package dev.infersim.sim;
+
+import dev.infersim.engine.LoraConfig;
+import dev.infersim.workload.WorkloadRequest;
+
+/**
+ * Routes a request on a LoRA adapter to a replica that already serves that adapter, else to one with room for another
+ * adapter, else to any; least outstanding requests (running plus waiting) decides within the best of those tiers, the
+ * lowest index on ties. Base-model requests go to the least loaded replica.
+ *
+ * <p>The tiers are the Gateway API Inference Extension's LoRA-affinity scorer
+ * ({@code kubernetes-sigs/gateway-api-inference-extension@bc202fc},
+ * {@code pkg/epp/scheduling/framework/plugins/scorer/lora_affinity.go}): 1.0 where the adapter is active, 0.8 where
+ * the active and waiting adapters number fewer than {@code max_lora}, 0.6 where it is only waiting, 0 elsewhere. The
+ * scorer reads those sets from {@code vllm:lora_requests_info}, whose running and waiting labels current vLLM fills
+ * from one source, every adapter with an unfinished request ({@code vllm/v1/metrics/stats.py}); here a replica's own
+ * unfinished requests give that set exactly, without a scrape interval's lag, so "active" and "waiting" are one tier.
+ * The Extension weighs the scorer against load scorers; this router ranks affinity first and load second.
+ */
+public final class LoraAffinityRouter implements Router {
+
+    @Override
+    public int route(WorkloadRequest request, Replica[] replicas) {
+        String adapter = request.lora();
+        int best = -1;
+        int bestTier = -1;
+        int bestLoad = Integer.MAX_VALUE;
+        for (int i = 0; i < replicas.length; i++) {
+            int tier = adapter == null ? 0 : tier(replicas[i], adapter);
+            int load = replicas[i].load();
+            if (tier > bestTier || (tier == bestTier && load < bestLoad)) {
+                best = i;
+                bestTier = tier;
+                bestLoad = load;
+            }
+        }
+        return best;
+    }
+
+    /** 2: the adapter is active there; 1: the replica has a free adapter slot; 0: neither. */
+    private static int tier(Replica replica, String adapter) {
+        if (replica.requestsOnAdapter(adapter) > 0) {
+            return 2;
+        }
+        LoraConfig lora = replica.engine().deployment().lora();
+        return lora != null && replica.activeAdapters() < lora.maxLoras() ? 1 : 0;
+    }
+}
