@@ -51,6 +51,7 @@ class TruthLogTest {
         assertEquals(List.of(1L, 2L, 3L), rows.stream().map(r -> r.get("seq").asLong()).toList());
         JsonNode a = rows.get(0);
         assertEquals("req-a", a.get("request_id").asText());
+        assertTrue(a.get("lora").isNull(), "the base model");
         assertEquals(choiceOf(streamed, 0), rowChoice(a));
         assertEquals(5, a.get("model").get("token_times_ms").size());
         assertEquals(5, a.get("wall").get("token_times_ms").size());
@@ -109,7 +110,7 @@ class TruthLogTest {
     /** The row without the request-level fields, which is the shape of a choice in the response's ground truth. */
     private static ObjectNode rowChoice(JsonNode row) {
         ObjectNode c = row.deepCopy();
-        c.remove(List.of("seq", "request_id", "replica", "engine", "time_scale"));
+        c.remove(List.of("seq", "request_id", "replica", "engine", "lora", "time_scale"));
         return c;
     }
 }
