@@ -18,20 +18,22 @@ import static dev.infersim.engine.ConfigException.check;
  * layer (q, k, v, o, gate, up, down: {@link ModelProfile#loraParamsPerLayer}), as fine-tuning recipes that target
  * "all-linear" do; an adapter's bytes are layers x those weights x 2 (BF16). Every adapter is taken to have rank
  * {@code max_lora_rank}, the rank vLLM pads its GPU slots to. Llama-3.1-8B at rank 16: 32 x 16 x 81,920 x 2 = 83.9 MB,
- * 3.4 ms over the default host link and 25 ms more from storage.
+ * 1.7 ms over the default host link and 25 ms more from storage.
  *
  * @param maxLoras         {@code --max-loras}: GPU adapter slots, so distinct adapters in one step (vLLM default 1)
  * @param maxLoraRank      {@code --max-lora-rank}: the largest adapter rank, one of vLLM's {@link #RANKS} (default 16)
  * @param maxCpuLoras      {@code --max-cpu-loras}: adapters cached in host memory; at least {@code maxLoras}
- * @param hostLinkGbps     host-to-GPU copy rate, GB/s. Default {@value #DEFAULT_HOST_LINK_GBPS}: about 80% of PCIe
- *                         Gen4 x16's 32 GB/s each way, the rate pinned copies reach; Gen5 hosts (H100, H200) double it
+ * @param hostLinkGbps     host-to-GPU copy rate, GB/s. Default {@value #DEFAULT_HOST_LINK_GBPS}: pinned copies of 8 MB
+ *                         to 1 GB measured 48-55 GB/s on an H100 SXM, PCIe Gen5 x16
+ *                         (configs/measurements/h100-host-link.txt; vLLM keeps host-cached adapters in pinned memory);
+ *                         PCIe Gen4 hosts (A100, L4, L40S) reach about half
  * @param storageGbps      rate adapters are read from storage into host memory, GB/s; by default the weight-load rate
  *                         of {@link StartupDelay#DEFAULT_LOAD_BANDWIDTH_GBPS}
  */
 public record LoraConfig(int maxLoras, int maxLoraRank, int maxCpuLoras, double hostLinkGbps, double storageGbps) {
     /** The ranks vLLM accepts for {@code --max-lora-rank}. */
     public static final List<Integer> RANKS = List.of(1, 8, 16, 32, 64, 128, 256, 320, 512);
-    public static final double DEFAULT_HOST_LINK_GBPS = 25;
+    public static final double DEFAULT_HOST_LINK_GBPS = 50;
     private static final double ADAPTER_BYTES_PER_WEIGHT = 2;
 
     public LoraConfig {
