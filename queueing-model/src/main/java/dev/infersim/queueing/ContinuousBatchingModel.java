@@ -21,7 +21,9 @@ import java.util.List;
  * geometric mixture of Erlang stages, so P(Wq > t) = P(N >= B) e^{-(mu_B - lambda) t}, the Erlang C
  * shape. For non-Poisson arrivals the wait is scaled by (1 + ca^2) / 2, as Allen and Cunneen scale M/M/c, and the
  * prompts that arrive during an iteration are counted for the gamma gaps ({@link ArrivalCounts}): clumps for bursty
- * arrivals, about one per gap for smooth ones.
+ * arrivals, about one per gap for smooth ones. The completion rate below B is divided by how much longer the mean gap
+ * between tokens is with those counts than with Poisson ones at the same rate (clumped prefills cost more once an
+ * iteration turns compute-bound), so bursty arrivals run larger batches.
  *
  * <p>An engine admits requests between iterations only. An arrival that finds n in 1..B-1 running
  * lands in an iteration, which carries a prompt (length tau_pf(n)) or only decodes (tau_dec(n)),
@@ -80,18 +82,23 @@ public final class ContinuousBatchingModel implements LatencyModel {
             throw new UnstableQueueException(arrivalRatePerS, saturation, "B/(E[L]*tau(B))");
         }
         this.tailRatio = arrivalRatePerS / saturation;
-        this.stateProbabilities = solveStationary();
         this.promptsPerIteration = new double[server.maxNumSeqs() + 1][];
         this.transitions = new double[server.maxNumSeqs() + 1][][];
         this.coAdmitted = new double[server.maxNumSeqs() + 1][][];
+        double[] none = new double[server.maxNumSeqs() + 1];
+        Arrays.fill(none, 1);
+        double[] poissonStates = solveStationary(none);
+        this.stateProbabilities = arrivalScv == 1 ? poissonStates : solveStationary(clumpSlowdown(poissonStates));
     }
 
-    private double[] solveStationary() {
+    /** p_n with the completion rate below B divided by slowdown[n] (1 for Poisson arrivals). */
+    private double[] solveStationary(double[] slowdown) {
         int maxBatch = server.maxNumSeqs();
         double[] logWeights = new double[maxBatch + 1];
         double largest = 0;
         for (int n = 1; n <= maxBatch; n++) {
-            logWeights[n] = logWeights[n - 1] + Math.log(arrivalRatePerS / server.departureRatePerS(n));
+            double slower = n < maxBatch ? slowdown[n] : 1;
+            logWeights[n] = logWeights[n - 1] + Math.log(arrivalRatePerS * slower / server.departureRatePerS(n));
             largest = Math.max(largest, logWeights[n]);
         }
         double[] probabilities = new double[maxBatch + 1];
@@ -246,18 +253,28 @@ public final class ContinuousBatchingModel implements LatencyModel {
      * from Poisson(lambda tau-bar(n)).
      */
     private double[] promptsPerIteration(int n) {
-        if (promptsPerIteration[n] != null) {
-            return promptsPerIteration[n];
+        if (promptsPerIteration[n] == null) {
+            transitions[n] = transition(n, arrivals);
+            promptsPerIteration[n] = stationary(n, transitions[n], arrivals);
         }
-        double mean = arrivalRatePerS * times.meanSeconds(n);
-        int kMax = Math.min(256, 2 * countLimit(mean));
+        return promptsPerIteration[n];
+    }
+
+    /** P(K' = j | K = k): the prompts arriving during an iteration of n decodes and k prompts. */
+    private double[][] transition(int n, ArrivalCounts counts) {
+        int kMax = Math.min(256, 2 * countLimit(arrivalRatePerS * times.meanSeconds(n)));
         double[][] transition = new double[kMax + 1][kMax + 1];
         for (int k = 0; k <= kMax; k++) {
-            arrivals.fromRandomTimeInto(iterationWithPrompts(n, k), transition[k]);
+            counts.fromRandomTimeInto(iterationWithPrompts(n, k), transition[k]);
         }
-        transitions[n] = transition;
+        return transition;
+    }
+
+    /** The stationary law of the transition, by power iteration from the count in a mean iteration. */
+    private double[] stationary(int n, double[][] transition, ArrivalCounts counts) {
+        int kMax = transition.length - 1;
         double[] pi = new double[kMax + 1];
-        arrivals.fromRandomTimeInto(times.meanSeconds(n), pi);
+        counts.fromRandomTimeInto(times.meanSeconds(n), pi);
         double[] next = new double[kMax + 1];
         for (int step = 0; step < 200; step++) {
             Arrays.fill(next, 0);
@@ -277,8 +294,61 @@ public final class ContinuousBatchingModel implements LatencyModel {
                 break;
             }
         }
-        promptsPerIteration[n] = pi;
         return pi;
+    }
+
+    /** E[tau_K(n)] / E[m_K(n)] over a law of K: the mean gap between a decoding request's tokens. */
+    private double meanGapSeconds(int n, double[] prompts) {
+        double seconds = 0;
+        double tokens = 0;
+        for (int k = 0; k < prompts.length; k++) {
+            seconds += prompts[k] * iterationWithPrompts(n, k);
+            tokens += prompts[k] * iterationsWithPrompts(n, k);
+        }
+        return seconds / tokens;
+    }
+
+    /**
+     * How much longer the iterations with n running are under these arrivals than under Poisson ones at the same rate:
+     * the stationary mean gap with the arrivals' own counts over that with Poisson counts. Bursty arrivals bring their
+     * prompts in clumps, whose prefill costs more than the same prompts spread out once an iteration turns
+     * compute-bound. Evaluated at up to 33 batch sizes across the states the Poisson chain visits, linear in between.
+     */
+    private double[] clumpSlowdown(double[] poissonStates) {
+        int maxBatch = server.maxNumSeqs();
+        double[] slowdown = new double[maxBatch + 1];
+        Arrays.fill(slowdown, 1);
+        int first = maxBatch;
+        int last = 0;
+        for (int n = 1; n < maxBatch; n++) {
+            if (poissonStates[n] > 1e-9) {
+                first = Math.min(first, n);
+                last = n;
+            }
+        }
+        if (first > last) {
+            return slowdown;
+        }
+        ArrivalCounts poisson = new ArrivalCounts(arrivalRatePerS, 1);
+        int step = Math.max(1, (last - first) / 32);
+        int previous = -1;
+        for (int n = first; ; n = Math.min(last, n + step)) {
+            double poissonGap = meanGapSeconds(n, stationary(n, transition(n, poisson), poisson));
+            slowdown[n] = Math.max(1e-3, meanGapSeconds(n, promptsPerIteration(n)) / poissonGap);
+            if (previous >= 0) {
+                for (int m = previous + 1; m < n; m++) {
+                    slowdown[m] = slowdown[previous] + (slowdown[n] - slowdown[previous]) * (m - previous) / (n - previous);
+                }
+            } else {
+                Arrays.fill(slowdown, 1, n, slowdown[n]);
+            }
+            previous = n;
+            if (n == last) {
+                break;
+            }
+        }
+        Arrays.fill(slowdown, last + 1, maxBatch, slowdown[last]);
+        return slowdown;
     }
 
     /** A count past which the arrivals in a window holding {@code mean} of them on average have negligible mass. */
@@ -433,14 +503,7 @@ public final class ContinuousBatchingModel implements LatencyModel {
         if (b == server.maxNumSeqs()) {
             return times.meanSeconds(b);
         }
-        double[] prompts = promptsPerIteration(b);
-        double seconds = 0;
-        double tokens = 0;
-        for (int k = 0; k < prompts.length; k++) {
-            seconds += prompts[k] * iterationWithPrompts(b, k);
-            tokens += prompts[k] * iterationsWithPrompts(b, k);
-        }
-        return seconds / tokens;
+        return meanGapSeconds(b, promptsPerIteration(b));
     }
 
     /** P(an arrival finds n), the states at and above B lumped into n = B. */
