@@ -61,13 +61,13 @@ done
 
 # One row per run, then per client and rate the worst maximum and the median p99 over its runs.
 {
-  echo "| client | rate | run | load 1m | noise at start p99 / max | noise in run p99 / max | send lag p99 | send lag max | TTFT error p99 | TTFT error max | client GCs / ms | verdict |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| client | rate | run | load 1m | noise at start p99 / max | noise in run p99 / max | send lag p99 | send lag max | TTFT error p99 | TTFT error max | client GCs / ms | loops on / waiting for CPU (ms) | verdict |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   for rate in $RATES; do for run in $(seq "$RUNS"); do for i in "${!LAUNCHERS[@]}"; do
     name="c$i-r$rate-$run"
     jq -r --arg c "${LAUNCHERS[$i]}" --arg rate "$rate" --arg run "$run" --arg load "$(cat "$OUT/$name.load")" '
       def ms: . * 1000 | round / 1000;
-      "| \($c) | \($rate) | \($run) | \($load) | \(.infersim_scheduling_noise_ms.calibration.p99 | ms) / \(.infersim_scheduling_noise_ms.calibration.max | ms) | \(.infersim_scheduling_noise_ms.during_run.p99 | ms) / \(.infersim_scheduling_noise_ms.during_run.max | ms) | \(.infersim_send_lag_ms.p99 | ms) | \(.infersim_send_lag_ms.max | ms) | \(.infersim_ground_truth.ttft_abs_error_ms.p99 | ms) | \(.infersim_ground_truth.ttft_abs_error_ms.max | ms) | \(.infersim_client_gc // null | if . then "\(.collections) / \(.time_ms)" else "-" end) | \(.infersim_send_lag_verdict.cause)\(if .infersim_valid then "" else " (invalid)" end) |"' \
+      "| \($c) | \($rate) | \($run) | \($load) | \(.infersim_scheduling_noise_ms.calibration.p99 | ms) / \(.infersim_scheduling_noise_ms.calibration.max | ms) | \(.infersim_scheduling_noise_ms.during_run.p99 | ms) / \(.infersim_scheduling_noise_ms.during_run.max | ms) | \(.infersim_send_lag_ms.p99 | ms) | \(.infersim_send_lag_ms.max | ms) | \(.infersim_ground_truth.ttft_abs_error_ms.p99 | ms) | \(.infersim_ground_truth.ttft_abs_error_ms.max | ms) | \(.infersim_client_gc // null | if . then "\(.collections) / \(.time_ms)" else "-" end) | \(.infersim_client_loops_ms // null | if . then "\(.on_cpu | round) / \(.waiting_for_cpu | round)" else "-" end) | \(.infersim_send_lag_verdict.cause)\(if .infersim_valid then "" else " (invalid)" end) |"' \
       "$OUT/$name.json"
   done; done; done
   echo

@@ -65,6 +65,11 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
             out.printf(Locale.ROOT, "%-40s %s / %s%n", "Client GC in run, collections / ms:", gc.get("collections"),
                     gc.get("time_ms"));
         }
+        Map<String, Object> loops = (Map<String, Object>) f.get("infersim_client_loops_ms");
+        if (loops != null) {
+            out.printf(Locale.ROOT, "%-40s %.0f / %.0f%n", "Client event loops on / waiting for CPU (ms):",
+                    loops.get("on_cpu"), loops.get("waiting_for_cpu"));
+        }
         Map<String, Object> verdict = (Map<String, Object>) f.get("infersim_send_lag_verdict");
         if (verdict != null && !invalidReasons.contains(verdict.get("message"))) {
             out.println("Send lag: " + verdict.get("message"));

@@ -57,6 +57,7 @@ public final class BenchmarkClient implements AutoCloseable {
     private final List<HttpClientAgent> clients = new ArrayList<>();
     private final LoadRun load;
     private final TokenCounter counter;
+    private final LoopCpu loopCpu;
     /** Wake-up lateness of an idle probe thread, measured once before the first run. */
     private LatencyStats calibration;
 
@@ -98,6 +99,7 @@ public final class BenchmarkClient implements AutoCloseable {
             options.putHeader("authorization", "Bearer " + config.apiKey());
         }
         this.load = new LoadRun(vertx, loops, connections, options, PromptRenderer.cl100k(), counter, config);
+        this.loopCpu = LoopCpu.of(internal.nettyEventLoopGroup());
     }
 
     /** Where the lanes connect: the base URL's host and port, TLS for https. */
@@ -141,8 +143,8 @@ public final class BenchmarkClient implements AutoCloseable {
         String probeError = probe(workload);
         if (probeError != null) {
             LoadRun.Phase nothing = new LoadRun.Phase(emptyWindow(), emptyWindow(), 0, 0, false);
-            return result(date, workload, plan, nothing, new LatencyStats(), ClientGc.start().since(), null,
-                    probeError);
+            return result(date, workload, plan, nothing, new LatencyStats(), ClientGc.start().since(),
+                    new long[] {-1, -1}, null, probeError);
         }
         long startNanos = plan.startAtEpochMillis() > 0 ? startNanos(plan.startAtEpochMillis()) : LoadRun.NOW;
         MetricsScraper scraper = config.scrapeUrl() == null ? null
@@ -153,6 +155,7 @@ public final class BenchmarkClient implements AutoCloseable {
         LoadRun.Phase phase;
         SchedulingNoise probe = SchedulingNoise.start();
         ClientGc gc = ClientGc.start();
+        long[] loopsAtStart = loopCpu.sample();
         LatencyStats noise;
         try (RequestLogWriter log = plan.detailFile() == null ? null : new RequestLogWriter(plan.detailFile(), true)) {
             phase = load.run(shard.requests(workload), workload.isClosedLoop(), users, plan.numWarmups(),
@@ -161,7 +164,8 @@ public final class BenchmarkClient implements AutoCloseable {
             noise = probe.stop();
         }
         Map<String, Object> scraped = scraper == null ? null : scraper.stop();
-        return result(date, workload, plan, phase, noise, gc.since(), scraped, null);
+        long[] loops = LoopCpu.between(loopsAtStart, loopCpu.sample());
+        return result(date, workload, plan, phase, noise, gc.since(), loops, scraped, null);
     }
 
     private MeasuredWindow emptyWindow() {
@@ -236,10 +240,12 @@ public final class BenchmarkClient implements AutoCloseable {
     /**
      * @param noise      wake-up lateness of the noise probe during the run
      * @param gc         the client JVM's own garbage collections during the run ({@link ClientGc#since})
+     * @param loops      the event loops' time on a CPU and waiting for one during the run ({@link LoopCpu})
      * @param probeError why the initial test request failed (nothing else was sent), or null
      */
     private BenchResult result(String date, Workload measured, RunPlan plan, LoadRun.Phase phase, LatencyStats noise,
-                               Map<String, Object> gc, Map<String, Object> scraped, String probeError) {
+                               Map<String, Object> gc, long[] loops, Map<String, Object> scraped,
+                               String probeError) {
         MeasuredWindow w = phase.window();
         // num_prompts is what was asked for, as vLLM writes it, even when --duration or an interrupt cut the run short;
         // a shard's is its own share.
@@ -264,7 +270,7 @@ public final class BenchmarkClient implements AutoCloseable {
         SendLagVerdict lag = SendLagVerdict.judge(hasSchedule(measured), nanos(w.sendLag.percentileMs(99)),
                 nanos(w.startLag.percentileMs(99)),
                 w.spacedSendLag.count() == 0 ? -1 : nanos(w.spacedSendLag.percentileMs(99)),
-                noise.count() == 0 ? -1 : nanos(noise.percentileMs(99)), limit,
+                noise.count() == 0 ? -1 : nanos(noise.percentileMs(99)), loops[0], loops[1], limit,
                 fitted ? "the machine-fitted limit" : "--max-send-lag-ms");
         if (lag.invalid() && w.sendLag.count() > 0) {
             invalid.add(lag.message());
@@ -287,6 +293,8 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_scheduling_noise_ms", ordered("calibration", lagSummary(calibration),
                 "during_run", lagSummary(noise)));
         extra.put("infersim_client_gc", gc);
+        extra.put("infersim_client_loops_ms", loops[0] < 0 ? null
+                : ordered("on_cpu", loops[0] / 1e6, "waiting_for_cpu", loops[1] / 1e6));
         extra.put("infersim_max_in_flight", phase.maxInFlight());
         extra.put("infersim_mean_in_flight", phase.meanInFlight());
         double steady = measured.isClosedLoop() ? w.closedLoopThroughput(phase.meanInFlight())

@@ -18,6 +18,9 @@ import java.util.Locale;
  *   <li>{@link Cause#MACHINE_NOISE}: a probe thread that only sleeps ({@link SchedulingNoise}) was late by at least
  *   half the send lag at p99 during the same run: the machine's CPUs were contended (other processes, the server on
  *   the same machine), not the client's own work. The run stays valid and the cause is printed beside it.</li>
+ *   <li>{@link Cause#CPU_CONTENTION}: the client's event loops waited longer for a CPU than they ran over the run
+ *   ({@link LoopCpu}): they had little to do, yet other processes held the CPUs when they had. The probe misses this
+ *   under heavy contention, as the scheduler favours a thread that only sleeps. Valid, and the cause is printed.</li>
  *   <li>{@link Cause#CLIENT_BUSY}: otherwise the client's own event loops were too busy to send on time. Invalid.</li>
  * </ul>
  * Without {@code --max-send-lag-ms} the limit fits the machine: {@value #LIMIT_NOISE_FACTOR} times the p99 of the
@@ -33,7 +36,7 @@ public record SendLagVerdict(Cause cause, boolean invalid, String message) {
     static final double LIMIT_NOISE_FACTOR = 2;
 
     /** What a run's send lag is put down to. */
-    public enum Cause { NO_SCHEDULE, WITHIN_LIMIT, CONNECTING, BURST, MACHINE_NOISE, CLIENT_BUSY }
+    public enum Cause { NO_SCHEDULE, WITHIN_LIMIT, CONNECTING, BURST, MACHINE_NOISE, CPU_CONTENTION, CLIENT_BUSY }
 
     /** The limit when the user set none: twice the p99 wake-up lateness the calibration measured, at least 1 ms. */
     static long limitFromCalibration(long calibrationP99Nanos) {
@@ -47,11 +50,14 @@ public record SendLagVerdict(Cause cause, boolean invalid, String message) {
      * @param spacedLagP99Nanos  p99 send lag over sends scheduled at least {@link #BURST_GAP_NANOS} after the previous
      *                           one; -1 when there were none
      * @param noiseP99Nanos      p99 lateness of the noise probe during the run; -1 when it took no sample
+     * @param loopRunNanos       time the client's event loops ran on a CPU during the run; -1 when unknown
+     * @param loopWaitNanos      time they waited, runnable, for a CPU during the run; -1 when unknown
      * @param limitNanos         the limit
      * @param limitFlag          how the limit was set, for the message (the flag, or the calibration)
      */
     static SendLagVerdict judge(boolean scheduled, long lagP99Nanos, long startLagP99Nanos, long spacedLagP99Nanos,
-                                long noiseP99Nanos, long limitNanos, String limitFlag) {
+                                long noiseP99Nanos, long loopRunNanos, long loopWaitNanos, long limitNanos,
+                                String limitFlag) {
         if (!scheduled) {
             return new SendLagVerdict(Cause.NO_SCHEDULE, false, "send lag not judged: with --request-rate inf or a "
                     + "closed loop there is no schedule to keep");
@@ -79,8 +85,15 @@ public record SendLagVerdict(Cause cause, boolean invalid, String message) {
                     + "late by %.3f ms at p99): other processes compete for the CPUs; to measure tighter, run the "
                     + "server on other cores or another machine", noiseP99Nanos / 1e6));
         }
+        String loops = loopRunNanos < 0 ? "" : String.format(Locale.ROOT, "; its event loops ran %.0f ms and waited "
+                + "%.0f ms for a CPU", loopRunNanos / 1e6, loopWaitNanos / 1e6);
+        if (loopRunNanos >= 0 && loopWaitNanos > loopRunNanos) {
+            return new SendLagVerdict(Cause.CPU_CONTENTION, false, figures + ", but the client was not busy" + loops
+                    + ": other processes (the server, if on this machine) held the CPUs; to measure tighter, give the "
+                    + "client cores of its own");
+        }
         return new SendLagVerdict(Cause.CLIENT_BUSY, true, figures + String.format(Locale.ROOT, ": the client was too "
-                + "busy to send on time (the machine's own noise was only %.3f ms at p99): give the client more "
-                + "cores or lower the rate", Math.max(0, noiseP99Nanos) / 1e6));
+                + "busy to send on time (the machine's own noise was only %.3f ms at p99%s): give the client more "
+                + "cores or lower the rate", Math.max(0, noiseP99Nanos) / 1e6, loops));
     }
 }
