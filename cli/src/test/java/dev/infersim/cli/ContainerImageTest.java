@@ -12,7 +12,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -66,7 +65,7 @@ class ContainerImageTest {
         assertEquals("10001:10001 [/usr/local/bin/infersim] map[8000/tcp:{}]", podman(conf, 30, "image", "inspect",
                 IMAGE, "--format", "{{.Config.User}} {{.Config.Entrypoint}} {{.Config.ExposedPorts}}").strip());
 
-        int port = freePort();
+        int port = FreePorts.one();
         String name = "infersim-test-" + ProcessHandle.current().pid();
         podman(conf, 60, "run", "-d", "--rm", "--name", name, "--network", "host",
                 "-e", "INFERSIM_JAVA_OPTS=-Xmx384m", IMAGE, "serve", "--host", "127.0.0.1", "--port",
@@ -202,12 +201,6 @@ class ContainerImageTest {
             Thread.sleep(200);
         }
         throw new AssertionError("the container's server did not become healthy at " + url + " within 60 s");
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
     }
 
     /** Whether podman is on the PATH; where it is required (INFERSIM_REQUIRE_PODMAN=1), its absence fails. */

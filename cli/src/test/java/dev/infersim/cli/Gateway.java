@@ -2,7 +2,6 @@ package dev.infersim.cli;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -48,7 +47,7 @@ final class Gateway implements AutoCloseable {
         Files.createDirectories(dir);
         // A gateway cannot bind port 0 and report it back, so take a free port and retry if another process wins it.
         for (int attempt = 0; ; attempt++) {
-            int port = freePort();
+            int port = FreePorts.one();
             Path config = dir.resolve(kind.name().toLowerCase(Locale.ROOT) + ".conf");
             Files.writeString(config, kind == Kind.NGINX ? nginx(dir, port, leastConnections, replicaPorts)
                     : haproxy(port, leastConnections, replicaPorts));
@@ -132,12 +131,6 @@ final class Gateway implements AutoCloseable {
                 "backend fleet",
                 "  balance " + (leastConnections ? "leastconn" : "roundrobin"),
                 servers.toString());
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 
     private static boolean awaitListening(Process p, int port) throws InterruptedException {

@@ -6,7 +6,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.net.ConnectException;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -40,29 +39,16 @@ class FleetTest {
 
     @Test
     void replicaIListensOnPortPlusIAndNamesItselfInHeaderAndGroundTruth() throws Exception {
-        // Three consecutive free ports: ask the OS for one and retry where a neighbour happens to be taken.
-        for (int attempt = 0; fleet == null; attempt++) {
-            int port;
-            try (ServerSocket probe = new ServerSocket(0)) {
-                port = probe.getLocalPort();
-            }
-            try {
-                start(TestServers.options(TestServers.llama8b(8), 50).port(port).build(), 3);
-            } catch (Exception e) {
-                if (attempt == 5) {
-                    throw e;
-                }
-                continue;
-            }
-            for (int i = 0; i < 3; i++) {
-                MockServer replica = fleet.replicas().get(i);
-                assertEquals(port + i, replica.port());
-                TestServers.Reply r = TestServers.post(replica, "/v1/completions", SHORT);
-                assertEquals(200, r.status(), r.raw().body());
-                assertEquals(String.valueOf(i), r.header("x-infersim-replica"));
-                assertEquals(i, r.json().path("infersim").path("replica").asInt(-1));
-                assertTrue(replica.readyLine().contains("(replica " + i + ", "), replica.readyLine());
-            }
+        int port = FreePorts.consecutive(3);
+        start(TestServers.options(TestServers.llama8b(8), 50).port(port).build(), 3);
+        for (int i = 0; i < 3; i++) {
+            MockServer replica = fleet.replicas().get(i);
+            assertEquals(port + i, replica.port());
+            TestServers.Reply r = TestServers.post(replica, "/v1/completions", SHORT);
+            assertEquals(200, r.status(), r.raw().body());
+            assertEquals(String.valueOf(i), r.header("x-infersim-replica"));
+            assertEquals(i, r.json().path("infersim").path("replica").asInt(-1));
+            assertTrue(replica.readyLine().contains("(replica " + i + ", "), replica.readyLine());
         }
     }
 

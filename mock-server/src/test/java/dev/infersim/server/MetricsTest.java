@@ -9,7 +9,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -87,10 +86,7 @@ class MetricsTest {
     @Test
     void realPrometheusScrapesAndAnswersAQueryForRunningRequests(@TempDir Path dir) throws Exception {
         Assumptions.assumeTrue(available("prometheus"), "prometheus not installed (apt-get install prometheus); skipping");
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        int port = FreePorts.one();
         Path config = dir.resolve("prometheus.yml");
         Files.writeString(config, """
                 global:
