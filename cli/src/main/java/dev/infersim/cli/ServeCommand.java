@@ -130,11 +130,18 @@ public final class ServeCommand implements Runnable {
     int dataParallelSize;
 
     @Option(names = "--kv-events-publisher", defaultValue = "null", paramLabel = "null|zmq",
-            description = "Publish vLLM's KV-cache events (BlockStored, BlockRemoved) over ZMQ in vLLM's msgpack wire format, "
-                    + "one message per engine step (default: ${DEFAULT-VALUE}).")
+            description = "Publish vLLM's KV-cache events (BlockStored, BlockRemoved, AllBlocksCleared) over ZMQ in vLLM's "
+                    + "msgpack wire format, one message per engine step (default: ${DEFAULT-VALUE}).")
     String kvEventsPublisher;
 
-    @Option(names = "--kv-events-endpoint", defaultValue = "tcp://*:5557", paramLabel = "URL",
+    @Option(names = "--kv-events-config", paramLabel = "JSON",
+            description = "vLLM's KV-event settings instead of the three --kv-events-* flags: {\"enable_kv_cache_events\": "
+                    + "true, \"publisher\": \"zmq\", \"endpoint\": ..., \"replay_endpoint\": \"tcp://*:5558\", "
+                    + "\"buffer_steps\": 10000, \"hwm\": 100000, \"max_queue_size\": 100000, \"topic\": ...}; "
+                    + "replay_endpoint is a ROUTER socket that resends the last buffer_steps messages from a sequence number.")
+    String kvEventsConfig;
+
+    @Option(names = "--kv-events-endpoint", defaultValue = KvEventsConfig.DEFAULT_ENDPOINT, paramLabel = "URL",
             description = "Where each engine publishes: binds with a * host (vLLM's default, ${DEFAULT-VALUE}), connects "
                     + "otherwise (e.g. tcp://indexer:5557); data-parallel rank r uses port + r, binding replicas the ports after.")
     String kvEventsEndpoint;
@@ -281,9 +288,23 @@ public final class ServeCommand implements Runnable {
     }
 
     private KvEventsConfig kvEvents() {
+        if (kvEventsConfig != null) {
+            for (String flag : List.of("--kv-events-publisher", "--kv-events-endpoint", "--kv-events-topic")) {
+                if (spec.commandLine().getParseResult().hasMatchedOption(flag)) {
+                    throw new IllegalArgumentException("--kv-events-config and " + flag + " both set the KV events; give one");
+                }
+            }
+            return KvEventsConfig.fromVllmJson(kvEventsConfig);
+        }
         return switch (kvEventsPublisher) {
             case "null" -> null;
-            case "zmq" -> new KvEventsConfig(kvEventsEndpoint, kvEventsTopic);
+            case "zmq" -> {
+                try {
+                    yield new KvEventsConfig(kvEventsEndpoint, kvEventsTopic);
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("--kv-events-endpoint: " + e.getMessage());
+                }
+            }
             default -> throw new IllegalArgumentException("--kv-events-publisher must be null or zmq, got " + kvEventsPublisher);
         };
     }

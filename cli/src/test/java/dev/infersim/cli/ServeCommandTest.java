@@ -35,6 +35,12 @@ class ServeCommandTest {
         assertTrue(runFailing("serve", "--kv-events-publisher", "kafka").contains("--kv-events-publisher"));
         assertTrue(runFailing("serve", "--kv-events-publisher", "zmq", "--kv-events-endpoint", "localhost").contains("--kv-events-endpoint"));
         assertTrue(runFailing("serve", "--startup-delay", "auto", "--load-bandwidth-gbps", "0").contains("--load-bandwidth-gbps"));
+        assertTrue(runFailing("serve", "--kv-events-config", "{\"enable_kv_cache_events\":true,\"buffer_steps\":0}")
+                .contains("--kv-events-config buffer_steps"));
+        assertTrue(runFailing("serve", "--kv-events-config", "{\"enable_kv_cache_events\":true,\"replay\":\"tcp://*:1\"}")
+                .contains("--kv-events-config replay: unknown key"));
+        assertTrue(runFailing("serve", "--kv-events-config", "{\"enable_kv_cache_events\":true}", "--kv-events-topic", "t")
+                .contains("--kv-events-topic"));
         assertTrue(runFailing("serve", "--enable-lora", "--max-loras", "0").contains("--max-loras"));
         assertTrue(runFailing("serve", "--enable-lora", "--max-lora-rank", "12").contains("--max-lora-rank"));
         assertTrue(runFailing("serve", "--enable-lora", "--max-loras", "4", "--max-cpu-loras", "2").contains("--max-cpu-loras"));
@@ -49,6 +55,16 @@ class ServeCommandTest {
         assertTrue(ServeCommand.runtimeLoraUpdating("True"));
         assertEquals(false, ServeCommand.runtimeLoraUpdating("0"));
         assertEquals(false, ServeCommand.runtimeLoraUpdating(null));
+    }
+
+    @Test
+    void aKvEventEndpointThatCannotBindStopsTheStartWithOneLineNamingIt() throws Exception {
+        try (ServerSocket busy = new ServerSocket(0)) {
+            String replay = "tcp://*:" + busy.getLocalPort();
+            String line = runFailing("serve", "--port", "0", "--max-num-seqs", "4", "--kv-events-config",
+                    "{\"enable_kv_cache_events\":true,\"endpoint\":\"tcp://127.0.0.1:1\",\"replay_endpoint\":\"" + replay + "\"}");
+            assertTrue(line.contains("cannot bind " + replay), line);
+        }
     }
 
     @Test

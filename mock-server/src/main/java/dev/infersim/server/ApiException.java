@@ -25,6 +25,7 @@ final class ApiException extends RuntimeException {
             case 401 -> "AuthenticationError";
             case 404 -> "NotFoundError";
             case 405 -> "MethodNotAllowedError";
+            case 409 -> "ConflictError";
             case 413 -> "RequestEntityTooLargeError";
             case 429 -> "RateLimitError";
             case 503 -> "ServiceUnavailableError";

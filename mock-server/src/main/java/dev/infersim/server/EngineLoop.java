@@ -22,8 +22,9 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * Drives one {@link EngineCore} on the real clock from a dedicated platform thread (never an event loop):
  * <pre>
- *   drain inbox (submits, aborts) -> plan = planStep(t) -> sleep until wall(plan.end) -> completeStep -> hand tokens
- *   to each connection's event loop (one task per event loop per step) -> t = plan.end -> repeat; park when idle.
+ *   drain inbox (submits, aborts, prefix-cache resets) -> plan = planStep(t) -> sleep until wall(plan.end)
+ *   -> completeStep -> hand tokens to each connection's event loop (one task per event loop per step)
+ *   -> t = plan.end -> repeat; park when idle.
  * </pre>
  * Deadlines are absolute: step k ends at model time t_k = t_{k-1} + duration_k, and the wall deadline is
  * {@link ModelClock#toWall}(t_k), so lateness in one step does not shift later ones (no drift). The thread parks until
@@ -66,6 +67,7 @@ final class EngineLoop implements Runnable {
     private final ConcurrentLinkedQueue<Integer> unloadedLoras = new ConcurrentLinkedQueue<>();
     /** Requests per LoRA adapter for vllm:lora_requests_info; null when LoRA is off. */
     private final LoraRequestStates loraStates;
+    private final ConcurrentLinkedQueue<PrefixCacheReset> resets = new ConcurrentLinkedQueue<>();
     private final AtomicInteger unscheduled = new AtomicInteger();
     /** Sequences reserved and not yet finished: waiting ones plus those the engine runs (or has preempted). */
     private final AtomicInteger unfinished = new AtomicInteger();
@@ -80,6 +82,8 @@ final class EngineLoop implements Runnable {
     /** Completed by the thread once it runs: null, or why it could not start (no real-time class, no KV-event socket). */
     private final CompletableFuture<String> started = new CompletableFuture<>();
     private volatile boolean stopping;
+    /** Set once the thread has stopped taking work: a reset asked for later is answered false at once. */
+    private volatile boolean exited;
     /** Set before the thread starts; the publisher itself is made and used on the engine thread only. */
     private KvEventsConfig kvEvents;
     private Integer kvEventsRank;
@@ -190,6 +194,23 @@ final class EngineLoop implements Runnable {
         wake();
     }
 
+    /**
+     * Any thread: resets this engine's prefix cache between two steps (vLLM's {@code POST /reset_prefix_cache});
+     * completes with whether it did (see {@link EngineCore#resetPrefixCache}).
+     */
+    CompletableFuture<Boolean> resetPrefixCache(boolean preemptRunning) {
+        PrefixCacheReset reset = new PrefixCacheReset(preemptRunning, new CompletableFuture<>());
+        resets.offer(reset);
+        if (exited) {
+            refusePendingResets();
+        }
+        wake();
+        return reset.done;
+    }
+
+    private record PrefixCacheReset(boolean preemptRunning, CompletableFuture<Boolean> done) {
+    }
+
     /** Stops the thread; requests still in the engine finish with {@code abort} and their connections are told. */
     void stop() throws InterruptedException {
         stopping = true;
@@ -217,7 +238,7 @@ final class EngineLoop implements Runnable {
             try {
                 publisher = new KvEventPublisher(kvEvents, kvEventsRank, kvEventsReplicaOffset);
             } catch (RuntimeException e) {
-                started.complete("--kv-events-endpoint " + kvEvents.endpoint() + ": " + e.getMessage());
+                started.complete(e instanceof ConfigException ? e.getMessage() : "KV events: " + e);
                 return;
             }
             engine.kvCache().setEventListener(publisher);
@@ -258,6 +279,8 @@ final class EngineLoop implements Runnable {
             metrics.snapshot(engine, arrived.size());
         }
         abortAll();
+        exited = true;
+        refusePendingResets();
         if (publisher != null) {
             publisher.flush();
             publisher.close();
@@ -278,6 +301,22 @@ final class EngineLoop implements Runnable {
             engine.removeLora(lora);
         }
         flushTouched();
+        PrefixCacheReset reset;
+        while ((reset = resets.poll()) != null) {
+            boolean done = engine.resetPrefixCache(reset.preemptRunning(),
+                    r -> ((Choice) r.attachment()).recordPreemption(cursorNanos));
+            if (publisher != null) {
+                publisher.flush(); // AllBlocksCleared now, not with the next step's events
+            }
+            reset.done().complete(done);
+        }
+    }
+
+    private void refusePendingResets() {
+        PrefixCacheReset reset;
+        while ((reset = resets.poll()) != null) {
+            reset.done().complete(false);
+        }
     }
 
     private void abortChoice(Choice c, FinishReason reason) {
@@ -397,7 +436,7 @@ final class EngineLoop implements Runnable {
 
     private void sleepUntilWork() {
         sleeping.set(true);
-        if (submits.isEmpty() && aborts.isEmpty() && !stopping) {
+        if (submits.isEmpty() && aborts.isEmpty() && resets.isEmpty() && !stopping) {
             LockSupport.park(this);
         }
         sleeping.set(false);

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.workload.SplitMix64;
 import io.netty.handler.codec.TooLongFrameException;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
@@ -18,14 +19,16 @@ import io.vertx.ext.web.handler.BodyHandler;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
  * The HTTP surface, as vLLM's OpenAI-compatible server exposes it: {@code POST /v1/chat/completions},
  * {@code POST /v1/completions}, {@code GET /v1/models}, {@code GET /health}, {@code GET /version}, {@code GET /metrics},
- * {@code POST /tokenize}, {@code POST /detokenize}, {@code POST /v1/load_lora_adapter} and
- * {@code POST /v1/unload_lora_adapter} (with runtime LoRA updating on), plus {@code GET|POST /admin/faults}. A request
+ * {@code POST /tokenize}, {@code POST /detokenize}, {@code POST /reset_prefix_cache}, {@code POST /v1/load_lora_adapter}
+ * and {@code POST /v1/unload_lora_adapter} (with runtime LoRA updating on), plus {@code GET|POST /admin/faults}. A request
  * whose {@code model} names a LoRA adapter runs on it. Every refusal is OpenAI error
  * JSON with the matching status; the header {@code x-infersim-fault: TYPE} forces a fault on one request.
  * One instance per event loop; all share the {@link ModelService}.
@@ -100,6 +103,7 @@ final class HttpApi extends VerticleBase {
         }
         router.post("/tokenize").handler(body).handler(this::tokenize);
         router.post("/detokenize").handler(body).handler(this::detokenize);
+        router.post("/reset_prefix_cache").handler(this::refuseWhileLoading).handler(this::resetPrefixCache);
         router.get("/admin/faults").handler(rc -> json(rc, faultsJson(service.faults.get())));
         router.post("/admin/faults").handler(body).handler(this::setFaults);
         if (service.options.truthLog() != null) {
@@ -174,6 +178,50 @@ final class HttpApi extends VerticleBase {
 
     private String loadingMessage() {
         return "The model is loading (cold start of " + service.options.startupDelay() + " model time); retry later";
+    }
+
+    /**
+     * vLLM's {@code POST /reset_prefix_cache?reset_running_requests=BOOL&reset_external=BOOL}
+     * ({@code vllm/entrypoints/serve/cache/api_router.py}): every engine forgets its cached prefix blocks between two
+     * steps and publishes {@code AllBlocksCleared}; 200 with an empty body, or 409 when a request still held KV blocks
+     * and {@code reset_running_requests} was false (with it true, running requests are preempted by recompute first).
+     * There is no external (connector) cache to reset.
+     */
+    private void resetPrefixCache(RoutingContext rc) {
+        boolean preemptRunning;
+        try {
+            preemptRunning = queryBool(rc, "reset_running_requests");
+            queryBool(rc, "reset_external");
+        } catch (ApiException e) {
+            error(rc, e.status, e.getMessage(), e.param);
+            return;
+        }
+        List<CompletableFuture<Boolean>> resets = new ArrayList<>();
+        for (EngineLoop loop : service.loops) {
+            resets.add(loop.resetPrefixCache(preemptRunning));
+        }
+        Context context = vertx.getOrCreateContext();
+        CompletableFuture.allOf(resets.toArray(CompletableFuture[]::new))
+                .whenComplete((v, e) -> context.runOnContext(x -> {
+                    if (resets.stream().allMatch(f -> f.getNow(false))) {
+                        rc.response().end();
+                    } else {
+                        error(rc, 409, "Prefix cache reset failed.", null);
+                    }
+                }));
+    }
+
+    /** A query flag read as pydantic reads a bool (true/false, 1/0, yes/no, on/off, t/f, y/n); absent is false. */
+    private static boolean queryBool(RoutingContext rc, String name) {
+        String v = rc.request().getParam(name);
+        if (v == null) {
+            return false;
+        }
+        return switch (v.toLowerCase(Locale.ROOT)) {
+            case "true", "1", "yes", "on", "t", "y" -> true;
+            case "false", "0", "no", "off", "f", "n" -> false;
+            default -> throw ApiException.badRequest(name, name + ": Input should be a valid boolean, unable to interpret input, got " + v);
+        };
     }
 
     private void setReplicas(RoutingContext rc) {

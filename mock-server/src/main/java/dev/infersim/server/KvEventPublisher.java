@@ -1,5 +1,6 @@
 package dev.infersim.server;
 
+import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.KvEventListener;
 import dev.infersim.engine.LoraAdapter;
 import org.msgpack.core.MessageBufferPacker;
@@ -7,12 +8,14 @@ import org.msgpack.core.MessagePack;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
+import org.zeromq.ZMQException;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.function.Supplier;
 
 /**
  * Publishes one engine's KV-cache events as vLLM's ZMQ publisher does ({@code vllm/distributed/kv_events.py},
@@ -22,16 +25,26 @@ import java.nio.charset.StandardCharsets;
  * {@code [ts, events, data_parallel_rank]} (ts = Unix seconds as float64; the rank nil without data parallelism).
  * Events are msgspec's {@code array_like} tagged structs, every field present in declaration order:
  * {@code ["BlockStored", block_hashes, parent_block_hash, token_ids, block_size, lora_id, medium, lora_name,
- * extra_keys, group_idx, kv_cache_spec_kind, kv_cache_spec_sliding_window]} and
- * {@code ["BlockRemoved", block_hashes, medium, group_idx]}; hashes are unsigned 64-bit integers, medium "GPU",
- * {@code lora_id} and {@code lora_name} the adapter's id and name when a request on an adapter stored the block (nil
- * on the base model), the later fields nil. Data-parallel rank r publishes on the endpoint's port + r, as vLLM's ranks do; replicas of
- * one process that bind take ports after one another's.
- * Used only from the engine thread, which owns the socket.
+ * extra_keys, group_idx, kv_cache_spec_kind, kv_cache_spec_sliding_window]},
+ * {@code ["BlockRemoved", block_hashes, medium, group_idx]} and {@code ["AllBlocksCleared"]}; hashes are unsigned
+ * 64-bit integers, medium "GPU", {@code lora_id} and {@code lora_name} the adapter's id and name when a request on an
+ * adapter stored the block (nil on the base model), the later fields nil. With a replay endpoint the last messages are
+ * also kept for {@link KvEventReplay}. Data-parallel rank r publishes (and replays) on the endpoints' ports + r, as
+ * vLLM's ranks do; replicas of one process take ports after one another's wherever they bind.
+ * Used only from the engine thread, which owns the PUB socket.
  */
 final class KvEventPublisher implements KvEventListener, AutoCloseable {
+    /**
+     * A connection whose ZMTP handshake has not finished by then is dropped and made again. Now and then JeroMQ leaves
+     * the handshake of a connection it opens hanging (between 1 in 13 and 1 in 60 loopback connections in loops of
+     * 120-150); at its default of 30 s a connecting publisher's subscriber then hears nothing for half a minute, with
+     * 1 s it hears the steps after the next second. JeroMQ clients (tests) set it for the same reason.
+     */
+    static final int HANDSHAKE_MS = 1_000;
+
     private final ZContext context = new ZContext(1);
     private final ZMQ.Socket socket;
+    private final KvEventReplay replay;
     private final byte[] topic;
     private final Integer dataParallelRank;
     private final MessageBufferPacker events = MessagePack.newDefaultBufferPacker();
@@ -39,19 +52,45 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
     private long seq;
 
     /**
+     * Opens the sockets; a bind or connect that fails closes everything and throws a {@link ConfigException} naming
+     * the endpoint, as vLLM's engine fails to start.
+     *
      * @param dataParallelRank the engine's rank under data parallelism, or null without it
-     * @param replicaOffset    the first port of this replica's engines past the endpoint's, when it binds
+     * @param replicaOffset    the first port of this replica's engines past the endpoints', where they bind
      */
     KvEventPublisher(KvEventsConfig config, Integer dataParallelRank, int replicaOffset) {
         this.topic = config.topic().getBytes(StandardCharsets.UTF_8);
         this.dataParallelRank = dataParallelRank;
         int rank = dataParallelRank == null ? 0 : dataParallelRank;
-        socket = context.createSocket(SocketType.PUB);
-        socket.setSndHWM(100_000); // vLLM's default hwm
-        if (config.binds()) {
-            socket.bind(config.endpointPlus(replicaOffset + rank));
-        } else {
-            socket.connect(config.endpointPlus(rank));
+        String endpoint = config.binds() ? config.endpointPlus(replicaOffset + rank) : config.endpointPlus(rank);
+        String replayEndpoint = config.replayEndpointPlus(replicaOffset + rank);
+        try {
+            ZMQ.Socket pub = context.createSocket(SocketType.PUB);
+            pub.setSndHWM(config.hwm());
+            pub.setHandshakeIvl(HANDSHAKE_MS);
+            open(endpoint, config.binds() ? "bind" : "connect", () -> config.binds() ? pub.bind(endpoint) : pub.connect(endpoint));
+            socket = pub;
+            replay = replayEndpoint == null ? null : open(replayEndpoint, "bind", () -> new KvEventReplay(context,
+                    replayEndpoint, topic, config.bufferSteps(), "infersim-kv-replay-" + replayEndpoint));
+        } catch (RuntimeException e) {
+            context.close();
+            throw e;
+        }
+    }
+
+    private static <T> T open(String endpoint, String verb, Supplier<T> open) {
+        try {
+            return open.get();
+        } catch (ZMQException e) {
+            throw new ConfigException("KV events: cannot " + verb + " " + endpoint + " (" + reason(e) + ")");
+        }
+    }
+
+    private static String reason(ZMQException e) {
+        try {
+            return ZMQ.Error.findByCode(e.getErrorCode()).getMessage();
+        } catch (IllegalArgumentException unknownCode) {
+            return e.getMessage();
         }
     }
 
@@ -95,6 +134,16 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
         }
     }
 
+    @Override
+    public void allBlocksCleared() {
+        try {
+            events.packArrayHeader(1).packString("AllBlocksCleared");
+            eventCount++;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** Python ints are unbounded and msgspec writes a non-negative one as unsigned: a hash above 2^63 is uint64. */
     private void packHash(long hash) throws IOException {
         if (hash >= 0) {
@@ -117,9 +166,14 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
             } else {
                 batch.packInt(dataParallelRank);
             }
+            byte[] payload = batch.toByteArray();
             socket.sendMore(topic);
-            socket.sendMore(ByteBuffer.allocate(Long.BYTES).putLong(seq++).array());
-            socket.send(batch.toByteArray(), ZMQ.DONTWAIT);
+            socket.sendMore(ByteBuffer.allocate(Long.BYTES).putLong(seq).array());
+            socket.send(payload, ZMQ.DONTWAIT);
+            if (replay != null) {
+                replay.add(seq, payload);
+            }
+            seq++;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } finally {
@@ -130,6 +184,9 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
 
     @Override
     public void close() {
+        if (replay != null) {
+            replay.close();
+        }
         context.close();
     }
 }

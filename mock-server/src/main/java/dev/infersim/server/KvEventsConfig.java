@@ -1,18 +1,139 @@
 package dev.infersim.server;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.util.Iterator;
+import java.util.Set;
+
 /**
- * Where each engine publishes its KV-cache events ({@code --kv-events-publisher zmq}), as vLLM's
- * {@code --kv-events-config}: {@code endpoint} binds when its host is {@code *}, else connects (the usual set-up, a
- * router's indexer binding and every replica connecting to it); {@code topic} is the first frame of every message
- * (vLLM's default is empty; llm-d's indexer expects {@code kv@POD@MODEL}).
+ * Where each engine publishes its KV-cache events, as vLLM's {@code --kv-events-config} ({@code vllm/config/kv_events.py},
+ * {@code KVEventsConfig}): {@code endpoint} binds when its host is {@code *}, else connects (the usual set-up, a router's
+ * indexer binding and every replica connecting to it); {@code topic} is the first frame of every message (vLLM's
+ * default is empty; llm-d's indexer expects {@code kv@POD@MODEL}); {@code replayEndpoint}, when set, is a ROUTER socket
+ * (always bound) that resends the last {@code bufferSteps} messages from a sequence number a subscriber asks for;
+ * {@code hwm} is the PUB socket's high-water mark.
  */
-public record KvEventsConfig(String endpoint, String topic) {
+public record KvEventsConfig(String endpoint, String topic, String replayEndpoint, int bufferSteps, int hwm) {
+    /** vLLM's defaults. */
+    public static final String DEFAULT_ENDPOINT = "tcp://*:5557";
+    public static final int DEFAULT_BUFFER_STEPS = 10_000;
+    public static final int DEFAULT_HWM = 100_000;
+    private static final Set<String> VLLM_KEYS = Set.of("enable_kv_cache_events", "publisher", "endpoint", "replay_endpoint",
+            "buffer_steps", "hwm", "max_queue_size", "topic");
+
     public KvEventsConfig {
-        if (endpoint == null || !endpoint.matches("(tcp://[^:]+:\\d+|ipc://.+|inproc://.+)")) {
-            throw new IllegalArgumentException("--kv-events-endpoint must be tcp://HOST:PORT, ipc://PATH or inproc://NAME, got "
-                    + endpoint);
+        checkEndpoint("endpoint", endpoint);
+        if (replayEndpoint != null) {
+            checkEndpoint("replay_endpoint", replayEndpoint);
+        }
+        if (bufferSteps < 1) {
+            throw new IllegalArgumentException("buffer_steps must be >= 1, got " + bufferSteps);
+        }
+        if (hwm < 0) {
+            throw new IllegalArgumentException("hwm must be >= 0 (0: no limit), got " + hwm);
         }
         topic = topic == null ? "" : topic;
+    }
+
+    /** Publishing to {@code endpoint} with {@code topic}, no replay, vLLM's buffer and high-water mark. */
+    public KvEventsConfig(String endpoint, String topic) {
+        this(endpoint, topic, null, DEFAULT_BUFFER_STEPS, DEFAULT_HWM);
+    }
+
+    public KvEventsConfig withReplayEndpoint(String replay) {
+        return new KvEventsConfig(endpoint, topic, replay, bufferSteps, hwm);
+    }
+
+    public KvEventsConfig withBufferSteps(int steps) {
+        return new KvEventsConfig(endpoint, topic, replayEndpoint, steps, hwm);
+    }
+
+    /**
+     * Reads vLLM's {@code --kv-events-config} JSON: {@code enable_kv_cache_events} (default false), {@code publisher}
+     * ({@code null} or {@code zmq}; unset means zmq when enabled), {@code endpoint}, {@code replay_endpoint},
+     * {@code buffer_steps}, {@code hwm}, {@code max_queue_size} (checked; the engine thread sends directly, so no queue
+     * forms) and {@code topic}. Returns null when no events are published, as vLLM's null publisher.
+     *
+     * @throws IllegalArgumentException naming the flag and the key at fault
+     */
+    public static KvEventsConfig fromVllmJson(String json) {
+        JsonNode o;
+        try {
+            o = Json.MAPPER.readTree(json);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("--kv-events-config is not JSON: " + e.getOriginalMessage());
+        }
+        if (o == null || !o.isObject()) {
+            throw new IllegalArgumentException("--kv-events-config must be a JSON object, got " + json);
+        }
+        for (Iterator<String> names = o.fieldNames(); names.hasNext(); ) {
+            String name = names.next();
+            if (!VLLM_KEYS.contains(name)) {
+                throw new IllegalArgumentException("--kv-events-config " + name + ": unknown key; known: "
+                        + String.join(", ", VLLM_KEYS.stream().sorted().toList()));
+            }
+        }
+        boolean enabled = bool(o, "enable_kv_cache_events", false);
+        String publisher = text(o, "publisher", enabled ? "zmq" : "null");
+        if (!publisher.equals("null") && !publisher.equals("zmq")) {
+            throw new IllegalArgumentException("--kv-events-config publisher must be null or zmq, got " + publisher);
+        }
+        int maxQueueSize = integer(o, "max_queue_size", 100_000);
+        if (maxQueueSize < 1) {
+            throw new IllegalArgumentException("--kv-events-config max_queue_size must be >= 1, got " + maxQueueSize);
+        }
+        String endpoint = text(o, "endpoint", DEFAULT_ENDPOINT);
+        String topic = text(o, "topic", "");
+        String replay = text(o, "replay_endpoint", null);
+        int bufferSteps = integer(o, "buffer_steps", DEFAULT_BUFFER_STEPS);
+        int hwm = integer(o, "hwm", DEFAULT_HWM);
+        KvEventsConfig config;
+        try {
+            config = new KvEventsConfig(endpoint, topic, replay, bufferSteps, hwm);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--kv-events-config " + e.getMessage());
+        }
+        return enabled && publisher.equals("zmq") ? config : null;
+    }
+
+    private static boolean bool(JsonNode o, String key, boolean otherwise) {
+        JsonNode v = o.get(key);
+        if (v == null || v.isNull()) {
+            return otherwise;
+        }
+        if (!v.isBoolean()) {
+            throw new IllegalArgumentException("--kv-events-config " + key + " must be true or false, got " + v);
+        }
+        return v.booleanValue();
+    }
+
+    private static String text(JsonNode o, String key, String otherwise) {
+        JsonNode v = o.get(key);
+        if (v == null || v.isNull()) {
+            return otherwise;
+        }
+        if (!v.isTextual()) {
+            throw new IllegalArgumentException("--kv-events-config " + key + " must be a string, got " + v);
+        }
+        return v.textValue();
+    }
+
+    private static int integer(JsonNode o, String key, int otherwise) {
+        JsonNode v = o.get(key);
+        if (v == null || v.isNull()) {
+            return otherwise;
+        }
+        if (!v.canConvertToInt() || !v.isIntegralNumber()) {
+            throw new IllegalArgumentException("--kv-events-config " + key + " must be an integer, got " + v);
+        }
+        return v.intValue();
+    }
+
+    private static void checkEndpoint(String key, String endpoint) {
+        if (endpoint == null || !endpoint.matches("(tcp://[^:]+:\\d+|ipc://.+|inproc://.+)")) {
+            throw new IllegalArgumentException(key + " must be tcp://HOST:PORT, ipc://PATH or inproc://NAME, got " + endpoint);
+        }
     }
 
     /** Whether the publisher binds (a wildcard host, ipc or inproc) rather than connects, as vLLM decides. */
@@ -22,6 +143,15 @@ public record KvEventsConfig(String endpoint, String topic) {
 
     /** The endpoint with its TCP port raised by {@code by} (ipc and inproc endpoints get a suffix). */
     String endpointPlus(int by) {
+        return plus(endpoint, by);
+    }
+
+    /** The replay endpoint with its TCP port raised by {@code by}; null without replay. */
+    String replayEndpointPlus(int by) {
+        return replayEndpoint == null ? null : plus(replayEndpoint, by);
+    }
+
+    private static String plus(String endpoint, int by) {
         if (by == 0) {
             return endpoint;
         }

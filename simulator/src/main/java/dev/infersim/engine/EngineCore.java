@@ -431,7 +431,32 @@ public final class EngineCore {
         }
     }
 
+    /**
+     * Resets the prefix cache between steps, as vLLM's {@code Scheduler.reset_prefix_cache}: with
+     * {@code preemptRunning}, every running request is first preempted by recompute (back to the front of the waiting
+     * queue, in running order; each is told to {@code onPreempted}); without it the reset happens only when no request
+     * holds KV blocks.
+     *
+     * @return whether the cache was reset
+     */
+    public boolean resetPrefixCache(boolean preemptRunning, java.util.function.Consumer<EngineRequest> onPreempted) {
+        if (stepInFlight) {
+            throw new IllegalStateException("resetPrefixCache called while a step is in flight");
+        }
+        while (preemptRunning && runningCount > 0) {
+            EngineRequest victim = running[runningCount - 1];
+            evict(runningCount - 1);
+            onPreempted.accept(victim);
+        }
+        return kv.resetPrefixCache();
+    }
+
     private void preempt(int index) {
+        plan.recordPreempted(evict(index));
+    }
+
+    /** Frees a running request's blocks and queues it again to recompute from scratch. */
+    private EngineRequest evict(int index) {
         EngineRequest victim = running[index];
         System.arraycopy(running, index + 1, running, index, runningCount - index - 1);
         running[--runningCount] = null;
@@ -444,7 +469,7 @@ public final class EngineCore {
         victim.status = EngineRequest.Status.WAITING;
         waiting.addPreempted(victim);
         preemptions++;
-        plan.recordPreempted(victim);
+        return victim;
     }
 
     /**

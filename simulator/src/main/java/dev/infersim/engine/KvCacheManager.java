@@ -160,6 +160,26 @@ public final class KvCacheManager {
         this.hitTokens += hitTokens;
     }
 
+    /**
+     * Forgets every cached block, as vLLM's {@code BlockPool.reset_prefix_cache}: only when no request holds a block
+     * (else nothing changes and the answer is false). Blocks keep their place in the free queue.
+     */
+    public boolean resetPrefixCache() {
+        if (freeCount != numBlocks) {
+            return false;
+        }
+        for (int b = 0; b < numBlocks; b++) {
+            if (hashOf[b] != 0) {
+                index.remove(hashOf[b]);
+                hashOf[b] = 0;
+            }
+        }
+        if (events != null) {
+            events.allBlocksCleared();
+        }
+        return true;
+    }
+
     /** Releases all of the request's blocks. */
     public void free(EngineRequest r) {
         for (int i = r.numBlocks - 1; i >= 0; i--) {

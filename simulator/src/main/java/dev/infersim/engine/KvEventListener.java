@@ -2,7 +2,7 @@ package dev.infersim.engine;
 
 /**
  * Told when the prefix cache gains or loses a block, the changes vLLM publishes as KV-cache events
- * ({@code vllm/distributed/kv_events.py}: BlockStored, BlockRemoved) for prefix-aware routers. Called on the engine's
+ * ({@code vllm/distributed/kv_events.py}: BlockStored, BlockRemoved, AllBlocksCleared) for prefix-aware routers. Called on the engine's
  * thread, inside the step that made the change.
  */
 public interface KvEventListener {
@@ -18,4 +18,7 @@ public interface KvEventListener {
 
     /** A cached block was evicted (its memory went to another request). */
     void blockRemoved(long hash);
+
+    /** The prefix cache was reset: no block is findable any more. */
+    void allBlocksCleared();
 }

@@ -160,6 +160,10 @@ class LoraTest {
             @Override
             public void blockRemoved(long hash) {
             }
+
+            @Override
+            public void allBlocksCleared() {
+            }
         });
         int[] prompt = IntStream.range(0, 64).toArray();
         EngineRequest first = new EngineRequest(1, 64, prompt, 2, 0, EngineRequest.NO_EOS, 0, 0, A);

@@ -9,6 +9,7 @@ import static dev.infersim.engine.EngineFixtures.engine;
 import static dev.infersim.engine.EngineFixtures.h100Llama8b;
 import static dev.infersim.engine.EngineFixtures.request;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class PrefixCacheTest {
@@ -115,5 +116,41 @@ class PrefixCacheTest {
         for (long key = 1; key <= 2000; key++) {
             assertEquals(reference.getOrDefault(key, -1).intValue(), index.get(key), "key " + key);
         }
+    }
+
+    @Test
+    void resetForgetsEveryCachedBlockOnlyWhenNoRequestHoldsOneOrRunningOnesArePreemptedFirst() {
+        EngineCore engine = engine(h100Llama8b().build(), 1000, "fcfs");
+        int[] cleared = {0};
+        engine.kvCache().setEventListener(new KvEventListener() {
+            @Override public void blockStored(long hash, long parentHash, int[] tokenIds, int from, int blockSize, LoraAdapter lora) { }
+            @Override public void blockRemoved(long hash) { }
+            @Override public void allBlocksCleared() { cleared[0]++; }
+        });
+        int[] prefix = new SplittableRandom(5).ints(512, 0, 100_000).toArray();
+        engine.submit(request(1, prompt(prefix, 100, 1), 10));
+        long now = drain(engine, 0);
+        assertEquals(38, engine.kvCache().cachedBlocks(), "612 prompt tokens: 38 full blocks");
+
+        EngineRequest running = request(2, prompt(prefix, 100, 2), 10);
+        engine.submit(running);
+        StepPlan step = engine.planStep(now);
+        engine.completeStep(step);
+        java.util.List<EngineRequest> preempted = new java.util.ArrayList<>();
+        assertFalse(engine.resetPrefixCache(false, preempted::add), "a running request holds blocks");
+        assertEquals(0, cleared[0]);
+        assertTrue(engine.resetPrefixCache(true, preempted::add));
+        assertEquals(java.util.List.of(running), preempted);
+        assertEquals(1, running.preemptions());
+        assertEquals(0, engine.kvCache().cachedBlocks());
+        assertEquals(0, engine.kvCache().usedBlocks());
+        assertEquals(1, cleared[0]);
+
+        drain(engine, step.endNanos());
+        assertEquals(10, running.outputTokens(), "the preempted request recomputes and finishes");
+        EngineRequest after = request(3, prompt(prefix, 100, 3), 10);
+        engine.submit(after);
+        drain(engine, step.endNanos() + 1_000_000_000L);
+        assertEquals(512, after.cachedPromptTokens(), "the recomputed request stored the prefix again");
     }
 }
