@@ -29,8 +29,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * Four mock replicas behind a real nginx and a real HAProxy on loopback: {@code infersim bench --validate} through the
  * gateway reports the per-request gateway overhead (client TTFT minus the replica's ground truth) and how the gateway
  * spread the requests; with output lengths that differ 64-fold, least connections beats round robin on TTFT p99
- * through both gateways, and {@code simulate} with the matching router agrees with the replicas' TTFT p50/p99 within
- * 10%. The comparisons read the replicas' ground truth, which the client's own scheduling delays on a busy machine
+ * through both gateways and in {@code simulate} with the matching routers, and {@code simulate} agrees with the
+ * replicas' TTFT p50/p99 within 10%. The comparisons read the replicas' ground truth, which the client's own scheduling delays on a busy machine
  * cannot blur; the client's p99 is printed beside it.
  */
 class GatewayTest {
@@ -163,19 +163,33 @@ class GatewayTest {
 
     /** {@code simulate} with the matching router, same workload, seed and model-time rate: TTFT p50/p99 within 10%. */
     private static void simulationAgrees(String gateway, Run measured) throws Exception {
-        String name = "sim-" + gateway.toLowerCase(Locale.ROOT) + ".json";
-        CliRun sim = CliRun.of("simulate", "--replicas", Integer.toString(REPLICAS), "--router", "least-outstanding-requests",
-                "--max-num-seqs", "4", "--dataset-name", "workload", "--workload", dir.resolve("mixed.yaml").toString(),
-                "--ignore-eos", "--num-prompts", Integer.toString(PROMPTS), "--request-rate", Double.toString(MODEL_RATE),
-                "--seed", SEED, "--save-result", "--result-dir", dir.toString(), "--result-filename", name);
-        assertEquals(0, sim.exitCode(), sim.out() + sim.err());
-        JsonNode simulated = new ObjectMapper().readTree(dir.resolve(name).toFile());
+        JsonNode simulated = simulate("least-outstanding-requests");
         LatencyStats truth = measured.modelTtft();
         System.out.printf(Locale.ROOT, "%s least connections, model-time TTFT p50/p99: replicas %.2f / %.2f ms, simulate %.2f / %.2f ms%n",
                 gateway, truth.medianMs(), truth.percentileMs(99), simulated.get("median_ttft_ms").asDouble(),
                 simulated.get("p99_ttft_ms").asDouble());
         assertEquals(simulated.get("median_ttft_ms").asDouble(), truth.medianMs(), 0.1 * truth.medianMs(), gateway + " p50");
         assertEquals(simulated.get("p99_ttft_ms").asDouble(), truth.percentileMs(99), 0.1 * truth.percentileMs(99), gateway + " p99");
+    }
+
+    /** The benchmark's workload, seed and model-time rate through {@code simulate} with {@code router}; its result. */
+    private static JsonNode simulate(String router) throws Exception {
+        String name = "sim-" + router + ".json";
+        CliRun sim = CliRun.of("simulate", "--replicas", Integer.toString(REPLICAS), "--router", router,
+                "--max-num-seqs", "4", "--dataset-name", "workload", "--workload", dir.resolve("mixed.yaml").toString(),
+                "--ignore-eos", "--num-prompts", Integer.toString(PROMPTS), "--request-rate", Double.toString(MODEL_RATE),
+                "--seed", SEED, "--save-result", "--result-dir", dir.toString(), "--result-filename", name);
+        assertEquals(0, sim.exitCode(), sim.out() + sim.err());
+        return new ObjectMapper().readTree(dir.resolve(name).toFile());
+    }
+
+    /** The gateways' two policies as {@code simulate}'s routers: least connections wins there too, no gateway needed. */
+    @Test
+    void leastOutstandingRequestsBeatsRoundRobinOnTtftP99InSimulate() throws Exception {
+        double leastP99 = simulate("least-outstanding-requests").get("p99_ttft_ms").asDouble();
+        double roundRobinP99 = simulate("round-robin").get("p99_ttft_ms").asDouble();
+        assertTrue(leastP99 < roundRobinP99, "simulate TTFT p99: least outstanding requests " + leastP99
+                + " ms vs round robin " + roundRobinP99 + " ms");
     }
 
     @Test
