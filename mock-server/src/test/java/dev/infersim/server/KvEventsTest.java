@@ -169,6 +169,19 @@ class KvEventsTest {
                 }
             }
             assertTrue(!stored.isEmpty(), "rank 1 published on port + 1");
+
+            // A reset reaches every engine: rank 1 clears its cache too and says so.
+            drain(sub, new TreeMap<>(), 300);
+            assertEquals(200, TestServers.post(server, "/reset_prefix_cache", "").status());
+            List<byte[]> cleared = sub.messages.poll(10, TimeUnit.SECONDS);
+            assertNotNull(cleared, "rank 1's AllBlocksCleared");
+            assertEquals("AllBlocksCleared", onlyEventType(cleared.get(2)));
+            try (MessageUnpacker in = MessagePack.newDefaultUnpacker(cleared.get(2))) {
+                in.unpackArrayHeader();
+                in.unpackDouble();
+                in.skipValue();
+                assertEquals(1, in.unpackInt(), "data_parallel_rank");
+            }
         } finally {
             TestServers.close(server);
         }
