@@ -9,6 +9,7 @@ import java.net.ConnectException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -28,7 +29,11 @@ class FleetTest {
     }
 
     private MockFleet start(ServerOptions options, int replicas) throws Exception {
-        fleet = MockFleet.start(options, replicas, Duration.ofSeconds(10), s -> { })
+        return start(options, replicas, s -> { });
+    }
+
+    private MockFleet start(ServerOptions options, int replicas, Consumer<MockServer> onLoaded) throws Exception {
+        fleet = MockFleet.start(options, replicas, Duration.ofSeconds(10), onLoaded)
                 .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         return fleet;
     }
@@ -55,9 +60,12 @@ class FleetTest {
     @Test
     void loadingReplicaAnswers503UntilItsColdStartEnds() throws Exception {
         // 60 model seconds at time scale 30: 2 s of wall time, ample for the checks below on a busy machine.
-        start(TestServers.options(TestServers.llama8b(8), 30).startupDelay(StartupDelay.ofSeconds(60)).build(), 1);
+        CompletableFuture<MockServer.State> toldLoaded = new CompletableFuture<>(); // where serve prints the ready line
+        start(TestServers.options(TestServers.llama8b(8), 30).startupDelay(StartupDelay.ofSeconds(60)).build(), 1,
+                s -> toldLoaded.complete(s.state()));
         MockServer replica = fleet.replicas().get(0);
         assertEquals(MockServer.State.LOADING, replica.state());
+        assertTrue(!toldLoaded.isDone(), "the ready line waits for the model to load");
         assertEquals(503, TestServers.get(replica, "/health").status());
         TestServers.Reply refused = TestServers.post(replica, "/v1/completions", SHORT);
         assertEquals(503, refused.status());
@@ -69,6 +77,7 @@ class FleetTest {
 
         awaitLoaded(replica);
         assertEquals(MockServer.State.READY, replica.state());
+        assertEquals(MockServer.State.READY, toldLoaded.get(10, TimeUnit.SECONDS));
         assertEquals(200, TestServers.get(replica, "/health").status());
         assertEquals(200, TestServers.post(replica, "/v1/completions", SHORT).status());
         assertTrue(replica.readyLine().contains("loaded in 60.0 s"), replica.readyLine());
