@@ -63,8 +63,8 @@ final class EngineLoop implements Runnable {
     private final ServerMetrics metrics;
     private final ConcurrentLinkedQueue<Choice> submits = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Choice> aborts = new ConcurrentLinkedQueue<>();
-    /** Ids of LoRA adapters unloaded, to drop from the engine's slots. */
-    private final ConcurrentLinkedQueue<Integer> unloadedLoras = new ConcurrentLinkedQueue<>();
+    /** Ids of LoRA adapters registered (positive) and unloaded (negative), for the engine's caches. */
+    private final ConcurrentLinkedQueue<Integer> loraChanges = new ConcurrentLinkedQueue<>();
     /** Requests per LoRA adapter for vllm:lora_requests_info; null when LoRA is off. */
     private final LoraRequestStates loraStates;
     private final ConcurrentLinkedQueue<PrefixCacheReset> resets = new ConcurrentLinkedQueue<>();
@@ -182,9 +182,15 @@ final class EngineLoop implements Runnable {
         }
     }
 
+    /** Any thread: the LoRA adapter with this id was registered; the engine reads it into host memory. */
+    void registerLora(int id) {
+        loraChanges.offer(id);
+        wake();
+    }
+
     /** Any thread: the LoRA adapter with this id was unloaded; the engine frees its slot. */
     void unloadLora(int id) {
-        unloadedLoras.offer(id);
+        loraChanges.offer(-id);
         wake();
     }
 
@@ -297,8 +303,12 @@ final class EngineLoop implements Runnable {
             abortChoice(c, FinishReason.ABORT);
         }
         Integer lora;
-        while ((lora = unloadedLoras.poll()) != null) {
-            engine.removeLora(lora);
+        while ((lora = loraChanges.poll()) != null) {
+            if (lora > 0) {
+                engine.registerLora(lora);
+            } else {
+                engine.removeLora(-lora);
+            }
         }
         flushTouched();
         PrefixCacheReset reset;

@@ -419,7 +419,7 @@ final class HttpApi extends VerticleBase {
             String name = RequestParser.optString(body, "lora_name");
             String message;
             if (load) {
-                service.loras.load(name, RequestParser.optString(body, "lora_path"));
+                service.registerLora(service.loras.load(name, RequestParser.optString(body, "lora_path")).adapter().id());
                 message = "Success: LoRA adapter '" + name + "' added successfully.";
             } else {
                 int id = service.loras.unload(name).adapter().id();

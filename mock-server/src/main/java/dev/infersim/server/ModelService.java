@@ -57,6 +57,11 @@ final class ModelService {
             metrics.add(m);
         }
         this.loops = List.copyOf(loops);
+        if (loras != null) {
+            for (LoraAdapters.Entry e : loras.list()) {
+                registerLora(e.adapter().id());
+            }
+        }
         this.metrics = List.copyOf(metrics);
         this.tokenizer = tokenizer;
         this.vocabulary = vocabulary;
@@ -92,6 +97,13 @@ final class ModelService {
                 }
             }
             return best.reserve(n, max) ? best : null;
+        }
+    }
+
+    /** Every engine reads a newly served adapter into its host cache, as vLLM's add_lora does. */
+    void registerLora(int id) {
+        for (EngineLoop loop : loops) {
+            loop.registerLora(id);
         }
     }
 

@@ -580,6 +580,17 @@ public final class EngineCore {
     /** Whether the adapter occupies a GPU slot now; false when LoRA is off. */
     public boolean isLoraOnGpu(int id) { return loraSlots != null && loraSlots.onGpu(id); }
 
+    /**
+     * Registers an adapter as vLLM's {@code add_lora} does (served from start or loaded at run time): read from storage
+     * into the host cache now, so its first step pays only the copy to a GPU slot. Costs no step time (vLLM reads it
+     * between steps).
+     */
+    public void registerLora(int id) {
+        if (loraSlots != null) {
+            loraSlots.preload(id);
+        }
+    }
+
     /** Forgets an adapter that was unloaded: it leaves its GPU slot and the host cache. */
     public void removeLora(int id) {
         if (loraSlots != null) {

@@ -9,9 +9,11 @@ import static dev.infersim.engine.ConfigException.check;
  * transfer rates the cost of loading an adapter comes from.
  *
  * <p><b>Residency.</b> The GPU holds {@code max_loras} adapter slots and host memory a cache of {@code max_cpu_loras}
- * adapters, both least recently used first out (vLLM's {@code LRUCacheWorkerLoRAManager}). Before a step runs, each
- * adapter of its batch is made resident: one missing from host memory is read from storage, then one not in a GPU slot
- * is copied over the host link. The step takes that much longer.
+ * adapters, both least recently used first out (vLLM's {@code LRUCacheWorkerLoRAManager}). An adapter registered with
+ * the server ({@code --lora-modules}, {@code /v1/load_lora_adapter}) is read into host memory then, outside any step.
+ * Before a step runs, each adapter of its batch is made resident: one missing from host memory (never registered, or
+ * evicted since) is read from storage, then one not in a GPU slot is copied over the host link. The step takes that
+ * much longer.
  *
  * <p><b>Adapter size.</b> An adapter of rank r adds, to each targeted projection of d_in inputs and d_out outputs,
  * A (r x d_in) and B (d_out x r): {@code r x (d_in + d_out)} weights. infersim targets every linear layer of a decoder

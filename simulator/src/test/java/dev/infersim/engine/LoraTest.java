@@ -110,6 +110,19 @@ class LoraTest {
     }
 
     @Test
+    void aRegisteredAdapterIsInHostMemorySoItsFirstStepPaysOnlyTheCopy() {
+        EngineCore engine = loraEngine(1, 2);
+        LoraConfig config = engine.deployment().lora();
+        engine.registerLora(A.id());
+        engine.registerLora(B.id());
+        assertFalse(engine.isLoraOnGpu(A.id()));
+        engine.submit(on(A, 1, 100, 2));
+        StepPlan plan = engine.planStep(0);
+        assertEquals(config.hostCopyNanos(engine.deployment().model(), 1), plan.loraLoadNanos());
+        engine.completeStep(plan);
+    }
+
+    @Test
     void unloadingAnAdapterFreesItsSlot() {
         EngineCore engine = loraEngine(1, 1);
         engine.submit(on(A, 1, 100, 2));
