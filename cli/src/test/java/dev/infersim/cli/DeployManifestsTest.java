@@ -187,16 +187,29 @@ class DeployManifestsTest {
     void theInferencePoolSelectsTheMockPodsAndItsModelIsTheServedOne() throws Exception {
         Rendered gateway = Rendered.of("gateway");
         JsonNode pool = gateway.custom("inference.networking.x-k8s.io/v1alpha2", "InferencePool", INFERENCE_POOL);
-        JsonNode model = gateway.custom("inference.networking.x-k8s.io/v1alpha2", "InferenceModel", INFERENCE_MODEL);
+        List<JsonNode> models = gateway.customs("inference.networking.x-k8s.io/v1alpha2", "InferenceModel", INFERENCE_MODEL);
         PodTemplateSpec pod = fleet.one(Deployment.class).getSpec().getTemplate();
         Map<String, String> selector = YAML.convertValue(pool.get("spec").get("selector"), Map.class);
         assertSubset(selector, pod.getMetadata().getLabels(), "the InferencePool's selector");
         Container server = only(pod.getSpec().getContainers());
         assertEquals(port(server, "http").getContainerPort(), pool.get("spec").get("targetPortNumber").asInt());
-        assertEquals(pool.get("metadata").get("name").asText(), model.get("spec").get("poolRef").get("name").asText());
         CommandLine.ParseResult serve = fleet.parse(server, pod.getSpec()).subcommand();
-        assertEquals(option(serve, "--served-model-name", option(serve, "--model", "llama-3.1-8b")),
-                model.get("spec").get("modelName").asText(), "the gateway routes the name the mock serves");
+        Set<String> served = new java.util.HashSet<>(Set.of(option(serve, "--served-model-name", option(serve, "--model",
+                "llama-3.1-8b"))));
+        CommandLine.Model.OptionSpec adapters = serve.matchedOption("--lora-modules");
+        if (adapters != null) {
+            assertTrue(serve.hasMatchedOption("--enable-lora"), "--lora-modules needs --enable-lora");
+            adapters.stringValues().forEach(m -> served.add(dev.infersim.server.LoraModule.parse(m).name()));
+        }
+        for (JsonNode model : models) {
+            assertEquals(pool.get("metadata").get("name").asText(), model.get("spec").get("poolRef").get("name").asText());
+            List<String> names = new ArrayList<>();
+            model.get("spec").path("targetModels").forEach(t -> names.add(t.get("name").asText()));
+            if (names.isEmpty()) {
+                names.add(model.get("spec").get("modelName").asText());
+            }
+            assertTrue(served.containsAll(names), "the gateway routes " + names + ", which the mock serves: " + served);
+        }
     }
 
     @Test
@@ -372,6 +385,15 @@ class DeployManifestsTest {
                     found.add(StrictShape.typed(o, type, dir));
                 }
             }
+            return found;
+        }
+
+        /** Every object of a custom kind, each checked against its shape; at least one. */
+        List<JsonNode> customs(String apiVersion, String kind, Object shape) {
+            List<JsonNode> found = objects.stream().filter(o -> apiVersion.equals(o.path("apiVersion").asText())
+                    && kind.equals(o.path("kind").asText())).toList();
+            assertTrue(!found.isEmpty(), dir + ": a " + kind);
+            found.forEach(o -> StrictShape.check(o, shape, dir + ": " + kind));
             return found;
         }
 
