@@ -29,6 +29,8 @@ import java.util.Map;
  */
 final class ArrivalCounts {
     private static final GaussIntegrator POSITIONS = new GaussIntegratorFactory().legendre(8, 0, 1);
+    /** Gaps smoother than this (ca^2 = 0 is a regular clock) are counted as gamma gaps of this ca^2. */
+    private static final double MIN_SCV = 1e-4;
     /** A tail probability below which counts are not followed further. */
     private static final double NEGLIGIBLE = 1e-13;
 
@@ -46,7 +48,7 @@ final class ArrivalCounts {
 
     ArrivalCounts(double ratePerS, double arrivalScv) {
         this.ratePerS = ratePerS;
-        this.shape = 1 / arrivalScv;
+        this.shape = 1 / Math.max(arrivalScv, MIN_SCV);
         this.poisson = arrivalScv == 1;
         @SuppressWarnings("unchecked")
         Map<Integer, double[]>[] byKind = new Map[Kind.values().length];

@@ -26,9 +26,9 @@ import java.util.List;
  * iteration turns compute-bound), so bursty arrivals run larger batches.
  *
  * <p>An engine admits requests between iterations only. An arrival that finds n in 1..B-1 running
- * lands in an iteration, which carries a prompt (length tau_pf(n)) or only decodes (tau_dec(n)),
- * waits for its end, then shares its own prefill iteration tau_pf(n) with the K ~ Poisson(lambda tau)
- * prompts that arrived during the iteration it landed in. An arrival to an idle engine starts at once.
+ * lands in an iteration, which carries K prompts (tau_K(n); K = 0 only decodes), waits for its end, then
+ * shares its own prefill with the J prompts that arrived during the iteration it landed in (Poisson(lambda
+ * tau_K) for Poisson arrivals). An arrival to an idle engine starts at once.
  *
  * <p>Sources: J. W. Cohen, "The multiple phase service network with generalized processor
  * sharing", Acta Informatica 12, 1979; Kleinrock 1975, Vol. 1, ch. 3 (birth-death chains);
@@ -201,7 +201,7 @@ public final class ContinuousBatchingModel implements LatencyModel {
      * Walks the TTFT of every arrival that finds n in 0..B-1 running. At n = 0 it starts at once: its prefill alone.
      * Otherwise it lands in an iteration that carries K prompts ({@link #promptsPerIteration}), of length tau_K(n),
      * chosen with probability proportional to its length (an arrival in time lands in long iterations more often),
-     * waits U tau_K for it to end, then is prefilled with the J ~ Poisson(lambda tau_K) prompts that arrived during it:
+     * waits U tau_K for it to end, then is prefilled with the J prompts that arrived during it ({@link #coAdmitted}):
      * TTFT = U tau_K + prefill(n, 1 + J), uniform on [prefill(n, 1 + J), prefill(n, 1 + J) + tau_K].
      */
     private void walkTtftPieces(PieceSink sink) {
@@ -248,9 +248,9 @@ public final class ContinuousBatchingModel implements LatencyModel {
 
     /**
      * The stationary distribution of K, the prompts an iteration carries with n running: those that arrived during the
-     * previous one, K' ~ Poisson(lambda tau_K(n)). A long iteration lets many prompts arrive, which makes the next one
-     * long, so K is more dispersed than Poisson(lambda tau-bar): runs of long iterations. Solved by power iteration
-     * from Poisson(lambda tau-bar(n)).
+     * previous one, K' = the arrivals in tau_K(n) (Poisson(lambda tau_K(n)) for Poisson arrivals). A long iteration lets
+     * many prompts arrive, which makes the next one long, so K is more dispersed than the count in a mean iteration:
+     * runs of long iterations. Solved by power iteration from that count.
      */
     private double[] promptsPerIteration(int n) {
         if (promptsPerIteration[n] == null) {
@@ -514,8 +514,9 @@ public final class ContinuousBatchingModel implements LatencyModel {
     /**
      * Per request, TPOT = (its decode time) / (L - 1), the mean of its own gaps, for L > 1 (a one-token request has no
      * TPOT). Its first gaps are not the batch's stationary pace: its first token ends its own prefill iteration, which
-     * is long, so the next episode carries the prompts that arrived meanwhile, K_1 ~ Poisson(lambda X) for X its
-     * prefill; then K_{i+1} ~ Poisson(lambda tau_{K_i}(b)) relaxes to the stationary count. Episode i lasts
+     * is long, so the next episode carries the prompts that arrived meanwhile, K_1 the arrivals in X, its prefill
+     * (Poisson(lambda X) for Poisson arrivals); then K_{i+1}, the arrivals in tau_{K_i}(b), relaxes to the stationary
+     * count. Episode i lasts
      * E[tau_{K_i}(b)] and gives E[m_{K_i}(b)] tokens. A short request's TPOT is mostly that first long gap, and each
      * request counts once.
      */
@@ -619,9 +620,9 @@ public final class ContinuousBatchingModel implements LatencyModel {
 
     /**
      * The distribution of the prompts that arrive during the prefill iteration of a request that found n running,
-     * truncated to 0..kMax: Poisson(lambda X) mixed over X = prefill(n, 1 + J), J ~ Poisson(lambda tau_K(n)) the prompts
-     * admitted with it, K the count in the iteration it landed in (length-biased, as in {@link #walkTtftPieces}); at
-     * n = 0 it is prefilled alone.
+     * truncated to 0..kMax: the arrivals in X mixed over X = prefill(n, 1 + J), J the prompts admitted with it
+     * ({@link #coAdmitted}), K the count in the iteration it landed in (length-biased, as in {@link #walkTtftPieces});
+     * at n = 0 it is prefilled alone, and the window starts at its arrival.
      */
     private double[] promptsAfterOwnPrefill(int n, int kMax) {
         double[] mixed = new double[kMax + 1];

@@ -43,6 +43,13 @@ class ArrivalCountsTest {
     }
 
     @Test
+    void regularArrivalsCountOneAWindowOfTheirGap() {
+        double[] law = new double[10];
+        new ArrivalCounts(10, 0).fromRandomTimeInto(0.1, law);
+        assertEquals(1, law[1], 0.02);
+    }
+
+    @Test
     void smoothArrivalsRarelyShareAWindowShorterThanTheirGap() {
         double[] smooth = new double[20];
         double[] bursty = new double[20];
