@@ -12,7 +12,8 @@ import java.io.UncheckedIOException;
 /**
  * The JSON body of one streamed request, as {@code vllm bench serve} sends it: {@code /v1/completions} with a prompt
  * string, or {@code /v1/chat/completions} with one user message; {@code max_tokens} (chat: {@code max_completion_tokens})
- * is the workload's output length, {@code ignore_eos} as configured, greedy sampling, and
+ * is the workload's output length, {@code model} the request's LoRA adapter if it has one, {@code ignore_eos} as
+ * configured, greedy sampling, and
  * {@code stream_options.include_usage} plus {@code continuous_usage_stats} so the server reports token counts per chunk.
  * Prompts without text are rendered from the workload's token ids by {@link PromptRenderer}.
  */
@@ -51,7 +52,8 @@ final class RequestBodies {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(r.promptTokens() * 8 + 256);
         try (JsonGenerator g = JSON.createGenerator(bytes)) {
             g.writeStartObject();
-            g.writeStringField("model", model);
+            // a request on a LoRA adapter names it as its model, as a client of vLLM does
+            g.writeStringField("model", r.lora() != null ? r.lora() : model);
             if (chat) {
                 g.writeArrayFieldStart("messages");
                 g.writeStartObject();
