@@ -44,6 +44,8 @@ class ServeConfigFileTest {
         assertEquals(4, command.lora.maxLoras);
         assertEquals(List.of(new LoraModule("sql-lora", "/adapters/sql", null), new LoraModule("chat-lora", "/adapters/chat", "llama")),
                 command.loraModules.stream().map(LoraModule::parse).toList());
+        Files.writeString(file, "enable-lora: false\n");
+        assertEquals(false, parse(read(file, Set.of()).args()).lora.enableLora);
     }
 
     @Test

@@ -168,6 +168,28 @@ class LoraTest {
     }
 
     @Test
+    void everyDataParallelEngineLoadsAnAdapterIntoItsOwnSlot() throws Exception {
+        MockServer server = SERVERS.start(TestServers.options(lora(1), 20).dataParallelSize(2)
+                .loraModules(List.of(LoraModule.parse("sql-lora=/adapters/sql"))).build());
+        double firstOnRank0 = prefillMs(server, 0);
+        double secondOnRank0 = prefillMs(server, 0);
+        double firstOnRank1 = prefillMs(server, 1);
+        double copyMs = lora(1).lora().hostCopyNanos(lora(1).model(), 1) / 1e6;
+        assertEquals(copyMs, firstOnRank0 - secondOnRank0, 0.01, "rank 0 copies the adapter to its slot once");
+        assertEquals(firstOnRank0, firstOnRank1, 0.01, "rank 1 copies it to its own slot");
+    }
+
+    /** Model ms from scheduling to the first token of a short request on sql-lora pinned to a data-parallel rank. */
+    private static double prefillMs(MockServer server, int rank) throws Exception {
+        TestServers.Reply r = TestServers.post(server, "/v1/completions",
+                "{\"model\": \"sql-lora\", \"prompt\": \"SELECT\", \"max_tokens\": 2}", "X-data-parallel-rank",
+                String.valueOf(rank));
+        assertEquals(200, r.status(), r.raw().body());
+        JsonNode model = r.json().get("infersim").get("choices").get(0).get("model");
+        return model.get("first_token_ms").asDouble() - model.get("scheduled_ms").asDouble();
+    }
+
+    @Test
     void goFloatWritesUnixTimesAsPrometheusClientDoes() {
         assertEquals("1.7326400001234e+09", LoraRequestStates.goFloat(1732640000.1234));
         assertEquals("1.73264e+09", LoraRequestStates.goFloat(1732640000.0));

@@ -21,7 +21,8 @@ import java.util.PriorityQueue;
  * <p>LoRA (vLLM V1's rule): a step's batch runs on at most {@code max_loras} distinct adapters. Admission starts from
  * the adapters of the running batch; a waiting request on another adapter once that many are in is skipped, not
  * blocking the requests behind it, and keeps its place in the queue for the next step. Before the step runs, each of
- * its adapters not in a GPU slot is loaded ({@link LoraSlots}), which lengthens the step by the load time.
+ * its adapters not in a GPU slot is loaded ({@link LoraSlots}), which lengthens the step by the load time. Under
+ * {@link FixedTiming} only the adapter limit applies: the fixed latencies stand for the rest.
  *
  * <p>Under {@link FixedTiming} ({@link #fixed}) the cost model is replaced by per-request timelines: a request is admitted
  * whole (its prompt's blocks at once) while {@code max_num_seqs} and free blocks allow, its first token is due a sampled
