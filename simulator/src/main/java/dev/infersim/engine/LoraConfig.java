@@ -48,11 +48,6 @@ public record LoraConfig(int maxLoras, int maxLoraRank, int maxCpuLoras, double 
                 storageGbps);
     }
 
-    /** vLLM's defaults: one slot, rank 16, as many host-cached adapters as slots, default transfer rates. */
-    public static LoraConfig defaults() {
-        return of(1, 16, 0);
-    }
-
     /** The given vLLM flags with the default transfer rates; {@code maxCpuLoras} 0 means vLLM's default, {@code maxLoras}. */
     public static LoraConfig of(int maxLoras, int maxLoraRank, int maxCpuLoras) {
         return new LoraConfig(maxLoras, maxLoraRank, maxCpuLoras == 0 ? maxLoras : maxCpuLoras, DEFAULT_HOST_LINK_GBPS,

@@ -79,10 +79,6 @@ final class LoraSlots {
         return at >= 0 && onGpu[at];
     }
 
-    boolean inHostMemory(int id) {
-        return indexOf(id) >= 0;
-    }
-
     /** Adapter loads onto the GPU so far (each a host copy, some also a storage read). */
     long loads() {
         return loads;

@@ -45,11 +45,6 @@ public final class LoraMix {
         }
     }
 
-    /** {@code count} adapters {@code prefix0..prefix(count-1)} of equal weight. */
-    public static LoraMix uniform(String prefix, int count) {
-        return new LoraMix(java.util.stream.IntStream.range(0, count).mapToObj(i -> new Share(prefix + i, null)).toList());
-    }
-
     /** The adapter of the request whose content seed is {@code contentSeed}. */
     public String pick(long contentSeed) {
         double u = SplitMix64.uniformAt(contentSeed, 0x10AA) * cumulative[cumulative.length - 1];
@@ -59,9 +54,5 @@ public final class LoraMix {
             }
         }
         return names[names.length - 1];
-    }
-
-    public List<String> names() {
-        return List.of(names);
     }
 }
