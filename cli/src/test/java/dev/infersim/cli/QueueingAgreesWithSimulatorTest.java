@@ -39,8 +39,6 @@ class QueueingAgreesWithSimulatorTest {
     static final Map<String, String> KNOWN_MISSES = Map.of(
             "KV pressure, preemption", "5 req/s is 98.7% of the simulator's capacity (5.065 req/s) and the model's capacity "
                     + "is 6.5% high: the batch at the KV limit averages 27.5, and admissions come in clumps of 3.7 prompts",
-            "prefix caching off", "the simulated batch is far more dispersed than the chain's (p99 163 against 129): runs "
-                    + "of long prefill iterations slow every request at once, which a birth-death chain cannot carry",
             "batching burstiness 0.25 load 0.7", "mean TTFT is 14% short: an arrival of a clump tends to land in an "
                     + "iteration that prefills the clump before it, a correlation the chain's per-iteration counts do not carry");
 

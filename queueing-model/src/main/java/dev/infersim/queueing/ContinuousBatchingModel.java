@@ -45,6 +45,8 @@ public final class ContinuousBatchingModel implements LatencyModel {
     private static final double MIN_STATE_WEIGHT = 1e-12;
     /** Most episodes after a first token followed one by one before the stationary pace is taken for the rest. */
     private static final int MAX_TRACKED_EPISODES = 64;
+    /** Bounds kappa of {@link #dispersionExponent} to [1/16, 16]: a loop that barely settles spreads the batch, not flattens it. */
+    private static final double MIN_DISPERSION_EXPONENT = 1.0 / 16;
 
     private final BatchingServer server;
     private final IterationTimes times;
@@ -87,18 +89,51 @@ public final class ContinuousBatchingModel implements LatencyModel {
         this.coAdmitted = new double[server.maxNumSeqs() + 1][][];
         double[] none = new double[server.maxNumSeqs() + 1];
         Arrays.fill(none, 1);
-        double[] poissonStates = solveStationary(none);
-        this.stateProbabilities = arrivalScv == 1 ? poissonStates : solveStationary(clumpSlowdown(poissonStates));
+        double[] poissonStates = solveStationary(none, 1);
+        double[] slowdown = arrivalScv == 1 ? none : clumpSlowdown(poissonStates);
+        double[] states = arrivalScv == 1 ? poissonStates : solveStationary(slowdown, 1);
+        this.stateProbabilities = solveStationary(slowdown, dispersionExponent(states));
     }
 
-    /** p_n with the completion rate below B divided by slowdown[n] (1 for Poisson arrivals). */
-    private double[] solveStationary(double[] slowdown) {
+    /**
+     * kappa, the variance of the batch by {@link BatchDispersion} as the chain sees the engine over that as the engine
+     * runs: raising the chain's weights below B to the power kappa keeps its mode and divides its variance by kappa.
+     * The chain spreads a prompt's prefill over the batch as a share of the mean iteration (its iteration grows with n,
+     * the arrivals' own spread left out); the engine prefills the prompts that arrived during an iteration all at once
+     * in the next, slowing every running request together, which disperses the batch more the larger the share of time
+     * prefill takes. Both sides use the same linear-noise approximation, so its own error cancels.
+     */
+    private double dispersionExponent(double[] states) {
+        int maxBatch = server.maxNumSeqs();
+        if (maxBatch < 2) {
+            return 1;
+        }
+        double mean = 0;
+        for (int n = 1; n <= maxBatch; n++) {
+            mean += n * (n < maxBatch ? states[n] : states[maxBatch] / (1 - tailRatio));
+        }
+        int at = (int) Math.max(1, Math.min(maxBatch - 1, Math.round(mean)));
+        double arrivalsPerIteration = arrivalRatePerS * times.meanSeconds(at);
+        double prefillFeedback = arrivalRatePerS * (times.prefillSeconds(at, 2) - times.prefillSeconds(at, 1));
+        double decodeFeedback = arrivalRatePerS * (times.decodeSeconds(at + 1) - times.decodeSeconds(at));
+        double engine = BatchDispersion.variance(arrivalsPerIteration, prefillFeedback, decodeFeedback, arrivalScv,
+                server.outputTokens());
+        double chain = BatchDispersion.variance(arrivalsPerIteration, 0,
+                arrivalRatePerS * (times.meanSeconds(at + 1) - times.meanSeconds(at)), 1, server.outputTokens());
+        if (!(chain > 0 && engine > 0)) {
+            return 1;
+        }
+        return Math.max(MIN_DISPERSION_EXPONENT, Math.min(1 / MIN_DISPERSION_EXPONENT, chain / engine));
+    }
+
+    /** p_n with the completion rate below B divided by slowdown[n] (1 for Poisson arrivals), the weights below B raised to kappa. */
+    private double[] solveStationary(double[] slowdown, double kappa) {
         int maxBatch = server.maxNumSeqs();
         double[] logWeights = new double[maxBatch + 1];
         double largest = 0;
         for (int n = 1; n <= maxBatch; n++) {
             double slower = n < maxBatch ? slowdown[n] : 1;
-            logWeights[n] = logWeights[n - 1] + Math.log(arrivalRatePerS * slower / server.departureRatePerS(n));
+            logWeights[n] = logWeights[n - 1] + kappa * Math.log(arrivalRatePerS * slower / server.departureRatePerS(n));
             largest = Math.max(largest, logWeights[n]);
         }
         double[] probabilities = new double[maxBatch + 1];
