@@ -134,6 +134,10 @@ final class PredictionExplanation {
         line("Formula: continuous batching as a birth-death chain (state-dependent processor sharing, insensitive to the "
                         + "length distribution below B): utilisation lambda/lambda_max = %.3f, mean batch %.2f, P(an arrival "
                         + "finds the batch full) = %.4f.", chain.utilization(), chain.meanBatchSize(), chain.probabilityOfWait());
+        line("Batch spread: the engine prefills the prompts that arrived during an iteration all at once in the next, "
+                        + "slowing every running request together, where the chain spreads that work over the batch; a "
+                        + "linear-noise approximation of both gives the engine's batch %.2f times the chain's variance, so the "
+                        + "chain's weights are raised to kappa = %.3f.", 1 / chain.dispersionExponent(), chain.dispersionExponent());
         if (arrivalScv != 1) {
             line("Bursty arrivals: the admission wait is scaled by (1 + ca^2)/2 = %.3f (Allen-Cunneen), and the prompts "
                     + "arriving during an iteration are counted for gamma gaps (renewal counts, not Poisson): %s.",

@@ -100,8 +100,8 @@ class PredictCommandTest {
         assertTrue(md1.out().contains("p99"), md1.out());
 
         CliRun batching = CliRun.of("predict", "--request-rate", "5", "--explain");
-        assertTrue(batching.out().contains("birth-death chain") && batching.out().contains("TTFT = admission wait"),
-                batching.out());
+        assertTrue(batching.out().contains("birth-death chain") && batching.out().contains("TTFT = admission wait")
+                && batching.out().contains("Batch spread:"), batching.out());
 
         CliRun overload = CliRun.of("predict", "--request-rate", "1000", "--explain");
         assertEquals(0, overload.exitCode(), overload.err());

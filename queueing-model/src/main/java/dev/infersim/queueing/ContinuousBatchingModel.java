@@ -54,6 +54,7 @@ public final class ContinuousBatchingModel implements LatencyModel {
     private final double waitScale;
     private final double arrivalScv;
     private final ArrivalCounts arrivals;
+    private final double dispersionExponent;
     /** [n][k]: the prompts co-admitted with an arrival that finds n running in an iteration of k; built on use. */
     private final double[][][] coAdmitted;
     /** p_0 .. p_B; states above B have p_B r^{n-B}. */
@@ -92,7 +93,16 @@ public final class ContinuousBatchingModel implements LatencyModel {
         double[] poissonStates = solveStationary(none, 1);
         double[] slowdown = arrivalScv == 1 ? none : clumpSlowdown(poissonStates);
         double[] states = arrivalScv == 1 ? poissonStates : solveStationary(slowdown, 1);
-        this.stateProbabilities = solveStationary(slowdown, dispersionExponent(states));
+        this.dispersionExponent = dispersionExponent(states);
+        this.stateProbabilities = solveStationary(slowdown, dispersionExponent);
+    }
+
+    /**
+     * kappa: the chain's weights below B are raised to it, which divides the variance of the batch by kappa; below 1
+     * where the engine's at-once prefill disperses the batch more than the chain's birth-death rates say.
+     */
+    public double dispersionExponent() {
+        return dispersionExponent;
     }
 
     /**
