@@ -38,9 +38,7 @@ class QueueingAgreesWithSimulatorTest {
     /** Scenarios the models do not yet meet the thresholds in, with the reason (see bench/queueing/README.md). */
     static final Map<String, String> KNOWN_MISSES = Map.of(
             "KV pressure, preemption", "5 req/s is 98.7% of the simulator's capacity (5.065 req/s) and the model's capacity "
-                    + "is 6.5% high: the batch at the KV limit averages 27.5, and admissions come in clumps of 3.7 prompts",
-            "batching burstiness 0.25 load 0.7", "mean TTFT is 14% short: an arrival of a clump tends to land in an "
-                    + "iteration that prefills the clump before it, a correlation the chain's per-iteration counts do not carry");
+                    + "is 6.5% high: the batch at the KV limit averages 27.5, and admissions come in clumps of 3.7 prompts");
 
     enum Kind { TEXTBOOK, ENGINE }
 

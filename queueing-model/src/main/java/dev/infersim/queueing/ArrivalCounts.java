@@ -75,6 +75,22 @@ final class ArrivalCounts {
         lawInto(Kind.AROUND_ARRIVAL, seconds, into);
     }
 
+    /** V(t), the variance of the arrivals in a window of t that starts at a random time (lambda t for Poisson). */
+    double countVariance(double seconds) {
+        if (poisson) {
+            return ratePerS * seconds;
+        }
+        double[] law = new double[TABLE_COUNTS];
+        fromRandomTimeInto(seconds, law);
+        double mean = 0;
+        double square = 0;
+        for (int n = 0; n < law.length; n++) {
+            mean += n * law[n];
+            square += (double) n * n * law[n];
+        }
+        return square - mean * mean;
+    }
+
     private void lawInto(Kind kind, double seconds, double[] into) {
         Arrays.fill(into, 0);
         if (poisson) {

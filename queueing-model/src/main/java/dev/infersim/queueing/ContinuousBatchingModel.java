@@ -28,7 +28,13 @@ import java.util.List;
  * <p>An engine admits requests between iterations only. An arrival that finds n in 1..B-1 running
  * lands in an iteration, which carries K prompts (tau_K(n); K = 0 only decodes), waits for its end, then
  * shares its own prefill with the J prompts that arrived during the iteration it landed in (Poisson(lambda
- * tau_K) for Poisson arrivals). An arrival to an idle engine starts at once.
+ * tau_K) for Poisson arrivals). Iterations are landed in as often as arrivals fall in them: by length for Poisson
+ * arrivals, and for bursty ones more often after a full iteration (the clump before). An arrival to an idle engine
+ * starts at once.
+ *
+ * <p>The engine prefills the prompts of an iteration all at once and slows every running request together, where the
+ * chain's rates spread that work over the batch; the chain's weights below B are tempered so its batch has the
+ * variance the engine's feedback gives ({@link BatchDispersion}).
  *
  * <p>Sources: J. W. Cohen, "The multiple phase service network with generalized processor
  * sharing", Acta Informatica 12, 1979; Kleinrock 1975, Vol. 1, ch. 3 (birth-death chains);
@@ -258,27 +264,53 @@ public final class ContinuousBatchingModel implements LatencyModel {
                 continue;
             }
             double own = times.prefillSeconds(n, 1);
-            double[] prompts = promptsPerIteration(n);
-            int kMax = prompts.length - 1;
-            double[] weights = new double[kMax + 1];
-            double[] lengths = new double[kMax + 1];
-            double total = 0;
-            for (int k = 0; k <= kMax; k++) {
-                lengths[k] = iterationWithPrompts(n, k);
-                weights[k] = prompts[k] * lengths[k];
-                total += weights[k];
-            }
-            for (int k = 0; k <= kMax; k++) {
-                double landed = p * weights[k] / total;
+            double[] weights = landedIterations(n);
+            for (int k = 0; k < weights.length; k++) {
+                double landed = p * weights[k];
                 if (landed < 1e-15) {
                     continue;
                 }
                 double[] others = coAdmitted(n, k);
                 for (int j = 0; j < others.length; j++) {
-                    sink.piece(landed * others[j], times.prefillSeconds(n, 1 + j), lengths[k], own);
+                    sink.piece(landed * others[j], times.prefillSeconds(n, 1 + j), iterationWithPrompts(n, k), own);
                 }
             }
         }
+    }
+
+    /**
+     * The iteration an arrival that finds n running lands in, as the law of the K prompts it carries: an iteration is
+     * landed in as often as arrivals fall in it, P(K = k) E[arrivals in it | K = k]. For Poisson arrivals that is its
+     * length, lambda tau_K(n). Renewal arrivals remember: K counts the arrivals of the iteration before, and clumped
+     * ones follow a full window with more, smooth ones with fewer. The conditional mean is taken by linear regression
+     * on the counts of two adjacent windows of the equilibrium process, Cov(A1, A2) = (V(t1 + t2) - V(t1) - V(t2)) / 2
+     * for V(t) the variance of the count in a window of t ({@link ArrivalCounts#countVariance}), t1 the mean iteration.
+     */
+    private double[] landedIterations(int n) {
+        double[] prompts = promptsPerIteration(n);
+        double[] weights = new double[prompts.length];
+        double previous = 0;
+        for (int k = 0; k < prompts.length; k++) {
+            previous += prompts[k] * iterationWithPrompts(n, k);
+        }
+        double before = arrivalRatePerS * previous;
+        double beforeVariance = arrivals.countVariance(previous);
+        double total = 0;
+        for (int k = 0; k < prompts.length; k++) {
+            double length = iterationWithPrompts(n, k);
+            double expected = arrivalRatePerS * length;
+            if (arrivalScv != 1 && beforeVariance > 0) {
+                double covariance = (arrivals.countVariance(previous + length) - beforeVariance
+                        - arrivals.countVariance(length)) / 2;
+                expected = Math.max(0, expected + covariance / beforeVariance * (k - before));
+            }
+            weights[k] = prompts[k] * expected;
+            total += weights[k];
+        }
+        for (int k = 0; k < weights.length; k++) {
+            weights[k] /= total;
+        }
+        return weights;
     }
 
     /** tau_K(n): the episode of n decodes that prefills K prompts admitted together (one iteration, or their chunks). */
@@ -676,14 +708,10 @@ public final class ContinuousBatchingModel implements LatencyModel {
             arrivals.afterArrivalInto(times.prefillSeconds(0, 1), mixed);
             return mixed;
         }
-        double[] landed = promptsPerIteration(n);
-        double total = 0;
-        for (int k = 0; k < landed.length; k++) {
-            total += landed[k] * iterationWithPrompts(n, k);
-        }
+        double[] landed = landedIterations(n);
         double[] coAdmittedMix = new double[0];
         for (int k = 0; k < landed.length; k++) {
-            double weight = landed[k] * iterationWithPrompts(n, k) / total;
+            double weight = landed[k];
             if (weight < 1e-12) {
                 continue;
             }

@@ -59,4 +59,16 @@ class ArrivalCountsTest {
         // gamma gaps of shape 1/4 come in clumps: an arrival often has company, more than Poisson's 1 - e^{-0.3}
         assertTrue(1 - bursty[0] > 1.5 * -Math.expm1(-0.3), "P(another arrival) with bursty gaps: " + (1 - bursty[0]));
     }
+
+    @Test
+    void theVarianceOfALongWindowGrowsAtCaSquaredTimesTheMean() {
+        assertEquals(10 * 0.37, new ArrivalCounts(10, 1).countVariance(0.37), 1e-12);
+        for (double scv : new double[] {0.25, 4}) {
+            ArrivalCounts counts = new ArrivalCounts(32, scv);
+            // windows of 16 and 32 arrivals on average: long against the gaps, short enough that mixing the laws
+            // tabulated 2% apart adds little variance
+            double growth = (counts.countVariance(1) - counts.countVariance(0.5)) / (32 * 0.5);
+            assertEquals(scv, growth, 0.03 * scv, "ca^2 = " + scv);
+        }
+    }
 }
