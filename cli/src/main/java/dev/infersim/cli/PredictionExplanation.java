@@ -141,8 +141,9 @@ final class PredictionExplanation {
         if (arrivalScv != 1) {
             line("Bursty arrivals: the admission wait is scaled by (1 + ca^2)/2 = %.3f (Allen-Cunneen), and the prompts "
                     + "arriving during an iteration are counted for gamma gaps (renewal counts, not Poisson): %s.",
-                    (1 + arrivalScv) / 2, arrivalScv > 1 ? "they come in clumps that share long prefills, which lengthen the iterations and so enlarge the batch"
-                            : "they seldom share an iteration");
+                    (1 + arrivalScv) / 2, arrivalScv > 1 ? "they come in clumps that share long prefills, which lengthen the iterations and so enlarge the batch, and "
+                            + "an arrival tends to land in the long iteration that prefills the clump before its own"
+                            : "they seldom share an iteration, and an arrival tends to land in a short one");
         }
         line("TTFT = admission wait %.3f ms + wait for the running iteration to end %.3f ms + own prefill iteration %.3f ms "
                         + "+ prompts arriving in the same iteration %.3f ms = %.3f ms.", 1e3 * chain.meanQueueingDelaySeconds(),
