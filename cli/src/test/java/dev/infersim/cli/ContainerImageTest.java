@@ -65,6 +65,10 @@ class ContainerImageTest {
         assertEquals("10001:10001 [/usr/local/bin/infersim] map[8000/tcp:{}]", podman(conf, 30, "image", "inspect",
                 IMAGE, "--format", "{{.Config.User}} {{.Config.Entrypoint}} {{.Config.ExposedPorts}}").strip());
 
+        // Without INFERSIM_JAVA_OPTS a command gets the defaults ./infersim gives it, from the same file.
+        assertEquals("-Xms64m -Xmx512m", podman(conf, 60, "run", "--rm", "--entrypoint", "/bin/sh", IMAGE, "-c",
+                ". /usr/local/lib/infersim/jvm-options && infersim_jvm_options serve").strip());
+
         int port = FreePorts.one();
         String name = "infersim-test-" + ProcessHandle.current().pid();
         podman(conf, 60, "run", "-d", "--rm", "--name", name, "--network", "host",
