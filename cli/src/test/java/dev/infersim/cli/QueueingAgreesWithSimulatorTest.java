@@ -156,7 +156,7 @@ class QueueingAgreesWithSimulatorTest {
         StringBuilder t = new StringBuilder();
         t.append("| scenario | rate req/s | ");
         for (String m : METRICS) {
-            t.append(m).append(" ms pred / sim (err) | ");
+            t.append(m).append(m.equals("throughput") ? " req/s" : " ms").append(" pred / sim (err) | ");
         }
         t.append("verdict |\n|---|---|");
         t.append("---|".repeat(METRICS.length)).append("---|\n");
