@@ -30,9 +30,11 @@ import java.util.TreeMap;
  * <p>Prefix caching: a request whose prefix group was sent before finds that prefix's full blocks cached, unless the
  * cache evicted them; the share kept is what the cache holds beside the running sequences, (M - running tokens) / F
  * for F the tokens of all distinct prefixes. KV capacity: the batch is capped at the sequences M tokens sustain on
- * average, (M - kept prefixes) / (mean context of a running sequence + half a block), the memory-time limit of Nie, Si
- * and Zhou (arXiv 2605.04595); the engine reaches that cap by preempting the newest request, whose recompute the
- * mean iteration includes.
+ * average, N = (M - kept prefixes - leftover) / (mean context of a running sequence + half a block), the memory-time
+ * limit of Nie, Si and Zhou (arXiv 2605.04595), less the leftover the engine cannot fill (below one prompt, half a
+ * prompt on average). At that limit the cache frees room only at departures, so admissions come with them, and the
+ * engine, admitting whatever fits, outgrows the cache and preempts the newest request, whose recompute rides with the
+ * next departure's prompt ({@link #kvLimitIteration}).
  */
 final class EnginePrediction {
     /** Most prompt shapes the tables average over; beyond, equal-weight bins. */
@@ -55,14 +57,21 @@ final class EnginePrediction {
      * @param prefixRetention        share of warm requests whose prefix is still cached
      * @param cachedTokensPerRequest mean prompt tokens served from the cache
      * @param footprintTokens        mean KV tokens a running sequence holds of its own
-     * @param sustainedSeqs          running sequences the KV cache holds on average
-     * @param batchLimit             min(--max-num-seqs, sustainedSeqs)
-     * @param recomputeShare         share of admissions at a KV-bound batch limit that end in a preemption; 0 otherwise
+     * @param leftoverTokens         mean KV tokens left free at the limit: below what the next prompt needs
+     * @param sustainedSeqs          sequences the KV cache holds decoding on average, (M - kept prefixes - leftover) / footprint
+     * @param batchLimit             min(--max-num-seqs, ceil(sustainedSeqs))
+     * @param recomputeShare         preemptions per request at a KV-bound batch limit; 0 otherwise
+     * @param recomputeTokens        tokens recomputed per request at a KV-bound batch limit; 0 otherwise
      * @param batching               the chain's server; null one request at a time
      * @param sequential             one request at a time: service, first-token part, TPOT; else null
      */
-    record Service(double prefixRetention, double cachedTokensPerRequest, double footprintTokens, int sustainedSeqs,
-                   int batchLimit, double recomputeShare, BatchingServer batching, DiscreteDistribution[] sequential) {
+    record Service(double prefixRetention, double cachedTokensPerRequest, double footprintTokens, double leftoverTokens,
+                   double sustainedSeqs, int batchLimit, double recomputeShare, double recomputeTokens,
+                   BatchingServer batching, DiscreteDistribution[] sequential) {
+
+        boolean kvBound() {
+            return recomputeTokens > 0;
+        }
     }
 
     EnginePrediction(Deployment deployment, WorkloadMoments moments) {
@@ -138,7 +147,7 @@ final class EnginePrediction {
             DiscreteDistribution[] d = s.sequential();
             return new SequentialServiceModel(ratePerS, arrivalScv, d[0], d[1], d[2]);
         }
-        return s.batching().atArrivalRate(ratePerS, arrivalScv);
+        return s.batching().atArrivalRate(ratePerS, arrivalScv, outputTokens.squaredCoefficientOfVariation());
     }
 
     /** The parameters at this rate: the prefix cache keeps what it holds beside the sequences running at it. */
@@ -183,24 +192,38 @@ final class EnginePrediction {
         cached /= n;
         double keptPrefixes = cachesPrefixes() ? retention * moments.distinctPrefixTokens() : 0;
         double footprint = footprintTokens(cached);
-        int sustained = (int) Math.max(1, Math.floor((kv.tokens() - keptPrefixes) / footprint));
-        int batchLimit = Math.min(deployment.maxNumSeqs(), sustained);
+        double prompt = moments.meanPromptTokens() - cached;
+        double leftover = Math.max(0, prompt - deployment.blockSize()) / 2;
+        double sustained = Math.max(1, (kv.tokens() - keptPrefixes - leftover) / footprint);
+        boolean kvBound = sustained < deployment.maxNumSeqs();
+        int batchLimit = kvBound ? (int) Math.ceil(sustained) : deployment.maxNumSeqs();
         if (oneAtATime()) {
-            return new Service(retention, cached, footprint, sustained, batchLimit, 0, null, sequentialService(retention));
+            return new Service(retention, cached, footprint, leftover, sustained, batchLimit, 0, 0, null,
+                    sequentialService(retention));
         }
-        double recompute = batchLimit < deployment.maxNumSeqs() ? recomputeShare(moments.meanPromptTokens() - cached) : 0;
-        return new Service(retention, cached, footprint, sustained, batchLimit, recompute,
-                new BatchingServer(batchLimit, outputTokens, iterationTimes(batchLimit, recompute, promptShapes(retention))),
+        double preempted = kvBound ? preemptionsPerRequest(prompt) : 0;
+        // a victim's context covers the overflow, E[L] past the leftover by memorylessness, and what it frees beyond
+        // (about half a prompt), all recomputed when it is readmitted
+        double recompute = preempted * (outputTokens.mean() + prompt / 2);
+        KvLimit limit = kvBound ? new KvLimit(sustained, recompute) : null;
+        return new Service(retention, cached, footprint, leftover, sustained, batchLimit, preempted, recompute,
+                new BatchingServer(batchLimit, outputTokens, iterationTimes(batchLimit, limit, promptShapes(retention))),
                 null);
     }
 
+    /** The sequences decoding at the KV limit on average, and the tokens each request recomputes after preemptions. */
+    private record KvLimit(double runningSeqs, double recomputeTokens) {
+    }
+
     /**
-     * The share of admissions at the KV limit that end in a preemption. The engine admits a prompt when its blocks are
-     * free, so after an admission the free space is a leftover below one prompt, about uniform on (0, P). Until the next
-     * departure the B running sequences grow one token an iteration each, in all about Exp(E[L]) tokens (departures
-     * come B / E[L] an iteration); growth past the leftover preempts: P(G > S) = (E[L] / P)(1 - e^{-P / E[L]}).
+     * Preemptions per request at the KV limit. The engine admits a prompt when its blocks are free, so after the
+     * admissions a departure allows, the free space S is a leftover below one prompt, about uniform on (0, P). Until
+     * the next departure the running sequences grow one token an iteration each, in all about Exp(E[L]) tokens
+     * (departures come N / E[L] an iteration, N the running sequences); growth past the leftover preempts the newest:
+     * P(G > S) = (E[L] / P)(1 - e^{-P / E[L]}). The victim waits at the head of the queue and is readmitted with the
+     * next departure's prompts. It frees more than the overflow, so one victim per overflow.
      */
-    private double recomputeShare(double promptTokens) {
+    private double preemptionsPerRequest(double promptTokens) {
         double growth = outputTokens.mean();
         return promptTokens <= 0 ? 1 : growth / promptTokens * -Math.expm1(-promptTokens / growth);
     }
@@ -234,11 +257,11 @@ final class EnginePrediction {
     }
 
     /**
-     * The chain's tables for n = 0..B from the cost model. When the KV cache sets B, the batch at B outgrows the cache
-     * after a share of admissions ({@link #recomputeShare}), and the engine preempts the newest running request and
-     * later recomputes its prompt: the mean iteration at B carries that share of a second prefill per admission.
+     * The chain's tables for n = 0..B from the cost model. When the KV cache sets B, the mean iteration at B is the
+     * one at the KV limit ({@link #kvLimitIteration}), stretched by B / N so that the chain's B slots complete requests
+     * at the rate the N sequences the cache holds do.
      */
-    private TabulatedIterationTimes iterationTimes(int maxBatch, double recomputeShare, double[][] prompts) {
+    private TabulatedIterationTimes iterationTimes(int maxBatch, KvLimit limit, double[][] prompts) {
         double meanOutput = outputTokens.mean();
         double newTokens = 0;
         double cachedTokens = 0;
@@ -254,7 +277,7 @@ final class EnginePrediction {
         double[][] prefillIterations = new double[maxBatch + 1][];
         for (int n = 0; n <= maxBatch; n++) {
             decode[n] = n == 0 ? 0 : decodeSeconds(n);
-            double admissions = (n == maxBatch ? 1 + recomputeShare : 1) * n / meanOutput;
+            double admissions = n / meanOutput;
             int kMax = (int) Math.max(PREFILL_TABLE_PROMPTS, Math.ceil(admissions + 8 * Math.sqrt(admissions) + 8));
             double[] seconds = new double[kMax + 1];
             double[] iterations = new double[kMax + 1];
@@ -280,6 +303,9 @@ final class EnginePrediction {
                 prefillIterations[n][k - 1] = Math.max(1, aloneIterations + iterations[k] - iterations[1]);
             }
             mean[n] = n == 0 ? 0 : Math.max(decode[n], meanIteration(n, admissions, seconds, iterations, meanNew, meanCached));
+        }
+        if (limit != null) {
+            mean[maxBatch] = Math.max(decode[maxBatch], kvLimitIteration(limit, meanNew, meanCached) * maxBatch / limit.runningSeqs());
         }
         return new TabulatedIterationTimes(decode, mean, prefill, prefillIterations);
     }
@@ -308,6 +334,37 @@ final class EnginePrediction {
         double full = iterationWith(n, perIteration, cachedTokens);
         double budgetBound = admissions * newTokens / perIteration * full;
         return Math.max(time / count, budgetBound);
+    }
+
+    /**
+     * The mean iteration at the KV limit, where N (not a whole number) sequences decode on average. The cache frees
+     * room only when a request finishes, so admissions come at departures, N / E[L] an iteration, each with its prompt
+     * and the victims of the last overflow, readmitted with it: a prompt of P + R tokens (R the recompute per request).
+     * Interpolated between the whole batches around N.
+     */
+    private double kvLimitIteration(KvLimit limit, int newTokens, int cachedTokens) {
+        double running = limit.runningSeqs();
+        int below = (int) Math.max(1, Math.floor(running));
+        int promptTokens = newTokens + (int) Math.round(limit.recomputeTokens());
+        double above = iterationAtKvLimit(below + 1, running, promptTokens, cachedTokens);
+        double at = iterationAtKvLimit(below, running, promptTokens, cachedTokens);
+        return at + (running - below) * (above - at);
+    }
+
+    /** The mean iteration of n decodes with Poisson(N / E[L]) departures an iteration, each admitting a prompt of P + R. */
+    private double iterationAtKvLimit(int n, double running, int promptTokens, int cachedTokens) {
+        double departures = running / outputTokens.mean();
+        int kMax = (int) Math.ceil(departures + 8 * Math.sqrt(departures) + 8);
+        double[] seconds = new double[kMax + 1];
+        double[] iterations = new double[kMax + 1];
+        seconds[0] = decodeSeconds(n);
+        iterations[0] = 1;
+        for (int k = 1; k <= kMax; k++) {
+            double[] together = prefillSeconds(n, promptTokens, cachedTokens, k);
+            seconds[k] = together[0];
+            iterations[k] = together[1];
+        }
+        return meanIteration(n, departures, seconds, iterations, promptTokens, cachedTokens);
     }
 
     /** One iteration of n decodes and {@code prefillTokens} new prompt tokens after the given cached context. */

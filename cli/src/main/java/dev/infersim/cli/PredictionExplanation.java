@@ -51,16 +51,20 @@ final class PredictionExplanation {
             line("Prefix caching is off: every prompt is computed in full, its shared prefix included.");
         }
         line("KV cache: %,d tokens (%,d blocks of %d). A running sequence holds %.1f tokens of its own on average (its "
-                        + "context plus half a block), so the cache sustains %d sequences at once; batch limit B = min(--max-num-seqs, "
-                        + "that) = %d.", p.kv().tokens(), p.kv().numBlocks(), p.kv().blockSize(), s.footprintTokens(),
-                s.sustainedSeqs(), s.batchLimit());
-        if (s.batchLimit() < d.maxNumSeqs()) {
+                        + "context plus half a block). At the limit the engine has admitted prompts until the next one did not "
+                        + "fit, so %.0f tokens stay free on average (half a prompt, in whole blocks): the cache holds N = %.1f "
+                        + "sequences decoding; batch limit B = min(--max-num-seqs, ceil(N)) = %d.", p.kv().tokens(),
+                p.kv().numBlocks(), p.kv().blockSize(), s.footprintTokens(), s.leftoverTokens(), s.sustainedSeqs(),
+                s.batchLimit());
+        if (s.kvBound()) {
             line("The chain's state space is truncated at B = %d by the KV cache, not by --max-num-seqs %d: above it requests "
-                            + "wait for memory. The engine admits a prompt once its blocks are free, so the batch then outgrows "
-                            + "the cache after %.0f%% of admissions (growth of about E[L] tokens until the next departure against "
-                            + "a leftover below one prompt) and preempts the newest request, recomputing its prompt later; the "
-                            + "mean iteration at B carries that extra prefill.", s.batchLimit(), d.maxNumSeqs(),
-                    100 * s.recomputeShare());
+                            + "wait for memory, which a finishing request frees, so admissions come at departures (N / E[L] an "
+                            + "iteration). The engine admits a prompt once its blocks are free; the running sequences then grow "
+                            + "about E[L] tokens until the next departure against a leftover below one prompt, and when they "
+                            + "outgrow it the newest request is preempted: %.2f times per request, recomputing %.0f tokens per "
+                            + "request (the overflow, E[L] by memorylessness, plus half a prompt the victim frees beyond it) with "
+                            + "the next departure's prompt. The mean iteration at B carries that prefill and is stretched by B / N.",
+                    s.batchLimit(), d.maxNumSeqs(), s.recomputeShare(), s.recomputeTokens());
         }
         if (p.oneAtATime()) {
             sequential(s);
@@ -138,10 +142,14 @@ final class PredictionExplanation {
                         + "slowing every running request together, where the chain spreads that work over the batch; a "
                         + "linear-noise approximation of both gives the engine's batch %.2f times the chain's variance, so the "
                         + "chain's weights are raised to kappa = %.3f.", 1 / chain.dispersionExponent(), chain.dispersionExponent());
+        double lengthScv = server.outputTokens().squaredCoefficientOfVariation();
+        line("Admission wait: exponential from P(N >= B) at rate (lambda_max - lambda), scaled by (ca^2 + cs^2)/2 = %.3f "
+                + "(Allen-Cunneen; ca^2 = %.3f of the arrivals' gaps, cs^2 = %.3f of the output lengths, as a request's "
+                + "service at B is L iterations).", (arrivalScv + lengthScv) / 2, arrivalScv, lengthScv);
         if (arrivalScv != 1) {
-            line("Bursty arrivals: the admission wait is scaled by (1 + ca^2)/2 = %.3f (Allen-Cunneen), and the prompts "
+            line("Bursty arrivals: the prompts "
                     + "arriving during an iteration are counted for gamma gaps (renewal counts, not Poisson): %s.",
-                    (1 + arrivalScv) / 2, arrivalScv > 1 ? "they come in clumps that share long prefills, which lengthen the iterations and so enlarge the batch, and "
+                    arrivalScv > 1 ? "they come in clumps that share long prefills, which lengthen the iterations and so enlarge the batch, and "
                             + "an arrival tends to land in the long iteration that prefills the clump before its own"
                             : "they seldom share an iteration, and an arrival tends to land in a short one");
         }

@@ -81,7 +81,7 @@ public record BatchingServer(int maxNumSeqs, DiscreteDistribution outputTokens, 
 
     /** The stationary chain at Poisson arrival rate lambda; throws if lambda reaches saturation. */
     public ContinuousBatchingModel atArrivalRate(double arrivalRatePerS) {
-        return new ContinuousBatchingModel(this, arrivalRatePerS, 1);
+        return atArrivalRate(arrivalRatePerS, 1);
     }
 
     /**
@@ -89,6 +89,15 @@ public record BatchingServer(int maxNumSeqs, DiscreteDistribution outputTokens, 
      * 1 / burstiness for vLLM's gamma arrivals): the admission wait is scaled as Allen-Cunneen scales M/M/c.
      */
     public ContinuousBatchingModel atArrivalRate(double arrivalRatePerS, double arrivalScv) {
-        return new ContinuousBatchingModel(this, arrivalRatePerS, arrivalScv);
+        return atArrivalRate(arrivalRatePerS, arrivalScv, 1);
+    }
+
+    /**
+     * The chain whose admission wait is scaled by (ca^2 + cs^2) / 2 for cs^2 the squared coefficient of variation of a
+     * request's service at B, L iterations: that of the output lengths (0 for fixed lengths, as M/D/c waits half as long
+     * as M/M/c). The shorter forms take cs^2 = 1, lengths as memoryless as the chain's completions.
+     */
+    public ContinuousBatchingModel atArrivalRate(double arrivalRatePerS, double arrivalScv, double serviceScv) {
+        return new ContinuousBatchingModel(this, arrivalRatePerS, arrivalScv, serviceScv);
     }
 }

@@ -13,13 +13,16 @@ import java.util.List;
  * lambda and complete at rate mu_n = b / (E[L] tau(b)) (see {@link BatchingServer}), so
  * p_n = p_0 prod_{k=1..n} lambda / mu_k. Below B this is generalized processor sharing, whose
  * state distribution is insensitive to the distribution of L (Cohen 1979); the admission wait
- * above B is exact for geometric L and an approximation otherwise.
+ * above B is exact for geometric L and an approximation otherwise (below).
  *
  * <p>Above B the rate is constant, so the tail is geometric with ratio r = lambda / mu_B and is
  * summed in closed form; the states up to B are weighted in log space so large batches cannot
  * overflow. An arrival that finds n >= B waits for n - B + 1 departures, each Exp(mu_B): a
  * geometric mixture of Erlang stages, so P(Wq > t) = P(N >= B) e^{-(mu_B - lambda) t}, the Erlang C
- * shape. For non-Poisson arrivals the wait is scaled by (1 + ca^2) / 2, as Allen and Cunneen scale M/M/c, and the
+ * shape. The wait is scaled by (ca^2 + cs^2) / 2, as Allen and Cunneen scale M/M/c, for ca^2 and cs^2 the squared
+ * coefficients of variation of the arrivals' gaps and of the service (at B a request's service is L iterations, so
+ * that of the output lengths; 1, memoryless, unless the caller gives it): fixed lengths wait half as long as geometric
+ * ones, as M/D/c against M/M/c. For non-Poisson arrivals the
  * prompts that arrive during an iteration are counted for the gamma gaps ({@link ArrivalCounts}): clumps for bursty
  * arrivals, about one per gap for smooth ones. The completion rate below B is divided by how much longer the mean gap
  * between tokens is with those counts than with Poisson ones at the same rate (clumped prefills cost more once an
@@ -54,6 +57,9 @@ public final class ContinuousBatchingModel implements LatencyModel {
     /** Bounds kappa of {@link #dispersionExponent} to [1/16, 16]: a loop that barely settles spreads the batch, not flattens it. */
     private static final double MIN_DISPERSION_EXPONENT = 1.0 / 16;
 
+    /** Keeps the admission wait's decay rate finite when neither the arrivals nor the lengths vary (D/D/c waits not at all). */
+    private static final double MIN_WAIT_SCALE = 1e-6;
+
     private final BatchingServer server;
     private final IterationTimes times;
     private final double arrivalRatePerS;
@@ -79,11 +85,12 @@ public final class ContinuousBatchingModel implements LatencyModel {
     private DiscreteDistribution tpot;
     private double meanDecodeSeconds;
 
-    ContinuousBatchingModel(BatchingServer server, double arrivalRatePerS, double arrivalScv) {
+    ContinuousBatchingModel(BatchingServer server, double arrivalRatePerS, double arrivalScv, double serviceScv) {
         this.server = server;
         this.times = server.iterationTimes();
         this.arrivalRatePerS = Checks.positive("arrivalRatePerS", arrivalRatePerS);
-        this.waitScale = (1 + Checks.nonNegative("arrivalScv", arrivalScv)) / 2;
+        this.waitScale = Math.max(MIN_WAIT_SCALE,
+                (Checks.nonNegative("arrivalScv", arrivalScv) + Checks.nonNegative("serviceScv", serviceScv)) / 2);
         this.arrivalScv = arrivalScv;
         this.arrivals = new ArrivalCounts(arrivalRatePerS, arrivalScv);
         double saturation = server.saturationRatePerS();
