@@ -105,8 +105,11 @@ class QueueingAgreesWithSimulatorTest {
                             .prefixRepetitionSuffixLen(128).prefixRepetitionNumPrefixes(10).prefixRepetitionOutputLen(128)
                             .requestRate(r).numPrompts(n).seed(SEED).build(), 20, false, n));
         }
-        s.add(new Scenario("KV pressure, preemption load 0.8", Kind.ENGINE,
-                llama8b("h100").gpuMemoryUtilization(0.25).build(), r -> random(n, r, 512, 512, 0).build(), 0.8, true, n, true));
+        Deployment smallCache = llama8b("h100").gpuMemoryUtilization(0.25).build();
+        s.add(new Scenario("KV pressure, preemption load 0.8", Kind.ENGINE, smallCache,
+                r -> random(n, r, 512, 512, 0).build(), 0.8, true, n, true));
+        s.add(new Scenario("KV pressure, geometric outputs load 0.8", Kind.ENGINE, smallCache,
+                r -> random(n, r, 512, 512, 0.5).eosMeanTokens(128).build(), 0.8, true, n, true));
         s.add(new Scenario("chunked prefill on, budget 512", Kind.ENGINE, llama8b("h100").maxNumBatchedTokens(512).build(),
                 r -> random(n, r, 2048, 256, 0.5).eosMeanTokens(96).build(), 0.7, true, n));
         s.add(new Scenario("chunked prefill off", Kind.ENGINE,
