@@ -3,6 +3,7 @@ package dev.infersim.bench;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.async.ByteArrayFeeder;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -14,12 +15,18 @@ import java.io.IOException;
  * {@code tool_calls} arguments of chat deltas), how many choices carried any, the finish reason, the usage
  * ({@code prompt_tokens}, {@code completion_tokens}, {@code prompt_tokens_details.cached_tokens}), an error (OpenAI's
  * {@code {"error": {...}}} or vLLM's {@code {"object": "error", "message": ...}}), and an infersim server's ground
- * truth. Unknown keys are skipped. Reused for every chunk of a stream: parsing allocates the parser and, for the rare
- * error, finish reason and ground truth, what they hold.
+ * truth. Unknown keys are skipped. Reused for every chunk of a stream, with one non-blocking parser fed each chunk in
+ * turn: a parser built per chunk allocated about 800 bytes an event, most of the client's garbage. Parsing allocates
+ * only for the rare error, finish reason and ground truth.
  */
 final class StreamChunk {
     private static final ObjectMapper MAPPER = new ObjectMapper();
     private static final JsonFactory JSON = MAPPER.getFactory();
+
+    private JsonParser parser;
+    private ByteArrayFeeder feeder;
+    /** Bytes fed to {@link #parser} before the current chunk. */
+    private long fed;
 
     /** The chunk's generated text, all choices in order. */
     final StringBuilder text = new StringBuilder();
@@ -46,20 +53,47 @@ final class StreamChunk {
         cachedPromptTokens = -1;
         errorMessage = null;
         infersim = null;
-        try (JsonParser p = JSON.createParser(data, 0, length)) {
+        try {
+            if (parser == null) {
+                parser = JSON.createNonBlockingByteArrayParser();
+                feeder = (ByteArrayFeeder) parser.getNonBlockingInputFeeder();
+                fed = 0;
+            }
+            feeder.feedInput(data, 0, length);
+            JsonParser p = parser;
             if (p.nextToken() != JsonToken.START_OBJECT) {
-                errorMessage = "not a JSON object: " + preview(data, length);
-                return false;
+                return malformed("not a JSON object: " + preview(data, length));
             }
             readTop(p);
+            // a chunk the parser ran out of mid-object ends its loops early: only a closed root object is whole
+            if (p.currentToken() != JsonToken.END_OBJECT || !p.getParsingContext().inRoot()) {
+                return malformed("malformed JSON (the chunk ends inside it): " + preview(data, length));
+            }
+            int end = (int) (p.currentLocation().getByteOffset() - fed);
+            for (int i = end; i < length; i++) {
+                if (!isWhitespace(data[i])) {
+                    return malformed("malformed JSON (text after the object): " + preview(data, length));
+                }
+            }
+            p.nextToken(); // consumes the trailing whitespace, which the next chunk's feed requires
+            fed += length;
             return true;
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            errorMessage = "malformed JSON (" + e.getOriginalMessage() + "): " + preview(data, length);
-            return false;
+            return malformed("malformed JSON (" + e.getOriginalMessage() + "): " + preview(data, length));
         } catch (IOException e) {
-            errorMessage = "unreadable chunk (" + e.getMessage() + "): " + preview(data, length);
-            return false;
+            return malformed("unreadable chunk (" + e.getMessage() + "): " + preview(data, length));
         }
+    }
+
+    /** The chunk is not one JSON object: the parser's state is unknown, so the next chunk gets a new one. */
+    private boolean malformed(String message) {
+        errorMessage = message;
+        parser = null;
+        return false;
+    }
+
+    private static boolean isWhitespace(byte b) {
+        return b == ' ' || b == '\n' || b == '\r' || b == '\t';
     }
 
     private void readTop(JsonParser p) throws IOException {

@@ -83,4 +83,19 @@ class StreamChunkTest {
         assertFalse(parse("hello"));
         assertTrue(chunk.errorMessage.contains("hello"), chunk.errorMessage);
     }
+
+    @Test
+    void oneParserReadsAStreamOfChunksAndStartsAfreshAfterABadOne() {
+        for (int i = 0; i < 3; i++) {
+            assertTrue(parse("{\"choices\":[{\"text\":\"t" + i + "\"}]} \r\n"), chunk.errorMessage);
+            assertEquals("t" + i, chunk.text.toString());
+        }
+        assertFalse(parse("{\"choices\":[{\"text\":\"x\"}]} trailing"));
+        assertTrue(chunk.errorMessage.startsWith("malformed JSON (text after the object)"), chunk.errorMessage);
+        assertFalse(parse("{\"choices\":[{\"text\":\"x\"}], \"usage\": {\"a\": [1, "));
+        assertTrue(chunk.errorMessage.startsWith("malformed JSON"), chunk.errorMessage);
+        assertTrue(parse("{\"choices\":[{\"text\":\"after\"}],\"usage\":{\"completion_tokens\":4}}"), chunk.errorMessage);
+        assertEquals("after", chunk.text.toString());
+        assertEquals(4, chunk.completionTokens);
+    }
 }
