@@ -42,6 +42,20 @@ class ContinuousBatchingModelTest {
     }
 
     @Test
+    void fixedLengthsWaitHalfAsLongAsMemorylessOnes() {
+        // M/D/c against M/M/c (Allen-Cunneen, (ca^2 + cs^2) / 2): same chance of waiting, half the wait, twice the decay
+        BatchingServer server = BatchingServer.linear(8, 0, 25, IterationTime.decodeOnly(0.02, 0));
+        MMcQueue mmc = new MMcQueue(14.0, 2.0, 8);
+        ContinuousBatchingModel fixed = server.atArrivalRate(14.0, 1, 0);
+        assertEquals(mmc.metrics().probabilityOfWait(), fixed.probabilityOfWait(), 1e-12);
+        assertEquals(mmc.meanWaitSeconds() / 2, fixed.meanQueueingDelaySeconds(), 1e-12);
+        assertEquals(mmc.probabilityWaitExceeds(1.4), fixed.probabilityQueueingDelayExceeds(0.7), 1e-12);
+        assertEquals(0.75 * mmc.meanWaitSeconds(), server.atArrivalRate(14.0, 1, 0.5).meanQueueingDelaySeconds(), 1e-12);
+        assertEquals(server.atArrivalRate(14.0).meanQueueingDelaySeconds(),
+                server.atArrivalRate(14.0, 1, 1).meanQueueingDelaySeconds(), 1e-15, "memoryless lengths by default");
+    }
+
+    @Test
     void closedFormWaitTailEqualsTheGammaMixtureOverQueuedStates() {
         ContinuousBatchingModel chain = LLAMA_LIKE.atArrivalRate(0.97 * LLAMA_LIKE.saturationRatePerS());
         int maxBatch = LLAMA_LIKE.maxNumSeqs();
