@@ -41,6 +41,8 @@ final class EnginePrediction {
     private static final int PROMPT_ATOMS = 48;
     /** Prompts admitted together that the prefill table covers; beyond, it grows by its last step. */
     private static final int PREFILL_TABLE_PROMPTS = 24;
+    /** Most rounds of the fixed point for the prompts an episode carries; one that has not settled by then diverges. */
+    private static final int EPISODE_ROUNDS = 500;
 
     private final Deployment deployment;
     private final CostModel cost;
@@ -59,15 +61,16 @@ final class EnginePrediction {
      * @param footprintTokens        mean KV tokens a running sequence holds of its own
      * @param leftoverTokens         mean KV tokens left free at the limit: below what the next prompt needs
      * @param sustainedSeqs          sequences the KV cache holds decoding on average, (M - kept prefixes - leftover) / footprint
-     * @param batchLimit             min(--max-num-seqs, ceil(sustainedSeqs))
+     * @param batchLimit             min(--max-num-seqs, ceil(sustainedSeqs)), or where the token budget caps
+     *                               completions before that ({@code budgetBound}), the batch that completes fastest
      * @param recomputeShare         preemptions per request at a KV-bound batch limit; 0 otherwise
      * @param recomputeTokens        tokens recomputed per request at a KV-bound batch limit; 0 otherwise
      * @param batching               the chain's server; null one request at a time
      * @param sequential             one request at a time: service, first-token part, TPOT; else null
      */
     record Service(double prefixRetention, double cachedTokensPerRequest, double footprintTokens, double leftoverTokens,
-                   double sustainedSeqs, int batchLimit, double recomputeShare, double recomputeTokens,
-                   BatchingServer batching, DiscreteDistribution[] sequential) {
+                   double sustainedSeqs, int batchLimit, boolean budgetBound, double recomputeShare,
+                   double recomputeTokens, BatchingServer batching, DiscreteDistribution[] sequential) {
 
         boolean kvBound() {
             return recomputeTokens > 0;
@@ -198,17 +201,39 @@ final class EnginePrediction {
         boolean kvBound = sustained < deployment.maxNumSeqs();
         int batchLimit = kvBound ? (int) Math.ceil(sustained) : deployment.maxNumSeqs();
         if (oneAtATime()) {
-            return new Service(retention, cached, footprint, leftover, sustained, batchLimit, 0, 0, null,
+            return new Service(retention, cached, footprint, leftover, sustained, batchLimit, false, 0, 0, null,
                     sequentialService(retention));
         }
         double preempted = kvBound ? preemptionsPerRequest(prompt) : 0;
         // a victim's context covers the overflow, E[L] past the leftover by memorylessness, and what it frees beyond
         // (about half a prompt), all recomputed when it is readmitted
         double recompute = preempted * (outputTokens.mean() + prompt / 2);
-        KvLimit limit = kvBound ? new KvLimit(sustained, recompute) : null;
-        return new Service(retention, cached, footprint, leftover, sustained, batchLimit, preempted, recompute,
-                new BatchingServer(batchLimit, outputTokens, iterationTimes(batchLimit, limit, promptShapes(retention))),
-                null);
+        double[][] shapes = promptShapes(retention);
+        BatchingServer unlimited = new BatchingServer(batchLimit, outputTokens, iterationTimes(batchLimit, null, shapes));
+        int peak = peakBatch(unlimited);
+        if (peak < batchLimit) {
+            return new Service(retention, cached, footprint, leftover, sustained, peak, true, 0, 0,
+                    new BatchingServer(peak, outputTokens, iterationTimes(peak, null, shapes)), null);
+        }
+        BatchingServer server = kvBound ? new BatchingServer(batchLimit, outputTokens,
+                iterationTimes(batchLimit, new KvLimit(sustained, recompute), shapes)) : unlimited;
+        return new Service(retention, cached, footprint, leftover, sustained, batchLimit, false, preempted, recompute,
+                server, null);
+    }
+
+    /**
+     * The batch at which requests complete fastest, the KV cache aside. Past it the token budget left beside the decodes
+     * prefills fewer prompts an iteration than finish, so the engine cannot admit faster and requests wait: the chain's
+     * limit when it comes before the KV cache's and --max-num-seqs.
+     */
+    private static int peakBatch(BatchingServer server) {
+        int peak = 1;
+        for (int n = 2; n <= server.maxNumSeqs(); n++) {
+            if (server.departureRatePerS(n) > server.departureRatePerS(peak)) {
+                peak = n;
+            }
+        }
+        return peak;
     }
 
     /** The sequences decoding at the KV limit on average, and the tokens each request recomputes after preemptions. */
@@ -275,6 +300,7 @@ final class EnginePrediction {
         double[] mean = new double[maxBatch + 1];
         double[][] prefill = new double[maxBatch + 1][];
         double[][] prefillIterations = new double[maxBatch + 1][];
+        double[][][] firstToken = new double[maxBatch + 1][PREFILL_TABLE_PROMPTS][];
         for (int n = 0; n <= maxBatch; n++) {
             decode[n] = n == 0 ? 0 : decodeSeconds(n);
             double admissions = n / meanOutput;
@@ -283,8 +309,12 @@ final class EnginePrediction {
             double[] iterations = new double[kMax + 1];
             seconds[0] = decode[n];
             iterations[0] = 1;
+            double[][] firstTokens = new double[PREFILL_TABLE_PROMPTS + 1][];
             for (int k = 1; k <= kMax; k++) {
-                double[] together = prefillSeconds(n, meanNew, meanCached, k);
+                if (k <= PREFILL_TABLE_PROMPTS) {
+                    firstTokens[k] = new double[k];
+                }
+                double[] together = prefillSeconds(n, meanNew, meanCached, k, k <= PREFILL_TABLE_PROMPTS ? firstTokens[k] : null);
                 seconds[k] = together[0];
                 iterations[k] = together[1];
             }
@@ -300,6 +330,10 @@ final class EnginePrediction {
             prefillIterations[n] = new double[PREFILL_TABLE_PROMPTS];
             for (int k = 1; k <= PREFILL_TABLE_PROMPTS; k++) {
                 prefill[n][k - 1] = alone + seconds[k] - seconds[1];
+                firstToken[n][k - 1] = new double[k];
+                for (int j = 0; j < k; j++) {
+                    firstToken[n][k - 1][j] = alone + firstTokens[k][j] - seconds[1];
+                }
                 prefillIterations[n][k - 1] = Math.max(1, aloneIterations + iterations[k] - iterations[1]);
             }
             mean[n] = n == 0 ? 0 : Math.max(decode[n], meanIteration(n, admissions, seconds, iterations, meanNew, meanCached));
@@ -307,24 +341,36 @@ final class EnginePrediction {
         if (limit != null) {
             mean[maxBatch] = Math.max(decode[maxBatch], kvLimitIteration(limit, meanNew, meanCached) * maxBatch / limit.runningSeqs());
         }
-        return new TabulatedIterationTimes(decode, mean, prefill, prefillIterations);
+        return new TabulatedIterationTimes(decode, mean, prefill, prefillIterations, firstToken);
     }
 
     /**
-     * The mean iteration with n decoding and K ~ Poisson(n / E[L]) prompts admitted per iteration to replace those that
-     * finish: E[time to prefill K prompts beside the decodes] / E[iterations it takes], the cost model's own (convex)
-     * price of each K. When the token budget left beside n decodes cannot take n / E[L] prompts an iteration, the
-     * budget binds: admissions, hence completions, are (budget - n) / P per full iteration.
+     * The mean iteration with n decoding and n / E[L] prompts admitted an iteration to replace those that finish. They
+     * come in episodes: K ~ Poisson(theta) prompts prefilled together beside the decodes, over m_K iterations (more than
+     * one when chunked prefill spreads them over the token budget), while the next ones wait for the episode to end, so
+     * theta = (n / E[L]) E[m_K]. The mean iteration is E[time of the episode] / E[m_K], the cost model's own (convex)
+     * price of each K. When no theta balances (the token budget left beside n decodes cannot take n / E[L] prompts an
+     * iteration), the budget binds: admissions, hence completions, are (budget - n) / P per full iteration.
      */
     private double meanIteration(int n, double admissions, double[] seconds, double[] iterations, int newTokens,
                                  int cachedTokens) {
-        double poisson = Math.exp(-admissions);
-        double time = 0;
-        double count = 0;
-        for (int k = 0; k < seconds.length; k++) {
-            time += poisson * seconds[k];
-            count += poisson * iterations[k];
-            poisson *= admissions / (k + 1);
+        double theta = admissions;
+        double[] episode = episodeMeans(theta, seconds, iterations);
+        for (int i = 0; i < EPISODE_ROUNDS; i++) {
+            double next = admissions * episode[1];
+            if (!(next < seconds.length / 2.0)) {
+                episode = null;
+                break;
+            }
+            boolean settled = Math.abs(next - theta) <= 1e-9 * theta;
+            theta = next;
+            episode = episodeMeans(theta, seconds, iterations);
+            if (settled) {
+                break;
+            }
+            if (i == EPISODE_ROUNDS - 1) {
+                episode = null;
+            }
         }
         int room = deployment.maxNumBatchedTokens() - n;
         int perIteration = deployment.enableChunkedPrefill() ? room : room / newTokens * newTokens;
@@ -333,7 +379,20 @@ final class EnginePrediction {
         }
         double full = iterationWith(n, perIteration, cachedTokens);
         double budgetBound = admissions * newTokens / perIteration * full;
-        return Math.max(time / count, budgetBound);
+        return episode == null ? Math.max(full, budgetBound) : Math.max(episode[0] / episode[1], budgetBound);
+    }
+
+    /** [E[seconds], E[iterations]] of an episode with K ~ Poisson(theta) prompts. */
+    private static double[] episodeMeans(double theta, double[] seconds, double[] iterations) {
+        double poisson = Math.exp(-theta);
+        double time = 0;
+        double count = 0;
+        for (int k = 0; k < seconds.length; k++) {
+            time += poisson * seconds[k];
+            count += poisson * iterations[k];
+            poisson *= theta / (k + 1);
+        }
+        return new double[] {time, count};
     }
 
     /**
@@ -381,6 +440,11 @@ final class EnginePrediction {
      * token budget leaves after the decodes; without, a whole prompt per iteration while it fits the budget.
      */
     private double[] prefillSeconds(int n, int newTokens, int cachedTokens, int count) {
+        return prefillSeconds(n, newTokens, cachedTokens, count, null);
+    }
+
+    /** As above, with the end of the iteration that gives each prompt its first token in {@code firstTokens}. */
+    private double[] prefillSeconds(int n, int newTokens, int cachedTokens, int count, double[] firstTokens) {
         int budget = Math.max(1, deployment.maxNumBatchedTokens() - n);
         int[] done = new int[count];
         double seconds = 0;
@@ -400,11 +464,14 @@ final class EnginePrediction {
                 done[j] += chunk;
                 left -= chunk;
             }
-            while (first < count && done[first] == newTokens) {
-                first++;
-            }
             seconds += cost.stepNanos(shape) / 1e9;
             iterations++;
+            while (first < count && done[first] == newTokens) {
+                if (firstTokens != null) {
+                    firstTokens[first] = seconds;
+                }
+                first++;
+            }
         }
         return new double[] {seconds, iterations};
     }

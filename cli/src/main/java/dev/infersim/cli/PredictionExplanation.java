@@ -53,9 +53,18 @@ final class PredictionExplanation {
         line("KV cache: %,d tokens (%,d blocks of %d). A running sequence holds %.1f tokens of its own on average (its "
                         + "context plus half a block). At the limit the engine has admitted prompts until the next one did not "
                         + "fit, so %.0f tokens stay free on average (half a prompt, in whole blocks): the cache holds N = %.1f "
-                        + "sequences decoding; batch limit B = min(--max-num-seqs, ceil(N)) = %d.", p.kv().tokens(),
+                        + "sequences decoding; min(--max-num-seqs, ceil(N)) = %d.", p.kv().tokens(),
                 p.kv().numBlocks(), p.kv().blockSize(), s.footprintTokens(), s.leftoverTokens(), s.sustainedSeqs(),
-                s.batchLimit());
+                Math.min(d.maxNumSeqs(), (int) Math.ceil(s.sustainedSeqs())));
+        if (s.budgetBound()) {
+            line("The token budget binds first: beside n decodes an iteration has --max-num-batched-tokens %d - n tokens "
+                            + "for prompts, so past n = %d it prefills fewer prompts than finish and requests complete more "
+                            + "slowly, not faster. The engine cannot hold more decoding than that: batch limit B = %d, the batch "
+                            + "at which requests complete fastest, and the requests beyond it wait for prompt budget.",
+                    d.maxNumBatchedTokens(), s.batchLimit(), s.batchLimit());
+        } else {
+            line("Batch limit B = %d.", s.batchLimit());
+        }
         if (s.kvBound()) {
             line("The chain's state space is truncated at B = %d by the KV cache, not by --max-num-seqs %d: above it requests "
                             + "wait for memory, which a finishing request frees, so admissions come at departures (N / E[L] an "

@@ -103,6 +103,10 @@ class PredictCommandTest {
         assertTrue(batching.out().contains("birth-death chain") && batching.out().contains("TTFT = admission wait")
                 && batching.out().contains("Batch spread:"), batching.out());
 
+        CliRun budget = CliRun.of("predict", "--max-num-batched-tokens", "512", "--random-input-len", "2048",
+                "--random-output-len", "96", "--request-rate", "8", "--explain");
+        assertTrue(budget.out().contains("The token budget binds first"), budget.out());
+
         CliRun overload = CliRun.of("predict", "--request-rate", "1000", "--explain");
         assertEquals(0, overload.exitCode(), overload.err());
         assertEquals("true", field(overload, "infersim_saturated"));

@@ -260,7 +260,9 @@ public final class ContinuousBatchingModel implements LatencyModel {
      * Otherwise it lands in an iteration that carries K prompts ({@link #promptsPerIteration}), of length tau_K(n),
      * chosen with probability proportional to its length (an arrival in time lands in long iterations more often),
      * waits U tau_K for it to end, then is prefilled with the J prompts that arrived during it ({@link #coAdmitted}):
-     * TTFT = U tau_K + prefill(n, 1 + J), uniform on [prefill(n, 1 + J), prefill(n, 1 + J) + tau_K].
+     * TTFT = U tau_K + prefill(n, 1 + J), uniform on [prefill(n, 1 + J), prefill(n, 1 + J) + tau_K]. Where chunked
+     * prefill takes those prompts in turn, its first token comes when its own turn ends: it is equally likely to be
+     * any of the 1 + J (those that arrived before it go first), {@link IterationTimes#firstTokenSeconds}.
      */
     private void walkTtftPieces(PieceSink sink) {
         double alone = times.prefillSeconds(0, 1);
@@ -278,8 +280,16 @@ public final class ContinuousBatchingModel implements LatencyModel {
                     continue;
                 }
                 double[] others = coAdmitted(n, k);
+                double length = iterationWithPrompts(n, k);
                 for (int j = 0; j < others.length; j++) {
-                    sink.piece(landed * others[j], times.prefillSeconds(n, 1 + j), iterationWithPrompts(n, k), own);
+                    double together = times.prefillSeconds(n, 1 + j);
+                    if (j == 0 || times.firstTokenSeconds(n, 1 + j, 0) == together) {
+                        sink.piece(landed * others[j], together, length, own);
+                        continue;
+                    }
+                    for (int position = 0; position <= j; position++) {
+                        sink.piece(landed * others[j] / (1 + j), times.firstTokenSeconds(n, 1 + j, position), length, own);
+                    }
                 }
             }
         }

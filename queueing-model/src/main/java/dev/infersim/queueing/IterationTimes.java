@@ -27,4 +27,12 @@ public interface IterationTimes {
      * chunked prefill (or prompts past the token budget) more.
      */
     double prefillIterations(int n, int prompts);
+
+    /**
+     * When the prompt at {@code position} (0 first) of k prompts admitted together gets its first token: the whole
+     * prefill where they share one iteration; sooner for the first ones where chunked prefill takes them in turn.
+     */
+    default double firstTokenSeconds(int n, int prompts, int position) {
+        return prefillSeconds(n, prompts);
+    }
 }

@@ -9,9 +9,11 @@ package dev.infersim.queueing;
  * @param prefillSeconds    [n][k - 1] the prefill of k prompts admitted together while n others decode; beyond the
  *                          table's last k the time grows by its last step per prompt
  * @param prefillIterations [n][k - 1] the iterations that prefill spans (at least 1), extended alike
+ * @param firstTokenSeconds [n][k - 1][j] when the j-th of those k prompts (first come, first prefilled) gets its first
+ *                          token, at most prefillSeconds[n][k - 1]; beyond the table's last k, that share of the whole
  */
 public record TabulatedIterationTimes(double[] decodeSeconds, double[] meanSeconds, double[][] prefillSeconds,
-                                      double[][] prefillIterations) implements IterationTimes {
+                                      double[][] prefillIterations, double[][][] firstTokenSeconds) implements IterationTimes {
 
     public TabulatedIterationTimes {
         int n = decodeSeconds.length;
@@ -30,9 +32,9 @@ public record TabulatedIterationTimes(double[] decodeSeconds, double[] meanSecon
             if (prefillSeconds[b].length < 2) {
                 throw new IllegalArgumentException("prefillSeconds[" + b + "] needs k = 1 and 2 at least");
             }
-            if (prefillIterations[b].length != prefillSeconds[b].length) {
-                throw new IllegalArgumentException("prefillIterations[" + b + "] must cover the k of prefillSeconds["
-                        + b + "]");
+            if (prefillIterations[b].length != prefillSeconds[b].length || firstTokenSeconds[b].length != prefillSeconds[b].length) {
+                throw new IllegalArgumentException("prefillIterations[" + b + "] and firstTokenSeconds[" + b
+                        + "] must cover the k of prefillSeconds[" + b + "]");
             }
             for (int k = 0; k < prefillSeconds[b].length; k++) {
                 Checks.positive("prefillSeconds[" + b + "][" + k + "]", prefillSeconds[b][k]);
@@ -67,6 +69,17 @@ public record TabulatedIterationTimes(double[] decodeSeconds, double[] meanSecon
     @Override
     public double prefillIterations(int n, int prompts) {
         return extended(prefillIterations[n], prompts);
+    }
+
+    @Override
+    public double firstTokenSeconds(int n, int prompts, int position) {
+        double[][] row = firstTokenSeconds[n];
+        if (prompts <= row.length) {
+            return row[prompts - 1][position];
+        }
+        double[] last = row[row.length - 1];
+        int scaled = (int) Math.round(position * (last.length - 1.0) / (prompts - 1));
+        return prefillSeconds(n, prompts) * last[scaled] / last[last.length - 1];
     }
 
     private static double extended(double[] row, int prompts) {
