@@ -56,12 +56,11 @@ final class PredictionExplanation {
                         + "sequences decoding; min(--max-num-seqs, ceil(N)) = %d.", p.kv().tokens(),
                 p.kv().numBlocks(), p.kv().blockSize(), s.footprintTokens(), s.leftoverTokens(), s.sustainedSeqs(),
                 Math.min(d.maxNumSeqs(), (int) Math.ceil(s.sustainedSeqs())));
-        if (s.budgetBound()) {
-            line("The token budget binds first: beside n decodes an iteration has --max-num-batched-tokens %d - n tokens "
-                            + "for prompts, so past n = %d it prefills fewer prompts than finish and requests complete more "
-                            + "slowly, not faster. The engine cannot hold more decoding than that: batch limit B = %d, the batch "
-                            + "at which requests complete fastest, and the requests beyond it wait for prompt budget.",
-                    d.maxNumBatchedTokens(), s.batchLimit(), s.batchLimit());
+        if (s.peakBound()) {
+            line("Requests complete fastest with n = %d running: past it an iteration's prefill and attention grow faster "
+                            + "than the batch (beside n decodes only --max-num-batched-tokens %d - n tokens are left for prompts), "
+                            + "so more running requests complete no faster. Batch limit B = %d; the requests beyond it wait.",
+                    s.batchLimit(), d.maxNumBatchedTokens(), s.batchLimit());
         } else {
             line("Batch limit B = %d.", s.batchLimit());
         }
