@@ -30,7 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * off, two GPUs, three models (one MoE with tensor parallel 2). Textbook cases must match the simulator's mean wait within 3%; every other scenario its
  * mean TTFT, mean TPOT and throughput within 10% and its p99 TTFT and p99 E2EL within 20%. Where such a scenario's
  * rate is a load, a share of the predicted saturation rate, that rate must also be within 3% of the simulator's
- * throughput when offered 1.5 times it: an error there moves every other number. The table is printed;
+ * throughput when offered 1.5 times it: an error there moves every other number. Every such row runs again at load
+ * 0.9 ({@link #HEAVY_LOAD}), where errors in the admission wait show most. The table is printed;
  * bench/queueing/README.md keeps it with the command. The scenarios in {@link #KNOWN_MISSES} do not meet the thresholds
  * yet: they are run and printed, and the README says by how much and why; every other scenario is asserted.
  */
@@ -38,7 +39,13 @@ class QueueingAgreesWithSimulatorTest {
     private static final long SEED = 42;
 
     /** Scenarios the models do not yet meet the thresholds in, with the reason (see bench/queueing/README.md). */
-    static final Map<String, String> KNOWN_MISSES = Map.of();
+    static final Map<String, String> KNOWN_MISSES = Map.of(
+            "batching burstiness 0.25 load 0.9", "the wait for admission and for the iteration's end is 38% short at "
+                    + "load 0.9 (8% at 0.7): clumps keep the batch near its limit longer than the chain's states say",
+            "KV pressure, geometric outputs load 0.9", "mean TTFT 16% short: with geometric outputs the simulator's queue "
+                    + "at the KV limit drains more slowly than the chain's exponential wait",
+            "chunked prefill on, budget 512 load 0.9", "p99 TTFT 23% long: the chain's wait above the budget's batch "
+                    + "limit is exponential, and the simulator's tail there is shorter");
 
     enum Kind { TEXTBOOK, ENGINE }
 
@@ -118,7 +125,26 @@ class QueueingAgreesWithSimulatorTest {
         s.add(new Scenario("qwen2.5-7b load 0.7", Kind.ENGINE,
                 Deployment.builder(Profiles.gpu("h100"), Profiles.model("qwen2.5-7b")).build(),
                 r -> random(n, r, 1024, 256, 0.5).eosMeanTokens(64).build(), 0.7, true, n));
-        return s;
+        return withHeavyLoad(s);
+    }
+
+    /** The load of the heavy rows: every engine row whose rate is a load, again at this share of its saturation rate. */
+    static final double HEAVY_LOAD = 0.9;
+
+    /** Adds each engine row whose rate is a load at {@link #HEAVY_LOAD}, once per deployment and workload. */
+    private static List<Scenario> withHeavyLoad(List<Scenario> matrix) {
+        List<Scenario> all = new ArrayList<>(matrix);
+        java.util.Set<String> added = new java.util.HashSet<>();
+        for (Scenario sc : matrix) {
+            if (sc.kind() != Kind.ENGINE || !sc.isLoad() || sc.rateOrLoad() == HEAVY_LOAD) {
+                continue;
+            }
+            String name = sc.name().replaceFirst(" load [0-9.]+$", "") + " load " + HEAVY_LOAD;
+            if (added.add(name)) {
+                all.add(new Scenario(name, sc.kind(), sc.deployment(), sc.workloadAt(), HEAVY_LOAD, true, sc.requests()));
+            }
+        }
+        return all;
     }
 
     static Outcome run(Scenario sc) {
@@ -147,7 +173,8 @@ class QueueingAgreesWithSimulatorTest {
             }
         }
         double[] capacity = null;
-        if (sc.isLoad() && sc.kind() == Kind.ENGINE) {
+        // a heavy row's deployment and workload are its base row's, which checks their capacity
+        if (sc.isLoad() && sc.kind() == Kind.ENGINE && sc.rateOrLoad() < HEAVY_LOAD) {
             double saturation = prediction.saturationRatePerS();
             WorkloadSpec overloaded = sc.workloadAt().apply(OVERLOAD * saturation);
             capacity = new double[] {saturation,
