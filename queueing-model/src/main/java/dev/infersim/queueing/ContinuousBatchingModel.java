@@ -258,7 +258,7 @@ public final class ContinuousBatchingModel implements LatencyModel {
     /**
      * Walks the TTFT of every arrival that finds n in 0..B-1 running. At n = 0 it starts at once: its prefill alone.
      * Otherwise it lands in an iteration that carries K prompts ({@link #promptsPerIteration}), of length tau_K(n),
-     * chosen with probability proportional to its length (an arrival in time lands in long iterations more often),
+     * chosen as often as arrivals fall in it ({@link #landedIterations}; by its length for Poisson arrivals),
      * waits U tau_K for it to end, then is prefilled with the J prompts that arrived during it ({@link #coAdmitted}):
      * TTFT = U tau_K + prefill(n, 1 + J), uniform on [prefill(n, 1 + J), prefill(n, 1 + J) + tau_K]. Where chunked
      * prefill takes those prompts in turn, its first token comes when its own turn ends: it is equally likely to be
