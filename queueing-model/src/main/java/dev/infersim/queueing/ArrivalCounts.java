@@ -1,12 +1,14 @@
 package dev.infersim.queueing;
 
 import org.apache.commons.math3.analysis.integration.gauss.GaussIntegrator;
+import org.apache.commons.math3.analysis.solvers.BrentSolver;
 import org.apache.commons.math3.analysis.integration.gauss.GaussIntegratorFactory;
 import org.apache.commons.math3.special.Gamma;
 
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.DoubleUnaryOperator;
 
 /**
  * How many requests arrive in a window of t seconds, for arrivals at rate lambda whose gaps are gamma distributed with
@@ -73,6 +75,24 @@ final class ArrivalCounts {
     /** The other arrivals in a window of this length that holds an arrival at a uniformly distributed position. */
     void aroundArrivalInto(double seconds, double[] into) {
         lawInto(Kind.AROUND_ARRIVAL, seconds, into);
+    }
+
+    /**
+     * sigma of GI/M/1 for these gaps and an exponential server of rate mu: the root in (0, 1) of
+     * sigma = A*(mu (1 - sigma)), A*(s) = (1 + s / (k lambda))^{-k} the gaps' transform, k = 1 / ca^2. An arrival finds
+     * the server busy with probability sigma (rho = lambda / mu for Poisson arrivals, more for bursty ones), and the
+     * queue's tail is geometric with ratio sigma (Kleinrock 1975, Vol. 1, ch. 6).
+     */
+    static double busyRoot(double ratePerS, double arrivalScv, double serviceRatePerS) {
+        double k = 1 / Math.max(arrivalScv, MIN_SCV);
+        double rho = ratePerS / serviceRatePerS;
+        DoubleUnaryOperator f =
+                sigma -> sigma - Math.pow(1 + serviceRatePerS * (1 - sigma) / (k * ratePerS), -k);
+        double gap = 1e-3 * (1 - rho);
+        while (f.applyAsDouble(1 - gap) <= 0) {
+            gap /= 2;
+        }
+        return new BrentSolver(1e-15, 1e-14).solve(500, f::applyAsDouble, 0, 1 - gap);
     }
 
     /** V(t), the variance of the arrivals in a window of t that starts at a random time (lambda t for Poisson). */

@@ -72,6 +72,11 @@ public final class ContinuousBatchingModel implements LatencyModel {
     /** p_0 .. p_B; states above B have p_B r^{n-B}. */
     private final double[] stateProbabilities;
     private final double tailRatio;
+    /**
+     * sigma, the ratio of the geometric tail above B: lambda / mu_B for Poisson arrivals, for gamma gaps the root of
+     * sigma = A*(mu_B (1 - sigma)) of GI/M/1, which the queue above B is (its departures come at mu_B).
+     */
+    private final double queueRatio;
     /** Per state, the stationary count of prompts an iteration carries, and its transition K -> K'; built on first use. */
     private final double[][] promptsPerIteration;
     private final double[][][] transitions;
@@ -89,8 +94,8 @@ public final class ContinuousBatchingModel implements LatencyModel {
         this.server = server;
         this.times = server.iterationTimes();
         this.arrivalRatePerS = Checks.positive("arrivalRatePerS", arrivalRatePerS);
-        this.waitScale = Math.max(MIN_WAIT_SCALE,
-                (Checks.nonNegative("arrivalScv", arrivalScv) + Checks.nonNegative("serviceScv", serviceScv)) / 2);
+        this.waitScale = Math.max(MIN_WAIT_SCALE, (Checks.nonNegative("arrivalScv", arrivalScv)
+                + Checks.nonNegative("serviceScv", serviceScv)) / (arrivalScv + 1));
         this.arrivalScv = arrivalScv;
         this.arrivals = new ArrivalCounts(arrivalRatePerS, arrivalScv);
         double saturation = server.saturationRatePerS();
@@ -98,6 +103,7 @@ public final class ContinuousBatchingModel implements LatencyModel {
             throw new UnstableQueueException(arrivalRatePerS, saturation, "B/(E[L]*tau(B))");
         }
         this.tailRatio = arrivalRatePerS / saturation;
+        this.queueRatio = arrivalScv == 1 ? tailRatio : ArrivalCounts.busyRoot(arrivalRatePerS, arrivalScv, saturation);
         this.promptsPerIteration = new double[server.maxNumSeqs() + 1][];
         this.transitions = new double[server.maxNumSeqs() + 1][][];
         this.coAdmitted = new double[server.maxNumSeqs() + 1][][];
@@ -133,7 +139,7 @@ public final class ContinuousBatchingModel implements LatencyModel {
         }
         double mean = 0;
         for (int n = 1; n <= maxBatch; n++) {
-            mean += n * (n < maxBatch ? states[n] : states[maxBatch] / (1 - tailRatio));
+            mean += n * (n < maxBatch ? states[n] : states[maxBatch] / (1 - queueRatio));
         }
         int at = (int) Math.max(1, Math.min(maxBatch - 1, Math.round(mean)));
         double arrivalsPerIteration = arrivalRatePerS * times.meanSeconds(at);
@@ -165,7 +171,7 @@ public final class ContinuousBatchingModel implements LatencyModel {
             probabilities[n] = Math.exp(logWeights[n] - largest);
             total += probabilities[n];
         }
-        total += probabilities[maxBatch] * tailRatio / (1 - tailRatio);
+        total += probabilities[maxBatch] * queueRatio / (1 - queueRatio);
         for (int n = 0; n <= maxBatch; n++) {
             probabilities[n] /= total;
         }
@@ -196,13 +202,28 @@ public final class ContinuousBatchingModel implements LatencyModel {
         if (requestsInSystem <= maxBatch) {
             return stateProbabilities[requestsInSystem];
         }
-        return stateProbabilities[maxBatch] * Math.pow(tailRatio, requestsInSystem - maxBatch);
+        return stateProbabilities[maxBatch] * Math.pow(queueRatio, requestsInSystem - maxBatch);
     }
 
-    /** P(N >= B): the probability that an arrival finds the batch full and queues. */
+    /**
+     * The probability that an arrival finds the batch full and queues: P(N >= B) = p_B / (1 - sigma) in time, which an
+     * arrival sees sigma / rho times as often (GI/M/1 above B: what arrivals see there is sigma / rho times the time
+     * average, so bursty arrivals, which come when others just came, find the batch full more often; Poisson ones see
+     * the time average).
+     */
     @Override
     public double probabilityOfWait() {
-        return stateProbabilities[server.maxNumSeqs()] / (1 - tailRatio);
+        return timeAtLimit() * queueRatio / tailRatio;
+    }
+
+    /** P(N >= B) in time: the share of time the batch is full. */
+    private double timeAtLimit() {
+        return stateProbabilities[server.maxNumSeqs()] / (1 - queueRatio);
+    }
+
+    /** How much likelier an arrival is than a random moment to find each state below B, so that all it finds sums to 1. */
+    private double belowLimitScale() {
+        return (1 - probabilityOfWait()) / (1 - timeAtLimit());
     }
 
     /** E[min(N, B)]: the mean number of running requests. */
@@ -212,7 +233,7 @@ public final class ContinuousBatchingModel implements LatencyModel {
         for (int n = 1; n < server.maxNumSeqs(); n++) {
             mean += n * stateProbabilities[n];
         }
-        return mean + server.maxNumSeqs() * probabilityOfWait();
+        return mean + server.maxNumSeqs() * timeAtLimit();
     }
 
     /** E[N], running plus waiting. */
@@ -221,25 +242,28 @@ public final class ContinuousBatchingModel implements LatencyModel {
         return meanBatchSize() + meanNumberWaiting();
     }
 
-    /** E[(N - B)^+] = p_B r / (1 - r)^2. */
+    /** E[(N - B)^+] = p_B sigma / (1 - sigma)^2. */
     @Override
     public double meanNumberWaiting() {
-        double r = tailRatio;
+        double r = queueRatio;
         return stateProbabilities[server.maxNumSeqs()] * r / ((1 - r) * (1 - r));
     }
 
-    /** Mean admission wait, P(N >= B) / (mu_B - lambda), scaled for bursty arrivals. */
+    /**
+     * Mean admission wait, P(an arrival waits) / (mu_B (1 - sigma)), for lengths other than geometric scaled by Kingman's
+     * ratio (ca^2 + cs^2) / (ca^2 + 1), as for one request at a time: exact for M/M/c and GI/M/c above B.
+     */
     @Override
     public double meanQueueingDelaySeconds() {
         return probabilityOfWait() / waitDecayRatePerS();
     }
 
-    /** P(Wq > t) = P(N >= B) e^{-(mu_B - lambda) t}. */
+    /** P(Wq > t) = P(an arrival waits) e^{-mu_B (1 - sigma) t}, the decay scaled alike. */
     public double probabilityQueueingDelayExceeds(double tSeconds) {
         return ExponentialTail.exceedance(probabilityOfWait(), waitDecayRatePerS(), tSeconds);
     }
 
-    /** The p-quantile of the admission wait: max(0, ln(P(N >= B) / (1 - p)) / (mu_B - lambda)). */
+    /** The p-quantile of the admission wait: max(0, ln(P(wait) / (1 - p)) / (mu_B (1 - sigma))), scaled alike. */
     @Override
     public double queueingDelayPercentileSeconds(double p) {
         return ExponentialTail.percentileSeconds(probabilityOfWait(), waitDecayRatePerS(), p);
@@ -266,9 +290,10 @@ public final class ContinuousBatchingModel implements LatencyModel {
      */
     private void walkTtftPieces(PieceSink sink) {
         double alone = times.prefillSeconds(0, 1);
-        sink.piece(stateProbabilities[0], alone, 0, alone);
+        double seen = belowLimitScale();
+        sink.piece(seen * stateProbabilities[0], alone, 0, alone);
         for (int n = 1; n < server.maxNumSeqs(); n++) {
-            double p = stateProbabilities[n];
+            double p = seen * stateProbabilities[n];
             if (p < 1e-15) {
                 continue;
             }
@@ -602,7 +627,7 @@ public final class ContinuousBatchingModel implements LatencyModel {
 
     /** P(an arrival finds n), the states at and above B lumped into n = B. */
     private double stateWeight(int n) {
-        return n < server.maxNumSeqs() ? stateProbabilities[n] : probabilityOfWait();
+        return n < server.maxNumSeqs() ? belowLimitScale() * stateProbabilities[n] : probabilityOfWait();
     }
 
     /**
@@ -777,7 +802,7 @@ public final class ContinuousBatchingModel implements LatencyModel {
         int maxBatch = server.maxNumSeqs();
         List<double[]> atoms = new ArrayList<>();
         for (int b = 1; b <= maxBatch; b++) {
-            double pi = (b < maxBatch ? stateProbabilities[b] : probabilityOfWait()) * b;
+            double pi = (b < maxBatch ? stateProbabilities[b] : timeAtLimit()) * b;
             if (pi < 1e-15) {
                 continue;
             }
@@ -857,7 +882,7 @@ public final class ContinuousBatchingModel implements LatencyModel {
     }
 
     private double waitDecayRatePerS() {
-        return (server.saturationRatePerS() - arrivalRatePerS) / waitScale;
+        return server.saturationRatePerS() * (1 - queueRatio) / waitScale;
     }
 
     /** The t where a distribution function reaches p, bracketed from {@code lower} by doubling. */

@@ -64,14 +64,8 @@ public final class SequentialServiceModel implements LatencyModel {
 
     /** E[Wq] of GI/M/1 with the gamma gaps and mean service E[S], scaled by (ca^2 + cs^2) / (ca^2 + 1). */
     private double gammaArrivalWait() {
-        double k = 1 / arrivalScv;
         double mu = 1 / service.mean();
-        DoubleUnaryOperator f = sigma -> sigma - Math.pow(1 + mu * (1 - sigma) / (k * arrivalRatePerS), -k);
-        double gap = 1e-3 * (1 - utilization());
-        while (f.applyAsDouble(1 - gap) <= 0) {
-            gap /= 2;
-        }
-        double sigma = new BrentSolver(1e-15, 1e-14).solve(500, f::applyAsDouble, 0, 1 - gap);
+        double sigma = ArrivalCounts.busyRoot(arrivalRatePerS, arrivalScv, mu);
         double cs = service.squaredCoefficientOfVariation();
         return sigma / (mu * (1 - sigma)) * (arrivalScv + cs) / (arrivalScv + 1);
     }
