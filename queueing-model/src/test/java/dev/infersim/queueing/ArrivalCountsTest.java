@@ -71,4 +71,15 @@ class ArrivalCountsTest {
             assertEquals(scv, growth, 0.03 * scv, "ca^2 = " + scv);
         }
     }
+
+    @Test
+    void anArrivalFindsTheServerBusyWithProbabilitySigma() {
+        assertEquals(0.8, ArrivalCounts.busyRoot(8, 1, 10), 1e-9, "Poisson arrivals: sigma = rho");
+        double bursty = ArrivalCounts.busyRoot(8, 4, 10);
+        double smooth = ArrivalCounts.busyRoot(8, 0.25, 10);
+        assertTrue(bursty > 0.8 && bursty < 1, "clumped arrivals find it busy more often: " + bursty);
+        assertTrue(smooth < 0.8 && smooth > 0, "smooth ones less often: " + smooth);
+        double k = 0.25;
+        assertEquals(bursty, Math.pow(1 + 10 * (1 - bursty) / (k * 8), -k), 1e-12, "the root of sigma = A*(mu (1 - sigma))");
+    }
 }
