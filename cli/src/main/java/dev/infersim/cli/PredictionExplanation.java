@@ -151,9 +151,13 @@ final class PredictionExplanation {
                         + "linear-noise approximation of both gives the engine's batch %.2f times the chain's variance, so the "
                         + "chain's weights are raised to kappa = %.3f.", 1 / chain.dispersionExponent(), chain.dispersionExponent());
         double lengthScv = server.outputTokens().squaredCoefficientOfVariation();
-        line("Admission wait: exponential from P(N >= B) at rate (lambda_max - lambda), scaled by (ca^2 + cs^2)/2 = %.3f "
-                + "(Allen-Cunneen; ca^2 = %.3f of the arrivals' gaps, cs^2 = %.3f of the output lengths, as a request's "
-                + "service at B is L iterations).", (arrivalScv + lengthScv) / 2, arrivalScv, lengthScv);
+        line("Admission wait: above B requests leave at lambda_max, so the queue there is GI/M/1: its tail ratio is sigma = "
+                + "%.4f (the root of sigma = A*(lambda_max (1 - sigma)) for the arrivals' gaps; lambda/lambda_max for Poisson "
+                + "arrivals), an arrival finds the batch full sigma/rho = %.3f times as often as a random moment does, and "
+                + "waits exponentially at rate lambda_max (1 - sigma), its time scaled by Kingman's (ca^2 + cs^2)/(ca^2 + 1) = "
+                + "%.3f (ca^2 = %.3f of the arrivals' gaps, cs^2 = %.3f of the output lengths, as a request's service at B is "
+                + "L iterations).", chain.queueRatio(), chain.queueRatio() / chain.utilization(),
+                (arrivalScv + lengthScv) / (arrivalScv + 1), arrivalScv, lengthScv);
         if (arrivalScv != 1) {
             line("Bursty arrivals: the prompts "
                     + "arriving during an iteration are counted for gamma gaps (renewal counts, not Poisson): %s.",

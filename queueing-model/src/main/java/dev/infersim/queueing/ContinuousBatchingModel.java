@@ -193,6 +193,11 @@ public final class ContinuousBatchingModel implements LatencyModel {
         return tailRatio;
     }
 
+    /** sigma, the ratio of the geometric tail above B (lambda / lambda_max for Poisson arrivals). */
+    public double queueRatio() {
+        return queueRatio;
+    }
+
     /** P(N = n), the stationary probability of n requests in the system (running plus waiting). */
     public double probabilityOfState(int requestsInSystem) {
         if (requestsInSystem < 0) {
