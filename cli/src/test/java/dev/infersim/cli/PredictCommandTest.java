@@ -92,6 +92,16 @@ class PredictCommandTest {
     }
 
     @Test
+    @org.junit.jupiter.api.Timeout(120)
+    void burstyArrivalsPlanCapacityForAnSlo() {
+        // the planner probes rates within rounding of saturation, where the GI/M/1 root's bracket search once never ended
+        CliRun r = CliRun.of("predict", "--request-rate", "20", "--burstiness", "0.25", "--slo-ttft-ms", "500");
+        assertEquals(0, r.exitCode(), r.err());
+        double rate = Double.parseDouble(field(r, "infersim_max_rate_meeting_slo_per_s"));
+        assertTrue(rate > 0 && rate < Double.parseDouble(field(r, "infersim_saturation_rate_per_s")), r.out());
+    }
+
+    @Test
     void explainNamesTheFormulaAndTheVerdictAboveCapacity() {
         CliRun md1 = CliRun.of("predict", "--max-num-seqs", "1", "--max-num-batched-tokens", "2048", "--request-rate", "0.5",
                 "--explain");

@@ -33,6 +33,8 @@ final class ArrivalCounts {
     private static final GaussIntegrator POSITIONS = new GaussIntegratorFactory().legendre(8, 0, 1);
     /** Gaps smoother than this (ca^2 = 0 is a regular clock) are counted as gamma gaps of this ca^2. */
     private static final double MIN_SCV = 1e-4;
+    /** Halvings of the bracket below 1 before sigma is taken as 1 less rounding (about 2^-60 of 1 - rho). */
+    private static final int MAX_HALVINGS = 60;
     /** A tail probability below which counts are not followed further. */
     private static final double NEGLIGIBLE = 1e-13;
 
@@ -88,9 +90,14 @@ final class ArrivalCounts {
         double rho = ratePerS / serviceRatePerS;
         DoubleUnaryOperator f =
                 sigma -> sigma - Math.pow(1 + serviceRatePerS * (1 - sigma) / (k * ratePerS), -k);
+        // f > 0 just below 1 when rho < 1; within rounding of saturation no double below 1 shows it, and the queue
+        // is as good as unstable: sigma is then the largest double below 1 the search reached
         double gap = 1e-3 * (1 - rho);
-        while (f.applyAsDouble(1 - gap) <= 0) {
+        for (int i = 0; i < MAX_HALVINGS && !(f.applyAsDouble(1 - gap) > 0); i++) {
             gap /= 2;
+        }
+        if (!(f.applyAsDouble(1 - gap) > 0)) {
+            return 1 - Math.max(gap, Math.ulp(1.0));
         }
         return new BrentSolver(1e-15, 1e-14).solve(500, f::applyAsDouble, 0, 1 - gap);
     }

@@ -52,6 +52,8 @@ public final class ContinuousBatchingModel implements LatencyModel {
     private static final int E2EL_ATOMS = 48;
     /** States less likely than this are left out of the per-request TPOT. */
     private static final double MIN_STATE_WEIGHT = 1e-12;
+    /** Ranks of an arrival among the prompts prefilled in turn with it that the TTFT follows one by one; beyond, bins. */
+    private static final int POSITION_PIECES = 8;
     /** Most episodes after a first token followed one by one before the stationary pace is taken for the rest. */
     private static final int MAX_TRACKED_EPISODES = 64;
     /** Bounds kappa of {@link #dispersionExponent} to [1/16, 16]: a loop that barely settles spreads the batch, not flattens it. */
@@ -312,13 +314,20 @@ public final class ContinuousBatchingModel implements LatencyModel {
                 double[] others = coAdmitted(n, k);
                 double length = iterationWithPrompts(n, k);
                 for (int j = 0; j < others.length; j++) {
-                    double together = times.prefillSeconds(n, 1 + j);
-                    if (j == 0 || times.firstTokenSeconds(n, 1 + j, 0) == together) {
-                        sink.piece(landed * others[j], together, length, own);
+                    double mass = landed * others[j];
+                    if (mass < 1e-15) {
                         continue;
                     }
-                    for (int position = 0; position <= j; position++) {
-                        sink.piece(landed * others[j] / (1 + j), times.firstTokenSeconds(n, 1 + j, position), length, own);
+                    double together = times.prefillSeconds(n, 1 + j);
+                    if (j == 0 || times.firstTokenSeconds(n, 1 + j, 0) == together) {
+                        sink.piece(mass, together, length, own);
+                        continue;
+                    }
+                    // its rank among the 1 + J, uniform: every rank up to POSITION_PIECES of them, else equal bins' midpoints
+                    int pieces = Math.min(j + 1, POSITION_PIECES);
+                    for (int i = 0; i < pieces; i++) {
+                        int position = (int) ((i + 0.5) * (j + 1) / pieces);
+                        sink.piece(mass / pieces, times.firstTokenSeconds(n, 1 + j, position), length, own);
                     }
                 }
             }

@@ -82,4 +82,14 @@ class ArrivalCountsTest {
         double k = 0.25;
         assertEquals(bursty, Math.pow(1 + 10 * (1 - bursty) / (k * 8), -k), 1e-12, "the root of sigma = A*(mu (1 - sigma))");
     }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(10)
+    void sigmaWithinRoundingOfSaturationIsFoundNotSearchedForever() {
+        // a capacity planner probes rates this close to saturation; the bracket search once halved its gap to zero
+        for (double scv : new double[] {0.25, 4}) {
+            double sigma = ArrivalCounts.busyRoot(10 * (1 - 1e-15), scv, 10);
+            assertTrue(sigma > 0.99 && sigma < 1, "ca^2 = " + scv + ": " + sigma);
+        }
+    }
 }
