@@ -209,14 +209,15 @@ final class EnginePrediction {
         // (about half a prompt), all recomputed when it is readmitted
         double recompute = preempted * (outputTokens.mean() + prompt / 2);
         double[][] shapes = promptShapes(retention);
-        BatchingServer unlimited = new BatchingServer(batchLimit, outputTokens, iterationTimes(batchLimit, null, shapes));
+        TabulatedIterationTimes tables = iterationTimes(batchLimit, shapes);
+        BatchingServer unlimited = new BatchingServer(batchLimit, outputTokens, tables);
         int peak = peakBatch(unlimited);
         if (peak < batchLimit) {
             return new Service(retention, cached, footprint, leftover, sustained, peak, true, 0, 0,
-                    new BatchingServer(peak, outputTokens, iterationTimes(peak, null, shapes)), null);
+                    new BatchingServer(peak, outputTokens, tables.upTo(peak)), null);
         }
         BatchingServer server = kvBound ? new BatchingServer(batchLimit, outputTokens,
-                iterationTimes(batchLimit, new KvLimit(sustained, recompute), shapes)) : unlimited;
+                atKvLimit(tables, new KvLimit(sustained, recompute), shapes)) : unlimited;
         return new Service(retention, cached, footprint, leftover, sustained, batchLimit, false, preempted, recompute,
                 server, null);
     }
@@ -284,21 +285,34 @@ final class EnginePrediction {
                 .map(a -> new double[] {a[0] / a[2], a[1] / a[2], a[2]}).toArray(double[][]::new);
     }
 
-    /**
-     * The chain's tables for n = 0..B from the cost model. When the KV cache sets B, the mean iteration at B is the
-     * one at the KV limit ({@link #kvLimitIteration}), stretched by B / N so that the chain's B slots complete requests
-     * at the rate the N sequences the cache holds do.
-     */
-    private TabulatedIterationTimes iterationTimes(int maxBatch, KvLimit limit, double[][] prompts) {
-        double meanOutput = outputTokens.mean();
+    /** The mean prompt of these shapes, whole tokens: {new (at least 1), cached}. */
+    private static int[] meanPrompt(double[][] prompts) {
         double newTokens = 0;
         double cachedTokens = 0;
         for (double[] p : prompts) {
             newTokens += p[2] * p[0];
             cachedTokens += p[2] * p[1];
         }
-        int meanNew = (int) Math.max(1, Math.round(newTokens));
-        int meanCached = (int) Math.round(cachedTokens);
+        return new int[] {(int) Math.max(1, Math.round(newTokens)), (int) Math.round(cachedTokens)};
+    }
+
+    /**
+     * The tables at the KV limit: the mean iteration at B is the one at the limit ({@link #kvLimitIteration}),
+     * stretched by B / N so that the chain's B slots complete requests at the rate the N sequences the cache holds do.
+     */
+    private TabulatedIterationTimes atKvLimit(TabulatedIterationTimes tables, KvLimit limit, double[][] prompts) {
+        int[] prompt = meanPrompt(prompts);
+        int b = tables.maxBatch();
+        return tables.withMeanSeconds(b, Math.max(tables.decodeSeconds(b),
+                kvLimitIteration(limit, prompt[0], prompt[1]) * b / limit.runningSeqs()));
+    }
+
+    /** The chain's tables for n = 0..B from the cost model. */
+    private TabulatedIterationTimes iterationTimes(int maxBatch, double[][] prompts) {
+        double meanOutput = outputTokens.mean();
+        int[] prompt = meanPrompt(prompts);
+        int meanNew = prompt[0];
+        int meanCached = prompt[1];
         double[] decode = new double[maxBatch + 1];
         double[] mean = new double[maxBatch + 1];
         double[][] prefill = new double[maxBatch + 1][];
@@ -340,9 +354,6 @@ final class EnginePrediction {
                 prefillIterations[n][k - 1] = Math.max(1, aloneIterations + iterations[k] - iterations[1]);
             }
             mean[n] = n == 0 ? 0 : Math.max(decode[n], meanIteration(n, admissions, seconds, iterations, meanNew, meanCached));
-        }
-        if (limit != null) {
-            mean[maxBatch] = Math.max(decode[maxBatch], kvLimitIteration(limit, meanNew, meanCached) * maxBatch / limit.runningSeqs());
         }
         return new TabulatedIterationTimes(decode, mean, prefill, prefillIterations, firstToken);
     }

@@ -1,5 +1,7 @@
 package dev.infersim.queueing;
 
+import java.util.Arrays;
+
 /**
  * {@link IterationTimes} as tables indexed by the number of decoding sequences, filled by the caller from an engine's
  * cost model (no fitted line: the time of n sequences is what the cost model says of n sequences).
@@ -44,6 +46,21 @@ public record TabulatedIterationTimes(double[] decodeSeconds, double[] meanSecon
                 }
             }
         }
+    }
+
+    /** The tables for n = 0..maxBatch only (the entries up to it do not depend on the largest batch). */
+    public TabulatedIterationTimes upTo(int maxBatch) {
+        int n = maxBatch + 1;
+        return new TabulatedIterationTimes(Arrays.copyOf(decodeSeconds, n), Arrays.copyOf(meanSeconds, n),
+                Arrays.copyOf(prefillSeconds, n), Arrays.copyOf(prefillIterations, n),
+                Arrays.copyOf(firstTokenSeconds, n));
+    }
+
+    /** These tables with the mean iteration at batch n replaced. */
+    public TabulatedIterationTimes withMeanSeconds(int n, double seconds) {
+        double[] mean = meanSeconds.clone();
+        mean[n] = seconds;
+        return new TabulatedIterationTimes(decodeSeconds, mean, prefillSeconds, prefillIterations, firstTokenSeconds);
     }
 
     /** The largest batch the tables cover. */
