@@ -71,7 +71,7 @@ class ContainerImageTest {
 
         int port = FreePorts.one();
         String name = "infersim-test-" + ProcessHandle.current().pid();
-        podman(conf, 60, "run", "-d", "--rm", "--name", name, "--network", "host",
+        podman(conf, 60, "run", "-d", "--name", name, "--network", "host",
                 "-e", "INFERSIM_JAVA_OPTS=-Xmx384m", IMAGE, "serve", "--host", "127.0.0.1", "--port",
                 String.valueOf(port), "--time-scale", "20");
         try {
