@@ -54,6 +54,11 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
         out.println(center("Client (infersim)"));
         out.printf(Locale.ROOT, "%-40s %.3f / %.3f / %.3f%n", "Send lag p50 / p99 / max (ms):", lag.get("p50"),
                 lag.get("p99"), lag.get("max"));
+        Map<String, Object> reads = (Map<String, Object>) f.get("infersim_read_delay_ms");
+        if (reads != null && ((Number) reads.get("samples")).longValue() > 0) {
+            out.printf(Locale.ROOT, "%-40s %.3f / %.3f / %.3f%n", "Read delay p50 / p99 / max (ms):", reads.get("p50"),
+                    reads.get("p99"), reads.get("max"));
+        }
         Map<String, Object> noise = (Map<String, Object>) f.get("infersim_scheduling_noise_ms");
         if (noise != null) {
             out.printf(Locale.ROOT, "%-40s %.3f / %.3f%n", "Machine noise p99, idle / in run (ms):",
@@ -70,10 +75,7 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
             out.printf(Locale.ROOT, "%-40s %.0f / %.0f%n", "Client event loops on / waiting for CPU (ms):",
                     loops.get("on_cpu"), loops.get("waiting_for_cpu"));
         }
-        Map<String, Object> verdict = (Map<String, Object>) f.get("infersim_send_lag_verdict");
-        if (verdict != null && !invalidReasons.contains(verdict.get("message"))) {
-            out.println("Send lag: " + verdict.get("message"));
-        }
+        printVerdicts(f, out);
         out.printf(Locale.ROOT, "%-40s %s / %.1f%n", "Max / mean requests in flight:", f.get("infersim_max_in_flight"),
                 f.get("infersim_mean_in_flight"));
         out.println("  (in flight: at one instant, as the client counts them; \"Peak concurrent requests\" above is "
@@ -123,6 +125,32 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
         }
         out.println(valid() ? "Run valid: yes" : "RUN INVALID: " + String.join("; ", invalidReasons));
         out.println("=".repeat(50));
+    }
+
+    /**
+     * What the run is judged by, each once (a reason the run is invalid is printed with the verdict at the end): the
+     * arrival process, the client's timing error (whose message says whether the latencies can be trusted), and
+     * with --strict-timing the send-lag verdict. The machine's noise above is information only.
+     */
+    @SuppressWarnings("unchecked")
+    private void printVerdicts(Map<String, Object> f, PrintStream out) {
+        Map<String, Object> validity = (Map<String, Object>) f.get("infersim_validity");
+        if (validity != null) {
+            Map<String, Object> arrivals = (Map<String, Object>) validity.get("arrivals");
+            String line = Boolean.TRUE.equals(arrivals.get("judged")) ? (String) arrivals.get("message")
+                    : "not judged: " + arrivals.get("reason");
+            if (!invalidReasons.contains("the requests did not go out as the requested arrival process: " + line)) {
+                out.println("Arrivals: " + line);
+            }
+            Map<String, Object> timing = (Map<String, Object>) validity.get("timing");
+            if (timing != null && !invalidReasons.contains(timing.get("message"))) {
+                out.println("Timing: " + timing.get("message"));
+            }
+        }
+        Map<String, Object> verdict = (Map<String, Object>) f.get("infersim_send_lag_verdict");
+        if (verdict != null && !invalidReasons.contains(verdict.get("message"))) {
+            out.println("Send lag (--strict-timing): " + verdict.get("message"));
+        }
     }
 
     /** What --scrape-metrics got, so that a wrong URL shows on the console and not only deep in the JSON. */

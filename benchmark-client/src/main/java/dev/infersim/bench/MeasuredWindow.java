@@ -38,6 +38,8 @@ final class MeasuredWindow {
     final ErrorTally errors = new ErrorTally();
     /** Sent but cut off in flight by an interrupt: neither a success nor a server failure, yet part of what was sent. */
     long cancelled;
+    /** Requests that waited for a --max-concurrency slot past their scheduled time (the client's own queue). */
+    long clientQueued;
     long negativeErrors;
     long promptMismatches;
     long promptMismatchMaxTokens;
@@ -56,6 +58,9 @@ final class MeasuredWindow {
     final java.util.TreeMap<Integer, Long> requestsPerReplica = new java.util.TreeMap<>();
     private final RequestLogWriter log;
     private final boolean checkPromptLength;
+    /** Actual send instants, for the arrival-process test; null unless {@link #keepSendTimes()} was called. */
+    private long[] sendTimes;
+    private int sendTimeCount;
     private long[] sentPerS = new long[64];
     private long[] completedPerS = new long[64];
     private long[] tokensPerS = new long[64];
@@ -101,9 +106,31 @@ final class MeasuredWindow {
         return log != null;
     }
 
+    /** Keeps every request's actual send instant (8 bytes a request), for {@link #arrivals}: open loops only. */
+    void keepSendTimes() {
+        sendTimes = new long[256];
+    }
+
+    /**
+     * How the sends of this window fit the requested process ({@link ArrivalFit}); null unless send times were kept.
+     * Sorts the kept instants: call once the window is complete.
+     */
+    synchronized ArrivalFit arrivals(double requestedRate, double burstiness) {
+        return sendTimes == null ? null : ArrivalFit.test(sendTimes, sendTimeCount, requestedRate, burstiness);
+    }
+
     /** Records one finished (or failed) request. */
     synchronized void record(Exchange x, long nowNanos) {
         lastFinishNanos = Math.max(lastFinishNanos, nowNanos);
+        if (x.originNanos > x.scheduledNanos) {
+            clientQueued++;
+        }
+        if (x.sendNanos >= 0 && sendTimes != null) {
+            if (sendTimeCount == sendTimes.length) {
+                sendTimes = Arrays.copyOf(sendTimes, 2 * sendTimeCount);
+            }
+            sendTimes[sendTimeCount++] = x.sendNanos;
+        }
         if (x.sendNanos >= 0) {
             long lag = Math.max(0, x.sendNanos - x.originNanos);
             sendLag.record(lag);

@@ -42,10 +42,22 @@ public final class ClientOptions {
             description = "A request not finished after S seconds fails as 'timeout' (default: ${DEFAULT-VALUE}).")
     double requestTimeoutS;
 
+    @Option(names = "--header", arity = "1..*", paramLabel = "KEY=VALUE",
+            description = "HTTP headers sent with every request (repeatable, as vllm bench serve's), e.g. for a gateway "
+                    + "that routes on them; they replace the client's own of the same name (authorization...).")
+    List<String> headers = List.of();
+
+    @Option(names = "--strict-timing",
+            description = "Also flag the run invalid when p99 send lag (actual - scheduled send) exceeds "
+                    + "--max-send-lag-ms and the client caused it, however small beside the latencies it measures. "
+                    + "Without it a run is invalid for timing only when its arrivals are not the requested process or "
+                    + "its timing error is a material share of TTFT or ITL.")
+    boolean strictTiming;
+
     @Option(names = "--max-send-lag-ms",
-            description = "Flag the run invalid when p99 send lag (actual - scheduled send) exceeds this and the client "
-                    + "caused it (default: fitted to the machine, twice the p99 scheduling noise a 0.3 s calibration "
-                    + "measures at start, at least 1 ms). Not judged at --request-rate inf or in a closed loop.")
+            description = "The send-lag limit of --strict-timing, which it implies (default: fitted to the machine, "
+                    + "twice the p99 scheduling noise a 0.3 s calibration measures at start, at least 1 ms). Not judged "
+                    + "at --request-rate inf or in a closed loop.")
     Double maxSendLagMs;
 
     @Option(names = "--max-failure-rate", defaultValue = "0",
@@ -111,7 +123,8 @@ public final class ClientOptions {
                     Math.round(requestTimeoutS * 1000),
                     maxSendLagMs == null ? BenchConfig.FIT_TO_MACHINE : Math.round(maxSendLagMs * 1e6), maxFailureRate,
                     report.slo(),
-                    report.metrics(), report.percentiles(), maxConnections, scrapeMetrics, scrapeIntervalMs);
+                    report.metrics(), report.percentiles(), maxConnections, scrapeMetrics, scrapeIntervalMs,
+                    strictTiming || maxSendLagMs != null, headerMap());
         } catch (ConfigException e) {
             throw e;
         } catch (IllegalArgumentException e) {
@@ -128,6 +141,17 @@ public final class ClientOptions {
                 ? result.invalidatedBy("--validate: the server sent no ground truth (no 'infersim' object in its last "
                         + "chunk): it is not an infersim mock, so there is nothing to compare with")
                 : result;
+    }
+
+    /** {@code --header KEY=VALUE} pairs; a later one of the same name wins. */
+    Map<String, String> headerMap() {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (String pair : headers) {
+            int eq = pair.indexOf('=');
+            ConfigException.check(eq > 0, "--header: expected KEY=VALUE, got '%s'", pair);
+            m.put(pair.substring(0, eq).strip(), pair.substring(eq + 1).strip());
+        }
+        return m;
     }
 
     /** User metadata: {@code --metadata k=v} pairs, as vLLM writes them at the top level of the result. */
