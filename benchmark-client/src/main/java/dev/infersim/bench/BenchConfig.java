@@ -28,8 +28,9 @@ import java.util.Map;
  * @param maxConnections       HTTP/1.1 keep-alive connection pool size (one stream per connection)
  * @param scrapeUrl            Prometheus endpoint polled during the run, or null ({@code --scrape-metrics})
  * @param scrapeIntervalMillis polling interval for {@code scrapeUrl}
- * @param strictTiming         judge send lag against {@code maxSendLagNanos} too ({@code --strict-timing}), beyond
- *                             the arrival process and the client's timing error that every run is judged by
+ * @param strictTiming         judge the client's timing by its send lag against {@code maxSendLagNanos}
+ *                             ({@code --strict-timing}, the verdict of earlier versions) instead of by its share of
+ *                             the latencies measured ({@link TimingError}); the arrival process is judged either way
  * @param headers              extra HTTP headers sent with every request ({@code --header}); they replace the
  *                             client's own of the same name (content-type, accept, authorization)
  */

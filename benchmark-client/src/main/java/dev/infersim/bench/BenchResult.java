@@ -144,12 +144,13 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
             }
             Map<String, Object> timing = (Map<String, Object>) validity.get("timing");
             if (timing != null && !invalidReasons.contains(timing.get("message"))) {
-                out.println("Timing: " + timing.get("message"));
+                out.println((Boolean.TRUE.equals(validity.get("strict_timing"))
+                        ? "Timing (information: --strict-timing judges send lag): " : "Timing: ") + timing.get("message"));
             }
         }
         Map<String, Object> verdict = (Map<String, Object>) f.get("infersim_send_lag_verdict");
         if (verdict != null && !invalidReasons.contains(verdict.get("message"))) {
-            out.println("Send lag (--strict-timing): " + verdict.get("message"));
+            out.println("Send lag: " + verdict.get("message"));
         }
     }
 

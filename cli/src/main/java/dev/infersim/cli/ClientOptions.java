@@ -48,10 +48,11 @@ public final class ClientOptions {
     List<String> headers = List.of();
 
     @Option(names = "--strict-timing",
-            description = "Also flag the run invalid when p99 send lag (actual - scheduled send) exceeds "
-                    + "--max-send-lag-ms and the client caused it, however small beside the latencies it measures. "
-                    + "Without it a run is invalid for timing only when its arrivals are not the requested process or "
-                    + "its timing error is a material share of TTFT or ITL.")
+            description = "Judge the client's timing as earlier versions did: the run is invalid when p99 send lag "
+                    + "(actual - scheduled send) exceeds --max-send-lag-ms and the client caused it, however small "
+                    + "beside the latencies measured. Without it, timing invalidates a run only when the client's "
+                    + "timing error p99 exceeds 25% of the TTFT p50 or its read delay p99 25% of the mean ITL. The "
+                    + "arrival process is judged either way.")
     boolean strictTiming;
 
     @Option(names = "--max-send-lag-ms",

@@ -123,6 +123,11 @@ public final class WorkloadOptions {
      * @param warmups         unmeasured requests sent first, on top of --num-prompts as in vLLM
      */
     public WorkloadSpec spec(Double requestRatePerS, Integer maxConcurrency, long warmups) {
+        return spec(requestRatePerS, maxConcurrency, warmups, seed);
+    }
+
+    /** The spec at a given load with another seed than --seed (a sweep's later points: new prompts at each load). */
+    WorkloadSpec spec(Double requestRatePerS, Integer maxConcurrency, long warmups, long seed) {
         WorkloadSpecBuilder b = WorkloadSpec.builder()
                 .seed(seed)
                 .ignoreEos(ignoreEos)

@@ -89,6 +89,44 @@ class BenchCommandTest {
                 + "--save-result)", compare.err().strip().replaceFirst("^infersim: ", ""));
     }
 
+    /**
+     * Each load point sends prompts of its own (point i uses --seed + i), so no point's TTFT is shortened by a cache
+     * an earlier point filled; a sweep whose prompts the server has seen before says so on the terminal, and
+     * --reset-prefix-cache makes the server forget them first.
+     */
+    @Test
+    void everySweepPointSendsNewPromptsAndCacheHitsAreWarnedOnTheTerminal() throws Exception {
+        List<String> args = List.of("sweep", "--base-url", MOCK.server().baseUrl(), "--model",
+                MOCK.server().options().servedModelName(), "--request-rates", "20,40", "--num-prompts", "6",
+                "--random-input-len", "256", "--random-output-len", "2", "--seed", "9191", "--max-send-lag-ms", "1000",
+                "--save-result", "--save-detailed", "--result-dir", dir.toString());
+        CliRun first = CliRun.of(concat(args, "--result-filename", "fresh.json"));
+        assertEquals(0, first.exitCode(), first.out() + first.err());
+        assertFalse(first.out().contains("Warning at"), first.out());
+        for (String point : List.of("rate-20", "rate-40")) {
+            assertTrue(DetailRows.read(dir.resolve("fresh-" + point + ".jsonl")).stream()
+                    .allMatch(row -> row.get("cached_tokens").asInt() == 0), point + ": a prompt came from the cache");
+        }
+        JsonNode runs = new ObjectMapper().readTree(dir.resolve("fresh.json").toFile()).get("runs");
+        assertEquals(9191, runs.get(0).get("infersim_workload_seed").asLong());
+        assertEquals(9192, runs.get(1).get("infersim_workload_seed").asLong());
+
+        CliRun again = CliRun.of(concat(args, "--result-filename", "again.json"));
+        assertEquals(0, again.exitCode(), again.out() + again.err());
+        assertTrue(again.out().contains("Warning at request_rate 20.0: the server served")
+                && again.out().contains("Warning at request_rate 40.0: the server served"), again.out());
+
+        CliRun reset = CliRun.of(concat(args, "--result-filename", "reset.json", "--reset-prefix-cache"));
+        assertEquals(0, reset.exitCode(), reset.out() + reset.err());
+        assertFalse(reset.out().contains("Warning at"), reset.out());
+    }
+
+    private static String[] concat(List<String> args, String... more) {
+        List<String> all = new java.util.ArrayList<>(args);
+        all.addAll(List.of(more));
+        return all.toArray(String[]::new);
+    }
+
     @Test
     void benchReplaysATraceAtItsOwnTimestampsWithoutARateFlag() throws Exception {
         Path trace = dir.resolve("trace.jsonl");

@@ -153,6 +153,16 @@ class ForeignServerTest {
     }
 
     @Test
+    void aSweepThatCannotResetTheServersPrefixCacheStopsBeforeItsFirstPointNamingTheFlag() {
+        CliRun r = CliRun.of("sweep", "--base-url", "http://127.0.0.1:" + server.getAddress().getPort(), "--model", "m",
+                "--request-rates", "5", "--num-prompts", "2", "--random-input-len", "16", "--random-output-len", "2",
+                "--reset-prefix-cache");
+        assertEquals(2, r.exitCode(), r.out() + r.err());
+        assertTrue(r.err().strip().startsWith("infersim: --reset-prefix-cache: POST http://127.0.0.1:")
+                && r.err().contains("/reset_prefix_cache answered 404"), r.err());
+    }
+
+    @Test
     void failuresOverTheMaxFailureRateMakeTheRunInvalidEvenWithSendLagFine() throws Exception {
         brokenRequests.set(0);
         CliRun r = benchModel("broken");
