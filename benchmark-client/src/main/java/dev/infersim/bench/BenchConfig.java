@@ -33,12 +33,14 @@ import java.util.Map;
  *                             the latencies measured ({@link TimingError}); the arrival process is judged either way
  * @param headers              extra HTTP headers sent with every request ({@code --header}); they replace the
  *                             client's own of the same name (content-type, accept, authorization)
+ * @param clientWarmups        short unmeasured requests sent before the first run to compile the client's own code
+ *                             ({@code --client-warmups}); 0 for none
  */
 public record BenchConfig(String baseUrl, String endpoint, String model, String apiKey, boolean ignoreEos,
                           long requestTimeoutMillis, long maxSendLagNanos, double maxFailureRate, GoodputSlo slo,
                           List<String> percentileMetrics, List<Double> metricPercentiles, int maxConnections,
                           String scrapeUrl, long scrapeIntervalMillis, boolean strictTiming,
-                          Map<String, String> headers) {
+                          Map<String, String> headers, int clientWarmups) {
 
     /** {@code maxSendLagNanos} that asks for a limit fitted to the machine's measured scheduling noise. */
     public static final long FIT_TO_MACHINE = -1;
@@ -76,13 +78,16 @@ public record BenchConfig(String baseUrl, String endpoint, String model, String 
         }
         percentileMetrics = List.copyOf(percentileMetrics);
         metricPercentiles = List.copyOf(metricPercentiles);
+        if (clientWarmups < 0) {
+            throw new IllegalArgumentException("--client-warmups must be >= 0, got " + clientWarmups);
+        }
         headers.forEach(BenchConfig::checkHeader);
         headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
     }
 
     /**
-     * Without {@code --strict-timing} or {@code --header}: a given send-lag limit asks for strict timing, as
-     * {@code --max-send-lag-ms} does on the command line.
+     * Without {@code --strict-timing}, {@code --header} or client warm-up: a given send-lag limit asks for strict
+     * timing, as {@code --max-send-lag-ms} does on the command line.
      */
     public BenchConfig(String baseUrl, String endpoint, String model, String apiKey, boolean ignoreEos,
                        long requestTimeoutMillis, long maxSendLagNanos, double maxFailureRate, GoodputSlo slo,
@@ -90,7 +95,7 @@ public record BenchConfig(String baseUrl, String endpoint, String model, String 
                        String scrapeUrl, long scrapeIntervalMillis) {
         this(baseUrl, endpoint, model, apiKey, ignoreEos, requestTimeoutMillis, maxSendLagNanos, maxFailureRate, slo,
                 percentileMetrics, metricPercentiles, maxConnections, scrapeUrl, scrapeIntervalMillis,
-                maxSendLagNanos != FIT_TO_MACHINE, Map.of());
+                maxSendLagNanos != FIT_TO_MACHINE, Map.of(), 0);
     }
 
     /** A header name must be an HTTP token (RFC 9110, section 5.6.2) and its value must not break the line. */

@@ -45,6 +45,29 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
         return new BenchResult(report, errors, reasons);
     }
 
+    /**
+     * This result judged against a direct run to one replica behind the same gateway ({@code --baseline-url}): the
+     * baseline's ground-truth error is kept as {@code infersim_baseline}, and the findings are drawn again, now with
+     * the gateway's added latency.
+     */
+    @SuppressWarnings("unchecked")
+    public BenchResult withBaseline(BenchResult baseline, String baselineUrl) {
+        Map<String, Object> truth = (Map<String, Object>) fields().get("infersim_ground_truth");
+        Map<String, Object> direct = (Map<String, Object>) baseline.fields().get("infersim_ground_truth");
+        Map<String, Object> b = new java.util.LinkedHashMap<>();
+        b.put("base_url", baselineUrl);
+        b.put("request_rate", baseline.fields().get("request_rate"));
+        b.put("completed", baseline.fields().get("completed"));
+        b.put("valid", baseline.valid());
+        b.put("infersim_ground_truth", direct);
+        double[] added = StreamFindings.addedTtftMs(truth, direct);
+        b.put("added_ttft_p50_ms", added == null ? null : added[0]);
+        b.put("added_ttft_p99_ms", added == null ? null : added[1]);
+        fields().put("infersim_baseline", b);
+        fields().put("infersim_findings", StreamFindings.toJson(StreamFindings.of(truth, direct)));
+        return this;
+    }
+
     /** vLLM's summary block, then send lag, errors, ground-truth error and validity. */
     @SuppressWarnings("unchecked")
     public void printSummary(PrintStream out) {
@@ -105,6 +128,15 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
                 spread.forEach((replica, n) -> line.append(line.length() == 0 ? "" : ", ").append(replica).append(": ").append(n));
                 out.printf(Locale.ROOT, "%-40s %s%n", "Requests per replica:", line);
             }
+        }
+        Map<String, Object> baseline = (Map<String, Object>) f.get("infersim_baseline");
+        if (baseline != null && baseline.get("added_ttft_p50_ms") != null) {
+            out.printf(Locale.ROOT, "%-40s %.3f / %.3f (direct to %s)%n", "Gateway's added TTFT p50 / p99 (ms):",
+                    baseline.get("added_ttft_p50_ms"), baseline.get("added_ttft_p99_ms"), baseline.get("base_url"));
+        }
+        for (Object o : (List<?>) f.getOrDefault("infersim_findings", List.of())) {
+            Map<String, Object> finding = (Map<String, Object>) o;
+            out.println("Finding " + finding.get("name") + ": " + finding.get("message") + ". " + finding.get("cause"));
         }
         Object scale = f.get("infersim_time_scale");
         Map<String, Object> model = (Map<String, Object>) f.get("infersim_model_time_ms");

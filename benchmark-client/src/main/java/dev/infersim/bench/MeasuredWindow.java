@@ -54,6 +54,20 @@ final class MeasuredWindow {
     long sharedPrefixTokens;
     /** Successful requests by how their per-chunk token counts were found, indexed by {@link TokenCountMethod}. */
     final long[] tokenCountMethods = new long[TokenCountMethod.values().length];
+    /**
+     * What reached the client of the streams the server timed (ground truth), against the server's own account: the
+     * server sends each token in its own chunk, so fewer chunks than tokens means chunks were lost on the way, and a
+     * stream whose tokens reached the client over less than {@link StreamFindings#BUNCHED_SPAN} of the time the server
+     * took to emit them (its decode time, of at least {@link StreamFindings#MIN_DECODE_NANOS}) was held and released
+     * in bunches on the way.
+     */
+    long truthChunks;
+    long truthTokens;
+    long streamsChecked;
+    long streamsBunched;
+    long lostTokenRequests;
+    long lostTokens;
+    long reorderedRequests;
     /** Requests by the replica that served them ({@code infersim.replica}): how a gateway spread the load. */
     final java.util.TreeMap<Integer, Long> requestsPerReplica = new java.util.TreeMap<>();
     private final RequestLogWriter log;
@@ -172,6 +186,26 @@ final class MeasuredWindow {
             }
             recordGroundTruthError(ttftError, x.firstTokenNanos - x.originNanos, truth.ttftNanos());
             recordGroundTruthError(e2elError, x.lastTokenNanos - x.originNanos, truth.e2elNanos());
+            recordStream(x, truth, out);
+        }
+    }
+
+    private void recordStream(Exchange x, GroundTruth truth, int tokens) {
+        truthChunks += x.chunks;
+        truthTokens += tokens;
+        if (x.chunks < tokens) {
+            lostTokenRequests++;
+            lostTokens += tokens - x.chunks;
+        }
+        if (x.reorderedChunks > 0) {
+            reorderedRequests++;
+        }
+        long serverDecode = truth.ttftNanos() < 0 || truth.e2elNanos() < 0 ? -1 : truth.e2elNanos() - truth.ttftNanos();
+        if (tokens >= 2 && serverDecode >= StreamFindings.MIN_DECODE_NANOS) {
+            streamsChecked++;
+            if (x.lastTokenNanos - x.firstTokenNanos < StreamFindings.BUNCHED_SPAN * serverDecode) {
+                streamsBunched++;
+            }
         }
     }
 

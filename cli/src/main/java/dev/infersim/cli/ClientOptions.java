@@ -47,6 +47,12 @@ public final class ClientOptions {
                     + "that routes on them; they replace the client's own of the same name (authorization...).")
     List<String> headers = List.of();
 
+    @Option(names = "--client-warmups", defaultValue = "256",
+            description = "Short requests (at most 64 tokens in, 8 out, new prompts, 8 at a time, not measured) sent "
+                    + "after the initial test request and before the first run, so that the client's own code is "
+                    + "compiled before it measures; 0 for none (default: ${DEFAULT-VALUE}).")
+    int clientWarmups;
+
     @Option(names = "--strict-timing",
             description = "Judge the client's timing as earlier versions did: the run is invalid when p99 send lag "
                     + "(actual - scheduled send) exceeds --max-send-lag-ms and the client caused it, however small "
@@ -113,6 +119,11 @@ public final class ClientOptions {
     }
 
     BenchConfig config(boolean ignoreEos) {
+        return config(ignoreEos, baseUrl);
+    }
+
+    /** The configuration with another server than --base-url (a direct baseline beside a gateway). */
+    BenchConfig config(boolean ignoreEos, String baseUrl) {
         ConfigException.check(requestTimeoutS > 0, "--request-timeout must be > 0 s, got %s", requestTimeoutS);
         ConfigException.check(durationS >= 0, "--duration must be >= 0 s, got %s", durationS);
         ConfigException.check(maxSendLagMs == null || maxSendLagMs >= 0, "--max-send-lag-ms must be >= 0, got %s",
@@ -125,7 +136,7 @@ public final class ClientOptions {
                     maxSendLagMs == null ? BenchConfig.FIT_TO_MACHINE : Math.round(maxSendLagMs * 1e6), maxFailureRate,
                     report.slo(),
                     report.metrics(), report.percentiles(), maxConnections, scrapeMetrics, scrapeIntervalMs,
-                    strictTiming || maxSendLagMs != null, headerMap());
+                    strictTiming || maxSendLagMs != null, headerMap(), clientWarmups);
         } catch (ConfigException e) {
             throw e;
         } catch (IllegalArgumentException e) {
