@@ -106,6 +106,9 @@ public record ArrivalFit(int sends, double requestedRate, double burstiness, dou
 
     /** What was found, in one sentence with its figures. */
     public String describe() {
+        if (Double.isNaN(achievedRate)) {
+            return String.format(Locale.ROOT, "%d sends, too few to judge the rate or the gaps", sends);
+        }
         String law = Double.isInfinite(burstiness) ? "evenly spaced" : burstiness == 1 ? "Poisson"
                 : String.format(Locale.ROOT, "gamma (burstiness %s)", burstiness);
         String rate = String.format(Locale.ROOT, "sent at %.2f req/s against %.2f requested (%+.1f%%, tolerance %.1f%% "

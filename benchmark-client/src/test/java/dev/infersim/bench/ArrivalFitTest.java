@@ -76,6 +76,13 @@ class ArrivalFitTest {
         assertTrue(fit.describe().contains("too few sends"), fit.describe());
     }
 
+    @Test
+    void aSingleSendIsNotJudgedAndSaysSoWithoutNaN() {
+        ArrivalFit fit = ArrivalFit.test(new long[] {5}, 1, 10, 1);
+        assertFalse(fit.off());
+        assertEquals("1 sends, too few to judge the rate or the gaps", fit.describe());
+    }
+
     /** The stated significance is the false-alarm rate: correct schedules are flagged about once in a thousand runs. */
     @Test
     void correctPoissonSchedulesAreFlaggedAboutAsOftenAsTheSignificanceSays() {
