@@ -61,7 +61,7 @@ public final class HarnessCheck {
         errors.put("tpot_ms", summary(trusted, p -> p.m().tpotMs() - p.t().tpotMs()));
         errors.put("e2el_ms", summary(trusted, Pair::e2elErrorMs));
         errors.put("itl_mean_ms", summary(trusted, p -> p.m().itlsMs() == null || p.m().itlsMs().length == 0
-                || p.t().gaps() == 0 ? Double.NaN : mean(p.m().itlsMs()) - p.t().tpotMs()));
+                || p.t().gaps() == 0 ? Double.NaN : HarnessFindings.mean(p.m().itlsMs()) - p.t().tpotMs()));
         errors.put("itl_count", summary(trusted, p -> p.m().itlsMs() == null ? Double.NaN
                 : p.m().itlsMs().length - p.t().gaps()));
         errors.put("output_tokens", summary(trusted, p -> p.m().outputTokens() < 0 ? Double.NaN
@@ -82,14 +82,6 @@ public final class HarnessCheck {
 
     private static ErrorSummary summary(List<Pair> pairs, ToDoubleFunction<Pair> error) {
         return ErrorSummary.of(pairs.stream().mapToDouble(error).filter(e -> !Double.isNaN(e)).toArray());
-    }
-
-    private static double mean(double[] v) {
-        double s = 0;
-        for (double x : v) {
-            s += x;
-        }
-        return s / v.length;
     }
 
     /** The report as console lines. */

@@ -448,7 +448,7 @@ public final class HarnessFindings {
         return Math.sqrt(s / (v.length - 1)) / m;
     }
 
-    private static double mean(double[] v) {
+    static double mean(double[] v) {
         double s = 0;
         for (double x : v) {
             s += x;

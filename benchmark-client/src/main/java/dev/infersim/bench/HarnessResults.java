@@ -33,7 +33,8 @@ import java.util.zip.GZIPInputStream;
  *       {@code metadata.benchmark_phase} (only {@code profiling} rows), {@code error}, and the metrics
  *       {@code time_to_first_token}, {@code request_latency}, {@code inter_token_latency} (its per-request TPOT),
  *       {@code inter_chunk_latency} (a list), {@code input_sequence_length}, {@code output_sequence_length} (ms and
- *       tokens, each {@code {"value", "unit"}}). No target is recorded.</li>
+ *       tokens, each {@code {"value", "unit"}}); the first token's instant is the start plus TTFT. Target: the
+ *       {@code input_config.loadgen} of {@code profile_export_aiperf.json} beside it, where present.</li>
  *   <li>{@code guidellm}: the benchmarks report JSON: every {@code benchmarks[].requests.successful[]} entry's
  *       {@code response_id} (the server's {@code chatcmpl-<request id>}), {@code request_start_time} (epoch s),
  *       {@code request_latency} (s), {@code time_to_first_token_ms}, {@code inter_token_latency_ms} (its TPOT),
@@ -260,7 +261,33 @@ public final class HarnessResults {
                         (int) value(m, "output_sequence_length", -1)));
             }
         }
-        return new Results(requests, failed, HarnessTarget.UNKNOWN, new double[0]);
+        return new Results(requests, failed, aiperfTarget(file), new double[0]);
+    }
+
+    /**
+     * AIPerf's target, from the {@code input_config.loadgen} of the {@code profile_export_aiperf.json} it writes beside
+     * the JSONL (gzipped or not): {@code request_rate}, {@code request_rate_mode} (default poisson),
+     * {@code concurrency}, {@code warmup_request_count}; unknown without that file.
+     */
+    private static HarnessTarget aiperfTarget(Path jsonl) throws IOException {
+        Path dir = jsonl.toAbsolutePath().getParent();
+        for (String name : new String[]{"profile_export_aiperf.json", "profile_export_aiperf.json.gz"}) {
+            Path summary = dir.resolve(name);
+            if (Files.isReadable(summary)) {
+                JsonNode loadgen = readTree(summary).path("input_config").path("loadgen");
+                double rate = number(loadgen, "request_rate");
+                int cap = loadgen.path("concurrency").asInt(0);
+                int warmups = loadgen.path("warmup_request_count").asInt(0);
+                if (Double.isNaN(rate)) {
+                    return new HarnessTarget(Double.NaN, cap > 0 ? HarnessTarget.Process.UNBOUNDED
+                            : HarnessTarget.Process.UNKNOWN, Double.NaN, cap, warmups);
+                }
+                boolean constant = "constant".equalsIgnoreCase(loadgen.path("request_rate_mode").asText("poisson"));
+                return constant ? new HarnessTarget(rate, HarnessTarget.Process.CONSTANT, Double.NaN, cap, warmups)
+                        : new HarnessTarget(rate, HarnessTarget.Process.POISSON, 1, cap, warmups);
+            }
+        }
+        return HarnessTarget.UNKNOWN;
     }
 
     private static double value(JsonNode metrics, String name) {

@@ -125,6 +125,21 @@ class HarnessCheckTest {
     }
 
     @Test
+    void aiperfIsMatchedByItsRequestIdsLeavesItsWarmupsOutAndReportsThePromptItGeneratedNotTheOneSent() throws Exception {
+        Report r = check(Format.AIPERF, "aiperf-poisson-10", "profile_export.jsonl.gz");
+        assertEquals("request id", r.matchedBy());
+        assertEquals(200, r.matched());
+        assertEquals(0, r.matchingErrors());
+        assertEquals(new HarnessTarget(10, HarnessTarget.Process.POISSON, 1, 0, 5), r.target());
+        assertEquals(5, r.truthBeforeFirst());
+        assertExact(r.errors().get("output_tokens"), 200);
+        assertExact(r.errors().get("itl_count"), 200);
+        // It reports the 32 tokens of text it generated; the server counted 40 with the chat template around them.
+        assertEquals(List.of("prompt_tokens_differ"), ids(r));
+        assertEquals(0.8, finding(r, "prompt_tokens_differ").evidence().get("harness_over_server"), EXACT);
+    }
+
+    @Test
     void handWrittenVllmFileShowsPerChunkItlCoalescingAndAnotherTokenizersPromptCount() throws Exception {
         HarnessResults.Results results = HarnessResults.read(Format.VLLM, resource("vllm.json"));
         Report r = HarnessCheck.check(results, TruthTimeline.read(resource("truth.jsonl")), results.target());
