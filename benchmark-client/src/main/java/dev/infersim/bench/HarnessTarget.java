@@ -1,5 +1,7 @@
 package dev.infersim.bench;
 
+import java.util.Locale;
+
 /**
  * What a harness was asked to do, as its result file records it: the request rate and arrival process, a cap on
  * requests in flight, and how many warm-up requests it was to leave out of its numbers. {@code check-harness} holds
@@ -60,11 +62,11 @@ public record HarnessTarget(double rateReqPerS, Process process, double burstine
 
     /** Short words for the console: "Poisson at 10.00 req/s". */
     public String describe() {
-        String rate = Double.isNaN(rateReqPerS) ? "" : String.format(java.util.Locale.ROOT, " at %.2f req/s", rateReqPerS);
+        String rate = Double.isNaN(rateReqPerS) ? "" : String.format(Locale.ROOT, " at %.2f req/s", rateReqPerS);
         String cap = maxConcurrency > 0 ? ", at most " + maxConcurrency + " in flight" : "";
         return switch (process) {
             case POISSON -> "Poisson" + rate + cap;
-            case GAMMA -> String.format(java.util.Locale.ROOT, "gamma (burstiness %.2f)", burstiness) + rate + cap;
+            case GAMMA -> String.format(Locale.ROOT, "gamma (burstiness %.2f)", burstiness) + rate + cap;
             case CONSTANT -> "constant" + rate + cap;
             case UNBOUNDED -> "all at once" + cap;
             case UNKNOWN -> "unknown" + cap;

@@ -36,6 +36,8 @@ public final class RequestMatcher {
     static final int WINDOW = 48;
     static final int MARGIN = 16;
     static final double SLACK_MS = 1.0;
+    /** At most this many truth rows ahead of the run (earlier runs in the same log) are looked through for its start. */
+    static final int MAX_LEAD_ROWS = 1000;
     static final double TOKEN_COST = 10;
     static final double AMBIGUITY = 6.9;
     static final double MIN_SCALE_MS = 0.25;
@@ -174,7 +176,7 @@ public final class RequestMatcher {
                 int end = Math.min(n, i + WINDOW);
                 int spare = Math.max(0, rows.size() - matched - (n - i));
                 int lo = Math.max(0, i + offset - MARGIN);
-                int hi = Math.min(rows.size(), end + offset + MARGIN + spare);
+                int hi = Math.min(rows.size(), end + offset + MARGIN + Math.min(spare, WINDOW));
                 List<Integer> candidates = new ArrayList<>();
                 for (int j = lo; j < hi; j++) {
                     if (!taken[j]) {
@@ -255,7 +257,7 @@ public final class RequestMatcher {
 
         /** Truth rows ahead of the first measured one (a harness's test request, warm-ups): the cheapest start. */
         private int initialOffset() {
-            int extra = Math.min(MARGIN, Math.max(0, rows.size() - ms.size()));
+            int extra = Math.min(MAX_LEAD_ROWS, Math.max(0, rows.size() - ms.size()));
             int best = 0;
             double bestCost = Double.POSITIVE_INFINITY;
             for (int off = 0; off <= extra; off++) {
