@@ -6,6 +6,7 @@ import dev.infersim.engine.Deployment;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.RooflineCostModel;
 import dev.infersim.queueing.BatchingServer;
+import dev.infersim.queueing.ClosedLoopBatchingModel;
 import dev.infersim.queueing.DiscreteDistribution;
 import dev.infersim.queueing.LatencyModel;
 import dev.infersim.queueing.SequentialServiceModel;
@@ -133,6 +134,15 @@ final class EnginePrediction {
     /** The batch the KV cache sustains (at most --max-num-seqs). */
     int batchLimit() {
         return full.batchLimit();
+    }
+
+    /**
+     * N clients in a closed loop with no think time ({@link ClosedLoopBatchingModel}), the prefix cache keeping what it
+     * holds beside the min(N, B) sequences running. Not for one request at a time.
+     */
+    ClosedLoopBatchingModel closedLoop(int clients) {
+        Service s = cachesPrefixes() ? service(retention(Math.min(clients, full.batchLimit()))) : full;
+        return new ClosedLoopBatchingModel(s.batching(), clients);
     }
 
     /** The model at a Poisson rate. Throws {@link dev.infersim.queueing.UnstableQueueException} at or above saturation. */
