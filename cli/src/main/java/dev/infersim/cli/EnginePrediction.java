@@ -216,8 +216,10 @@ final class EnginePrediction {
         }
         double preempted = kvBound ? preemptionsPerRequest(prompt) : 0;
         // a victim's context covers the overflow, E[L] past the leftover by memorylessness, and what it frees beyond
-        // (about half a prompt), all recomputed when it is readmitted
-        double recompute = preempted * (outputTokens.mean() + prompt / 2);
+        // (about half a prompt), all recomputed when it is readmitted. With prefix caching (vLLM V1) its freed blocks
+        // stay cached at the tail of the free queue: the others' growth until the next departure, E[L] tokens again,
+        // eats its last blocks, and it finds the rest when it is readmitted
+        double recompute = preempted * (outputTokens.mean() + (deployment.enablePrefixCaching() ? 0 : prompt / 2));
         double[][] shapes = promptShapes(retention);
         TabulatedIterationTimes tables = iterationTimes(batchLimit, shapes);
         BatchingServer unlimited = new BatchingServer(batchLimit, outputTokens, tables);

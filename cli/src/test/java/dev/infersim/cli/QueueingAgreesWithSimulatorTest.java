@@ -45,7 +45,10 @@ class QueueingAgreesWithSimulatorTest {
             "KV pressure, geometric outputs load 0.9", "mean TTFT 16% short: with geometric outputs the simulator's queue "
                     + "at the KV limit drains more slowly than the chain's exponential wait",
             "chunked prefill on, budget 512 load 0.9", "p99 TTFT 23% long: the chain's wait above the budget's batch "
-                    + "limit is exponential, and the simulator's tail there is shorter");
+                    + "limit is exponential, and the simulator's tail there is shorter",
+            "KV pressure, preemption load 0.9", "mean TTFT 14.5% short (TPOT and throughput within 2%): since a "
+                    + "preempted request finds its own blocks in the prefix cache again, as in vLLM V1, the model "
+                    + "recomputes only the E[L] tokens eaten from its tail, which at load 0.9 underprices the wait");
 
     enum Kind { TEXTBOOK, ENGINE }
 
