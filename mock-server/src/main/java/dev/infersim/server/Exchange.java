@@ -64,6 +64,10 @@ final class Exchange {
         return request.stream() || fault.countsTokens();
     }
 
+    boolean streams() {
+        return request.stream();
+    }
+
     int choiceCount() {
         return choices.length;
     }

@@ -66,7 +66,7 @@ final class ModelService {
         this.tokenizer = tokenizer;
         this.vocabulary = vocabulary;
         this.parser = new RequestParser(tokenizer, options.servedModelNames(), loras, capacity.maxModelLen(),
-                options.schedulingPolicy().equals("priority"));
+                options.schedulingPolicy().equals("priority"), options.features());
         this.faults = new AtomicReference<>(options.faults());
         // Replicas of one fleet start in the same millisecond: the index keeps their request ids apart.
         this.idSalt = SplitMix64.valueAt(System.currentTimeMillis() ^ options.seed(), options.replica());

@@ -94,6 +94,10 @@ final class SseEncoder extends ResponseEncoder {
 
     /** Token {@code i} of {@code c}; {@code last} adds the finish, {@code withTruth} the ground truth. */
     void token(ByteBuf out, Choice c, int i, boolean last, boolean withTruth) {
+        if (c.plan != null) {
+            plannedToken(out, c, i, last, withTruth);
+            return;
+        }
         boolean truncated = c.stopTextLength != Integer.MAX_VALUE;
         boolean echoHere = i == 0 && request.echo();
         if (tokenPrefix != null && !last && !truncated && !echoHere) {
@@ -126,6 +130,39 @@ final class SseEncoder extends ResponseEncoder {
         Json.Writer logprobsOfChunk = lp;
         chunk(out, c, g -> tokenChoice(g, c.index, text, logprobsOfChunk, last ? c.finishName() : null, c.stopReason, last),
                 withTruth);
+    }
+
+    /**
+     * Token {@code i} of a chat choice shaped by its {@link OutputPlan}: a reasoning, content or tool-call delta, no
+     * chunk for a token the client does not see unless it is the last, whose chunk carries the finish.
+     */
+    private void plannedToken(ByteBuf out, Choice c, int i, boolean last, boolean withTruth) {
+        String piece = c.text.piece(i);
+        if (c.stopTextLength != Integer.MAX_VALUE) {
+            int keep = Math.max(0, Math.min(piece.length(), c.stopTextLength - c.charsWritten));
+            c.charsWritten += piece.length();
+            piece = piece.substring(0, keep);
+        }
+        if (!last && !c.plan.visible(i)) {
+            return;
+        }
+        String text = piece;
+        chunk(out, c, g -> {
+            g.writeNumberField("index", c.index);
+            g.writeObjectFieldStart("delta");
+            c.plan.writeDelta(g, i, text);
+            g.writeEndObject();
+            g.writeFieldName("logprobs");
+            if (request.logprobs()) {
+                logprobs.writeChat(g, c, i, i + 1);
+            } else {
+                g.writeNull();
+            }
+            g.writeStringField("finish_reason", last ? c.finishName() : null);
+            if (last) {
+                g.writeStringField("stop_reason", c.stopReason);
+            }
+        }, withTruth);
     }
 
     /** The finish of {@code c} on its own, when its last token's chunk went out before the finish was known. */
