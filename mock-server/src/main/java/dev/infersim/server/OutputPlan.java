@@ -241,28 +241,13 @@ final class OutputPlan {
      * vLLM's non-stream chat handler fills them for each tool_choice.
      */
     void writeMessage(JsonGenerator g, int n, int keepChars) throws IOException {
-        boolean call = body == Body.TOOL_CALL;
-        boolean complete = callComplete(n);
-        String content;
-        if (!call) {
-            content = reached(Channel.CONTENT, n) || reasoningTokens == 0 ? text(Channel.CONTENT, n, keepChars) : null;
-            if (reasoningTokens > 0 && content != null && content.isEmpty()) {
-                content = null; // vLLM: "If generation stops right after end-of-think, return null content"
-            }
-        } else if (mode == OutputSpec.ToolChoice.AUTO) {
-            // Hermes: a complete call leaves no content; an unfinished one is no call, its raw text the content
-            content = complete ? null : rawBody(n, keepChars);
-        } else {
-            content = "";
-        }
-        g.writeStringField("content", content);
+        g.writeStringField("content", content(n, keepChars));
         g.writeNullField("refusal");
         g.writeNullField("annotations");
         g.writeNullField("audio");
         g.writeNullField("function_call");
         g.writeArrayFieldStart("tool_calls");
-        boolean listed = call && (mode == OutputSpec.ToolChoice.NAMED || complete);
-        if (listed) {
+        if (listsCall(n)) {
             g.writeStartObject();
             g.writeStringField("id", toolCallId);
             g.writeStringField("type", "function");
@@ -276,12 +261,30 @@ final class OutputPlan {
         writeReasoning(g, n, keepChars);
     }
 
-    void writeReasoning(JsonGenerator g, int n, int keepChars) throws IOException {
-        if (reasoningTokens > 0 && includeReasoning && reached(Channel.REASONING, n)) {
-            g.writeStringField("reasoning", text(Channel.REASONING, n, keepChars));
-        } else {
-            g.writeNullField("reasoning");
+    /** The message's content after {@code n} tokens, as vLLM's non-stream chat handler sets it; null for none. */
+    String content(int n, int keepChars) {
+        if (body == Body.TOOL_CALL) {
+            // Hermes: a complete call leaves no content; an unfinished one is no call, its raw text the content.
+            // required and named calls clear the content.
+            return mode == OutputSpec.ToolChoice.AUTO ? callComplete(n) ? null : rawBody(n, keepChars) : "";
         }
+        String content = reached(Channel.CONTENT, n) || reasoningTokens == 0 ? text(Channel.CONTENT, n, keepChars) : null;
+        // vLLM: "If generation stops right after end-of-think, return null content"
+        return reasoningTokens > 0 && content != null && content.isEmpty() ? null : content;
+    }
+
+    /** Whether the message lists the tool call after {@code n} tokens (a named call always; others when complete). */
+    boolean listsCall(int n) {
+        return body == Body.TOOL_CALL && (mode == OutputSpec.ToolChoice.NAMED || callComplete(n));
+    }
+
+    /** The reasoning returned after {@code n} tokens, or null. */
+    String reasoning(int n, int keepChars) {
+        return reasoningTokens > 0 && includeReasoning && reached(Channel.REASONING, n) ? text(Channel.REASONING, n, keepChars) : null;
+    }
+
+    void writeReasoning(JsonGenerator g, int n, int keepChars) throws IOException {
+        g.writeStringField("reasoning", reasoning(n, keepChars));
     }
 
     /** A body's text as generated, wrapper included (what vLLM returns as content when no call could be parsed). */

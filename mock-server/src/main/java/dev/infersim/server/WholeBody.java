@@ -13,14 +13,15 @@ import java.io.IOException;
  * field is {@code reasoning}, as vLLM names it since (main at 9aaf83ef502fc37bc647f6e474314d48ba36cd1c), no longer
  * {@code reasoning_content}.
  */
-final class WholeBody extends ResponseEncoder {
+final class WholeBody extends ResponseEncoder implements Wire.Body {
 
     WholeBody(CompletionRequest request, String id, long created, String model, Choice[] choices, Logprobs logprobs,
               GroundTruth truth) {
         super(request, id, created, model, choices, logprobs, truth);
     }
 
-    void write(ByteBuf out) {
+    @Override
+    public void write(ByteBuf out) {
         Json.write(out, g -> {
             g.writeStartObject();
             writeIdentity(g, request.chat() ? "chat.completion" : "text_completion");
