@@ -110,7 +110,7 @@ final class Embeddings {
                         bytes.asFloatBuffer().put(v);
                         g.writeStringField("embedding", Base64.getEncoder().encodeToString(bytes.array()));
                     } else {
-                        g.writeStartArray();
+                        g.writeArrayFieldStart("embedding");
                         for (float x : v) {
                             g.writeNumber(x);
                         }
