@@ -98,6 +98,9 @@ final class HttpApi extends VerticleBase {
             router.post("/v1/messages").handler(body).handler(rc -> translated(rc, AnthropicMessages::translate));
             router.post("/v1/responses").handler(body).handler(rc -> translated(rc, b -> ResponsesApi.translate(b, service.options.features())));
         }
+        if (service.options.features().sleepRoutes()) {
+            SleepMode.mount(router, service);
+        }
         router.get("/v1/models").handler(this::models);
         router.get("/health").handler(this::health);
         router.get("/version").handler(rc -> json(rc, Json.MAPPER.createObjectNode().put("version", version())));
