@@ -2,7 +2,6 @@ package dev.infersim.server;
 
 import io.netty.buffer.ByteBuf;
 
-import java.nio.charset.StandardCharsets;
 
 /**
  * The Messages event stream vLLM makes of a chat stream ({@code AnthropicServingMessages.message_stream_converter} at
@@ -179,14 +178,10 @@ final class AnthropicStream implements Wire.Stream {
     }
 
     private static void event(ByteBuf out, String type, Json.Writer fields) {
-        out.writeCharSequence("event: " + type + "\ndata: ", StandardCharsets.UTF_8);
-        Json.write(out, g -> {
-            g.writeStartObject();
+        Json.event(out, type, g -> {
             g.writeStringField("type", type);
             fields.write(g);
-            g.writeEndObject();
         });
-        out.writeCharSequence("\n\n", StandardCharsets.UTF_8);
     }
 
 }

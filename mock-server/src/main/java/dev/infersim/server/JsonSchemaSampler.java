@@ -39,6 +39,8 @@ final class JsonSchemaSampler {
     private static final int HARD_DEPTH = 32;
     /** Items of an array without maxItems: at most this many past minItems. */
     private static final int SPARE_ITEMS = 3;
+    /** The most items, properties or characters a schema may demand: a reply is a model's output, not a bulk export. */
+    static final int MAX_MINIMUM = 4096;
 
     private final JsonNode root;
     private final SplitMix64 rng;
@@ -184,7 +186,7 @@ final class JsonSchemaSampler {
         JsonNode props = s.path("properties");
         Set<String> required = new HashSet<>();
         s.path("required").forEach(r -> required.add(r.asText()));
-        int min = s.path("minProperties").asInt(0);
+        int min = bounded(s, "minProperties");
         int max = s.has("maxProperties") ? s.get("maxProperties").asInt() : Integer.MAX_VALUE;
         List<String> keys = new ArrayList<>();
         List<String> optional = new ArrayList<>();
@@ -236,6 +238,14 @@ final class JsonSchemaSampler {
         out.append('}');
     }
 
+    private static int bounded(JsonNode s, String keyword) {
+        int v = s.path(keyword).asInt(0);
+        if (v > MAX_MINIMUM) {
+            throw new IllegalArgumentException(keyword + " " + v + " is more than the mock generates (" + MAX_MINIMUM + ")");
+        }
+        return v;
+    }
+
     private static boolean key(StringBuilder out, String k, boolean first) {
         if (!first) {
             out.append(", ");
@@ -248,7 +258,7 @@ final class JsonSchemaSampler {
     private void array(JsonNode s, StringBuilder out, int depth) {
         JsonNode prefix = s.path("prefixItems");
         JsonNode items = s.get("items");
-        int min = Math.max(s.path("minItems").asInt(0), prefix.size());
+        int min = Math.max(bounded(s, "minItems"), prefix.size());
         int max = s.has("maxItems") ? s.get("maxItems").asInt() : Integer.MAX_VALUE;
         if (items != null && items.isBoolean() && !items.asBoolean()) {
             max = Math.min(max, prefix.size());
@@ -288,7 +298,7 @@ final class JsonSchemaSampler {
     }
 
     private void string(JsonNode s, StringBuilder out) {
-        int min = s.path("minLength").asInt(0);
+        int min = bounded(s, "minLength");
         int max = s.has("maxLength") ? s.get("maxLength").asInt() : Integer.MAX_VALUE;
         if (min > max) {
             throw new IllegalArgumentException("minLength " + min + " exceeds maxLength " + max);

@@ -146,7 +146,8 @@ final class OutputPlan {
     private static String sample(com.fasterxml.jackson.databind.JsonNode schema, long seed, LoremVocabulary words, String where) {
         try {
             return JsonSchemaSampler.sample(schema, seed, words);
-        } catch (IllegalArgumentException e) {
+        } catch (IllegalArgumentException | ClassCastException | ArithmeticException e) {
+            // a schema that is not one (a properties list, bounds past 64 bits) is the request's fault, never a 500
             throw ApiException.badRequest(where.startsWith("tools") ? "tools" : "response_format", where + ": "
                     + e.getMessage());
         }

@@ -7,7 +7,6 @@ import dev.infersim.engine.FinishReason;
 import io.netty.buffer.ByteBuf;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 
 /**
  * The Responses API's answer as vLLM writes it without Harmony (vLLM main at 9aaf83ef502fc37bc647f6e474314d48ba36cd1c):
@@ -134,20 +133,7 @@ final class ResponsesEncoder {
             }
             String reasoning = plan.reasoning(n, keep);
             if (reasoning != null && !reasoning.isEmpty()) {
-                g.writeStartObject();
-                g.writeStringField("id", "rs_" + id);
-                g.writeArrayFieldStart("summary");
-                g.writeEndArray();
-                g.writeStringField("type", "reasoning");
-                g.writeArrayFieldStart("content");
-                g.writeStartObject();
-                g.writeStringField("text", reasoning);
-                g.writeStringField("type", "reasoning_text");
-                g.writeEndObject();
-                g.writeEndArray();
-                g.writeNullField("encrypted_content");
-                g.writeNullField("status");
-                g.writeEndObject();
+                reasoningItem(g, "rs_" + id, reasoning, null); // only the last item has a status (vLLM's note)
             }
             String content = plan.content(n, keep);
             if (content != null && !content.isEmpty()) {
@@ -184,6 +170,23 @@ final class ResponsesEncoder {
             g.writeNumberField("total_tokens", input + n);
             g.writeEndObject();
         }
+    }
+
+    static void reasoningItem(JsonGenerator g, String itemId, String text, String status) throws IOException {
+        g.writeStartObject();
+        g.writeStringField("id", itemId);
+        g.writeArrayFieldStart("summary");
+        g.writeEndArray();
+        g.writeStringField("type", "reasoning");
+        g.writeArrayFieldStart("content");
+        g.writeStartObject();
+        g.writeStringField("text", text);
+        g.writeStringField("type", "reasoning_text");
+        g.writeEndObject();
+        g.writeEndArray();
+        g.writeNullField("encrypted_content");
+        g.writeStringField("status", status);
+        g.writeEndObject();
     }
 
     static void message(JsonGenerator g, String itemId, String text) throws IOException {
@@ -440,20 +443,7 @@ final class ResponsesEncoder {
                     });
                     event(out, "response.output_item.done", g -> {
                         g.writeFieldName("item");
-                        g.writeStartObject();
-                        g.writeStringField("id", itemId);
-                        g.writeArrayFieldStart("summary");
-                        g.writeEndArray();
-                        g.writeStringField("type", "reasoning");
-                        g.writeArrayFieldStart("content");
-                        g.writeStartObject();
-                        g.writeStringField("text", text);
-                        g.writeStringField("type", "reasoning_text");
-                        g.writeEndObject();
-                        g.writeEndArray();
-                        g.writeNullField("encrypted_content");
-                        g.writeStringField("status", "completed");
-                        g.writeEndObject();
+                        reasoningItem(g, itemId, text, "completed");
                         g.writeNumberField("output_index", outputIndex);
                     });
                 }
@@ -482,15 +472,11 @@ final class ResponsesEncoder {
 
         private void event(ByteBuf out, String type, Json.Writer fields) {
             int seq = sequence++;
-            out.writeCharSequence("event: " + type + "\ndata: ", StandardCharsets.UTF_8);
-            Json.write(out, g -> {
-                g.writeStartObject();
+            Json.event(out, type, g -> {
                 fields.write(g);
                 g.writeNumberField("sequence_number", seq);
                 g.writeStringField("type", type);
-                g.writeEndObject();
             });
-            out.writeCharSequence("\n\n", StandardCharsets.UTF_8);
         }
     }
 }

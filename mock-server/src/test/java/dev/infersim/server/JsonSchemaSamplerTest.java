@@ -84,6 +84,8 @@ class JsonSchemaSamplerTest {
                 "{\"$ref\":\"https://example.com/schema\"}"), 1, WORDS));
         assertThrows(IllegalArgumentException.class, () -> JsonSchemaSampler.sample(Json.MAPPER.readTree(
                 "{\"type\":\"integer\",\"minimum\":5,\"maximum\":4}"), 1, WORDS));
+        assertThrows(IllegalArgumentException.class, () -> JsonSchemaSampler.sample(Json.MAPPER.readTree(
+                "{\"type\":\"array\",\"minItems\":100000}"), 1, WORDS));
         IllegalArgumentException loop = assertThrows(IllegalArgumentException.class, () -> JsonSchemaSampler.sample(
                 Json.MAPPER.readTree("{\"type\":\"object\",\"properties\":{\"x\":{\"$ref\":\"#\"}},\"required\":[\"x\"]}"), 1, WORDS));
         assertTrue(loop.getMessage().contains("recurses"), loop.getMessage());
