@@ -48,6 +48,9 @@ public final class ServeCommand implements Runnable {
     @Mixin
     LoraOptions lora;
 
+    @Mixin
+    ModelFeatureOptions features;
+
     @Option(names = "--lora-modules", arity = "1..*", paramLabel = "NAME=PATH|JSON",
             description = "LoRA adapters served from start, as name=path or vLLM's JSON {\"name\": .., \"path\": .., "
                     + "\"base_model_name\": ..}; the path is only recorded (needs --enable-lora). POST "
@@ -240,7 +243,9 @@ public final class ServeCommand implements Runnable {
                     .dashboard(dashboard)
                     .loraModules(loraModules.stream().map(LoraModule::parse).toList())
                     .runtimeLoraUpdating(runtimeLoraUpdating(System.getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING")))
-                    .fixedTiming(timing.fixedTiming()).truthLog(openTruthLog()).build();
+                    .fixedTiming(timing.fixedTiming())
+                    .features(features.features(System.getenv("VLLM_SERVER_DEV_MODE"), loadBandwidthGbps))
+                    .truthLog(openTruthLog()).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }

@@ -32,6 +32,12 @@ class ServeCommandTest {
         assertTrue(runFailing("serve", "--replicas", "0").contains("--replicas"));
         assertTrue(runFailing("serve", "--port", "65535", "--replicas", "2").contains("--replicas"));
         assertTrue(runFailing("serve", "--startup-delay", "soon").contains("--startup-delay"));
+        assertTrue(runFailing("serve", "--tool-call-parser", "telepathy").contains("--tool-call-parser"));
+        assertTrue(runFailing("serve", "--enable-auto-tool-choice").contains("--enable-auto-tool-choice requires --tool-call-parser"));
+        assertTrue(runFailing("serve", "--reasoning-parser", "gut").contains("--reasoning-parser"));
+        assertTrue(runFailing("serve", "--reasoning-fraction", "1").contains("--reasoning-fraction"));
+        assertTrue(runFailing("serve", "--tool-call-probability", "2").contains("--tool-call-probability"));
+        assertTrue(runFailing("serve", "--runner", "draft").contains("--runner"));
         assertTrue(runFailing("serve", "--kv-events-publisher", "kafka").contains("--kv-events-publisher"));
         assertTrue(runFailing("serve", "--kv-events-publisher", "zmq", "--kv-events-endpoint", "localhost").contains("--kv-events-endpoint"));
         assertTrue(runFailing("serve", "--startup-delay", "auto", "--load-bandwidth-gbps", "0").contains("--load-bandwidth-gbps"));

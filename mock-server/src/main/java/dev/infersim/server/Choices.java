@@ -39,6 +39,12 @@ final class Choices {
         int minTokens = Math.min(request.minTokens(), maxTokens);
         int eos = request.ignoreEos() || o.eosPosition() == null ? EngineRequest.NO_EOS
                 : o.eosPosition().sample(new SplitMix64(textSeed));
+        OutputPlan plan = request.chat() ? OutputPlan.draw(request.output(), o.features(), text, textSeed,
+                Math.min(maxTokens, eos), service.tokenizer, service.vocabulary) : null;
+        if (plan != null) {
+            text = plan.text;
+            eos = plan.eos(eos);
+        }
         int scan = eos == EngineRequest.NO_EOS ? maxTokens : Math.min(maxTokens, Math.max(eos, minTokens));
         StopMatch stop = StopMatch.find(text, request.stop(), minTokens, scan);
         if (stop != null) {
@@ -47,6 +53,7 @@ final class Choices {
         long id = service.nextEngineId();
         int eosAfterTokens = eos;
         return new Choice(exchange, index, arrival -> new EngineRequest(id, prompt.length, prompt, maxTokens, minTokens,
-                eosAfterTokens, request.priority(), arrival, request.lora()), text, stop, batch, request.tokenTimes() || o.truthLog() != null);
+                eosAfterTokens, request.priority(), arrival, request.lora()), text, stop, batch, request.tokenTimes() || o.truthLog() != null,
+                plan);
     }
 }

@@ -18,7 +18,7 @@ import java.util.Arrays;
  * bytes and a constant suffix: no JSON writer runs per token. The prefix is cut from a chunk the generator wrote with
  * an empty token, so both paths give the same bytes.
  */
-final class SseEncoder extends ResponseEncoder {
+final class SseEncoder extends ResponseEncoder implements Wire.Stream {
     private static final byte[] DATA = "data: ".getBytes(StandardCharsets.UTF_8);
     private static final byte[] END = "\n\n".getBytes(StandardCharsets.UTF_8);
     private static final byte[] DONE = "data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8);
@@ -59,13 +59,15 @@ final class SseEncoder extends ResponseEncoder {
     }
 
     /** Buffer room for {@code tokens} token chunks of {@code c}: the usual write fills one array without growing it. */
-    int capacityFor(Choice c, int tokens) {
+    @Override
+    public int capacityFor(Choice c, int tokens) {
         int perToken = tokenPrefix == null ? RICH_CHUNK_BYTES : tokenPrefix[c.index].length + suffix.length + MAX_PIECE_BYTES;
         return Math.max(1, tokens) * perToken;
     }
 
     /** Chat: the assistant role chunk before the first token (with usage so far under continuous usage stats). */
-    void role(ByteBuf out, Choice c) {
+    @Override
+    public void role(ByteBuf out, Choice c) {
         chunk(out, c, g -> {
             g.writeNumberField("index", c.index);
             g.writeObjectFieldStart("delta");
@@ -81,7 +83,8 @@ final class SseEncoder extends ResponseEncoder {
      * Chat echo: vLLM streams it as its own chunk right after the role chunk, before any token: content only, no
      * stop_reason, and under continuous usage stats the usage of a choice with no completion tokens yet.
      */
-    void echoMessage(ByteBuf out, Choice c) {
+    @Override
+    public void echoMessage(ByteBuf out, Choice c) {
         chunk(out, c, g -> {
             g.writeNumberField("index", c.index);
             g.writeObjectFieldStart("delta");
@@ -93,7 +96,12 @@ final class SseEncoder extends ResponseEncoder {
     }
 
     /** Token {@code i} of {@code c}; {@code last} adds the finish, {@code withTruth} the ground truth. */
-    void token(ByteBuf out, Choice c, int i, boolean last, boolean withTruth) {
+    @Override
+    public void token(ByteBuf out, Choice c, int i, boolean last, boolean withTruth) {
+        if (c.plan != null) {
+            plannedToken(out, c, i, last, withTruth);
+            return;
+        }
         boolean truncated = c.stopTextLength != Integer.MAX_VALUE;
         boolean echoHere = i == 0 && request.echo();
         if (tokenPrefix != null && !last && !truncated && !echoHere) {
@@ -128,8 +136,42 @@ final class SseEncoder extends ResponseEncoder {
                 withTruth);
     }
 
+    /**
+     * Token {@code i} of a chat choice shaped by its {@link OutputPlan}: a reasoning, content or tool-call delta, no
+     * chunk for a token the client does not see unless it is the last, whose chunk carries the finish.
+     */
+    private void plannedToken(ByteBuf out, Choice c, int i, boolean last, boolean withTruth) {
+        String piece = c.text.piece(i);
+        if (c.stopTextLength != Integer.MAX_VALUE) {
+            int keep = Math.max(0, Math.min(piece.length(), c.stopTextLength - c.charsWritten));
+            c.charsWritten += piece.length();
+            piece = piece.substring(0, keep);
+        }
+        if (!last && !c.plan.visible(i)) {
+            return;
+        }
+        String text = piece;
+        chunk(out, c, g -> {
+            g.writeNumberField("index", c.index);
+            g.writeObjectFieldStart("delta");
+            c.plan.writeDelta(g, i, text);
+            g.writeEndObject();
+            g.writeFieldName("logprobs");
+            if (request.logprobs()) {
+                logprobs.writeChat(g, c, i, i + 1);
+            } else {
+                g.writeNull();
+            }
+            g.writeStringField("finish_reason", last ? c.finishName() : null);
+            if (last) {
+                g.writeStringField("stop_reason", c.stopReason);
+            }
+        }, withTruth);
+    }
+
     /** The finish of {@code c} on its own, when its last token's chunk went out before the finish was known. */
-    void finish(ByteBuf out, Choice c, boolean withTruth) {
+    @Override
+    public void finish(ByteBuf out, Choice c, boolean withTruth) {
         chunk(out, c, g -> {
             g.writeNumberField("index", c.index);
             if (request.chat()) {
@@ -145,7 +187,8 @@ final class SseEncoder extends ResponseEncoder {
     }
 
     /** include_usage: the request's usage in a chunk without choices, with the ground truth. */
-    void usage(ByteBuf out) {
+    @Override
+    public void usage(ByteBuf out) {
         out.writeBytes(DATA);
         Json.write(out, g -> {
             head(g);
@@ -157,7 +200,8 @@ final class SseEncoder extends ResponseEncoder {
         out.writeBytes(END);
     }
 
-    void done(ByteBuf out) {
+    @Override
+    public void done(ByteBuf out) {
         out.writeBytes(DONE);
     }
 
