@@ -28,12 +28,15 @@ import java.util.Locale;
  * @param tolerance     the relative rate difference above which the rate is off
  * @param ksD           Kolmogorov-Smirnov distance of the gaps from the requested law; NaN when not tested
  * @param ksP           its p-value; NaN when not tested
+ * @param ksPAtAchievedRate the p-value against the requested law at the achieved mean gap: at or above the
+ *                      significance when only the rate is off; NaN when not tested
  * @param gapCv         coefficient of variation of the gaps; NaN under two gaps
  * @param rateOff       whether the achieved rate is off the requested one
  * @param gapsOff       whether the gaps are not the requested law's
  */
 public record ArrivalFit(int sends, double requestedRate, double burstiness, double achievedRate, double tolerance,
-                         double ksD, double ksP, double gapCv, boolean rateOff, boolean gapsOff) {
+                         double ksD, double ksP, double ksPAtAchievedRate, double gapCv, boolean rateOff,
+                         boolean gapsOff) {
     static final double RATE_TOLERANCE = 0.05;
     static final double ALPHA = 0.001;
     static final double CONSTANT_CV = 0.5;
@@ -53,14 +56,30 @@ public record ArrivalFit(int sends, double requestedRate, double burstiness, dou
         for (int i = 1; i < count; i++) {
             gapsS[i - 1] = (sendNanos[i] - sendNanos[i - 1]) / 1e9;
         }
-        double span = count < 2 ? 0 : (sendNanos[count - 1] - sendNanos[0]) / 1e9;
-        double achieved = span > 0 ? (count - 1) / span : Double.NaN;
+        return ofGaps(gapsS, count < 2 ? 0 : (sendNanos[count - 1] - sendNanos[0]) / 1e9, requestedRate, burstiness);
+    }
+
+    /** Tests arrival instants in milliseconds, sorted, against the requested process; see {@link #test}. */
+    public static ArrivalFit ofSortedMs(double[] sortedMs, double requestedRate, double burstiness) {
+        int n = sortedMs.length;
+        double[] gapsS = new double[Math.max(0, n - 1)];
+        for (int i = 1; i < n; i++) {
+            gapsS[i - 1] = (sortedMs[i] - sortedMs[i - 1]) / 1e3;
+        }
+        return ofGaps(gapsS, n < 2 ? 0 : (sortedMs[n - 1] - sortedMs[0]) / 1e3, requestedRate, burstiness);
+    }
+
+    /** @param spanS the time from the first arrival to the last, s */
+    private static ArrivalFit ofGaps(double[] gapsS, double spanS, double requestedRate, double burstiness) {
+        int count = gapsS.length + 1;
+        double achieved = spanS > 0 ? (count - 1) / spanS : Double.NaN;
         double askedCv = Double.isInfinite(burstiness) ? 0 : 1 / Math.sqrt(burstiness);
         double tolerance = Math.max(RATE_TOLERANCE, gapsS.length == 0 ? 1 : 3 * askedCv / Math.sqrt(gapsS.length));
         boolean rateOff = Math.abs(achieved / requestedRate - 1) > tolerance;
         double cv = cv(gapsS);
         double d = Double.NaN;
         double p = Double.NaN;
+        double pAtAchieved = Double.NaN;
         boolean gapsOff = false;
         if (gapsS.length >= MIN_GAPS) {
             if (Double.isInfinite(burstiness)) {
@@ -71,9 +90,11 @@ public record ArrivalFit(int sends, double requestedRate, double burstiness, dou
                 d = ks.kolmogorovSmirnovStatistic(law, gapsS);
                 p = ks.kolmogorovSmirnovTest(law, gapsS);
                 gapsOff = p < ALPHA;
+                pAtAchieved = achieved > 0 ? ks.kolmogorovSmirnovTest(gapLaw(achieved, burstiness), gapsS) : Double.NaN;
             }
         }
-        return new ArrivalFit(count, requestedRate, burstiness, achieved, tolerance, d, p, cv, rateOff, gapsOff);
+        return new ArrivalFit(count, requestedRate, burstiness, achieved, tolerance, d, p, pAtAchieved, cv, rateOff,
+                gapsOff);
     }
 
     /** Gaps in seconds: exponential at {@code rate} for burstiness 1, else gamma of that shape with mean 1 / rate. */
@@ -85,7 +106,7 @@ public record ArrivalFit(int sends, double requestedRate, double burstiness, dou
                 GammaDistribution.DEFAULT_INVERSE_ABSOLUTE_ACCURACY);
     }
 
-    private static double cv(double[] x) {
+    static double cv(double[] x) {
         if (x.length < 2) {
             return Double.NaN;
         }
