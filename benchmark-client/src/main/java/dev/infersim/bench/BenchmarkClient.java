@@ -576,6 +576,8 @@ public final class BenchmarkClient implements AutoCloseable {
         m.put("streams", ordered("checked", w.streamsChecked, "bunched", w.streamsBunched, "chunks", w.truthChunks,
                 "tokens", w.truthTokens, "lost_token_requests", w.lostTokenRequests, "lost_tokens", w.lostTokens,
                 "reordered_requests", w.reorderedRequests));
+        m.put("pre_arrival_ms", lagSummary(w.preArrival));
+        m.put("late_arrivals", w.lateArrivals);
         Map<String, Object> spread = new LinkedHashMap<>();
         w.requestsPerReplica.forEach((replica, n) -> spread.put(Integer.toString(replica), n));
         m.put("requests_per_replica", spread);

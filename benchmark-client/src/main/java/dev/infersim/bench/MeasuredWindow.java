@@ -68,6 +68,15 @@ final class MeasuredWindow {
     long lostTokenRequests;
     long lostTokens;
     long reorderedRequests;
+    /**
+     * How long after the client sent it each request reached the server that answered it (its engine's arrival, epoch
+     * ms, against the send on this machine's wall clock): transport and the server's request parsing, plus whatever a
+     * gateway added before it; and the requests that arrived {@link StreamFindings#LATE_ARRIVAL_NANOS} or later.
+     */
+    final LatencyStats preArrival = new LatencyStats();
+    long lateArrivals;
+    /** The wall clock (epoch ms) at nanoTime 0, to put send instants on the server's clock. */
+    private final double epochMsAtNanoZero = System.currentTimeMillis() - System.nanoTime() / 1e6;
     /** Requests by the replica that served them ({@code infersim.replica}): how a gateway spread the load. */
     final java.util.TreeMap<Integer, Long> requestsPerReplica = new java.util.TreeMap<>();
     private final RequestLogWriter log;
@@ -199,6 +208,13 @@ final class MeasuredWindow {
         }
         if (x.reorderedChunks > 0) {
             reorderedRequests++;
+        }
+        if (!Double.isNaN(truth.arrivalEpochMs()) && x.sendNanos >= 0) {
+            long before = Math.round((truth.arrivalEpochMs() - epochMsAtNanoZero) * 1e6) - x.sendNanos;
+            preArrival.record(Math.max(0, before)); // clocks of two machines may disagree by a little either way
+            if (before >= StreamFindings.LATE_ARRIVAL_NANOS) {
+                lateArrivals++;
+            }
         }
         long serverDecode = truth.ttftNanos() < 0 || truth.e2elNanos() < 0 ? -1 : truth.e2elNanos() - truth.ttftNanos();
         if (tokens >= 2 && serverDecode >= StreamFindings.MIN_DECODE_NANOS) {

@@ -18,6 +18,10 @@ import java.util.Map;
  *   bunches, so ITL reads near zero.</li>
  *   <li>{@code lost_tokens}, {@code reordered_tokens}: requests that received fewer chunks than the server's tokens,
  *   or whose running completion_tokens went backwards.</li>
+ *   <li>{@code retried_or_queued}: requests that reached the server that answered {@value #LATE_ARRIVAL_NANOS} ns
+ *   or more after the client sent them (by the server's wall clock against the client's, so on one machine or clocks
+ *   kept in step): a gateway retried them after a failed or timed-out attempt at another replica, or held them in a
+ *   queue. A retry after a timeout is never that quick, and no healthy hop that slow.</li>
  *   <li>{@code gateway_latency}: with a direct baseline run ({@code --baseline-url}), the TTFT the client saw beyond
  *   the server's own (client TTFT minus server TTFT) is more than {@value #ADDED_TTFT_MS} ms longer at the median
  *   through the gateway than direct, where the client's and the network's own share is the same. Without a baseline
@@ -29,6 +33,7 @@ public final class StreamFindings {
     static final double BUNCHED_SHARE = 0.5;
     static final long MIN_DECODE_NANOS = 10_000_000;
     static final double ADDED_TTFT_MS = 5;
+    static final long LATE_ARRIVAL_NANOS = 250_000_000;
 
     /**
      * One finding: a stable name, what was seen with its figures, the likely cause, and the figures as data.
@@ -96,6 +101,18 @@ public final class StreamFindings {
                     "Stream events arrived out of order: a proxy that mixes upstream responses, or a retry whose "
                             + "response was spliced into the first.",
                     ordered("requests", reordered)));
+        }
+        long late = count(truth, "late_arrivals");
+        if (late > 0) {
+            Map<String, Object> before = map(truth.get("pre_arrival_ms"));
+            found.add(new Finding("retried_or_queued", String.format(Locale.ROOT, "%d requests reached the server that "
+                    + "answered %.0f ms or more after they were sent (send to arrival p99 %.1f ms, max %.1f ms)", late,
+                    LATE_ARRIVAL_NANOS / 1e6, number(before, "p99"), number(before, "max")),
+                    "A gateway retried them after an attempt at another replica failed or timed out (nginx "
+                            + "proxy_next_upstream, HAProxy retry-on), or queued them while every replica was busy "
+                            + "(HAProxy maxconn).",
+                    ordered("requests", late, "send_to_arrival_p99_ms", number(before, "p99"),
+                            "send_to_arrival_max_ms", number(before, "max"))));
         }
         Finding latency = gatewayLatency(truth, baseline);
         if (latency != null) {

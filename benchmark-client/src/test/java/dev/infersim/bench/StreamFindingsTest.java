@@ -30,7 +30,7 @@ class StreamFindingsTest {
         x.lastTokenNanos = x.firstTokenNanos + clientDecodeNanos;
         x.usageCompletionTokens = 32;
         x.chunks = chunks;
-        x.groundTruth = new GroundTruth(10 * MS, 10 * MS + 124 * MS, 0, 10 * MS, 0, 0, 1, 0);
+        x.groundTruth = new GroundTruth(10 * MS, 10 * MS + 124 * MS, 0, 10 * MS, 0, 0, 1, 0, Double.NaN);
         return x;
     }
 
@@ -44,7 +44,8 @@ class StreamFindingsTest {
         return Map.of("requests", w.ttftError.count(), "ttft_abs_error_ms", BenchmarkClient.lagSummary(w.ttftError),
                 "streams", Map.of("checked", w.streamsChecked, "bunched", w.streamsBunched, "chunks", w.truthChunks,
                         "tokens", w.truthTokens, "lost_token_requests", w.lostTokenRequests, "lost_tokens", w.lostTokens,
-                        "reordered_requests", w.reorderedRequests));
+                        "reordered_requests", w.reorderedRequests),
+                "pre_arrival_ms", BenchmarkClient.lagSummary(w.preArrival), "late_arrivals", w.lateArrivals);
     }
 
     private static List<String> names(List<StreamFindings.Finding> findings) {
@@ -94,6 +95,28 @@ class StreamFindingsTest {
         assertEquals(List.of("lost_tokens", "reordered_tokens"), names(found));
         assertEquals("1 requests received fewer chunks than the server's tokens (2 tokens missing in all)",
                 found.get(0).message());
+    }
+
+    /** A request retried after a 1 s timeout elsewhere reaches the replica that answers a second after its send. */
+    @Test
+    void requestsThatReachTheServerLongAfterTheSendAreRetriedOrQueued() {
+        double epochAtNanoZero = System.currentTimeMillis() - System.nanoTime() / 1e6;
+        Map<String, Object> truth = truthOf(i -> {
+            Exchange x = stream(i, 11 * MS, 125 * MS, 32);
+            double arrival = epochAtNanoZero + (x.sendNanos + (i % 4 == 0 ? 1_000 * MS : MS / 2)) / 1e6;
+            x.groundTruth = new GroundTruth(10 * MS, 134 * MS, 0, 10 * MS, 0, 0, 1, 0, arrival);
+            return x;
+        });
+        List<StreamFindings.Finding> found = StreamFindings.of(truth, null);
+        assertEquals(List.of("retried_or_queued"), names(found));
+        assertTrue(found.get(0).message().startsWith("5 requests reached the server that answered 250 ms or more after "
+                + "they were sent"), found.get(0).message());
+        assertEquals(List.of(), names(StreamFindings.of(truthOf(i -> {
+            Exchange x = stream(i, 11 * MS, 125 * MS, 32);
+            x.groundTruth = new GroundTruth(10 * MS, 134 * MS, 0, 10 * MS, 0, 0, 1, 0,
+                    epochAtNanoZero + (x.sendNanos + MS / 2) / 1e6);
+            return x;
+        }), null)), "half a millisecond on the way is a healthy hop");
     }
 
     @Test

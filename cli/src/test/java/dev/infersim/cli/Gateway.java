@@ -55,12 +55,26 @@ final class Gateway implements AutoCloseable {
      */
     static Gateway start(Kind kind, boolean leastConnections, List<Integer> replicaPorts, Path dir, boolean forStreaming)
             throws Exception {
+        return start(kind, leastConnections, replicaPorts, dir, forStreaming, 0);
+    }
+
+    /**
+     * nginx that gives up on a replica whose response has not begun within {@code retryAfterMs} and sends the request
+     * to the next one (proxy_next_upstream for POST too), never taking the slow replica out of rotation.
+     */
+    static Gateway nginxRetrying(List<Integer> replicaPorts, Path dir, long retryAfterMs) throws Exception {
+        return start(Kind.NGINX, false, replicaPorts, dir, true, retryAfterMs);
+    }
+
+    private static Gateway start(Kind kind, boolean leastConnections, List<Integer> replicaPorts, Path dir,
+                                 boolean forStreaming, long retryAfterMs) throws Exception {
         Files.createDirectories(dir);
         // A gateway cannot bind port 0 and report it back, so take a free port and retry if another process wins it.
         for (int attempt = 0; ; attempt++) {
             int port = FreePorts.one();
             Path config = dir.resolve(kind.name().toLowerCase(Locale.ROOT) + ".conf");
-            Files.writeString(config, kind == Kind.NGINX ? nginx(dir, port, leastConnections, replicaPorts, forStreaming)
+            Files.writeString(config, kind == Kind.NGINX
+                    ? nginx(dir, port, leastConnections, replicaPorts, forStreaming, retryAfterMs)
                     : haproxy(port, leastConnections, replicaPorts, forStreaming));
             List<String> command = kind == Kind.NGINX
                     ? List.of(kind.binary, "-p", dir.toString(), "-e", dir.resolve("error.log").toString(), "-c", config.toString())
@@ -90,9 +104,10 @@ final class Gateway implements AutoCloseable {
     }
 
     private static String nginx(Path dir, int port, boolean leastConnections, List<Integer> replicas,
-                                boolean forStreaming) {
+                                boolean forStreaming, long retryAfterMs) {
         StringBuilder servers = new StringBuilder();
-        replicas.forEach(p -> servers.append("    server 127.0.0.1:").append(p).append(";\n"));
+        replicas.forEach(p -> servers.append("    server 127.0.0.1:").append(p)
+                .append(retryAfterMs > 0 ? " max_fails=0" : "").append(";\n"));
         return String.join("\n",
                 "daemon off;",
                 "master_process off;",
@@ -118,7 +133,8 @@ final class Gateway implements AutoCloseable {
                 "      proxy_http_version 1.1;",
                 "      proxy_set_header Connection \"\";",
                 "      proxy_buffering " + (forStreaming ? "off" : "on") + ";",
-                "      proxy_read_timeout 300s;",
+                retryAfterMs > 0 ? "      proxy_read_timeout " + retryAfterMs + "ms;\n"
+                        + "      proxy_next_upstream error timeout non_idempotent;" : "      proxy_read_timeout 300s;",
                 "    }",
                 "  }",
                 "}", "");

@@ -251,6 +251,41 @@ class GatewayTest {
         }
     }
 
+    /**
+     * Replica 0 holds every first token for 3 s; nginx gives up on it after 500 ms and retries the request on the next
+     * replica. The client only ever sees the retry's answer, but that replica's ground truth shows the request
+     * arriving half a second after it was sent: named.
+     */
+    @Test
+    void requestsNginxRetriedAfterATimeoutAreFound() throws Exception {
+        assumeInstalled(Gateway.Kind.NGINX);
+        String faults = "http://127.0.0.1:" + ports.get(0) + "/admin/faults";
+        post(faults, "{\"failure_rate\": 1.0, \"failure_types\": [\"slow_first_token\"], \"slow_first_token_ms\": 3000}");
+        try (Gateway gateway = Gateway.nginxRetrying(ports, dir.resolve("nginx-retrying"), 500)) {
+            CliRun run = CliRun.of("bench", "--base-url", gateway.baseUrl(), "--model", "llama-3.1-8b",
+                    "--random-input-len", "64", "--random-output-len", "8", "--ignore-eos", "--num-prompts", "40",
+                    "--request-rate", "20", "--seed", "22", "--validate", "--client-warmups", "0",
+                    "--max-send-lag-ms", "2000", "--save-result", "--result-dir", dir.toString(),
+                    "--result-filename", "nginx-retrying.json");
+            assertTrue(run.exitCode() == 0 || run.exitCode() == 3, run.out() + run.err());
+            JsonNode r = new ObjectMapper().readTree(dir.resolve("nginx-retrying.json").toFile());
+            assertEquals(40, r.get("completed").asInt(), r.toString());
+            assertTrue(findings(r).contains("retried_or_queued"), r.get("infersim_findings").toString());
+            JsonNode retried = r.get("infersim_findings").get(findings(r).indexOf("retried_or_queued"));
+            assertTrue(retried.at("/evidence/send_to_arrival_max_ms").asDouble() >= 500, retried.toString());
+        } finally {
+            post(faults, "{\"failure_rate\": 0}");
+        }
+    }
+
+    private static void post(String url, String json) throws Exception {
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create(url)).header("content-type", "application/json")
+                        .POST(java.net.http.HttpRequest.BodyPublishers.ofString(json)).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, r.statusCode(), r.body());
+    }
+
     /** The gateways' two policies as {@code simulate}'s routers: least connections wins there too, no gateway needed. */
     @Test
     void leastOutstandingRequestsBeatsRoundRobinOnTtftP99InSimulate() throws Exception {
