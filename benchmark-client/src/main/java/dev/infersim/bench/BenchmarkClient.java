@@ -156,14 +156,12 @@ public final class BenchmarkClient implements AutoCloseable {
             calibration = SchedulingNoise.calibrate(CALIBRATION_NANOS);
         }
         String probeError = probe(workload);
-        if (probeError == null) {
-            warmUp(workload);
-        }
         if (probeError != null) {
             LoadRun.Phase nothing = new LoadRun.Phase(emptyWindow(), emptyWindow(), 0, 0, false);
             return result(date, workload, plan, nothing, new LatencyStats(), new LatencyStats(),
                     ClientGc.start().since(), new long[] {-1, -1}, null, probeError);
         }
+        warmUp(workload);
         long startNanos = plan.startAtEpochMillis() > 0 ? startNanos(plan.startAtEpochMillis()) : LoadRun.NOW;
         MetricsScraper scraper = config.scrapeUrl() == null ? null
                 : new MetricsScraper(vertx, config.scrapeUrl(), config.scrapeIntervalMillis(), System.nanoTime());
