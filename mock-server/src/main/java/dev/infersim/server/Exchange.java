@@ -35,6 +35,7 @@ final class Exchange {
     private boolean done;
     /** A stall or a held first token: nothing is written until its timer ends it. */
     private boolean holding;
+    private final String requestId;
 
     Exchange(ModelService service, int pinnedRank, CompletionRequest request, HttpServerResponse response, Context context,
              String requestId, long seq, FaultType fault, Wire wire) {
@@ -44,6 +45,7 @@ final class Exchange {
         this.response = response;
         this.context = context;
         this.fault = new ExchangeFault(fault, service.faults.get());
+        this.requestId = requestId;
         this.choices = Choices.create(service, request, this, seq, service.batchFor(context));
         String id = wire.id(request, requestId);
         long created = System.currentTimeMillis() / 1000;
@@ -72,9 +74,24 @@ final class Exchange {
         return choices.length;
     }
 
+    /** The request's id ({@code x-request-id}, or one the server made). */
+    String requestId() {
+        return requestId;
+    }
+
     /** Reserves waiting slots and hands the choices to the engine; false (nothing submitted) when the queue is full. */
     boolean submit() {
         loop = service.reserveEngine(pinnedRank, choices.length);
+        KvConnector kv = service.kvConnector;
+        for (Choice c : choices) {
+            if (kv != null && c.remotePrefill != null) {
+                if (loop == null) {
+                    kv.pullDone(c, 0); // refused: the prefill side may free its blocks now, as vLLM tells it
+                } else {
+                    kv.awaitingPull(c);
+                }
+            }
+        }
         if (loop == null) {
             return false;
         }

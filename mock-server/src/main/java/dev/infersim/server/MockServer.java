@@ -105,16 +105,23 @@ public final class MockServer {
         // a fleet's first replica shows every replica; any other server, itself
         DashboardFeed dashboard = !options.dashboard() ? null
                 : new DashboardFeed(fleet != null ? fleet::metrics : () -> service.metrics, System.nanoTime());
+        Future<Void> sideChannels = service.kvConnector == null ? Future.succeededFuture()
+                : service.kvConnector.start(vertx, service.loops);
         // One deployment of n instances: Vert.x shares the listening socket among them (even an ephemeral port 0).
-        return vertx.deployVerticle(() -> {
+        return sideChannels.compose(v -> vertx.deployVerticle(() -> {
             HttpApi api = new HttpApi(service, options.port(), shutdown, fleet, dashboard);
             apis.add(api);
             return api;
-        }, new DeploymentOptions().setInstances(instances)).map(id -> {
+        }, new DeploymentOptions().setInstances(instances))).map(id -> {
             holder[0] = new MockServer(vertx, owns, service, List.of(id), apis.get(0).boundPort());
             holder[0].beginLoading();
             return holder[0];
-        }).onFailure(e -> stopEngines(service));
+        }).onFailure(e -> {
+            stopEngines(service);
+            if (service.kvConnector != null) {
+                service.kvConnector.close();
+            }
+        });
     }
 
     private static void startEngines(ModelService service) {
@@ -239,6 +246,18 @@ public final class MockServer {
         return service.faults.get();
     }
 
+    /** The KV connector's engine ids and side-channel ports, by data-parallel rank; null without one. */
+    public List<String> kvEngineIds() {
+        if (service.kvConnector == null) {
+            return null;
+        }
+        List<String> ids = new java.util.ArrayList<>();
+        for (int rank = 0; rank < service.loops.size(); rank++) {
+            ids.add(service.kvConnector.engineId(rank));
+        }
+        return ids;
+    }
+
     /** The one line {@code infersim serve} prints when ready. */
     public String readyLine() {
         var d = service.options.deployment();
@@ -248,7 +267,18 @@ public final class MockServer {
         return String.format(Locale.ROOT, "infersim serving %s at %s/v1 (replica %d, %s on %s x%d%s, time scale %s%s); KV cache "
                         + "%,d tokens (%,d blocks of %d), max model len %,d", service.options.servedModelName(), baseUrl(),
                 replica(), d.model().name(), d.gpu().name(), d.tensorParallelSize(), dp, service.options.timeScale(), loadedIn,
-                kv.tokens(), kv.numBlocks(), kv.blockSize(), kv.maxModelLen()) + timingNote(service.options.fixedTiming(), d.maxNumSeqs());
+                kv.tokens(), kv.numBlocks(), kv.blockSize(), kv.maxModelLen()) + timingNote(service.options.fixedTiming(), d.maxNumSeqs())
+                + kvTransferNote();
+    }
+
+    private String kvTransferNote() {
+        KvConnector c = service.kvConnector;
+        if (c == null) {
+            return "";
+        }
+        return String.format(Locale.ROOT, "; %s %s, engine_id %s, side channel %s:%d, KV pulls at %s GB/s + %s ms", KvTransferConfig.CONNECTOR,
+                c.config().kvRole(), c.engineId(0), c.config().sideChannelHost(), c.port(0), c.config().link().gbps(),
+                c.config().link().latencyMs());
     }
 
     private static String timingNote(FixedTiming t, int maxNumSeqs) {
@@ -291,6 +321,7 @@ public final class MockServer {
                     return flushed.future();
                 })
                 .compose(v -> Future.join(deployments.stream().map(vertx::undeploy).toList()).mapEmpty())
+                .compose(v -> service.kvConnector == null ? Future.<Void>succeededFuture() : service.kvConnector.close())
                 .compose(v -> ownsVertx ? vertx.close() : Future.<Void>succeededFuture());
         return closed;
     }

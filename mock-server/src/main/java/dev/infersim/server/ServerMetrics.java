@@ -256,7 +256,7 @@ final class ServerMetrics {
         b.append("# TYPE ").append(name).append(' ').append(type).append('\n');
     }
 
-    private static String escapeLabel(String v) {
+    static String escapeLabel(String v) {
         return v.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
     }
 }

@@ -46,6 +46,8 @@ import java.util.Objects;
  * @param runtimeLoraUpdating serve {@code POST /v1/load_lora_adapter} and {@code /v1/unload_lora_adapter}, as vLLM
  *                            does only under {@code VLLM_ALLOW_RUNTIME_LORA_UPDATING=1}
  * @param features            tool calling, reasoning, pooling and sleep mode ({@link ModelFeatures}); null for none
+ * @param kvTransfer          the KV connector for prefill/decode disaggregation ({@code --kv-transfer-config}); null for
+ *                            none
  */
 public record ServerOptions(Deployment deployment, String schedulingPolicy, List<String> servedModelNames, String host, int port,
                             String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
@@ -53,7 +55,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
                             boolean realtimeEngine, int replica, StartupDelay startupDelay,
                             boolean dashboard, int dataParallelSize, FixedTiming fixedTiming,
                             KvEventsConfig kvEvents, TruthLog truthLog, List<LoraModule> loraModules,
-                            boolean runtimeLoraUpdating, ModelFeatures features) {
+                            boolean runtimeLoraUpdating, ModelFeatures features, KvTransferConfig kvTransfer) {
 
     /** Engine threads of one server; each models a whole GPU group, so more would only share this host's cores thinner. */
     public static final int MAX_DATA_PARALLEL_SIZE = 64;
@@ -89,6 +91,8 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
             apiKey = null;
         }
         features = features == null ? ModelFeatures.NONE : features;
+        check(kvTransfer == null || fixedTiming == null,
+                "--kv-transfer-config needs the engine's cost model, not --timing fixed");
     }
 
     /** The name responses and metrics report whichever served name a request used (vLLM's first served name). */
@@ -101,7 +105,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                 maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
                 startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules, runtimeLoraUpdating,
-                features);
+                features, kvTransfer);
     }
 
     /** vLLM-like defaults for a deployment: 127.0.0.1:8000, real time, no key, 1,000 waiting requests, lorem text, seed 0. */
@@ -142,6 +146,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         private List<LoraModule> loraModules;
         private boolean runtimeLoraUpdating;
         private ModelFeatures features;
+        private KvTransferConfig kvTransfer;
 
         private Builder(Deployment deployment) {
             this.deployment = deployment;
@@ -173,12 +178,13 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         public Builder loraModules(List<LoraModule> v) { loraModules = v; return this; }
         public Builder runtimeLoraUpdating(boolean v) { runtimeLoraUpdating = v; return this; }
         public Builder features(ModelFeatures v) { features = v; return this; }
+        public Builder kvTransfer(KvTransferConfig v) { kvTransfer = v; return this; }
 
         public ServerOptions build() {
             return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                     maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, replica,
                     startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules,
-                    runtimeLoraUpdating, features);
+                    runtimeLoraUpdating, features, kvTransfer);
         }
     }
 }
