@@ -153,6 +153,33 @@ class PrefillDecodeTest {
     }
 
     @Test
+    void heartbeatsKeepTheBlocksOfADecodeThatWaitsLongerThanTheLease() throws Exception {
+        MockServer prefill = server("kv_producer", 30, 20, 0);
+        // one sequence at a time: the decode waits behind a 6,000-token request, about 50 s of model time
+        MockServer decode = SERVERS.start(TestServers.options(TestServers.llama8b(1), 20).replica(1)
+                .kvTransfer(connector("kv_consumer", 30)).build());
+        java.util.concurrent.CompletableFuture<TestServers.Reply> busy = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return TestServers.post(decode, "/v1/completions", "{\"prompt\": \"x\", \"max_tokens\": 6000, \"ignore_eos\": true}");
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertTrue(TestServers.eventually(5, () -> decode.runningRequests() == 1));
+        try (SidecarProxy proxy = new SidecarProxy(decode.port())) {
+            HttpResponse<String> answer = viaProxy(proxy, prefill, chat(false, 4));
+            assertEquals(200, answer.statusCode(), answer.body());
+            JsonNode model = Json.MAPPER.readTree(answer.body()).at("/infersim/choices/0/model");
+            assertTrue(model.get("kv_transfer_start_ms").asDouble() - model.get("arrival_ms").asDouble() > 30_000,
+                    "the pull began after the lease's 30 s: " + model);
+            assertTrue(TestServers.eventually(5, () -> held(prefill) == 0));
+            assertEquals(0, metric(prefill, "vllm:nixl_num_kv_expired_reqs_total"), "heartbeats renewed the lease");
+            assertEquals(0, metric(prefill, "infersim:kv_unknown_notices_total"), "the read found the blocks held");
+        }
+        assertEquals(200, busy.get().status());
+    }
+
+    @Test
     void unreadBlocksAreFreedWhenTheLeaseRunsOut() throws Exception {
         MockServer prefill = server("kv_producer", 1, 100, 0); // a 1 s lease in model time: 10 ms of wall time
         TestServers.Reply r = TestServers.post(prefill, "/v1/completions", "{\"prompt\": \"" + PROMPT + "\", \"max_tokens\": 1, "
