@@ -27,9 +27,10 @@ final class DisaggregationPlanReport {
         for (DisaggregationPlanner.Outcome o : outcomes) {
             int gpus = (o.split().prefill() + o.split().decode()) * d.tensorParallelSize();
             double dollars = DisaggregationPlanner.dollarsPerMillionGoodRequests(o, gpus, price, target);
-            out.printf(Locale.ROOT, "%-14s %5d %11.1f%% %12.1f %12.2f %14.3f %14.3f %14s%n", o.split(), gpus,
+            out.printf(Locale.ROOT, "%-14s %5d %11.1f%% %12.1f %12.2f %14s %14.3f %14s%n", o.split(), gpus,
                     o.attainment() * 100, o.atRate().stats().ttft().percentileMs(90), o.atRate().stats().tpot().percentileMs(90),
-                    o.goodputRate(), o.goodputRate() / gpus, Double.isNaN(dollars) ? "-" : String.format(Locale.ROOT, "%.2f", dollars));
+                    (o.atSearchLimit() ? ">=" : "") + String.format(Locale.ROOT, "%.3f", o.goodputRate()), o.goodputRate() / gpus,
+                    Double.isNaN(dollars) ? "-" : String.format(Locale.ROOT, "%.2f", dollars));
         }
         DisaggregationPlanner.Outcome aggregated = outcomes.get(0);
         DisaggregationPlanner.Outcome best = DisaggregationPlanner.best(outcomes);

@@ -20,7 +20,9 @@ import java.util.function.Supplier;
  *   <li>at the workload's own rate, for its SLO attainment (the share of requests meeting every objective, vLLM's
  *       {@code request_goodput} over the requests) and percentiles;</li>
  *   <li>for its goodput rate: the highest request rate whose attainment is at least the target (DistServe's "per-GPU
- *       goodput", Zhong et al., OSDI 2024, section 2.2, with its 90% target as the default), found by doubling or halving
+ *       goodput", Zhong et al., OSDI 2024, section 2.2, with its 90% target as the default) and whose queues do not grow
+ *       ({@link SaturationVerdict}: an objective on TPOT alone is met by a split whose prefill queue grows without
+ *       bound, which is no rate it can sustain), found by doubling or halving
  *       from the workload's rate until the target is crossed, then {@value #BISECTIONS} bisections (a bracket of 2 shrunk
  *       to within 1.6%). Attainment is assumed to fall as the rate rises; on a seeded workload it does, up to noise
  *       of a few requests.</li>
@@ -89,8 +91,11 @@ public final class DisaggregationPlanner {
      * @param attainment     share of that run's requests meeting the SLO
      * @param goodputRate    highest rate (req/s) at which the target attainment holds; 0 if none does
      * @param runs           simulations the search took
+     * @param atSearchLimit  the goodput rate is the search's upper limit, {@value #SEARCH_RANGE} times the workload's
+     *                       rate: the true one is higher
      */
-    public record Outcome(Split split, SimulationResult atRate, double attainment, double goodputRate, int runs) {
+    public record Outcome(Split split, SimulationResult atRate, double attainment, double goodputRate, int runs,
+                          boolean atSearchLimit) {
     }
 
     /** Every configuration at the workload's rate {@code ratePerS}, {@code workloadAt} giving the requests at a rate. */
@@ -120,19 +125,20 @@ public final class DisaggregationPlanner {
         SimulationResult atRate = run(split, workloadAt.apply(rate));
         double attainment = attainment(atRate);
         int runs = 1;
-        double pass = attainment >= attainmentTarget ? rate : 0;
-        double fail = attainment >= attainmentTarget ? Double.NaN : rate;
+        boolean met = meets(atRate);
+        double pass = met ? rate : 0;
+        double fail = met ? Double.NaN : rate;
         while (pass == 0 && fail > rate / SEARCH_RANGE) { // halve until the target holds
             fail /= 2;
             runs++;
-            if (attainment(run(split, workloadAt.apply(fail))) >= attainmentTarget) {
+            if (meets(run(split, workloadAt.apply(fail)))) {
                 pass = fail;
                 fail = pass * 2;
             }
         }
         while (Double.isNaN(fail) && pass < rate * SEARCH_RANGE) { // double until it fails
             runs++;
-            if (attainment(run(split, workloadAt.apply(pass * 2))) >= attainmentTarget) {
+            if (meets(run(split, workloadAt.apply(pass * 2)))) {
                 pass *= 2;
             } else {
                 fail = pass * 2;
@@ -141,13 +147,18 @@ public final class DisaggregationPlanner {
         for (int i = 0; i < BISECTIONS && pass > 0 && !Double.isNaN(fail); i++) {
             double mid = Math.sqrt(pass * fail);
             runs++;
-            if (attainment(run(split, workloadAt.apply(mid))) >= attainmentTarget) {
+            if (meets(run(split, workloadAt.apply(mid)))) {
                 pass = mid;
             } else {
                 fail = mid;
             }
         }
-        return new Outcome(split, atRate, attainment, pass, runs);
+        return new Outcome(split, atRate, attainment, pass, runs, Double.isNaN(fail));
+    }
+
+    /** The target attainment, at a rate the fleet sustains. */
+    private boolean meets(SimulationResult r) {
+        return attainment(r) >= attainmentTarget && !r.saturation().saturated();
     }
 
     private double attainment(SimulationResult r) {
