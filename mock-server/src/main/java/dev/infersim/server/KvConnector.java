@@ -3,6 +3,7 @@ package dev.infersim.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.KvTransferListener;
 import dev.infersim.workload.SplitMix64;
@@ -152,12 +153,15 @@ final class KvConnector {
             HttpServer server = vertx.createHttpServer();
             servers.add(server);
             bound.add(server.requestHandler(req -> sideChannel(req, r, loop)).listen(port, config.sideChannelHost())
-                    .onSuccess(s -> ports[r] = s.actualPort()));
+                    .onSuccess(s -> ports[r] = s.actualPort())
+                    // a ConfigException without the I/O cause: the flag to blame is the side channel's, not --port
+                    .recover(e -> Future.failedFuture(new ConfigException("VLLM_NIXL_SIDE_CHANNEL_HOST:PORT "
+                            + config.sideChannelHost() + ":" + port + ": the KV transfer side channel cannot listen ("
+                            + String.valueOf(e.getMessage()).trim() + ")"))));
         }
         long periodMs = Math.max(1, Math.round(config.heartbeatIntervalNanos() / options.timeScale() / 1e6));
         heartbeatTimer = vertx.setPeriodic(periodMs, t -> heartbeats());
-        return Future.all(bound).<Void>mapEmpty().recover(e -> Future.failedFuture(new IllegalArgumentException(
-                "KV transfer side channel on " + config.sideChannelHost() + " (VLLM_NIXL_SIDE_CHANNEL_HOST/PORT): " + e.getMessage(), e)));
+        return Future.all(bound).mapEmpty();
     }
 
     Future<Void> close() {

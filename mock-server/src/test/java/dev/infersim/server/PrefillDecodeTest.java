@@ -212,6 +212,19 @@ class PrefillDecodeTest {
     }
 
     @Test
+    void aSideChannelPortInUseStopsTheStartNamingIt() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            ServerOptions o = TestServers.options(D, 10)
+                    .kvTransfer(connector("kv_both", 30).withSideChannel("127.0.0.1", taken.getLocalPort())).build();
+            java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> MockServer.start(o).toCompletionStage().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof dev.infersim.engine.ConfigException, String.valueOf(e.getCause()));
+            assertTrue(e.getCause().getMessage().startsWith("VLLM_NIXL_SIDE_CHANNEL_HOST:PORT 127.0.0.1:" + taken.getLocalPort()),
+                    e.getCause().getMessage());
+        }
+    }
+
+    @Test
     void theConfigIsVllmsJson() {
         KvTransferConfig c = KvTransferConfig.fromVllmJson("{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\","
                 + "\"kv_load_failure_policy\":\"fail\",\"kv_connector_extra_config\":{\"kv_lease_duration\":60}}", "localhost", 5600, LINK);
