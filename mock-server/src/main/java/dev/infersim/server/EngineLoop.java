@@ -391,6 +391,11 @@ final class EngineLoop implements Runnable {
         for (int i = 0; i < plan.preemptedCount(); i++) {
             ((Choice) plan.preempted(i).attachment()).recordPreemption(plan.startNanos());
         }
+        // Before the step ends: a stop string completed by the token this step may produce ends the request with it.
+        for (int i = 0; i < plan.size(); i++) {
+            EngineRequest r = plan.request(i);
+            ((Choice) r.attachment()).scanForStop(r.outputTokens());
+        }
     }
 
     private void deliver(StepOutcome out) {

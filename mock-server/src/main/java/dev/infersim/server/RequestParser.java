@@ -368,27 +368,35 @@ final class RequestParser {
         return ids;
     }
 
-    private static List<String> stops(ObjectNode body) {
+    /** The stop strings (empty ones dropped, as vLLM drops them), as one automaton; null when there are none. */
+    private static StopStrings stops(ObjectNode body) {
         JsonNode s = body.get("stop");
         if (s == null || s.isNull()) {
-            return List.of();
+            return null;
         }
+        List<String> out = new ArrayList<>();
         if (s.isTextual()) {
-            return s.asText().isEmpty() ? List.of() : List.of(s.asText());
-        }
-        if (s.isArray()) {
-            List<String> out = new ArrayList<>();
+            out.add(s.asText());
+        } else if (s.isArray()) {
             for (JsonNode e : s) {
                 if (!e.isTextual()) {
                     throw ApiException.badRequest("stop", "stop: expected a string or a list of strings, got an item " + describe(e));
                 }
-                if (!e.asText().isEmpty()) {
-                    out.add(e.asText());
-                }
+                out.add(e.asText());
             }
-            return out;
+        } else {
+            throw ApiException.badRequest("stop", "stop: expected a string or a list of strings, got " + describe(s));
         }
-        throw ApiException.badRequest("stop", "stop: expected a string or a list of strings, got " + describe(s));
+        out.removeIf(String::isEmpty);
+        long chars = 0;
+        for (String stop : out) {
+            chars += stop.length();
+        }
+        if (chars > StopStrings.MAX_CHARS) {
+            throw ApiException.badRequest("stop", "stop: at most " + StopStrings.MAX_CHARS + " characters of stop strings in all, got "
+                    + chars);
+        }
+        return StopStrings.of(out);
     }
 
     static Integer optInt(ObjectNode body, String field, int min, int max) {

@@ -94,18 +94,12 @@ final class SseEncoder extends ResponseEncoder {
 
     /** Token {@code i} of {@code c}; {@code last} adds the finish, {@code withTruth} the ground truth. */
     void token(ByteBuf out, Choice c, int i, boolean last, boolean withTruth) {
-        boolean truncated = c.stopTextLength != Integer.MAX_VALUE;
         boolean echoHere = i == 0 && request.echo();
-        if (tokenPrefix != null && !last && !truncated && !echoHere) {
+        if (tokenPrefix != null && !last && c.stops == null && !echoHere) {
             out.writeBytes(tokenPrefix[c.index]).writeBytes(c.text.json(i)).writeBytes(suffix);
             return;
         }
-        String piece = c.text.piece(i);
-        if (truncated) {
-            int keep = Math.max(0, Math.min(piece.length(), c.stopTextLength - c.charsWritten));
-            c.charsWritten += piece.length();
-            piece = piece.substring(0, keep);
-        }
+        String piece = c.stops == null ? c.text.piece(i) : releasedText(c, c.text.piece(i), last);
         Json.Writer lp = null;
         if (echoHere) {
             // vLLM's first chunk of an echoed choice carries the prompt text (and its logprobs) before the first
@@ -124,19 +118,45 @@ final class SseEncoder extends ResponseEncoder {
         }
         String text = piece;
         Json.Writer logprobsOfChunk = lp;
-        chunk(out, c, g -> tokenChoice(g, c.index, text, logprobsOfChunk, last ? c.finishName() : null, c.stopReason, last),
+        chunk(out, c, g -> tokenChoice(g, c.index, text, logprobsOfChunk, last ? c.finishName() : null, c.stopReason(), last),
                 withTruth);
+    }
+
+    /**
+     * The text a stream with stop strings may send once {@code piece} is generated, as vLLM's detokenizer releases it
+     * ({@code get_next_output_text}): until the choice finishes, the last {@code longest stop - 1} characters are held
+     * back, since they could be the start of a stop string that a later token completes; at the finish everything up to
+     * the matched stop string goes.
+     */
+    private static String releasedText(Choice c, String piece, boolean finished) {
+        c.heldText.append(piece);
+        int release = finished ? Math.min(c.heldText.length(), c.stopTextLength() - c.charsWritten)
+                : c.heldText.length() - (c.stops.longest() - 1);
+        if (release <= 0) {
+            if (finished) {
+                c.heldText.setLength(0);
+            }
+            return "";
+        }
+        String text = c.heldText.substring(0, release);
+        c.heldText.delete(0, finished ? c.heldText.length() : release);
+        c.charsWritten += release;
+        return text;
     }
 
     /** The finish of {@code c} on its own, when its last token's chunk went out before the finish was known. */
     void finish(ByteBuf out, Choice c, boolean withTruth) {
+        String held = c.stops == null ? "" : releasedText(c, "", true);
         chunk(out, c, g -> {
             g.writeNumberField("index", c.index);
             if (request.chat()) {
                 g.writeObjectFieldStart("delta");
+                if (!held.isEmpty()) {
+                    g.writeStringField("content", held);
+                }
                 g.writeEndObject();
             } else {
-                g.writeStringField("text", "");
+                g.writeStringField("text", held);
             }
             g.writeNullField("logprobs");
             g.writeStringField("finish_reason", c.finishName());

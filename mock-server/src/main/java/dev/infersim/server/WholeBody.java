@@ -1,7 +1,6 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import dev.infersim.engine.FinishReason;
 import io.netty.buffer.ByteBuf;
 
 import java.io.IOException;
@@ -78,8 +77,7 @@ final class WholeBody extends ResponseEncoder {
             logprobs.writeCompletion(g, c, request.echo(), 0, request.promptOnly() ? 0 : c.request.outputTokens(), 0);
         }
         g.writeStringField("finish_reason", c.finishName());
-        boolean stopped = c.stopReason != null && c.request.finishReason() == FinishReason.STOP;
-        g.writeStringField("stop_reason", stopped ? c.stopReason : null);
+        g.writeStringField("stop_reason", c.stopReason());
         if (!request.chat()) {
             writePromptLogprobs(g, request.promptLogprobs() == null ? null : logprobs.promptOf(c));
         }
