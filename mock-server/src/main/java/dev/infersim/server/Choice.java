@@ -47,6 +47,8 @@ final class Choice {
     /** Completions logprobs: characters (code points) streamed so far, where the next chunk's text_offset starts. */
     int logprobOffset;
     boolean roleSent;
+    /** More tokens were published than one turn writes: a task of its own writes on (see Exchange). */
+    boolean catchingUp;
     boolean finishHandled;
     boolean finalChunkSent;
 

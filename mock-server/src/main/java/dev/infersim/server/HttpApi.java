@@ -8,6 +8,7 @@ import io.netty.handler.codec.TooLongFrameException;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.WorkerExecutor;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
@@ -35,8 +36,14 @@ import java.util.function.Function;
  */
 final class HttpApi extends VerticleBase {
     static final String FAULT_HEADER = "x-infersim-fault";
-    /** Bodies larger than this are parsed and tokenized on a worker thread (about a millisecond of tokenizing). */
+    /**
+     * Bodies larger than this are parsed and tokenized on a worker thread (about a millisecond of tokenizing), and
+     * responses estimated larger are written by one ({@link ResponseOutputStream}).
+     */
     static final int OFF_LOOP_BYTES = 64 * 1024;
+    private static final String LARGE_BODY_WRITERS = "infersim-large-bodies";
+    /** Writers of large responses at once; more wait their turn (a slow reader holds one as long as it reads). */
+    private static final int LARGE_BODY_THREADS = 4;
     /** Names the replica that answered, so a test can see how a gateway spread its requests. */
     static final String REPLICA_HEADER = "x-infersim-replica";
     /** vLLM's header that routes a request to one data-parallel rank. */
@@ -58,6 +65,8 @@ final class HttpApi extends VerticleBase {
     private final String replica;
     private volatile int boundPort;
     private HttpServer server;
+    /** Threads that write responses too large for an event loop (shared by name among a Vert.x's servers). */
+    private WorkerExecutor bodies;
 
     /** Most truth rows one GET returns (a page is built on the event loop). */
     static final int TRUTH_PAGE_ROWS = 10_000;
@@ -81,6 +90,7 @@ final class HttpApi extends VerticleBase {
 
     @Override
     public Future<?> start() {
+        bodies = vertx.createSharedWorkerExecutor(LARGE_BODY_WRITERS, LARGE_BODY_THREADS);
         Router router = Router.router(vertx);
         router.route().handler(this::assignRequestId);
         router.route("/v1/*").handler(this::authenticate);
@@ -130,7 +140,7 @@ final class HttpApi extends VerticleBase {
     /** By now every stream has ended (MockServer.close drains or aborts them first); idle keep-alive connections just close. */
     @Override
     public Future<?> stop() {
-        return server.shutdown(200, java.util.concurrent.TimeUnit.MILLISECONDS);
+        return server.shutdown(200, java.util.concurrent.TimeUnit.MILLISECONDS).eventually(() -> bodies.close());
     }
 
     private void assignRequestId(RoutingContext rc) {
@@ -272,7 +282,7 @@ final class HttpApi extends VerticleBase {
             throw new ApiException(400, "The request needs " + sequences + " sequences (prompts x n) but the queue holds "
                     + "at most " + service.options.maxWaitingRequests() + " (--max-waiting-requests)", "n");
         }
-        Exchange exchange = new Exchange(service, pinnedRank(rc), request, rc.response(), vertx.getOrCreateContext(),
+        Exchange exchange = new Exchange(service, pinnedRank(rc), request, rc.response(), vertx.getOrCreateContext(), bodies,
                 rc.get("requestId"), seq, fault);
         if (!exchange.submit()) {
             rc.response().putHeader("retry-after", "1");

@@ -2,10 +2,12 @@ package dev.infersim.server;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufOutputStream;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
@@ -29,6 +31,8 @@ final class SseEncoder extends ResponseEncoder {
     private static final int MAX_PIECE_BYTES = 32;
     /** Room per token chunk that carries logprobs or usage. */
     private static final int RICH_CHUNK_BYTES = 512;
+    /** About the bytes of one completions top_logprobs entry ({@code " lorem": -1.2345,}), for sizing a start. */
+    private static final int LOGPROB_ENTRY_BYTES = 20;
 
     private final byte[] suffix;
     /** Per choice, the bytes of a plain token chunk before the token; null when no chunk of this request is plain. */
@@ -48,7 +52,7 @@ final class SseEncoder extends ResponseEncoder {
 
     private byte[] plainPrefix(Choice c) {
         ByteBuf template = Unpooled.buffer(256);
-        chunk(template, c, g -> tokenChoice(g, c.index, "", null, null, null, false), false);
+        Json.inMemory(() -> chunk(new ByteBufOutputStream(template), c, g -> tokenChoice(g, c.index, "", null, null, null, false), false));
         byte[] bytes = ByteBufUtil.getBytes(template);
         int cut = bytes.length - suffix.length;
         if (cut < 1 || !Arrays.equals(bytes, cut, bytes.length, suffix, 0, suffix.length) || bytes[cut - 1] != '"') {
@@ -66,6 +70,10 @@ final class SseEncoder extends ResponseEncoder {
 
     /** Chat: the assistant role chunk before the first token (with usage so far under continuous usage stats). */
     void role(ByteBuf out, Choice c) {
+        Json.inMemory(() -> role(new ByteBufOutputStream(out), c));
+    }
+
+    private void role(OutputStream out, Choice c) throws IOException {
         chunk(out, c, g -> {
             g.writeNumberField("index", c.index);
             g.writeObjectFieldStart("delta");
@@ -82,6 +90,10 @@ final class SseEncoder extends ResponseEncoder {
      * stop_reason, and under continuous usage stats the usage of a choice with no completion tokens yet.
      */
     void echoMessage(ByteBuf out, Choice c) {
+        Json.inMemory(() -> echoMessage(new ByteBufOutputStream(out), c));
+    }
+
+    private void echoMessage(OutputStream out, Choice c) throws IOException {
         chunk(out, c, g -> {
             g.writeNumberField("index", c.index);
             g.writeObjectFieldStart("delta");
@@ -99,6 +111,39 @@ final class SseEncoder extends ResponseEncoder {
             out.writeBytes(tokenPrefix[c.index]).writeBytes(c.text.json(i)).writeBytes(suffix);
             return;
         }
+        Json.inMemory(() -> richToken(new ByteBufOutputStream(out), c, i, last, withTruth));
+    }
+
+    /**
+     * Whether the start of {@code c} (chat's role and echo chunks, then the first token with any echoed prompt and its
+     * logprobs) is too large to write on an event loop: an echoed 100,000-token prompt scored at depth 20 is tens of
+     * megabytes in one chunk.
+     */
+    boolean largeStart(Choice c) {
+        long bytes = request.echoMessage() == null ? 0 : request.echoMessage().length() * 2L;
+        if (request.echo()) {
+            ReturnedPrompt p = logprobs.promptOf(c);
+            bytes += p.text().length() * 2L;
+            if (request.logprobs()) {
+                bytes += (long) p.ids().length * Math.max(1, request.topLogprobs()) * LOGPROB_ENTRY_BYTES;
+            }
+        }
+        return bytes > HttpApi.OFF_LOOP_BYTES;
+    }
+
+    /** The start of {@code c} written by a worker thread into {@code out}: what the event loop would have sent. */
+    void start(OutputStream out, Choice c, boolean last, boolean withTruth) throws IOException {
+        if (request.chat()) {
+            role(out, c);
+            if (request.echoMessage() != null) {
+                echoMessage(out, c);
+            }
+        }
+        richToken(out, c, 0, last, withTruth);
+    }
+
+    private void richToken(OutputStream out, Choice c, int i, boolean last, boolean withTruth) throws IOException {
+        boolean echoHere = i == 0 && request.echo();
         String piece = c.stops == null ? c.text.piece(i) : releasedText(c, c.text.piece(i), last);
         Json.Writer lp = null;
         if (echoHere) {
@@ -146,6 +191,10 @@ final class SseEncoder extends ResponseEncoder {
 
     /** The finish of {@code c} on its own, when its last token's chunk went out before the finish was known. */
     void finish(ByteBuf out, Choice c, boolean withTruth) {
+        Json.inMemory(() -> finish(new ByteBufOutputStream(out), c, withTruth));
+    }
+
+    private void finish(OutputStream out, Choice c, boolean withTruth) throws IOException {
         String held = c.stops == null ? "" : releasedText(c, "", true);
         chunk(out, c, g -> {
             g.writeNumberField("index", c.index);
@@ -207,8 +256,8 @@ final class SseEncoder extends ResponseEncoder {
      * One chunk with one choice: the head, the choice as {@code body} writes it, usage (continuous usage stats: the
      * choice's so far; else null on completions, absent on chat, as vLLM), and the ground truth when asked.
      */
-    private void chunk(ByteBuf out, Choice c, Json.Writer body, boolean withTruth) {
-        out.writeBytes(DATA);
+    private void chunk(OutputStream out, Choice c, Json.Writer body, boolean withTruth) throws IOException {
+        out.write(DATA);
         Json.write(out, g -> {
             head(g);
             g.writeStartObject();
@@ -225,7 +274,7 @@ final class SseEncoder extends ResponseEncoder {
             }
             g.writeEndObject();
         });
-        out.writeBytes(END);
+        out.write(END);
     }
 
     /** Opens the chunk object and its choices array. */

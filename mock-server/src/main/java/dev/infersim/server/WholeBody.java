@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import io.netty.buffer.ByteBuf;
 
 import java.io.IOException;
+import java.io.OutputStream;
 
 /**
  * The non-stream response body with every key vLLM's response models dump, unset ones as null (vLLM serializes its
@@ -17,31 +18,61 @@ final class WholeBody extends ResponseEncoder {
         super(request, id, created, model, choices, logprobs, truth);
     }
 
+    /** About the bytes of JSON this body takes, from what it holds: decides whether an event loop may write it. */
+    long estimatedBytes() {
+        long bytes = 1024;
+        for (Choice c : choices) {
+            int tokens = request.promptOnly() ? 0 : c.request.outputTokens();
+            bytes += 8L * tokens;
+            if (request.chat()) {
+                bytes += request.echoMessage() == null ? 0 : 2L * request.echoMessage().length();
+                bytes += request.logprobs() ? 80L * tokens * Math.max(1, request.topLogprobs()) : 0;
+                continue;
+            }
+            ReturnedPrompt p = request.returnedPrompts() == null ? null : logprobs.promptOf(c);
+            int promptTokens = p == null ? 0 : p.ids().length;
+            bytes += request.echo() ? 2L * p.text().length() : 0;
+            bytes += request.logprobs() ? 24L * (tokens + (request.echo() ? promptTokens : 0)) * Math.max(1, request.topLogprobs()) : 0;
+            bytes += request.promptLogprobs() != null ? 64L * promptTokens * Math.max(1, request.promptLogprobs()) : 0;
+        }
+        if (request.chat() && request.promptLogprobs() != null) {
+            bytes += 64L * request.returnedPrompts().get(0).ids().length * Math.max(1, request.promptLogprobs());
+        }
+        return bytes;
+    }
+
+    /** Writes the body into {@code out} (a worker thread's stream to the client, for a large body). */
+    void write(OutputStream out) throws IOException {
+        Json.write(out, this::writeBody);
+    }
+
     void write(ByteBuf out) {
-        Json.write(out, g -> {
+        Json.write(out, this::writeBody);
+    }
+
+    private void writeBody(JsonGenerator g) throws IOException {
+        g.writeStartObject();
+        writeIdentity(g, request.chat() ? "chat.completion" : "text_completion");
+        g.writeArrayFieldStart("choices");
+        for (Choice c : choices) {
             g.writeStartObject();
-            writeIdentity(g, request.chat() ? "chat.completion" : "text_completion");
-            g.writeArrayFieldStart("choices");
-            for (Choice c : choices) {
-                g.writeStartObject();
-                writeChoice(g, c);
-                g.writeEndObject();
-            }
-            g.writeEndArray();
-            if (request.chat()) {
-                g.writeNullField("service_tier");
-                g.writeNullField("system_fingerprint");
-            }
-            Usage.writeRequest(g, request, choices);
-            if (request.chat()) {
-                // vLLM's chat response scores its one prompt once, at the top level.
-                writePromptLogprobs(g, request.promptLogprobs() == null ? null : request.returnedPrompts().get(0));
-                g.writeNullField("prompt_token_ids");
-            }
-            g.writeNullField("kv_transfer_params");
-            truth.writeField(g);
+            writeChoice(g, c);
             g.writeEndObject();
-        });
+        }
+        g.writeEndArray();
+        if (request.chat()) {
+            g.writeNullField("service_tier");
+            g.writeNullField("system_fingerprint");
+        }
+        Usage.writeRequest(g, request, choices);
+        if (request.chat()) {
+            // vLLM's chat response scores its one prompt once, at the top level.
+            writePromptLogprobs(g, request.promptLogprobs() == null ? null : request.returnedPrompts().get(0));
+            g.writeNullField("prompt_token_ids");
+        }
+        g.writeNullField("kv_transfer_params");
+        truth.writeField(g);
+        g.writeEndObject();
     }
 
     private void writeChoice(JsonGenerator g, Choice c) throws IOException {
