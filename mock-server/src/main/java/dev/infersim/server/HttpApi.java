@@ -447,8 +447,9 @@ final class HttpApi extends VerticleBase {
         }
     }
 
+    /** Parsed, tokenized and serialized where {@link #withParsed} puts a body of its size: the answer grows with it. */
     private void tokenize(RoutingContext rc) {
-        withParsed(rc, this::tokenized, out -> json(rc, out));
+        withParsed(rc, bytes -> tokenized(bytes).toString(), out -> jsonText(rc, out));
     }
 
     private ObjectNode tokenized(byte[] bytes) {
@@ -481,31 +482,31 @@ final class HttpApi extends VerticleBase {
     }
 
     private void detokenize(RoutingContext rc) {
-        try {
-            ObjectNode body = RequestParser.object(rc.body().buffer() == null ? new byte[0] : rc.body().buffer().getBytes());
-            service.parser.checkModel(body);
-            JsonNode tokens = body.get("tokens");
-            if (tokens == null || !tokens.isArray()) {
-                throw ApiException.badRequest("tokens", "tokens: expected a list of token ids");
-            }
-            int[] ids = new int[tokens.size()];
-            for (int i = 0; i < ids.length; i++) {
-                JsonNode t = tokens.get(i);
-                if (!t.isIntegralNumber() || !t.canConvertToInt()) {
-                    throw ApiException.badRequest("tokens", "tokens: expected integers, got " + RequestParser.describe(t));
-                }
-                ids[i] = t.asInt();
-            }
-            String text;
-            try {
-                text = service.tokenizer.decode(ids);
-            } catch (IllegalArgumentException e) {
-                throw ApiException.badRequest("tokens", "tokens: " + e.getMessage());
-            }
-            json(rc, Json.MAPPER.createObjectNode().put("prompt", text));
-        } catch (ApiException e) {
-            error(rc, e.status, e.getMessage(), e.param);
+        withParsed(rc, this::detokenized, out -> jsonText(rc, out));
+    }
+
+    private String detokenized(byte[] bytes) {
+        ObjectNode body = RequestParser.object(bytes);
+        service.parser.checkModel(body);
+        JsonNode tokens = body.get("tokens");
+        if (tokens == null || !tokens.isArray()) {
+            throw ApiException.badRequest("tokens", "tokens: expected a list of token ids");
         }
+        int[] ids = new int[tokens.size()];
+        for (int i = 0; i < ids.length; i++) {
+            JsonNode t = tokens.get(i);
+            if (!t.isIntegralNumber() || !t.canConvertToInt()) {
+                throw ApiException.badRequest("tokens", "tokens: expected integers, got " + RequestParser.describe(t));
+            }
+            ids[i] = t.asInt();
+        }
+        String text;
+        try {
+            text = service.tokenizer.decode(ids);
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest("tokens", "tokens: " + e.getMessage());
+        }
+        return Json.MAPPER.createObjectNode().put("prompt", text).toString();
     }
 
     private void setFaults(RoutingContext rc) {
@@ -595,7 +596,11 @@ final class HttpApi extends VerticleBase {
     }
 
     private static void json(RoutingContext rc, ObjectNode body) {
-        rc.response().putHeader("content-type", "application/json").end(body.toString());
+        jsonText(rc, body.toString());
+    }
+
+    private static void jsonText(RoutingContext rc, String body) {
+        rc.response().putHeader("content-type", "application/json").end(body);
     }
 
     /** Writes {@code {"error":{"message","type","param","code"}}}; if a stream already started, just closes it. */
