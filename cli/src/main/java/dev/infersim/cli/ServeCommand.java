@@ -142,8 +142,9 @@ public final class ServeCommand implements Runnable {
     String kvEventsConfig;
 
     @Option(names = "--kv-events-endpoint", defaultValue = KvEventsConfig.DEFAULT_ENDPOINT, paramLabel = "URL",
-            description = "Where each engine publishes: binds with a * host (vLLM's default, ${DEFAULT-VALUE}), connects "
-                    + "otherwise (e.g. tcp://indexer:5557); data-parallel rank r uses port + r, binding replicas the ports after.")
+            description = "Where each engine publishes: binds with a * host, connects otherwise (e.g. tcp://indexer:5557); "
+                    + "data-parallel rank r uses port + r, binding replicas the ports after. Not given: vLLM's "
+                    + "${DEFAULT-VALUE}, bound on the --host interface only (given as tcp://*:PORT: every interface).")
     String kvEventsEndpoint;
 
     @Option(names = "--kv-events-topic", defaultValue = "", paramLabel = "TOPIC",
@@ -294,13 +295,15 @@ public final class ServeCommand implements Runnable {
                     throw new IllegalArgumentException("--kv-events-config and " + flag + " both set the KV events; give one");
                 }
             }
-            return KvEventsConfig.fromVllmJson(kvEventsConfig);
+            return KvEventsConfig.fromVllmJson(kvEventsConfig, host);
         }
         return switch (kvEventsPublisher) {
             case "null" -> null;
             case "zmq" -> {
                 try {
-                    yield new KvEventsConfig(kvEventsEndpoint, kvEventsTopic);
+                    KvEventsConfig c = new KvEventsConfig(kvEventsEndpoint, kvEventsTopic);
+                    // vLLM's default binds every interface; without an endpoint given, infersim binds where HTTP listens
+                    yield spec.commandLine().getParseResult().hasMatchedOption("--kv-events-endpoint") ? c : c.withBindHost(host);
                 } catch (IllegalArgumentException e) {
                     throw new IllegalArgumentException("--kv-events-endpoint: " + e.getMessage());
                 }

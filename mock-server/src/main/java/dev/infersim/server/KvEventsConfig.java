@@ -12,9 +12,11 @@ import java.util.Set;
  * indexer binding and every replica connecting to it); {@code topic} is the first frame of every message (vLLM's
  * default is empty; llm-d's indexer expects {@code kv@POD@MODEL}); {@code replayEndpoint}, when set, is a ROUTER socket
  * (always bound) that resends the last {@code bufferSteps} messages from a sequence number a subscriber asks for;
- * {@code hwm} is the PUB socket's high-water mark.
+ * {@code hwm} is the PUB socket's high-water mark. {@code bindHost}, when set, is the interface a wildcard endpoint
+ * binds instead of every interface: infersim's default when no endpoint is given, the HTTP host, so that the events
+ * (prompt token ids among them) are not offered on interfaces the HTTP server does not listen on.
  */
-public record KvEventsConfig(String endpoint, String topic, String replayEndpoint, int bufferSteps, int hwm) {
+public record KvEventsConfig(String endpoint, String topic, String replayEndpoint, int bufferSteps, int hwm, String bindHost) {
     /** vLLM's defaults. */
     public static final String DEFAULT_ENDPOINT = "tcp://*:5557";
     public static final int DEFAULT_BUFFER_STEPS = 10_000;
@@ -36,17 +38,27 @@ public record KvEventsConfig(String endpoint, String topic, String replayEndpoin
         topic = topic == null ? "" : topic;
     }
 
+    /** As vLLM binds: a wildcard endpoint on every interface. */
+    public KvEventsConfig(String endpoint, String topic, String replayEndpoint, int bufferSteps, int hwm) {
+        this(endpoint, topic, replayEndpoint, bufferSteps, hwm, null);
+    }
+
     /** Publishing to {@code endpoint} with {@code topic}, no replay, vLLM's buffer and high-water mark. */
     public KvEventsConfig(String endpoint, String topic) {
         this(endpoint, topic, null, DEFAULT_BUFFER_STEPS, DEFAULT_HWM);
     }
 
     public KvEventsConfig withReplayEndpoint(String replay) {
-        return new KvEventsConfig(endpoint, topic, replay, bufferSteps, hwm);
+        return new KvEventsConfig(endpoint, topic, replay, bufferSteps, hwm, bindHost);
     }
 
     public KvEventsConfig withBufferSteps(int steps) {
-        return new KvEventsConfig(endpoint, topic, replayEndpoint, steps, hwm);
+        return new KvEventsConfig(endpoint, topic, replayEndpoint, steps, hwm, bindHost);
+    }
+
+    /** The wildcard endpoint bound on {@code host} only (null: every interface). */
+    public KvEventsConfig withBindHost(String host) {
+        return new KvEventsConfig(endpoint, topic, replayEndpoint, bufferSteps, hwm, host);
     }
 
     /**
@@ -58,6 +70,11 @@ public record KvEventsConfig(String endpoint, String topic, String replayEndpoin
      * @throws IllegalArgumentException naming the flag and the key at fault
      */
     public static KvEventsConfig fromVllmJson(String json) {
+        return fromVllmJson(json, null);
+    }
+
+    /** As {@link #fromVllmJson(String)}; without an {@code endpoint} key, vLLM's default binds on {@code defaultBindHost}. */
+    public static KvEventsConfig fromVllmJson(String json, String defaultBindHost) {
         JsonNode o;
         try {
             o = Json.MAPPER.readTree(json);
@@ -93,6 +110,9 @@ public record KvEventsConfig(String endpoint, String topic, String replayEndpoin
             config = new KvEventsConfig(endpoint, topic, replay, bufferSteps, hwm);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--kv-events-config " + e.getMessage());
+        }
+        if (!o.hasNonNull("endpoint")) {
+            config = config.withBindHost(defaultBindHost);
         }
         return enabled && publisher.equals("zmq") ? config : null;
     }
@@ -141,9 +161,15 @@ public record KvEventsConfig(String endpoint, String topic, String replayEndpoin
         return endpoint.contains("://*") || !endpoint.startsWith("tcp://");
     }
 
-    /** The endpoint with its TCP port raised by {@code by} (ipc and inproc endpoints get a suffix). */
+    /** The endpoint with its TCP port raised by {@code by} (ipc and inproc endpoints get a suffix), as it is bound. */
     String endpointPlus(int by) {
-        return plus(endpoint, by);
+        String e = plus(endpoint, by);
+        if (bindHost == null || !e.startsWith("tcp://*:")) {
+            return e;
+        }
+        // JeroMQ takes an IPv6 literal in brackets (and only on a socket with IPv6 on)
+        String host = bindHost.contains(":") && !bindHost.startsWith("[") ? "[" + bindHost + "]" : bindHost;
+        return "tcp://" + host + e.substring("tcp://*".length());
     }
 
     /** The replay endpoint with its TCP port raised by {@code by}; null without replay. */
