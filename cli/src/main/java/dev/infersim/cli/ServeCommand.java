@@ -5,6 +5,7 @@ import dev.infersim.engine.StartupDelay;
 import dev.infersim.server.KvEventsConfig;
 import dev.infersim.server.MockFleet;
 import dev.infersim.server.FaultSettings;
+import dev.infersim.server.HttpTimeouts;
 import dev.infersim.server.OutputMode;
 import dev.infersim.server.LoraModule;
 import dev.infersim.server.ServerOptions;
@@ -67,8 +68,24 @@ public final class ServeCommand implements Runnable {
     int port;
 
     @Option(names = "--api-key", paramLabel = "KEY", defaultValue = "${env:VLLM_API_KEY}",
-            description = "Require 'Authorization: Bearer KEY' on /v1 and /admin routes (default: $VLLM_API_KEY, else none).")
+            description = "Require 'Authorization: Bearer KEY' on /v1 and /admin routes (default: $VLLM_API_KEY, else none); "
+                    + "an empty KEY is refused.")
     String apiKey;
+
+    @Option(names = "--keep-alive-timeout-s", defaultValue = "75", paramLabel = "SECONDS",
+            description = "Close a connection idle this long between requests, or a new one that sends nothing (default: "
+                    + "${DEFAULT-VALUE}, nginx's; vLLM's uvicorn uses 5, VLLM_HTTP_TIMEOUT_KEEP_ALIVE; 0: never).")
+    double keepAliveTimeoutS;
+
+    @Option(names = "--header-timeout-s", defaultValue = "60", paramLabel = "SECONDS",
+            description = "Close a connection whose request head is not complete this long after it began (default: "
+                    + "${DEFAULT-VALUE}, as nginx and Node.js; 0: never).")
+    double headerTimeoutS;
+
+    @Option(names = "--idle-timeout-s", defaultValue = "600", paramLabel = "SECONDS",
+            description = "Close a connection that neither sends nor receives a byte for this long, even with a request in "
+                    + "progress (default: ${DEFAULT-VALUE}; 0: never).")
+    double idleTimeoutS;
 
     @Option(names = "--time-scale", defaultValue = "1",
             description = "Run this many times faster than the modelled GPU (model time = wall time x scale; default: ${DEFAULT-VALUE}).")
@@ -235,15 +252,49 @@ public final class ServeCommand implements Runnable {
             StartupDelay delay = StartupDelay.parse(startupDelay, d, loadBandwidthGbps);
             return ServerOptions.builder(d).schedulingPolicy(deployment.schedulingPolicy).startupDelay(delay)
                     .dataParallelSize(dataParallelSize).kvEvents(kvEvents())
-                    .servedModelNames(servedModelNames).host(host).port(port).apiKey(apiKey).timeScale(timeScale)
+                    .servedModelNames(servedModelNames).host(host).port(port).apiKey(apiKey()).timeScale(timeScale)
                     .maxWaitingRequests(maxWaitingRequests).outputMode(OutputMode.parse(outputMode)).seed(seed)
                     .eosPosition(eosPosition()).faults(faults).realtimeEngine(realtimeEngine)
                     .dashboard(dashboard)
                     .loraModules(loraModules.stream().map(LoraModule::parse).toList())
                     .runtimeLoraUpdating(runtimeLoraUpdating(System.getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING")))
+                    .devMode(devMode(System.getenv("VLLM_SERVER_DEV_MODE"))).timeouts(timeouts())
                     .fixedTiming(timing.fixedTiming()).truthLog(openTruthLog()).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
+    /**
+     * The key: an empty {@code --api-key} is refused (by {@link ServerOptions}), an empty {@code VLLM_API_KEY} is no key,
+     * as vLLM reads its environment.
+     */
+    private String apiKey() {
+        boolean given = spec.commandLine().getParseResult().hasMatchedOption("--api-key");
+        return !given && apiKey != null && apiKey.isEmpty() ? null : apiKey;
+    }
+
+    private HttpTimeouts timeouts() {
+        return new HttpTimeouts(millis("--keep-alive-timeout-s", keepAliveTimeoutS), millis("--header-timeout-s", headerTimeoutS),
+                millis("--idle-timeout-s", idleTimeoutS));
+    }
+
+    private static long millis(String flag, double seconds) {
+        if (!(seconds >= 0) || seconds > 86_400) {
+            throw new IllegalArgumentException(flag + " must be between 0 (never) and 86400 seconds, got " + seconds);
+        }
+        return Math.round(seconds * 1000);
+    }
+
+    /** vLLM's reading of VLLM_SERVER_DEV_MODE: {@code bool(int(value))}, so "0" is off and anything not an integer fails. */
+    static boolean devMode(String env) {
+        if (env == null || env.isEmpty()) {
+            return false;
+        }
+        try {
+            return Integer.parseInt(env.trim()) != 0;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("VLLM_SERVER_DEV_MODE must be an integer (1: development routes on), got '" + env + "'");
         }
     }
 
@@ -362,7 +413,7 @@ public final class ServeCommand implements Runnable {
                 fleet.close(Duration.ofMillis(shutdownGraceMs)).toCompletionStage().toCompletableFuture()
                         .get(shutdownGraceMs + 15_000, TimeUnit.MILLISECONDS);
             } catch (Exception e) {
-                System.err.println("infersim: shutdown: " + e.getMessage());
+                System.err.println("infersim: shutdown: " + (e.getMessage() != null ? e.getMessage() : e.toString()));
             }
             closeTruthLog(options); // here: the JVM may halt before the main thread runs again
             stopped.countDown();

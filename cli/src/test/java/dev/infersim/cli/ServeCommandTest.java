@@ -47,6 +47,17 @@ class ServeCommandTest {
         assertTrue(runFailing("serve", "--lora-modules", "a=/x").contains("--lora-modules"));
         assertTrue(runFailing("serve", "--enable-lora", "--lora-modules", "{\"name\": \"a\"}").contains("--lora-modules"));
         assertTrue(runFailing("serve", "--enable-lora", "--lora-modules", "a=/x", "a=/y").contains("--lora-modules"));
+        assertTrue(runFailing("serve", "--api-key", "").contains("--api-key must not be empty"));
+        assertTrue(runFailing("serve", "--header-timeout-s", "-1").contains("--header-timeout-s"));
+    }
+
+    @Test
+    void developmentModeFollowsVllmsEnvironmentVariable() {
+        assertTrue(ServeCommand.devMode("1"));
+        assertEquals(false, ServeCommand.devMode("0"));
+        assertEquals(false, ServeCommand.devMode(null));
+        assertTrue(org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> ServeCommand.devMode("yes"))
+                .getMessage().contains("VLLM_SERVER_DEV_MODE"));
     }
 
     @Test

@@ -10,6 +10,7 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.WorkerExecutor;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
@@ -18,18 +19,25 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
  * The HTTP surface, as vLLM's OpenAI-compatible server exposes it: {@code POST /v1/chat/completions},
  * {@code POST /v1/completions}, {@code GET /v1/models}, {@code GET /health}, {@code GET /version}, {@code GET /metrics},
- * {@code POST /tokenize}, {@code POST /detokenize}, {@code POST /reset_prefix_cache}, {@code POST /v1/load_lora_adapter}
- * and {@code POST /v1/unload_lora_adapter} (with runtime LoRA updating on), plus {@code GET|POST /admin/faults}. A request
+ * {@code POST /tokenize}, {@code POST /detokenize}, {@code POST /reset_prefix_cache} (in development mode),
+ * {@code POST /v1/load_lora_adapter} and {@code POST /v1/unload_lora_adapter} (with runtime LoRA updating on), plus
+ * {@code GET|POST /admin/faults}. A request
  * whose {@code model} names a LoRA adapter runs on it. Every refusal is OpenAI error
  * JSON with the matching status; the header {@code x-infersim-fault: TYPE} forces a fault on one request.
  * One instance per event loop; all share the {@link ModelService}.
@@ -65,6 +73,8 @@ final class HttpApi extends VerticleBase {
     private final String replica;
     private volatile int boundPort;
     private HttpServer server;
+    /** Each open connection's timeouts; this verticle's event loop only. */
+    private final Map<HttpConnection, ConnectionGuard> guards = new HashMap<>();
     /** Threads that write responses too large for an event loop (shared by name among a Vert.x's servers). */
     private WorkerExecutor bodies;
 
@@ -113,7 +123,10 @@ final class HttpApi extends VerticleBase {
         }
         router.post("/tokenize").handler(body).handler(this::tokenize);
         router.post("/detokenize").handler(body).handler(this::detokenize);
-        router.post("/reset_prefix_cache").handler(this::refuseWhileLoading).handler(this::resetPrefixCache);
+        if (service.options.devMode()) {
+            // vLLM mounts its development routes only under VLLM_SERVER_DEV_MODE=1 (vllm/entrypoints/serve/cache/api_router.py)
+            router.post("/reset_prefix_cache").handler(this::refuseWhileLoading).handler(this::resetPrefixCache);
+        }
         router.get("/admin/faults").handler(rc -> json(rc, faultsJson(service.faults.get())));
         router.post("/admin/faults").handler(body).handler(this::setFaults);
         if (service.options.truthLog() != null) {
@@ -131,8 +144,12 @@ final class HttpApi extends VerticleBase {
         router.errorHandler(500, this::failed);
         // HTTP/1.1 only, as vLLM's server: a client offering a cleartext HTTP/2 upgrade (Java's HttpClient does by
         // default) gets a plain HTTP/1.1 answer; with the upgrade accepted, large responses such as /metrics stalled.
-        server = vertx.createHttpServer(new HttpServerOptions().setTcpNoDelay(true).setIdleTimeout(0).setAcceptBacklog(4096)
-                .setHttp2ClearTextEnabled(false));
+        HttpTimeouts timeouts = service.options.timeouts();
+        HttpServerOptions options = new HttpServerOptions().setTcpNoDelay(true).setAcceptBacklog(4096)
+                .setIdleTimeout((int) Math.min(Integer.MAX_VALUE, timeouts.idleMs())).setIdleTimeoutUnit(TimeUnit.MILLISECONDS)
+                .setHttp2ClearTextEnabled(false);
+        server = vertx.createHttpServer(options);
+        server.connectionHandler(c -> guards.put(c, ConnectionGuard.attach(vertx, c, options, timeouts, () -> guards.remove(c))));
         return server.requestHandler(router).invalidRequestHandler(HttpApi::invalidRequest).listen(port, service.options.host())
                 .onSuccess(s -> boundPort = s.actualPort());
     }
@@ -140,7 +157,7 @@ final class HttpApi extends VerticleBase {
     /** By now every stream has ended (MockServer.close drains or aborts them first); idle keep-alive connections just close. */
     @Override
     public Future<?> stop() {
-        return server.shutdown(200, java.util.concurrent.TimeUnit.MILLISECONDS).eventually(() -> bodies.close());
+        return server.shutdown(200, TimeUnit.MILLISECONDS).eventually(() -> bodies.close());
     }
 
     private void assignRequestId(RoutingContext rc) {
@@ -150,6 +167,10 @@ final class HttpApi extends VerticleBase {
         }
         rc.put("requestId", id);
         rc.response().putHeader("x-request-id", id).putHeader(REPLICA_HEADER, replica);
+        ConnectionGuard guard = guards.get(rc.request().connection());
+        if (guard != null) {
+            rc.response().endHandler(v -> guard.requestEnded());
+        }
         rc.next();
     }
 
@@ -169,11 +190,35 @@ final class HttpApi extends VerticleBase {
 
     private void authenticate(RoutingContext rc) {
         String key = service.options.apiKey();
-        if (key != null && !("Bearer " + key).equals(rc.request().getHeader("authorization"))) {
+        if (key != null && !bearerMatches(rc.request().getHeader("authorization"), key)) {
             error(rc, 401, "Unauthorized: missing or wrong API key (send Authorization: Bearer KEY)", null);
             return;
         }
         rc.next();
+    }
+
+    /**
+     * vLLM's check ({@code AuthenticationMiddleware} in {@code vllm/entrypoints/openai/server_utils.py}): the scheme
+     * {@code Bearer} in any case, then the key, compared by digest in constant time so that the answer's timing tells
+     * nothing about how much of a guess was right.
+     */
+    static boolean bearerMatches(String authorization, String key) {
+        if (authorization == null) {
+            return false;
+        }
+        int space = authorization.indexOf(' ');
+        if (space < 0 || !authorization.substring(0, space).equalsIgnoreCase("bearer")) {
+            return false;
+        }
+        return MessageDigest.isEqual(sha256(authorization.substring(space + 1)), sha256(key));
+    }
+
+    private static byte[] sha256(String s) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
     }
 
     /** A loading vLLM pod serves nothing: every /v1 route answers 503 until the cold start ends. */
@@ -591,7 +636,9 @@ final class HttpApi extends VerticleBase {
         if (f instanceof ApiException e) {
             error(rc, e.status, e.getMessage(), e.param);
         } else {
-            error(rc, 500, "Internal error: " + (f == null ? "unknown" : f.getClass().getSimpleName() + ": " + f.getMessage()), null);
+            // the cause goes to the log, not to the client: a stack's class names and messages are the server's business
+            System.err.println("infersim: internal error answering " + rc.request().method() + " " + rc.request().path() + ": " + f);
+            error(rc, 500, "Internal server error", null);
         }
     }
 

@@ -51,6 +51,7 @@ public final class MockFleet implements FleetAdmin {
      * (including later ones) once its model has loaded. Completes when all listen, loaded or not.
      */
     public static Future<MockFleet> start(ServerOptions base, int replicas, Duration drainGrace, Consumer<MockServer> onLoaded) {
+        NetworkLogging.install();
         int loops = base.eventLoops() > 0 ? base.eventLoops() : Runtime.getRuntime().availableProcessors();
         Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(loops).setPreferNativeTransport(true));
         MockFleet fleet = new MockFleet(vertx, base, drainGrace, onLoaded);

@@ -18,7 +18,7 @@ import java.util.Objects;
  *                            {@code --served-model-name a b}); responses and metrics name the first, as vLLM's do
  * @param host                interface to bind
  * @param port                TCP port; 0 picks a free one ({@link MockServer#port()} tells which)
- * @param apiKey              bearer token required on /v1 and admin routes; null or empty for none
+ * @param apiKey              bearer token required on /v1 and admin routes; null for none (never empty)
  * @param timeScale           k: the server runs k times faster than the modelled GPU (model time = wall time x k)
  * @param maxWaitingRequests  requests accepted but not yet scheduled beyond which new ones get 429 (at least 1)
  * @param outputMode          lorem or echo
@@ -45,6 +45,9 @@ import java.util.Objects;
  *                            deployment has a {@link dev.infersim.engine.LoraConfig}
  * @param runtimeLoraUpdating serve {@code POST /v1/load_lora_adapter} and {@code /v1/unload_lora_adapter}, as vLLM
  *                            does only under {@code VLLM_ALLOW_RUNTIME_LORA_UPDATING=1}
+ * @param devMode             serve vLLM's development routes ({@code POST /reset_prefix_cache}), as vLLM does only under
+ *                            {@code VLLM_SERVER_DEV_MODE=1}
+ * @param timeouts            how long connections may wait for a request, its head, or any traffic
  */
 public record ServerOptions(Deployment deployment, String schedulingPolicy, List<String> servedModelNames, String host, int port,
                             String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
@@ -52,7 +55,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
                             boolean realtimeEngine, int replica, StartupDelay startupDelay,
                             boolean dashboard, int dataParallelSize, FixedTiming fixedTiming,
                             KvEventsConfig kvEvents, TruthLog truthLog, List<LoraModule> loraModules,
-                            boolean runtimeLoraUpdating) {
+                            boolean runtimeLoraUpdating, boolean devMode, HttpTimeouts timeouts) {
 
     /** Engine threads of one server; each models a whole GPU group, so more would only share this host's cores thinner. */
     public static final int MAX_DATA_PARALLEL_SIZE = 64;
@@ -84,9 +87,9 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         for (LoraModule m : loraModules) {
             check(adapters.add(m.name()), "--lora-modules: adapter " + m.name() + " is listed twice");
         }
-        if (apiKey != null && apiKey.isEmpty()) {
-            apiKey = null;
-        }
+        // An empty key would be a server that looks protected and is not: refuse it rather than serve without one.
+        check(apiKey == null || !apiKey.isEmpty(), "--api-key must not be empty (leave it out to serve without a key)");
+        Objects.requireNonNull(timeouts, "timeouts");
     }
 
     /** The name responses and metrics report whichever served name a request used (vLLM's first served name). */
@@ -98,7 +101,8 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
     public ServerOptions forReplica(int index, int port) {
         return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                 maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
-                startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules, runtimeLoraUpdating);
+                startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules, runtimeLoraUpdating,
+                devMode, timeouts);
     }
 
     /** vLLM-like defaults for a deployment: 127.0.0.1:8000, real time, no key, 1,000 waiting requests, lorem text, seed 0. */
@@ -138,6 +142,8 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         private TruthLog truthLog;
         private List<LoraModule> loraModules;
         private boolean runtimeLoraUpdating;
+        private boolean devMode;
+        private HttpTimeouts timeouts = HttpTimeouts.DEFAULTS;
 
         private Builder(Deployment deployment) {
             this.deployment = deployment;
@@ -168,12 +174,14 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         public Builder truthLog(TruthLog v) { truthLog = v; return this; }
         public Builder loraModules(List<LoraModule> v) { loraModules = v; return this; }
         public Builder runtimeLoraUpdating(boolean v) { runtimeLoraUpdating = v; return this; }
+        public Builder devMode(boolean v) { devMode = v; return this; }
+        public Builder timeouts(HttpTimeouts v) { timeouts = v; return this; }
 
         public ServerOptions build() {
             return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                     maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, replica,
                     startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules,
-                    runtimeLoraUpdating);
+                    runtimeLoraUpdating, devMode, timeouts);
         }
     }
 }
