@@ -190,6 +190,18 @@ public final class ServeCommand implements Runnable {
             + "GET /infersim/truth?since=SEQ, for checking a benchmark harness (infersim check-harness).")
     Path truthLog;
 
+    /** The truth log is closed (and its losses reported) once, by whichever of the main thread and the hook gets there. */
+    private final java.util.concurrent.atomic.AtomicBoolean truthLogClosed = new java.util.concurrent.atomic.AtomicBoolean();
+
+    @Option(names = "--truth-log-max-bytes", defaultValue = "0", paramLabel = "BYTES",
+            description = "Rotate the truth log before it grows past this: FILE becomes FILE.1, earlier backups move up "
+                    + "(default: ${DEFAULT-VALUE}, no cap).")
+    long truthLogMaxBytes;
+
+    @Option(names = "--truth-log-backups", defaultValue = "1", paramLabel = "N",
+            description = "Rotated truth logs kept, FILE.1 to FILE.N, with --truth-log-max-bytes (default: ${DEFAULT-VALUE}).")
+    int truthLogBackups;
+
     @Option(names = "--config", paramLabel = "FILE", description = "YAML file of these flags (keys without '--'); command-line flags win.")
     Path config;
 
@@ -308,26 +320,33 @@ public final class ServeCommand implements Runnable {
         if (truthLog == null) {
             return null;
         }
+        TruthLog.Rotation rotation;
         try {
-            return TruthLog.open(truthLog, TruthLog.DEFAULT_RING_CHARS);
+            rotation = truthLogMaxBytes == 0 ? TruthLog.Rotation.NONE : new TruthLog.Rotation(truthLogMaxBytes, truthLogBackups);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--truth-log-max-bytes " + truthLogMaxBytes + " --truth-log-backups "
+                    + truthLogBackups + ": " + e.getMessage());
+        }
+        try {
+            return TruthLog.open(truthLog, TruthLog.DEFAULT_RING_CHARS, rotation);
         } catch (IOException e) {
             throw new ConfigException("--truth-log " + truthLog + ": cannot write (" + e.getMessage() + ")");
         }
     }
 
-    private static void closeTruthLog(ServerOptions options) {
-        if (options.truthLog() == null) {
+    /** Closes the log and says on stderr what it lost, if anything: the count and why, in one line. */
+    private void closeTruthLog(ServerOptions options) {
+        TruthLog log = options.truthLog();
+        if (log == null || !truthLogClosed.compareAndSet(false, true)) {
             return;
         }
-        try {
-            options.truthLog().close();
-            long dropped = options.truthLog().dropped();
-            if (dropped > 0) {
-                System.err.println("infersim: --truth-log " + options.truthLog().file() + ": " + dropped
-                        + " rows dropped (the writer fell behind)");
-            }
-        } catch (IOException | RuntimeException e) {
-            System.err.println("infersim: --truth-log: " + e.getMessage());
+        log.close();
+        if (log.dropped() > 0) {
+            String why = (log.droppedQueueFull() > 0 ? log.droppedQueueFull() + " because the writer fell behind" : "")
+                    + (log.droppedQueueFull() > 0 && log.droppedWriteFailed() > 0 ? ", " : "")
+                    + (log.droppedWriteFailed() > 0 ? log.droppedWriteFailed() + " because the file would not take them ("
+                    + log.writeFailure() + ")" : "");
+            System.err.println("infersim: --truth-log " + log.file() + ": " + log.dropped() + " rows dropped (" + why + ")");
         }
     }
 

@@ -113,7 +113,7 @@ final class HttpApi extends VerticleBase {
         router.get("/health").handler(this::health);
         router.get("/version").handler(rc -> json(rc, Json.MAPPER.createObjectNode().put("version", version())));
         router.get("/metrics").handler(rc -> rc.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
-                .end(ServerMetrics.render(service.metrics) + loraMetrics() + RuntimeMetrics.scrape()));
+                .end(ServerMetrics.render(service.metrics) + loraMetrics() + truthLogMetrics() + RuntimeMetrics.scrape()));
         if (service.options.runtimeLoraUpdating()) {
             router.post("/v1/load_lora_adapter").handler(body).handler(rc -> updateLoras(rc, true));
             router.post("/v1/unload_lora_adapter").handler(body).handler(rc -> updateLoras(rc, false));
@@ -450,6 +450,10 @@ final class HttpApi extends VerticleBase {
                 .put("allow_search_indices", false).put("allow_view", true).put("allow_fine_tuning", false)
                 .put("organization", "*").putNull("group").put("is_blocking", false);
         return m;
+    }
+
+    private String truthLogMetrics() {
+        return service.options.truthLog() == null ? "" : service.options.truthLog().metrics();
     }
 
     private String loraMetrics() {
