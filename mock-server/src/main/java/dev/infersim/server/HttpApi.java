@@ -295,6 +295,9 @@ final class HttpApi extends VerticleBase {
             fleet.scaleTo(n).onComplete(ar -> {
                 if (ar.succeeded()) {
                     json(rc, fleet.describe());
+                } else if (ar.cause() instanceof MockFleet.PortUnavailable taken) {
+                    // nothing changed: the replicas started for this request closed again
+                    error(rc, 409, "Scaling to " + n + " replicas failed, the fleet is unchanged: " + taken.getMessage(), "replicas");
                 } else {
                     error(rc, 500, "Scaling to " + n + " replicas failed: " + ar.cause().getMessage(), "replicas");
                 }
