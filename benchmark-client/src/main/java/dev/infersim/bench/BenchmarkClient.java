@@ -250,7 +250,7 @@ public final class BenchmarkClient implements AutoCloseable {
             List<String> names = new ArrayList<>();
             new com.fasterxml.jackson.databind.ObjectMapper().readTree(body.getBytes()).path("data")
                     .forEach(m -> names.add(m.path("id").asText()));
-            return names.isEmpty() ? "" : "; the server serves: " + String.join(", ", names) + " (--model)";
+            return names.isEmpty() ? "" : "; the server serves: " + TerminalText.printable(String.join(", ", names)) + " (--model)";
         } catch (Exception unavailable) {
             return ""; // not every server lists its models; the 404's own message stands
         }
