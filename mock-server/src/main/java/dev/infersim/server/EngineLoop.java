@@ -278,11 +278,12 @@ final class EngineLoop implements Runnable {
             StepOutcome out = engine.completeStep(plan);
             cursorNanos = plan.endNanos();
             metrics.recordStep(plan.tokens(), plan.durationNanos(), lag);
+            // before the tokens go out: a client that has its answer then finds /metrics counting it
+            metrics.snapshot(engine, arrived.size());
             deliver(out);
             if (publisher != null) {
                 publisher.flush();
             }
-            metrics.snapshot(engine, arrived.size());
         }
         abortAll();
         exited = true;
