@@ -61,6 +61,12 @@ public final class OutputFile {
 
     /** A failure to write {@code target}, as one line: the file and the operating system's reason. */
     public static ConfigException failure(Path target, Throwable cause) {
+        Throwable t = cause instanceof UncheckedIOException u && u.getCause() != null ? u.getCause() : cause;
+        if (t instanceof NoSuchFileException n && n.getFile() != null
+                && Path.of(n.getFile()).toAbsolutePath().getParent().equals(target.toAbsolutePath().getParent())) {
+            // the directory is there but refuses new files (/proc, a read-only mount seen as such)
+            return new ConfigException("cannot write " + target + ": its directory does not take new files", cause);
+        }
         return new ConfigException("cannot write " + target + ": " + reason(cause), cause);
     }
 
