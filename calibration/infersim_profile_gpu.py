@@ -34,6 +34,11 @@ import traceback
 import torch
 import torch.nn.functional as F
 
+try:  # the fused Triton MoE layer beside this script; without Triton the kit falls back to torch._grouped_mm
+    import infersim_fused_moe
+except ImportError:
+    infersim_fused_moe = None
+
 PREFILL_FULL = [128, 256, 512, 1024, 2048, 4096, 8192, 16384]
 DECODE_BATCHES_FULL = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 CONTEXTS_FULL = [512, 2048, 8192, 32768]
@@ -45,6 +50,8 @@ MIXED_DECODES = [16, 64, 256]
 MIXED_CONTEXTS = [2048, 8192]
 FP8_PREFILL = [128, 512, 2048, 8192]
 FP8_DECODE = [(1, 2048), (16, 2048), (64, 2048), (256, 2048)]
+MOE_PREFILL = [128, 256, 512, 1024, 2048, 4096, 8192]
+MOE_DECODE_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 FIT_MODELS = ["llama-3.1-8b", "qwen2.5-1.5b"]
 HELDOUT_MODELS = ["mistral-7b", "qwen2.5-7b", "llama-3.1-70b", "mixtral-8x7b"]
 LAYER_POOL = 8
@@ -73,11 +80,12 @@ class Model:
     """Random weights of one model's shapes, as one GPU of a tensor-parallel group holds them (tp=1: the whole model);
     forward() runs one engine step over a static batch layout."""
 
-    def __init__(self, shape, device, fp8, memory_fraction, kv_cap, tp=1):
+    def __init__(self, shape, device, fp8, memory_fraction, kv_cap, tp=1, shard=False, moe_kernel="grouped"):
         self.s = shape
         self.device = device
         self.fp8 = fp8
         self.tp = tp
+        self.collectives = tp > 1 and not shard  # a shard alone holds one GPU's part and runs no all-reduce
         h = shape["hidden_size"]
         self.h, self.d = h, shape["head_dim"]
         self.nh = shape["num_attention_heads"] // tp
@@ -98,6 +106,9 @@ class Model:
         self.lm_head = torch.randn(self.vocab, h, device=device, dtype=bf) * 0.02
         self.final_norm = torch.ones(h, device=device, dtype=bf)
         self.w = [self._layer() for _ in range(self.distinct)]
+        self.fused = None
+        if self.experts and moe_kernel == "fused":
+            self.fused = infersim_fused_moe.FusedMoE(self.experts, self.topk, h, inter, device)
         rot = torch.arange(d // 2, device=device, dtype=torch.float32)
         self.inv_freq = 1.0 / (500000.0 ** (rot * 2 / d))
         used = self.distinct * layer_bytes + head_bytes
@@ -139,7 +150,7 @@ class Model:
 
     def reduce(self, x):
         """The row-parallel layers' all-reduce over the tensor-parallel group."""
-        if self.tp > 1:
+        if self.collectives:
             torch.distributed.all_reduce(x)
         return x
 
@@ -153,12 +164,14 @@ class Model:
             kv = self.kv[i % self.distinct]
             x = x + self.reduce(self.attention(rms_norm(x, w["in_norm"]), w, kv, cos, sin, decode_batch, decode_context,
                                                prefill_tokens))
-            x = x + self.reduce(self.mlp(rms_norm(x, w["post_norm"]), w))
+            x = x + self.reduce(self.mlp(rms_norm(x, w["post_norm"]), w, i))
         sampled = x[:decode_batch] if prefill_tokens == 0 else torch.cat([x[:decode_batch], x[-1:]])
         logits = F.linear(rms_norm(sampled, self.final_norm), self.lm_head)
         return torch.argmax(logits, dim=-1)
 
-    def mlp(self, x, w):
+    def mlp(self, x, w, layer):
+        if self.fused is not None:
+            return self.fused.forward(x, w["router"], w["gate_up"], w["down"], seed=layer)
         if self.experts:
             return self.moe(x, w)
         g, u = self.linear(x, w["gate_up"]).chunk(2, dim=-1)
@@ -364,10 +377,12 @@ def environment(device):
     return env
 
 
-def grid(name, dry_run, tp=1):
+def grid(name, dry_run, tp=1, moe=False):
     if dry_run:
         return [32, 64], [1, 4], [64, 128], [(4, 128, 64)]
     mixed = [(b, c, MIXED_BUDGET) for c in MIXED_CONTEXTS for b in MIXED_DECODES]
+    if moe:  # the experts a step touches grow with its tokens: a finer grid of token counts
+        return MOE_PREFILL, MOE_DECODE_BATCHES, CONTEXTS_HELDOUT, mixed[:3]
     if tp > 1:
         return PREFILL_HELDOUT, [1, 8, 32, 128], [512, 4096], mixed[:2]
     if name in FIT_MODELS:
@@ -385,10 +400,12 @@ def dry_run_shape(shape):
 
 
 def profile_model(shape, device, timer, fp8, args, emit, deadline, tp=1):
+    """tp > 1: one rank of a tensor-parallel group; otherwise one GPU, holding a 1/--shard part of every layer."""
     name = shape["name"]
     dtype = "fp8" if fp8 else "bf16"
+    layout = tp if tp > 1 else args.shard
     model = Model(dry_run_shape(shape) if args.dry_run else shape, device, fp8, args.memory_fraction,
-                  4096 if args.dry_run else 512 * 32768, tp)
+                  4096 if args.dry_run else 512 * 32768, layout, shard=tp == 1, moe_kernel=args.moe_kernel)
     if tp > 1:
         room = torch.tensor([model.kv_tokens], device=device)
         torch.distributed.all_reduce(room, op=torch.distributed.ReduceOp.MIN)
@@ -396,7 +413,7 @@ def profile_model(shape, device, timer, fp8, args, emit, deadline, tp=1):
     say = print if tp == 1 or torch.distributed.get_rank() == 0 else (lambda *a, **k: None)
     say("%s %s: %d layers (%d distinct), KV room for %d tokens" % (name, dtype, model.layers, model.distinct,
                                                                      model.kv_tokens), flush=True)
-    prefills, batches, contexts, mixed = grid(name, args.dry_run, tp)
+    prefills, batches, contexts, mixed = grid(name, args.dry_run, tp, moe=model.experts > 0 and tp == 1)
     if fp8:
         prefills = FP8_PREFILL if not args.dry_run else prefills
         points = [(0, 0, n) for n in prefills] + [(b, c, 0) for b, c in (FP8_DECODE if not args.dry_run else [(2, 64)])]
@@ -423,7 +440,7 @@ def profile_model(shape, device, timer, fp8, args, emit, deadline, tp=1):
             torch.distributed.all_reduce(slowest, op=torch.distributed.ReduceOp.MAX)
             ms = slowest.item()
         phase = "prefill" if b == 0 else ("decode" if chunk == 0 else "mixed")
-        row = (name, dtype, tp, phase, max(b, 1) if phase != "mixed" else b, c, b + chunk, ms)
+        row = (name, dtype, layout, phase, max(b, 1) if phase != "mixed" else b, c, b + chunk, ms)
         emit(row)
         say("  %-7s batch %4d context %6d tokens %6d  %9.3f ms" % row[3:], flush=True)
     del model
@@ -511,6 +528,28 @@ def allreduce_worker(rank, world, args, shapes, path):
     torch.distributed.destroy_process_group()
 
 
+def moe_bench(shape, device, shard):
+    """One MoE layer alone, fused against grouped, as replayed CUDA graphs: ms and the weight bandwidth of the experts
+    the tokens touch (E (1 - (1 - k/E)^T) of them)."""
+    h, e, k = shape["hidden_size"], shape["num_experts"], shape["num_experts_per_tok"]
+    inter = shape["intermediate_size"] // shard
+    grouped = Model.__new__(Model)
+    grouped.experts, grouped.topk = e, k
+    fused = infersim_fused_moe.FusedMoE(e, k, h, inter, device)
+    w = {"router": torch.randn(e, h, device=device, dtype=torch.bfloat16) * 0.02,
+         "gate_up": torch.randn(e, 2 * inter, h, device=device, dtype=torch.bfloat16) / math.sqrt(h),
+         "down": torch.randn(e, h, inter, device=device, dtype=torch.bfloat16) / math.sqrt(inter)}
+    timer = Timer(device)
+    print("moe layer %s (1/%d shard): tokens, fused ms, grouped ms, fused GB/s of touched experts" % (shape["name"], shard))
+    for t in [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 2048, 8192]:
+        x = torch.randn(t, h, device=device, dtype=torch.bfloat16)
+        with torch.no_grad():
+            f_ms = timer.time_ms(lambda: fused.forward(x, w["router"], w["gate_up"], w["down"], seed=1))
+            g_ms = timer.time_ms(lambda: grouped.moe(x, w))
+        touched = e * (1 - (1 - k / e) ** t) * 3 * h * inter * 2
+        print("  moe %6d  %8.4f  %8.4f  %7.0f" % (t, f_ms, g_ms, touched / f_ms / 1e6), flush=True)
+
+
 def format_row(r):
     return "%s,%s,%d,%s,%d,%d,%d,%.4f" % r
 
@@ -527,7 +566,25 @@ def main():
     ap.add_argument("--tp", type=int, default=1, help="time tensor-parallel steps over this many GPUs (default 1)")
     ap.add_argument("--budget-s", type=float, default=420, help="stop starting new points after this many seconds")
     ap.add_argument("--memory-fraction", type=float, default=0.92, help="share of free GPU memory to use")
+    ap.add_argument("--shard", type=int, default=1,
+                    help="time on one GPU the 1/N of every layer that one GPU of a tensor-parallel group of N holds, "
+                         "without the all-reduces (rows say tp N; the header says they are shards)")
+    ap.add_argument("--moe-kernel", choices=["fused", "grouped"], default=None,
+                    help="mixture of experts: fused (the Triton layer in infersim_fused_moe.py, the default where "
+                         "Triton runs) or grouped (torch._grouped_mm with PyTorch routing)")
+    ap.add_argument("--check-moe", action="store_true",
+                    help="first compare the fused MoE layer with a float32 reference; exit 1 if it is wrong")
+    ap.add_argument("--moe-bench", action="store_true",
+                    help="first time one MoE layer of each MoE model alone, fused and grouped, and print the table")
     args = ap.parse_args()
+    if args.shard < 1 or args.shard & (args.shard - 1):
+        sys.exit("--shard: must be a power of two, got %d" % args.shard)
+    fused_ok = infersim_fused_moe is not None and args.device != "cpu"
+    if args.moe_kernel == "fused" and not fused_ok:
+        sys.exit("--moe-kernel fused: needs Triton and a CUDA device")
+    args.moe_kernel = args.moe_kernel or ("fused" if fused_ok else "grouped")
+    if (args.check_moe or args.moe_bench) and not fused_ok:
+        sys.exit("--check-moe, --moe-bench: need Triton and a CUDA device")
 
     names = [n for n in args.only.split(",") if n] or FIT_MODELS + HELDOUT_MODELS
     shapes = []
@@ -544,6 +601,21 @@ def main():
     header = ["# infersim GPU calibration, written by calibration/infersim_profile_gpu.py",
               "# date: %s" % datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")]
     header += ["# %s: %s" % (k, v) for k, v in env.items()]
+    if any(s["num_experts"] for s in shapes):
+        header.append("# moe kernel: %s" % ("fused Triton (route, align, gate/up with SiLU, down, sum: "
+                                             "calibration/infersim_fused_moe.py)" if args.moe_kernel == "fused"
+                                             else "torch._grouped_mm with PyTorch routing"))
+    if args.shard > 1:
+        header.append("# shard: 1 of %d (one GPU's part of every layer, no all-reduce)" % args.shard)
+    if args.check_moe:
+        worst = infersim_fused_moe.check(device)
+        print("fused moe check: worst relative error %.2e" % worst, flush=True)
+        if not worst < 2e-2:
+            sys.exit("fused moe check failed: relative error %.2e" % worst)
+    if args.moe_bench:
+        for shape in shapes:
+            if shape["num_experts"]:
+                moe_bench(shape, device, args.shard)
 
     if args.allreduce:
         world = torch.cuda.device_count()

@@ -7,30 +7,41 @@ import dev.infersim.engine.ConfigException;
 
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.zip.GZIPInputStream;
 
 /**
- * Another harness's per-request results, read from its own output file into one shape ({@link Measured}, ms), so that
- * {@link HarnessCheck} can hold them against the server's truth. Fields read per format:
+ * Another harness's per-request results, read from its own output file (gzipped where the name ends in {@code .gz})
+ * into one shape ({@link Measured}, ms; instants as Unix epoch ms), with what it was asked to do ({@link HarnessTarget}),
+ * so that {@link HarnessCheck} can hold them against the server's truth. Fields read per format:
  * <ul>
- *   <li>{@code vllm}: the {@code vllm bench serve --save-result --save-detailed} JSON: {@code ttfts}, {@code itls}
- *       (seconds), {@code input_lens}, {@code output_lens}, {@code errors}, and {@code request_rate}; E2EL is
- *       TTFT + the sum of the request's ITLs and TPOT (E2EL - TTFT) / (output_len - 1), as vLLM derives them.</li>
+ *   <li>{@code vllm}: the {@code vllm bench serve --save-result --save-detailed} JSON (and {@code benchmark_serving.py
+ *       --save-result}, which always has the arrays): {@code ttfts}, {@code itls} (seconds), {@code input_lens},
+ *       {@code output_lens}, {@code errors}; E2EL is TTFT + the sum of the request's ITLs and TPOT
+ *       (E2EL - TTFT) / (output_len - 1), as vLLM derives them. Target: {@code request_rate} (a number or "inf"),
+ *       {@code burstiness} (default 1, Poisson), {@code max_concurrency}. vLLM keeps no request id and no instant;
+ *       infersim's own result names its per-request file ({@code infersim_detailed_file}, looked for beside the result
+ *       when moved), whose {@code request_id}, {@code warmup} and {@code scheduled_time_s} are read too.</li>
  *   <li>{@code aiperf}: {@code profile_export.jsonl}: {@code metadata.x_request_id}, {@code metadata.request_start_ns},
  *       {@code metadata.benchmark_phase} (only {@code profiling} rows), {@code error}, and the metrics
  *       {@code time_to_first_token}, {@code request_latency}, {@code inter_token_latency} (its per-request TPOT),
  *       {@code inter_chunk_latency} (a list), {@code input_sequence_length}, {@code output_sequence_length} (ms and
- *       tokens, each {@code {"value", "unit"}}).</li>
+ *       tokens, each {@code {"value", "unit"}}); the first token's instant is the start plus TTFT. Target: the
+ *       {@code input_config.loadgen} of {@code profile_export_aiperf.json} beside it, where present.</li>
  *   <li>{@code guidellm}: the benchmarks report JSON: every {@code benchmarks[].requests.successful[]} entry's
- *       {@code request_id}, {@code request_start_time} (epoch s), {@code request_latency} (s),
- *       {@code time_to_first_token_ms}, {@code inter_token_latency_ms} (its TPOT: last minus first token over
- *       output_tokens - 1), {@code prompt_tokens}, {@code output_tokens}; {@code errored} and {@code incomplete}
- *       entries are counted as failed. GuideLLM keeps no per-gap list, so there is no ITL comparison.</li>
+ *       {@code response_id} (the server's {@code chatcmpl-<request id>}), {@code request_start_time} (epoch s),
+ *       {@code request_latency} (s), {@code time_to_first_token_ms}, {@code inter_token_latency_ms} (its TPOT),
+ *       {@code prompt_tokens}, {@code output_tokens} and {@code info.timings} ({@code targeted_start},
+ *       {@code first_token_iteration}, {@code token_iterations}); {@code errored} and {@code incomplete} entries are
+ *       counted as failed. Target: {@code benchmarks[0].config.strategy} ({@code type_}, {@code rate},
+ *       {@code streams}) and {@code config.profile.max_concurrency}, for a report of one benchmark.</li>
  * </ul>
  */
 public final class HarnessResults {
@@ -56,16 +67,20 @@ public final class HarnessResults {
     }
 
     /**
-     * One successful request as the harness measured it, in ms. {@code requestId} is null and {@code startMs} NaN
-     * where the format has none; {@code itlsMs} is null where the format keeps no per-gap list; token counts are -1
-     * where absent.
+     * One successful request as the harness measured it, in ms. {@code requestId} (the server's request id) is null,
+     * and {@code startMs} (when the harness started its clock) and {@code firstTokenMs} (when it saw the first token),
+     * both Unix epoch ms, are NaN where the format has none; {@code itlsMs} is null where the format keeps no per-gap
+     * list; {@code chunks} (content chunks or reads that carried tokens) and token counts are -1 where absent.
      */
-    public record Measured(String requestId, double startMs, double ttftMs, double e2elMs, double tpotMs,
-                           double[] itlsMs, int promptTokens, int outputTokens) {
+    public record Measured(String requestId, double startMs, double firstTokenMs, double ttftMs, double e2elMs,
+                           double tpotMs, double[] itlsMs, int chunks, int promptTokens, int outputTokens) {
     }
 
-    /** What a result file holds: its successful requests in the harness's order, the failed count, the target rate. */
-    public record Results(List<Measured> requests, int failed, double requestRate) {
+    /**
+     * What a result file holds: its successful requests in the harness's order, the failed count, the target, and the
+     * instants (ms, any origin) at which the harness planned its sends, where it records them (else empty).
+     */
+    public record Results(List<Measured> requests, int failed, HarnessTarget target, double[] scheduledMs) {
     }
 
     private HarnessResults() {
@@ -74,9 +89,9 @@ public final class HarnessResults {
     public static Results read(Format format, Path file) {
         try {
             return switch (format) {
-                case VLLM -> vllm(JSON.readTree(file.toFile()), file);
+                case VLLM -> vllm(readTree(file), file);
                 case AIPERF -> aiperf(file);
-                case GUIDELLM -> guidellm(JSON.readTree(file.toFile()), file);
+                case GUIDELLM -> guidellm(readTree(file), file);
             };
         } catch (JsonProcessingException e) {
             throw new ConfigException(file + ": not " + format.description + " (invalid JSON at line "
@@ -86,7 +101,35 @@ public final class HarnessResults {
         }
     }
 
-    private static Results vllm(JsonNode root, Path file) {
+    /** The server's request id in an OpenAI response id: vLLM (and the mock) answer {@code chatcmpl-ID} or {@code cmpl-ID}. */
+    static String serverRequestId(String responseId) {
+        if (responseId == null) {
+            return null;
+        }
+        for (String prefix : new String[]{"chatcmpl-", "cmpl-"}) {
+            if (responseId.startsWith(prefix)) {
+                return responseId.substring(prefix.length());
+            }
+        }
+        return responseId;
+    }
+
+    /** Reads {@code file}, through gunzip when its name ends in .gz. */
+    static BufferedReader open(Path file) throws IOException {
+        InputStream in = Files.newInputStream(file);
+        if (file.getFileName().toString().endsWith(".gz")) {
+            in = new GZIPInputStream(in, 1 << 16);
+        }
+        return new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8), 1 << 16);
+    }
+
+    private static JsonNode readTree(Path file) throws IOException {
+        try (BufferedReader in = open(file)) {
+            return JSON.readTree(in);
+        }
+    }
+
+    private static Results vllm(JsonNode root, Path file) throws IOException {
         JsonNode ttfts = root.path("ttfts");
         JsonNode itls = root.path("itls");
         JsonNode in = root.path("input_lens");
@@ -95,6 +138,7 @@ public final class HarnessResults {
             throw new ConfigException(file + ": not a vllm bench serve --save-detailed result (arrays ttfts, itls and "
                     + "output_lens of one length expected)");
         }
+        InfersimDetail detail = InfersimDetail.read(root.path("infersim_detailed_file"), file);
         JsonNode errors = root.path("errors");
         List<Measured> requests = new ArrayList<>();
         int failed = 0;
@@ -113,16 +157,67 @@ public final class HarnessResults {
             int outputLen = out.get(i).asInt();
             double e2el = ttft + sum;
             double tpot = outputLen > 1 ? (e2el - ttft) / (outputLen - 1) : Double.NaN;
-            requests.add(new Measured(null, Double.NaN, ttft, e2el, tpot, gaps, in.path(i).asInt(-1), outputLen));
+            String id = detail.ids().size() == ttfts.size() ? detail.ids().get(i) : null;
+            requests.add(new Measured(id, Double.NaN, Double.NaN, ttft, e2el, tpot, gaps, gaps.length + 1,
+                    in.path(i).asInt(-1), outputLen));
         }
         JsonNode rate = root.path("request_rate");
-        return new Results(requests, failed, rate.isNumber() ? rate.asDouble() : Double.NaN);
+        double r = rate.isNumber() ? rate.asDouble() : "inf".equals(rate.asText()) ? Double.POSITIVE_INFINITY : Double.NaN;
+        JsonNode cap = root.path("max_concurrency");
+        int warmups = Math.max(detail.warmups(), root.path("num_warmups").asInt(0));
+        HarnessTarget target = HarnessTarget.vllm(r, root.path("burstiness").asDouble(1), cap.isNumber() ? cap.asInt() : 0,
+                warmups);
+        return new Results(requests, failed, target, detail.scheduledMs());
+    }
+
+    /** What infersim's per-request file adds to its vLLM-keyed result: ids, warm-ups and the planned send times. */
+    private record InfersimDetail(List<String> ids, int warmups, double[] scheduledMs) {
+        static InfersimDetail read(JsonNode name, Path result) throws IOException {
+            Path file = name.isTextual() ? locate(Path.of(name.asText()), result) : null;
+            if (file == null) {
+                return new InfersimDetail(List.of(), 0, new double[0]);
+            }
+            java.util.TreeMap<Integer, JsonNode> rows = new java.util.TreeMap<>();
+            try (BufferedReader lines = open(file)) {
+                String line;
+                while ((line = lines.readLine()) != null) {
+                    if (!line.isBlank()) {
+                        JsonNode row = JSON.readTree(line);
+                        rows.put(row.path("index").asInt(), row);
+                    }
+                }
+            }
+            List<String> ids = new ArrayList<>();
+            double[] scheduled = new double[rows.size()];
+            int warmups = 0;
+            int n = 0;
+            for (JsonNode row : rows.values()) {
+                scheduled[n++] = row.path("scheduled_time_s").asDouble() * 1e3;
+                if (row.path("warmup").asBoolean()) {
+                    warmups++;
+                } else {
+                    ids.add(row.hasNonNull("request_id") ? row.get("request_id").asText() : null);
+                }
+            }
+            return new InfersimDetail(ids, warmups, scheduled);
+        }
+
+        /** The named file, else one of its name (or its name + .gz) beside the result. */
+        private static Path locate(Path named, Path result) {
+            Path dir = result.toAbsolutePath().getParent();
+            for (Path p : new Path[]{named, dir.resolve(named.getFileName()), dir.resolve(named.getFileName() + ".gz")}) {
+                if (Files.isReadable(p)) {
+                    return p;
+                }
+            }
+            return null;
+        }
     }
 
     private static Results aiperf(Path file) throws IOException {
         List<Measured> requests = new ArrayList<>();
         int failed = 0;
-        try (BufferedReader lines = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+        try (BufferedReader lines = open(file)) {
             String line;
             int lineNo = 0;
             while ((line = lines.readLine()) != null) {
@@ -158,13 +253,41 @@ public final class HarnessResults {
                     }
                 }
                 JsonNode start = meta.path("request_start_ns");
+                double startMs = start.isNumber() ? start.asLong() / 1e6 : Double.NaN;
+                double ttft = value(m, "time_to_first_token");
                 requests.add(new Measured(meta.hasNonNull("x_request_id") ? meta.get("x_request_id").asText() : null,
-                        start.isNumber() ? start.asLong() / 1e6 : Double.NaN,
-                        value(m, "time_to_first_token"), value(m, "request_latency"), value(m, "inter_token_latency"),
-                        gaps, (int) value(m, "input_sequence_length", -1), (int) value(m, "output_sequence_length", -1)));
+                        startMs, startMs + ttft, ttft, value(m, "request_latency"), value(m, "inter_token_latency"),
+                        gaps, gaps == null ? -1 : gaps.length + 1, (int) value(m, "input_sequence_length", -1),
+                        (int) value(m, "output_sequence_length", -1)));
             }
         }
-        return new Results(requests, failed, Double.NaN);
+        return new Results(requests, failed, aiperfTarget(file), new double[0]);
+    }
+
+    /**
+     * AIPerf's target, from the {@code input_config.loadgen} of the {@code profile_export_aiperf.json} it writes beside
+     * the JSONL (gzipped or not): {@code request_rate}, {@code request_rate_mode} (default poisson),
+     * {@code concurrency}, {@code warmup_request_count}; unknown without that file.
+     */
+    private static HarnessTarget aiperfTarget(Path jsonl) throws IOException {
+        Path dir = jsonl.toAbsolutePath().getParent();
+        for (String name : new String[]{"profile_export_aiperf.json", "profile_export_aiperf.json.gz"}) {
+            Path summary = dir.resolve(name);
+            if (Files.isReadable(summary)) {
+                JsonNode loadgen = readTree(summary).path("input_config").path("loadgen");
+                double rate = number(loadgen, "request_rate");
+                int cap = loadgen.path("concurrency").asInt(0);
+                int warmups = loadgen.path("warmup_request_count").asInt(0);
+                if (Double.isNaN(rate)) {
+                    return new HarnessTarget(Double.NaN, cap > 0 ? HarnessTarget.Process.UNBOUNDED
+                            : HarnessTarget.Process.UNKNOWN, Double.NaN, cap, warmups);
+                }
+                boolean constant = "constant".equalsIgnoreCase(loadgen.path("request_rate_mode").asText("poisson"));
+                return constant ? new HarnessTarget(rate, HarnessTarget.Process.CONSTANT, Double.NaN, cap, warmups)
+                        : new HarnessTarget(rate, HarnessTarget.Process.POISSON, 1, cap, warmups);
+            }
+        }
+        return HarnessTarget.UNKNOWN;
     }
 
     private static double value(JsonNode metrics, String name) {
@@ -182,18 +305,44 @@ public final class HarnessResults {
             throw new ConfigException(file + ": not a GuideLLM benchmarks report (no benchmarks array)");
         }
         List<Measured> requests = new ArrayList<>();
+        List<Double> scheduled = new ArrayList<>();
         int failed = 0;
         for (JsonNode b : benchmarks) {
             JsonNode byStatus = b.path("requests");
             failed += byStatus.path("errored").size() + byStatus.path("incomplete").size();
             for (JsonNode r : byStatus.path("successful")) {
-                requests.add(new Measured(r.hasNonNull("request_id") ? r.get("request_id").asText() : null,
-                        number(r, "request_start_time") * 1e3, number(r, "time_to_first_token_ms"),
+                JsonNode timings = r.path("info").path("timings");
+                String id = r.hasNonNull("response_id") ? serverRequestId(r.get("response_id").asText()) : null;
+                requests.add(new Measured(id, number(r, "request_start_time") * 1e3,
+                        number(timings, "first_token_iteration") * 1e3, number(r, "time_to_first_token_ms"),
                         number(r, "request_latency") * 1e3, number(r, "inter_token_latency_ms"), null,
-                        r.path("prompt_tokens").asInt(-1), r.path("output_tokens").asInt(-1)));
+                        timings.path("token_iterations").asInt(-1), r.path("prompt_tokens").asInt(-1),
+                        r.path("output_tokens").asInt(-1)));
+                if (timings.path("targeted_start").isNumber()) {
+                    scheduled.add(timings.get("targeted_start").asDouble() * 1e3);
+                }
             }
         }
-        return new Results(requests, failed, Double.NaN);
+        HarnessTarget target = benchmarks.size() == 1 ? guidellmTarget(benchmarks.get(0).path("config"))
+                : HarnessTarget.UNKNOWN;
+        return new Results(requests, failed, target, scheduled.stream().mapToDouble(Double::doubleValue).toArray());
+    }
+
+    /** GuideLLM's strategy: poisson and constant at {@code rate}; concurrent ({@code streams}), synchronous (1). */
+    private static HarnessTarget guidellmTarget(JsonNode config) {
+        JsonNode strategy = config.path("strategy");
+        double rate = number(strategy, "rate");
+        JsonNode cap = config.path("profile").path("max_concurrency");
+        int limit = cap.isNumber() ? cap.asInt() : 0;
+        return switch (strategy.path("type_").asText("")) {
+            case "poisson" -> new HarnessTarget(rate, HarnessTarget.Process.POISSON, 1, limit, 0);
+            case "constant" -> new HarnessTarget(rate, HarnessTarget.Process.CONSTANT, Double.NaN, limit, 0);
+            case "concurrent" -> new HarnessTarget(Double.NaN, HarnessTarget.Process.UNBOUNDED, Double.NaN,
+                    strategy.path("streams").asInt(0), 0);
+            case "synchronous" -> new HarnessTarget(Double.NaN, HarnessTarget.Process.UNBOUNDED, Double.NaN, 1, 0);
+            case "throughput" -> new HarnessTarget(Double.NaN, HarnessTarget.Process.UNBOUNDED, Double.NaN, limit, 0);
+            default -> HarnessTarget.UNKNOWN;
+        };
     }
 
     private static double number(JsonNode n, String key) {

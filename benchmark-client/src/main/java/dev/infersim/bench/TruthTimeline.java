@@ -7,8 +7,6 @@ import dev.infersim.engine.ConfigException;
 
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -16,7 +14,7 @@ import java.util.List;
 
 /**
  * The mock server's truth log ({@code infersim serve --truth-log}), read back in wall time (what a harness measures):
- * one {@link Row} per choice, ordered by arrival at the server.
+ * one {@link Row} per choice, ordered by arrival at the server. A name ending in {@code .gz} is read through gunzip.
  */
 public final class TruthTimeline {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -40,6 +38,12 @@ public final class TruthTimeline {
             return n < 2 ? Double.NaN : (tokenTimesMs[n - 1] - tokenTimesMs[0]) / (n - 1);
         }
 
+        /** First to last output token (the decode span a harness sees as E2EL - TTFT). */
+        public double decodeMs() {
+            int n = tokenTimesMs.length;
+            return n < 2 ? 0 : tokenTimesMs[n - 1] - tokenTimesMs[0];
+        }
+
         /** Gaps between consecutive output tokens. */
         public int gaps() {
             return Math.max(0, tokenTimesMs.length - 1);
@@ -52,7 +56,7 @@ public final class TruthTimeline {
     /** Every row of {@code file}, by arrival (ties by request id and choice); rows without a first token are left out. */
     public static List<Row> read(Path file) {
         List<Row> rows = new ArrayList<>();
-        try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+        try (BufferedReader in = HarnessResults.open(file)) {
             String line;
             int lineNo = 0;
             while ((line = in.readLine()) != null) {

@@ -13,83 +13,171 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Hand-written result files of each harness against one hand-written truth log (resources/harness): the truth has a
- * warm-up request and three measured ones, "a" (TTFT 50, TPOT 10, E2EL 80 ms, 4 tokens), "b" (20, 10, 40, 3 tokens)
- * and "c" (30, 20, 110, 5 tokens), arriving at 2000, 2050 and 2060 ms with 0, 1 and 2 requests in flight.
+ * check-harness on real result files (resources/harness/*: each harness run against {@code infersim serve --truth-log},
+ * 200 requests, with the truth log it produced) and on hand-written ones (resources/harness/*.json*, one truth log of a
+ * warm-up and three requests, for what the real runs do not show).
  */
 class HarnessCheckTest {
     private static final double EXACT = 1e-9;
 
-    private static Path resource(String name) throws URISyntaxException {
+    static Path resource(String name) throws URISyntaxException {
         return Path.of(HarnessCheckTest.class.getResource("/harness/" + name).toURI());
     }
 
-    private static Report check(Format format, String file, double rate) throws URISyntaxException {
-        return HarnessCheck.check(HarnessResults.read(format, resource(file)), TruthTimeline.read(resource("truth.jsonl")), rate);
+    private static Report check(Format format, String dir, String result) throws URISyntaxException {
+        HarnessResults.Results results = HarnessResults.read(format, resource(dir).resolve(result));
+        return HarnessCheck.check(results, TruthTimeline.read(resource(dir).resolve("truth.jsonl.gz")), results.target());
     }
 
-    private static void assertSummary(ErrorSummary e, int n, double min, double p50, double p99, double max) {
+    private static List<String> ids(Report r) {
+        return r.findings().stream().map(HarnessFinding::id).toList();
+    }
+
+    private static HarnessFinding finding(Report r, String id) {
+        return r.findings().stream().filter(f -> f.id().equals(id)).findFirst().orElseThrow(() -> new AssertionError(
+                id + " not among " + ids(r)));
+    }
+
+    private static void assertExact(ErrorSummary e, int n) {
         assertEquals(n, e.n());
-        assertEquals(min, e.min(), EXACT);
-        assertEquals(p50, e.p50(), EXACT);
-        assertEquals(p99, e.p99(), EXACT);
-        assertEquals(max, e.max(), EXACT);
+        assertEquals(0, e.min(), EXACT);
+        assertEquals(0, e.max(), EXACT);
     }
 
     @Test
-    void vllmIsMatchedByOrderPastItsTestRequestAndItsPerChunkItlAndLateTtftAreNamed() throws Exception {
-        Report r = check(Format.VLLM, "vllm.json", Double.NaN);
-        assertEquals("request order and arrival order", r.matchedBy());
+    void vllmBenchmarkServingIsMatchedInFullWithoutAnIdAndOnlyItsOwnTtftTimeIsNamed() throws Exception {
+        // vLLM 0.6.1's benchmark_serving.py, Poisson at 20 req/s: no id, no instant; a test request before the run.
+        Report r = check(Format.VLLM, "vllm-0.6.1-poisson-20", "result.json.gz");
+        assertEquals("assignment on send order, decode span and token counts", r.matchedBy());
+        assertEquals(200, r.matched());
+        assertEquals(0, r.ambiguous());
+        assertEquals(0, r.matchingErrors());
+        assertEquals(1, r.truthBeforeFirst());
+        assertEquals(0, r.unmatched());
+        assertEquals(HarnessTarget.Process.POISSON, r.target().process());
+        assertEquals(20.0, r.target().rateReqPerS());
+        // Counts and per-token ITLs are exact: no token, count or ITL finding.
+        assertExact(r.errors().get("output_tokens"), 200);
+        assertExact(r.errors().get("prompt_tokens"), 200);
+        assertExact(r.errors().get("itl_count"), 200);
+        assertEquals(List.of("ttft_error"), ids(r));
+        HarnessFinding ttft = finding(r, "ttft_error");
+        assertEquals(r.errors().get("ttft_ms").p50(), ttft.evidence().get("ttft_error_p50_ms"), EXACT);
+        assertEquals(r.errors().get("ttft_ms").p99(), ttft.evidence().get("ttft_error_p99_ms"), EXACT);
+        assertTrue(r.errors().get("ttft_ms").min() > 0, "the harness never saw a first token before the server sent it");
+    }
+
+    @Test
+    void guidellmPoissonRunShowsItsRepeatedSeedInRateArrivalsAndSchedule() throws Exception {
+        // GuideLLM 0.7.3, Poisson at 10 req/s: every worker process draws the same gaps from seed 42.
+        Report r = check(Format.GUIDELLM, "guidellm-0.7.3-poisson-10", "result.json.gz");
+        assertEquals("request id", r.matchedBy());
+        assertEquals(200, r.matched());
+        assertEquals(0, r.ambiguous());
+        assertEquals(HarnessTarget.Process.POISSON, r.target().process());
+        assertEquals(10.0, r.target().rateReqPerS());
+        HarnessFinding rate = finding(r, "rate_off_target");
+        assertEquals(10.0, rate.evidence().get("requested_rate_per_s"));
+        assertEquals(103.09, rate.evidence().get("achieved_rate_per_s"), 0.01);
+        assertEquals(r.achievedRate(), rate.evidence().get("achieved_rate_per_s"), EXACT);
+        HarnessFinding arrivals = finding(r, "arrival_process_off");
+        assertTrue(arrivals.evidence().get("p_value") < HarnessFindings.ALPHA, arrivals.summary());
+        assertEquals(199, arrivals.evidence().get("gaps"));
+        HarnessFinding repeats = finding(r, "repeated_schedule_gaps");
+        assertEquals(2.533, repeats.evidence().get("most_repeated_gap_ms"), EXACT);
+        assertEquals(9, repeats.evidence().get("most_repeated_count"));
+        assertTrue(repeats.summary().contains("102.006 ms x7"), repeats.summary());
+        assertTrue(!ids(r).contains("output_tokens_differ") && !ids(r).contains("prompt_tokens_differ"), ids(r).toString());
+    }
+
+    @Test
+    void guidellmConstantRunKeepsItsRateAndCountsAndShowsWhereItsTtftTimeGoes() throws Exception {
+        Report r = check(Format.GUIDELLM, "guidellm-0.7.3-constant-10", "result.json.gz");
+        assertEquals(200, r.matched());
+        assertEquals(0, r.ambiguous());
+        assertEquals(HarnessTarget.Process.CONSTANT, r.target().process());
+        assertEquals(10.02, r.achievedRate(), 0.01);
+        assertExact(r.errors().get("output_tokens"), 200);
+        assertExact(r.errors().get("prompt_tokens"), 200);
+        // Its TTFT error, split by its own instants: both parts did happen, and are the report's own rows.
+        assertEquals(List.of("ttft_before_send", "ttft_after_first_token"), ids(r));
+        assertEquals(r.errors().get("ttft_before_send_ms").p99(),
+                finding(r, "ttft_before_send").evidence().get("before_send_p99_ms"), EXACT);
+        assertEquals(r.errors().get("ttft_after_first_token_ms").p99(),
+                finding(r, "ttft_after_first_token").evidence().get("after_first_token_p99_ms"), EXACT);
+        assertTrue(r.errors().get("ttft_before_send_ms").min() > 0 && r.errors().get("ttft_after_first_token_ms").min() > 0);
+    }
+
+    @Test
+    void infersimsOwnBenchIsMatchedByTheRequestIdsInItsDetailFile() throws Exception {
+        Report r = check(Format.VLLM, "infersim-bench-poisson-20", "bench.json.gz");
+        assertEquals("request id", r.matchedBy());
+        assertEquals(200, r.matched());
+        assertEquals(0, r.matchingErrors());
+        assertExact(r.errors().get("itl_count"), 200);
+        assertExact(r.errors().get("output_tokens"), 200);
+        assertTrue(!ids(r).contains("rate_off_target") && !ids(r).contains("arrival_process_off")
+                && !ids(r).contains("repeated_schedule_gaps"), ids(r).toString());
+        // This run's client read 206 token gaps bunched after a stall (its JSONL shows the zero gaps).
+        HarnessFinding stalls = finding(r, "event_loop_stalls");
+        assertEquals(206, stalls.evidence().get("bunched_gaps"));
+        assertEquals(3000, stalls.evidence().get("compared_gaps"));
+    }
+
+    @Test
+    void aiperfIsMatchedByItsRequestIdsLeavesItsWarmupsOutAndReportsThePromptItGeneratedNotTheOneSent() throws Exception {
+        Report r = check(Format.AIPERF, "aiperf-poisson-10", "profile_export.jsonl.gz");
+        assertEquals("request id", r.matchedBy());
+        assertEquals(200, r.matched());
+        assertEquals(0, r.matchingErrors());
+        assertEquals(new HarnessTarget(10, HarnessTarget.Process.POISSON, 1, 0, 5), r.target());
+        assertEquals(5, r.truthBeforeFirst());
+        assertExact(r.errors().get("output_tokens"), 200);
+        assertExact(r.errors().get("itl_count"), 200);
+        // It reports the 32 tokens of text it generated; the server counted 40 with the chat template around them.
+        assertEquals(List.of("prompt_tokens_differ"), ids(r));
+        assertEquals(0.8, finding(r, "prompt_tokens_differ").evidence().get("harness_over_server"), EXACT);
+    }
+
+    @Test
+    void handWrittenVllmFileShowsPerChunkItlCoalescingAndAnotherTokenizersPromptCount() throws Exception {
+        HarnessResults.Results results = HarnessResults.read(Format.VLLM, resource("vllm.json"));
+        Report r = HarnessCheck.check(results, TruthTimeline.read(resource("truth.jsonl")), results.target());
         assertEquals(3, r.matched());
-        assertEquals(1, r.skippedTruth());
-        // TTFT 52, 21, 34 ms against 50, 20, 30; E2EL is TTFT + the ITLs, so it carries the same errors.
-        assertSummary(r.errors().get("ttft_ms"), 3, 1, 2, 3.96, 4);
-        assertSummary(r.errors().get("e2el_ms"), 3, 1, 2, 3.96, 4);
-        assertSummary(r.errors().get("tpot_ms"), 3, 0, 0, 0, 0);
-        // "a" streamed its 4 tokens as 3 chunks: 2 ITLs of mean 15 ms for 3 gaps of 10.
-        assertSummary(r.errors().get("itl_mean_ms"), 3, 0, 0, 4.9, 5);
-        assertSummary(r.errors().get("itl_count"), 3, -1, 0, 0, 0);
-        assertSummary(r.errors().get("output_tokens"), 3, 0, 0, 0, 0);
-        assertSummary(r.errors().get("prompt_tokens"), 3, 0, 0, 0.98, 1);
+        assertEquals(1, r.truthBeforeFirst());
+        // "a" streamed its 4 tokens as 3 chunks: 2 ITLs of mean 15 ms for 3 gaps of 10; "c" has 9 prompt tokens, not 8.
+        assertEquals(List.of("token_coalescing", "per_chunk_itl", "prompt_tokens_differ"), ids(r));
+        assertEquals(5.0, finding(r, "per_chunk_itl").evidence().get("mean_itl_excess_ms"), EXACT);
+        assertEquals(4 / 3.0, finding(r, "token_coalescing").evidence().get("tokens_per_chunk"), EXACT);
+        assertEquals(1, finding(r, "prompt_tokens_differ").evidence().get("requests_differ"));
         assertEquals(2 / 0.060, r.achievedRate(), 1e-9);
-        assertEquals(50.0, r.targetRate());
-        assertEquals(3, r.behaviours().size(), r.behaviours().toString());
-        assertTrue(r.behaviours().get(0).startsWith("per-chunk ITL: 1 of 3 requests"), r.behaviours().get(0));
-        // TTFT errors 2, 1, 4 against 0, 1, 2 requests in flight: r = 2 / sqrt(2 x 14/3).
-        assertTrue(r.behaviours().get(1).startsWith("TTFT error grows with load (r = 0.65"), r.behaviours().get(1));
-        assertTrue(r.behaviours().get(2).startsWith("rate under-delivery: the server saw 33.33 req/s against a target of "
-                + "50.00 (67%)"), r.behaviours().get(2));
-        assertTrue(HarnessCheck.render(r).contains("Seen: per-chunk ITL"));
     }
 
     @Test
     void aiperfIsMatchedByRequestIdSkippingWarmupAndFailedRecords() throws Exception {
-        Report r = check(Format.AIPERF, "aiperf.jsonl", Double.NaN);
+        HarnessResults.Results results = HarnessResults.read(Format.AIPERF, resource("aiperf.jsonl"));
+        Report r = HarnessCheck.check(results, TruthTimeline.read(resource("truth.jsonl")), results.target());
         assertEquals("request id", r.matchedBy());
         assertEquals(3, r.matched());
         assertEquals(1, r.failed());
-        assertSummary(r.errors().get("ttft_ms"), 3, 0, 0, 0.49, 0.5);
-        assertSummary(r.errors().get("e2el_ms"), 3, 0, 0.25, 0.495, 0.5);
-        assertSummary(r.errors().get("tpot_ms"), 3, 0, 0, 0, 0);
-        assertSummary(r.errors().get("itl_mean_ms"), 3, 0, 0, 0, 0);
-        assertSummary(r.errors().get("itl_count"), 3, 0, 0, 0, 0);
-        assertSummary(r.errors().get("output_tokens"), 3, 0, 0, 0.98, 1);
-        assertEquals(List.of("output token counts: 1 of 3 requests differ from the server's"), r.behaviours());
-        assertTrue(Double.isNaN(r.targetRate()));
+        assertEquals(HarnessTarget.Process.UNKNOWN, r.target().process());
+        assertEquals(0.5, r.errors().get("ttft_ms").max(), EXACT);
+        assertEquals(0.25, r.errors().get("ttft_before_send_ms").max(), EXACT);
+        assertEquals(0.25, r.errors().get("ttft_after_first_token_ms").max(), EXACT);
+        assertEquals(List.of("output_tokens_differ"), ids(r));
     }
 
     @Test
-    void guidellmIsMatchedByStartTimeAndHasNoItlList() throws Exception {
-        Report r = check(Format.GUIDELLM, "guidellm.json", 30);
-        assertEquals("order of start time and arrival", r.matchedBy());
-        assertEquals(3, r.matched());
-        assertEquals(1, r.failed());
-        assertSummary(r.errors().get("ttft_ms"), 3, 1, 2, 2.98, 3);
-        assertSummary(r.errors().get("e2el_ms"), 3, 1, 2, 2.98, 3);
-        assertSummary(r.errors().get("tpot_ms"), 3, 0, 0, 0, 0);
-        assertEquals(0, r.errors().get("itl_mean_ms").n());
-        assertSummary(r.errors().get("prompt_tokens"), 3, 0, 0, 0, 0);
-        // r = 1, but the spread (p99 - p50 = 0.98 ms) is too small to call; 33.3 req/s meets the target of 30.
-        assertEquals(List.of(), r.behaviours());
+    void theJsonReportCarriesTheFindingsWithTheirEvidenceAndNoNaN() throws Exception {
+        Report r = check(Format.GUIDELLM, "guidellm-0.7.3-poisson-10", "result.json.gz");
+        com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(HarnessCheck.toJson(r));
+        assertEquals(200, json.path("matching").path("matched").asInt());
+        assertEquals("poisson", json.path("target").path("process").asText());
+        assertEquals("rate_off_target", json.path("findings").path(0).path("id").asText());
+        assertEquals(r.achievedRate(), json.path("findings").path(0).path("evidence").path("achieved_rate_per_s").asDouble(),
+                EXACT);
+        assertTrue(json.path("errors").path("itl_mean_ms").path("p50").isNull());
+        assertTrue(!json.path("findings").path(0).path("cause").asText().isEmpty());
     }
 }

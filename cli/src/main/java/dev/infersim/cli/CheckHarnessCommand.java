@@ -2,6 +2,7 @@ package dev.infersim.cli;
 
 import dev.infersim.bench.HarnessCheck;
 import dev.infersim.bench.HarnessResults;
+import dev.infersim.bench.HarnessTarget;
 import dev.infersim.bench.TruthTimeline;
 import dev.infersim.engine.ConfigException;
 import picocli.CommandLine.Command;
@@ -19,9 +20,12 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "check-harness", mixinStandardHelpOptions = true,
         description = "Check another benchmark harness against the mock's ground truth: match its per-request results to "
-                + "the truth log of 'infersim serve --truth-log' and report each metric's error (harness minus truth: TTFT, "
-                + "TPOT, E2EL, mean ITL, ITL count, token counts; p50/p99/max), the rate the server saw, and known harness "
-                + "behaviours (per-chunk ITL, TTFT growing with load, rate under-delivery).")
+                + "the truth log of 'infersim serve --truth-log' (by request id where the format keeps it, else by an exact "
+                + "assignment), report each metric's error (harness minus truth: TTFT and its before-send and after-first-"
+                + "token parts, TPOT, E2EL, mean ITL, ITL count, token counts; p50/p99/max), the rate the server saw against "
+                + "the one asked, and findings with their evidence and cause (rate off target, arrival process, repeated "
+                + "schedule gaps, token coalescing, per-chunk ITL, event-loop stalls, TTFT parts, token counts, warm-ups "
+                + "counted, concurrency above the cap).")
 public final class CheckHarnessCommand implements Callable<Integer> {
 
     @Option(names = "--format", required = true, paramLabel = "vllm|aiperf|guidellm",
@@ -36,21 +40,47 @@ public final class CheckHarnessCommand implements Callable<Integer> {
     Path truth;
 
     @Option(names = "--request-rate", paramLabel = "REQ/S",
-            description = "The rate the harness was asked for (default: the result's request_rate, where it has one).")
+            description = "The rate the harness was asked for, Poisson unless the result says otherwise (default: the "
+                    + "result's own, where it records one).")
     Double requestRate;
+
+    @Option(names = "--max-concurrency", paramLabel = "N",
+            description = "The cap on requests in flight the harness was given (default: the result's own, where it "
+                    + "records one).")
+    Integer maxConcurrency;
+
+    @Option(names = "--json", paramLabel = "FILE", description = "Also write the report (errors, target, findings with "
+            + "their evidence) as JSON to FILE.")
+    Path json;
 
     @Override
     public Integer call() {
         HarnessResults.Format f = HarnessResults.Format.parse(format);
         ConfigException.check(Files.isReadable(result), "RESULT %s: no such readable file", result);
         ConfigException.check(Files.isReadable(truth), "--truth %s: no such readable file", truth);
-        ConfigException.check(requestRate == null || requestRate > 0, "--request-rate must be > 0, got %s", requestRate);
+        ConfigException.check(requestRate == null || requestRate > 0 && Double.isFinite(requestRate),
+                "--request-rate must be a finite number > 0, got %s", requestRate);
+        ConfigException.check(maxConcurrency == null || maxConcurrency > 0, "--max-concurrency must be > 0, got %s",
+                maxConcurrency);
         HarnessResults.Results measured = HarnessResults.read(f, result);
         List<TruthTimeline.Row> rows = TruthTimeline.read(truth);
         ConfigException.check(!rows.isEmpty(), "--truth %s: no finished requests", truth);
         ConfigException.check(!measured.requests().isEmpty(), "RESULT %s: no successful requests", result);
-        HarnessCheck.Report report = HarnessCheck.check(measured, rows, requestRate == null ? Double.NaN : requestRate);
+        HarnessTarget target = requestRate == null ? measured.target() : measured.target().withRate(requestRate);
+        if (maxConcurrency != null) {
+            target = new HarnessTarget(target.rateReqPerS(), target.process(), target.burstiness(), maxConcurrency,
+                    target.warmupRequests());
+        }
+        HarnessCheck.Report report = HarnessCheck.check(measured, rows, target);
         System.out.print(HarnessCheck.render(report));
+        if (json != null) {
+            try {
+                Files.writeString(json, HarnessCheck.toJson(report));
+            } catch (java.io.IOException e) {
+                throw new ConfigException("--json " + json + ": cannot write (" + e.getMessage() + ")");
+            }
+            System.out.println("Report written to " + json);
+        }
         return ExitCodes.OK;
     }
 }

@@ -52,10 +52,18 @@ public final class DeploymentOptions {
             description = "Max prompt + output tokens; 0 = the model's context, capped by KV capacity (default: 0).")
     int maxModelLen;
 
-    @Option(names = "--dtype", defaultValue = "bf16", description = "Weight precision: bf16 or fp8 (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--dtype", defaultValue = "auto",
+            description = "Activation (model) dtype, as vLLM: auto, half, float16 or bfloat16, all priced as 16-bit; "
+                    + "FP8 weights are --quantization fp8 (default: ${DEFAULT-VALUE}).")
     String dtype;
 
-    @Option(names = "--kv-cache-dtype", defaultValue = "auto", description = "KV-cache precision: auto or fp8 (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--quantization", paramLabel = "METHOD",
+            description = "Weight quantization, as vLLM: fp8 (FP8 weights, 16-bit activations); default: none.")
+    String quantization;
+
+    @Option(names = "--kv-cache-dtype", defaultValue = "auto",
+            description = "KV-cache dtype, as vLLM: auto (the activation dtype, whatever the weights), bfloat16, fp8, "
+                    + "fp8_e4m3 or fp8_e5m2 (default: ${DEFAULT-VALUE}).")
     String kvCacheDtype;
 
     @Option(names = "--scheduling-policy", defaultValue = "fcfs", description = "fcfs or priority (default: ${DEFAULT-VALUE}).")
@@ -63,8 +71,8 @@ public final class DeploymentOptions {
 
     /** The deployment these flags describe; throws ConfigException naming the bad flag. */
     public Deployment deployment() {
-        Precision weights = Precision.parse("--dtype", dtype);
-        Precision kv = "auto".equalsIgnoreCase(kvCacheDtype) ? weights : Precision.parse("--kv-cache-dtype", kvCacheDtype);
+        Precision weights = PrecisionFlags.weights(dtype, quantization);
+        Precision kv = PrecisionFlags.kvCache(kvCacheDtype, dtype);
         return Deployment.builder(Profiles.gpu(gpu), Profiles.model(model))
                 .tensorParallelSize(tensorParallelSize)
                 .gpuMemoryUtilization(gpuMemoryUtilization)

@@ -6,6 +6,7 @@ import dev.infersim.engine.Deployment;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.RooflineCostModel;
 import dev.infersim.queueing.BatchingServer;
+import dev.infersim.queueing.ClosedLoopBatchingModel;
 import dev.infersim.queueing.DiscreteDistribution;
 import dev.infersim.queueing.LatencyModel;
 import dev.infersim.queueing.SequentialServiceModel;
@@ -135,6 +136,15 @@ final class EnginePrediction {
         return full.batchLimit();
     }
 
+    /**
+     * N clients in a closed loop with no think time ({@link ClosedLoopBatchingModel}), the prefix cache keeping what it
+     * holds beside the min(N, B) sequences running. Not for one request at a time.
+     */
+    ClosedLoopBatchingModel closedLoop(int clients) {
+        Service s = cachesPrefixes() ? service(retention(Math.min(clients, full.batchLimit()))) : full;
+        return new ClosedLoopBatchingModel(s.batching(), clients);
+    }
+
     /** The model at a Poisson rate. Throws {@link dev.infersim.queueing.UnstableQueueException} at or above saturation. */
     LatencyModel at(double ratePerS) {
         return at(ratePerS, 1);
@@ -206,8 +216,10 @@ final class EnginePrediction {
         }
         double preempted = kvBound ? preemptionsPerRequest(prompt) : 0;
         // a victim's context covers the overflow, E[L] past the leftover by memorylessness, and what it frees beyond
-        // (about half a prompt), all recomputed when it is readmitted
-        double recompute = preempted * (outputTokens.mean() + prompt / 2);
+        // (about half a prompt), all recomputed when it is readmitted. With prefix caching (vLLM V1) its freed blocks
+        // stay cached at the tail of the free queue: the others' growth until the next departure, E[L] tokens again,
+        // eats its last blocks, and it finds the rest when it is readmitted
+        double recompute = preempted * (outputTokens.mean() + (deployment.enablePrefixCaching() ? 0 : prompt / 2));
         double[][] shapes = promptShapes(retention);
         TabulatedIterationTimes tables = iterationTimes(batchLimit, shapes);
         BatchingServer unlimited = new BatchingServer(batchLimit, outputTokens, tables);

@@ -8,6 +8,7 @@ import dev.infersim.engine.Deployment;
 import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.queueing.CapacityPlanner;
+import dev.infersim.queueing.ClosedLoopBatchingModel;
 import dev.infersim.queueing.FleetPlan;
 import dev.infersim.queueing.LatencyModel;
 import dev.infersim.queueing.Slo;
@@ -49,9 +50,14 @@ public final class PredictCommand implements Runnable {
     ReportOptions reporting;
 
     @Option(names = "--request-rate", paramLabel = "REQ_PER_S",
-            description = "Poisson arrival rate, req/s (default: a --workload profile's own rate, a trace's mean rate, "
-                    + "else 10).")
+            description = "Poisson arrival rate, req/s, or inf (default: a --workload profile's own rate, a trace's mean "
+                    + "rate, else 10; inf with --max-concurrency).")
     String requestRate;
+
+    @Option(names = "--max-concurrency", paramLabel = "N",
+            description = "A closed loop of N clients, each sending its next request when its last one ends (vllm bench "
+                    + "serve --max-concurrency N --request-rate inf); means only.")
+    Integer maxConcurrency;
 
     @Mixin
     DeploymentOptions deployment;
@@ -90,6 +96,10 @@ public final class PredictCommand implements Runnable {
         positive("--slo-tpot-ms", sloTpotMs);
         positive("--slo-queue-p99-ms", sloQueueP99Ms);
         rejectWhatTheClosedFormCannotModel();
+        if (maxConcurrency != null || "inf".equalsIgnoreCase(requestRate)) {
+            closedLoop();
+            return;
+        }
         // A trace's timestamps are its rate: the spec refuses a rate flag with them, so the rate only enters the model.
         boolean trace = workload.replaysTrace();
         WorkloadSpec spec = workload.specAtRateOr(trace ? null : requestRate, 10, null, 0);
@@ -102,6 +112,7 @@ public final class PredictCommand implements Runnable {
                 "predict models open-loop arrivals: give a finite --request-rate (closed loops and 'inf' have no closed form here)");
         Deployment d = deployment.deployment();
         WorkloadMoments moments = WorkloadMoments.of(requests, 100_000);
+        sayOutputCap(spec, moments);
         // The chain serves every request; the engine (and simulate) would reject these, so a prediction would be wrong.
         int maxModelLen = KvCapacity.of(d).maxModelLen();
         ConfigException.check(moments.maxPromptTokens() < maxModelLen,
@@ -118,8 +129,89 @@ public final class PredictCommand implements Runnable {
         if (explain) {
             new PredictionExplanation(d, prediction, rate, 1 / spec.load().burstiness()).print(System.out);
         }
+        save(result, runInfo(d, spec, rate));
+    }
+
+    /**
+     * {@code --max-concurrency N} (with {@code --request-rate inf}, vLLM's default): N clients in a closed loop. A rate of
+     * inf alone sends every prompt at once, a burst that drains; it is predicted as a closed loop of --num-prompts
+     * clients, whose steady state the burst passes through, and predict says so.
+     */
+    private void closedLoop() {
+        ConfigException.check(!workload.replaysTrace(), "--max-concurrency: a trace replays its own timestamps; predict "
+                + "models a closed loop only with --request-rate inf");
+        ConfigException.check(requestRate == null || "inf".equalsIgnoreCase(requestRate),
+                "--max-concurrency with a finite --request-rate: predict models an open loop (a finite --request-rate) "
+                        + "or a closed loop (--max-concurrency N, --request-rate inf), not both");
+        ConfigException.check(timing.fixedTiming() == null, "--max-concurrency: predict's closed loop is the engine "
+                + "model's; --timing fixed is predicted at a finite --request-rate only");
+        ConfigException.check(!explain && sloTtftMs == null && sloTpotMs == null && sloQueueP99Ms == null && targetRate == null
+                        && dollarsPerGpuHour == 0,
+                "--explain, --slo-*, --target-rate and --dollars-per-gpu-hour plan an open loop: give a finite --request-rate");
+        WorkloadSpec spec = workload.specAtRateOr("inf", 10, maxConcurrency, 0);
+        Deployment d = deployment.deployment();
+        ConfigException.check(d.maxNumSeqs() > 1, "--max-concurrency with --max-num-seqs 1: one request at a time is "
+                + "predicted at a finite --request-rate only");
+        Workload requests = Workload.open(spec);
+        WorkloadMoments moments = WorkloadMoments.of(requests, 100_000);
+        sayOutputCap(spec, moments);
+        int clients = maxConcurrency != null ? maxConcurrency : (int) Math.min(Integer.MAX_VALUE, spec.numPrompts());
+        ConfigException.check(clients >= 1, "--max-concurrency must be >= 1, got %d", clients);
+        if (maxConcurrency == null) {
+            System.err.printf(Locale.ROOT, "infersim: --request-rate inf without --max-concurrency sends all %d prompts at "
+                    + "once; predicted as a closed loop of %d clients, the steady state the burst drains through (its late "
+                    + "requests wait longer, its last ones run in a smaller batch)%n", clients, clients);
+        }
+        EnginePrediction prediction = new EnginePrediction(d, moments);
+        ClosedLoopBatchingModel m = prediction.closedLoop(clients);
+        RunInfo info = runInfo(d, spec, Double.POSITIVE_INFINITY);
+        Map<String, Object> f = header(d, spec, Double.POSITIVE_INFINITY);
+        f.put("request_rate", "inf");
+        f.put("max_concurrency", clients);
+        f.put("request_throughput", m.throughputPerS());
+        f.put("output_throughput", m.throughputPerS() * moments.meanOutputTokens());
+        f.put("total_token_throughput", m.throughputPerS() * (moments.meanOutputTokens() + moments.meanPromptTokens()));
+        f.put("mean_ttft_ms", 1e3 * m.meanTtftSeconds());
+        f.put("mean_tpot_ms", 1e3 * m.meanTpotSeconds());
+        f.put("mean_itl_ms", 1e3 * m.meanTpotSeconds());
+        f.put("mean_e2el_ms", 1e3 * m.meanE2elSeconds());
+        f.put("infersim_closed_loop_clients", clients);
+        f.put("infersim_mean_batch_size", (double) m.batchSize());
+        f.put("infersim_mean_queue_time_ms", 1e3 * m.meanQueueingDelaySeconds());
+        f.put("infersim_mean_requests_in_system", m.throughputPerS() * m.meanE2elSeconds());
+        f.put("infersim_batch_limit", prediction.batchLimit());
+        f.put("infersim_mean_prompt_tokens", moments.meanPromptTokens());
+        f.put("infersim_mean_output_tokens", moments.meanOutputTokens());
+        f.put("infersim_kv_cache_tokens", KvCapacity.of(d).tokens());
+        print(System.out, f);
+        System.out.println("Closed loop: means only; throughput x mean E2EL = " + clients + " clients (Little's law).");
+        save(f, info);
+    }
+
+    /**
+     * Says the cap on output lengths where it binds, with the flag that sets it: EOS positions drawn with
+     * {@code --eos-mean-tokens} are clipped at each request's max_tokens, which the dataset's output length sets.
+     */
+    private void sayOutputCap(WorkloadSpec spec, WorkloadMoments m) {
+        if (workload.eosMeanTokens == null || spec.ignoreEos() || m.meanOutputTokens() >= 0.98 * workload.eosMeanTokens) {
+            return;
+        }
+        String flag = switch (String.valueOf(spec.datasetName())) {
+            case WorkloadSpec.RANDOM -> "--random-output-len " + spec.randomOutputLen();
+            case "prefix_repetition" -> "--prefix-repetition-output-len " + spec.prefixRepetitionOutputLen();
+            case "sharegpt" -> "--sharegpt-output-len, else the dataset's own output lengths";
+            default -> "the dataset's output lengths";
+        };
+        System.err.printf(Locale.ROOT, "infersim: --eos-mean-tokens %.0f is clipped at each request's max_tokens (%s): "
+                + "the mean output is %.1f tokens; raise that to lift the cap%n", workload.eosMeanTokens, flag,
+                m.meanOutputTokens());
+    }
+
+    /** Past this share of the saturation rate the open-loop prediction is printed with how far it was found off. */
+    static final double TRUSTED_LOAD = 0.92;
+
+    private void save(Map<String, Object> result, RunInfo info) {
         if (reporting.saveResult) {
-            RunInfo info = runInfo(d, spec, rate);
             String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
             Path path = reporting.resultDir.resolve(file);
             OutputFile.write(path, out -> JSON.writeValue(out, result));
@@ -201,6 +293,14 @@ public final class PredictCommand implements Runnable {
             latency(f, "e2el", model.meanE2elSeconds(), model::e2elPercentileSeconds);
             f.put("infersim_saturated", false);
             f.put("infersim_utilization", model.utilization());
+            if (rate / saturation > TRUSTED_LOAD) {
+                String note = String.format(Locale.ROOT, "at %.0f%% of the saturation rate the queue's tail is least "
+                        + "certain: at 95%% (llama-3.1-8b, h100, 1024/128 tokens) mean TTFT came out 17%% and p99 TTFT 50%% "
+                        + "short of a 20,000-request simulation (bench/queueing/README.md); read TTFT and E2EL as lower "
+                        + "bounds here", 100 * rate / saturation);
+                f.put("infersim_trust_note", note);
+                System.err.println("infersim: " + note);
+            }
             f.put("infersim_probability_of_wait", model.probabilityOfWait());
             f.put("infersim_mean_queue_time_ms", 1e3 * model.meanQueueingDelaySeconds());
             f.put("infersim_mean_batch_size", model.meanBatchSize());

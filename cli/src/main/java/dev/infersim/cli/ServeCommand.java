@@ -49,6 +49,9 @@ public final class ServeCommand implements Runnable {
     @Mixin
     LoraOptions lora;
 
+    @Mixin
+    ModelFeatureOptions features;
+
     @Option(names = "--lora-modules", arity = "1..*", paramLabel = "NAME=PATH|JSON",
             description = "LoRA adapters served from start, as name=path or vLLM's JSON {\"name\": .., \"path\": .., "
                     + "\"base_model_name\": ..}; the path is only recorded (needs --enable-lora). POST "
@@ -270,8 +273,9 @@ public final class ServeCommand implements Runnable {
                     .dashboard(dashboard)
                     .loraModules(loraModules.stream().map(LoraModule::parse).toList())
                     .runtimeLoraUpdating(runtimeLoraUpdating(System.getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING")))
-                    .devMode(devMode(System.getenv("VLLM_SERVER_DEV_MODE"))).timeouts(timeouts())
-                    .fixedTiming(timing.fixedTiming()).truthLog(openTruthLog()).build();
+                    .fixedTiming(timing.fixedTiming())
+                    .features(features.features(System.getenv("VLLM_SERVER_DEV_MODE"), loadBandwidthGbps))
+                    .timeouts(timeouts()).truthLog(openTruthLog()).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
@@ -296,18 +300,6 @@ public final class ServeCommand implements Runnable {
             throw new IllegalArgumentException(flag + " must be between 0 (never) and 86400 seconds, got " + seconds);
         }
         return Math.round(seconds * 1000);
-    }
-
-    /** vLLM's reading of VLLM_SERVER_DEV_MODE: {@code bool(int(value))}, so "0" is off and anything not an integer fails. */
-    static boolean devMode(String env) {
-        if (env == null || env.isEmpty()) {
-            return false;
-        }
-        try {
-            return Integer.parseInt(env.trim()) != 0;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("VLLM_SERVER_DEV_MODE must be an integer (1: development routes on), got '" + env + "'");
-        }
     }
 
     /** vLLM's test of VLLM_ALLOW_RUNTIME_LORA_UPDATING: "1" or "true", in any case. */

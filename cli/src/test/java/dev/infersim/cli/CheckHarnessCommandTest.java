@@ -14,21 +14,28 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** {@code infersim check-harness} on the benchmark-client's hand-written harness files (HarnessCheckTest has the numbers). */
+/** {@code infersim check-harness} on the benchmark-client's harness files (HarnessCheckTest has the numbers) and on a live run. */
 class CheckHarnessCommandTest {
     private static final Path FILES = Path.of("../benchmark-client/src/test/resources/harness");
 
     @Test
-    void reportsEachMetricsErrorAndTheBehavioursSeen() {
-        CliRun run = CliRun.of("check-harness", "--format", "vllm", FILES.resolve("vllm.json").toString(),
-                "--truth", FILES.resolve("truth.jsonl").toString());
-        assertEquals(0, run.exitCode(), run.err());
-        assertTrue(run.out().contains("Matched 3 requests to the truth by request order and arrival order (truth rows 4, "
-                + "earliest 1 unmatched"), run.out());
-        assertTrue(run.out().contains("ttft_ms              3       1.000       2.000       3.960       4.000"), run.out());
-        assertTrue(run.out().contains("Rate at the server: 33.333 req/s (target 50.000)"), run.out());
-        assertTrue(run.out().contains("Seen: per-chunk ITL"), run.out());
-        assertTrue(run.out().contains("Seen: rate under-delivery"), run.out());
+    void printsTheFindingsWithTheirCauseAndWritesThemAsJson(@TempDir Path dir) throws Exception {
+        Path run = FILES.resolve("guidellm-0.7.3-poisson-10");
+        Path json = dir.resolve("check.json");
+        CliRun cli = CliRun.of("check-harness", "--format", "guidellm", run.resolve("result.json.gz").toString(),
+                "--truth", run.resolve("truth.jsonl.gz").toString(), "--json", json.toString());
+        assertEquals(0, cli.exitCode(), cli.err());
+        assertTrue(cli.out().startsWith("Matched 200 requests to the truth by request id: 0 ambiguous, 0 matching errors"),
+                cli.out());
+        assertTrue(cli.out().contains("Rate at the server: 103.093 req/s; asked: Poisson at 10.00 req/s"), cli.out());
+        assertTrue(cli.out().contains("Finding rate_off_target: the server saw 103.09 req/s against 10.00 requested"),
+                cli.out());
+        assertTrue(cli.out().contains("Finding repeated_schedule_gaps: the harness's own schedule repeats gaps: "
+                + "2.533 ms x9, 102.006 ms x7"), cli.out());
+        assertTrue(cli.out().contains("  cause: Several schedulers draw the same sequence of gaps"), cli.out());
+        String written = java.nio.file.Files.readString(json);
+        assertTrue(written.contains("\"id\" : \"arrival_process_off\""), written);
+        assertTrue(written.contains("\"most_repeated_gap_ms\" : 2.533"), written);
     }
 
     @Test
@@ -52,14 +59,18 @@ class CheckHarnessCommandTest {
         CliRun run = CliRun.of("check-harness", "--format", "vllm", dir.resolve("bench.json").toString(),
                 "--truth", truth.toString());
         assertEquals(0, run.exitCode(), run.err());
-        assertTrue(run.out().startsWith("Matched 20 requests"), run.out());
+        assertTrue(run.out().startsWith("Matched 20 requests to the truth by request id: 0 ambiguous, 0 matching errors"),
+                run.out());
         // One token a chunk: as many ITLs as token gaps, and the counts are the server's usage.
-        assertTrue(run.out().contains("itl_count           20       0.000       0.000       0.000       0.000"), run.out());
-        assertTrue(run.out().contains("output_tokens       20       0.000       0.000       0.000       0.000"), run.out());
+        assertTrue(run.out().contains("itl_count                     20       0.000       0.000       0.000       0.000"),
+                run.out());
+        assertTrue(run.out().contains("output_tokens                 20       0.000       0.000       0.000       0.000"),
+                run.out());
         // The client cannot see a token before the server sends it, nor send a request after the server has it.
         String ttft = run.out().lines().filter(l -> l.startsWith("ttft_ms")).findFirst().orElseThrow();
         assertTrue(Double.parseDouble(ttft.trim().split("\\s+")[2]) >= 0, run.out());
-        assertTrue(!run.out().contains("per-chunk ITL"), run.out());
+        assertTrue(!run.out().contains("per_chunk_itl") && !run.out().contains("token_coalescing")
+                && !run.out().contains("warmup_counted") && !run.out().contains("tokens_differ"), run.out());
     }
 
     @Test
@@ -67,6 +78,10 @@ class CheckHarnessCommandTest {
         CliRun run = CliRun.of("check-harness", "--format", "locust", "x.json", "--truth", "t.jsonl");
         assertEquals(2, run.exitCode());
         assertEquals("infersim: --format must be vllm, aiperf or guidellm, got 'locust'", run.err().trim());
+        run = CliRun.of("check-harness", "--format", "vllm", FILES.resolve("vllm.json").toString(),
+                "--truth", FILES.resolve("truth.jsonl").toString(), "--request-rate", "0");
+        assertEquals(2, run.exitCode());
+        assertEquals("infersim: --request-rate must be a finite number > 0, got 0.0", run.err().trim());
         run = CliRun.of("check-harness", "--format", "aiperf", FILES.resolve("vllm.json").toString(),
                 "--truth", FILES.resolve("truth.jsonl").toString());
         assertEquals(2, run.exitCode());

@@ -23,6 +23,45 @@ class PredictCommandTest {
     }
 
     @Test
+    void maxConcurrencyPredictsAClosedLoopWhoseThroughputTimesLatencyIsItsClients() {
+        CliRun r = CliRun.of("predict", "--max-concurrency", "16", "--random-range-ratio", "0.5");
+        assertEquals(0, r.exitCode(), r.err());
+        assertEquals("16", field(r, "max_concurrency"));
+        assertEquals("inf", field(r, "request_rate"));
+        double x = Double.parseDouble(field(r, "request_throughput"));
+        double e2el = Double.parseDouble(field(r, "mean_e2el_ms")) / 1e3;
+        assertEquals(16, x * e2el, 0.01, "Little's law");
+        CliRun both = CliRun.of("predict", "--max-concurrency", "16", "--request-rate", "5");
+        assertEquals(2, both.exitCode());
+        assertTrue(both.err().startsWith("infersim: --max-concurrency with a finite --request-rate"), both.err());
+        CliRun burst = CliRun.of("predict", "--request-rate", "inf", "--num-prompts", "50");
+        assertEquals(0, burst.exitCode(), burst.err());
+        assertTrue(burst.err().contains("predicted as a closed loop of 50 clients"), burst.err());
+    }
+
+    @Test
+    void anOutputCapThatBindsIsPrintedWithTheFlagThatSetsIt() {
+        CliRun r = CliRun.of("predict", "--request-rate", "5", "--eos-mean-tokens", "200");
+        assertEquals(0, r.exitCode(), r.err());
+        assertTrue(r.err().contains("--eos-mean-tokens 200 is clipped at each request's max_tokens (--random-output-len 128)"),
+                r.err());
+        CliRun lifted = CliRun.of("predict", "--request-rate", "5", "--eos-mean-tokens", "200", "--random-output-len", "4096");
+        assertEquals(0, lifted.exitCode(), lifted.err());
+        assertTrue(lifted.err().isEmpty(), lifted.err());
+    }
+
+    @Test
+    void nearSaturationThePredictionSaysHowFarItWasFoundOff() {
+        CliRun r = CliRun.of("predict", "--request-rate", "1");
+        double saturation = Double.parseDouble(field(r, "infersim_saturation_rate_per_s"));
+        CliRun near = CliRun.of("predict", "--request-rate", String.valueOf(0.95 * saturation));
+        assertEquals(0, near.exitCode(), near.err());
+        assertTrue(near.err().contains("mean TTFT came out 17% and p99 TTFT 50% short"), near.err());
+        assertTrue(field(near, "infersim_trust_note").startsWith("at 95% of the saturation rate"));
+        assertTrue(CliRun.of("predict", "--request-rate", String.valueOf(0.9 * saturation)).err().isEmpty());
+    }
+
+    @Test
     void aWorkloadProfilePredictsAtItsOwnRateLikeSimulate() {
         CliRun r = CliRun.of("predict", "--workload", "matrix-row-e");
 

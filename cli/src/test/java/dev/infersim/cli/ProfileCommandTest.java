@@ -52,6 +52,42 @@ class ProfileCommandTest {
     }
 
     @Test
+    void dtypeFp8IsRefusedNamingQuantization() {
+        CliRun run = CliRun.of("profile", "--dtype", "fp8");
+        assertEquals(2, run.exitCode());
+        assertEquals(1, run.err().lines().count(), run.err());
+        assertTrue(run.err().startsWith("infersim: --dtype fp8: vLLM's --dtype takes only [auto, half, float16, bfloat16, "
+                + "float, float32]; FP8 weights are --quantization fp8"), run.err());
+        CliRun old = CliRun.of("profile", "--dtype", "bf16");
+        assertEquals(2, old.exitCode());
+        assertTrue(old.err().contains("--dtype bf16: vLLM spells it bfloat16"), old.err());
+        CliRun kv = CliRun.of("profile", "--kv-cache-dtype", "bf16");
+        assertEquals(2, kv.exitCode());
+        assertTrue(kv.err().contains("--kv-cache-dtype bf16"), kv.err());
+    }
+
+    @Test
+    void quantizationFp8KeepsTheKvCacheSixteenBitUnlessAsked() {
+        String bf16 = kvTokens(CliRun.of("profile", "--dtype", "bfloat16", "--format", "csv"));
+        String fp8Weights = kvTokens(CliRun.of("profile", "--quantization", "fp8", "--format", "csv"));
+        String explicit = kvTokens(CliRun.of("profile", "--quantization", "fp8", "--kv-cache-dtype", "bfloat16", "--format", "csv"));
+        String fp8Kv = kvTokens(CliRun.of("profile", "--quantization", "fp8", "--kv-cache-dtype", "fp8", "--format", "csv"));
+        assertEquals(explicit, fp8Weights, "auto is the activation dtype");
+        long base = Long.parseLong(bf16);
+        long weights = Long.parseLong(fp8Weights);
+        assertTrue(weights > base && weights < 1.2 * base, "FP8 weights free their 8 GB, no more: " + base + " -> " + weights);
+        assertEquals(2 * weights, Long.parseLong(fp8Kv), 32, "an FP8 cache doubles the tokens");
+        assertEquals(2, CliRun.of("profile", "--quantization", "awq").exitCode());
+    }
+
+    private static String kvTokens(CliRun run) {
+        assertEquals(0, run.exitCode(), run.err());
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("GPU KV cache size: ([0-9,]+) tokens").matcher(run.err());
+        assertTrue(m.find(), run.err());
+        return m.group(1).replace(",", "");
+    }
+
+    @Test
     void badNumberNamesTheFlag() {
         CliRun run = CliRun.of("profile", "--max-num-seqs", "lots");
         assertEquals(2, run.exitCode());
@@ -96,7 +132,7 @@ class ProfileCommandTest {
     void calibrateFitsTheKitsTableAndChecksTheHeldOutModels(@TempDir Path dir) {
         Path measured = Path.of("..", "configs", "measurements");
         CliRun run = CliRun.of("calibrate", "--gpu", "h100", "--measurements", measured.resolve("h100.csv").toString(),
-                "--fit-models", "llama-3.1-8b,qwen2.5-1.5b", "--check", measured.resolve("h100-mixtral.csv").toString(),
+                "--fit-models", "llama-3.1-8b,qwen2.5-1.5b", "--check", measured.resolve("h100-mixtral-tp2-shard.csv").toString(),
                 "--quiet", "--output", dir.resolve("fitted.yaml").toString());
         assertEquals(0, run.exitCode(), run.err());
         String fitted = run.out().lines().findFirst().orElseThrow();
@@ -104,7 +140,7 @@ class ProfileCommandTest {
                 "FP8 rows fit the FP8 overhead; the measured GEMM ceiling holds the compute efficiency: " + fitted);
         assertTrue(run.out().contains("\nheld out "), run.out());
         assertTrue(run.out().lines().anyMatch(l -> l.startsWith("mistral-7b bf16 tp1")), run.out());
-        assertTrue(run.out().lines().anyMatch(l -> l.startsWith("mixtral-8x7b bf16 tp1")), run.out());
+        assertTrue(run.out().lines().anyMatch(l -> l.startsWith("mixtral-8x7b bf16 tp2 shard")), run.out());
     }
 
     @Test

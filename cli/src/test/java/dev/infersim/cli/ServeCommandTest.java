@@ -32,6 +32,12 @@ class ServeCommandTest {
         assertTrue(runFailing("serve", "--replicas", "0").contains("--replicas"));
         assertTrue(runFailing("serve", "--port", "65535", "--replicas", "2").contains("--replicas"));
         assertTrue(runFailing("serve", "--startup-delay", "soon").contains("--startup-delay"));
+        assertTrue(runFailing("serve", "--tool-call-parser", "telepathy").contains("--tool-call-parser"));
+        assertTrue(runFailing("serve", "--enable-auto-tool-choice").contains("--enable-auto-tool-choice requires --tool-call-parser"));
+        assertTrue(runFailing("serve", "--reasoning-parser", "gut").contains("--reasoning-parser"));
+        assertTrue(runFailing("serve", "--reasoning-fraction", "1").contains("--reasoning-fraction"));
+        assertTrue(runFailing("serve", "--tool-call-probability", "2").contains("--tool-call-probability"));
+        assertTrue(runFailing("serve", "--runner", "draft").contains("--runner"));
         assertTrue(runFailing("serve", "--kv-events-publisher", "kafka").contains("--kv-events-publisher"));
         assertTrue(runFailing("serve", "--kv-events-publisher", "zmq", "--kv-events-endpoint", "localhost").contains("--kv-events-endpoint"));
         assertTrue(runFailing("serve", "--startup-delay", "auto", "--load-bandwidth-gbps", "0").contains("--load-bandwidth-gbps"));
@@ -49,15 +55,6 @@ class ServeCommandTest {
         assertTrue(runFailing("serve", "--enable-lora", "--lora-modules", "a=/x", "a=/y").contains("--lora-modules"));
         assertTrue(runFailing("serve", "--api-key", "").contains("--api-key must not be empty"));
         assertTrue(runFailing("serve", "--header-timeout-s", "-1").contains("--header-timeout-s"));
-    }
-
-    @Test
-    void developmentModeFollowsVllmsEnvironmentVariable() {
-        assertTrue(ServeCommand.devMode("1"));
-        assertEquals(false, ServeCommand.devMode("0"));
-        assertEquals(false, ServeCommand.devMode(null));
-        assertTrue(org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> ServeCommand.devMode("yes"))
-                .getMessage().contains("VLLM_SERVER_DEV_MODE"));
     }
 
     @Test

@@ -25,6 +25,8 @@ final class Choice {
     /** The request's stop strings, or null. */
     final StopStrings stops;
     final EventLoopBatch batch;
+    /** How the output's tokens reach the client when the reply is more than plain text; null for plain text. */
+    final OutputPlan plan;
 
     // engine thread writes, published by the volatile writes below
     private long[] tokenTimes;
@@ -53,7 +55,8 @@ final class Choice {
     boolean finalChunkSent;
 
     Choice(Exchange exchange, int index, LongFunction<EngineRequest> requestArrivingAt, TokenText text, StopStrings stops,
-           EventLoopBatch batch, boolean recordTokenTimes) {
+           EventLoopBatch batch, boolean recordTokenTimes, OutputPlan plan) {
+        this.plan = plan;
         this.exchange = exchange;
         this.index = index;
         this.requestArrivingAt = requestArrivingAt;
@@ -168,10 +171,11 @@ final class Choice {
         return tokenTimes == null ? null : Arrays.copyOf(tokenTimes, request.outputTokens());
     }
 
-    /** The OpenAI finish_reason, {@code abort} when the engine gave none. */
+    /** The OpenAI finish_reason ({@code tool_calls} where a tool was called), {@code abort} when the engine gave none. */
     String finishName() {
         FinishReason r = request.finishReason();
-        return r == null ? "abort" : r.openAiName();
+        String name = r == null ? "abort" : r.openAiName();
+        return plan == null ? name : plan.finishName(name, r, request.outputTokens(), exchange.streams());
     }
 
     /** The choice's whole text once finished: its tokens, cut at a matched stop string. */

@@ -38,9 +38,17 @@ final class Choices {
         int minTokens = Math.min(request.minTokens(), maxTokens);
         int eos = request.ignoreEos() || o.eosPosition() == null ? EngineRequest.NO_EOS
                 : o.eosPosition().sample(new SplitMix64(textSeed));
+        OutputPlan plan = request.chat() ? OutputPlan.draw(request.output(), o.features(), text, textSeed,
+                Math.min(maxTokens, eos), service.tokenizer, service.vocabulary) : null;
+        if (plan != null) {
+            text = plan.text;
+            eos = plan.eos(eos);
+        }
         long id = service.nextEngineId();
+        int eosAfterTokens = eos;
         // Stop strings are matched on the engine thread as the text is generated (Choice.scanForStop), not here.
         return new Choice(exchange, index, arrival -> new EngineRequest(id, prompt.length, prompt, maxTokens, minTokens,
-                eos, request.priority(), arrival, request.lora()), text, request.stops(), batch, request.tokenTimes() || o.truthLog() != null);
+                eosAfterTokens, request.priority(), arrival, request.lora()), text, request.stops(), batch,
+                request.tokenTimes() || o.truthLog() != null, plan);
     }
 }

@@ -29,13 +29,16 @@ import java.util.List;
  * @param continuousUsage  stream_options.continuous_usage_stats
  * @param priority         priority (lower first under --scheduling-policy priority)
  * @param tokenTimes       infersim.token_times: add per-token model times to the ground truth
+ * @param lora             the LoRA adapter the request runs on, or null
+ * @param output           tools, tool_choice, response_format and include_reasoning ({@link OutputSpec#PLAIN} for
+ *                         completions)
  */
 record CompletionRequest(boolean chat, List<int[]> prompts, List<int[]> echoIds, boolean echo, String echoMessage,
                          List<ReturnedPrompt> returnedPrompts, Integer promptLogprobs,
                          Integer maxTokens, int minTokens,
                          boolean ignoreEos, StopStrings stops, int n, Long seed, boolean logprobs, int topLogprobs,
                          boolean stream, boolean includeUsage, boolean continuousUsage, int priority, boolean tokenTimes,
-                         LoraAdapter lora) {
+                         LoraAdapter lora, OutputSpec output) {
 
     /** Echo with max_tokens 0: the choice's text is the prompt alone, though the engine still runs one token. */
     boolean promptOnly() {

@@ -8,8 +8,9 @@ import java.util.Map;
 /**
  * Fields of vLLM's request models ({@code CompletionRequest}, {@code ChatCompletionRequest} in
  * {@code vllm/entrypoints/openai/protocol.py}) that infersim does not use, checked for the type pydantic checks, so a
- * wrong type is a 400 naming the field, as vLLM answers, instead of passing unnoticed. Fields vLLM does not declare
- * pass, as they pass vLLM (its models keep unknown fields and log them).
+ * wrong type is a 400 naming the field, as vLLM answers, instead of passing unnoticed ({@code tools}, {@code tool_choice}
+ * and {@code include_reasoning} are read, and checked, by {@link OutputSpec}). Fields vLLM does not declare pass, as
+ * they pass vLLM (its models keep unknown fields and log them).
  */
 final class DeclaredFields {
     private enum Kind { BOOLEAN, INTEGER, NUMBER, STRING, LIST, OBJECT, STRING_OR_OBJECT, INTEGER_LIST, STRING_LIST }
@@ -38,11 +39,8 @@ final class DeclaredFields {
             Map.entry("logits_processors", Kind.LIST));
 
     private static final Map<String, Kind> CHAT = Map.ofEntries(
-            Map.entry("tools", Kind.LIST),
-            Map.entry("tool_choice", Kind.STRING_OR_OBJECT),
             Map.entry("parallel_tool_calls", Kind.BOOLEAN),
             Map.entry("reasoning_effort", Kind.STRING),
-            Map.entry("include_reasoning", Kind.BOOLEAN),
             Map.entry("documents", Kind.LIST),
             Map.entry("chat_template", Kind.STRING),
             Map.entry("chat_template_kwargs", Kind.OBJECT),

@@ -68,6 +68,14 @@ final class EngineLoop implements Runnable {
     /** Requests per LoRA adapter for vllm:lora_requests_info; null when LoRA is off. */
     private final LoraRequestStates loraStates;
     private final ConcurrentLinkedQueue<PrefixCacheReset> resets = new ConcurrentLinkedQueue<>();
+    /** Sleep and wake-up commands ({@link #sleep}, {@link #wakeUp}). */
+    private final ConcurrentLinkedQueue<SleepCommand> sleeps = new ConcurrentLinkedQueue<>();
+    /** Scheduling paused by a sleep: requests are taken in but no step runs until a wake-up. */
+    private volatile boolean paused;
+    /** A sleep in mode wait: no new request is scheduled, and the engine pauses once the running ones finish. */
+    private SleepCommand pausing;
+    /** Model time before which no step starts: the end of the last wake-up's reload. */
+    private long resumeAtNanos;
     private final AtomicInteger unscheduled = new AtomicInteger();
     /** Sequences reserved and not yet finished: waiting ones plus those the engine runs (or has preempted). */
     private final AtomicInteger unfinished = new AtomicInteger();
@@ -217,6 +225,72 @@ final class EngineLoop implements Runnable {
     private record PrefixCacheReset(boolean preemptRunning, CompletableFuture<Boolean> done) {
     }
 
+    /**
+     * Any thread: puts the engine to sleep as vLLM's {@code EngineCore.sleep(level, mode)}: scheduling pauses, in-flight
+     * requests are aborted ({@code abort}), finished first ({@code wait}) or frozen ({@code keep}), and at level 1 or
+     * more the prefix cache is emptied (the KV cache is discarded). Completes once asleep.
+     */
+    CompletableFuture<Long> sleep(String mode, boolean clearCache) {
+        SleepCommand c = new SleepCommand(true, mode, clearCache, 0, new CompletableFuture<>());
+        sleeps.offer(c);
+        LockSupport.unpark(thread);
+        return c.done;
+    }
+
+    /** Any thread: resumes scheduling once {@code reloadNanos} of model time (the weights' reload) have passed. */
+    CompletableFuture<Long> wakeUp(long reloadNanos) {
+        SleepCommand c = new SleepCommand(false, null, false, reloadNanos, new CompletableFuture<>());
+        sleeps.offer(c);
+        LockSupport.unpark(thread);
+        return c.done;
+    }
+
+    boolean paused() {
+        return paused;
+    }
+
+    /** Completed with the model time the command took effect at (a wake-up: when steps may start again). */
+    private record SleepCommand(boolean sleep, String mode, boolean clearCache, long reloadNanos, CompletableFuture<Long> done) {
+    }
+
+    private void applySleeps() {
+        SleepCommand c;
+        while ((c = sleeps.poll()) != null) {
+            if (!c.sleep()) {
+                paused = false;
+                pausing = null;
+                resumeAtNanos = Math.max(resumeAtNanos, clock.modelNow() + c.reloadNanos());
+                c.done().complete(resumeAtNanos);
+            } else if (c.mode().equals("wait")) {
+                pausing = c;
+            } else {
+                if (c.mode().equals("abort")) {
+                    for (Choice live : new ArrayList<>(this.live)) {
+                        abortChoice(live, FinishReason.ABORT);
+                    }
+                    flushTouched();
+                }
+                pause(c);
+            }
+        }
+        if (pausing != null && engine.isIdle()) {
+            SleepCommand done = pausing;
+            pausing = null;
+            pause(done);
+        }
+    }
+
+    private void pause(SleepCommand c) {
+        paused = true;
+        if (c.clearCache()) {
+            engine.resetPrefixCache(false, r -> { });
+            if (publisher != null) {
+                publisher.flush();
+            }
+        }
+        c.done().complete(clock.modelNow());
+    }
+
     /** Stops the thread; requests still in the engine finish with {@code abort} and their connections are told. */
     void stop() throws InterruptedException {
         stopping = true;
@@ -252,6 +326,11 @@ final class EngineLoop implements Runnable {
         started.complete(null);
         while (!stopping) {
             drainInbox();
+            applySleeps();
+            if (paused) {
+                parkWhilePaused();
+                continue;
+            }
             if (engine.isIdle() && arrived.isEmpty()) {
                 metrics.snapshot(engine, 0);
                 sleepUntilWork();
@@ -260,6 +339,7 @@ final class EngineLoop implements Runnable {
             if (engine.isIdle()) {
                 cursorNanos = Math.max(cursorNanos, earliestArrival());
             }
+            cursorNanos = Math.max(cursorNanos, resumeAtNanos);
             admitThrough(cursorNanos);
             StepPlan plan = engine.planStep(cursorNanos);
             if (plan == null) {
@@ -376,7 +456,7 @@ final class EngineLoop implements Runnable {
         }
         drainInbox();
         Iterator<Choice> it = arrived.iterator();
-        while (it.hasNext()) {
+        while (it.hasNext() && pausing == null) {
             Choice c = it.next();
             if (c.request.arrivalNanos() <= startNanos) {
                 it.remove();
@@ -450,9 +530,18 @@ final class EngineLoop implements Runnable {
         touched.clear();
     }
 
+    private void parkWhilePaused() {
+        metrics.snapshot(engine, arrived.size()); // requests taken in while asleep show as waiting
+        sleeping.set(true);
+        if (paused && sleeps.isEmpty() && submits.isEmpty() && aborts.isEmpty() && resets.isEmpty() && !stopping) {
+            LockSupport.park(this);
+        }
+        sleeping.set(false);
+    }
+
     private void sleepUntilWork() {
         sleeping.set(true);
-        if (submits.isEmpty() && aborts.isEmpty() && resets.isEmpty() && !stopping) {
+        if (submits.isEmpty() && aborts.isEmpty() && resets.isEmpty() && sleeps.isEmpty() && !stopping) {
             LockSupport.park(this);
         }
         sleeping.set(false);

@@ -38,8 +38,8 @@ final class Exchange {
     private final WorkerExecutor bodies;
     private final ExchangeFault fault;
     private final Choice[] choices;
-    private final SseEncoder sse;
-    private final WholeBody body;
+    private final Wire.Stream sse;
+    private final Wire.Body body;
     private int finishedChoices;
     private int tokensSent;
     private boolean headWritten;
@@ -50,7 +50,7 @@ final class Exchange {
     private ResponseOutputStream offLoop;
 
     Exchange(ModelService service, int pinnedRank, CompletionRequest request, HttpServerResponse response, Context context,
-             WorkerExecutor bodies, String requestId, long seq, FaultType fault) {
+             WorkerExecutor bodies, String requestId, long seq, FaultType fault, Wire wire) {
         this.service = service;
         this.pinnedRank = pinnedRank;
         this.request = request;
@@ -59,15 +59,15 @@ final class Exchange {
         this.bodies = bodies;
         this.fault = new ExchangeFault(fault, service.faults.get());
         this.choices = Choices.create(service, request, this, seq, service.batchFor(context));
-        String id = (request.chat() ? "chatcmpl-" : "cmpl-") + requestId;
+        String id = wire.id(request, requestId);
         long created = System.currentTimeMillis() / 1000;
         // vLLM names the adapter a request ran on as its response's model
         String model = request.lora() != null ? request.lora().name() : service.options.servedModelName();
         Logprobs logprobs = new Logprobs(request, service.vocabulary);
         this.truth = new GroundTruth(requestId, service.options.replica(), request.lora(), service.clock, choices,
                 request.tokenTimes(), service.options.truthLog());
-        this.sse = request.stream() ? new SseEncoder(request, id, created, model, choices, logprobs, truth) : null;
-        this.body = request.stream() ? null : new WholeBody(request, id, created, model, choices, logprobs, truth);
+        this.sse = request.stream() ? wire.stream(request, id, created, model, choices, logprobs, truth) : null;
+        this.body = request.stream() ? null : wire.body(request, id, created, model, choices, logprobs, truth);
     }
 
     /**
@@ -76,6 +76,10 @@ final class Exchange {
      */
     boolean wantsTokens() {
         return request.stream() || fault.countsTokens();
+    }
+
+    boolean streams() {
+        return request.stream();
     }
 
     int choiceCount() {

@@ -78,6 +78,9 @@ final class HttpApi extends VerticleBase {
     /** Threads that write responses too large for an event loop (shared by name among a Vert.x's servers). */
     private WorkerExecutor bodies;
 
+    /** The routing context's key of the wire whose error format a translated request's errors take. */
+    static final String WIRE_KEY = "infersim.wire";
+
     /** Most truth rows one GET returns (a page is built on the event loop). */
     static final int TRUTH_PAGE_ROWS = 10_000;
 
@@ -107,8 +110,17 @@ final class HttpApi extends VerticleBase {
         router.route("/v1/*").handler(this::refuseWhileLoading);
         router.route("/admin/*").handler(this::authenticate);
         BodyHandler body = BodyHandler.create(false).setBodyLimit(service.options.maxBodyBytes());
-        router.post("/v1/chat/completions").handler(body).handler(rc -> complete(rc, true));
-        router.post("/v1/completions").handler(body).handler(rc -> complete(rc, false));
+        if (service.options.features().pooling()) {
+            router.post("/v1/embeddings").handler(body).handler(rc -> translated(rc, b -> Embeddings.translate(b, service)));
+        } else {
+            router.post("/v1/chat/completions").handler(body).handler(rc -> complete(rc, true));
+            router.post("/v1/completions").handler(body).handler(rc -> complete(rc, false));
+            router.post("/v1/messages").handler(body).handler(rc -> translated(rc, AnthropicMessages::translate));
+            router.post("/v1/responses").handler(body).handler(rc -> translated(rc, b -> ResponsesApi.translate(b, service.options.features())));
+        }
+        if (service.options.features().sleepRoutes()) {
+            SleepMode.mount(router, service);
+        }
         router.get("/v1/models").handler(this::models);
         router.get("/health").handler(this::health);
         router.get("/version").handler(rc -> json(rc, Json.MAPPER.createObjectNode().put("version", version())));
@@ -123,7 +135,7 @@ final class HttpApi extends VerticleBase {
         }
         router.post("/tokenize").handler(body).handler(this::tokenize);
         router.post("/detokenize").handler(body).handler(this::detokenize);
-        if (service.options.devMode()) {
+        if (service.options.features().devMode()) {
             // vLLM mounts its development routes only under VLLM_SERVER_DEV_MODE=1 (vllm/entrypoints/serve/cache/api_router.py)
             router.post("/reset_prefix_cache").handler(this::refuseWhileLoading).handler(this::resetPrefixCache);
         }
@@ -312,10 +324,31 @@ final class HttpApi extends VerticleBase {
             error(rc, 503, "The server is shutting down", null);
             return;
         }
-        withParsed(rc, bytes -> service.parser.parse(RequestParser.object(bytes), chat), request -> admit(rc, chat, request));
+        withParsed(rc, bytes -> service.parser.parse(RequestParser.object(bytes), chat), request -> admit(rc, chat, request, Wire.OPENAI));
     }
 
-    private void admit(RoutingContext rc, boolean chat, CompletionRequest request) {
+    /**
+     * A request in another API's format (Anthropic Messages, OpenAI Responses): translated into a chat request as vLLM
+     * translates it, then admitted like one, the answer translated back by {@code wire}. Errors past the translation
+     * take the wire's error format.
+     */
+    private void translated(RoutingContext rc, Function<ObjectNode, Wire.Translation> translate) {
+        if (shutdown.closing()) {
+            error(rc, 503, "The server is shutting down", null);
+            return;
+        }
+        withParsed(rc, bytes -> {
+            Wire.Translation t = translate.apply(RequestParser.object(bytes));
+            rc.put(WIRE_KEY, t.wire());
+            return new Translated(service.parser.parse(t.request(), t.chat()), t);
+        }, p -> admit(rc, p.translation().chat(), p.request(), p.translation().wire()));
+    }
+
+    private record Translated(CompletionRequest request, Wire.Translation translation) {
+    }
+
+    /** Admits a parsed request (faults, queue room) and starts its exchange, answering in {@code wire}'s format. */
+    void admit(RoutingContext rc, boolean chat, CompletionRequest request, Wire wire) {
         long seq = service.nextRequestSeq();
         FaultType fault = chooseFault(rc, seq);
         if (fault != null && fault.isError()) {
@@ -331,7 +364,7 @@ final class HttpApi extends VerticleBase {
                     + "at most " + service.options.maxWaitingRequests() + " (--max-waiting-requests)", "n");
         }
         Exchange exchange = new Exchange(service, pinnedRank(rc), request, rc.response(), vertx.getOrCreateContext(), bodies,
-                rc.get("requestId"), seq, fault);
+                rc.get("requestId"), seq, fault, wire);
         if (!exchange.submit()) {
             rc.response().putHeader("retry-after", "1");
             throw new ApiException(429, "Too many waiting requests: the queue holds at most "
@@ -666,7 +699,9 @@ final class HttpApi extends VerticleBase {
             }
             return;
         }
-        response.setStatusCode(status).putHeader("content-type", "application/json").end(errorJson(status, message, param));
+        String json = rc.get(WIRE_KEY) instanceof Wire w ? w.error(status, message, param, ApiException.typeOf(status))
+                : errorJson(status, message, param);
+        response.setStatusCode(status).putHeader("content-type", "application/json").end(json);
     }
 
     private static String errorJson(int status, String message, String param) {

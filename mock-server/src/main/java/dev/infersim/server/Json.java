@@ -60,6 +60,17 @@ final class Json {
         }
     }
 
+    /** A named server-sent event, {@code event: TYPE\ndata: {...}\n\n}, its object's fields written by {@code fields}. */
+    static void event(ByteBuf out, String type, Writer fields) {
+        out.writeCharSequence("event: " + type + "\ndata: ", java.nio.charset.StandardCharsets.UTF_8);
+        write(out, g -> {
+            g.writeStartObject();
+            fields.write(g);
+            g.writeEndObject();
+        });
+        out.writeCharSequence("\n\n", java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     /** Runs {@code writer} on a generator over {@code out}, then flushes it. */
     static void write(ByteBuf out, Writer writer) {
         try (JsonGenerator g = generator(out)) {

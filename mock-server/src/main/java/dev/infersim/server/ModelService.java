@@ -31,6 +31,8 @@ final class ModelService {
     final AtomicInteger activeExchanges = new AtomicInteger();
     /** False during the cold start ({@link ServerOptions#startupDelay()}): /health and /v1 answer 503 meanwhile. */
     volatile boolean loaded;
+    /** The level of the sleep the engines are in ({@link SleepMode}), or -1 while awake. */
+    volatile int sleepLevel = -1;
     private final AtomicLong requestSeq = new AtomicLong();
     private final AtomicLong engineIds = new AtomicLong();
     private final ConcurrentHashMap<Context, EventLoopBatch> batches = new ConcurrentHashMap<>();
@@ -66,7 +68,7 @@ final class ModelService {
         this.tokenizer = tokenizer;
         this.vocabulary = vocabulary;
         this.parser = new RequestParser(tokenizer, options.servedModelNames(), loras, capacity.maxModelLen(),
-                options.schedulingPolicy().equals("priority"));
+                options.schedulingPolicy().equals("priority"), options.features());
         this.faults = new AtomicReference<>(options.faults());
         // Replicas of one fleet start in the same millisecond: the index keeps their request ids apart.
         this.idSalt = SplitMix64.valueAt(System.currentTimeMillis() ^ options.seed(), options.replica());

@@ -34,9 +34,16 @@ final class RequestParser {
     private final LoraAdapters loras;
     private final int maxModelLen;
     private final boolean priorityScheduling;
+    private final ModelFeatures features;
 
     RequestParser(PromptTokenizer tokenizer, List<String> servedModelNames, LoraAdapters loras, int maxModelLen,
                   boolean priorityScheduling) {
+        this(tokenizer, servedModelNames, loras, maxModelLen, priorityScheduling, ModelFeatures.NONE);
+    }
+
+    RequestParser(PromptTokenizer tokenizer, List<String> servedModelNames, LoraAdapters loras, int maxModelLen,
+                  boolean priorityScheduling, ModelFeatures features) {
+        this.features = features;
         this.tokenizer = tokenizer;
         this.servedModelNames = servedModelNames;
         this.loras = loras;
@@ -202,6 +209,7 @@ final class RequestParser {
         SamplingChecks.allowedTokenIds(body);
         ResponseFormats.check(body, chat);
         DeclaredFields.check(body, chat);
+        OutputSpec output = chat ? OutputSpec.ofChat(body, features) : OutputSpec.PLAIN;
         optString(body, "user");
         boolean logprobs;
         int top;
@@ -250,7 +258,7 @@ final class RequestParser {
         boolean streamed = stream && !(beamSearch && !chat);
         return new CompletionRequest(chat, prompts, echo, echoPrompt, echoMessage, returned, promptLogprobs, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
                 n, seed, logprobs, top, streamed, includeUsage, continuousUsage,
-                priority == null ? 0 : priority, tokenTimes, lora);
+                priority == null ? 0 : priority, tokenTimes, lora, output);
     }
 
     /**

@@ -45,8 +45,8 @@ import java.util.Objects;
  *                            deployment has a {@link dev.infersim.engine.LoraConfig}
  * @param runtimeLoraUpdating serve {@code POST /v1/load_lora_adapter} and {@code /v1/unload_lora_adapter}, as vLLM
  *                            does only under {@code VLLM_ALLOW_RUNTIME_LORA_UPDATING=1}
- * @param devMode             serve vLLM's development routes ({@code POST /reset_prefix_cache}), as vLLM does only under
- *                            {@code VLLM_SERVER_DEV_MODE=1}
+ * @param features            tool calling, reasoning, pooling and sleep mode ({@link ModelFeatures}), and vLLM's development
+ *                            mode; null for none
  * @param timeouts            how long connections may wait for a request, its head, or any traffic
  */
 public record ServerOptions(Deployment deployment, String schedulingPolicy, List<String> servedModelNames, String host, int port,
@@ -55,7 +55,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
                             boolean realtimeEngine, int replica, StartupDelay startupDelay,
                             boolean dashboard, int dataParallelSize, FixedTiming fixedTiming,
                             KvEventsConfig kvEvents, TruthLog truthLog, List<LoraModule> loraModules,
-                            boolean runtimeLoraUpdating, boolean devMode, HttpTimeouts timeouts) {
+                            boolean runtimeLoraUpdating, ModelFeatures features, HttpTimeouts timeouts) {
 
     /** Engine threads of one server; each models a whole GPU group, so more would only share this host's cores thinner. */
     public static final int MAX_DATA_PARALLEL_SIZE = 64;
@@ -89,6 +89,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         }
         // An empty key would be a server that looks protected and is not: refuse it rather than serve without one.
         check(apiKey == null || !apiKey.isEmpty(), "--api-key must not be empty (leave it out to serve without a key)");
+        features = features == null ? ModelFeatures.NONE : features;
         Objects.requireNonNull(timeouts, "timeouts");
     }
 
@@ -102,7 +103,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                 maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
                 startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules, runtimeLoraUpdating,
-                devMode, timeouts);
+                features, timeouts);
     }
 
     /** vLLM-like defaults for a deployment: 127.0.0.1:8000, real time, no key, 1,000 waiting requests, lorem text, seed 0. */
@@ -142,7 +143,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         private TruthLog truthLog;
         private List<LoraModule> loraModules;
         private boolean runtimeLoraUpdating;
-        private boolean devMode;
+        private ModelFeatures features;
         private HttpTimeouts timeouts = HttpTimeouts.DEFAULTS;
 
         private Builder(Deployment deployment) {
@@ -174,14 +175,21 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         public Builder truthLog(TruthLog v) { truthLog = v; return this; }
         public Builder loraModules(List<LoraModule> v) { loraModules = v; return this; }
         public Builder runtimeLoraUpdating(boolean v) { runtimeLoraUpdating = v; return this; }
-        public Builder devMode(boolean v) { devMode = v; return this; }
+        public Builder features(ModelFeatures v) { features = v; return this; }
         public Builder timeouts(HttpTimeouts v) { timeouts = v; return this; }
+
+        /** vLLM's development mode ({@code VLLM_SERVER_DEV_MODE=1}), the other features as they are. */
+        public Builder devMode(boolean v) {
+            ModelFeatures f = features == null ? ModelFeatures.NONE : features;
+            features = f.withSleepMode(f.enableSleepMode(), v, f.loadBandwidthGbps());
+            return this;
+        }
 
         public ServerOptions build() {
             return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                     maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, replica,
                     startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules,
-                    runtimeLoraUpdating, devMode, timeouts);
+                    runtimeLoraUpdating, features, timeouts);
         }
     }
 }

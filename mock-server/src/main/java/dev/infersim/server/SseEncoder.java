@@ -20,7 +20,7 @@ import java.util.Arrays;
  * bytes and a constant suffix: no JSON writer runs per token. The prefix is cut from a chunk the generator wrote with
  * an empty token, so both paths give the same bytes.
  */
-final class SseEncoder extends ResponseEncoder {
+final class SseEncoder extends ResponseEncoder implements Wire.Stream {
     private static final byte[] DATA = "data: ".getBytes(StandardCharsets.UTF_8);
     private static final byte[] END = "\n\n".getBytes(StandardCharsets.UTF_8);
     private static final byte[] DONE = "data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8);
@@ -63,13 +63,15 @@ final class SseEncoder extends ResponseEncoder {
     }
 
     /** Buffer room for {@code tokens} token chunks of {@code c}: the usual write fills one array without growing it. */
-    int capacityFor(Choice c, int tokens) {
+    @Override
+    public int capacityFor(Choice c, int tokens) {
         int perToken = tokenPrefix == null ? RICH_CHUNK_BYTES : tokenPrefix[c.index].length + suffix.length + MAX_PIECE_BYTES;
         return Math.max(1, tokens) * perToken;
     }
 
     /** Chat: the assistant role chunk before the first token (with usage so far under continuous usage stats). */
-    void role(ByteBuf out, Choice c) {
+    @Override
+    public void role(ByteBuf out, Choice c) {
         Json.inMemory(() -> role(new ByteBufOutputStream(out), c));
     }
 
@@ -89,7 +91,8 @@ final class SseEncoder extends ResponseEncoder {
      * Chat echo: vLLM streams it as its own chunk right after the role chunk, before any token: content only, no
      * stop_reason, and under continuous usage stats the usage of a choice with no completion tokens yet.
      */
-    void echoMessage(ByteBuf out, Choice c) {
+    @Override
+    public void echoMessage(ByteBuf out, Choice c) {
         Json.inMemory(() -> echoMessage(new ByteBufOutputStream(out), c));
     }
 
@@ -105,7 +108,12 @@ final class SseEncoder extends ResponseEncoder {
     }
 
     /** Token {@code i} of {@code c}; {@code last} adds the finish, {@code withTruth} the ground truth. */
-    void token(ByteBuf out, Choice c, int i, boolean last, boolean withTruth) {
+    @Override
+    public void token(ByteBuf out, Choice c, int i, boolean last, boolean withTruth) {
+        if (c.plan != null) {
+            Json.inMemory(() -> plannedToken(new ByteBufOutputStream(out), c, i, last, withTruth));
+            return;
+        }
         boolean echoHere = i == 0 && request.echo();
         if (tokenPrefix != null && !last && c.stops == null && !echoHere) {
             out.writeBytes(tokenPrefix[c.index]).writeBytes(c.text.json(i)).writeBytes(suffix);
@@ -119,7 +127,8 @@ final class SseEncoder extends ResponseEncoder {
      * logprobs) is too large to write on an event loop: an echoed 100,000-token prompt scored at depth 20 is tens of
      * megabytes in one chunk.
      */
-    boolean largeStart(Choice c) {
+    @Override
+    public boolean largeStart(Choice c) {
         long bytes = request.echoMessage() == null ? 0 : request.echoMessage().length() * 2L;
         if (request.echo()) {
             ReturnedPrompt p = logprobs.promptOf(c);
@@ -132,7 +141,8 @@ final class SseEncoder extends ResponseEncoder {
     }
 
     /** The start of {@code c} written by a worker thread into {@code out}: what the event loop would have sent. */
-    void start(OutputStream out, Choice c, boolean last, boolean withTruth) throws IOException {
+    @Override
+    public void start(OutputStream out, Choice c, boolean last, boolean withTruth) throws IOException {
         if (request.chat()) {
             role(out, c);
             if (request.echoMessage() != null) {
@@ -189,8 +199,38 @@ final class SseEncoder extends ResponseEncoder {
         return text;
     }
 
+    /**
+     * Token {@code i} of a chat choice shaped by its {@link OutputPlan}: a reasoning, content or tool-call delta, no
+     * chunk for a token the client does not see unless it is the last, whose chunk carries the finish. With stop
+     * strings, the text a token releases ({@link #releasedText}) goes in the delta of the token that releases it.
+     */
+    private void plannedToken(OutputStream out, Choice c, int i, boolean last, boolean withTruth) throws IOException {
+        String piece = c.stops == null ? c.text.piece(i) : releasedText(c, c.text.piece(i), last);
+        if (!last && !c.plan.visible(i)) {
+            return;
+        }
+        String text = piece;
+        chunk(out, c, g -> {
+            g.writeNumberField("index", c.index);
+            g.writeObjectFieldStart("delta");
+            c.plan.writeDelta(g, i, text);
+            g.writeEndObject();
+            g.writeFieldName("logprobs");
+            if (request.logprobs()) {
+                logprobs.writeChat(g, c, i, i + 1);
+            } else {
+                g.writeNull();
+            }
+            g.writeStringField("finish_reason", last ? c.finishName() : null);
+            if (last) {
+                g.writeStringField("stop_reason", c.stopReason());
+            }
+        }, withTruth);
+    }
+
     /** The finish of {@code c} on its own, when its last token's chunk went out before the finish was known. */
-    void finish(ByteBuf out, Choice c, boolean withTruth) {
+    @Override
+    public void finish(ByteBuf out, Choice c, boolean withTruth) {
         Json.inMemory(() -> finish(new ByteBufOutputStream(out), c, withTruth));
     }
 
@@ -214,7 +254,8 @@ final class SseEncoder extends ResponseEncoder {
     }
 
     /** include_usage: the request's usage in a chunk without choices, with the ground truth. */
-    void usage(ByteBuf out) {
+    @Override
+    public void usage(ByteBuf out) {
         out.writeBytes(DATA);
         Json.write(out, g -> {
             head(g);
@@ -226,7 +267,8 @@ final class SseEncoder extends ResponseEncoder {
         out.writeBytes(END);
     }
 
-    void done(ByteBuf out) {
+    @Override
+    public void done(ByteBuf out) {
         out.writeBytes(DONE);
     }
 

@@ -6,7 +6,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
- * The output token sequence of one choice, by index: lorem words from a seed, or the echoed prompt repeated. Each
+ * The output token sequence of one choice, by index: lorem words from a seed, or the echoed prompt repeated, with
+ * runs of given pieces spliced in at fixed positions (a reasoning model's think markers, a generated JSON value). Each
  * token has its text and its JSON-escaped UTF-8 bytes ready for an SSE chunk.
  */
 final class TokenText {
@@ -15,13 +16,53 @@ final class TokenText {
     private final int[] echoIds;
     private final String[] echoPieces;
     private final byte[][] echoJson;
+    /** Spliced runs, in order: run r covers tokens runStart[r] .. runStart[r] + runPieces[r].length - 1; null for none. */
+    private final int[] runStart;
+    private final String[][] runPieces;
+    private final byte[][][] runJson;
 
     private TokenText(LoremVocabulary vocabulary, long seed, int[] echoIds, String[] echoPieces, byte[][] echoJson) {
+        this(vocabulary, seed, echoIds, echoPieces, echoJson, null, null, null);
+    }
+
+    private TokenText(LoremVocabulary vocabulary, long seed, int[] echoIds, String[] echoPieces, byte[][] echoJson,
+                      int[] runStart, String[][] runPieces, byte[][][] runJson) {
         this.vocabulary = vocabulary;
         this.seed = seed;
         this.echoIds = echoIds;
         this.echoPieces = echoPieces;
         this.echoJson = echoJson;
+        this.runStart = runStart;
+        this.runPieces = runPieces;
+        this.runJson = runJson;
+    }
+
+    /**
+     * This text with {@code pieces[r]} in place of the tokens from {@code starts[r]} on (runs in order, not
+     * overlapping); the tokens between and after the runs stay this text's.
+     */
+    TokenText splice(int[] starts, String[][] pieces) {
+        byte[][][] json = new byte[pieces.length][][];
+        for (int r = 0; r < pieces.length; r++) {
+            json[r] = new byte[pieces[r].length][];
+            for (int k = 0; k < pieces[r].length; k++) {
+                json[r][k] = Json.escapedUtf8(pieces[r][k]);
+            }
+        }
+        return new TokenText(vocabulary, seed, echoIds, echoPieces, echoJson, starts.clone(), pieces.clone(), json);
+    }
+
+    /** The run covering token {@code i}, or -1. */
+    private int runAt(int i) {
+        if (runStart == null) {
+            return -1;
+        }
+        for (int r = 0; r < runStart.length; r++) {
+            if (i >= runStart[r] && i < runStart[r] + runPieces[r].length) {
+                return r;
+            }
+        }
+        return -1;
     }
 
     static TokenText lorem(LoremVocabulary vocabulary, long seed) {
@@ -34,8 +75,20 @@ final class TokenText {
      * prompt's text (an emoji split over three tokens would otherwise stream as three U+FFFD).
      */
     static TokenText echo(PromptTokenizer tokenizer, int[] ids) {
-        String[] pieces = new String[ids.length];
+        String[] pieces = pieces(tokenizer, ids);
         byte[][] json = new byte[ids.length][];
+        for (int i = 0; i < ids.length; i++) {
+            json[i] = Json.escapedUtf8(pieces[i]);
+        }
+        return new TokenText(null, 0, ids, pieces, json);
+    }
+
+    /**
+     * The text each token of {@code ids} adds when they are decoded in turn, as vLLM's incremental detokenizer gives
+     * it: a token that ends inside a multi-byte character adds nothing and the token completing it adds the character.
+     */
+    static String[] pieces(PromptTokenizer tokenizer, int[] ids) {
+        String[] pieces = new String[ids.length];
         byte[] pending = new byte[0];
         for (int i = 0; i < ids.length; i++) {
             byte[] token = tokenizer.bytes(ids[i]);
@@ -44,9 +97,8 @@ final class TokenText {
             int complete = i == ids.length - 1 ? b.length : completeUtf8Prefix(b); // the cycle's end flushes all
             pieces[i] = new String(b, 0, complete, StandardCharsets.UTF_8);
             pending = Arrays.copyOfRange(b, complete, b.length);
-            json[i] = Json.escapedUtf8(pieces[i]);
         }
-        return new TokenText(null, 0, ids, pieces, json);
+        return pieces;
     }
 
     /** Length of the longest prefix of {@code b} that does not end inside a UTF-8 sequence. */
@@ -67,10 +119,18 @@ final class TokenText {
     }
 
     String piece(int i) {
+        int r = runAt(i);
+        if (r >= 0) {
+            return runPieces[r][i - runStart[r]];
+        }
         return echoIds != null ? echoPieces[i % echoIds.length] : vocabulary.pieces[vocabulary.indexAt(seed, i)];
     }
 
     byte[] json(int i) {
+        int r = runAt(i);
+        if (r >= 0) {
+            return runJson[r][i - runStart[r]];
+        }
         return echoIds != null ? echoJson[i % echoIds.length] : vocabulary.jsonPieces[vocabulary.indexAt(seed, i)];
     }
 

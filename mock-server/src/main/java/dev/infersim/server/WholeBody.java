@@ -9,9 +9,11 @@ import java.io.OutputStream;
 /**
  * The non-stream response body with every key vLLM's response models dump, unset ones as null (vLLM serializes its
  * pydantic models whole): ChatCompletionResponse / ChatMessage and CompletionResponse / CompletionResponseChoice as of
- * vLLM 0.10, so a client that reads the key set (or a schema-strict one) sees what vLLM sends.
+ * vLLM 0.10, so a client that reads the key set (or a schema-strict one) sees what vLLM sends; the message's reasoning
+ * field is {@code reasoning}, as vLLM names it since (main at 9aaf83ef502fc37bc647f6e474314d48ba36cd1c), no longer
+ * {@code reasoning_content}.
  */
-final class WholeBody extends ResponseEncoder {
+final class WholeBody extends ResponseEncoder implements Wire.Body {
 
     WholeBody(CompletionRequest request, String id, long created, String model, Choice[] choices, Logprobs logprobs,
               GroundTruth truth) {
@@ -19,7 +21,8 @@ final class WholeBody extends ResponseEncoder {
     }
 
     /** About the bytes of JSON this body takes, from what it holds: decides whether an event loop may write it. */
-    long estimatedBytes() {
+    @Override
+    public long estimatedBytes() {
         long bytes = 1024;
         for (Choice c : choices) {
             int tokens = request.promptOnly() ? 0 : c.request.outputTokens();
@@ -42,11 +45,13 @@ final class WholeBody extends ResponseEncoder {
     }
 
     /** Writes the body into {@code out} (a worker thread's stream to the client, for a large body). */
-    void write(OutputStream out) throws IOException {
+    @Override
+    public void write(OutputStream out) throws IOException {
         Json.write(out, this::writeBody);
     }
 
-    void write(ByteBuf out) {
+    @Override
+    public void write(ByteBuf out) {
         Json.write(out, this::writeBody);
     }
 
@@ -87,15 +92,20 @@ final class WholeBody extends ResponseEncoder {
             }
             g.writeObjectFieldStart("message");
             g.writeStringField("role", "assistant");
-            g.writeStringField("content", text);
-            g.writeNullField("refusal");
-            g.writeNullField("annotations");
-            g.writeNullField("audio");
-            g.writeNullField("function_call");
-            g.writeArrayFieldStart("tool_calls");
-            g.writeEndArray();
-            g.writeNullField("reasoning_content");
-            g.writeEndObject();
+            if (c.plan != null) {
+                c.plan.writeMessage(g, c.request.outputTokens(), c.stopTextLength());
+                g.writeEndObject();
+            } else {
+                g.writeStringField("content", text);
+                g.writeNullField("refusal");
+                g.writeNullField("annotations");
+                g.writeNullField("audio");
+                g.writeNullField("function_call");
+                g.writeArrayFieldStart("tool_calls");
+                g.writeEndArray();
+                g.writeNullField("reasoning");
+                g.writeEndObject();
+            }
         } else {
             g.writeStringField("text", text);
         }

@@ -118,8 +118,8 @@ class HttpHardeningTest {
         assertEquals(400, e.at("/error/code").asInt());
         assertEquals("stop_token_ids", TestServers.post(server, "/v1/completions", "{\"prompt\":\"hi\",\"stop_token_ids\":[1,\"2\"]}")
                 .json().at("/error/param").asText());
-        assertEquals("tools", TestServers.post(server, "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
-                + "\"tools\":\"all\"}").json().at("/error/param").asText());
+        assertEquals("chat_template_kwargs", TestServers.post(server, "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\","
+                + "\"content\":\"x\"}],\"chat_template_kwargs\":\"all\"}").json().at("/error/param").asText());
         assertEquals(200, TestServers.post(server, "/v1/completions", "{\"prompt\":\"hi\",\"max_tokens\":1,\"skip_special_tokens\":false,"
                 + "\"no_such_field\":{\"any\":1}}").status(), "right types and unknown fields pass");
     }

@@ -46,8 +46,8 @@ class ResponseBodyKeysTest {
         assertEquals(List.of("index", "message", "logprobs", "finish_reason", "stop_reason"), keys(choice));
         JsonNode message = choice.get("message");
         assertEquals(List.of("role", "content", "refusal", "annotations", "audio", "function_call", "tool_calls",
-                "reasoning_content"), keys(message));
-        assertNull(message, "refusal", "annotations", "audio", "function_call", "reasoning_content");
+                "reasoning"), keys(message));
+        assertNull(message, "refusal", "annotations", "audio", "function_call", "reasoning");
         assertTrue(message.get("tool_calls").isArray() && message.get("tool_calls").isEmpty(), message.toString());
     }
 

@@ -75,7 +75,7 @@ class StopStringsTest {
     /** Runs a choice's engine-side scan token by token, as the engine thread does before each step. */
     private static StopMatch scan(TokenText text, List<String> stops, int minTokens, int maxTokens) {
         Choice c = new Choice(null, 0, arrival -> new EngineRequest(1, 1, null, maxTokens, minTokens, EngineRequest.NO_EOS, 0, arrival),
-                text, StopStrings.of(stops), null, false);
+                text, StopStrings.of(stops), null, false, null);
         c.arrive(0);
         for (int t = 0; t < maxTokens && c.stopMatch() == null; t++) {
             c.scanForStop(t);

@@ -33,17 +33,23 @@ public final class Calibrator {
     private static final List<String> MOE_FACTORS = List.of("moe_gemm_efficiency", "moe_bandwidth_efficiency",
             "moe_layer_overhead_us");
     private static final List<String> ALL_REDUCE_FACTORS = List.of("interconnect_efficiency", "all_reduce_latency_us",
-            "small_all_reduce_efficiency", "small_all_reduce_latency_us");
+            "small_all_reduce_efficiency", "small_all_reduce_latency_us", "all_reduce_hop_latency_us");
 
     /**
      * One measurement on a deployment (model, weight dtype, tensor parallelism; its GPU is replaced by the candidate).
      * Phases: {@code prefill} (one prompt of newTokens after contextTokens), {@code decode} (batch sequences, one token
      * each, over contextTokens cached tokens), {@code mixed} (batch decodes plus one fresh prefill chunk, newTokens in
-     * all) and {@code allreduce} (one all-reduce of newTokens activations).
+     * all) and {@code allreduce} (one all-reduce of newTokens activations). A {@code shard} step is one GPU's part of a
+     * tensor-parallel step timed alone, on one GPU: the layers' all-reduces are not in it.
      */
     public record Measurement(Deployment deployment, String phase, int batch, int contextTokens, int newTokens,
-                              double measuredMs) {
+                              double measuredMs, boolean shard) {
         public static final List<String> PHASES = List.of("prefill", "decode", "mixed", "allreduce");
+
+        /** A measurement of the whole step, all-reduces included. */
+        public Measurement(Deployment deployment, String phase, int batch, int contextTokens, int newTokens, double measuredMs) {
+            this(deployment, phase, batch, contextTokens, newTokens, measuredMs, false);
+        }
 
         public Measurement {
             ConfigException.check(PHASES.contains(phase), "phase must be one of %s, got '%s'", PHASES, phase);
@@ -53,6 +59,7 @@ public final class Calibrator {
             ConfigException.check(!phase.equals("mixed") || newTokens > batch, "a mixed step needs new_tokens > batch");
             ConfigException.check(!phase.equals("allreduce") || deployment.tensorParallelSize() > 1,
                     "an allreduce row needs tp > 1");
+            ConfigException.check(!shard || !phase.equals("allreduce"), "an allreduce row cannot be a shard");
         }
 
         public boolean isAllReduce() {
@@ -80,7 +87,8 @@ public final class Calibrator {
 
         /** model dtype tp, the group a measurement is reported in. */
         public String group() {
-            return deployment.model().name() + " " + deployment.dtype().name().toLowerCase() + " tp" + deployment.tensorParallelSize();
+            return deployment.model().name() + " " + deployment.dtype().name().toLowerCase() + " tp" + deployment.tensorParallelSize()
+                    + (shard ? " shard" : "");
         }
     }
 
@@ -128,7 +136,12 @@ public final class Calibrator {
         for (int i = 0; i < ms.length; i++) {
             Measurement m = data.get(i);
             RooflineCostModel cost = costs.computeIfAbsent(m.deployment(), d -> new RooflineCostModel(d.toBuilder().gpu(gpu).build()));
-            ms[i] = m.isAllReduce() ? cost.allReduceSeconds(m.newTokens()) * 1e3 : cost.stepNanos(m.shape()) / 1e6;
+            if (m.isAllReduce()) {
+                ms[i] = cost.allReduceSeconds(m.newTokens()) * 1e3;
+            } else {
+                BatchShape shape = m.shape();
+                ms[i] = cost.stepNanos(shape) / 1e6 - (m.shard() ? cost.collectiveSeconds(shape) * 1e3 : 0);
+            }
         }
         return ms;
     }
@@ -155,13 +168,15 @@ public final class Calibrator {
     private static int[] fittedIndices(List<Measurement> data, Set<String> held) {
         boolean fp8 = data.stream().anyMatch(m -> m.deployment().dtype() == Precision.FP8);
         boolean moe = data.stream().anyMatch(m -> m.deployment().model().isMoe());
-        boolean parallel = data.stream().anyMatch(m -> m.deployment().tensorParallelSize() > 1);
+        boolean parallel = data.stream().anyMatch(m -> m.deployment().tensorParallelSize() > 1 && !m.shard());
+        boolean beyondTwo = data.stream().anyMatch(m -> m.deployment().tensorParallelSize() > 2 && !m.shard());
         boolean steps = data.stream().anyMatch(m -> !m.isAllReduce());
         List<Integer> out = new ArrayList<>();
         for (int i = 0; i < GpuProfile.FACTORS.size(); i++) {
             String f = GpuProfile.FACTORS.get(i);
             boolean seen = FP8_FACTORS.contains(f) ? fp8 && steps
                     : MOE_FACTORS.contains(f) ? moe && steps
+                    : f.equals("all_reduce_hop_latency_us") ? beyondTwo
                     : ALL_REDUCE_FACTORS.contains(f) ? parallel
                     : steps;
             if (seen && !held.contains(f)) {

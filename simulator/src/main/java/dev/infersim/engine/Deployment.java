@@ -13,8 +13,10 @@ import static dev.infersim.engine.ConfigException.check;
  * @param enablePrefixCaching    {@code --enable-prefix-caching}
  * @param enableChunkedPrefill   {@code --enable-chunked-prefill}
  * @param maxModelLen            {@code --max-model-len}; 0 means the model's own maximum, capped by what the KV cache holds
- * @param dtype                  {@code --dtype}: weight and activation precision
- * @param kvCacheDtype           {@code --kv-cache-dtype}: KV-cache precision ({@code auto} follows dtype)
+ * @param dtype                  weight precision: 16-bit ({@code --dtype auto/half/float16/bfloat16}) or FP8
+ *                               ({@code --quantization fp8}); activations stay 16-bit either way
+ * @param kvCacheDtype           {@code --kv-cache-dtype}: KV-cache precision ({@code auto} is the 16-bit activation
+ *                               dtype, as vLLM, not the weights')
  * @param lora                   {@code --enable-lora} and its flags; null when LoRA is off
  */
 public record Deployment(
@@ -98,7 +100,7 @@ public record Deployment(
         public Builder enableChunkedPrefill(boolean v) { enableChunkedPrefill = v; return this; }
         public Builder maxModelLen(int v) { maxModelLen = v; return this; }
         public Builder dtype(Precision v) { dtype = v; return this; }
-        /** {@code null} means {@code auto}: the KV cache follows the weight dtype. */
+        /** {@code null} means {@code auto}: the KV cache keeps the 16-bit activation dtype, whatever the weights. */
         public Builder kvCacheDtype(Precision v) { kvCacheDtype = v; return this; }
         /** {@code null} means LoRA is off. */
         public Builder lora(LoraConfig v) { lora = v; return this; }
@@ -106,7 +108,7 @@ public record Deployment(
         public Deployment build() {
             return new Deployment(gpu, model, tensorParallelSize, gpuMemoryUtilization, maxNumSeqs, maxNumBatchedTokens,
                     blockSize, enablePrefixCaching, enableChunkedPrefill, maxModelLen, dtype,
-                    kvCacheDtype == null ? dtype : kvCacheDtype, lora);
+                    kvCacheDtype == null ? Precision.BF16 : kvCacheDtype, lora);
         }
     }
 }

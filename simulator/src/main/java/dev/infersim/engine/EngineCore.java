@@ -12,11 +12,41 @@ import java.util.PriorityQueue;
  *   ... wait until plan.endNanos() ...
  *   outcome = engine.completeStep(plan);  // tokens and finished requests
  * </pre>
- * Scheduling (vLLM V1 {@code Scheduler.schedule}): under a budget of {@code max_num_batched_tokens}, first every running
- * request gets its next token, or the next chunk of an unfinished prefill; if KV blocks run out, the policy's victim
- * (the newest request under FCFS) is preempted by recompute: its blocks are freed and it returns to the waiting queue.
- * Then, if nothing was preempted, waiting requests are admitted while the budget, {@code max_num_seqs} and free blocks
- * allow, each starting after its cached prefix, long prompts chunked to the remaining budget.
+ * Scheduling and preemption follow vLLM V1's {@code Scheduler.schedule} and {@code Scheduler._preempt_request}
+ * (vllm/v1/core/sched/scheduler.py, https://github.com/vllm-project/vllm/blob/00024d314514900f361ad072af6931e403b7f589/vllm/v1/core/sched/scheduler.py),
+ * statement by statement:
+ * <ol>
+ *   <li>{@code token_budget = self.max_num_scheduled_tokens}: one budget of {@code max_num_batched_tokens} per step.</li>
+ *   <li>"First, schedule the RUNNING requests": {@code while req_index < len(self.running) and token_budget > 0}, in
+ *       running order, oldest admission first ({@link #scheduleRunning}).</li>
+ *   <li>{@code num_new_tokens = request.num_tokens_with_spec - request.num_computed_tokens}, then
+ *       {@code min(num_new_tokens, token_budget)}: a decode gets one token, an unfinished prefill (or recompute) its
+ *       next chunk.</li>
+ *   <li>{@code new_blocks = self.kv_cache_manager.allocate_slots(request, num_new_tokens)}: blocks for the computed
+ *       tokens plus the new ones ({@link KvCacheManager#allocateMore}).</li>
+ *   <li>If that fails: {@code preempted_req = self.running.pop()} under FCFS, the last request of the running list
+ *       (the most recently admitted, resumed ones included); under the priority policy
+ *       {@code max(self.running, key=lambda r: (r.priority, r.arrival_time))}, whose scheduled tokens are given back
+ *       to the budget ({@code token_budget += num_scheduled_tokens.pop(...)}); {@link SchedulingPolicy#chooseVictim}.
+ *       Repeated until the allocation succeeds or {@code preempted_req == request}: the request preempted itself and
+ *       the running loop stops ({@code if new_blocks is None: break}).</li>
+ *   <li>{@code _preempt_request}: {@code kv_cache_manager.free(request)}, {@code status = PREEMPTED},
+ *       {@code num_computed_tokens = 0}, {@code num_preemptions += 1}, {@code waiting.prepend_request(request)}:
+ *       recompute, never swap, and the victim goes to the front of the waiting queue ({@link #evict}). Its freed blocks
+ *       stay in the prefix cache (V1 hashes every full block) until reused ({@link KvCacheManager#keepForResume}).</li>
+ *   <li>"Next, schedule the WAITING requests" only {@code if not preempted_reqs}: no admission in a step that
+ *       preempted ({@link #planStep}).</li>
+ *   <li>{@code while self.waiting and token_budget > 0}, stopping at {@code len(self.running) ==
+ *       self.max_num_running_reqs}; {@code get_computed_blocks(request)} gives the cached prefix (for a resumed
+ *       request, its own freed blocks where not yet reused, capped at {@code num_tokens - 1});
+ *       {@code num_new_tokens = request.num_tokens - num_computed_tokens} (prompt plus the outputs it had, for a
+ *       resumed request), {@code min(num_new_tokens, token_budget)} with chunked prefill, else {@code break} when it
+ *       does not fit ({@link #scheduleWaiting}).</li>
+ *   <li>{@code allocate_slots} for the cached blocks and the chunk only (not the whole prompt): if it fails,
+ *       {@code break}; waiting requests never preempt running ones.</li>
+ * </ol>
+ * A hand-worked case is {@code PreemptionTest}; bench/simulator/README.md explains the preemptions of 20,000-token
+ * prompts at the KV limit with it.
  *
  * <p>LoRA (vLLM V1's rule): a step's batch runs on at most {@code max_loras} distinct adapters. Admission starts from
  * the adapters of the running batch; a waiting request on another adapter once that many are in is skipped, not
@@ -418,7 +448,7 @@ public final class EngineCore {
      */
     private void admit(EngineRequest r, int cachedTokens, long startNanos) {
         waiting.poll();
-        kv.recordQuery(r.promptTokens(), cachedTokens);
+        kv.recordQuery(r.totalTokens(), cachedTokens);
         r.computedTokens = cachedTokens;
         r.status = EngineRequest.Status.RUNNING;
         running[runningCount++] = r;
@@ -461,6 +491,7 @@ public final class EngineCore {
         EngineRequest victim = running[index];
         System.arraycopy(running, index + 1, running, index, runningCount - index - 1);
         running[--runningCount] = null;
+        kv.keepForResume(victim);
         kv.free(victim);
         if (fixed != null) {
             due.remove(victim);

@@ -34,6 +34,7 @@ import static dev.infersim.engine.ConfigException.check;
  * @param allReduceLatencyUs           fixed latency of a large all-reduce (bandwidth protocol)
  * @param smallAllReduceEfficiency     fraction of interconnect bandwidth a small all-reduce reaches (low-latency protocol)
  * @param smallAllReduceLatencyUs      fixed latency of a small all-reduce; each all-reduce takes the faster protocol
+ * @param allReduceHopLatencyUs        latency both protocols add for each GPU of the group beyond two (more ring steps)
  * @param stepOverheadUs               fixed cost of one iteration: embedding, sampling, small launches
  * @param layerOverheadUs              per-layer cost of the small kernels (norms, rotary, activation, residual adds,
  *                                     KV-cache writes) and each kernel's launch and tail, even under CUDA graphs
@@ -64,6 +65,7 @@ public record GpuProfile(
         @JsonProperty("all_reduce_latency_us") double allReduceLatencyUs,
         @JsonProperty("small_all_reduce_efficiency") double smallAllReduceEfficiency,
         @JsonProperty("small_all_reduce_latency_us") double smallAllReduceLatencyUs,
+        @JsonProperty("all_reduce_hop_latency_us") double allReduceHopLatencyUs,
         @JsonProperty("step_overhead_us") double stepOverheadUs,
         @JsonProperty("layer_overhead_us") double layerOverheadUs,
         @JsonProperty("fp8_layer_overhead_us") double fp8LayerOverheadUs,
@@ -76,7 +78,8 @@ public record GpuProfile(
             "gemm_bandwidth_efficiency", "compute_efficiency_max", "compute_half_tokens", "fp8_compute_efficiency_max",
             "moe_gemm_efficiency", "moe_bandwidth_efficiency", "attention_bandwidth_efficiency", "decode_attention_half_streams",
             "attention_compute_efficiency", "prefill_attention_half_keys", "interconnect_efficiency",
-            "all_reduce_latency_us", "small_all_reduce_efficiency", "small_all_reduce_latency_us", "step_overhead_us",
+            "all_reduce_latency_us", "small_all_reduce_efficiency", "small_all_reduce_latency_us",
+            "all_reduce_hop_latency_us", "step_overhead_us",
             "layer_overhead_us", "fp8_layer_overhead_us", "moe_layer_overhead_us", "sequence_overhead_us");
 
     /** Which {@link #FACTORS} are fractions in (0, 1]; the others are non-negative. */
@@ -94,8 +97,8 @@ public record GpuProfile(
         double[] f = {gemmBandwidthEfficiency, computeEfficiencyMax, computeHalfTokens, fp8ComputeEfficiencyMax,
                 moeGemmEfficiency, moeBandwidthEfficiency, attentionBandwidthEfficiency, decodeAttentionHalfStreams, attentionComputeEfficiency,
                 prefillAttentionHalfKeys, interconnectEfficiency, allReduceLatencyUs, smallAllReduceEfficiency,
-                smallAllReduceLatencyUs, stepOverheadUs, layerOverheadUs, fp8LayerOverheadUs, moeLayerOverheadUs,
-                sequenceOverheadUs};
+                smallAllReduceLatencyUs, allReduceHopLatencyUs, stepOverheadUs, layerOverheadUs, fp8LayerOverheadUs,
+                moeLayerOverheadUs, sequenceOverheadUs};
         for (int i = 0; i < f.length; i++) {
             String field = FACTORS.get(i);
             if (isFraction(field)) {
@@ -133,7 +136,7 @@ public record GpuProfile(
         check(f.length == FACTORS.size(), "expected %d factors, got %d", FACTORS.size(), f.length);
         return new GpuProfile(name, description, memoryGb, hbmBandwidthTbS, bf16Tflops, fp8Tflops, interconnectGbS,
                 f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15],
-                f[16], f[17], f[18], reservedMemoryGb);
+                f[16], f[17], f[18], f[19], reservedMemoryGb);
     }
 
     /** The efficiency factors and overheads, in the order of {@link #FACTORS}. */
@@ -141,8 +144,8 @@ public record GpuProfile(
         return new double[] {gemmBandwidthEfficiency, computeEfficiencyMax, computeHalfTokens, fp8ComputeEfficiencyMax,
                 moeGemmEfficiency, moeBandwidthEfficiency, attentionBandwidthEfficiency, decodeAttentionHalfStreams, attentionComputeEfficiency,
                 prefillAttentionHalfKeys, interconnectEfficiency, allReduceLatencyUs, smallAllReduceEfficiency,
-                smallAllReduceLatencyUs, stepOverheadUs, layerOverheadUs, fp8LayerOverheadUs, moeLayerOverheadUs,
-                sequenceOverheadUs};
+                smallAllReduceLatencyUs, allReduceHopLatencyUs, stepOverheadUs, layerOverheadUs, fp8LayerOverheadUs,
+                moeLayerOverheadUs, sequenceOverheadUs};
     }
 
     private static void positive(String gpu, String field, double v) {

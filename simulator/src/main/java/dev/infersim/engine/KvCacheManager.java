@@ -25,6 +25,7 @@ public final class KvCacheManager {
     private final boolean prefixCaching;
     private final int[] refCount;
     private final long[] hashOf;
+    private final boolean[] privateHash; // cached under a request's private chain (keepForResume): never announced
     private final int[] prev;
     private final int[] next;
     private final BlockHashIndex index;
@@ -44,6 +45,7 @@ public final class KvCacheManager {
         this.prefixCaching = prefixCaching;
         refCount = new int[numBlocks];
         hashOf = new long[numBlocks];
+        privateHash = new boolean[numBlocks];
         prev = new int[numBlocks];
         next = new int[numBlocks];
         index = new BlockHashIndex(prefixCaching ? Math.min(numBlocks, 1 << 20) : 16);
@@ -73,15 +75,16 @@ public final class KvCacheManager {
     public int referenceCount(int block) { return refCount[block]; }
 
     /**
-     * Number of the request's leading prompt blocks that are in the cache. At least one prompt token is always left to
-     * compute, because the engine must run the last prompt token to sample.
+     * Number of the request's leading blocks that are in the cache: prompt blocks, and for a request resuming after a
+     * preemption the blocks of the tokens it had generated too (vLLM V1 caps the hit at {@code num_tokens - 1}). At
+     * least one token is always left to compute, because the engine must run the last token to sample.
      */
     public int findCachedBlocks(EngineRequest r) {
-        if (!prefixCaching || r.promptTokenIds() == null) {
+        if (!prefixCaching || (r.promptTokenIds() == null && r.blockHashes == null)) {
             return 0;
         }
         long[] hashes = blockHashes(r);
-        int limit = Math.min(hashes.length, (r.promptTokens() - 1) / blockSize);
+        int limit = Math.min(hashes.length, (r.totalTokens() - 1) / blockSize);
         int hits = 0;
         while (hits < limit && index.get(hashes[hits]) != NIL) {
             hits++;
@@ -135,23 +138,50 @@ public final class KvCacheManager {
 
     /** Registers the request's newly completed prompt blocks in the prefix cache. */
     public void cacheComputedBlocks(EngineRequest r) {
-        if (!prefixCaching || r.promptTokenIds() == null) {
+        if (!prefixCaching || (r.promptTokenIds() == null && r.blockHashes == null)) {
             return;
         }
-        int full = Math.min(r.computedTokens, r.promptTokens()) / blockSize;
         long[] hashes = blockHashes(r);
+        int full = Math.min(r.computedTokens / blockSize, hashes.length);
         for (int i = r.numCachedBlocks; i < full; i++) {
             int b = r.blocks[i];
             if (hashOf[b] == 0 && index.get(hashes[i]) == NIL) {
                 hashOf[b] = hashes[i];
                 index.put(hashes[i], b);
-                if (events != null) {
+                privateHash[b] = r.promptTokenIds() == null;
+                if (events != null && !privateHash[b]) {
                     events.blockStored(hashes[i], i == 0 ? 0 : hashes[i - 1], r.promptTokenIds(), i * blockSize, blockSize,
                             r.lora());
                 }
             }
         }
         r.numCachedBlocks = Math.max(r.numCachedBlocks, full);
+    }
+
+    /**
+     * Keeps the computed prompt blocks of a request about to be preempted findable for its resume, as vLLM V1 does: V1
+     * hashes the full blocks of every request (with prefix caching on, its default), so the blocks
+     * {@code Scheduler._preempt_request} frees through {@code kv_cache_manager.free} stay in the cache until the free
+     * queue hands them out again, and the resumed request's {@code get_computed_blocks} finds them. A request that came
+     * without token ids (nothing to share) gets a private hash chain from its id the first time, over its prompt and
+     * output blocks (V1 caches the full blocks of generated tokens too); the blocks cached under it are not announced
+     * as KV events, having no tokens to announce. A request with token ids keeps only its prompt blocks: the engine
+     * knows no output token ids to hash. Call before {@link #free}.
+     */
+    public void keepForResume(EngineRequest r) {
+        if (!prefixCaching || r.promptTokenIds() != null) {
+            return; // with token ids its blocks were cached as they were computed
+        }
+        if (r.blockHashes == null) {
+            long[] chain = new long[(r.promptTokens() + r.outputLimit) / blockSize];
+            long parent = SplitMix64.mix64(0xC2B2AE3D27D4EB4FL ^ r.id()) ^ (r.lora() == null ? 0 : r.lora().hashSeed());
+            for (int i = 0; i < chain.length; i++) {
+                parent = SplitMix64.mix64(parent + i);
+                chain[i] = parent == 0 ? 1 : parent;
+            }
+            r.blockHashes = chain;
+        }
+        cacheComputedBlocks(r);
     }
 
     /** Counts a prefix-cache lookup of a request being admitted. */
@@ -172,6 +202,7 @@ public final class KvCacheManager {
             if (hashOf[b] != 0) {
                 index.remove(hashOf[b]);
                 hashOf[b] = 0;
+                privateHash[b] = false;
             }
         }
         if (events != null) {
@@ -202,10 +233,11 @@ public final class KvCacheManager {
             unlink(b);
             if (hashOf[b] != 0) {
                 index.remove(hashOf[b]);
-                if (events != null) {
+                if (events != null && !privateHash[b]) {
                     events.blockRemoved(hashOf[b]);
                 }
                 hashOf[b] = 0;
+                privateHash[b] = false;
             }
             refCount[b] = 1;
             push(r, b);

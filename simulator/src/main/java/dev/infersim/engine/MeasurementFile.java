@@ -16,6 +16,8 @@ import java.util.OptionalDouble;
  * with a measured_ms column. Leading {@code # key: value} lines are the header (GPU, versions, measured ceilings).
  * Columns: phase, batch, context_tokens, new_tokens and measured_ms are required; model, dtype (weights) and tp are
  * optional and default to the given deployment. Rows with a dtype column keep their KV cache in BF16, as the kit does.
+ * A {@code # shard: ...} header line (the kit's {@code --shard N}) marks every row as one GPU's part of a
+ * tensor-parallel step, timed without its all-reduces.
  */
 public final class MeasurementFile {
     private static final List<String> REQUIRED = List.of("phase", "batch", "context_tokens", "new_tokens", "measured_ms");
@@ -60,6 +62,7 @@ public final class MeasurementFile {
             ConfigException.check(columns.contains(c), "%s: %s:%d: missing column '%s' (need %s; model, dtype and tp "
                     + "are optional)", flag, file, i + 1, c, String.join(",", REQUIRED));
         }
+        boolean shard = header.containsKey("shard");
         Map<String, Deployment> deployments = new HashMap<>();
         List<Calibrator.Measurement> rows = new ArrayList<>();
         for (int n = i + 1; n < lines.size(); n++) {
@@ -76,7 +79,7 @@ public final class MeasurementFile {
                 Deployment d = deployments.computeIfAbsent(model + "|" + dtype + "|" + tp, k -> deployment(defaults, model, dtype, tp));
                 rows.add(new Calibrator.Measurement(d, field(columns, f, "phase"), Integer.parseInt(field(columns, f, "batch")),
                         Integer.parseInt(field(columns, f, "context_tokens")), Integer.parseInt(field(columns, f, "new_tokens")),
-                        Double.parseDouble(field(columns, f, "measured_ms"))));
+                        Double.parseDouble(field(columns, f, "measured_ms")), shard));
             } catch (NumberFormatException | ConfigException e) {
                 throw new ConfigException(String.format("%s: %s:%d: %s", flag, file, n + 1, e.getMessage()), e);
             }

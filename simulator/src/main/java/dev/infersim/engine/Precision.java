@@ -2,7 +2,10 @@ package dev.infersim.engine;
 
 import java.util.Locale;
 
-/** Numeric format of weights or KV cache entries, named as vLLM's {@code --dtype} and {@code --kv-cache-dtype} values. */
+/**
+ * Numeric format of weights or KV-cache entries: 16-bit (bfloat16 or float16, priced alike) or FP8. The CLI reads vLLM's
+ * flags into these; {@link #parse} reads the calibration kit's CSV names.
+ */
 public enum Precision {
     BF16(2), FP8(1);
 
@@ -16,15 +19,15 @@ public enum Precision {
         return bytes;
     }
 
-    /** Parses a vLLM dtype name: bf16, bfloat16, fp16, float16, half, auto (= bf16), fp8, fp8_e4m3. */
+    /** Parses a weight precision as the calibration kit's CSV names it: bf16 (also bfloat16, fp16, float16, half) or fp8. */
     public static Precision parse(String flag, String value) {
         switch (value.toLowerCase(Locale.ROOT)) {
-            case "bf16": case "bfloat16": case "fp16": case "float16": case "half": case "auto":
+            case "bf16": case "bfloat16": case "fp16": case "float16": case "half":
                 return BF16;
             case "fp8": case "fp8_e4m3": case "fp8_e5m2":
                 return FP8;
             default:
-                throw new ConfigException(flag + ": unknown dtype '" + value + "' (expected bf16, fp16, auto or fp8)");
+                throw new ConfigException(flag + ": unknown dtype '" + value + "' (expected bf16 or fp8)");
         }
     }
 

@@ -22,7 +22,7 @@ package dev.infersim.engine;
  *       slots to ({@link LoraConfig});</li>
  *   <li>tensor parallelism splits weights and heads over the group and adds two all-reduces of the activations per
  *       layer (ring: {@code 2 (tp-1)/tp x bytes / bandwidth} plus latency, the faster of a low-latency and a bandwidth
- *       protocol, as NCCL picks);</li>
+ *       protocol, as NCCL picks; each GPU beyond two adds a hop of latency to both);</li>
  *   <li>fixed overheads per step, per layer and per sequence cover what the roofline cannot see: small kernels and
  *       each kernel's launch and tail.</li>
  * </ul>
@@ -90,9 +90,10 @@ public final class RooflineCostModel implements CostModel {
         attentionFlops = bf16Flops * g.attentionComputeEfficiency();
         prefillHalfKeys = g.prefillAttentionHalfKeys();
         interconnect = g.interconnectBytesPerSecond() * g.interconnectEfficiency();
-        allReduceLatency = g.allReduceLatencyUs() * 1e-6;
+        double hops = Math.max(0, tp - 2) * g.allReduceHopLatencyUs() * 1e-6;
+        allReduceLatency = g.allReduceLatencyUs() * 1e-6 + hops;
         smallInterconnect = g.interconnectBytesPerSecond() * g.smallAllReduceEfficiency();
-        smallAllReduceLatency = g.smallAllReduceLatencyUs() * 1e-6;
+        smallAllReduceLatency = g.smallAllReduceLatencyUs() * 1e-6 + hops;
         double perLayerUs = g.layerOverheadUs() + (fp8 ? g.fp8LayerOverheadUs() : 0) + (m.isMoe() ? g.moeLayerOverheadUs() : 0);
         fixedNanos = (g.stepOverheadUs() + layers * perLayerUs) * 1e3;
         sequenceNanos = g.sequenceOverheadUs() * 1e3;
@@ -129,6 +130,11 @@ public final class RooflineCostModel implements CostModel {
                 + 2 * allReduceSeconds(tokens);
         double seconds = layers * layerSeconds + lmHead(s.samplingSeqs());
         return Math.round(seconds * 1e9 + fixedNanos + sequenceNanos * s.sequences());
+    }
+
+    /** Time of a step's all-reduces: two per layer over the step's tokens (0 without tensor parallelism). */
+    public double collectiveSeconds(BatchShape s) {
+        return layers * 2 * allReduceSeconds(s.tokens());
     }
 
     /** Time of one all-reduce of {@code tokens} activations over the tensor-parallel group (0 without one). */

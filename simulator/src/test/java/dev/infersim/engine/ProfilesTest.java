@@ -85,6 +85,21 @@ class ProfilesTest {
     }
 
     @Test
+    void fp8WeightsWithAutoKvKeepTheSixteenBitCacheAsVllmDoes() {
+        Deployment bf16 = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).build();
+        Deployment fp8Weights = bf16.toBuilder().dtype(Precision.FP8).kvCacheDtype(null).build();
+        assertEquals(Precision.BF16, fp8Weights.kvCacheDtype(), "--kv-cache-dtype auto is the activation dtype");
+        KvCapacity a = KvCapacity.of(bf16);
+        KvCapacity b = KvCapacity.of(fp8Weights);
+        assertEquals(a.kvBytesPerTokenPerGpu(), b.kvBytesPerTokenPerGpu(), 1e-9, "the same bytes per cached token");
+        double freed = a.weightBytesPerGpu() - b.weightBytesPerGpu();
+        assertEquals(a.numBlocks() + freed / (a.kvBytesPerTokenPerGpu() * 16), b.numBlocks(), 1,
+                "only the memory the smaller weights free adds blocks");
+        KvCapacity fp8Kv = KvCapacity.of(fp8Weights.toBuilder().kvCacheDtype(Precision.FP8).build());
+        assertEquals(2 * b.numBlocks(), fp8Kv.numBlocks(), 1, "an FP8 cache is asked for, not implied");
+    }
+
+    @Test
     void maxModelLenBeyondKvCapacityIsRejected() {
         Deployment d = Deployment.builder(Profiles.gpu("l4"), Profiles.model("llama-3.1-8b")).maxModelLen(131072).build();
         ConfigException e = assertThrows(ConfigException.class, () -> KvCapacity.of(d));

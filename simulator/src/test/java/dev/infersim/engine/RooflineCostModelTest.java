@@ -123,7 +123,7 @@ class RooflineCostModelTest {
                 g.gemmBandwidthEfficiency(), g.computeEfficiencyMax(), g.computeHalfTokens(), g.fp8ComputeEfficiencyMax(),
                 g.moeGemmEfficiency(), g.moeBandwidthEfficiency(), g.attentionBandwidthEfficiency(), g.decodeAttentionHalfStreams(),
                 g.attentionComputeEfficiency(), g.prefillAttentionHalfKeys(), g.interconnectEfficiency(),
-                g.allReduceLatencyUs(), g.smallAllReduceEfficiency(), g.smallAllReduceLatencyUs(), g.stepOverheadUs(),
+                g.allReduceLatencyUs(), g.smallAllReduceEfficiency(), g.smallAllReduceLatencyUs(), g.allReduceHopLatencyUs(), g.stepOverheadUs(),
                 g.layerOverheadUs(), g.fp8LayerOverheadUs(), g.moeLayerOverheadUs(), g.sequenceOverheadUs(),
                 g.reservedMemoryGb());
     }

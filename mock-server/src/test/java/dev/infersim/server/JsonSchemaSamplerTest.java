@@ -1,0 +1,93 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.networknt.schema.JsonSchema;
+import com.networknt.schema.JsonSchemaFactory;
+import com.networknt.schema.SchemaValidatorsConfig;
+import com.networknt.schema.SpecVersion;
+import com.networknt.schema.ValidationMessage;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.HashSet;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Every value the sampler draws validates against its schema (networknt's draft 2020-12 validator, formats asserted). */
+class JsonSchemaSamplerTest {
+    private static final LoremVocabulary WORDS = new LoremVocabulary(new PromptTokenizer());
+    private static final JsonSchemaFactory FACTORY = JsonSchemaFactory.getInstance(SpecVersion.VersionFlag.V202012);
+    private static final SchemaValidatorsConfig CONFIG = SchemaValidatorsConfig.builder().formatAssertionsEnabled(true).build();
+
+    static Set<ValidationMessage> validate(String schema, String value) throws Exception {
+        JsonSchema s = FACTORY.getSchema(Json.MAPPER.readTree(schema), CONFIG);
+        return s.validate(Json.MAPPER.readTree(value));
+    }
+
+    private static void validFor200Seeds(String schema) throws Exception {
+        JsonNode node = Json.MAPPER.readTree(schema);
+        Set<String> distinct = new HashSet<>();
+        for (long seed = 0; seed < 200; seed++) {
+            String value = JsonSchemaSampler.sample(node, seed, WORDS);
+            Set<ValidationMessage> errors = validate(schema, value);
+            assertTrue(errors.isEmpty(), () -> value + " -> " + errors);
+            distinct.add(value);
+        }
+        assertTrue(distinct.size() > 1 || schema.contains("const"), "the seed changes the value: " + distinct);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"},\"unit\":{\"type\":\"string\",\"enum\":[\"celsius\",\"fahrenheit\"]}},\"required\":[\"city\"]}",
+        "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\",\"minimum\":3,\"exclusiveMaximum\":7},\"x\":{\"type\":\"number\",\"exclusiveMinimum\":0.5,\"maximum\":0.6}},\"required\":[\"n\",\"x\"],\"additionalProperties\":false}",
+        "{\"type\":\"object\",\"properties\":{\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":2,\"maxLength\":5},\"minItems\":2,\"maxItems\":4,\"uniqueItems\":true}},\"required\":[\"tags\"]}",
+        "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"object\",\"properties\":{\"b\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"c\":{\"type\":\"boolean\"},\"d\":{\"type\":\"null\"}},\"required\":[\"c\",\"d\"]}}},\"required\":[\"b\"]}},\"required\":[\"a\"]}",
+        "{\"type\":\"object\",\"properties\":{\"when\":{\"type\":\"string\",\"format\":\"date-time\"},\"day\":{\"type\":\"string\",\"format\":\"date\"},\"mail\":{\"type\":\"string\",\"format\":\"email\"},\"id\":{\"type\":\"string\",\"format\":\"uuid\"},\"ip\":{\"type\":\"string\",\"format\":\"ipv4\"},\"site\":{\"type\":\"string\",\"format\":\"uri\"}},\"required\":[\"when\",\"day\",\"mail\",\"id\",\"ip\",\"site\"]}",
+        "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"pattern\":\"^[A-Z]{3}-\\\\d{2,4}$\"},\"alt\":{\"type\":\"string\",\"pattern\":\"^(red|green|blue)(?:-[a-f0-9]+)?$\"}},\"required\":[\"code\",\"alt\"]}",
+        "{\"type\":\"object\",\"properties\":{\"v\":{\"type\":[\"integer\",\"null\"],\"multipleOf\":5,\"minimum\":-20,\"maximum\":20},\"w\":{\"type\":\"number\",\"multipleOf\":0.25,\"minimum\":1,\"maximum\":2}},\"required\":[\"v\",\"w\"]}",
+        "{\"$defs\":{\"node\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"children\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/$defs/node\"}}},\"required\":[\"name\"]}},\"$ref\":\"#/$defs/node\"}",
+        "{\"type\":\"object\",\"properties\":{\"pick\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"integer\",\"minimum\":10}]},\"k\":{\"const\":\"fixed\"},\"both\":{\"allOf\":[{\"type\":\"object\",\"properties\":{\"p\":{\"type\":\"integer\"}},\"required\":[\"p\"]},{\"properties\":{\"q\":{\"type\":\"string\"}},\"required\":[\"q\"]}]}},\"required\":[\"pick\",\"k\",\"both\"]}",
+        "{\"type\":\"object\",\"minProperties\":3,\"additionalProperties\":{\"type\":\"integer\",\"minimum\":0}}",
+        "{\"type\":\"array\",\"prefixItems\":[{\"type\":\"string\"},{\"type\":\"integer\"}],\"items\":false}",
+        "{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"contains\":{\"const\":7},\"minItems\":1}"
+    })
+    void drawnValuesValidateAgainstTheirSchema(String schema) throws Exception {
+        validFor200Seeds(schema);
+    }
+
+    @Test
+    void aSeedGivesTheSameValueAndTheTextIsPythonJsonDumpsStyle() throws Exception {
+        JsonNode schema = Json.MAPPER.readTree("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},\"b\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":2}},\"required\":[\"a\",\"b\"]}");
+        String one = JsonSchemaSampler.sample(schema, 42, WORDS);
+        assertEquals(one, JsonSchemaSampler.sample(schema, 42, WORDS));
+        assertNotEquals(one, JsonSchemaSampler.sample(schema, 43, WORDS));
+        assertTrue(one.matches("\\{\"a\": -?\\d+, \"b\": \\[-?\\d+(, -?\\d+)+]}"), one);
+    }
+
+    @Test
+    void jsonObjectModeGivesAnObject() throws Exception {
+        for (long seed = 0; seed < 50; seed++) {
+            assertTrue(Json.MAPPER.readTree(JsonSchemaSampler.sampleObject(seed, WORDS)).isObject());
+        }
+    }
+
+    @Test
+    void unsatisfiableOrUnreadableSchemasAreRefusedByName() {
+        assertThrows(IllegalArgumentException.class, () -> JsonSchemaSampler.sample(Json.MAPPER.readTree(
+                "{\"type\":\"string\",\"pattern\":\"(?=a)b\"}"), 1, WORDS));
+        assertThrows(IllegalArgumentException.class, () -> JsonSchemaSampler.sample(Json.MAPPER.readTree(
+                "{\"$ref\":\"https://example.com/schema\"}"), 1, WORDS));
+        assertThrows(IllegalArgumentException.class, () -> JsonSchemaSampler.sample(Json.MAPPER.readTree(
+                "{\"type\":\"integer\",\"minimum\":5,\"maximum\":4}"), 1, WORDS));
+        assertThrows(IllegalArgumentException.class, () -> JsonSchemaSampler.sample(Json.MAPPER.readTree(
+                "{\"type\":\"array\",\"minItems\":100000}"), 1, WORDS));
+        IllegalArgumentException loop = assertThrows(IllegalArgumentException.class, () -> JsonSchemaSampler.sample(
+                Json.MAPPER.readTree("{\"type\":\"object\",\"properties\":{\"x\":{\"$ref\":\"#\"}},\"required\":[\"x\"]}"), 1, WORDS));
+        assertTrue(loop.getMessage().contains("recurses"), loop.getMessage());
+    }
+}
