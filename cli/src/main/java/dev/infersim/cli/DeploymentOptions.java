@@ -6,6 +6,7 @@ import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.Precision;
+import dev.infersim.engine.PrefixCachingHashAlgo;
 import dev.infersim.engine.Profiles;
 import dev.infersim.engine.RooflineCostModel;
 import dev.infersim.engine.SchedulingPolicies;
@@ -58,6 +59,12 @@ public final class DeploymentOptions {
     @Option(names = "--kv-cache-dtype", defaultValue = "auto", description = "KV-cache precision: auto or fp8 (default: ${DEFAULT-VALUE}).")
     String kvCacheDtype;
 
+    @Option(names = "--prefix-caching-hash-algo", defaultValue = "sha256", paramLabel = "ALGO",
+            description = "How prefix-cache blocks are hashed, as vLLM: sha256 (pickle + SHA-256), sha256_cbor, xxhash "
+                    + "(pickle + XXH3-128) or xxhash_cbor; the first block's parent is the hash of $PYTHONHASHSEED when "
+                    + "set, else random (default: ${DEFAULT-VALUE}).")
+    String prefixCachingHashAlgo;
+
     @Option(names = "--scheduling-policy", defaultValue = "fcfs", description = "fcfs or priority (default: ${DEFAULT-VALUE}).")
     String schedulingPolicy;
 
@@ -76,6 +83,8 @@ public final class DeploymentOptions {
                 .maxModelLen(maxModelLen)
                 .dtype(weights)
                 .kvCacheDtype(kv)
+                .prefixCachingHashAlgo(PrefixCachingHashAlgo.parse("--prefix-caching-hash-algo", prefixCachingHashAlgo))
+                .hashSeed(System.getenv("PYTHONHASHSEED"))
                 .build();
     }
 

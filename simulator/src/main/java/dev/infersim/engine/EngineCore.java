@@ -82,7 +82,8 @@ public final class EngineCore {
         this.capacity = capacity;
         this.costModel = costModel;
         this.policy = policy;
-        this.kv = new KvCacheManager(capacity.numBlocks(), capacity.blockSize(), deployment.enablePrefixCaching());
+        this.kv = new KvCacheManager(capacity.numBlocks(), capacity.blockSize(), deployment.enablePrefixCaching(),
+                deployment.enablePrefixCaching() ? new BlockHasher(deployment.prefixCachingHashAlgo(), deployment.hashSeed()) : null);
         this.waiting = policy.newWaitingQueue();
         this.running = new EngineRequest[deployment.maxNumSeqs()];
         this.plan = new StepPlan(deployment.maxNumSeqs());
