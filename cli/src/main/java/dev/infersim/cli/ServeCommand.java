@@ -6,6 +6,8 @@ import dev.infersim.server.KvEventsConfig;
 import dev.infersim.server.MockFleet;
 import dev.infersim.server.FaultSettings;
 import dev.infersim.server.OutputMode;
+import dev.infersim.server.PodIdentity;
+import dev.infersim.server.PromptTokenizer;
 import dev.infersim.server.LoraModule;
 import dev.infersim.server.ServerOptions;
 import dev.infersim.server.TruthLog;
@@ -146,9 +148,15 @@ public final class ServeCommand implements Runnable {
                     + "otherwise (e.g. tcp://indexer:5557); data-parallel rank r uses port + r, binding replicas the ports after.")
     String kvEventsEndpoint;
 
-    @Option(names = "--kv-events-topic", defaultValue = "", paramLabel = "TOPIC",
-            description = "First frame of every KV-event message (vLLM's default: empty; llm-d's indexer expects kv@POD@MODEL).")
+    @Option(names = "--kv-events-topic", paramLabel = "TOPIC",
+            description = "First frame of every KV-event message (default: llm-d's kv@<pod ip>:<port>@<model>, with "
+                    + "$POD_IP or else --host, so every replica has its own; vLLM's own default is an empty topic).")
     String kvEventsTopic;
+
+    @Option(names = "--use-vllm-map-event-format",
+            description = "Send KV events as msgpack maps, as vLLM does since its PR #42892, instead of arrays "
+                    + "(llm-d-inference-sim's flag).")
+    boolean mapEvents;
 
     @Option(names = "--startup-delay", defaultValue = "0", paramLabel = "auto|SECONDS",
             description = "Cold start in model seconds before a replica serves (/health and /v1 answer 503 meanwhile); "
@@ -171,6 +179,12 @@ public final class ServeCommand implements Runnable {
             + "counts, finish reason; model ms and wall epoch ms) to FILE, and serve the newest rows at "
             + "GET /infersim/truth?since=SEQ, for checking a benchmark harness (infersim check-harness).")
     Path truthLog;
+
+    @Option(names = "--tokenizer", paramLabel = "FILE",
+            description = "The model's HuggingFace tokenizer.json, read offline: prompts get the token ids vLLM would give "
+                    + "them (the tokenizer's BOS included), so usage counts, prefix caching and KV-event hashes match what "
+                    + "a router computes with the same file (default: cl100k_base).")
+    Path tokenizer;
 
     @Option(names = "--config", paramLabel = "FILE", description = "YAML file of these flags (keys without '--'); command-line flags win.")
     Path config;
@@ -240,6 +254,8 @@ public final class ServeCommand implements Runnable {
                     .dashboard(dashboard)
                     .loraModules(loraModules.stream().map(LoraModule::parse).toList())
                     .runtimeLoraUpdating(runtimeLoraUpdating(System.getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING")))
+                    .pod(PodIdentity.from(System.getenv()))
+                    .tokenizer(tokenizer == null ? null : PromptTokenizer.huggingFace(tokenizer))
                     .fixedTiming(timing.fixedTiming()).truthLog(openTruthLog()).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
@@ -294,13 +310,14 @@ public final class ServeCommand implements Runnable {
                     throw new IllegalArgumentException("--kv-events-config and " + flag + " both set the KV events; give one");
                 }
             }
-            return KvEventsConfig.fromVllmJson(kvEventsConfig);
+            KvEventsConfig c = KvEventsConfig.fromVllmJson(kvEventsConfig);
+            return c == null ? null : c.withMapEvents(mapEvents);
         }
         return switch (kvEventsPublisher) {
             case "null" -> null;
             case "zmq" -> {
                 try {
-                    yield new KvEventsConfig(kvEventsEndpoint, kvEventsTopic);
+                    yield new KvEventsConfig(kvEventsEndpoint, kvEventsTopic).withMapEvents(mapEvents);
                 } catch (IllegalArgumentException e) {
                     throw new IllegalArgumentException("--kv-events-endpoint: " + e.getMessage());
                 }

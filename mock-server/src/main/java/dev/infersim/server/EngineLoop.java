@@ -128,6 +128,13 @@ final class EngineLoop implements Runnable {
         kvEventsReplicaOffset = replicaOffset;
     }
 
+    /** Sets the topic of this engine's KV events, once its server knows the port it listens on. */
+    void kvEventsTopic(String topic) {
+        if (publisher != null) {
+            publisher.topic(topic);
+        }
+    }
+
     /** This engine's data-parallel rank (0 without data parallelism). */
     int rank() {
         return rank;

@@ -452,7 +452,7 @@ final class HttpApi extends VerticleBase {
             if (prompt == null) {
                 throw ApiException.badRequest("prompt", "prompt: field required (or messages)");
             }
-            ids = service.tokenizer.encode(prompt);
+            ids = service.tokenizer.encodePrompt(prompt);
         }
         ObjectNode out = Json.MAPPER.createObjectNode().put("count", ids.length).put("max_model_len", service.capacity.maxModelLen());
         ArrayNode tokens = out.putArray("tokens");

@@ -92,8 +92,9 @@ public final class MockServer {
                                 options.fixedTiming(), options.seed() + (long) options.replica() * options.dataParallelSize() + rank)
                         : new EngineCore(options.deployment(), kv, costModel, SchedulingPolicies.byName(options.schedulingPolicy())));
             }
-            PromptTokenizer tokenizer = new PromptTokenizer();
-            service = new ModelService(options, engines, tokenizer, new LoremVocabulary(tokenizer), clock);
+            PromptTokenizer tokenizer = options.tokenizer() != null ? options.tokenizer() : new PromptTokenizer();
+            // lorem output is cl100k_base words whatever the prompt's tokenizer: its ids never reach the engine's cache
+            service = new ModelService(options, engines, tokenizer, new LoremVocabulary(new PromptTokenizer()), clock);
             startEngines(service);
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
@@ -112,6 +113,7 @@ public final class MockServer {
             return api;
         }, new DeploymentOptions().setInstances(instances)).map(id -> {
             holder[0] = new MockServer(vertx, owns, service, List.of(id), apis.get(0).boundPort());
+            service.listening(holder[0].port);
             holder[0].beginLoading();
             return holder[0];
         }).onFailure(e -> stopEngines(service));

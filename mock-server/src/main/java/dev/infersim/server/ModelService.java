@@ -100,6 +100,16 @@ final class ModelService {
         }
     }
 
+    /** Names the KV events of every engine after the port the server listens on ({@link KvEventsConfig#topicFor}). */
+    void listening(int port) {
+        if (options.kvEvents() != null) {
+            String topic = options.kvEvents().topicFor(options.pod().ip(), options.host(), port, options.servedModelName());
+            for (EngineLoop loop : loops) {
+                loop.kvEventsTopic(topic);
+            }
+        }
+    }
+
     /** Every engine reads a newly served adapter into its host cache, as vLLM's add_lora does. */
     void registerLora(int id) {
         for (EngineLoop loop : loops) {

@@ -45,6 +45,9 @@ import java.util.Objects;
  *                            deployment has a {@link dev.infersim.engine.LoraConfig}
  * @param runtimeLoraUpdating serve {@code POST /v1/load_lora_adapter} and {@code /v1/unload_lora_adapter}, as vLLM
  *                            does only under {@code VLLM_ALLOW_RUNTIME_LORA_UPDATING=1}
+ * @param tokenizer           tokenizes prompts ({@code --tokenizer}: the model's tokenizer.json); null for cl100k_base
+ * @param pod                 the Kubernetes pod this server runs as ({@code POD_NAME}, {@code POD_NAMESPACE},
+ *                            {@code POD_IP}): response headers and the default KV-event topic name it
  */
 public record ServerOptions(Deployment deployment, String schedulingPolicy, List<String> servedModelNames, String host, int port,
                             String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
@@ -52,7 +55,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
                             boolean realtimeEngine, int replica, StartupDelay startupDelay,
                             boolean dashboard, int dataParallelSize, FixedTiming fixedTiming,
                             KvEventsConfig kvEvents, TruthLog truthLog, List<LoraModule> loraModules,
-                            boolean runtimeLoraUpdating) {
+                            boolean runtimeLoraUpdating, PromptTokenizer tokenizer, PodIdentity pod) {
 
     /** Engine threads of one server; each models a whole GPU group, so more would only share this host's cores thinner. */
     public static final int MAX_DATA_PARALLEL_SIZE = 64;
@@ -87,6 +90,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         if (apiKey != null && apiKey.isEmpty()) {
             apiKey = null;
         }
+        pod = pod == null ? PodIdentity.NONE : pod;
     }
 
     /** The name responses and metrics report whichever served name a request used (vLLM's first served name). */
@@ -98,7 +102,8 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
     public ServerOptions forReplica(int index, int port) {
         return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                 maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
-                startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules, runtimeLoraUpdating);
+                startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules, runtimeLoraUpdating,
+                tokenizer, pod);
     }
 
     /** vLLM-like defaults for a deployment: 127.0.0.1:8000, real time, no key, 1,000 waiting requests, lorem text, seed 0. */
@@ -138,6 +143,8 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         private TruthLog truthLog;
         private List<LoraModule> loraModules;
         private boolean runtimeLoraUpdating;
+        private PromptTokenizer tokenizer;
+        private PodIdentity pod = PodIdentity.NONE;
 
         private Builder(Deployment deployment) {
             this.deployment = deployment;
@@ -168,12 +175,14 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         public Builder truthLog(TruthLog v) { truthLog = v; return this; }
         public Builder loraModules(List<LoraModule> v) { loraModules = v; return this; }
         public Builder runtimeLoraUpdating(boolean v) { runtimeLoraUpdating = v; return this; }
+        public Builder tokenizer(PromptTokenizer v) { tokenizer = v; return this; }
+        public Builder pod(PodIdentity v) { pod = v; return this; }
 
         public ServerOptions build() {
             return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                     maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, replica,
                     startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules,
-                    runtimeLoraUpdating);
+                    runtimeLoraUpdating, tokenizer, pod);
         }
     }
 }
