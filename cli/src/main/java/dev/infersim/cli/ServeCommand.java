@@ -5,6 +5,7 @@ import dev.infersim.engine.StartupDelay;
 import dev.infersim.server.KvEventsConfig;
 import dev.infersim.server.MockFleet;
 import dev.infersim.server.FaultSettings;
+import dev.infersim.server.MetricsOptions;
 import dev.infersim.server.OutputMode;
 import dev.infersim.server.PodIdentity;
 import dev.infersim.server.PromptTokenizer;
@@ -180,6 +181,12 @@ public final class ServeCommand implements Runnable {
             + "GET /infersim/truth?since=SEQ, for checking a benchmark harness (infersim check-harness).")
     Path truthLog;
 
+    @Option(names = "--lora-metrics-by-queue",
+            description = "Fill vllm:lora_requests_info's waiting_lora_adapters and running_lora_adapters from the "
+                    + "scheduler's waiting and running queues, as vLLM did before its PR #26801 (2025-11) and "
+                    + "llm-d-inference-sim does; by default both list every adapter with an unfinished request, as current vLLM.")
+    boolean loraMetricsByQueue;
+
     @Option(names = "--tokenizer", paramLabel = "FILE",
             description = "The model's HuggingFace tokenizer.json, read offline: prompts get the token ids vLLM would give "
                     + "them (the tokenizer's BOS included), so usage counts, prefix caching and KV-event hashes match what "
@@ -255,6 +262,7 @@ public final class ServeCommand implements Runnable {
                     .loraModules(loraModules.stream().map(LoraModule::parse).toList())
                     .runtimeLoraUpdating(runtimeLoraUpdating(System.getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING")))
                     .pod(PodIdentity.from(System.getenv()))
+                    .metrics(new MetricsOptions(loraMetricsByQueue))
                     .tokenizer(tokenizer == null ? null : PromptTokenizer.huggingFace(tokenizer))
                     .fixedTiming(timing.fixedTiming()).truthLog(openTruthLog()).build();
         } catch (IllegalArgumentException | ConfigException e) {

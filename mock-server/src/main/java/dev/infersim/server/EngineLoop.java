@@ -67,6 +67,8 @@ final class EngineLoop implements Runnable {
     private final ConcurrentLinkedQueue<Integer> loraChanges = new ConcurrentLinkedQueue<>();
     /** Requests per LoRA adapter for vllm:lora_requests_info; null when LoRA is off. */
     private final LoraRequestStates loraStates;
+    /** Engine thread: scratch for the adapters of the running requests. */
+    private String[] runningAdapters = new String[16];
     private final ConcurrentLinkedQueue<PrefixCacheReset> resets = new ConcurrentLinkedQueue<>();
     private final AtomicInteger unscheduled = new AtomicInteger();
     /** Sequences reserved and not yet finished: waiting ones plus those the engine runs (or has preempted). */
@@ -279,6 +281,9 @@ final class EngineLoop implements Runnable {
                 continue;
             }
             recordPlanned(plan);
+            if (loraStates != null && loraStates.byQueue()) {
+                reportRunningAdapters();
+            }
             long deadline = clock.toWall(plan.endNanos());
             wall.sleepUntil(deadline, realtime ? REALTIME_SPIN_NANOS : SPIN_NANOS);
             long lag = wall.nanoTime() - deadline;
@@ -426,6 +431,19 @@ final class EngineLoop implements Runnable {
             touch(c.batch).add(c);
         }
         flushTouched();
+    }
+
+    /** The adapters of the requests in the scheduler's running list, for the queue-based LoRA lists. */
+    private void reportRunningAdapters() {
+        int n = engine.runningCount();
+        if (runningAdapters.length < n) {
+            runningAdapters = new String[Math.max(n, 2 * runningAdapters.length)];
+        }
+        for (int i = 0; i < n; i++) {
+            EngineRequest r = engine.running(i);
+            runningAdapters[i] = r.lora() == null ? null : r.lora().name();
+        }
+        loraStates.runningNow(rank, runningAdapters, n);
     }
 
     private void loraFinished(EngineRequest r) {

@@ -43,7 +43,8 @@ final class ModelService {
         this.capacity = engines.get(0).capacity();
         LoraConfig lora = options.deployment().lora();
         this.loras = lora == null ? null : new LoraAdapters(options.loraModules(), options.servedModelName());
-        this.loraStates = lora == null ? null : new LoraRequestStates(lora.maxLoras(), System::currentTimeMillis);
+        this.loraStates = lora == null ? null : new LoraRequestStates(lora.maxLoras(), options.metrics().loraByQueue(),
+                engines.size(), System::currentTimeMillis);
         List<EngineLoop> loops = new ArrayList<>();
         List<ServerMetrics> metrics = new ArrayList<>();
         for (int rank = 0; rank < engines.size(); rank++) {

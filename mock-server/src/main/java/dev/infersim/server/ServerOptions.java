@@ -45,6 +45,7 @@ import java.util.Objects;
  *                            deployment has a {@link dev.infersim.engine.LoraConfig}
  * @param runtimeLoraUpdating serve {@code POST /v1/load_lora_adapter} and {@code /v1/unload_lora_adapter}, as vLLM
  *                            does only under {@code VLLM_ALLOW_RUNTIME_LORA_UPDATING=1}
+ * @param metrics             how /metrics renders the series routers read ({@code --lora-metrics-by-queue}, ...)
  * @param tokenizer           tokenizes prompts ({@code --tokenizer}: the model's tokenizer.json); null for cl100k_base
  * @param pod                 the Kubernetes pod this server runs as ({@code POD_NAME}, {@code POD_NAMESPACE},
  *                            {@code POD_IP}): response headers and the default KV-event topic name it
@@ -55,7 +56,8 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
                             boolean realtimeEngine, int replica, StartupDelay startupDelay,
                             boolean dashboard, int dataParallelSize, FixedTiming fixedTiming,
                             KvEventsConfig kvEvents, TruthLog truthLog, List<LoraModule> loraModules,
-                            boolean runtimeLoraUpdating, PromptTokenizer tokenizer, PodIdentity pod) {
+                            boolean runtimeLoraUpdating, MetricsOptions metrics, PromptTokenizer tokenizer,
+                            PodIdentity pod) {
 
     /** Engine threads of one server; each models a whole GPU group, so more would only share this host's cores thinner. */
     public static final int MAX_DATA_PARALLEL_SIZE = 64;
@@ -91,6 +93,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
             apiKey = null;
         }
         pod = pod == null ? PodIdentity.NONE : pod;
+        metrics = metrics == null ? MetricsOptions.VLLM : metrics;
     }
 
     /** The name responses and metrics report whichever served name a request used (vLLM's first served name). */
@@ -103,7 +106,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                 maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
                 startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules, runtimeLoraUpdating,
-                tokenizer, pod);
+                metrics, tokenizer, pod);
     }
 
     /** vLLM-like defaults for a deployment: 127.0.0.1:8000, real time, no key, 1,000 waiting requests, lorem text, seed 0. */
@@ -143,6 +146,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         private TruthLog truthLog;
         private List<LoraModule> loraModules;
         private boolean runtimeLoraUpdating;
+        private MetricsOptions metrics = MetricsOptions.VLLM;
         private PromptTokenizer tokenizer;
         private PodIdentity pod = PodIdentity.NONE;
 
@@ -175,6 +179,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         public Builder truthLog(TruthLog v) { truthLog = v; return this; }
         public Builder loraModules(List<LoraModule> v) { loraModules = v; return this; }
         public Builder runtimeLoraUpdating(boolean v) { runtimeLoraUpdating = v; return this; }
+        public Builder metrics(MetricsOptions v) { metrics = v; return this; }
         public Builder tokenizer(PromptTokenizer v) { tokenizer = v; return this; }
         public Builder pod(PodIdentity v) { pod = v; return this; }
 
@@ -182,7 +187,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
             return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                     maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, replica,
                     startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules,
-                    runtimeLoraUpdating, tokenizer, pod);
+                    runtimeLoraUpdating, metrics, tokenizer, pod);
         }
     }
 }

@@ -569,6 +569,8 @@ public final class EngineCore {
     public SchedulingPolicy policy() { return policy; }
     public KvCacheManager kvCache() { return kv; }
     public int runningCount() { return runningCount; }
+    /** Running request {@code i}, for {@code i < runningCount()}: the scheduler's running list, in its order. */
+    public EngineRequest running(int i) { return running[i]; }
     public int waitingCount() { return waiting.size(); }
     public boolean isIdle() { return runningCount == 0 && waiting.size() == 0; }
     public long steps() { return steps; }
