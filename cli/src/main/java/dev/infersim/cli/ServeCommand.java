@@ -160,7 +160,7 @@ public final class ServeCommand implements Runnable {
     boolean mapEvents;
 
     @Option(names = "--startup-delay", defaultValue = "0", paramLabel = "auto|SECONDS",
-            description = "Cold start in model seconds before a replica serves (/health and /v1 answer 503 meanwhile); "
+            description = "Cold start in model seconds before a replica serves (nothing listens meanwhile, as vLLM; 503 with --listen-while-loading); "
                     + "auto = weight bytes / --load-bandwidth-gbps + CUDA-graph capture time (default: ${DEFAULT-VALUE}).")
     String startupDelay;
 
@@ -180,6 +180,12 @@ public final class ServeCommand implements Runnable {
             + "counts, finish reason; model ms and wall epoch ms) to FILE, and serve the newest rows at "
             + "GET /infersim/truth?since=SEQ, for checking a benchmark harness (infersim check-harness).")
     Path truthLog;
+
+    @Option(names = "--listen-while-loading",
+            description = "Listen during the cold start and answer 503 there (and on /health once shutdown began), as "
+                    + "a pod behind a readiness probe looks; by default nothing listens until the model has loaded "
+                    + "(connections are refused) and /health stays 200 while requests drain, as vLLM.")
+    boolean listenWhileLoading;
 
     @Option(names = "--lora-metrics-by-queue",
             description = "Fill vllm:lora_requests_info's waiting_lora_adapters and running_lora_adapters from the "
@@ -262,7 +268,7 @@ public final class ServeCommand implements Runnable {
                     .loraModules(loraModules.stream().map(LoraModule::parse).toList())
                     .runtimeLoraUpdating(runtimeLoraUpdating(System.getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING")))
                     .pod(PodIdentity.from(System.getenv()))
-                    .metrics(new MetricsOptions(loraMetricsByQueue))
+                    .metrics(new MetricsOptions(loraMetricsByQueue)).listenWhileLoading(listenWhileLoading)
                     .tokenizer(tokenizer == null ? null : PromptTokenizer.huggingFace(tokenizer))
                     .fixedTiming(timing.fixedTiming()).truthLog(openTruthLog()).build();
         } catch (IllegalArgumentException | ConfigException e) {

@@ -39,6 +39,10 @@ final class HttpApi extends VerticleBase {
     static final int OFF_LOOP_BYTES = 64 * 1024;
     /** Names the replica that answered, so a test can see how a gateway spread its requests. */
     static final String REPLICA_HEADER = "x-infersim-replica";
+    /** llm-d-inference-sim's headers naming the pod that answered (from POD_NAME, its port, POD_NAMESPACE). */
+    static final String POD_HEADER = "x-inference-pod";
+    static final String PORT_HEADER = "x-inference-port";
+    static final String NAMESPACE_HEADER = "x-inference-namespace";
     /** vLLM's header that routes a request to one data-parallel rank. */
     static final String DP_RANK_HEADER = "x-data-parallel-rank";
     /** The fields POST /admin/faults understands, as GET /admin/faults shows them. */
@@ -91,6 +95,7 @@ final class HttpApi extends VerticleBase {
         router.post("/v1/completions").handler(body).handler(rc -> complete(rc, false));
         router.get("/v1/models").handler(this::models);
         router.get("/health").handler(this::health);
+        router.get("/health/ready").handler(this::ready);
         router.get("/version").handler(rc -> json(rc, Json.MAPPER.createObjectNode().put("version", version())));
         router.get("/metrics").handler(rc -> rc.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
                 .end(ServerMetrics.render(service.metrics) + loraMetrics() + RuntimeMetrics.scrape()));
@@ -140,21 +145,35 @@ final class HttpApi extends VerticleBase {
         }
         rc.put("requestId", id);
         rc.response().putHeader("x-request-id", id).putHeader(REPLICA_HEADER, replica);
+        PodIdentity pod = service.options.pod();
+        if (pod.name() != null) {
+            rc.response().putHeader(POD_HEADER, pod.name()).putHeader(PORT_HEADER, Integer.toString(boundPort));
+        }
+        if (pod.namespace() != null) {
+            rc.response().putHeader(NAMESPACE_HEADER, pod.namespace());
+        }
         rc.next();
     }
 
     /**
-     * 200 while serving; 503 while the model loads and once shutdown began, so a readiness probe keeps traffic away
-     * exactly while requests would get 503.
+     * vLLM's {@code /health} ({@code vllm/entrypoints/serve/instrumentator/health.py}): 200 while the engine lives, so
+     * also while in-flight requests drain after SIGTERM (the server stops listening once they have). With
+     * {@code listenWhileLoading}, 503 while the model loads and once shutdown began, so a readiness probe keeps traffic
+     * away exactly while requests would get 503.
      */
     private void health(RoutingContext rc) {
-        if (shutdown.closing()) {
+        if (shutdown.closing() && service.options.listenWhileLoading()) {
             error(rc, 503, "The server is shutting down", null);
         } else if (!service.loaded) {
             error(rc, 503, loadingMessage(), null);
         } else {
             rc.response().end();
         }
+    }
+
+    /** llm-d-inference-sim's {@code /health/ready}: 503 until the cold start is over, then 200. */
+    private void ready(RoutingContext rc) {
+        rc.response().putHeader("content-type", "application/json").setStatusCode(service.loaded ? 200 : 503).end();
     }
 
     private void authenticate(RoutingContext rc) {

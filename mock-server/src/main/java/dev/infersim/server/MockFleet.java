@@ -148,8 +148,13 @@ public final class MockFleet implements FleetAdmin {
         List<MockServer> all = new ArrayList<>(replicas);
         all.addAll(draining.keySet());
         for (MockServer s : all) {
-            endpoints.addObject().put("replica", s.replica()).put("url", s.baseUrl()).put("port", s.port())
-                    .put("state", s.state().wireName());
+            ObjectNode e = endpoints.addObject().put("replica", s.replica());
+            if (s.port() > 0) {
+                e.put("url", s.baseUrl()).put("port", s.port());
+            } else {
+                e.putNull("url").putNull("port"); // an ephemeral port is known once the replica listens
+            }
+            e.put("state", s.state().wireName());
         }
         return o;
     }
