@@ -17,6 +17,7 @@ import dev.infersim.sim.ReplicaSeries;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.Router;
 import dev.infersim.sim.Routers;
+import dev.infersim.sim.TieBreak;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
@@ -68,6 +69,11 @@ public final class SimulateCommand implements Runnable {
     @Option(names = "--router", defaultValue = "round-robin", description = "round-robin, least-outstanding-requests, least-kv-usage, power-of-two-choices (seeded by --seed) "
             + "prefix-affinity or lora-affinity (default: ${DEFAULT-VALUE}).")
     String router;
+
+    @Option(names = "--router-tie-break", defaultValue = "round-robin", paramLabel = "round-robin|lowest-index",
+            description = "How routers choose among equally scored replicas: round-robin (as nginx least_conn and "
+                    + "HAProxy leastconn) or lowest-index (as Vidur) (default: ${DEFAULT-VALUE}).")
+    String routerTieBreak;
 
     @Option(names = "--autoscaler", paramLabel = "NAME",
             description = "Size the fleet with an autoscaler: hpa (the Kubernetes HPA algorithm). Off by default.")
@@ -152,7 +158,7 @@ public final class SimulateCommand implements Runnable {
         String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
         Path detailFile = reporting.saveDetailed ? reporting.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl")
                 : dashboard ? ReplayServer.temporaryDetail() : null;
-        Router routing = Routers.byName(router, workload.seed);
+        Router routing = Routers.byName(router, workload.seed, TieBreak.parse("--router-tie-break", routerTieBreak));
         RequestLogWriter detail = detailFile == null ? null : new RequestLogWriter(detailFile, true);
         Simulation simulation = new Simulation(fleet, routing, options, detail);
         // An interrupt stops the arrivals; the run then ends as usual and writes what it simulated before the JVM exits.

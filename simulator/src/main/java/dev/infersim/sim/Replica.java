@@ -10,7 +10,7 @@ import dev.infersim.engine.StepPlan;
  * event is that step's end. Planning is deferred ({@link #planIfReady}) until the driver has delivered every event at
  * the current instant, so requests arriving together share a step, as they would in a real engine loop.
  */
-public final class Replica {
+public final class Replica implements RoutingTarget {
     private final int id;
     private final EngineCore engine;
     private StepPlan inFlight;
@@ -44,6 +44,7 @@ public final class Replica {
         this.readyNanos = readyNanos;
     }
 
+    @Override
     public int id() { return id; }
     public EngineCore engine() { return engine; }
 
@@ -69,19 +70,42 @@ public final class Replica {
      * Unfinished (waiting or running) requests here on the named LoRA adapter: what vLLM's
      * {@code vllm:lora_requests_info} lists an adapter for.
      */
+    @Override
     public int requestsOnAdapter(String name) {
         int[] n = adapterRequests.get(name);
         return n == null ? 0 : n[0];
     }
 
     /** LoRA adapters with an unfinished request here. */
+    @Override
     public int activeAdapters() {
         return activeAdapters;
     }
 
     /** Requests queued or running here: what a least-loaded router balances. */
+    @Override
     public int load() {
         return engine.runningCount() + engine.waitingCount();
+    }
+
+    @Override
+    public double kvCacheUsage() {
+        return engine.kvCacheUsage();
+    }
+
+    @Override
+    public int maxLoras() {
+        return engine.deployment().lora() == null ? 0 : engine.deployment().lora().maxLoras();
+    }
+
+    @Override
+    public int blockSize() {
+        return engine.deployment().blockSize();
+    }
+
+    @Override
+    public int vocabSize() {
+        return engine.deployment().model().vocabSize();
     }
 
     /**

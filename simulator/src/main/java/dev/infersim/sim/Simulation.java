@@ -250,7 +250,7 @@ public final class Simulation {
             stats = new ServingStats(options.slo(), clock);
         }
         Replica[] routable = fleet.routable();
-        Replica replica = routable[router.route(w, routable)];
+        Replica replica = routable[router.route(s, routable)];
         EngineCore engine = replica.engine();
         String rejection = engine.rejectionReason(w.promptTokens());
         if (rejection != null) {
@@ -375,8 +375,8 @@ public final class Simulation {
                 latencySeries, options.dollarsPerGpuHour());
     }
 
-    /** Per-request driver state, attached to its {@link EngineRequest}. */
-    private static final class RequestState {
+    /** Per-request driver state, attached to its {@link EngineRequest}; routers read the request through it. */
+    private static final class RequestState implements RoutedRequest {
         final WorkloadRequest request;
         final long sendNanos;
         final boolean measured;
@@ -390,6 +390,21 @@ public final class Simulation {
             this.sendNanos = sendNanos;
             this.measured = measured;
             this.gapNanos = keepGaps ? new long[16] : null;
+        }
+
+        @Override
+        public int promptTokens() {
+            return request.promptTokens();
+        }
+
+        @Override
+        public String lora() {
+            return request.lora();
+        }
+
+        @Override
+        public int fillLeadingTokenIds(int[] dst, int count, int vocabSize) {
+            return request.fillLeadingTokenIds(dst, count, vocabSize);
         }
 
         void recordGap(long nanos) {
