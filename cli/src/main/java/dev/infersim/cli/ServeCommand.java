@@ -5,6 +5,9 @@ import dev.infersim.engine.StartupDelay;
 import dev.infersim.server.KvEventsConfig;
 import dev.infersim.server.MockFleet;
 import dev.infersim.server.FaultSettings;
+import dev.infersim.server.FrontDoor;
+import dev.infersim.sim.Routers;
+import dev.infersim.sim.TieBreak;
 import dev.infersim.server.MetricsOptions;
 import dev.infersim.server.OutputMode;
 import dev.infersim.server.PodIdentity;
@@ -125,6 +128,18 @@ public final class ServeCommand implements Runnable {
                     + "each with its own engine, KV cache, /metrics and /health; GET|POST /admin/replicas on the first "
                     + "port resizes the fleet (default: ${DEFAULT-VALUE}).")
     int replicas;
+
+    @Option(names = "--router", paramLabel = "NAME",
+            description = "Put a front door on --port (replicas on the ports after it) that routes every completion with "
+                    + "the router simulate --router runs: round-robin, least-outstanding-requests, least-kv-usage, "
+                    + "power-of-two-choices (seeded by --seed), prefix-affinity or lora-affinity; streams pass through "
+                    + "untouched, decisions go to the truth log, /admin/replicas lives there (default: no front door).")
+    String router;
+
+    @Option(names = "--router-tie-break", defaultValue = "round-robin", paramLabel = "round-robin|lowest-index",
+            description = "How the front door's router chooses among equally scored replicas: round-robin (nginx, "
+                    + "HAProxy) or lowest-index (Vidur) (default: ${DEFAULT-VALUE}).")
+    String routerTieBreak;
 
     @Option(names = "--data-parallel-size", defaultValue = "1", paramLabel = "N",
             description = "Engines behind each replica's one port, each with its own KV cache, balanced as vLLM's internal "
@@ -257,6 +272,13 @@ public final class ServeCommand implements Runnable {
             if (port > 0 && port + replicas - 1 > 65535) {
                 throw new IllegalArgumentException("--port " + port + " + --replicas " + replicas + " runs past port 65535");
             }
+            if (router != null) {
+                Routers.byName(router, 0);
+                TieBreak.parse("--router-tie-break", routerTieBreak);
+                if (port > 0 && port + replicas > 65535) {
+                    throw new IllegalArgumentException("--port " + port + " + --replicas " + replicas + " runs past port 65535");
+                }
+            }
             var d = lora.apply(deployment.deployment(), loadBandwidthGbps);
             StartupDelay delay = StartupDelay.parse(startupDelay, d, loadBandwidthGbps);
             return ServerOptions.builder(d).schedulingPolicy(deployment.schedulingPolicy).startupDelay(delay)
@@ -354,12 +376,25 @@ public final class ServeCommand implements Runnable {
 
     private void serveFleet(ServerOptions options) {
         MockFleet fleet;
+        FrontDoor door = null;
         try {
             // Each replica prints its ready line when its model has loaded, later ones (POST /admin/replicas) included.
-            fleet = MockFleet.start(options, replicas, Duration.ofMillis(shutdownGraceMs), server -> {
+            java.util.function.Consumer<dev.infersim.server.MockServer> ready = server -> {
                 System.out.println(server.readyLine());
                 System.out.flush();
-            }).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            };
+            if (router == null) {
+                fleet = MockFleet.start(options, replicas, Duration.ofMillis(shutdownGraceMs), ready)
+                        .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            } else {
+                door = FrontDoor.start(options, replicas, Duration.ofMillis(shutdownGraceMs), ready, router,
+                        TieBreak.parse("--router-tie-break", routerTieBreak)).toCompletionStage().toCompletableFuture()
+                        .get(60, TimeUnit.SECONDS);
+                fleet = door.fleet();
+                System.out.println("infersim front door at " + door.baseUrl() + "/v1 routing with " + router + " over "
+                        + replicas + " replica" + (replicas > 1 ? "s" : "") + "; /admin/replicas there");
+                System.out.flush();
+            }
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             // Any I/O failure while starting is the address: a busy port, a host name that does not resolve, an address
@@ -378,6 +413,7 @@ public final class ServeCommand implements Runnable {
         } catch (InterruptedException | TimeoutException e) {
             throw new IllegalStateException("server failed to start", e);
         }
+        FrontDoor frontDoor = door;
         if (options.dashboard()) {
             System.out.println("infersim dashboard at " + fleet.baseUrl() + "/dashboard"
                     + (replicas > 1 ? " (every replica)" : ""));
@@ -387,7 +423,8 @@ public final class ServeCommand implements Runnable {
         EarlyInterrupt.handOver(); // from here an interrupt is the normal way to stop the server
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
-                fleet.close(Duration.ofMillis(shutdownGraceMs)).toCompletionStage().toCompletableFuture()
+                (frontDoor != null ? frontDoor.close(Duration.ofMillis(shutdownGraceMs))
+                        : fleet.close(Duration.ofMillis(shutdownGraceMs))).toCompletionStage().toCompletableFuture()
                         .get(shutdownGraceMs + 15_000, TimeUnit.MILLISECONDS);
             } catch (Exception e) {
                 System.err.println("infersim: shutdown: " + e.getMessage());

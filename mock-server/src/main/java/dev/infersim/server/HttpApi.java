@@ -291,8 +291,13 @@ final class HttpApi extends VerticleBase {
             throw new ApiException(400, "The request needs " + sequences + " sequences (prompts x n) but the queue holds "
                     + "at most " + service.options.maxWaitingRequests() + " (--max-waiting-requests)", "n");
         }
+        String route = rc.request().getHeader(FrontDoor.ROUTE_HEADER);
+        String decision = route == null ? null : routeDecision(route);
         Exchange exchange = new Exchange(service, pinnedRank(rc), request, rc.response(), vertx.getOrCreateContext(),
                 rc.get("requestId"), seq, fault);
+        if (decision != null) {
+            exchange.routedBy(decision);
+        }
         if (!exchange.submit()) {
             rc.response().putHeader("retry-after", "1");
             throw new ApiException(429, "Too many waiting requests: the queue holds at most "
@@ -355,6 +360,19 @@ final class HttpApi extends VerticleBase {
         }
         throw ApiException.badRequest(DP_RANK_HEADER, DP_RANK_HEADER + ": expected a rank from 0 to " + (ranks - 1) + ", got '"
                 + pinned + "'");
+    }
+
+    /** The front door's decision as the truth log keeps it: a JSON object, re-serialized so the log stays valid JSON. */
+    private static String routeDecision(String header) {
+        try {
+            JsonNode decision = Json.MAPPER.readTree(header);
+            if (decision != null && decision.isObject()) {
+                return decision.toString();
+            }
+        } catch (java.io.IOException e) {
+            // answered below
+        }
+        throw ApiException.badRequest(FrontDoor.ROUTE_HEADER, FrontDoor.ROUTE_HEADER + ": expected a JSON object, got " + header);
     }
 
     private FaultType chooseFault(RoutingContext rc, long seq) {

@@ -62,6 +62,11 @@ public final class MockFleet implements FleetAdmin {
         return fleet.scaleTo(replicas).map(v -> fleet).recover(e -> fleet.close(Duration.ZERO).transform(x -> Future.failedFuture(e)));
     }
 
+    /** The Vert.x instance the replicas run on (a front door runs there too). */
+    Vertx vertx() {
+        return vertx;
+    }
+
     /** The serving replicas (not the draining ones), by index. */
     public synchronized List<MockServer> replicas() {
         return List.copyOf(replicas);
