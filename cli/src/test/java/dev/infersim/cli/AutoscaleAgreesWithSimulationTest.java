@@ -8,7 +8,6 @@ import dev.infersim.engine.StartupDelay;
 import dev.infersim.server.FrontDoor;
 import dev.infersim.server.MockFleet;
 import dev.infersim.sim.TieBreak;
-import dev.infersim.server.MockServer;
 import dev.infersim.server.ServerOptions;
 import dev.infersim.sim.ReplicaSeries;
 import dev.infersim.workload.Workload;
