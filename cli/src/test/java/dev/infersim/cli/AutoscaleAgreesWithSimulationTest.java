@@ -102,6 +102,7 @@ class AutoscaleAgreesWithSimulationTest {
             List<Double> arrivalsMs = drive(workload, door, options.servedModelName(), perReplica);
             CliRun run = live.get(60, TimeUnit.SECONDS);
             assertEquals(0, run.exitCode(), run.out() + run.err());
+            assertTrue(run.out().contains(": recommends "), "every sync says why it decided: " + run.out());
             assertEquals(PROMPTS, arrivalsMs.size(), "every request answered 200");
             writeTrace(arrivalsMs, trace);
             firstArrivalNanos = Math.round(arrivalsMs.stream().mapToDouble(Double::doubleValue).min().orElseThrow() * 1e6);
