@@ -4,6 +4,7 @@ import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.StartupDelay;
 import dev.infersim.server.KvEventsConfig;
 import dev.infersim.server.MockFleet;
+import dev.infersim.server.FakeMetrics;
 import dev.infersim.server.FaultSettings;
 import dev.infersim.server.FrontDoor;
 import dev.infersim.sim.Routers;
@@ -208,6 +209,17 @@ public final class ServeCommand implements Runnable {
                     + "llm-d-inference-sim does; by default both list every adapter with an unfinished request, as current vLLM.")
     boolean loraMetricsByQueue;
 
+    @Option(names = "--legacy-vllm-metrics",
+            description = "Also serve vllm:gpu_cache_usage_perc and vllm:time_per_output_token_seconds, which vLLM 0.10 and "
+                    + "older served and older endpoint pickers scrape.")
+    boolean legacyMetrics;
+
+    @Option(names = "--fake-metrics", paramLabel = "JSON",
+            description = "Fixed values /metrics reports instead of the engine's, as llm-d-inference-sim's flag: "
+                    + "{\"running-requests\": 10, \"waiting-requests\": 30, \"kv-cache-usage\": 0.4, \"loras\": [{\"running\": "
+                    + "\"a,b\", \"waiting\": \"c\", \"timestamp\": 1257894567}], \"ttft-buckets-values\": [1, 2, 3], ...}.")
+    String fakeMetrics;
+
     @Option(names = "--tokenizer", paramLabel = "FILE",
             description = "The model's HuggingFace tokenizer.json, read offline: prompts get the token ids vLLM would give "
                     + "them (the tokenizer's BOS included), so usage counts, prefix caching and KV-event hashes match what "
@@ -290,7 +302,8 @@ public final class ServeCommand implements Runnable {
                     .loraModules(loraModules.stream().map(LoraModule::parse).toList())
                     .runtimeLoraUpdating(runtimeLoraUpdating(System.getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING")))
                     .pod(PodIdentity.from(System.getenv()))
-                    .metrics(new MetricsOptions(loraMetricsByQueue)).listenWhileLoading(listenWhileLoading)
+                    .metrics(new MetricsOptions(loraMetricsByQueue, legacyMetrics,
+                            fakeMetrics == null ? null : FakeMetrics.parse(fakeMetrics))).listenWhileLoading(listenWhileLoading)
                     .tokenizer(tokenizer == null ? null : PromptTokenizer.huggingFace(tokenizer))
                     .fixedTiming(timing.fixedTiming()).truthLog(openTruthLog()).build();
         } catch (IllegalArgumentException | ConfigException e) {

@@ -98,7 +98,8 @@ final class HttpApi extends VerticleBase {
         router.get("/health/ready").handler(this::ready);
         router.get("/version").handler(rc -> json(rc, Json.MAPPER.createObjectNode().put("version", version())));
         router.get("/metrics").handler(rc -> rc.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
-                .end(ServerMetrics.render(service.metrics) + loraMetrics() + RuntimeMetrics.scrape()));
+                .end(ServerMetrics.render(service.shownMetrics(), service.options.metrics().legacy()) + loraMetrics()
+                        + RuntimeMetrics.scrape()));
         if (service.options.runtimeLoraUpdating()) {
             router.post("/v1/load_lora_adapter").handler(body).handler(rc -> updateLoras(rc, true));
             router.post("/v1/unload_lora_adapter").handler(body).handler(rc -> updateLoras(rc, false));
@@ -435,11 +436,16 @@ final class HttpApi extends VerticleBase {
     }
 
     private String loraMetrics() {
-        if (service.loraStates == null) {
+        FakeMetrics fake = service.options.metrics().fake();
+        if (service.loraStates == null && (fake == null || fake.loras().isEmpty())) {
             return "";
         }
         StringBuilder b = new StringBuilder();
-        service.loraStates.render(b);
+        if (fake != null) {
+            fake.renderLoras(b, service.options.deployment().lora() == null ? 0 : service.options.deployment().lora().maxLoras());
+        } else {
+            service.loraStates.render(b);
+        }
         return b.toString();
     }
 

@@ -20,6 +20,8 @@ final class ModelService {
     /** The data-parallel engines, by rank; each has its own KV cache, scheduler and metrics. */
     final List<EngineLoop> loops;
     final List<ServerMetrics> metrics;
+    /** What /metrics shows under --fake-metrics, in place of {@link #metrics}; null otherwise. */
+    private final List<ServerMetrics> fakeMetrics;
     final PromptTokenizer tokenizer;
     final LoremVocabulary vocabulary;
     final RequestParser parser;
@@ -64,6 +66,13 @@ final class ModelService {
             }
         }
         this.metrics = List.copyOf(metrics);
+        if (options.metrics().fake() != null) {
+            ServerMetrics fake = new ServerMetrics(options.servedModelName(), options.deployment(), capacity, options.timeScale(), 0);
+            fake.applyFake(options.metrics().fake());
+            this.fakeMetrics = List.of(fake);
+        } else {
+            this.fakeMetrics = null;
+        }
         this.tokenizer = tokenizer;
         this.vocabulary = vocabulary;
         this.parser = new RequestParser(tokenizer, options.servedModelNames(), loras, capacity.maxModelLen(),
@@ -116,6 +125,11 @@ final class ModelService {
         for (EngineLoop loop : loops) {
             loop.registerLora(id);
         }
+    }
+
+    /** The engines' metrics, or the fixed ones of --fake-metrics. */
+    List<ServerMetrics> shownMetrics() {
+        return fakeMetrics != null ? fakeMetrics : metrics;
     }
 
     int running() {
