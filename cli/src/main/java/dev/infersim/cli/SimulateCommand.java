@@ -202,6 +202,20 @@ public final class SimulateCommand implements Runnable {
             report.fields().put("infersim_detailed_file", detailFile.toString()); // where compare finds it
         }
         report.printSummary(out);
+        if (result.replicas().length > 1) {
+            StringBuilder line = new StringBuilder();
+            for (dev.infersim.sim.Replica r : result.replicas()) {
+                @SuppressWarnings("unchecked")
+                java.util.Map<String, Object> s = (java.util.Map<String, Object>)
+                        ((java.util.Map<String, Object>) report.fields().get("infersim_per_replica")).get(Integer.toString(r.id()));
+                line.append(line.length() == 0 ? "" : ", ").append(r.id()).append(": ").append(s.get("requests"));
+                if (s.get("mean_ttft_ms") != null) {
+                    line.append(String.format(Locale.ROOT, " (TTFT %.1f ms, queue %.1f ms)", (double) s.get("mean_ttft_ms"),
+                            (double) s.get("mean_queue_ms")));
+                }
+            }
+            out.printf(Locale.ROOT, "%-40s %s%n", "Requests per replica (mean):", line);
+        }
         out.println(result.saturation().saturated()
                 ? "Saturated: yes (" + result.saturation().reason() + ")"
                 : "Saturated: no (" + result.saturation().reason() + ")");

@@ -24,6 +24,9 @@ public final class Replica implements RoutingTarget {
     /** Unfinished requests per LoRA adapter name (entries stay at 0 once used), and the adapters with any. */
     private final java.util.HashMap<String, int[]> adapterRequests = new java.util.HashMap<>();
     private int activeAdapters;
+    /** The measured requests it served: how many, their TTFT and their queue time (send to first scheduled). */
+    private final dev.infersim.result.LatencyStats ttft = new dev.infersim.result.LatencyStats();
+    private final dev.infersim.result.LatencyStats queue = new dev.infersim.result.LatencyStats();
 
     /** A replica that serves from time 0. */
     public Replica(int id, EngineCore engine) {
@@ -165,6 +168,22 @@ public final class Replica implements RoutingTarget {
 
     void retire(long nowNanos) {
         retiredNanos = nowNanos;
+    }
+
+    /** Counts a measured request it served, with its TTFT and queue time. */
+    void served(long ttftNanos, long queueNanos) {
+        ttft.record(ttftNanos);
+        queue.record(queueNanos);
+    }
+
+    /** {@code requests}, {@code mean_ttft_ms}, {@code p99_ttft_ms} and {@code mean_queue_ms} of the measured requests it served. */
+    java.util.Map<String, Object> servedSummary() {
+        java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("requests", ttft.count());
+        m.put("mean_ttft_ms", ttft.count() == 0 ? null : ttft.meanMs());
+        m.put("p99_ttft_ms", ttft.count() == 0 ? null : ttft.percentileMs(99));
+        m.put("mean_queue_ms", queue.count() == 0 ? null : queue.meanMs());
+        return m;
     }
 
     /** Most requests ever waiting in this engine's queue. */

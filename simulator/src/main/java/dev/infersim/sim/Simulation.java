@@ -251,6 +251,7 @@ public final class Simulation {
         }
         Replica[] routable = fleet.routable();
         Replica replica = routable[router.route(s, routable)];
+        s.replica = replica;
         EngineCore engine = replica.engine();
         String rejection = engine.rejectionReason(w.promptTokens());
         if (rejection != null) {
@@ -331,6 +332,9 @@ public final class Simulation {
                         r.preemptions(), r.finishReason().openAiName(), null);
         sumSojournNanos += clock - s.sendNanos;
         if (s.measured) {
+            if (r != null && r.firstTokenNanos() >= 0) {
+                s.replica.served(r.firstTokenNanos() - s.sendNanos, r.firstScheduledNanos() - s.sendNanos);
+            }
             stats.recordRequest(record);
             latencySeries.record(record);
             windowEndNanos = clock;
@@ -380,6 +384,7 @@ public final class Simulation {
         final WorkloadRequest request;
         final long sendNanos;
         final boolean measured;
+        Replica replica;
         long lastTokenNanos = -1;
         /** The gaps between the request's tokens, kept only for the per-request detail file; else null. */
         long[] gapNanos;
