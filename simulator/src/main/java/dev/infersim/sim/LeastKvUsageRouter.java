@@ -28,12 +28,12 @@ public final class LeastKvUsageRouter implements Router {
                 bestLoad = r.load();
             }
         }
-        int n = replicas.length;
-        for (int k = 0, start = ties.start(n); ; k++) {
-            int i = (start + k) % n;
+        ties.reset(replicas.length);
+        for (int i = 0; i < replicas.length; i++) {
             if (replicas[i].kvCacheUsage() == bestUsage && replicas[i].load() == bestLoad) {
-                return ties.chose(i);
+                ties.tie(i);
             }
         }
+        return ties.pick();
     }
 }

@@ -23,12 +23,12 @@ public final class LeastOutstandingRequestsRouter implements Router {
         for (RoutingTarget r : replicas) {
             bestLoad = Math.min(bestLoad, r.load());
         }
-        int n = replicas.length;
-        for (int k = 0, start = ties.start(n); ; k++) {
-            int i = (start + k) % n;
+        ties.reset(replicas.length);
+        for (int i = 0; i < replicas.length; i++) {
             if (replicas[i].load() == bestLoad) {
-                return ties.chose(i);
+                ties.tie(i);
             }
         }
+        return ties.pick();
     }
 }

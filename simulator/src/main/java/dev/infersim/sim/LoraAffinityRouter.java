@@ -38,13 +38,13 @@ public final class LoraAffinityRouter implements Router {
                 bestLoad = r.load();
             }
         }
-        int n = replicas.length;
-        for (int k = 0, start = ties.start(n); ; k++) {
-            int i = (start + k) % n;
+        ties.reset(replicas.length);
+        for (int i = 0; i < replicas.length; i++) {
             if ((adapter == null ? 0 : tier(replicas[i], adapter)) == bestTier && replicas[i].load() == bestLoad) {
-                return ties.chose(i);
+                ties.tie(i);
             }
         }
+        return ties.pick();
     }
 
     /** 2: the adapter is active there; 1: the replica has a free adapter slot; 0: neither. */

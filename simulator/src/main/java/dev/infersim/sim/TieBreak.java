@@ -34,24 +34,55 @@ public enum TieBreak {
         throw new ConfigException(flag + ": expected round-robin or lowest-index, got '" + value + "'");
     }
 
-    /** Chooses among tied candidates for one router, remembering its last choice. Not thread-safe. */
+    /**
+     * Chooses among tied candidates for one router, remembering its past choices. Round robin is nginx's
+     * ({@code ngx_http_upstream_get_least_conn_peer}: smooth weighted round robin over the tied peers, every weight 1):
+     * each tied candidate's current weight grows by 1, the largest is chosen (the first on equals) and loses the number
+     * tied. A router marks the tied candidates with {@link #tie} after {@link #reset}, then calls {@link #pick}. Not
+     * thread-safe; allocates only when the fleet grows.
+     */
     static final class Ties {
         private final TieBreak mode;
-        private int next;
+        private int[] currentWeight = new int[8];
+        private boolean[] tied = new boolean[8];
+        private int n;
 
         Ties(TieBreak mode) {
             this.mode = mode;
         }
 
-        /** Where the scan for the first tied candidate of {@code n} starts. */
-        int start(int n) {
-            return mode == LOWEST_INDEX ? 0 : next % n;
+        void reset(int candidates) {
+            if (tied.length < candidates) {
+                tied = new boolean[2 * candidates];
+                currentWeight = java.util.Arrays.copyOf(currentWeight, 2 * candidates);
+            }
+            java.util.Arrays.fill(tied, 0, candidates, false);
+            n = candidates;
         }
 
-        /** Records the choice; returns it. */
-        int chose(int i) {
-            next = i + 1;
-            return i;
+        void tie(int i) {
+            tied[i] = true;
+        }
+
+        /** The chosen candidate's index. */
+        int pick() {
+            int best = -1;
+            int total = 0;
+            for (int i = 0; i < n; i++) {
+                if (!tied[i]) {
+                    continue;
+                }
+                if (mode == LOWEST_INDEX) {
+                    return i;
+                }
+                currentWeight[i]++;
+                total++;
+                if (best < 0 || currentWeight[i] > currentWeight[best]) {
+                    best = i;
+                }
+            }
+            currentWeight[best] -= total;
+            return best;
         }
     }
 }
