@@ -91,7 +91,7 @@ public final class FrontDoor {
         BodyHandler body = BodyHandler.create(false).setBodyLimit(base.maxBodyBytes());
         web.route("/admin/*").handler(this::authenticate);
         web.get("/admin/replicas").handler(rc -> json(rc.response(), describe()));
-        web.post("/admin/replicas").handler(body).handler(this::setReplicas);
+        web.post("/admin/replicas").handler(body).handler(rc -> HttpApi.resize(rc, fleet, this::describe));
         web.get("/health").handler(rc -> rc.response().setStatusCode(ready().isEmpty() ? 503 : 200).end());
         web.post("/v1/completions").handler(body).handler(this::route);
         web.post("/v1/chat/completions").handler(body).handler(this::route);
@@ -145,31 +145,6 @@ public final class FrontDoor {
             return;
         }
         rc.next();
-    }
-
-    private void setReplicas(RoutingContext rc) {
-        try {
-            ObjectNode body = RequestParser.object(rc.body().buffer() == null ? new byte[0] : rc.body().buffer().getBytes());
-            for (java.util.Iterator<String> names = body.fieldNames(); names.hasNext(); ) {
-                String name = names.next();
-                if (!name.equals("replicas")) {
-                    throw ApiException.badRequest(name, name + ": unknown field; known: replicas");
-                }
-            }
-            Integer n = RequestParser.optInt(body, "replicas", 1, fleet.maxReplicas());
-            if (n == null) {
-                throw ApiException.badRequest("replicas", "replicas: field required (an integer from 1 to " + fleet.maxReplicas() + ")");
-            }
-            fleet.scaleTo(n).onComplete(ar -> {
-                if (ar.succeeded()) {
-                    json(rc.response(), describe());
-                } else {
-                    HttpApi.error(rc, 500, "Scaling to " + n + " replicas failed: " + ar.cause().getMessage(), "replicas");
-                }
-            });
-        } catch (ApiException e) {
-            HttpApi.error(rc, e.status, e.getMessage(), e.param);
-        }
     }
 
     /** The replicas taking requests now, by index: loaded, listening and not draining. */

@@ -245,6 +245,14 @@ final class HttpApi extends VerticleBase {
     }
 
     private void setReplicas(RoutingContext rc) {
+        resize(rc, fleet, fleet::describe);
+    }
+
+    /**
+     * {@code POST /admin/replicas {"replicas": N}}: resizes {@code fleet} and answers {@code describe}'s JSON once the
+     * new replicas have started; a bad body is 400 with OpenAI error JSON. Shared with the front door.
+     */
+    static void resize(RoutingContext rc, FleetAdmin fleet, java.util.function.Supplier<ObjectNode> describe) {
         try {
             ObjectNode body = RequestParser.object(rc.body().buffer() == null ? new byte[0] : rc.body().buffer().getBytes());
             for (java.util.Iterator<String> names = body.fieldNames(); names.hasNext(); ) {
@@ -259,7 +267,7 @@ final class HttpApi extends VerticleBase {
             }
             fleet.scaleTo(n).onComplete(ar -> {
                 if (ar.succeeded()) {
-                    json(rc, fleet.describe());
+                    json(rc, describe.get());
                 } else {
                     error(rc, 500, "Scaling to " + n + " replicas failed: " + ar.cause().getMessage(), "replicas");
                 }
