@@ -481,6 +481,17 @@ public final class BenchmarkClient implements AutoCloseable {
         Map<String, Object> spread = new LinkedHashMap<>();
         w.requestsPerReplica.forEach((replica, n) -> spread.put(Integer.toString(replica), n));
         m.put("requests_per_replica", spread);
+        Map<String, Object> perReplica = new LinkedHashMap<>();
+        w.ttftPerReplica.forEach((replica, ttft) -> {
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("requests", w.requestsPerReplica.get(replica));
+            r.put("mean_ttft_ms", ttft.meanMs());
+            r.put("p99_ttft_ms", ttft.percentileMs(99));
+            LatencyStats queue = w.queuePerReplica.get(replica);
+            r.put("mean_queue_ms", queue == null ? null : queue.meanMs());
+            perReplica.put(Integer.toString(replica), r);
+        });
+        m.put("per_replica", perReplica);
         return m;
     }
 

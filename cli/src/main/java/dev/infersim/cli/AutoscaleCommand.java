@@ -124,9 +124,10 @@ public final class AutoscaleCommand implements Runnable {
                 fleet.scaleTo(desired);
             }
             series.record(modelNanos, seen.ready(), desired);
-            out.printf(Locale.ROOT, "t=%.1fs replicas=%d ready=%d %s mean=%s over %d -> %d%s%n", modelNanos / 1e9,
+            out.printf(Locale.ROOT, "t=%.1fs replicas=%d ready=%d %s mean=%s over %d -> %d%s: %s%n", modelNanos / 1e9,
                     o.currentReplicas(), seen.ready(), autoscaler.metric().flagName(), mean(o.metricValues()),
-                    o.metricValues().length, desired, seen.unreadable() > 0 ? " (" + seen.unreadable() + " unreadable)" : "");
+                    o.metricValues().length, desired, seen.unreadable() > 0 ? " (" + seen.unreadable() + " unreadable)" : "",
+                    autoscaler.lastReason());
         } catch (IOException e) {
             // As the HPA controller does when it cannot read its metrics: report, leave the scale alone, try next sync.
             out.printf(Locale.ROOT, "t=%.1fs skipped: %s%n", modelNanos / 1e9, why(e));

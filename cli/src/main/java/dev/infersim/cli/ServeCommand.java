@@ -4,9 +4,16 @@ import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.StartupDelay;
 import dev.infersim.server.KvEventsConfig;
 import dev.infersim.server.MockFleet;
+import dev.infersim.server.FakeMetrics;
 import dev.infersim.server.FaultSettings;
+import dev.infersim.server.FrontDoor;
 import dev.infersim.server.HttpTimeouts;
+import dev.infersim.sim.Routers;
+import dev.infersim.sim.TieBreak;
+import dev.infersim.server.MetricsOptions;
 import dev.infersim.server.OutputMode;
+import dev.infersim.server.PodIdentity;
+import dev.infersim.server.PromptTokenizer;
 import dev.infersim.server.LoraModule;
 import dev.infersim.server.ServerOptions;
 import dev.infersim.server.TruthLog;
@@ -143,6 +150,18 @@ public final class ServeCommand implements Runnable {
                     + "port resizes the fleet (default: ${DEFAULT-VALUE}).")
     int replicas;
 
+    @Option(names = "--router", paramLabel = "NAME",
+            description = "Put a front door on --port (replicas on the ports after it) that routes every completion with "
+                    + "the router simulate --router runs: round-robin, least-outstanding-requests, least-kv-usage, "
+                    + "power-of-two-choices (seeded by --seed), prefix-affinity or lora-affinity; streams pass through "
+                    + "untouched, decisions go to the truth log, /admin/replicas lives there (default: no front door).")
+    String router;
+
+    @Option(names = "--router-tie-break", defaultValue = "round-robin", paramLabel = "round-robin|lowest-index",
+            description = "How the front door's router chooses among equally scored replicas: round-robin (nginx, "
+                    + "HAProxy) or lowest-index (Vidur) (default: ${DEFAULT-VALUE}).")
+    String routerTieBreak;
+
     @Option(names = "--data-parallel-size", defaultValue = "1", paramLabel = "N",
             description = "Engines behind each replica's one port, each with its own KV cache, balanced as vLLM's internal "
                     + "load balancer does (lowest waiting x 4 + running; header X-data-parallel-rank pins one); metrics "
@@ -167,12 +186,18 @@ public final class ServeCommand implements Runnable {
                     + "${DEFAULT-VALUE}, bound on the --host interface only (given as tcp://*:PORT: every interface).")
     String kvEventsEndpoint;
 
-    @Option(names = "--kv-events-topic", defaultValue = "", paramLabel = "TOPIC",
-            description = "First frame of every KV-event message (vLLM's default: empty; llm-d's indexer expects kv@POD@MODEL).")
+    @Option(names = "--kv-events-topic", paramLabel = "TOPIC",
+            description = "First frame of every KV-event message (default: llm-d's kv@<pod ip>:<port>@<model>, with "
+                    + "$POD_IP or else --host, so every replica has its own; vLLM's own default is an empty topic).")
     String kvEventsTopic;
 
+    @Option(names = "--use-vllm-map-event-format",
+            description = "Send KV events as msgpack maps, as vLLM does since its PR #42892, instead of arrays "
+                    + "(llm-d-inference-sim's flag).")
+    boolean mapEvents;
+
     @Option(names = "--startup-delay", defaultValue = "0", paramLabel = "auto|SECONDS",
-            description = "Cold start in model seconds before a replica serves (/health and /v1 answer 503 meanwhile); "
+            description = "Cold start in model seconds before a replica serves (nothing listens meanwhile, as vLLM; 503 with --listen-while-loading); "
                     + "auto = weight bytes / --load-bandwidth-gbps + CUDA-graph capture time (default: ${DEFAULT-VALUE}).")
     String startupDelay;
 
@@ -204,6 +229,34 @@ public final class ServeCommand implements Runnable {
     @Option(names = "--truth-log-backups", defaultValue = "1", paramLabel = "N",
             description = "Rotated truth logs kept, FILE.1 to FILE.N, with --truth-log-max-bytes (default: ${DEFAULT-VALUE}).")
     int truthLogBackups;
+    @Option(names = "--listen-while-loading",
+            description = "Listen during the cold start and answer 503 there (and on /health once shutdown began), as "
+                    + "a pod behind a readiness probe looks; by default nothing listens until the model has loaded "
+                    + "(connections are refused) and /health stays 200 while requests drain, as vLLM.")
+    boolean listenWhileLoading;
+
+    @Option(names = "--lora-metrics-by-queue",
+            description = "Fill vllm:lora_requests_info's waiting_lora_adapters and running_lora_adapters from the "
+                    + "scheduler's waiting and running queues, as vLLM did before its PR #26801 (2025-11) and "
+                    + "llm-d-inference-sim does; by default both list every adapter with an unfinished request, as current vLLM.")
+    boolean loraMetricsByQueue;
+
+    @Option(names = "--legacy-vllm-metrics",
+            description = "Also serve vllm:gpu_cache_usage_perc and vllm:time_per_output_token_seconds, which vLLM 0.10 and "
+                    + "older served and older endpoint pickers scrape.")
+    boolean legacyMetrics;
+
+    @Option(names = "--fake-metrics", paramLabel = "JSON",
+            description = "Fixed values /metrics reports instead of the engine's, as llm-d-inference-sim's flag: "
+                    + "{\"running-requests\": 10, \"waiting-requests\": 30, \"kv-cache-usage\": 0.4, \"loras\": [{\"running\": "
+                    + "\"a,b\", \"waiting\": \"c\", \"timestamp\": 1257894567}], \"ttft-buckets-values\": [1, 2, 3], ...}.")
+    String fakeMetrics;
+
+    @Option(names = "--tokenizer", paramLabel = "FILE",
+            description = "The model's HuggingFace tokenizer.json, read offline: prompts get the token ids vLLM would give "
+                    + "them (the tokenizer's BOS included), so usage counts, prefix caching and KV-event hashes match what "
+                    + "a router computes with the same file (default: cl100k_base).")
+    Path tokenizer;
 
     @Option(names = "--config", paramLabel = "FILE", description = "YAML file of these flags (keys without '--'); command-line flags win.")
     Path config;
@@ -263,6 +316,13 @@ public final class ServeCommand implements Runnable {
             if (port > 0 && port + replicas - 1 > 65535) {
                 throw new IllegalArgumentException("--port " + port + " + --replicas " + replicas + " runs past port 65535");
             }
+            if (router != null) {
+                Routers.byName(router, 0);
+                TieBreak.parse("--router-tie-break", routerTieBreak);
+                if (port > 0 && port + replicas > 65535) {
+                    throw new IllegalArgumentException("--port " + port + " + --replicas " + replicas + " runs past port 65535");
+                }
+            }
             var d = lora.apply(deployment.deployment(), loadBandwidthGbps);
             StartupDelay delay = StartupDelay.parse(startupDelay, d, loadBandwidthGbps);
             return ServerOptions.builder(d).schedulingPolicy(deployment.schedulingPolicy).startupDelay(delay)
@@ -275,6 +335,10 @@ public final class ServeCommand implements Runnable {
                     .runtimeLoraUpdating(runtimeLoraUpdating(System.getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING")))
                     .fixedTiming(timing.fixedTiming())
                     .features(features.features(System.getenv("VLLM_SERVER_DEV_MODE"), loadBandwidthGbps))
+                    .pod(PodIdentity.from(System.getenv()))
+                    .metrics(new MetricsOptions(loraMetricsByQueue, legacyMetrics,
+                            fakeMetrics == null ? null : FakeMetrics.parse(fakeMetrics))).listenWhileLoading(listenWhileLoading)
+                    .tokenizer(tokenizer == null ? null : PromptTokenizer.huggingFace(tokenizer))
                     .timeouts(timeouts()).truthLog(openTruthLog()).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
@@ -357,13 +421,14 @@ public final class ServeCommand implements Runnable {
                     throw new IllegalArgumentException("--kv-events-config and " + flag + " both set the KV events; give one");
                 }
             }
-            return KvEventsConfig.fromVllmJson(kvEventsConfig, host);
+            KvEventsConfig c = KvEventsConfig.fromVllmJson(kvEventsConfig, host);
+            return c == null ? null : c.withMapEvents(mapEvents);
         }
         return switch (kvEventsPublisher) {
             case "null" -> null;
             case "zmq" -> {
                 try {
-                    KvEventsConfig c = new KvEventsConfig(kvEventsEndpoint, kvEventsTopic);
+                    KvEventsConfig c = new KvEventsConfig(kvEventsEndpoint, kvEventsTopic).withMapEvents(mapEvents);
                     // vLLM's default binds every interface; without an endpoint given, infersim binds where HTTP listens
                     yield spec.commandLine().getParseResult().hasMatchedOption("--kv-events-endpoint") ? c : c.withBindHost(host);
                 } catch (IllegalArgumentException e) {
@@ -388,12 +453,25 @@ public final class ServeCommand implements Runnable {
 
     private void serveFleet(ServerOptions options) {
         MockFleet fleet;
+        FrontDoor door = null;
         try {
             // Each replica prints its ready line when its model has loaded, later ones (POST /admin/replicas) included.
-            fleet = MockFleet.start(options, replicas, Duration.ofMillis(shutdownGraceMs), server -> {
+            java.util.function.Consumer<dev.infersim.server.MockServer> ready = server -> {
                 System.out.println(server.readyLine());
                 System.out.flush();
-            }).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            };
+            if (router == null) {
+                fleet = MockFleet.start(options, replicas, Duration.ofMillis(shutdownGraceMs), ready)
+                        .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            } else {
+                door = FrontDoor.start(options, replicas, Duration.ofMillis(shutdownGraceMs), ready, router,
+                        TieBreak.parse("--router-tie-break", routerTieBreak)).toCompletionStage().toCompletableFuture()
+                        .get(60, TimeUnit.SECONDS);
+                fleet = door.fleet();
+                System.out.println("infersim front door at " + door.baseUrl() + "/v1 routing with " + router + " over "
+                        + replicas + " replica" + (replicas > 1 ? "s" : "") + "; /admin/replicas there");
+                System.out.flush();
+            }
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             // Any I/O failure while starting is the address: a busy port, a host name that does not resolve, an address
@@ -412,6 +490,7 @@ public final class ServeCommand implements Runnable {
         } catch (InterruptedException | TimeoutException e) {
             throw new IllegalStateException("server failed to start", e);
         }
+        FrontDoor frontDoor = door;
         if (options.dashboard()) {
             System.out.println("infersim dashboard at " + fleet.baseUrl() + "/dashboard"
                     + (replicas > 1 ? " (every replica)" : ""));
@@ -421,7 +500,8 @@ public final class ServeCommand implements Runnable {
         EarlyInterrupt.handOver(); // from here an interrupt is the normal way to stop the server
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
-                fleet.close(Duration.ofMillis(shutdownGraceMs)).toCompletionStage().toCompletableFuture()
+                (frontDoor != null ? frontDoor.close(Duration.ofMillis(shutdownGraceMs))
+                        : fleet.close(Duration.ofMillis(shutdownGraceMs))).toCompletionStage().toCompletableFuture()
                         .get(shutdownGraceMs + 15_000, TimeUnit.MILLISECONDS);
             } catch (Exception e) {
                 System.err.println("infersim: shutdown: " + (e.getMessage() != null ? e.getMessage() : e.toString()));

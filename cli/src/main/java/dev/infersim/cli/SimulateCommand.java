@@ -17,6 +17,7 @@ import dev.infersim.sim.ReplicaSeries;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.Router;
 import dev.infersim.sim.Routers;
+import dev.infersim.sim.TieBreak;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
@@ -67,6 +68,11 @@ public final class SimulateCommand implements Runnable {
     @Option(names = "--router", defaultValue = "round-robin", description = "round-robin, least-outstanding-requests, least-kv-usage, power-of-two-choices (seeded by --seed) "
             + "prefix-affinity or lora-affinity (default: ${DEFAULT-VALUE}).")
     String router;
+
+    @Option(names = "--router-tie-break", defaultValue = "round-robin", paramLabel = "round-robin|lowest-index",
+            description = "How routers choose among equally scored replicas: round-robin (as nginx least_conn and "
+                    + "HAProxy leastconn) or lowest-index (as Vidur) (default: ${DEFAULT-VALUE}).")
+    String routerTieBreak;
 
     @Option(names = "--autoscaler", paramLabel = "NAME",
             description = "Size the fleet with an autoscaler: hpa (the Kubernetes HPA algorithm). Off by default.")
@@ -151,7 +157,7 @@ public final class SimulateCommand implements Runnable {
         String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
         Path detailFile = reporting.saveDetailed ? reporting.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl")
                 : dashboard ? ReplayServer.temporaryDetail() : null;
-        Router routing = Routers.byName(router, workload.seed);
+        Router routing = Routers.byName(router, workload.seed, TieBreak.parse("--router-tie-break", routerTieBreak));
         RequestLogWriter detail = detailFile == null ? null : new RequestLogWriter(detailFile, true);
         Simulation simulation = new Simulation(fleet, routing, options, detail);
         // An interrupt stops the arrivals; the run then ends as usual and writes what it simulated before the JVM exits.
@@ -198,6 +204,20 @@ public final class SimulateCommand implements Runnable {
             report.fields().put("infersim_detailed_file", detailFile.toString()); // where compare finds it
         }
         report.printSummary(out);
+        if (result.replicas().length > 1) {
+            StringBuilder line = new StringBuilder();
+            for (dev.infersim.sim.Replica r : result.replicas()) {
+                @SuppressWarnings("unchecked")
+                java.util.Map<String, Object> s = (java.util.Map<String, Object>)
+                        ((java.util.Map<String, Object>) report.fields().get("infersim_per_replica")).get(Integer.toString(r.id()));
+                line.append(line.length() == 0 ? "" : ", ").append(r.id()).append(": ").append(s.get("requests"));
+                if (s.get("mean_ttft_ms") != null) {
+                    line.append(String.format(Locale.ROOT, " (TTFT %.1f ms, queue %.1f ms)", (double) s.get("mean_ttft_ms"),
+                            (double) s.get("mean_queue_ms")));
+                }
+            }
+            out.printf(Locale.ROOT, "%-40s %s%n", "Requests per replica (mean):", line);
+        }
         out.println(result.saturation().saturated()
                 ? "Saturated: yes (" + result.saturation().reason() + ")"
                 : "Saturated: no (" + result.saturation().reason() + ")");

@@ -70,6 +70,11 @@ final class Exchange {
         this.body = request.stream() ? null : wire.body(request, id, created, model, choices, logprobs, truth);
     }
 
+    /** The front door's routing decision (a JSON object), for the truth log. */
+    void routedBy(String decision) {
+        truth.routedBy(decision);
+    }
+
     /**
      * Whether each token must reach the event loop: a stream writes it, and a non-stream disconnect fault counts tokens
      * to drop the connection mid-generation. Other non-stream exchanges need only the finish.

@@ -54,6 +54,10 @@ final class HttpApi extends VerticleBase {
     private static final int LARGE_BODY_THREADS = 4;
     /** Names the replica that answered, so a test can see how a gateway spread its requests. */
     static final String REPLICA_HEADER = "x-infersim-replica";
+    /** llm-d-inference-sim's headers naming the pod that answered (from POD_NAME, its port, POD_NAMESPACE). */
+    static final String POD_HEADER = "x-inference-pod";
+    static final String PORT_HEADER = "x-inference-port";
+    static final String NAMESPACE_HEADER = "x-inference-namespace";
     /** vLLM's header that routes a request to one data-parallel rank. */
     static final String DP_RANK_HEADER = "x-data-parallel-rank";
     /** The fields POST /admin/faults understands, as GET /admin/faults shows them. */
@@ -123,9 +127,11 @@ final class HttpApi extends VerticleBase {
         }
         router.get("/v1/models").handler(this::models);
         router.get("/health").handler(this::health);
+        router.get("/health/ready").handler(this::ready);
         router.get("/version").handler(rc -> json(rc, Json.MAPPER.createObjectNode().put("version", version())));
         router.get("/metrics").handler(rc -> rc.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
-                .end(ServerMetrics.render(service.metrics) + loraMetrics() + truthLogMetrics() + RuntimeMetrics.scrape()));
+                .end(ServerMetrics.render(service.shownMetrics(), service.options.metrics().legacy()) + loraMetrics()
+                        + truthLogMetrics() + RuntimeMetrics.scrape()));
         if (service.options.runtimeLoraUpdating()) {
             router.post("/v1/load_lora_adapter").handler(body).handler(rc -> updateLoras(rc, true));
             router.post("/v1/unload_lora_adapter").handler(body).handler(rc -> updateLoras(rc, false));
@@ -183,21 +189,35 @@ final class HttpApi extends VerticleBase {
         if (guard != null) {
             rc.response().endHandler(v -> guard.requestEnded());
         }
+        PodIdentity pod = service.options.pod();
+        if (pod.name() != null) {
+            rc.response().putHeader(POD_HEADER, pod.name()).putHeader(PORT_HEADER, Integer.toString(boundPort));
+        }
+        if (pod.namespace() != null) {
+            rc.response().putHeader(NAMESPACE_HEADER, pod.namespace());
+        }
         rc.next();
     }
 
     /**
-     * 200 while serving; 503 while the model loads and once shutdown began, so a readiness probe keeps traffic away
-     * exactly while requests would get 503.
+     * vLLM's {@code /health} ({@code vllm/entrypoints/serve/instrumentator/health.py}): 200 while the engine lives, so
+     * also while in-flight requests drain after SIGTERM (the server stops listening once they have). With
+     * {@code listenWhileLoading}, 503 while the model loads and once shutdown began, so a readiness probe keeps traffic
+     * away exactly while requests would get 503.
      */
     private void health(RoutingContext rc) {
-        if (shutdown.closing()) {
+        if (shutdown.closing() && service.options.listenWhileLoading()) {
             error(rc, 503, "The server is shutting down", null);
         } else if (!service.loaded) {
             error(rc, 503, loadingMessage(), null);
         } else {
             rc.response().end();
         }
+    }
+
+    /** llm-d-inference-sim's {@code /health/ready}: 503 until the cold start is over, then 200. */
+    private void ready(RoutingContext rc) {
+        rc.response().putHeader("content-type", "application/json").setStatusCode(service.loaded ? 200 : 503).end();
     }
 
     private void authenticate(RoutingContext rc) {
@@ -292,6 +312,14 @@ final class HttpApi extends VerticleBase {
     }
 
     private void setReplicas(RoutingContext rc) {
+        resize(rc, fleet, fleet::describe);
+    }
+
+    /**
+     * {@code POST /admin/replicas {"replicas": N}}: resizes {@code fleet} and answers {@code describe}'s JSON once the
+     * new replicas have started; a bad body is 400 with OpenAI error JSON. Shared with the front door.
+     */
+    static void resize(RoutingContext rc, FleetAdmin fleet, java.util.function.Supplier<ObjectNode> describe) {
         try {
             ObjectNode body = RequestParser.object(rc.body().buffer() == null ? new byte[0] : rc.body().buffer().getBytes());
             for (java.util.Iterator<String> names = body.fieldNames(); names.hasNext(); ) {
@@ -306,7 +334,7 @@ final class HttpApi extends VerticleBase {
             }
             fleet.scaleTo(n).onComplete(ar -> {
                 if (ar.succeeded()) {
-                    json(rc, fleet.describe());
+                    json(rc, describe.get());
                 } else if (ar.cause() instanceof MockFleet.PortUnavailable taken) {
                     // nothing changed: the replicas started for this request closed again
                     error(rc, 409, "Scaling to " + n + " replicas failed, the fleet is unchanged: " + taken.getMessage(), "replicas");
@@ -363,8 +391,13 @@ final class HttpApi extends VerticleBase {
             throw new ApiException(400, "The request needs " + sequences + " sequences (prompts x n) but the queue holds "
                     + "at most " + service.options.maxWaitingRequests() + " (--max-waiting-requests)", "n");
         }
+        String route = rc.request().getHeader(FrontDoor.ROUTE_HEADER);
+        String decision = route == null ? null : routeDecision(route);
         Exchange exchange = new Exchange(service, pinnedRank(rc), request, rc.response(), vertx.getOrCreateContext(), bodies,
                 rc.get("requestId"), seq, fault, wire);
+        if (decision != null) {
+            exchange.routedBy(decision);
+        }
         if (!exchange.submit()) {
             rc.response().putHeader("retry-after", "1");
             throw new ApiException(429, "Too many waiting requests: the queue holds at most "
@@ -427,6 +460,19 @@ final class HttpApi extends VerticleBase {
         }
         throw ApiException.badRequest(DP_RANK_HEADER, DP_RANK_HEADER + ": expected a rank from 0 to " + (ranks - 1) + ", got '"
                 + pinned + "'");
+    }
+
+    /** The front door's decision as the truth log keeps it: a JSON object, re-serialized so the log stays valid JSON. */
+    private static String routeDecision(String header) {
+        try {
+            JsonNode decision = Json.MAPPER.readTree(header);
+            if (decision != null && decision.isObject()) {
+                return decision.toString();
+            }
+        } catch (java.io.IOException e) {
+            // answered below
+        }
+        throw ApiException.badRequest(FrontDoor.ROUTE_HEADER, FrontDoor.ROUTE_HEADER + ": expected a JSON object, got " + header);
     }
 
     private FaultType chooseFault(RoutingContext rc, long seq) {
@@ -493,11 +539,16 @@ final class HttpApi extends VerticleBase {
     }
 
     private String loraMetrics() {
-        if (service.loraStates == null) {
+        FakeMetrics fake = service.options.metrics().fake();
+        if (service.loraStates == null && (fake == null || fake.loras().isEmpty())) {
             return "";
         }
         StringBuilder b = new StringBuilder();
-        service.loraStates.render(b);
+        if (fake != null) {
+            fake.renderLoras(b, service.options.deployment().lora() == null ? 0 : service.options.deployment().lora().maxLoras());
+        } else {
+            service.loraStates.render(b);
+        }
         return b.toString();
     }
 
@@ -548,7 +599,7 @@ final class HttpApi extends VerticleBase {
             if (prompt == null) {
                 throw ApiException.badRequest("prompt", "prompt: field required (or messages)");
             }
-            ids = service.tokenizer.encode(prompt);
+            ids = service.tokenizer.encodePrompt(prompt);
         }
         ObjectNode out = Json.MAPPER.createObjectNode().put("count", ids.length).put("max_model_len", service.capacity.maxModelLen());
         ArrayNode tokens = out.putArray("tokens");

@@ -29,7 +29,7 @@ final class KvEventReplay implements AutoCloseable {
     /** How often the thread looks up from an idle socket to see whether it should stop. */
     private static final int POLL_MS = 100;
 
-    private final byte[] topic;
+    private volatile byte[] topic;
     private final byte[][] payloads;
     /** The sequence number the next {@link #add} gets; messages {@code [next - held, next)} are buffered. */
     private long next;
@@ -54,6 +54,11 @@ final class KvEventReplay implements AutoCloseable {
         thread = new Thread(this::serve, threadName);
         thread.setDaemon(true);
         thread.start();
+    }
+
+    /** The topic replies carry from now on (the publisher's, once the server knows its port). */
+    void topic(byte[] t) {
+        topic = t;
     }
 
     /** Engine thread: buffers the message just published as {@code seq}, dropping the oldest beyond the buffer. */

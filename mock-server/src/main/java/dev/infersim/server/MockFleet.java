@@ -63,6 +63,11 @@ public final class MockFleet implements FleetAdmin {
         return fleet.scaleTo(replicas).map(v -> fleet).recover(e -> fleet.close(Duration.ZERO).transform(x -> Future.failedFuture(e)));
     }
 
+    /** The Vert.x instance the replicas run on (a front door runs there too). */
+    Vertx vertx() {
+        return vertx;
+    }
+
     /** The serving replicas (not the draining ones), by index. */
     public synchronized List<MockServer> replicas() {
         return List.copyOf(replicas);
@@ -199,8 +204,13 @@ public final class MockFleet implements FleetAdmin {
         List<MockServer> all = new ArrayList<>(replicas);
         all.addAll(draining.keySet());
         for (MockServer s : all) {
-            endpoints.addObject().put("replica", s.replica()).put("url", s.baseUrl()).put("port", s.port())
-                    .put("state", s.state().wireName());
+            ObjectNode e = endpoints.addObject().put("replica", s.replica());
+            if (s.port() > 0) {
+                e.put("url", s.baseUrl()).put("port", s.port());
+            } else {
+                e.putNull("url").putNull("port"); // an ephemeral port is known once the replica listens
+            }
+            e.put("state", s.state().wireName());
         }
         return o;
     }

@@ -359,7 +359,7 @@ final class RequestParser {
         }
         List<int[]> out = new ArrayList<>();
         if (p.isTextual()) {
-            out.add(tokenizer.encode(p.asText()));
+            out.add(tokenizer.encodePrompt(p.asText()));
             texts.add(p.asText());
         } else if (p.isArray() && !p.isEmpty() && p.get(0).isIntegralNumber()) {
             out.add(tokenIds(p));
@@ -371,7 +371,7 @@ final class RequestParser {
                     throw ApiException.badRequest("prompt", "prompt: a list must hold only strings or only token id lists");
                 }
                 if (e.isTextual()) {
-                    out.add(tokenizer.encode(e.asText()));
+                    out.add(tokenizer.encodePrompt(e.asText()));
                     texts.add(e.asText());
                 } else if (e.isArray()) {
                     out.add(tokenIds(e));

@@ -112,7 +112,8 @@ public final class EngineCore {
         this.capacity = capacity;
         this.costModel = costModel;
         this.policy = policy;
-        this.kv = new KvCacheManager(capacity.numBlocks(), capacity.blockSize(), deployment.enablePrefixCaching());
+        this.kv = new KvCacheManager(capacity.numBlocks(), capacity.blockSize(), deployment.enablePrefixCaching(),
+                deployment.enablePrefixCaching() ? new BlockHasher(deployment.prefixCachingHashAlgo(), deployment.hashSeed()) : null);
         this.waiting = policy.newWaitingQueue();
         this.running = new EngineRequest[deployment.maxNumSeqs()];
         this.plan = new StepPlan(deployment.maxNumSeqs());
@@ -599,6 +600,8 @@ public final class EngineCore {
     public SchedulingPolicy policy() { return policy; }
     public KvCacheManager kvCache() { return kv; }
     public int runningCount() { return runningCount; }
+    /** Running request {@code i}, for {@code i < runningCount()}: the scheduler's running list, in its order. */
+    public EngineRequest running(int i) { return running[i]; }
     public int waitingCount() { return waiting.size(); }
     public boolean isIdle() { return runningCount == 0 && waiting.size() == 0; }
     public long steps() { return steps; }

@@ -250,7 +250,8 @@ public final class Simulation {
             stats = new ServingStats(options.slo(), clock);
         }
         Replica[] routable = fleet.routable();
-        Replica replica = routable[router.route(w, routable)];
+        Replica replica = routable[router.route(s, routable)];
+        s.replica = replica;
         EngineCore engine = replica.engine();
         String rejection = engine.rejectionReason(w.promptTokens());
         if (rejection != null) {
@@ -331,6 +332,9 @@ public final class Simulation {
                         r.preemptions(), r.finishReason().openAiName(), null);
         sumSojournNanos += clock - s.sendNanos;
         if (s.measured) {
+            if (r != null && r.firstTokenNanos() >= 0) {
+                s.replica.served(r.firstTokenNanos() - s.sendNanos, r.firstScheduledNanos() - s.sendNanos);
+            }
             stats.recordRequest(record);
             latencySeries.record(record);
             windowEndNanos = clock;
@@ -375,11 +379,12 @@ public final class Simulation {
                 latencySeries, options.dollarsPerGpuHour());
     }
 
-    /** Per-request driver state, attached to its {@link EngineRequest}. */
-    private static final class RequestState {
+    /** Per-request driver state, attached to its {@link EngineRequest}; routers read the request through it. */
+    private static final class RequestState implements RoutedRequest {
         final WorkloadRequest request;
         final long sendNanos;
         final boolean measured;
+        Replica replica;
         long lastTokenNanos = -1;
         /** The gaps between the request's tokens, kept only for the per-request detail file; else null. */
         long[] gapNanos;
@@ -390,6 +395,21 @@ public final class Simulation {
             this.sendNanos = sendNanos;
             this.measured = measured;
             this.gapNanos = keepGaps ? new long[16] : null;
+        }
+
+        @Override
+        public int promptTokens() {
+            return request.promptTokens();
+        }
+
+        @Override
+        public String lora() {
+            return request.lora();
+        }
+
+        @Override
+        public int fillLeadingTokenIds(int[] dst, int count, int vocabSize) {
+            return request.fillLeadingTokenIds(dst, count, vocabSize);
         }
 
         void recordGap(long nanos) {
