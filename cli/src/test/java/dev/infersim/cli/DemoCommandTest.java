@@ -34,8 +34,15 @@ class DemoCommandTest {
                 assertTrue(row.get(method).has("p99_ttft_ms"), "each rate carries the " + method + " series: " + row);
             }
         }
-        assertTrue(data.get("comparison").get("rows").get(1).get("predicted").get("p99_ttft_ms").isNull(),
+        JsonNode rows = data.get("comparison").get("rows");
+        assertEquals(3, rows.size(), "below, near and past the knee");
+        assertTrue(rows.get(2).get("predicted").get("p99_ttft_ms").isNull(),
                 "past the knee the prediction has no number (the page says unstable)");
+        assertTrue(rows.get(0).get("measured").get("p99_ttft_ms_ci95").isArray(), "each measured percentile has its interval");
+        assertTrue(data.get("comparison").get("simulated_curve").size() >= 20, "the simulated curve is dense");
+        assertTrue(data.get("comparison").get("predicted_curve").size() >= 20, "the prediction is drawn as a curve");
+        assertEquals(rows.get(1).get("request_rate").asDouble(), data.get("timeline").get("request_rate").asDouble(), 1e-9,
+                "the timeline is the run nearest the knee, not the most overloaded one");
         assertTrue(data.get("timeline").get("running").size() > 10, "a timeline of the run near the knee");
         for (String key : List.of("infersim_version", "infersim_workload", "infersim_demo_time_scale", "infersim_machine")) {
             assertTrue(data.get("metadata").has(key), "the page carries " + key);
@@ -82,6 +89,11 @@ class DemoCommandTest {
     private static void assertKneesAgree(JsonNode result, CliRun run) {
         JsonNode knee = result.get("knee_rate_per_s");
         double predicted = knee.get("predicted").asDouble();
+        for (String method : List.of("measured", "simulated")) {
+            JsonNode ci = result.get("knee_rate_ci95").get(method);
+            assertTrue(ci.isArray() && ci.get(0).asDouble() <= knee.get(method).asDouble()
+                    && ci.get(1).asDouble() >= knee.get(method).asDouble(), method + " knee's interval: " + ci);
+        }
         assertTrue(knee.get("simulated").isNumber(), "simulated found no knee: " + run.out());
         assertEquals(predicted, knee.get("simulated").asDouble(), 0.10 * predicted, "simulated knee vs predicted: " + knee);
         boolean measuredValid = true;
