@@ -14,6 +14,7 @@ import dev.infersim.server.MockServer;
 import dev.infersim.server.ServerOptions;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.MeanInterval;
+import dev.infersim.result.RequestLogWriter;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.RoundRobinRouter;
 import dev.infersim.sim.Simulation;
@@ -62,9 +63,10 @@ public final class DemoCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--loads", split = ",", defaultValue = "0.3,0.6,0.85,0.95,1.05,1.2",
+    @Option(names = "--loads", split = ",", defaultValue = "0.3,0.6,0.85,0.95,1.05,1.4",
             description = "Request rates as fractions of the predicted saturation rate, densest around the knee; past 1 "
-                    + "the queue grows without bound (default: ${DEFAULT-VALUE}).")
+                    + "the queue grows without bound, and the most overloaded rate, whose batch fills fastest, measures the "
+                    + "capacity (default: ${DEFAULT-VALUE}).")
     List<Double> loads;
 
     @Option(names = "--run-seconds", defaultValue = "16",
@@ -178,7 +180,11 @@ public final class DemoCommand implements Callable<Integer> {
             server.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         }
         ReplicatedSweep simulatedCurve = ReplicatedSweep.run(curveRates(rows, saturation), replications,
-                (rate, replication) -> Side.simulated(simulate(rate, requestsAt(rate), curveSeed(rate, replication))));
+                (rate, replication) -> {
+                    SimulatedRun run = simulateWithCapacity(rate, requestsAt(rate), curveSeed(rate, replication),
+                            prediction.meanOutputTokens());
+                    return Side.simulated(run.result(), run.capacityWindows());
+                });
         DemoReport report = new DemoReport(rows, saturation, simulatedSaturation(saturation), timeScale, sloTtftP99Ms,
                 prediction.description(), fixed != null, simulatedCurve, prediction.curve(), stability, extraRuns);
         report.print(out);
@@ -206,7 +212,7 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     /**
-     * Measures one rate with a fresh seed (the client's per-request detail gives the late completion windows), simulates
+     * Measures one rate with a fresh seed (the client's per-request detail gives the capacity windows), simulates
      * the same requests and a long run at that rate, and adds the row.
      */
     private void measure(BenchmarkClient client, double rate, double saturation, String why, DemoPrediction prediction,
@@ -218,21 +224,21 @@ public final class DemoCommand implements Callable<Integer> {
         int requests = requestsAt(rate);
         Path detail = Files.createTempFile("infersim-demo-", ".jsonl");
         BenchResult measured;
-        double[] lateWindows;
+        double[] serviceWindows;
         try {
             measured = client.run(Workload.open(spec(rate * timeScale, requests + numWarmups, pointSeed)), numWarmups,
                     0, 0, metadata(pointSeed), detail);
-            lateWindows = LateCompletions.windowsOfRequests(detail);
+            serviceWindows = LateServiceRate.windows(detail, prediction.meanOutputTokens());
         } finally {
             Files.deleteIfExists(detail);
         }
-        SimulationResult simulated = simulate(rate, requests, pointSeed);
-        SimulationResult steady = simulate(rate, STEADY_RUN_REQUESTS, pointSeed);
-        rows.add(new Row(rate, rate / saturation, Side.measured(measured.fields(), timeScale, lateWindows),
-                Side.simulated(simulated),
-                prediction.at(rate), Side.simulated(steady), groundTruthP99(measured.fields()), measured.valid(),
+        SimulatedRun simulated = simulateWithCapacity(rate, requests, pointSeed, prediction.meanOutputTokens());
+        SimulationResult steady = simulate(rate, STEADY_RUN_REQUESTS, pointSeed, null);
+        rows.add(new Row(rate, rate / saturation, Side.measured(measured.fields(), timeScale, serviceWindows),
+                Side.simulated(simulated.result(), simulated.capacityWindows()),
+                prediction.at(rate), Side.simulated(steady, new double[0]), groundTruthP99(measured.fields()), measured.valid(),
                 invalidReasons(measured.fields()), why));
-        pairedRuns.add(simulated);
+        pairedRuns.add(simulated.result());
         measuredRuns.add(measured.fields());
     }
 
@@ -347,11 +353,32 @@ public final class DemoCommand implements Callable<Integer> {
      */
     static final int STEADY_RUN_REQUESTS = 20_000;
 
-    private SimulationResult simulate(double rate, int requests, long workloadSeed) {
+    private SimulationResult simulate(double rate, int requests, long workloadSeed, RequestLogWriter detail) {
         EngineCore engine = deployment.engine(fixed, workloadSeed);
         return new Simulation(new Replica[] {new Replica(0, engine)}, new RoundRobinRouter(),
-                SimulationOptions.defaults().withWarmups(numWarmups), null)
+                SimulationOptions.defaults().withWarmups(numWarmups), detail)
                 .run(Workload.open(spec(rate, requests + numWarmups, workloadSeed)));
+    }
+
+    /** A simulated run with its capacity windows ({@link LateServiceRate.windows}), per model second. */
+    record SimulatedRun(SimulationResult result, double[] capacityWindows) {
+    }
+
+    private SimulatedRun simulateWithCapacity(double rate, int requests, long workloadSeed, double meanOutputTokens) {
+        try {
+            Path detail = Files.createTempFile("infersim-demo-sim-", ".jsonl");
+            try {
+                SimulationResult result;
+                try (RequestLogWriter writer = new RequestLogWriter(detail, false)) {
+                    result = simulate(rate, requests, workloadSeed, writer);
+                }
+                return new SimulatedRun(result, LateServiceRate.windows(detail, meanOutputTokens));
+            } finally {
+                Files.deleteIfExists(detail);
+            }
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("demo: cannot write a simulated run's detail: " + e.getMessage(), e);
+        }
     }
 
     /**
@@ -411,31 +438,31 @@ public final class DemoCommand implements Callable<Integer> {
 
     /**
      * The numbers the table and charts compare, in model time (milliseconds and per second of the modelled GPU), with
-     * the 95% intervals of TTFT p50 and p99 and of TPOT p50 (none for the closed form) and the completion rates of
-     * consecutive windows of the run's second half ({@link LateCompletions}), whose batch means bound the knee.
+     * the 95% intervals of TTFT p50 and p99 and of TPOT p50 (none for the closed form), and the requests served per
+     * second over the second half of sending with the rates of its consecutive windows ({@link LateServiceRate}), whose
+     * batch means bound the knee.
      * Requests waiting is Little's law on the engine's waiting room (requests taken in per second times the mean wait
      * from arrival to first scheduling); past saturation it measures how long the run lasted, not a steady state.
      * {@code sendRatePerS} is the rate actually offered while sending (a short Poisson run misses its nominal rate).
      */
     record Side(double ttftP50Ms, double ttftP99Ms, double tpotP50Ms, double outputTokensPerS, double requestsPerS,
-                double meanWaiting, double sendRatePerS, double lateCompletionsPerS, boolean saturated,
-                Span ttftP50, Span ttftP99, Span tpotP50, double[] lateWindows) {
+                double meanWaiting, double sendRatePerS, double lateServiceRatePerS, boolean saturated,
+                Span ttftP50, Span ttftP99, Span tpotP50, double[] serviceWindows) {
 
         /** Point values only: a closed form's, or a test's. */
         Side(double ttftP50Ms, double ttftP99Ms, double tpotP50Ms, double outputTokensPerS, double requestsPerS,
-             double meanWaiting, double sendRatePerS, double lateCompletionsPerS, boolean saturated) {
+             double meanWaiting, double sendRatePerS, double lateServiceRatePerS, boolean saturated) {
             this(ttftP50Ms, ttftP99Ms, tpotP50Ms, outputTokensPerS, requestsPerS, meanWaiting, sendRatePerS,
-                    lateCompletionsPerS, saturated, Span.NONE, Span.NONE, Span.NONE, new double[0]);
+                    lateServiceRatePerS, saturated, Span.NONE, Span.NONE, Span.NONE, new double[0]);
         }
 
         /**
-         * @param lateWindows the run's late completion windows per second of wall time
-         *                    ({@link LateCompletions#windowsOfRequests})
+         * @param serviceWindows the run's service rate windows per second of wall time ({@link LateServiceRate#windows})
          */
-        static Side measured(Map<String, Object> f, double timeScale, double[] lateWindows) {
+        static Side measured(Map<String, Object> f, double timeScale, double[] serviceWindows) {
             double requestsPerS = num(f, "infersim_steady_request_throughput") / timeScale;
             Map<?, ?> ci = f.get("infersim_percentile_ci95_ms") instanceof Map<?, ?> m ? m : Map.of();
-            double[] windows = lateWindows.clone();
+            double[] windows = serviceWindows.clone();
             for (int i = 0; i < windows.length; i++) {
                 windows[i] /= timeScale;
             }
@@ -443,12 +470,13 @@ public final class DemoCommand implements Callable<Integer> {
                     num(f, "median_tpot_ms") * timeScale, num(f, "infersim_steady_output_throughput") / timeScale,
                     requestsPerS, requestsPerS * num(f, "infersim_mean_queue_time_ms") * timeScale / 1e3,
                     num(f, "infersim_steady_send_rate") / timeScale,
-                    windows.length > 0 ? MeanInterval.of(windows).mean() : LateCompletions.ofSeries(f) / timeScale, false,
+                    windows.length > 0 ? MeanInterval.of(windows).mean() : LateServiceRate.ofSeries(f) / timeScale, false,
                     Span.ofJson(ci.get("median_ttft_ms"), timeScale), Span.ofJson(ci.get("p99_ttft_ms"), timeScale),
                     Span.ofJson(ci.get("median_tpot_ms"), timeScale), windows);
         }
 
-        static Side simulated(SimulationResult r) {
+        /** @param capacityWindows the run's capacity windows per model second ({@link LateServiceRate.windows}) */
+        static Side simulated(SimulationResult r, double[] capacityWindows) {
             Map<String, Object> f = r.report(new dev.infersim.result.RunInfo("", "infersim-sim", "m", "m", 1, 1, 1, 0,
                     List.of("ttft", "tpot"), List.of(50.0, 99.0))).fields();
             Map<?, ?> ci = (Map<?, ?>) f.get("infersim_percentile_ci95_ms");
@@ -456,9 +484,10 @@ public final class DemoCommand implements Callable<Integer> {
             return new Side(num(f, "median_ttft_ms"), num(f, "p99_ttft_ms"), num(f, "median_tpot_ms"),
                     num(f, "infersim_steady_output_throughput"), requestsPerS,
                     requestsPerS * num(f, "infersim_mean_queue_time_ms") / 1e3, num(f, "infersim_steady_send_rate"),
-                    LateCompletions.ofTimeline(r.timeline()), r.saturation().saturated(),
+                    capacityWindows.length > 0 ? MeanInterval.of(capacityWindows).mean()
+                            : LateServiceRate.ofTimeline(r.timeline()), r.saturation().saturated(),
                     Span.ofJson(ci.get("median_ttft_ms"), 1), Span.ofJson(ci.get("p99_ttft_ms"), 1),
-                    Span.ofJson(ci.get("median_tpot_ms"), 1), LateCompletions.windowsOfTimeline(r.timeline()));
+                    Span.ofJson(ci.get("median_tpot_ms"), 1), capacityWindows);
         }
 
         /**
@@ -469,7 +498,7 @@ public final class DemoCommand implements Callable<Integer> {
             MeanInterval p50 = MeanInterval.of(field(replications, Side::ttftP50Ms));
             MeanInterval p99 = MeanInterval.of(field(replications, Side::ttftP99Ms));
             MeanInterval tpot = MeanInterval.of(field(replications, Side::tpotP50Ms));
-            double[] late = field(replications, Side::lateCompletionsPerS);
+            double[] late = field(replications, Side::lateServiceRatePerS);
             long saturated = replications.stream().filter(Side::saturated).count();
             return new Side(p50.mean(), p99.mean(), tpot.mean(),
                     MeanInterval.of(field(replications, Side::outputTokensPerS)).mean(),
@@ -484,11 +513,11 @@ public final class DemoCommand implements Callable<Integer> {
         }
 
         /**
-         * Overloaded: over the second half of sending, requests finished at under 90% of the rate they were sent
-         * (the 90% of LoadSweep's rule); below the knee they finish as fast as they come.
+         * Overloaded: over the second half of sending, requests were served at under 90% of the rate they were sent
+         * (the 90% of LoadSweep's rule); below the knee they are served as fast as they come.
          */
         boolean overloaded() {
-            return saturated || lateCompletionsPerS < 0.9 * sendRatePerS;
+            return saturated || lateServiceRatePerS < 0.9 * sendRatePerS;
         }
 
         private static double num(Map<String, Object> f, String key) {
@@ -510,7 +539,7 @@ public final class DemoCommand implements Callable<Integer> {
         m.put("steady_request_throughput", finiteOrNull(s.requestsPerS()));
         m.put("mean_requests_waiting", finiteOrNull(s.meanWaiting()));
         m.put("send_rate", finiteOrNull(s.sendRatePerS()));
-        m.put("late_completion_rate", finiteOrNull(s.lateCompletionsPerS()));
+        m.put("late_service_rate", finiteOrNull(s.lateServiceRatePerS()));
         m.put("saturated", s.saturated());
         m.put("overloaded", s.overloaded());
         return m;

@@ -120,7 +120,7 @@ final class DemoPage {
             const xMax = Math.ceil(maxRate*1.05/5)*5;
             const reps = sim.length ? sim[0].replications : 0;
             $('sweep-words').textContent = 'Each measured point is one run of the benchmark client, its bar the 95% confidence interval of the value '
-              + '(sectioning over the run\\'s requests, so correlated latencies widen it). The simulated curve is the mean of '+reps+' runs with their own seeds '
+              + '(sectioning over the run\\'s requests, so correlated latencies widen it; a dotted bar with no top: too few requests beyond the p99 to bound it). The simulated curve is the mean of '+reps+' runs with their own seeds '
               + 'at every rate, its band the 95% confidence interval of that mean. The prediction is a curve up to its asymptote at the predicted knee: past it '
               + 'the queue has no steady state and the model says "unstable" instead of inventing numbers. Latency axes are logarithmic, so the bend at the knee '
               + 'reads at a glance. Vertical lines: each method\\'s knee, with its interval shaded.';
@@ -132,16 +132,18 @@ final class DemoPage {
                   const up=ok.map(p=>api.coord([p[0],p[2]])), down=ok.map(p=>api.coord([p[0],p[1]])).reverse();
                   return {type:'polygon', shape:{points:up.concat(down)}, style:{fill:rgba(color,0.16)}}; }};
             }
-            // Error bars: a vertical segment with caps per point; an interval unbounded above runs to the top of the plot.
+            // Error bars: a vertical segment with caps per point; an interval the run cannot bound from above (too few
+            // requests beyond its p99) is a dotted stub without a top cap.
             function errorBars(name, points, color){
               const ok = points.filter(p=>finite(p[1])&&p[1]>0);
               return {name:name, type:'custom', silent:true, z:3, clip:true, encode:{x:0,y:1}, data:ok.map(p=>[p[0],p[1],finite(p[2])?p[2]:-1]),
                 renderItem:(params, api)=>{ const x=api.value(0), lo=api.coord([x,api.value(1)]), top=params.coordSys.y;
-                  const hi=api.value(2)>0? api.coord([x,api.value(2)]) : [lo[0],top];
-                  const st={stroke:color,lineWidth:1.5};
-                  return {type:'group',children:[{type:'line',shape:{x1:lo[0],y1:lo[1],x2:hi[0],y2:Math.max(hi[1],top)},style:st},
-                    {type:'line',shape:{x1:lo[0]-4,y1:lo[1],x2:lo[0]+4,y2:lo[1]},style:st},
-                    {type:'line',shape:{x1:hi[0]-4,y1:Math.max(hi[1],top),x2:hi[0]+4,y2:Math.max(hi[1],top)},style:st}]}; }};
+                  const open=!(api.value(2)>0), hi=open? [lo[0],Math.max(top,lo[1]-28)] : api.coord([x,api.value(2)]);
+                  const y2=Math.max(hi[1],top), st={stroke:color,lineWidth:1.5};
+                  const parts=[{type:'line',shape:{x1:lo[0],y1:lo[1],x2:hi[0],y2:y2},style:open?{stroke:color,lineWidth:1.5,lineDash:[2,3]}:st},
+                    {type:'line',shape:{x1:lo[0]-4,y1:lo[1],x2:lo[0]+4,y2:lo[1]},style:st}];
+                  if(!open) parts.push({type:'line',shape:{x1:hi[0]-4,y1:y2,x2:hi[0]+4,y2:y2},style:st});
+                  return {type:'group',children:parts}; }};
             }
             function kneeName(m){ return m+' knee '+n(knee[m])+' req/s'+(m==='predicted'?'':interval(kneeCi[m])); }
             // One series per knee: its vertical line, its interval shaded, and a legend entry that carries its value.

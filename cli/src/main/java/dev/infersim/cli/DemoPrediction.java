@@ -19,6 +19,9 @@ sealed interface DemoPrediction {
     /** What the prediction is, for the table's legend. */
     String description();
 
+    /** The workload's mean output tokens per request, which turns a token rate into a request rate. */
+    double meanOutputTokens();
+
     /** A point of the prediction's curve. */
     record Point(double rate, DemoCommand.Side side) {
     }
@@ -61,6 +64,11 @@ sealed interface DemoPrediction {
         public String description() {
             return "continuous-batching queueing chain";
         }
+
+        @Override
+        public double meanOutputTokens() {
+            return p.moments().meanOutputTokens();
+        }
     }
 
     /**
@@ -89,6 +97,11 @@ sealed interface DemoPrediction {
         @Override
         public String description() {
             return "M/G/c queue (Allen and Cunneen's wait) over the --max-num-seqs slots";
+        }
+
+        @Override
+        public double meanOutputTokens() {
+            return p.meanOutputTokens();
         }
     }
 

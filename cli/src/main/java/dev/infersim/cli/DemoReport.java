@@ -16,17 +16,17 @@ import java.util.function.Function;
  * highest rate meeting the TTFT p99 objective, each with its 95% interval, whether those conclusions are stable, and
  * plain words on where the methods differ.
  *
- * <p>The knee is the engine's capacity: the completion rate over the second half of the sending of the most overloaded
- * run (completions under 90% of the rate sent). Below the knee requests finish as fast as they are sent; past it they
- * finish at the engine's capacity at the batch the queue keeps full, which a run of a few seconds reaches only well
- * past the knee (which is why each rate sends for a fixed time rather than a fixed count). Its interval: batch means
- * over one-second windows of that half, pooled over repeats of the rate (measured), or the t interval across the
- * simulated replications at that rate. The prediction's knee is its closed form's saturation rate. A sweep that never
+ * <p>The knee is the engine's capacity: the requests served per second ({@link LateServiceRate}) over the second half
+ * of the sending of the most overloaded run (served under 90% of the rate sent). Below the knee requests are served as
+ * fast as they are sent; past it at the engine's capacity at the batch the queue keeps full, which a run of a few
+ * seconds reaches only well past the knee (which is why each rate sends for a fixed time rather than a fixed count).
+ * Its interval: batch means over windows of that half, pooled over repeats of the rate (measured), or the t interval
+ * across the simulated replications at that rate. The prediction's knee is its closed form's saturation rate. A sweep that never
  * overloads has no knee.
  *
  * <p>The highest rate meeting the objective is where the TTFT p99 curve crosses it ({@link ObjectiveCrossing}): through
  * the valid measured runs with their p99 intervals, through the simulated replications' means with theirs, and on the
- * prediction's curve. Runs flagged invalid are left out of the measured conclusions and named, never taken as misses.
+ * prediction's curve; the intervals made monotone in the rate first, as the percentiles they bound are. Runs flagged invalid are left out of the measured conclusions and named, never taken as misses.
  *
  * <p>Stable: the measured knee within +-{@value #KNEE_TOLERANCE} of itself and the objective's rate within
  * +-{@value #OBJECTIVE_TOLERANCE}, at 95%; until then the demo adds runs where they narrow the interval most.
@@ -123,14 +123,14 @@ final class DemoReport {
             }
         }
         return at == null || !at.mean().overloaded() ? RateEstimate.NONE
-                : RateEstimate.of(MeanInterval.of(at.mean().lateWindows()));
+                : RateEstimate.of(MeanInterval.of(at.mean().serviceWindows()));
     }
 
     RateEstimate predictedKnee() {
         return RateEstimate.exact(predictedSaturation);
     }
 
-    /** Late completions of the knee row, pooled over every usable run at its rate (repeats). */
+    /** The knee row's service rate windows, pooled over every usable run at its rate (repeats). */
     private RateEstimate sweepKnee(Function<DemoCommand.Row, DemoCommand.Side> side) {
         DemoCommand.Row knee = kneeRow(side);
         if (knee == null) {
@@ -139,14 +139,14 @@ final class DemoReport {
         List<Double> windows = new ArrayList<>();
         for (DemoCommand.Row r : usable(side)) {
             if (Math.abs(r.rate() / knee.rate() - 1) < SAME_RATE) {
-                for (double w : side.apply(r).lateWindows()) {
+                for (double w : side.apply(r).serviceWindows()) {
                     windows.add(w);
                 }
             }
         }
         MeanInterval m = MeanInterval.of(windows.stream().mapToDouble(Double::doubleValue).toArray());
         return m.estimates() >= 2 ? RateEstimate.of(m)
-                : new RateEstimate(side.apply(knee).lateCompletionsPerS(), Double.NaN, Double.NaN);
+                : new RateEstimate(side.apply(knee).lateServiceRatePerS(), Double.NaN, Double.NaN);
     }
 
     /** The highest rate whose TTFT p99 meets the objective, with its interval (see {@link ObjectiveCrossing}). */
@@ -173,6 +173,15 @@ final class DemoReport {
             boolean spanned = !Double.isNaN(s.ttftP99().low());
             lows[i] = spanned ? s.ttftP99().low() : values[i];
             highs[i] = spanned ? s.ttftP99().high() : values[i];
+        }
+        // Latency percentiles do not fall as load rises (the queue is stochastically monotone in the arrival rate), so a
+        // heavier rate's upper bound also bounds every lighter one, and a lighter rate's lower bound every heavier one:
+        // a light run of a few hundred requests, too few to bound its own p99, is bounded by its neighbours'.
+        for (int i = n - 2; i >= 0; i--) {
+            highs[i] = Math.min(highs[i], highs[i + 1]);
+        }
+        for (int i = 1; i < n; i++) {
+            lows[i] = Math.max(lows[i], lows[i - 1]);
         }
         return ObjectiveCrossing.highestRateMeeting(rates, values, lows, highs, sloTtftP99Ms);
     }
@@ -327,9 +336,9 @@ final class DemoReport {
                         + "(%,d requests at twice the predicted rate) serves %.2f%n",
                 measuredKnee().words("not reached in the sweep"), simulatedKnee().words("not reached in the sweep"),
                 predictedSaturation, DemoCommand.STEADY_RUN_REQUESTS, simulatedSaturation);
-        out.println("  (a sweep's knee is the completion rate over the second half of sending of its most overloaded run, "
-                + "i.e. the highest rate that finished under 90% of the rate sent; the prediction's is its closed form's "
-                + "saturation rate)");
+        out.println("  (a sweep's knee is the rate its most overloaded run served over the second half of sending: output "
+                + "tokens per second over the mean output tokens per request; overloaded = served under 90% of the rate "
+                + "sent; the prediction's knee is its closed form's saturation rate)");
         out.printf(Locale.ROOT, "highest rate with TTFT p99 <= %.0f ms: measured %s / simulated %s / predicted %s%n",
                 sloTtftP99Ms, highestRateMeetingSlo(MEASURED).words("none of the rates swept"),
                 highestRateMeetingSlo(SIMULATED).words("none of the rates swept"),
@@ -412,8 +421,9 @@ final class DemoReport {
         return fixedTiming ? "Completions stay at the slots' capacity: a slot serves one request whatever the others do."
                 : "Throughput still creeps up past the knee" + rise + ": the longer queue keeps the batch fuller, and one "
                 + "step of a bigger batch serves more tokens per second (section 2: the step time grows far slower than the "
-                + "batch), until --max-num-seqs or the KV cache caps the batch; the closed form's capacity is that of the "
-                + "largest batch, which a short run past the knee has not yet reached.";
+                + "batch), until --max-num-seqs or the KV cache caps the batch. The closed form's knee is the capacity of "
+                + "the steady state; a run of a few seconds past the knee measures the batch on its way there, so its knee "
+                + "may sit a few percent either side.";
     }
 
     private static final String FIXED_WAIT = "the M/G/c wait is Allen and Cunneen's approximation, exact only for "

@@ -71,7 +71,7 @@ class DemoReportTest {
             new DemoCommand.Side(Double.NaN, Double.NaN, Double.NaN, 50 * 128, 50, Double.NaN, 65, 50, true);
 
     @Test
-    void theKneeIsTheMostOverloadedRunsLateCompletionsWithTheirBatchMeansInterval() {
+    void theKneeIsTheMostOverloadedRunsLateServiceRateWithTheirBatchMeansInterval() {
         DemoReport report = report(List.of(
                 row(25, side(60, 25, 25), side(55, 25, 25)),
                 row(45, side(120, 44, 45), side(110, 45, 45)),

@@ -11,40 +11,25 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Completions per second over the second half of a run's sending: the engine's throughput once the batch has had half
- * the run to fill. Below the knee it equals the rate sent; past the knee it is the engine's capacity at the batch the
- * queue keeps full. Read from the simulator's timeline (completed = arrived minus backlog) and from the benchmark
- * client's per-second series alike, and as the rates of {@value #WINDOWS} consecutive windows of that half (the batch
- * means that give the rate its interval: {@link dev.infersim.result.MeanInterval}) from the timeline or from the
- * client's per-request detail.
+ * Requests served per second over the second half of a run's sending: the engine's throughput once the batch has had
+ * half the run to fill. Below the knee it equals the rate sent; past the knee it is the engine's capacity at the batch
+ * the queue keeps full. Counted in output tokens over the workload's mean output tokens per request
+ * ({@link #windows}), in consecutive windows whose batch means give it its interval
+ * ({@link dev.infersim.result.MeanInterval}); where no per-request detail was kept, in completions, from the
+ * simulator's timeline (completed = arrived minus backlog) or the benchmark client's per-second series.
  */
-final class LateCompletions {
+final class LateServiceRate {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** Windows the second half of sending is cut into for batch means. */
     static final int WINDOWS = 8;
 
-    private LateCompletions() {
+    private LateServiceRate() {
     }
 
-    /** From a simulated run's timeline, per second of model time; NaN when sending spanned fewer than 3 samples. */
+    /** Completions from a simulated run's timeline, per second of model time; NaN when sending spanned fewer than 3 samples. */
     static double ofTimeline(Timeline t) {
         int[] span = sendingSpan(t);
         return span == null ? Double.NaN : rate(t, (span[0] + span[1]) / 2, span[1]);
-    }
-
-    /** The rates of {@value #WINDOWS} consecutive windows of the second half; empty when too short. */
-    static double[] windowsOfTimeline(Timeline t) {
-        int[] span = sendingSpan(t);
-        if (span == null) {
-            return new double[0];
-        }
-        int mid = (span[0] + span[1]) / 2;
-        int windows = Math.min(WINDOWS, span[1] - mid);
-        double[] rates = new double[windows];
-        for (int w = 0; w < windows; w++) {
-            rates[w] = rate(t, mid + (span[1] - mid) * w / windows, mid + (span[1] - mid) * (w + 1) / windows);
-        }
-        return rates;
     }
 
     /** First and last timeline samples of the sending span, or null when it spans fewer than 3. */
@@ -68,7 +53,7 @@ final class LateCompletions {
     }
 
     /**
-     * From a measured run's per-second series ({@code infersim_timeseries}: arrays in memory, lists once read back
+     * Completions from a measured run's per-second series ({@code infersim_timeseries}: arrays in memory, lists once read back
      * from JSON), per second of wall time; NaN if absent.
      */
     static double ofSeries(Map<String, Object> result) {
@@ -86,36 +71,58 @@ final class LateCompletions {
     }
 
     /**
-     * From a measured run's per-request detail ({@code --save-detailed} rows): the completion rates of {@value #WINDOWS}
-     * consecutive windows of the second half of the measured requests' scheduled sends, per second of the client's
-     * clock; empty without two measured requests.
+     * The engine's capacity while overloaded, as a rate of requests, from a run's per-request detail (the client's or
+     * the simulator's rows): the output tokens served in each of {@value #WINDOWS} consecutive windows of the second
+     * half of the measured requests' scheduled sends, per second, over the workload's mean output tokens per request.
+     * Tokens, not completions: every engine step serves one token per running sequence, so the token rate is steady
+     * where completions come in bursts of short requests, and its windows bound the capacity far more tightly. Each
+     * request's first token counts at its time and the rest evenly between its first and last token. Per second of
+     * the rows' clock; empty without two measured requests.
      */
-    static double[] windowsOfRequests(Path detail) {
+    static double[] windows(Path detail, double meanOutputTokens) {
         List<RequestRecord> measured = new ArrayList<>();
+        long[] sends = {Long.MAX_VALUE, Long.MIN_VALUE};
         new RequestLogReader(detail).forEach(false, row -> {
             if (!row.warmup()) {
-                measured.add(row.record());
+                RequestRecord r = row.record();
+                sends[0] = Math.min(sends[0], r.scheduledNanos());
+                sends[1] = Math.max(sends[1], r.scheduledNanos());
+                if (r.succeeded()) {
+                    measured.add(r);
+                }
             }
         });
-        if (measured.size() < 2) {
+        if (measured.size() < 2 || sends[1] <= sends[0]) {
             return new double[0];
         }
-        long first = measured.stream().mapToLong(RequestRecord::scheduledNanos).min().getAsLong();
-        long last = measured.stream().mapToLong(RequestRecord::scheduledNanos).max().getAsLong();
-        long mid = first + (last - first) / 2;
-        double width = (last - mid) / (double) WINDOWS;
-        long[] done = new long[WINDOWS];
+        long mid = sends[0] + (sends[1] - sends[0]) / 2;
+        double width = (sends[1] - mid) / (double) WINDOWS;
+        double[] tokens = new double[WINDOWS];
         for (RequestRecord r : measured) {
-            long end = r.lastTokenNanos();
-            if (r.succeeded() && end >= mid && end < last) {
-                done[(int) Math.min(WINDOWS - 1, (end - mid) / width)]++;
+            addTokens(tokens, r.firstTokenNanos(), r.firstTokenNanos(), 1, mid, width);
+            if (r.outputTokens() > 1) {
+                addTokens(tokens, r.firstTokenNanos(), r.lastTokenNanos(), r.outputTokens() - 1, mid, width);
             }
         }
         double[] rates = new double[WINDOWS];
         for (int w = 0; w < WINDOWS; w++) {
-            rates[w] = done[w] / (width / 1e9);
+            rates[w] = tokens[w] / (width / 1e9) / meanOutputTokens;
         }
         return rates;
+    }
+
+    /** Spreads {@code count} tokens evenly over [from, to] (all at {@code from} when equal) into the windows. */
+    private static void addTokens(double[] windows, long from, long to, double count, long origin, double width) {
+        for (int w = 0; w < windows.length; w++) {
+            double start = origin + w * width;
+            double end = start + width;
+            if (to == from) {
+                windows[w] += from >= start && from < end ? count : 0;
+            } else {
+                double overlap = Math.min(end, to) - Math.max(start, from);
+                windows[w] += overlap > 0 ? count * overlap / (to - from) : 0;
+            }
+        }
     }
 
     /** (completed, seconds) of each bucket in the second half of sending, or null if the series is absent or short. */
