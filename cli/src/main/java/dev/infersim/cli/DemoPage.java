@@ -87,7 +87,6 @@ final class DemoPage {
             function interval(ci){ return ci ? ' (95% CI '+(finite(ci[0])&&ci[0]>0?n(ci[0]):'?')+'\u2013'+(finite(ci[1])?n(ci[1]):'?')+')' : ''; }
             function draw(id, option){ try { const c=echarts.init($(id), null, {renderer:'svg'}); option.animation=false; c.setOption(option); return c; }
               catch(e){ reportError('chart '+id, e); } }
-            function rgba(hex, a){ const v=parseInt(hex.slice(1),16); return 'rgba('+(v>>16)+','+((v>>8)&255)+','+(v&255)+','+a+')'; }
             const knee = C.knee_rate_per_s, kneeCi = C.knee_rate_ci95, slo = C.highest_rate_meeting_slo, sloCi = C.highest_rate_meeting_slo_ci95;
             $('lead').textContent = 'The same workload three ways: a benchmark client measuring the mock server over HTTP, '
               + 'the discrete-event simulator replaying the same requests, and the queueing model in closed form. '
@@ -124,34 +123,13 @@ final class DemoPage {
               + 'at every rate, its band the 95% confidence interval of that mean. The prediction is a curve up to its asymptote at the predicted knee: past it '
               + 'the queue has no steady state and the model says "unstable" instead of inventing numbers. Latency axes are logarithmic, so the bend at the knee '
               + 'reads at a glance. Vertical lines: each method\\'s knee, with its interval shaded.';
-            // A band: the area between the interval's ends of a curve, one polygon (a custom series, so it works on log axes).
-            function band(name, points, color){
-              const ok = points.filter(p=>finite(p[1])&&finite(p[2])&&p[1]>0);
-              return {name:name, type:'custom', silent:true, z:1, clip:true, encode:{x:0,y:[1,2]}, data:ok,
-                renderItem:(params, api)=>{ if(params.dataIndex!==0) return null;
-                  const up=ok.map(p=>api.coord([p[0],p[2]])), down=ok.map(p=>api.coord([p[0],p[1]])).reverse();
-                  return {type:'polygon', shape:{points:up.concat(down)}, style:{fill:rgba(color,0.16)}}; }};
-            }
-            // Error bars: a vertical segment with caps per point; an interval the run cannot bound from above (too few
-            // requests beyond its p99) is a dotted stub without a top cap.
-            function errorBars(name, points, color){
-              const ok = points.filter(p=>finite(p[1])&&p[1]>0);
-              return {name:name, type:'custom', silent:true, z:3, clip:true, encode:{x:0,y:1}, data:ok.map(p=>[p[0],p[1],finite(p[2])?p[2]:-1]),
-                renderItem:(params, api)=>{ const x=api.value(0), lo=api.coord([x,api.value(1)]), top=params.coordSys.y;
-                  const open=!(api.value(2)>0), hi=open? [lo[0],Math.max(top,lo[1]-28)] : api.coord([x,api.value(2)]);
-                  const y2=Math.max(hi[1],top), st={stroke:color,lineWidth:1.5};
-                  const parts=[{type:'line',shape:{x1:lo[0],y1:lo[1],x2:hi[0],y2:y2},style:open?{stroke:color,lineWidth:1.5,lineDash:[2,3]}:st},
-                    {type:'line',shape:{x1:lo[0]-4,y1:lo[1],x2:lo[0]+4,y2:lo[1]},style:st}];
-                  if(!open) parts.push({type:'line',shape:{x1:hi[0]-4,y1:y2,x2:hi[0]+4,y2:y2},style:st});
-                  return {type:'group',children:parts}; }};
-            }
             function kneeName(m){ return m+' knee '+n(knee[m])+' req/s'+(m==='predicted'?'':interval(kneeCi[m])); }
             // One series per knee: its vertical line, its interval shaded, and a legend entry that carries its value.
             function kneeSeries(withNames){ return METHODS.filter(([m])=>finite(knee[m])).map(([m,c,t])=>{
               const ci=kneeCi[m], shade=ci&&finite(ci[0])&&finite(ci[1])&&ci[1]>ci[0];
               return {name:withNames?kneeName(m):m+' knee', type:'line', data:[], color:c, lineStyle:{type:t,width:2},
                 markLine:{symbol:'none',silent:true,label:{show:false},lineStyle:{color:c,type:t,width:2},data:[{xAxis:knee[m]}]},
-                markArea: shade? {silent:true,itemStyle:{color:rgba(c,0.10)},data:[[{xAxis:ci[0]},{xAxis:ci[1]}]]} : undefined}; }); }
+                markArea: shade? {silent:true,itemStyle:{color:infersimRgba(c,0.10)},data:[[{xAxis:ci[0]},{xAxis:ci[1]}]]} : undefined}; }); }
             function unstableArea(){ return finite(knee.predicted) && knee.predicted<xMax ? {silent:true,itemStyle:{color:'rgba(120,120,120,0.07)'},
               label:{show:true,formatter:'prediction: unstable',position:'insideTopRight',color:'#555',fontSize:11,distance:8},
               data:[[{xAxis:knee.predicted},{xAxis:xMax}]]} : undefined; }
@@ -161,10 +139,10 @@ final class DemoPage {
               const out = [];
               out.push({name:'predicted',type:'line',color:COLOR.predicted,lineStyle:{type:'dotted',width:2},showSymbol:false,z:2,
                 data:pred.map(p=>[p.request_rate, keep(p[key])])});
-              if(ci) out.push(band('simulated 95% band', sim.map(p=>[p.request_rate, p[ci]&&p[ci][0], p[ci]&&p[ci][1]]), COLOR.simulated));
+              if(ci) out.push(infersimBand('simulated 95% band', sim.map(p=>[p.request_rate, p[ci]&&p[ci][0], p[ci]&&p[ci][1]]), COLOR.simulated));
               out.push({name:'simulated',type:'line',color:COLOR.simulated,lineStyle:{type:'dashed',width:2},showSymbol:false,z:2,
                 data:sim.map(p=>[p.request_rate, keep(p[key])])});
-              if(ci) out.push(errorBars('measured 95% CI', valid.map(r=>[r.request_rate, r.measured[ci]&&r.measured[ci][0], r.measured[ci]&&r.measured[ci][1]]), COLOR.measured));
+              if(ci) out.push(infersimErrorBars('measured 95% CI', valid.map(r=>[r.request_rate, r.measured[ci]&&r.measured[ci][0], r.measured[ci]&&r.measured[ci][1]]), COLOR.measured));
               out.push({name:'measured',type:'line',color:COLOR.measured,symbolSize:7,z:4,data:valid.map(r=>[r.request_rate, keep(r.measured[key])])});
               if(invalid.length) out.push({name:'measured, run flagged invalid',type:'scatter',color:'#999',symbol:'emptyCircle',symbolSize:8,z:4,
                 data:invalid.map(r=>[r.request_rate, keep(r.measured[key])])});
