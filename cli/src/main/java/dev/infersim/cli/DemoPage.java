@@ -85,7 +85,9 @@ final class DemoPage {
             function n(v){ if(!finite(v)) return '-';
               const a=Math.abs(v), d=a>=100?0:a>=10?1:a>=1?2:3; return v.toLocaleString('en-US',{maximumFractionDigits:d,minimumFractionDigits:0}); }
             function interval(ci){ return ci ? ' (95% CI '+(finite(ci[0])&&ci[0]>0?n(ci[0]):'?')+'\u2013'+(finite(ci[1])?n(ci[1]):'?')+')' : ''; }
-            function draw(id, option){ try { const c=echarts.init($(id), null, {renderer:'svg'}); option.animation=false; c.setOption(option); return c; }
+            // Tick labels clear of the y axes' end labels (a right axis's 0 sits beside the x axis's last tick).
+            function draw(id, option){ try { for(const x of [].concat(option.xAxis)) x.axisLabel=Object.assign({margin:12}, x.axisLabel||{});
+                const c=echarts.init($(id), null, {renderer:'svg'}); option.animation=false; c.setOption(option); return c; }
               catch(e){ reportError('chart '+id, e); } }
             const knee = C.knee_rate_per_s, kneeCi = C.knee_rate_ci95, slo = C.highest_rate_meeting_slo, sloCi = C.highest_rate_meeting_slo_ci95;
             $('lead').textContent = 'The same workload three ways: a benchmark client measuring the mock server over HTTP, '

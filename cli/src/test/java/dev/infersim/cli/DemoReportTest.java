@@ -171,6 +171,18 @@ class DemoReportTest {
     }
 
     @Test
+    void aClientErrorThatIsAMaterialShareOfTheTailIsNamed() {
+        DemoCommand.Side measured = new DemoCommand.Side(60, 400, 20, 5600, 40, 0.6, 40, 40, false);
+        DemoCommand.Side simulated = new DemoCommand.Side(30, 140, 20, 5600, 40, 0.6, 40, 40, false);
+        DemoCommand.Row row = new DemoCommand.Row(40, 0.9, measured, simulated, simulated, simulated, 250, true, List.of(), null);
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        report(List.of(row), 45).print(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        String out = bytes.toString(StandardCharsets.UTF_8);
+        assertTrue(out.contains("at 40.00 req/s the client's own error against the server's truth (p99 250.0 ms in model "
+                + "time) is 62% of the measured TTFT p99"), out);
+    }
+
+    @Test
     void predictedWaitingBelowTheEnginesIsExplained() {
         DemoCommand.Side simulated = new DemoCommand.Side(30, 70, 20, 5600, 40, 0.6, 40, 40, false);
         DemoCommand.Side predicted = new DemoCommand.Side(30, 70, 20, 5600, 40, 0.0, 40, 40, false);
