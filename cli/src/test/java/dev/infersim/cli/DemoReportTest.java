@@ -179,7 +179,7 @@ class DemoReportTest {
         report(List.of(row), 45).print(new PrintStream(bytes, true, StandardCharsets.UTF_8));
         String out = bytes.toString(StandardCharsets.UTF_8);
         assertTrue(out.contains("at 40.00 req/s the client's own error against the server's truth (p99 250.0 ms in model "
-                + "time) is 62% of the measured TTFT p99"), out);
+                + "time) is 63% of the measured TTFT p99"), out);
     }
 
     @Test
