@@ -41,7 +41,9 @@ public final class PageLayout {
               for(const el of doc.querySelectorAll('[_echarts_instance_]')){
                 const c = win.echarts.getInstanceByDom(el);
                 if(!c || !shown(el)) continue;
-                const o = c.getOption(), title = (o.title && o.title[0] && o.title[0].text) || '(untitled chart)';
+                const o = c.getOption();
+                if(!o) continue; // a chart with nothing set yet draws nothing
+                const title = (o.title && o.title[0] && o.title[0].text) || '(untitled chart)';
                 const selected = name => !(o.legend||[]).some(l => l.selected && l.selected[name]===false);
                 (o.series||[]).forEach((s, i) => {
                   if((s.type==='line'||s.type==='scatter') && s.data && s.data.length && selected(s.name)){
