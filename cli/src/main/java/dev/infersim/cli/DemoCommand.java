@@ -99,7 +99,8 @@ public final class DemoCommand implements Callable<Integer> {
     double sloTtftP99Ms;
 
     @Option(names = "--quick", description = "A short sweep for CI and a first look: loads 0.5,0.9,1.6 (below, near "
-            + "and past the knee), 5 warmup requests, at 3x, no extra runs; flags given explicitly still win.")
+            + "and past the knee), 12 model seconds each, 5 warmup requests, no extra runs; flags given explicitly still "
+            + "win.")
     boolean quick;
 
     @Option(names = "--dashboard", description = "Serve the mock's live dashboard while the sweep runs (its URL is "
@@ -282,8 +283,8 @@ public final class DemoCommand implements Callable<Integer> {
         if (!parsed.hasMatchedOption("--num-warmups")) {
             numWarmups = 5;
         }
-        if (!parsed.hasMatchedOption("--time-scale")) {
-            timeScale = 3;
+        if (!parsed.hasMatchedOption("--run-seconds")) {
+            runSeconds = 12;
         }
     }
 
