@@ -161,13 +161,23 @@ public final class SweepCommand implements Callable<Integer> {
             }
         }
         out.println("Saturation knee: " + (sweep.get("knee_load") == null ? "none" : format((Double) sweep.get("knee_load")))
-                + " (" + sweep.get("knee_reason") + ")");
+                + between(sweep.get("knee_load_interval")) + " (" + sweep.get("knee_reason") + ")");
         Object best = sweep.get("max_load_meeting_slo");
         List<?> invalid = (List<?>) sweep.get("invalid_loads");
         String skipped = invalid.isEmpty() ? "" : " (invalid loads not counted: " + invalid.stream()
                 .map(l -> format((Double) l)).collect(java.util.stream.Collectors.joining(", ")) + ")";
         out.println("Highest load meeting the goodput SLO: " + (best == null ? "none" + (client.report.slo().equals(GoodputSlo.NONE)
-                ? " (no --goodput given)" : "") : format((Double) best)) + skipped);
+                ? " (no --goodput given)" : "") : format((Double) best) + between(sweep.get("max_load_meeting_slo_interval")))
+                + skipped);
+    }
+
+    /** A conclusion's 95% interval among the loads swept ({@link LoadSweep}), or nothing. */
+    private static String between(Object interval) {
+        if (!(interval instanceof List<?> l) || l.size() != 2) {
+            return "";
+        }
+        return ", 95%: between " + (l.get(0) == null ? "below the lightest load" : format((Double) l.get(0))) + " and "
+                + format((Double) l.get(1));
     }
 
     /** The combined result's file name: --result-filename, else sweep-MODE-MODEL-DATE.json. */

@@ -137,7 +137,7 @@ final class HttpApi extends VerticleBase {
             router.post("/v1/unload_lora_adapter").handler(body).handler(rc -> updateLoras(rc, false));
         }
         if (dashboard != null) {
-            Dashboard.mount(vertx, router, () -> dashboard::snapshot);
+            Dashboard.mountLive(vertx, router, dashboard);
         }
         router.post("/tokenize").handler(body).handler(this::tokenize);
         router.post("/detokenize").handler(body).handler(this::detokenize);
