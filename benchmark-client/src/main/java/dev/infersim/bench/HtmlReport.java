@@ -2,12 +2,12 @@ package dev.infersim.bench;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infersim.result.OutputFile;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -52,16 +52,9 @@ public final class HtmlReport {
         writePage(file, template.replace("%ECHARTS%", echartsScript()).replace("%DATA%", toScriptJson(data)));
     }
 
+    /** Whole or not at all: a full disk leaves no truncated page ({@link OutputFile}). */
     private static void writePage(Path file, String page) {
-        try {
-            Path parent = file.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            Files.writeString(file, page, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
-        }
+        OutputFile.writeString(file, page);
     }
 
     private static String toScriptJson(Object data) {

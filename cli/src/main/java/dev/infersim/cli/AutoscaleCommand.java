@@ -2,6 +2,7 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.infersim.result.OutputFile;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.sim.Autoscaler;
 import dev.infersim.sim.FleetObservation;
@@ -172,9 +173,9 @@ public final class AutoscaleCommand implements Runnable {
         file.put("infersim_autoscaler", autoscalerName);
         file.put("infersim_replicas", series.toJson());
         try {
-            new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(timelineFile.toFile(), file);
-        } catch (IOException e) {
-            throw new ConfigException("--timeline-file: cannot write " + timelineFile + ": " + e.getMessage(), e);
+            OutputFile.write(timelineFile, stream -> new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(stream, file));
+        } catch (ConfigException e) {
+            throw new ConfigException("--timeline-file: " + e.getMessage(), e);
         }
         out.println("Replica timeline written to " + timelineFile);
     }

@@ -1,5 +1,6 @@
 package dev.infersim.cli;
 
+import dev.infersim.result.OutputFile;
 import dev.infersim.result.RunInfo;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -203,9 +204,9 @@ public final class DemoCommand implements Callable<Integer> {
         out.println("HTML report written to " + html + " (model time throughout)");
         if (saveResult != null) {
             try {
-                new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(saveResult.toFile(), report.toMap());
-            } catch (IOException e) {
-                throw new ConfigException("--save-result: cannot write " + saveResult + ": " + e.getMessage(), e);
+                OutputFile.write(saveResult, stream -> new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(stream, report.toMap()));
+            } catch (ConfigException e) {
+                throw new ConfigException("--save-result: " + e.getMessage(), e);
             }
             out.println("Comparison written to " + saveResult);
         }

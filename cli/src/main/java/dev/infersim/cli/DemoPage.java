@@ -3,7 +3,6 @@ package dev.infersim.cli;
 import dev.infersim.bench.HtmlReport;
 import dev.infersim.engine.ConfigException;
 
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -39,7 +38,7 @@ final class DemoPage {
         data.put("metadata", story.metadata());
         try {
             HtmlReport.writePage(file, TEMPLATE, data);
-        } catch (UncheckedIOException e) {
+        } catch (ConfigException e) {
             throw new ConfigException("--html: " + e.getMessage(), e);
         }
     }

@@ -7,6 +7,7 @@ import dev.infersim.server.MockFleet;
 import dev.infersim.server.FakeMetrics;
 import dev.infersim.server.FaultSettings;
 import dev.infersim.server.FrontDoor;
+import dev.infersim.server.HttpTimeouts;
 import dev.infersim.sim.Routers;
 import dev.infersim.sim.TieBreak;
 import dev.infersim.server.MetricsOptions;
@@ -77,8 +78,24 @@ public final class ServeCommand implements Runnable {
     int port;
 
     @Option(names = "--api-key", paramLabel = "KEY", defaultValue = "${env:VLLM_API_KEY}",
-            description = "Require 'Authorization: Bearer KEY' on /v1 and /admin routes (default: $VLLM_API_KEY, else none).")
+            description = "Require 'Authorization: Bearer KEY' on /v1 and /admin routes (default: $VLLM_API_KEY, else none); "
+                    + "an empty KEY is refused.")
     String apiKey;
+
+    @Option(names = "--keep-alive-timeout-s", defaultValue = "75", paramLabel = "SECONDS",
+            description = "Close a connection idle this long between requests, or a new one that sends nothing (default: "
+                    + "${DEFAULT-VALUE}, nginx's; vLLM's uvicorn uses 5, VLLM_HTTP_TIMEOUT_KEEP_ALIVE; 0: never).")
+    double keepAliveTimeoutS;
+
+    @Option(names = "--header-timeout-s", defaultValue = "60", paramLabel = "SECONDS",
+            description = "Close a connection whose request head is not complete this long after it began (default: "
+                    + "${DEFAULT-VALUE}, as nginx and Node.js; 0: never).")
+    double headerTimeoutS;
+
+    @Option(names = "--idle-timeout-s", defaultValue = "600", paramLabel = "SECONDS",
+            description = "Close a connection that neither sends nor receives a byte for this long, even with a request in "
+                    + "progress (default: ${DEFAULT-VALUE}; 0: never).")
+    double idleTimeoutS;
 
     @Option(names = "--time-scale", defaultValue = "1",
             description = "Run this many times faster than the modelled GPU (model time = wall time x scale; default: ${DEFAULT-VALUE}).")
@@ -164,8 +181,9 @@ public final class ServeCommand implements Runnable {
     String kvEventsConfig;
 
     @Option(names = "--kv-events-endpoint", defaultValue = KvEventsConfig.DEFAULT_ENDPOINT, paramLabel = "URL",
-            description = "Where each engine publishes: binds with a * host (vLLM's default, ${DEFAULT-VALUE}), connects "
-                    + "otherwise (e.g. tcp://indexer:5557); data-parallel rank r uses port + r, binding replicas the ports after.")
+            description = "Where each engine publishes: binds with a * host, connects otherwise (e.g. tcp://indexer:5557); "
+                    + "data-parallel rank r uses port + r, binding replicas the ports after. Not given: vLLM's "
+                    + "${DEFAULT-VALUE}, bound on the --host interface only (given as tcp://*:PORT: every interface).")
     String kvEventsEndpoint;
 
     @Option(names = "--kv-events-topic", paramLabel = "TOPIC",
@@ -200,6 +218,17 @@ public final class ServeCommand implements Runnable {
             + "GET /infersim/truth?since=SEQ, for checking a benchmark harness (infersim check-harness).")
     Path truthLog;
 
+    /** The truth log is closed (and its losses reported) once, by whichever of the main thread and the hook gets there. */
+    private final java.util.concurrent.atomic.AtomicBoolean truthLogClosed = new java.util.concurrent.atomic.AtomicBoolean();
+
+    @Option(names = "--truth-log-max-bytes", defaultValue = "0", paramLabel = "BYTES",
+            description = "Rotate the truth log before it grows past this: FILE becomes FILE.1, earlier backups move up "
+                    + "(default: ${DEFAULT-VALUE}, no cap).")
+    long truthLogMaxBytes;
+
+    @Option(names = "--truth-log-backups", defaultValue = "1", paramLabel = "N",
+            description = "Rotated truth logs kept, FILE.1 to FILE.N, with --truth-log-max-bytes (default: ${DEFAULT-VALUE}).")
+    int truthLogBackups;
     @Option(names = "--listen-while-loading",
             description = "Listen during the cold start and answer 503 there (and on /health once shutdown began), as "
                     + "a pod behind a readiness probe looks; by default nothing listens until the model has loaded "
@@ -298,7 +327,7 @@ public final class ServeCommand implements Runnable {
             StartupDelay delay = StartupDelay.parse(startupDelay, d, loadBandwidthGbps);
             return ServerOptions.builder(d).schedulingPolicy(deployment.schedulingPolicy).startupDelay(delay)
                     .dataParallelSize(dataParallelSize).kvEvents(kvEvents())
-                    .servedModelNames(servedModelNames).host(host).port(port).apiKey(apiKey).timeScale(timeScale)
+                    .servedModelNames(servedModelNames).host(host).port(port).apiKey(apiKey()).timeScale(timeScale)
                     .maxWaitingRequests(maxWaitingRequests).outputMode(OutputMode.parse(outputMode)).seed(seed)
                     .eosPosition(eosPosition()).faults(faults).realtimeEngine(realtimeEngine)
                     .dashboard(dashboard)
@@ -310,10 +339,31 @@ public final class ServeCommand implements Runnable {
                     .metrics(new MetricsOptions(loraMetricsByQueue, legacyMetrics,
                             fakeMetrics == null ? null : FakeMetrics.parse(fakeMetrics))).listenWhileLoading(listenWhileLoading)
                     .tokenizer(tokenizer == null ? null : PromptTokenizer.huggingFace(tokenizer))
-                    .truthLog(openTruthLog()).build();
+                    .timeouts(timeouts()).truthLog(openTruthLog()).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
+    }
+
+    /**
+     * The key: an empty {@code --api-key} is refused (by {@link ServerOptions}), an empty {@code VLLM_API_KEY} is no key,
+     * as vLLM reads its environment.
+     */
+    private String apiKey() {
+        boolean given = spec.commandLine().getParseResult().hasMatchedOption("--api-key");
+        return !given && apiKey != null && apiKey.isEmpty() ? null : apiKey;
+    }
+
+    private HttpTimeouts timeouts() {
+        return new HttpTimeouts(millis("--keep-alive-timeout-s", keepAliveTimeoutS), millis("--header-timeout-s", headerTimeoutS),
+                millis("--idle-timeout-s", idleTimeoutS));
+    }
+
+    private static long millis(String flag, double seconds) {
+        if (!(seconds >= 0) || seconds > 86_400) {
+            throw new IllegalArgumentException(flag + " must be between 0 (never) and 86400 seconds, got " + seconds);
+        }
+        return Math.round(seconds * 1000);
     }
 
     /** vLLM's test of VLLM_ALLOW_RUNTIME_LORA_UPDATING: "1" or "true", in any case. */
@@ -326,26 +376,33 @@ public final class ServeCommand implements Runnable {
         if (truthLog == null) {
             return null;
         }
+        TruthLog.Rotation rotation;
         try {
-            return TruthLog.open(truthLog, TruthLog.DEFAULT_RING_CHARS);
+            rotation = truthLogMaxBytes == 0 ? TruthLog.Rotation.NONE : new TruthLog.Rotation(truthLogMaxBytes, truthLogBackups);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--truth-log-max-bytes " + truthLogMaxBytes + " --truth-log-backups "
+                    + truthLogBackups + ": " + e.getMessage());
+        }
+        try {
+            return TruthLog.open(truthLog, TruthLog.DEFAULT_RING_CHARS, rotation);
         } catch (IOException e) {
             throw new ConfigException("--truth-log " + truthLog + ": cannot write (" + e.getMessage() + ")");
         }
     }
 
-    private static void closeTruthLog(ServerOptions options) {
-        if (options.truthLog() == null) {
+    /** Closes the log and says on stderr what it lost, if anything: the count and why, in one line. */
+    private void closeTruthLog(ServerOptions options) {
+        TruthLog log = options.truthLog();
+        if (log == null || !truthLogClosed.compareAndSet(false, true)) {
             return;
         }
-        try {
-            options.truthLog().close();
-            long dropped = options.truthLog().dropped();
-            if (dropped > 0) {
-                System.err.println("infersim: --truth-log " + options.truthLog().file() + ": " + dropped
-                        + " rows dropped (the writer fell behind)");
-            }
-        } catch (IOException | RuntimeException e) {
-            System.err.println("infersim: --truth-log: " + e.getMessage());
+        log.close();
+        if (log.dropped() > 0) {
+            String why = (log.droppedQueueFull() > 0 ? log.droppedQueueFull() + " because the writer fell behind" : "")
+                    + (log.droppedQueueFull() > 0 && log.droppedWriteFailed() > 0 ? ", " : "")
+                    + (log.droppedWriteFailed() > 0 ? log.droppedWriteFailed() + " because the file would not take them ("
+                    + log.writeFailure() + ")" : "");
+            System.err.println("infersim: --truth-log " + log.file() + ": " + log.dropped() + " rows dropped (" + why + ")");
         }
     }
 
@@ -364,14 +421,16 @@ public final class ServeCommand implements Runnable {
                     throw new IllegalArgumentException("--kv-events-config and " + flag + " both set the KV events; give one");
                 }
             }
-            KvEventsConfig c = KvEventsConfig.fromVllmJson(kvEventsConfig);
+            KvEventsConfig c = KvEventsConfig.fromVllmJson(kvEventsConfig, host);
             return c == null ? null : c.withMapEvents(mapEvents);
         }
         return switch (kvEventsPublisher) {
             case "null" -> null;
             case "zmq" -> {
                 try {
-                    yield new KvEventsConfig(kvEventsEndpoint, kvEventsTopic).withMapEvents(mapEvents);
+                    KvEventsConfig c = new KvEventsConfig(kvEventsEndpoint, kvEventsTopic).withMapEvents(mapEvents);
+                    // vLLM's default binds every interface; without an endpoint given, infersim binds where HTTP listens
+                    yield spec.commandLine().getParseResult().hasMatchedOption("--kv-events-endpoint") ? c : c.withBindHost(host);
                 } catch (IllegalArgumentException e) {
                     throw new IllegalArgumentException("--kv-events-endpoint: " + e.getMessage());
                 }
@@ -445,7 +504,7 @@ public final class ServeCommand implements Runnable {
                         : fleet.close(Duration.ofMillis(shutdownGraceMs))).toCompletionStage().toCompletableFuture()
                         .get(shutdownGraceMs + 15_000, TimeUnit.MILLISECONDS);
             } catch (Exception e) {
-                System.err.println("infersim: shutdown: " + e.getMessage());
+                System.err.println("infersim: shutdown: " + (e.getMessage() != null ? e.getMessage() : e.toString()));
             }
             closeTruthLog(options); // here: the JVM may halt before the main thread runs again
             stopped.countDown();

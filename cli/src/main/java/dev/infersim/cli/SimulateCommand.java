@@ -30,7 +30,6 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
@@ -167,7 +166,10 @@ public final class SimulateCommand implements Runnable {
             try (detail) {
                 result = simulation.run(requests);
             }
-            report(result, info, file, reporting.saveDetailed ? detailFile : null, out);
+            String detailFailure = detail == null ? null : detail.failure();
+            report(result, info, file, reporting.saveDetailed && detailFailure == null ? detailFile : null, out);
+            // the run is reported and its result written; the rows it could not write end it with one line, exit 2
+            ConfigException.check(detailFailure == null, "%s", detailFailure);
             ConfigException.check(result.stopped() || result.stats().completed() + result.stats().failed() > 0,
                     "--warmup-duration %s s covers the whole run: no request was measured", reporting.warmupDurationS);
             if (dashboard) {
@@ -245,7 +247,7 @@ public final class SimulateCommand implements Runnable {
         if (html != null) {
             try {
                 HtmlReport.writeRun(html, report.fields());
-            } catch (UncheckedIOException e) {
+            } catch (ConfigException e) {
                 throw new ConfigException("--html: " + e.getMessage(), e);
             }
             out.println("HTML report written to " + html);

@@ -5,8 +5,7 @@ import dev.infersim.workload.SplitMix64;
 
 /**
  * Turns a parsed completion request into its choices (prompts x n), each with the engine request that times it: the
- * output text (lorem from a derived seed, or the echoed prompt), the token budget, the EOS position and a matched stop
- * string. The engine request itself is made when the choice arrives at the engine ({@link Choice#arrive}). Everything is a pure function of the request, the server's seed and the request's sequence number.
+ * output text (lorem from a derived seed, or the echoed prompt), the token budget and the EOS position. The engine request itself is made when the choice arrives at the engine ({@link Choice#arrive}). Everything is a pure function of the request, the server's seed and the request's sequence number.
  */
 final class Choices {
     private Choices() {
@@ -45,15 +44,11 @@ final class Choices {
             text = plan.text;
             eos = plan.eos(eos);
         }
-        int scan = eos == EngineRequest.NO_EOS ? maxTokens : Math.min(maxTokens, Math.max(eos, minTokens));
-        StopMatch stop = StopMatch.find(text, request.stop(), minTokens, scan);
-        if (stop != null) {
-            eos = stop.tokens();
-        }
         long id = service.nextEngineId();
         int eosAfterTokens = eos;
+        // Stop strings are matched on the engine thread as the text is generated (Choice.scanForStop), not here.
         return new Choice(exchange, index, arrival -> new EngineRequest(id, prompt.length, prompt, maxTokens, minTokens,
-                eosAfterTokens, request.priority(), arrival, request.lora()), text, stop, batch, request.tokenTimes() || o.truthLog() != null,
-                plan);
+                eosAfterTokens, request.priority(), arrival, request.lora()), text, request.stops(), batch,
+                request.tokenTimes() || o.truthLog() != null, plan);
     }
 }

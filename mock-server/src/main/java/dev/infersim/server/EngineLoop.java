@@ -370,11 +370,12 @@ final class EngineLoop implements Runnable {
             StepOutcome out = engine.completeStep(plan);
             cursorNanos = plan.endNanos();
             metrics.recordStep(plan.tokens(), plan.durationNanos(), lag);
+            // before the tokens go out: a client that has its answer then finds /metrics counting it
+            metrics.snapshot(engine, arrived.size());
             deliver(out);
             if (publisher != null) {
                 publisher.flush();
             }
-            metrics.snapshot(engine, arrived.size());
         }
         abortAll();
         exited = true;
@@ -482,6 +483,11 @@ final class EngineLoop implements Runnable {
         }
         for (int i = 0; i < plan.preemptedCount(); i++) {
             ((Choice) plan.preempted(i).attachment()).recordPreemption(plan.startNanos());
+        }
+        // Before the step ends: a stop string completed by the token this step may produce ends the request with it.
+        for (int i = 0; i < plan.size(); i++) {
+            EngineRequest r = plan.request(i);
+            ((Choice) r.attachment()).scanForStop(r.outputTokens());
         }
     }
 

@@ -47,6 +47,12 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
      * 1 s it hears the steps after the next second. JeroMQ clients (tests) set it for the same reason.
      */
     static final int HANDSHAKE_MS = 1_000;
+    /**
+     * The largest message a peer may send the PUB socket (ZMQ_MAXMSGSIZE): subscribers send only their subscriptions,
+     * a topic prefix each. ZMQ reads a frame's length before its bytes and drops a peer announcing more, where without a
+     * limit it allocated the announced size (2 GB from a 109-byte greeting killed the socket's I/O thread).
+     */
+    static final long MAX_INBOUND_BYTES = 64 * 1024;
 
     private final ZContext context = new ZContext(1);
     private final ZMQ.Socket socket;
@@ -76,6 +82,8 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
             ZMQ.Socket pub = context.createSocket(SocketType.PUB);
             pub.setSndHWM(config.hwm());
             pub.setHandshakeIvl(HANDSHAKE_MS);
+            pub.setMaxMsgSize(MAX_INBOUND_BYTES);
+            pub.setIPv6(endpoint.startsWith("tcp://["));
             open(endpoint, config.binds() ? "bind" : "connect", () -> config.binds() ? pub.bind(endpoint) : pub.connect(endpoint));
             socket = pub;
             replay = replayEndpoint == null ? null : open(replayEndpoint, "bind", () -> new KvEventReplay(context,

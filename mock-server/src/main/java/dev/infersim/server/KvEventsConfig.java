@@ -15,10 +15,13 @@ import java.util.Set;
  * default is an empty topic, which every replica would share); {@code replayEndpoint}, when set, is a ROUTER socket
  * (always bound) that resends the last {@code bufferSteps} messages from a sequence number a subscriber asks for;
  * {@code hwm} is the PUB socket's high-water mark; {@code mapEvents} sends events as msgpack maps, as vLLM does since
- * its PR #42892, instead of arrays (llm-d-inference-sim's {@code --use-vllm-map-event-format}).
+ * its PR #42892, instead of arrays (llm-d-inference-sim's {@code --use-vllm-map-event-format}). {@code bindHost}, when
+ * set, is the interface a wildcard endpoint binds instead of every interface: infersim's default when no endpoint is
+ * given, the HTTP host, so that the events (prompt token ids among them) are not offered on interfaces the HTTP server
+ * does not listen on.
  */
 public record KvEventsConfig(String endpoint, String topic, String replayEndpoint, int bufferSteps, int hwm,
-                             boolean mapEvents) {
+                             boolean mapEvents, String bindHost) {
     /** vLLM's defaults. */
     public static final String DEFAULT_ENDPOINT = "tcp://*:5557";
     public static final int DEFAULT_BUFFER_STEPS = 10_000;
@@ -39,22 +42,37 @@ public record KvEventsConfig(String endpoint, String topic, String replayEndpoin
         }
     }
 
+    /** As vLLM binds: a wildcard endpoint on every interface. */
+    public KvEventsConfig(String endpoint, String topic, String replayEndpoint, int bufferSteps, int hwm, boolean mapEvents) {
+        this(endpoint, topic, replayEndpoint, bufferSteps, hwm, mapEvents, null);
+    }
+
+    /** Array events, as vLLM binds. */
+    public KvEventsConfig(String endpoint, String topic, String replayEndpoint, int bufferSteps, int hwm) {
+        this(endpoint, topic, replayEndpoint, bufferSteps, hwm, false, null);
+    }
+
     /** Publishing to {@code endpoint} with {@code topic}, no replay, vLLM's buffer and high-water mark. */
     public KvEventsConfig(String endpoint, String topic) {
-        this(endpoint, topic, null, DEFAULT_BUFFER_STEPS, DEFAULT_HWM, false);
+        this(endpoint, topic, null, DEFAULT_BUFFER_STEPS, DEFAULT_HWM, false, null);
     }
 
     public KvEventsConfig withReplayEndpoint(String replay) {
-        return new KvEventsConfig(endpoint, topic, replay, bufferSteps, hwm, mapEvents);
+        return new KvEventsConfig(endpoint, topic, replay, bufferSteps, hwm, mapEvents, bindHost);
     }
 
     public KvEventsConfig withBufferSteps(int steps) {
-        return new KvEventsConfig(endpoint, topic, replayEndpoint, steps, hwm, mapEvents);
+        return new KvEventsConfig(endpoint, topic, replayEndpoint, steps, hwm, mapEvents, bindHost);
     }
 
     /** The same, events sent as msgpack maps ({@code true}) or arrays. */
     public KvEventsConfig withMapEvents(boolean maps) {
-        return new KvEventsConfig(endpoint, topic, replayEndpoint, bufferSteps, hwm, maps);
+        return new KvEventsConfig(endpoint, topic, replayEndpoint, bufferSteps, hwm, maps, bindHost);
+    }
+
+    /** The wildcard endpoint bound on {@code host} only (null: every interface). */
+    public KvEventsConfig withBindHost(String host) {
+        return new KvEventsConfig(endpoint, topic, replayEndpoint, bufferSteps, hwm, mapEvents, host);
     }
 
     /**
@@ -74,6 +92,11 @@ public record KvEventsConfig(String endpoint, String topic, String replayEndpoin
      * @throws IllegalArgumentException naming the flag and the key at fault
      */
     public static KvEventsConfig fromVllmJson(String json) {
+        return fromVllmJson(json, null);
+    }
+
+    /** As {@link #fromVllmJson(String)}; without an {@code endpoint} key, vLLM's default binds on {@code defaultBindHost}. */
+    public static KvEventsConfig fromVllmJson(String json, String defaultBindHost) {
         JsonNode o;
         try {
             o = Json.MAPPER.readTree(json);
@@ -109,6 +132,9 @@ public record KvEventsConfig(String endpoint, String topic, String replayEndpoin
             config = new KvEventsConfig(endpoint, topic, replay, bufferSteps, hwm, false);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--kv-events-config " + e.getMessage());
+        }
+        if (!o.hasNonNull("endpoint")) {
+            config = config.withBindHost(defaultBindHost);
         }
         return enabled && publisher.equals("zmq") ? config : null;
     }
@@ -159,7 +185,13 @@ public record KvEventsConfig(String endpoint, String topic, String replayEndpoin
 
     /** The endpoint with its TCP port raised by {@code by} (ipc and inproc endpoints get a suffix). */
     String endpointPlus(int by) {
-        return plus(endpoint, by);
+        String e = plus(endpoint, by);
+        if (bindHost == null || !e.startsWith("tcp://*:")) {
+            return e;
+        }
+        // JeroMQ takes an IPv6 literal in brackets (and only on a socket with IPv6 on)
+        String host = bindHost.contains(":") && !bindHost.startsWith("[") ? "[" + bindHost + "]" : bindHost;
+        return "tcp://" + host + e.substring("tcp://*".length());
     }
 
     /** The replay endpoint with its TCP port raised by {@code by}; null without replay. */

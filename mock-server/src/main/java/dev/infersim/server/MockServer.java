@@ -68,6 +68,7 @@ public final class MockServer {
 
     /** As {@link #start(ServerOptions)}, timed by {@code clock} (tests pass a virtual one). */
     static Future<MockServer> start(ServerOptions options, NanoClock clock) {
+        NetworkLogging.install();
         int loops = options.eventLoops() > 0 ? options.eventLoops() : Runtime.getRuntime().availableProcessors();
         Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(loops).setPreferNativeTransport(true));
         return start(vertx, true, options, new RooflineCostModel(options.deployment()), null, clock)
@@ -86,6 +87,7 @@ public final class MockServer {
 
     private static Future<MockServer> start(Vertx vertx, boolean owns, ServerOptions options, CostModel costModel,
                                             FleetAdmin fleet, NanoClock clock) {
+        NetworkLogging.install();
         ModelService service;
         try {
             KvCapacity kv = KvCapacity.of(options.deployment());

@@ -170,6 +170,31 @@ class FleetTest {
     }
 
     @Test
+    void aResizeOntoATakenPortIsRefusedWith409AndChangesNothing() throws Exception {
+        int port = FreePorts.consecutive(3);
+        start(TestServers.options(TestServers.llama8b(8), 20).port(port).build(), 1);
+        MockServer first = fleet.replicas().get(0);
+        TestServers.Reply refused;
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(port + 2)) {
+            refused = TestServers.post(first, "/admin/replicas", "{\"replicas\":3}");
+        }
+        assertEquals(409, refused.status(), refused.raw().body());
+        assertTrue(refused.json().at("/error/message").asText().contains("port " + (port + 2)), refused.raw().body());
+        assertEquals(1, TestServers.get(first, "/admin/replicas").json().path("replicas").asInt());
+        assertEquals(1, fleet.replicas().size());
+        assertTrue(TestServers.eventually(10, () -> {
+            try (java.net.Socket s = new java.net.Socket("127.0.0.1", port + 1)) {
+                return false;
+            } catch (java.io.IOException e) {
+                return true;
+            }
+        }), "the replica started for the refused change closed again");
+        // with the port free again, the same change goes through whole
+        assertEquals(200, TestServers.post(first, "/admin/replicas", "{\"replicas\":3}").status());
+        assertEquals(3, fleet.replicas().size());
+    }
+
+    @Test
     void onlyTheFirstReplicaHostsTheAdminRoute() throws Exception {
         start(TestServers.options(TestServers.llama8b(8), 20).build(), 2);
         assertEquals(404, TestServers.get(fleet.replicas().get(1), "/admin/replicas").status());

@@ -48,4 +48,16 @@ class KvEventsConfigTest {
             assertTrue(e.getMessage().startsWith(bad[1]), bad[0] + " -> " + e.getMessage());
         }
     }
+
+    @Test
+    void withoutAnEndpointGivenVllmsDefaultBindsOnlyTheHttpHost() {
+        KvEventsConfig defaulted = KvEventsConfig.fromVllmJson("{\"enable_kv_cache_events\": true}", "127.0.0.1");
+        assertEquals("tcp://127.0.0.1:5557", defaulted.endpointPlus(0));
+        assertEquals("tcp://127.0.0.1:5559", defaulted.endpointPlus(2));
+        assertTrue(defaulted.binds());
+        assertEquals("tcp://[::1]:5557", defaulted.withBindHost("::1").endpointPlus(0));
+        KvEventsConfig given = KvEventsConfig.fromVllmJson("{\"enable_kv_cache_events\": true, \"endpoint\": \"tcp://*:5557\"}",
+                "127.0.0.1");
+        assertEquals("tcp://*:5557", given.endpointPlus(0), "an endpoint given binds as vLLM binds it");
+    }
 }

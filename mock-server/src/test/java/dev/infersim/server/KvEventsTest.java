@@ -48,7 +48,7 @@ class KvEventsTest {
         Deployment d = TestServers.llama8b(4).toBuilder().gpuMemoryUtilization(0.23).build();
         int blocks = KvCapacity.of(d).numBlocks();
         try (Subscriber sub = Subscriber.bound("kv@")) {
-            MockServer server = TestServers.start(TestServers.options(d, 50)
+            MockServer server = TestServers.start(TestServers.options(d, 50).devMode(true)
                     .kvEvents(new KvEventsConfig(sub.endpoint, "kv@pod-0@llama-3.1-8b")).build());
             try {
                 long expectedSeq = awaitSubscription(server, sub, "kv@pod-0@llama-3.1-8b") + 1;
@@ -152,7 +152,7 @@ class KvEventsTest {
     void dataParallelRanksBindTheEndpointPortPlusTheirRankAndNameItInEachBatch() throws Exception {
         int port = FreePorts.consecutive(2);
         // vLLM's default form: a wildcard host, so each rank binds and subscribers connect; rank 1 on port + 1.
-        MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(4), 50).dataParallelSize(2)
+        MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(4), 50).devMode(true).dataParallelSize(2)
                 .kvEvents(new KvEventsConfig("tcp://*:" + port, "")).build());
         try (Subscriber sub = new Subscriber("tcp://127.0.0.1:" + (port + 1), "", false)) {
             List<Stored> stored = new ArrayList<>();
@@ -346,7 +346,7 @@ class KvEventsTest {
     @Test
     void resettingThePrefixCachePublishesAllBlocksClearedAndForgetsEveryBlock() throws Exception {
         try (Subscriber sub = Subscriber.bound("")) {
-            MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(4), 20)
+            MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(4), 20).devMode(true)
                     .kvEvents(new KvEventsConfig(sub.endpoint, "")).build());
             try {
                 awaitSubscription(server, sub, "");
@@ -379,7 +379,7 @@ class KvEventsTest {
 
     @Test
     void aResetWhileARequestHoldsBlocksIs409UnlessRunningRequestsArePreemptedFirst() throws Exception {
-        MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(4), 20).build());
+        MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(4), 20).devMode(true).build());
         try {
             // About 4,000 decode steps: a few seconds of wall time at time scale 20.
             CompletableFuture<TestServers.Stream> inFlight = CompletableFuture.supplyAsync(() -> {

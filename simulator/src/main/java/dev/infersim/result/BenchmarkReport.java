@@ -4,10 +4,7 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 
-import java.io.IOException;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -122,7 +119,7 @@ public final class BenchmarkReport {
         return fields;
     }
 
-    /** Writes the result as pretty-printed JSON, creating parent directories. */
+    /** Writes the result as pretty-printed JSON, creating parent directories; whole or not at all ({@link OutputFile}). */
     public void write(Path file) {
         write(file, Map.of());
     }
@@ -132,17 +129,9 @@ public final class BenchmarkReport {
      * stream themselves from disk as they are written).
      */
     public void write(Path file, Map<String, Object> more) {
-        try {
-            Path parent = file.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            Map<String, Object> all = new LinkedHashMap<>(fields);
-            all.putAll(more);
-            JSON.writeValue(file.toFile(), all);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write result " + file + ": " + e.getMessage(), e);
-        }
+        Map<String, Object> all = new LinkedHashMap<>(fields);
+        all.putAll(more);
+        OutputFile.write(file, out -> JSON.writeValue(out, all));
     }
 
     /** vLLM's default file name for this result; see {@link RunInfo#defaultResultFileName()}. */
