@@ -7,7 +7,6 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -93,7 +92,7 @@ public final class ClientOptions {
     void writeHtml(Runnable write, PrintStream out) {
         try {
             write.run();
-        } catch (UncheckedIOException e) {
+        } catch (ConfigException e) {
             throw new ConfigException("--html: " + e.getMessage(), e);
         }
         out.println("HTML report written to " + html);

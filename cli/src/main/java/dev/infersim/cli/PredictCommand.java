@@ -2,6 +2,7 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.infersim.result.OutputFile;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.FixedTiming;
@@ -21,9 +22,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
@@ -215,12 +214,7 @@ public final class PredictCommand implements Runnable {
         if (reporting.saveResult) {
             String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
             Path path = reporting.resultDir.resolve(file);
-            try {
-                Files.createDirectories(path.toAbsolutePath().getParent());
-                JSON.writeValue(path.toFile(), result);
-            } catch (IOException e) {
-                throw new ConfigException("--result-dir: cannot write " + path + ": " + e.getMessage(), e);
-            }
+            OutputFile.write(path, out -> JSON.writeValue(out, result));
             System.out.println("Result written to " + path);
         }
     }

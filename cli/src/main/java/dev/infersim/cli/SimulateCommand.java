@@ -19,6 +19,7 @@ import dev.infersim.sim.ReplicaSeries;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.Router;
 import dev.infersim.sim.Routers;
+import dev.infersim.sim.TieBreak;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
@@ -33,7 +34,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
@@ -72,6 +72,11 @@ public final class SimulateCommand implements Runnable {
     @Option(names = "--router", defaultValue = "round-robin", description = "round-robin, least-outstanding-requests, least-kv-usage, power-of-two-choices (seeded by --seed) "
             + "prefix-affinity or lora-affinity (default: ${DEFAULT-VALUE}).")
     String router;
+
+    @Option(names = "--router-tie-break", defaultValue = "round-robin", paramLabel = "round-robin|lowest-index",
+            description = "How routers choose among equally scored replicas: round-robin (as nginx least_conn and "
+                    + "HAProxy leastconn) or lowest-index (as Vidur) (default: ${DEFAULT-VALUE}).")
+    String routerTieBreak;
 
     @Option(names = "--autoscaler", paramLabel = "NAME",
             description = "Size the fleet with an autoscaler: hpa (the Kubernetes HPA algorithm). Off by default.")
@@ -175,14 +180,17 @@ public final class SimulateCommand implements Runnable {
                 : dashboard ? ReplayServer.temporaryDetail() : null;
         RequestLogWriter detail = detailFile == null ? null : new RequestLogWriter(detailFile, true);
         Simulation simulation = split ? new Simulation(disaggregatedFleet(d), options, detail)
-                : new Simulation(fleet, Routers.byName(router, workload.seed), options, detail);
+                : new Simulation(fleet, router(router), options, detail);
         // An interrupt stops the arrivals; the run then ends as usual and writes what it simulated before the JVM exits.
         try (InterruptGuard guard = new InterruptGuard(simulation::stop)) {
             SimulationResult result;
             try (detail) {
                 result = simulation.run(requests);
             }
-            report(result, info, file, reporting.saveDetailed ? detailFile : null, out);
+            String detailFailure = detail == null ? null : detail.failure();
+            report(result, info, file, reporting.saveDetailed && detailFailure == null ? detailFile : null, out);
+            // the run is reported and its result written; the rows it could not write end it with one line, exit 2
+            ConfigException.check(detailFailure == null, "%s", detailFailure);
             ConfigException.check(result.stopped() || result.stats().completed() + result.stats().failed() > 0,
                     "--warmup-duration %s s covers the whole run: no request was measured", reporting.warmupDurationS);
             if (dashboard) {
@@ -211,6 +219,11 @@ public final class SimulateCommand implements Runnable {
                 AutoscaleOptions.nanos(metricsLagS));
     }
 
+    /** A router by name, with --seed and --router-tie-break. */
+    private Router router(String name) {
+        return Routers.byName(name, workload.seed, TieBreak.parse("--router-tie-break", routerTieBreak));
+    }
+
     private DisaggregatedFleet disaggregatedFleet(Deployment d) {
         int p = disaggregation.prefillReplicas;
         int n = disaggregation.decodeReplicas;
@@ -226,8 +239,8 @@ public final class SimulateCommand implements Runnable {
                 decode[i - p] = r;
             }
         }
-        return new DisaggregatedFleet(prefill, Routers.byName(disaggregation.prefillRouter(router), workload.seed), decode,
-                Routers.byName(disaggregation.decodeRouter(router), workload.seed), disaggregation.link.link());
+        return new DisaggregatedFleet(prefill, router(disaggregation.prefillRouter(router)), decode,
+                router(disaggregation.decodeRouter(router)), disaggregation.link.link());
     }
 
     /** --plan-disaggregation: every split of --replicas against the same replicas aggregated, as a table. */
@@ -236,8 +249,8 @@ public final class SimulateCommand implements Runnable {
                 "--plan-disaggregation needs --request-rate (a finite rate to start the search from)");
         double rate = WorkloadOptions.parseRate("--request-rate", requestRate);
         DisaggregationPlanner planner = new DisaggregationPlanner(replicas, () -> deployment.engine(d, null, 0),
-                () -> Routers.byName(router, workload.seed), () -> Routers.byName(disaggregation.prefillRouter(router), workload.seed),
-                () -> Routers.byName(disaggregation.decodeRouter(router), workload.seed), disaggregation.link.link(), options,
+                () -> router(router), () -> router(disaggregation.prefillRouter(router)),
+                () -> router(disaggregation.decodeRouter(router)), disaggregation.link.link(), options,
                 disaggregation.sloAttainment);
         out.println(KvCapacity.of(d).describe());
         WorkloadSpec base = workload.spec(rate, maxConcurrency, reporting.numWarmups);
@@ -256,6 +269,20 @@ public final class SimulateCommand implements Runnable {
             report.fields().put("infersim_detailed_file", detailFile.toString()); // where compare finds it
         }
         report.printSummary(out);
+        if (result.replicas().length > 1) {
+            StringBuilder line = new StringBuilder();
+            for (dev.infersim.sim.Replica r : result.replicas()) {
+                @SuppressWarnings("unchecked")
+                java.util.Map<String, Object> s = (java.util.Map<String, Object>)
+                        ((java.util.Map<String, Object>) report.fields().get("infersim_per_replica")).get(Integer.toString(r.id()));
+                line.append(line.length() == 0 ? "" : ", ").append(r.id()).append(": ").append(s.get("requests"));
+                if (s.get("mean_ttft_ms") != null) {
+                    line.append(String.format(Locale.ROOT, " (TTFT %.1f ms, queue %.1f ms)", (double) s.get("mean_ttft_ms"),
+                            (double) s.get("mean_queue_ms")));
+                }
+            }
+            out.printf(Locale.ROOT, "%-40s %s%n", "Requests per replica (mean):", line);
+        }
         out.println(result.saturation().saturated()
                 ? "Saturated: yes (" + result.saturation().reason() + ")"
                 : "Saturated: no (" + result.saturation().reason() + ")");
@@ -288,7 +315,7 @@ public final class SimulateCommand implements Runnable {
         if (html != null) {
             try {
                 HtmlReport.writeRun(html, report.fields());
-            } catch (UncheckedIOException e) {
+            } catch (ConfigException e) {
                 throw new ConfigException("--html: " + e.getMessage(), e);
             }
             out.println("HTML report written to " + html);

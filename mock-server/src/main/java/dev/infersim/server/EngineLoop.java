@@ -72,6 +72,8 @@ final class EngineLoop implements Runnable {
     private final ConcurrentLinkedQueue<Integer> loraChanges = new ConcurrentLinkedQueue<>();
     /** Requests per LoRA adapter for vllm:lora_requests_info; null when LoRA is off. */
     private final LoraRequestStates loraStates;
+    /** Engine thread: scratch for the adapters of the running requests. */
+    private String[] runningAdapters = new String[16];
     private final ConcurrentLinkedQueue<PrefixCacheReset> resets = new ConcurrentLinkedQueue<>();
     /** Sleep and wake-up commands ({@link #sleep}, {@link #wakeUp}). */
     private final ConcurrentLinkedQueue<SleepCommand> sleeps = new ConcurrentLinkedQueue<>();
@@ -151,6 +153,13 @@ final class EngineLoop implements Runnable {
         kvEvents = config;
         kvEventsRank = rank;
         kvEventsReplicaOffset = replicaOffset;
+    }
+
+    /** Sets the topic of this engine's KV events, once its server knows the port it listens on. */
+    void kvEventsTopic(String topic) {
+        if (publisher != null) {
+            publisher.topic(topic);
+        }
     }
 
     /** This engine's data-parallel rank (0 without data parallelism). */
@@ -378,17 +387,21 @@ final class EngineLoop implements Runnable {
                 continue;
             }
             recordPlanned(plan);
+            if (loraStates != null && loraStates.byQueue()) {
+                reportRunningAdapters();
+            }
             long deadline = clock.toWall(plan.endNanos());
             wall.sleepUntil(deadline, realtime ? REALTIME_SPIN_NANOS : SPIN_NANOS);
             long lag = wall.nanoTime() - deadline;
             StepOutcome out = engine.completeStep(plan);
             cursorNanos = plan.endNanos();
             metrics.recordStep(plan.tokens(), plan.durationNanos(), lag);
+            // before the tokens go out: a client that has its answer then finds /metrics counting it
+            metrics.snapshot(engine, arrived.size());
             deliver(out);
             if (publisher != null) {
                 publisher.flush();
             }
-            metrics.snapshot(engine, arrived.size());
         }
         abortAll();
         exited = true;
@@ -575,6 +588,11 @@ final class EngineLoop implements Runnable {
         for (int i = 0; i < plan.preemptedCount(); i++) {
             ((Choice) plan.preempted(i).attachment()).recordPreemption(plan.startNanos());
         }
+        // Before the step ends: a stop string completed by the token this step may produce ends the request with it.
+        for (int i = 0; i < plan.size(); i++) {
+            EngineRequest r = plan.request(i);
+            ((Choice) r.attachment()).scanForStop(r.outputTokens());
+        }
     }
 
     private void deliver(StepOutcome out) {
@@ -606,6 +624,19 @@ final class EngineLoop implements Runnable {
             touch(c.batch).add(c);
         }
         flushTouched();
+    }
+
+    /** The adapters of the requests in the scheduler's running list, for the queue-based LoRA lists. */
+    private void reportRunningAdapters() {
+        int n = engine.runningCount();
+        if (runningAdapters.length < n) {
+            runningAdapters = new String[Math.max(n, 2 * runningAdapters.length)];
+        }
+        for (int i = 0; i < n; i++) {
+            EngineRequest r = engine.running(i);
+            runningAdapters[i] = r.lora() == null ? null : r.lora().name();
+        }
+        loraStates.runningNow(rank, runningAdapters, n);
     }
 
     private void loraFinished(EngineRequest r) {

@@ -24,6 +24,8 @@ final class GroundTruth {
     private final boolean responseTokenTimes;
     private final TruthLog log;
     private int engine;
+    /** The front door's routing decision, a JSON object; null when no front door routed the request. */
+    private volatile String route;
 
     GroundTruth(String requestId, int replica, LoraAdapter lora, ModelClock clock, Choice[] choices, boolean responseTokenTimes,
                 TruthLog log) {
@@ -52,8 +54,17 @@ final class GroundTruth {
         g.writeNumberField("engine", engine);
         writeLora(g);
         g.writeNumberField("time_scale", clock.timeScale());
+        if (route != null) {
+            g.writeFieldName("route");
+            g.writeRawValue(route);
+        }
         choiceFields(g, c, true);
         g.writeEndObject();
+    }
+
+    /** The decision of the front door that routed the request here ({@code x-infersim-route}), a JSON object. */
+    void routedBy(String decision) {
+        route = decision;
     }
 
     /** The data-parallel rank of the engine that took the request. */

@@ -7,11 +7,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One engine's KV-connector metrics under vLLM's names (NixlConnector's, vllm/distributed/kv_transfer/kv_connector/v1/nixl/stats.py,
- * and the scheduler's connector prefix-cache counters, vllm/v1/metrics/loggers.py, at
  * https://github.com/vllm-project/vllm/tree/9aaf83ef502fc37bc647f6e474314d48ba36cd1c), with vLLM's buckets and labels:
  * on a decode side {@code vllm:nixl_xfer_time_seconds} (each pull, from allocating its blocks to its KV's arrival, model
- * seconds), {@code vllm:nixl_bytes_transferred}, {@code vllm:nixl_num_failed_notifications_total} and
- * {@code vllm:external_prefix_cache_queries_total}/{@code _hits_total}; on a prefill side
+ * seconds), {@code vllm:nixl_bytes_transferred} and {@code vllm:nixl_num_failed_notifications_total}; on a prefill side
  * {@code vllm:nixl_num_kv_expired_reqs_total} (prometheus_client adds {@code _total} to a counter), plus infersim's {@code infersim:kv_held_requests} (prefills holding blocks now)
  * and {@code infersim:kv_unknown_notices_total} (reads of holds already expired or never made, which vLLM logs).
  */
@@ -23,8 +21,6 @@ final class KvTransferMetrics {
     private final BucketHistogram xferTime = new BucketHistogram(XFER_BUCKETS);
     private final BucketHistogram bytes = new BucketHistogram(BYTES_BUCKETS);
     private final AtomicLong failedNotifications = new AtomicLong();
-    private final AtomicLong externalQueries = new AtomicLong();
-    private final AtomicLong externalHits = new AtomicLong();
     private final AtomicLong expired = new AtomicLong();
     private final AtomicLong unknownNotices = new AtomicLong();
     private volatile int heldRequests;
@@ -46,8 +42,6 @@ final class KvTransferMetrics {
     void pulled(EngineRequest r, double bytesMoved) {
         xferTime.record((r.kvTransferEndNanos() - r.kvTransferStartNanos()) / 1e9);
         bytes.record(bytesMoved);
-        externalQueries.lazySet(externalQueries.get() + r.promptTokens() - Math.max(0, r.cachedPromptTokens()));
-        externalHits.lazySet(externalHits.get() + r.kvTransferTokens());
     }
 
     void failedNotification() {
@@ -76,11 +70,7 @@ final class KvTransferMetrics {
         counter(b, engines, "vllm:nixl_num_failed_notifications_total", "Number of failed NIXL KV Cache notifications.", 0);
         counter(b, engines, "vllm:nixl_num_kv_expired_reqs_total", "Number of requests that had their KV expire. NOTE: This metric "
                 + "is tracked on the P instance.", 1);
-        counter(b, engines, "vllm:external_prefix_cache_queries_total", "External prefix cache queries from KV connector "
-                + "cross-instance cache sharing, in terms of number of queried tokens.", 2);
-        counter(b, engines, "vllm:external_prefix_cache_hits_total", "External prefix cache hits from KV connector "
-                + "cross-instance cache sharing, in terms of number of cached tokens.", 3);
-        counter(b, engines, "infersim:kv_unknown_notices_total", "Reads of prefill KV holds that had expired or were never made.", 4);
+        counter(b, engines, "infersim:kv_unknown_notices_total", "Reads of prefill KV holds that had expired or were never made.", 2);
         header(b, "infersim:kv_held_requests", "Finished prefills holding their KV blocks for a decode side.", "gauge");
         for (KvTransferMetrics m : engines) {
             b.append("infersim:kv_held_requests{").append(m.labels).append("} ").append((double) m.heldRequests).append('\n');
@@ -92,8 +82,6 @@ final class KvTransferMetrics {
         return switch (which) {
             case 0 -> failedNotifications.get();
             case 1 -> expired.get();
-            case 2 -> externalQueries.get();
-            case 3 -> externalHits.get();
             default -> unknownNotices.get();
         };
     }

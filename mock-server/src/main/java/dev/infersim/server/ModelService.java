@@ -20,6 +20,8 @@ final class ModelService {
     /** The data-parallel engines, by rank; each has its own KV cache, scheduler and metrics. */
     final List<EngineLoop> loops;
     final List<ServerMetrics> metrics;
+    /** What /metrics shows under --fake-metrics, in place of {@link #metrics}; null otherwise. */
+    private final List<ServerMetrics> fakeMetrics;
     final PromptTokenizer tokenizer;
     final LoremVocabulary vocabulary;
     final RequestParser parser;
@@ -47,7 +49,8 @@ final class ModelService {
         this.capacity = engines.get(0).capacity();
         LoraConfig lora = options.deployment().lora();
         this.loras = lora == null ? null : new LoraAdapters(options.loraModules(), options.servedModelName());
-        this.loraStates = lora == null ? null : new LoraRequestStates(lora.maxLoras(), System::currentTimeMillis);
+        this.loraStates = lora == null ? null : new LoraRequestStates(lora.maxLoras(), options.metrics().loraByQueue(),
+                engines.size(), System::currentTimeMillis);
         this.kvConnector = options.kvTransfer() == null ? null
                 : new KvConnector(options, engines.size(), capacity.kvBytesPerTokenPerGpu());
         List<EngineLoop> loops = new ArrayList<>();
@@ -73,6 +76,13 @@ final class ModelService {
             }
         }
         this.metrics = List.copyOf(metrics);
+        if (options.metrics().fake() != null) {
+            ServerMetrics fake = new ServerMetrics(options.servedModelName(), options.deployment(), capacity, options.timeScale(), 0);
+            fake.applyFake(options.metrics().fake());
+            this.fakeMetrics = List.of(fake);
+        } else {
+            this.fakeMetrics = null;
+        }
         this.tokenizer = tokenizer;
         this.vocabulary = vocabulary;
         this.parser = new RequestParser(tokenizer, options.servedModelNames(), loras, capacity.maxModelLen(),
@@ -110,11 +120,26 @@ final class ModelService {
         }
     }
 
+    /** Names the KV events of every engine after the port the server listens on ({@link KvEventsConfig#topicFor}). */
+    void listening(int port) {
+        if (options.kvEvents() != null) {
+            String topic = options.kvEvents().topicFor(options.pod().ip(), options.host(), port, options.servedModelName());
+            for (EngineLoop loop : loops) {
+                loop.kvEventsTopic(topic);
+            }
+        }
+    }
+
     /** Every engine reads a newly served adapter into its host cache, as vLLM's add_lora does. */
     void registerLora(int id) {
         for (EngineLoop loop : loops) {
             loop.registerLora(id);
         }
+    }
+
+    /** The engines' metrics, or the fixed ones of --fake-metrics. */
+    List<ServerMetrics> shownMetrics() {
+        return fakeMetrics != null ? fakeMetrics : metrics;
     }
 
     int running() {

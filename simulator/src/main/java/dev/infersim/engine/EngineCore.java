@@ -117,6 +117,7 @@ public final class EngineCore {
     private int heldRequests;
     private long kvTransfers;
     private long kvTransferredTokens;
+    private long kvExternalQueries;
 
     public EngineCore(Deployment deployment, KvCapacity capacity, CostModel costModel, SchedulingPolicy policy) {
         this(deployment, capacity, costModel, policy, null, 0);
@@ -140,7 +141,8 @@ public final class EngineCore {
         this.capacity = capacity;
         this.costModel = costModel;
         this.policy = policy;
-        this.kv = new KvCacheManager(capacity.numBlocks(), capacity.blockSize(), deployment.enablePrefixCaching());
+        this.kv = new KvCacheManager(capacity.numBlocks(), capacity.blockSize(), deployment.enablePrefixCaching(),
+                deployment.enablePrefixCaching() ? new BlockHasher(deployment.prefixCachingHashAlgo(), deployment.hashSeed()) : null);
         this.waiting = policy.newWaitingQueue();
         this.running = new EngineRequest[deployment.maxNumSeqs()];
         this.plan = new StepPlan(deployment.maxNumSeqs());
@@ -521,6 +523,9 @@ public final class EngineCore {
     private void admit(EngineRequest r, int cachedTokens, long startNanos) {
         waiting.poll();
         kv.recordQuery(r.totalTokens(), cachedTokens);
+        if (kvLink != null) { // vLLM asks the connector for every token not found locally
+            kvExternalQueries += r.totalTokens() - cachedTokens;
+        }
         r.computedTokens = cachedTokens;
         if (r.firstScheduledNanos < 0) {
             r.cachedPromptTokens = cachedTokens;
@@ -555,6 +560,7 @@ public final class EngineCore {
         }
         waiting.poll();
         kv.recordQuery(r.totalTokens(), cachedTokens);
+        kvExternalQueries += r.totalTokens() - cachedTokens;
         r.cachedPromptTokens = cachedTokens;
         r.status = EngineRequest.Status.LOADING;
         r.kvPull = EngineRequest.KvPull.IN_FLIGHT;
@@ -761,6 +767,8 @@ public final class EngineCore {
     public SchedulingPolicy policy() { return policy; }
     public KvCacheManager kvCache() { return kv; }
     public int runningCount() { return runningCount; }
+    /** Running request {@code i}, for {@code i < runningCount()}: the scheduler's running list, in its order. */
+    public EngineRequest running(int i) { return running[i]; }
     /** Requests waiting for admission, those waiting for their remote prefill's KV included (as vLLM counts them). */
     public int waitingCount() { return waiting.size() + loading.size(); }
     /** Nothing to schedule now or later: no request running, waiting or waiting for KV (held blocks are no work). */
@@ -771,8 +779,10 @@ public final class EngineCore {
     public int kvHeldCount() { return heldRequests; }
     /** KV pulls begun so far. */
     public long kvTransfers() { return kvTransfers; }
-    /** Prompt tokens whose KV was pulled so far. */
+    /** Prompt tokens whose KV was pulled so far (vLLM's external prefix cache hits). */
     public long kvTransferredTokens() { return kvTransferredTokens; }
+    /** With a KV connector, prompt tokens not found in the local prefix cache when admitted (vLLM's external queries). */
+    public long kvExternalQueries() { return kvExternalQueries; }
     public long steps() { return steps; }
     public long preemptions() { return preemptions; }
     /** Prompt tokens actually computed (prefix-cache hits excluded, recomputation included). */

@@ -26,7 +26,7 @@ public final class EngineRequest {
     private final int[] promptTokenIds;
     private final int maxTokens;
     private final int minTokens;
-    private final int eosAfterTokens;
+    private int eosAfterTokens;
     private final int priority;
     private final long arrivalNanos;
     private final LoraAdapter lora;
@@ -108,6 +108,18 @@ public final class EngineRequest {
     public int maxTokens() { return maxTokens; }
     public int minTokens() { return minTokens; }
     public int eosAfterTokens() { return eosAfterTokens; }
+
+    /**
+     * Ends the request after {@code outputTokens} outputs at the latest, as EOS would: a driver that finds a stop string
+     * in the text the request is about to generate (vLLM's stop strings, which a sampler cannot know of in advance)
+     * moves the end there before the step that produces it. Never moves the end later.
+     */
+    public void stopAt(int outputTokens) {
+        if (outputTokens < 1) {
+            throw new IllegalArgumentException("a request stops after at least 1 output, got " + outputTokens);
+        }
+        eosAfterTokens = Math.min(eosAfterTokens, outputTokens);
+    }
     public int priority() { return priority; }
     public long arrivalNanos() { return arrivalNanos; }
     /** The LoRA adapter the request runs on; null for the base model. */

@@ -11,13 +11,4 @@ public record LoraAdapter(int id, String name) {
         ConfigException.check(id >= 1, "a LoRA adapter's id must be >= 1, got %d", id);
         ConfigException.check(name != null && !name.isBlank(), "a LoRA adapter needs a name");
     }
-
-    /** Seeds the prefix-cache hash chain, so equal prompts on different adapters never share KV blocks. */
-    long hashSeed() {
-        long h = 0x9E3779B97F4A7C15L;
-        for (int i = 0; i < name.length(); i++) {
-            h = dev.infersim.workload.SplitMix64.mix64(h ^ name.charAt(i));
-        }
-        return dev.infersim.workload.SplitMix64.mix64(h ^ name.length());
-    }
 }

@@ -5,7 +5,6 @@ import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.KvTransferLink;
 import dev.infersim.engine.KvTransferListener;
-import dev.infersim.workload.WorkloadRequest;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -65,12 +64,12 @@ public final class DisaggregatedFleet {
     }
 
     /** The prefill replica the prefill pool's router picks for {@code w}. */
-    Replica routePrefill(WorkloadRequest w) {
+    Replica routePrefill(RoutedRequest w) {
         return prefill[prefillRouter.route(w, prefill)];
     }
 
     /** The decode replica the decode pool's router picks for {@code w}. */
-    Replica routeDecode(WorkloadRequest w) {
+    Replica routeDecode(RoutedRequest w) {
         return decode[decodeRouter.route(w, decode)];
     }
 

@@ -279,11 +279,12 @@ public final class Simulation {
         }
         Replica replica;
         if (pd != null) {
-            replica = pd.routePrefill(w);
+            replica = pd.routePrefill(s);
         } else {
             Replica[] routable = fleet.routable();
-            replica = routable[router.route(w, routable)];
+            replica = routable[router.route(s, routable)];
         }
+        s.replica = replica;
         EngineCore engine = replica.engine();
         String rejection = engine.rejectionReason(w.promptTokens());
         if (rejection != null) {
@@ -315,7 +316,8 @@ public final class Simulation {
 
     /** The sidecar's second step: the original request, with the prefill's KV to pull, to a decode replica. */
     private void decode(RequestState s) {
-        Replica replica = pd.routeDecode(s.request);
+        Replica replica = pd.routeDecode(s);
+        s.replica = replica;
         EngineRequest r = engineRequest(s.request, replica.engine(), s.request.maxTokens(), eosAfter(s.request))
                 .disaggregate(EngineRequest.Disaggregation.REMOTE_PREFILL);
         r.attach(s);
@@ -397,6 +399,9 @@ public final class Simulation {
                         r.preemptions() + (first != r ? first.preemptions() : 0), r.finishReason().openAiName(), null);
         sumSojournNanos += clock - s.sendNanos;
         if (s.measured) {
+            if (r != null && r.firstTokenNanos() >= 0) {
+                s.replica.served(r.firstTokenNanos() - s.sendNanos, first.firstScheduledNanos() - s.sendNanos);
+            }
             stats.recordRequest(record);
             latencySeries.record(record);
             windowEndNanos = clock;
@@ -441,11 +446,13 @@ public final class Simulation {
                 latencySeries, options.dollarsPerGpuHour(), pd);
     }
 
-    /** Per-request driver state, attached to its {@link EngineRequest} (both of them when disaggregated). */
-    private static final class RequestState implements DisaggregatedFleet.Handoff {
+    /** Per-request driver state, attached to its {@link EngineRequest} (both of them when disaggregated); routers read the request through it. */
+    private static final class RequestState implements RoutedRequest, DisaggregatedFleet.Handoff {
         final WorkloadRequest request;
         final long sendNanos;
         final boolean measured;
+        /** The replica that serves its tokens (disaggregated: the decode replica, once it has one). */
+        Replica replica;
         /** Disaggregated: the prefill request and its replica, which holds its blocks until {@link #release}. */
         EngineRequest prefill;
         Replica prefillReplica;
@@ -464,6 +471,21 @@ public final class Simulation {
         @Override
         public void release() {
             prefillReplica.engine().releaseKv(prefill);
+        }
+
+        @Override
+        public int promptTokens() {
+            return request.promptTokens();
+        }
+
+        @Override
+        public String lora() {
+            return request.lora();
+        }
+
+        @Override
+        public int fillLeadingTokenIds(int[] dst, int count, int vocabSize) {
+            return request.fillLeadingTokenIds(dst, count, vocabSize);
         }
 
         void recordGap(long nanos) {

@@ -66,6 +66,11 @@ public record SimulationResult(ServingStats stats, long durationNanos, Timeline 
                 Double.isNaN(saturation.queueGrowth()) ? null : (double) Math.round(saturation.queueGrowth()));
         m.put("infersim_arrivals_in_second_half", saturation.arrivalsInHalf());
         m.put("infersim_replicas", replicaSeries.toJson());
+        Map<String, Object> perReplica = new LinkedHashMap<>();
+        for (Replica r : replicas) {
+            perReplica.put(Integer.toString(r.id()), r.servedSummary());
+        }
+        m.put("infersim_per_replica", perReplica);
         m.put("infersim_gpu_seconds", gpuSeconds);
         if (!Double.isNaN(dollarsPerGpuHour)) {
             m.put("infersim_cost_dollars", gpuSeconds / 3600 * dollarsPerGpuHour);

@@ -106,7 +106,7 @@ class LoraAffinityTest {
                 0, 0, adapter == null ? null : new dev.infersim.engine.LoraAdapter((int) id + 1, adapter)));
     }
 
-    private static WorkloadRequest request(String adapter) {
-        return new WorkloadRequest(0, 0, 100, 0, -1, 10, 10, 1, 0, false, "chat", null, adapter);
+    private static RoutedRequest request(String adapter) {
+        return RoutedRequest.of(new WorkloadRequest(0, 0, 100, 0, -1, 10, 10, 1, 0, false, "chat", null, adapter));
     }
 }
