@@ -3,6 +3,7 @@ package dev.infersim.cli;
 import dev.infersim.engine.ConfigException;
 import dev.infersim.engine.StartupDelay;
 import dev.infersim.server.KvEventsConfig;
+import dev.infersim.server.KvTransferConfig;
 import dev.infersim.server.MockFleet;
 import dev.infersim.server.FakeMetrics;
 import dev.infersim.server.FaultSettings;
@@ -191,6 +192,16 @@ public final class ServeCommand implements Runnable {
                     + "$POD_IP or else --host, so every replica has its own; vLLM's own default is an empty topic).")
     String kvEventsTopic;
 
+    @Option(names = "--kv-transfer-config", paramLabel = "JSON",
+            description = "vLLM's KV connector for prefill/decode disaggregation: {\"kv_connector\": \"NixlConnector\", "
+                    + "\"kv_role\": \"kv_producer|kv_consumer|kv_both\", \"engine_id\", \"kv_connector_extra_config\": "
+                    + "{\"kv_lease_duration\": 30}}. kv_transfer_params do_remote_decode then prefill and hold the KV, "
+                    + "do_remote_prefill pull it; the side channel listens on VLLM_NIXL_SIDE_CHANNEL_HOST:PORT (localhost:5600).")
+    String kvTransferConfig;
+
+    @Mixin
+    KvTransferOptions kvTransferLink;
+
     @Option(names = "--use-vllm-map-event-format",
             description = "Send KV events as msgpack maps, as vLLM does since its PR #42892, instead of arrays "
                     + "(llm-d-inference-sim's flag).")
@@ -339,10 +350,38 @@ public final class ServeCommand implements Runnable {
                     .metrics(new MetricsOptions(loraMetricsByQueue, legacyMetrics,
                             fakeMetrics == null ? null : FakeMetrics.parse(fakeMetrics))).listenWhileLoading(listenWhileLoading)
                     .tokenizer(tokenizer == null ? null : PromptTokenizer.huggingFace(tokenizer))
+                    .kvTransfer(kvTransfer(System.getenv("VLLM_NIXL_SIDE_CHANNEL_HOST"), System.getenv("VLLM_NIXL_SIDE_CHANNEL_PORT")))
                     .timeouts(timeouts()).truthLog(openTruthLog()).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
+    }
+
+    /** The KV connector of --kv-transfer-config, its side channel where vLLM's environment puts it; null for none. */
+    private KvTransferConfig kvTransfer(String hostEnv, String portEnv) {
+        if (kvTransferConfig == null) {
+            return null;
+        }
+        int port = KvTransferConfig.DEFAULT_SIDE_CHANNEL_PORT;
+        if (portEnv != null) {
+            try {
+                port = Integer.parseInt(portEnv.trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("VLLM_NIXL_SIDE_CHANNEL_PORT must be a port number, got '" + portEnv + "'");
+            }
+        }
+        KvTransferConfig c = KvTransferConfig.fromVllmJson(kvTransferConfig,
+                hostEnv == null || hostEnv.isBlank() ? KvTransferConfig.DEFAULT_SIDE_CHANNEL_HOST : hostEnv, port,
+                kvTransferLink.link());
+        if (c != null && c.engineId() != null && replicas > 1) {
+            throw new IllegalArgumentException("--kv-transfer-config engine_id names one engine; with --replicas leave it out "
+                    + "(each replica draws its own)");
+        }
+        if (c != null && c.sideChannelPort() > 0 && c.sideChannelPort() + replicas * dataParallelSize - 1 > 65535) {
+            throw new IllegalArgumentException("VLLM_NIXL_SIDE_CHANNEL_PORT " + c.sideChannelPort() + " + one port per engine "
+                    + "runs past port 65535");
+        }
+        return c;
     }
 
     /**

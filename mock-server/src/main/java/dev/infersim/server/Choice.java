@@ -27,6 +27,12 @@ final class Choice {
     final EventLoopBatch batch;
     /** How the output's tokens reach the client when the reply is more than plain text; null for plain text. */
     final OutputPlan plan;
+    /** The prefill this choice pulls its KV from ({@code do_remote_prefill}); null otherwise. Set before it arrives. */
+    KvTransferParams remotePrefill;
+    /** A prefill's id for the decode side ({@code remote_request_id}); null unless {@code do_remote_decode}. */
+    String kvRequestId;
+    /** Engine thread: the blocks this prefill holds for a decode side, published by the finish; null otherwise. */
+    private HeldKv heldKv;
 
     // engine thread writes, published by the volatile writes below
     private long[] tokenTimes;
@@ -141,6 +147,24 @@ final class Choice {
             preemptedAt = Arrays.copyOf(preemptedAt, Math.max(4, preemptionCount * 2));
         }
         preemptedAt[preemptionCount++] = nowNanos;
+    }
+
+    /**
+     * What a finished prefill ({@code do_remote_decode}) holds for the decode side, as its response's
+     * {@code kv_transfer_params} tells it: the block ids (vLLM's are these plus 1), the engine and request to name, the
+     * side channel to notify, the tensor-parallel size and the tokens computed.
+     */
+    record HeldKv(int[] blockIds, String engineId, String requestId, String host, int port, int tpSize, int computedTokens) {
+    }
+
+    /** Engine thread: this choice finished holding its KV blocks; call before the finish is published. */
+    void holdKv(HeldKv held) {
+        heldKv = held;
+    }
+
+    /** The blocks this prefill held when it finished (read after a finished snapshot); null when it held none. */
+    HeldKv heldKv() {
+        return heldKv;
     }
 
     /** Engine thread: the engine finished (or aborted) this request; publishes everything written before. */

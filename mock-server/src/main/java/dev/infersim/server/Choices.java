@@ -46,9 +46,20 @@ final class Choices {
         }
         long id = service.nextEngineId();
         int eosAfterTokens = eos;
+        // with a KV connector, kv_transfer_params make this a prefill to hold or a decode to pull (else vLLM ignores them)
+        KvTransferParams kv = service.kvConnector == null ? null : KvTransferParams.parse(request.kvTransferParams());
+        EngineRequest.Disaggregation role = kv == null ? EngineRequest.Disaggregation.NONE
+                : kv.remotePrefill() ? EngineRequest.Disaggregation.REMOTE_PREFILL
+                : kv.remoteDecode() ? EngineRequest.Disaggregation.REMOTE_DECODE : EngineRequest.Disaggregation.NONE;
         // Stop strings are matched on the engine thread as the text is generated (Choice.scanForStop), not here.
-        return new Choice(exchange, index, arrival -> new EngineRequest(id, prompt.length, prompt, maxTokens, minTokens,
-                eosAfterTokens, request.priority(), arrival, request.lora()), text, request.stops(), batch,
+        Choice c = new Choice(exchange, index, arrival -> new EngineRequest(id, prompt.length, prompt, maxTokens, minTokens,
+                eosAfterTokens, request.priority(), arrival, request.lora()).disaggregate(role), text, request.stops(), batch,
                 request.tokenTimes() || o.truthLog() != null, plan);
+        if (role == EngineRequest.Disaggregation.REMOTE_PREFILL) {
+            c.remotePrefill = kv;
+        } else if (role == EngineRequest.Disaggregation.REMOTE_DECODE) {
+            c.kvRequestId = exchange.requestId() + "-" + id; // vLLM's remote_request_id is its internal request id
+        }
+        return c;
     }
 }

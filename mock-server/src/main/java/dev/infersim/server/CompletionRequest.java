@@ -32,13 +32,15 @@ import java.util.List;
  * @param lora             the LoRA adapter the request runs on, or null
  * @param output           tools, tool_choice, response_format and include_reasoning ({@link OutputSpec#PLAIN} for
  *                         completions)
+ * @param kvTransferParams kv_transfer_params as sent (an object), read by the KV connector ({@link KvTransferParams});
+ *                         null when absent
  */
 record CompletionRequest(boolean chat, List<int[]> prompts, List<int[]> echoIds, boolean echo, String echoMessage,
                          List<ReturnedPrompt> returnedPrompts, Integer promptLogprobs,
                          Integer maxTokens, int minTokens,
                          boolean ignoreEos, StopStrings stops, int n, Long seed, boolean logprobs, int topLogprobs,
                          boolean stream, boolean includeUsage, boolean continuousUsage, int priority, boolean tokenTimes,
-                         LoraAdapter lora, OutputSpec output) {
+                         LoraAdapter lora, OutputSpec output, com.fasterxml.jackson.databind.JsonNode kvTransferParams) {
 
     /** Echo with max_tokens 0: the choice's text is the prompt alone, though the engine still runs one token. */
     boolean promptOnly() {

@@ -46,6 +46,7 @@ final class Exchange {
     private boolean done;
     /** A stall, a held first token or a worker writing: nothing is written here until that ends. */
     private boolean holding;
+    private final String requestId;
     /** What a worker thread is writing into the response, or null. */
     private ResponseOutputStream offLoop;
 
@@ -58,6 +59,7 @@ final class Exchange {
         this.context = context;
         this.bodies = bodies;
         this.fault = new ExchangeFault(fault, service.faults.get());
+        this.requestId = requestId;
         this.choices = Choices.create(service, request, this, seq, service.batchFor(context));
         String id = wire.id(request, requestId);
         long created = System.currentTimeMillis() / 1000;
@@ -91,9 +93,24 @@ final class Exchange {
         return choices.length;
     }
 
+    /** The request's id ({@code x-request-id}, or one the server made). */
+    String requestId() {
+        return requestId;
+    }
+
     /** Reserves waiting slots and hands the choices to the engine; false (nothing submitted) when the queue is full. */
     boolean submit() {
         loop = service.reserveEngine(pinnedRank, choices.length);
+        KvConnector kv = service.kvConnector;
+        for (Choice c : choices) {
+            if (kv != null && c.remotePrefill != null) {
+                if (loop == null) {
+                    kv.pullDone(c, 0); // refused: the prefill side may free its blocks now, as vLLM tells it
+                } else {
+                    kv.awaitingPull(c);
+                }
+            }
+        }
         if (loop == null) {
             return false;
         }

@@ -131,7 +131,8 @@ final class HttpApi extends VerticleBase {
         router.get("/version").handler(rc -> json(rc, Json.MAPPER.createObjectNode().put("version", version())));
         router.get("/metrics").handler(rc -> rc.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
                 .end(ServerMetrics.render(service.shownMetrics(), service.options.metrics().legacy()) + loraMetrics()
-                        + truthLogMetrics() + RuntimeMetrics.scrape()));
+                        + truthLogMetrics() + (service.kvConnector == null ? "" : service.kvConnector.renderMetrics())
+                        + RuntimeMetrics.scrape()));
         if (service.options.runtimeLoraUpdating()) {
             router.post("/v1/load_lora_adapter").handler(body).handler(rc -> updateLoras(rc, true));
             router.post("/v1/unload_lora_adapter").handler(body).handler(rc -> updateLoras(rc, false));

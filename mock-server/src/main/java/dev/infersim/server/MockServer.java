@@ -109,6 +109,22 @@ public final class MockServer {
         DashboardFeed dashboard = !options.dashboard() ? null
                 : new DashboardFeed(fleet != null ? fleet::metrics : () -> service.metrics, System.nanoTime());
         MockServer server = new MockServer(vertx, owns, service, fleet, dashboard);
+        if (service.kvConnector == null) {
+            return server.listenOrLoad();
+        }
+        // the KV connector's side channels listen first: a decode side may notify a prefill as soon as it answers
+        return service.kvConnector.start(vertx, service.loops)
+                .recover(e -> {
+                    stopEngines(service);
+                    return service.kvConnector.close().transform(ar -> Future.<Void>failedFuture(e));
+                })
+                .compose(v -> server.listenOrLoad().onFailure(e -> service.kvConnector.close()));
+    }
+
+    /** Listens now, or (as vLLM) only once the cold start is over. */
+    private Future<MockServer> listenOrLoad() {
+        MockServer server = this;
+        ServerOptions options = service.options;
         long loadWallMs = Math.round(options.startupDelay().totalNanos() / options.timeScale() / 1e6);
         if (loadWallMs <= 0 || options.listenWhileLoading()) {
             return server.listen().map(v -> {
@@ -295,6 +311,18 @@ public final class MockServer {
         return service.faults.get();
     }
 
+    /** The KV connector's engine ids and side-channel ports, by data-parallel rank; null without one. */
+    public List<String> kvEngineIds() {
+        if (service.kvConnector == null) {
+            return null;
+        }
+        List<String> ids = new java.util.ArrayList<>();
+        for (int rank = 0; rank < service.loops.size(); rank++) {
+            ids.add(service.kvConnector.engineId(rank));
+        }
+        return ids;
+    }
+
     /** The one line {@code infersim serve} prints when ready. */
     public String readyLine() {
         var d = service.options.deployment();
@@ -304,7 +332,18 @@ public final class MockServer {
         return String.format(Locale.ROOT, "infersim serving %s at %s/v1 (replica %d, %s on %s x%d%s, time scale %s%s); KV cache "
                         + "%,d tokens (%,d blocks of %d), max model len %,d", service.options.servedModelName(), baseUrl(),
                 replica(), d.model().name(), d.gpu().name(), d.tensorParallelSize(), dp, service.options.timeScale(), loadedIn,
-                kv.tokens(), kv.numBlocks(), kv.blockSize(), kv.maxModelLen()) + timingNote(service.options.fixedTiming(), d.maxNumSeqs());
+                kv.tokens(), kv.numBlocks(), kv.blockSize(), kv.maxModelLen()) + timingNote(service.options.fixedTiming(), d.maxNumSeqs())
+                + kvTransferNote();
+    }
+
+    private String kvTransferNote() {
+        KvConnector c = service.kvConnector;
+        if (c == null) {
+            return "";
+        }
+        return String.format(Locale.ROOT, "; %s %s, engine_id %s, side channel %s:%d, KV pulls at %s GB/s + %s ms", KvTransferConfig.CONNECTOR,
+                c.config().kvRole(), c.engineId(0), c.config().sideChannelHost(), c.port(0), c.config().link().gbps(),
+                c.config().link().latencyMs());
     }
 
     private static String timingNote(FixedTiming t, int maxNumSeqs) {
@@ -347,6 +386,7 @@ public final class MockServer {
                     return flushed.future();
                 })
                 .compose(v -> Future.join(deployments.stream().map(vertx::undeploy).toList()).mapEmpty())
+                .compose(v -> service.kvConnector == null ? Future.<Void>succeededFuture() : service.kvConnector.close())
                 .compose(v -> ownsVertx ? vertx.close() : Future.<Void>succeededFuture());
         return closed;
     }

@@ -30,6 +30,8 @@ final class ModelService {
     /** The LoRA adapters served, and the requests on each for vllm:lora_requests_info; both null when LoRA is off. */
     final LoraAdapters loras;
     final LoraRequestStates loraStates;
+    /** The KV connector (prefill/decode disaggregation); null without {@code --kv-transfer-config}. */
+    final KvConnector kvConnector;
     final AtomicInteger activeExchanges = new AtomicInteger();
     /** False during the cold start ({@link ServerOptions#startupDelay()}): /health and /v1 answer 503 meanwhile. */
     volatile boolean loaded;
@@ -49,12 +51,18 @@ final class ModelService {
         this.loras = lora == null ? null : new LoraAdapters(options.loraModules(), options.servedModelName());
         this.loraStates = lora == null ? null : new LoraRequestStates(lora.maxLoras(), options.metrics().loraByQueue(),
                 engines.size(), System::currentTimeMillis);
+        this.kvConnector = options.kvTransfer() == null ? null
+                : new KvConnector(options, engines.size(), capacity.kvBytesPerTokenPerGpu());
         List<EngineLoop> loops = new ArrayList<>();
         List<ServerMetrics> metrics = new ArrayList<>();
         for (int rank = 0; rank < engines.size(); rank++) {
             ServerMetrics m = new ServerMetrics(options.servedModelName(), options.deployment(), capacity, options.timeScale(), rank);
             String name = "infersim-engine-" + options.servedModelName() + (engines.size() > 1 ? "-dp" + rank : "");
-            EngineLoop loop = new EngineLoop(engines.get(rank), rank, clock, m, name, options.realtimeEngine(), loraStates);
+            if (kvConnector != null) {
+                engines.get(rank).connectKvTransfer(options.kvTransfer().link(), kvConnector.listener(rank));
+            }
+            EngineLoop loop = new EngineLoop(engines.get(rank), rank, clock, m, name, options.realtimeEngine(), loraStates,
+                    kvConnector);
             if (options.kvEvents() != null) {
                 loop.publishKvEvents(options.kvEvents(), engines.size() > 1 ? rank : null, options.replica() * engines.size());
             }

@@ -255,10 +255,17 @@ final class RequestParser {
         // vLLM's completions endpoint answers a beam search in one body even when asked to stream (its checks above
         // still saw stream=true); chat streams it like any other request. The mock samples no beams either way.
         boolean beamSearch = optBool(body, "use_beam_search", false);
+        // vLLM's kv_transfer_params is any dict, handed to the KV connector (if any) to read
+        JsonNode kvTransferParams = body.get(KvTransferParams.FIELD);
+        if (kvTransferParams != null && !kvTransferParams.isNull() && !kvTransferParams.isObject()) {
+            throw ApiException.badRequest(KvTransferParams.FIELD, KvTransferParams.FIELD + ": expected an object, got "
+                    + describe(kvTransferParams));
+        }
         boolean streamed = stream && !(beamSearch && !chat);
         return new CompletionRequest(chat, prompts, echo, echoPrompt, echoMessage, returned, promptLogprobs, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
                 n, seed, logprobs, top, streamed, includeUsage, continuousUsage,
-                priority == null ? 0 : priority, tokenTimes, lora, output);
+                priority == null ? 0 : priority, tokenTimes, lora, output,
+                kvTransferParams == null || kvTransferParams.isNull() ? null : kvTransferParams);
     }
 
     /**

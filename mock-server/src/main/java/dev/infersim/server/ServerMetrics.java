@@ -73,6 +73,8 @@ final class ServerMetrics {
     private final AtomicLong successAbort = new AtomicLong();
     private final AtomicLong promptTokensTotal = new AtomicLong();
     private final AtomicLong cachedPromptTokensTotal = new AtomicLong();
+    /** Prompt tokens whose KV a KV connector pulled from a prefill engine (vLLM's external_kv_transfer source). */
+    private final AtomicLong externalPromptTokensTotal = new AtomicLong();
     /** When the series were created, Unix seconds: prometheus_client's {@code _created} samples. */
     private final double createdSeconds = System.currentTimeMillis() / 1000.0;
 
@@ -85,6 +87,10 @@ final class ServerMetrics {
     private volatile long prefixQueries;
     private volatile long prefixHits;
     private volatile long steps;
+    private volatile long externalQueries;
+    private volatile long externalHits;
+    /** Requests waiting for a prefill's KV to arrive: vLLM's 'deferred' waiting reason (KV transfer). */
+    private volatile int deferred;
 
     ServerMetrics(String servedModelName, Deployment d, KvCapacity kv, double timeScale, int engineIndex) {
         this.labels = "engine=\"" + engineIndex + "\",model_name=\"" + escapeLabel(servedModelName) + "\"";
@@ -175,6 +181,7 @@ final class ServerMetrics {
         ttft.record((nowNanos - r.arrivalNanos()) / 1e9);
         promptTokensTotal.lazySet(promptTokensTotal.get() + r.promptTokens());
         cachedPromptTokensTotal.lazySet(cachedPromptTokensTotal.get() + Math.max(0, r.cachedPromptTokens()));
+        externalPromptTokensTotal.lazySet(externalPromptTokensTotal.get() + r.kvTransferTokens());
     }
 
     /** Engine thread: a later token, {@code gapNanos} after the previous one. */
@@ -217,6 +224,9 @@ final class ServerMetrics {
         prefixQueries = engine.kvCache().queriedTokens();
         prefixHits = engine.kvCache().hitTokens();
         steps = engine.steps();
+        externalQueries = engine.kvExternalQueries();
+        externalHits = engine.kvTransferredTokens();
+        deferred = engine.kvLoadingCount();
     }
 
     int running() {
@@ -258,8 +268,9 @@ final class ServerMetrics {
                 + "waiting for scheduling capacity; 'deferred' = deferred by transient constraints (LoRA budget, KV transfer, "
                 + "blocked status). Sum of all reasons equals vllm:num_requests_waiting.", "gauge");
         for (ServerMetrics m : engines) {
-            m.labelled(b, "vllm:num_requests_waiting_by_reason", "reason", "capacity", m.waiting);
-            m.labelled(b, "vllm:num_requests_waiting_by_reason", "reason", "deferred", 0);
+            int deferred = m.deferred;
+            m.labelled(b, "vllm:num_requests_waiting_by_reason", "reason", "capacity", m.waiting - deferred);
+            m.labelled(b, "vllm:num_requests_waiting_by_reason", "reason", "deferred", deferred);
         }
         header(b, "vllm:engine_sleep_state", "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine "
                 + "is awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.", "gauge");
@@ -276,9 +287,9 @@ final class ServerMetrics {
                 m -> m.prefixQueries);
         counter(b, engines, "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", m -> m.prefixHits);
         counter(b, engines, "vllm:external_prefix_cache_queries", "External prefix cache queries from KV connector "
-                + "cross-instance cache sharing, in terms of number of queried tokens.", m -> 0);
+                + "cross-instance cache sharing, in terms of number of queried tokens.", m -> m.externalQueries);
         counter(b, engines, "vllm:external_prefix_cache_hits", "External prefix cache hits from KV connector cross-instance "
-                + "cache sharing, in terms of number of cached tokens.", m -> 0);
+                + "cache sharing, in terms of number of cached tokens.", m -> m.externalHits);
         counter(b, engines, "vllm:mm_cache_queries", "Multi-modal cache queries, in terms of number of queried items.", m -> 0);
         counter(b, engines, "vllm:mm_cache_hits", "Multi-modal cache hits, in terms of number of cached items.", m -> 0);
         counter(b, engines, "vllm:num_preemptions", "Cumulative number of preemption from the engine.", m -> m.preemptions);
@@ -286,14 +297,16 @@ final class ServerMetrics {
         header(b, "vllm:prompt_tokens_by_source_total", "Number of prompt tokens by source.", "counter");
         for (ServerMetrics m : engines) {
             long cached = m.cachedPromptTokensTotal.get();
-            m.labelled(b, "vllm:prompt_tokens_by_source_total", "source", "local_compute", m.promptTokensTotal.get() - cached);
+            long external = m.externalPromptTokensTotal.get();
+            m.labelled(b, "vllm:prompt_tokens_by_source_total", "source", "local_compute",
+                    m.promptTokensTotal.get() - cached - external);
             m.labelled(b, "vllm:prompt_tokens_by_source_total", "source", "local_cache_hit", cached);
-            m.labelled(b, "vllm:prompt_tokens_by_source_total", "source", "external_kv_transfer", 0);
+            m.labelled(b, "vllm:prompt_tokens_by_source_total", "source", "external_kv_transfer", external);
         }
         created(b, engines, "vllm:prompt_tokens_by_source", "Number of prompt tokens by source.", "source",
                 "local_compute", "local_cache_hit", "external_kv_transfer");
         counter(b, engines, "vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external).",
-                m -> m.cachedPromptTokensTotal.get());
+                m -> m.cachedPromptTokensTotal.get() + m.externalPromptTokensTotal.get());
         counter(b, engines, "vllm:generation_tokens", "Number of generation tokens processed.", m -> m.generationTokensTotal);
         header(b, "vllm:request_success_total", "Count of successfully processed requests.", "counter");
         for (ServerMetrics m : engines) {
@@ -416,7 +429,7 @@ final class ServerMetrics {
         b.append("# TYPE ").append(name).append(' ').append(type).append('\n');
     }
 
-    private static String escapeLabel(String v) {
+    static String escapeLabel(String v) {
         return v.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
     }
 }

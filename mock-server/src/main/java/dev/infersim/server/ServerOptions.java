@@ -55,6 +55,8 @@ import java.util.Objects;
  * @param pod                 the Kubernetes pod this server runs as ({@code POD_NAME}, {@code POD_NAMESPACE},
  *                            {@code POD_IP}): response headers and the default KV-event topic name it
  * @param timeouts            how long connections may wait for a request, its head, or any traffic
+ * @param kvTransfer          the KV connector for prefill/decode disaggregation ({@code --kv-transfer-config}); null for
+ *                            none
  */
 public record ServerOptions(Deployment deployment, String schedulingPolicy, List<String> servedModelNames, String host, int port,
                             String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
@@ -63,7 +65,8 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
                             boolean dashboard, int dataParallelSize, FixedTiming fixedTiming,
                             KvEventsConfig kvEvents, TruthLog truthLog, List<LoraModule> loraModules,
                             boolean runtimeLoraUpdating, ModelFeatures features, boolean listenWhileLoading,
-                            MetricsOptions metrics, PromptTokenizer tokenizer, PodIdentity pod, HttpTimeouts timeouts) {
+                            MetricsOptions metrics, PromptTokenizer tokenizer, PodIdentity pod, HttpTimeouts timeouts,
+                            KvTransferConfig kvTransfer) {
 
     /** Engine threads of one server; each models a whole GPU group, so more would only share this host's cores thinner. */
     public static final int MAX_DATA_PARALLEL_SIZE = 64;
@@ -101,6 +104,8 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         pod = pod == null ? PodIdentity.NONE : pod;
         metrics = metrics == null ? MetricsOptions.VLLM : metrics;
         Objects.requireNonNull(timeouts, "timeouts");
+        check(kvTransfer == null || fixedTiming == null,
+                "--kv-transfer-config needs the engine's cost model, not --timing fixed");
     }
 
     /** The name responses and metrics report whichever served name a request used (vLLM's first served name). */
@@ -113,7 +118,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                 maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
                 startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules, runtimeLoraUpdating,
-                features, listenWhileLoading, metrics, tokenizer, pod, timeouts);
+                features, listenWhileLoading, metrics, tokenizer, pod, timeouts, kvTransfer);
     }
 
     /** vLLM-like defaults for a deployment: 127.0.0.1:8000, real time, no key, 1,000 waiting requests, lorem text, seed 0. */
@@ -159,6 +164,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         private PromptTokenizer tokenizer;
         private PodIdentity pod = PodIdentity.NONE;
         private HttpTimeouts timeouts = HttpTimeouts.DEFAULTS;
+        private KvTransferConfig kvTransfer;
 
         private Builder(Deployment deployment) {
             this.deployment = deployment;
@@ -202,12 +208,13 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
             features = f.withSleepMode(f.enableSleepMode(), v, f.loadBandwidthGbps());
             return this;
         }
+        public Builder kvTransfer(KvTransferConfig v) { kvTransfer = v; return this; }
 
         public ServerOptions build() {
             return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                     maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, replica,
                     startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules,
-                    runtimeLoraUpdating, features, listenWhileLoading, metrics, tokenizer, pod, timeouts);
+                    runtimeLoraUpdating, features, listenWhileLoading, metrics, tokenizer, pod, timeouts, kvTransfer);
         }
     }
 }

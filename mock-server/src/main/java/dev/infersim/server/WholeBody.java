@@ -75,7 +75,7 @@ final class WholeBody extends ResponseEncoder implements Wire.Body {
             writePromptLogprobs(g, request.promptLogprobs() == null ? null : request.returnedPrompts().get(0));
             g.writeNullField("prompt_token_ids");
         }
-        g.writeNullField("kv_transfer_params");
+        KvTransferParams.writeResponse(g, choices);
         truth.writeField(g);
         g.writeEndObject();
     }

@@ -61,6 +61,24 @@ import java.util.PriorityQueue;
  * has its clock started at its arrival, so the step boundaries of other requests never delay it. KV blocks, preemption,
  * prefix caching and the waiting queue work as above.
  *
+ * <p>Prefill/decode disaggregation, as vLLM's scheduler runs a KV connector (NixlConnector) at
+ * https://github.com/vllm-project/vllm/blob/9aaf83ef502fc37bc647f6e474314d48ba36cd1c/vllm/v1/core/sched/scheduler.py
+ * ({@link #connectKvTransfer}):
+ * <ul>
+ *   <li>A {@link EngineRequest.Disaggregation#REMOTE_DECODE} request runs as any other; when it finishes (stop or
+ *       length) its blocks are not freed but held ({@code request_finished} returns {@code delay_free_blocks}) until
+ *       {@link #releaseKv}: the decode side's notification, or the lease's end.</li>
+ *   <li>A {@link EngineRequest.Disaggregation#REMOTE_PREFILL} request, at the head of the waiting queue, takes its
+ *       locally cached prefix ({@code get_computed_blocks}) and is told the rest of its prompt is external
+ *       ({@code get_num_new_matched_tokens}: {@code len(prompt) - num_computed_tokens}, loaded asynchronously); blocks
+ *       for the whole prompt are allocated ({@code allocate_slots}, or the loop stops as for any request) and it waits
+ *       in {@code WAITING_FOR_REMOTE_KVS}, outside the running batch and the token budget, while the
+ *       {@link KvTransferLink} carries its KV. Once it has arrived the request is cached and goes back to the front
+ *       of the waiting queue ({@code skipped_waiting}, served first under FCFS) with every prompt token computed but the
+ *       last ({@code _update_waiting_for_remote_kv}: "on a full prompt hit, we need to re-compute the last token"), so
+ *       its first step computes one token at the prompt's context and samples its first output.</li>
+ * </ul>
+ *
  * <p>Not thread-safe: one thread owns an engine. Steady-state steps allocate nothing.
  */
 public final class EngineCore {
@@ -89,6 +107,17 @@ public final class EngineCore {
     private final int[] stepLoras;
     private int stepLoraCount;
     private final java.util.ArrayDeque<EngineRequest> skipped = new java.util.ArrayDeque<>();
+    // disaggregation: the link KV is pulled over (null: no connector), who hears of arrivals, requests whose KV is
+    // in transit (in the order their pulls began), held prefill requests
+    private KvTransferLink kvLink;
+    private double kvBytesPerToken;
+    private long kvLinkFreeNanos;
+    private KvTransferListener kvListener;
+    private final java.util.ArrayList<EngineRequest> loading = new java.util.ArrayList<>();
+    private int heldRequests;
+    private long kvTransfers;
+    private long kvTransferredTokens;
+    private long kvExternalQueries;
 
     public EngineCore(Deployment deployment, KvCapacity capacity, CostModel costModel, SchedulingPolicy policy) {
         this(deployment, capacity, costModel, policy, null, 0);
@@ -133,6 +162,22 @@ public final class EngineCore {
                 SchedulingPolicies.byName("fcfs"));
     }
 
+    /**
+     * Gives this engine a KV connector: remote-prefill requests pull their prompt's KV over {@code link}, and
+     * {@code listener} hears when each no longer needs the prefill side's blocks (null: nobody). Not under fixed
+     * timing, whose per-request latencies leave no step to pay a transfer in.
+     */
+    public void connectKvTransfer(KvTransferLink link, KvTransferListener listener) {
+        ConfigException.check(fixed == null, "KV transfer (prefill/decode disaggregation) needs the engine's cost model, "
+                + "not --timing fixed");
+        kvLink = java.util.Objects.requireNonNull(link, "link");
+        kvBytesPerToken = capacity.kvBytesPerTokenPerGpu();
+        kvListener = listener;
+    }
+
+    /** The link remote-prefill requests pull their KV over; null without a KV connector. */
+    public KvTransferLink kvTransferLink() { return kvLink; }
+
     /** Why a prompt of this length can never run here, or null when it can. */
     public String rejectionReason(int promptTokens) {
         if (promptTokens < 1) {
@@ -157,6 +202,9 @@ public final class EngineCore {
         if (r.lora() != null && loraSlots == null) {
             throw new IllegalArgumentException("LoRA is not enabled; " + r + " names adapter " + r.lora().name());
         }
+        if (r.disaggregation() == EngineRequest.Disaggregation.REMOTE_PREFILL && kvLink == null) {
+            throw new IllegalArgumentException("no KV connector: " + r + " asks to pull a remote prefill's KV");
+        }
         r.outputLimit = Math.min(r.maxTokens(), capacity.maxModelLen() - r.promptTokens());
         r.status = EngineRequest.Status.WAITING;
         waiting.add(r);
@@ -172,6 +220,12 @@ public final class EngineCore {
         switch (r.status) {
             case WAITING:
                 waiting.remove(r);
+                kvNoLongerNeeded(r, nowNanos);
+                break;
+            case LOADING:
+                loading.remove(r);
+                kv.free(r);
+                kvNoLongerNeeded(r, nowNanos);
                 break;
             case RUNNING:
                 removeRunning(r);
@@ -196,6 +250,7 @@ public final class EngineCore {
             throw new IllegalStateException("planStep called before completeStep of the previous step");
         }
         plan.reset(nowNanos);
+        receiveKv(nowNanos);
         long endNanos = 0;
         if (fixed != null) {
             endNanos = planFixedStep(nowNanos);
@@ -375,6 +430,24 @@ public final class EngineCore {
             if (skipForLora(r)) {
                 continue;
             }
+            if (r.kvPull == EngineRequest.KvPull.PENDING) {
+                if (!startKvPull(r, nowNanos)) {
+                    break;
+                }
+                continue;
+            }
+            if (r.kvPull == EngineRequest.KvPull.ARRIVED) {
+                int tokens = Math.min(r.totalTokens() - r.computedTokens, budget);
+                if (!kv.allocateMore(r, tokens)) {
+                    break;
+                }
+                r.kvPull = EngineRequest.KvPull.DONE;
+                waiting.poll();
+                start(r, nowNanos);
+                plan.add(r, tokens);
+                budget -= tokens;
+                continue;
+            }
             int cachedBlocks = kv.findCachedBlocks(r);
             int cachedTokens = cachedBlocks * kv.blockSize();
             int tokens = r.totalTokens() - cachedTokens;
@@ -450,17 +523,106 @@ public final class EngineCore {
     private void admit(EngineRequest r, int cachedTokens, long startNanos) {
         waiting.poll();
         kv.recordQuery(r.totalTokens(), cachedTokens);
+        if (kvLink != null) { // vLLM asks the connector for every token not found locally
+            kvExternalQueries += r.totalTokens() - cachedTokens;
+        }
         r.computedTokens = cachedTokens;
+        if (r.firstScheduledNanos < 0) {
+            r.cachedPromptTokens = cachedTokens;
+        }
+        start(r, startNanos);
+    }
+
+    /** Puts a request taken off the waiting queue, its blocks allocated, into the running batch. */
+    private void start(EngineRequest r, long startNanos) {
         r.status = EngineRequest.Status.RUNNING;
         running[runningCount++] = r;
         if (r.firstScheduledNanos < 0) {
             r.firstScheduledNanos = startNanos;
-            r.cachedPromptTokens = cachedTokens;
             plan.recordAdmitted(r);
         }
         if (loraSlots != null) {
             addStepLora(r.lora());
         }
+    }
+
+    /**
+     * Starts pulling the head of the waiting queue's prompt KV: its cached prefix plus blocks for the rest of the prompt,
+     * which the link brings; false (nothing changed) when the blocks do not fit. The request leaves the queue and waits
+     * for its KV outside the running batch.
+     */
+    private boolean startKvPull(EngineRequest r, long nowNanos) {
+        int cachedBlocks = kv.findCachedBlocks(r);
+        int cachedTokens = cachedBlocks * kv.blockSize();
+        int tokens = r.promptTokens() - cachedTokens;
+        if (!kv.allocateNew(r, cachedBlocks, tokens)) {
+            return false;
+        }
+        waiting.poll();
+        kv.recordQuery(r.totalTokens(), cachedTokens);
+        kvExternalQueries += r.totalTokens() - cachedTokens;
+        r.cachedPromptTokens = cachedTokens;
+        r.status = EngineRequest.Status.LOADING;
+        r.kvPull = EngineRequest.KvPull.IN_FLIGHT;
+        r.kvTransferTokens = tokens;
+        r.kvTransferStartNanos = nowNanos;
+        kvLinkFreeNanos = Math.max(kvLinkFreeNanos, nowNanos) + kvLink.wireNanos(tokens, kvBytesPerToken);
+        r.kvTransferEndNanos = kvLinkFreeNanos + kvLink.latencyNanos();
+        loading.add(r);
+        kvTransfers++;
+        kvTransferredTokens += tokens;
+        return true;
+    }
+
+    /**
+     * Moves every request whose KV has arrived by {@code nowNanos} back to the front of the waiting queue, in the order
+     * their pulls began, with its prompt computed but the last token (which it recomputes to sample), its blocks cached.
+     */
+    private void receiveKv(long nowNanos) {
+        for (int i = loading.size() - 1; i >= 0; i--) { // back to front, so the earliest pull ends up first in the queue
+            EngineRequest r = loading.get(i);
+            if (r.kvTransferEndNanos > nowNanos) {
+                continue;
+            }
+            loading.remove(i);
+            r.computedTokens = r.promptTokens();
+            kv.cacheComputedBlocks(r);
+            r.computedTokens = r.promptTokens() - 1;
+            kvNoLongerNeeded(r, nowNanos);
+            r.kvPull = EngineRequest.KvPull.ARRIVED;
+            r.status = EngineRequest.Status.WAITING;
+            waiting.addPreempted(r);
+        }
+    }
+
+    /** Tells the listener the prefill side's blocks for this remote-prefill request may go, once. */
+    private void kvNoLongerNeeded(EngineRequest r, long nowNanos) {
+        if (kvListener != null && (r.kvPull == EngineRequest.KvPull.PENDING || r.kvPull == EngineRequest.KvPull.IN_FLIGHT)) {
+            kvListener.remoteKvDone(r, nowNanos);
+        }
+    }
+
+    /** When the earliest KV in transit arrives; {@code Long.MAX_VALUE} when none is. */
+    public long nextKvArrivalNanos() {
+        long next = Long.MAX_VALUE;
+        for (int i = 0; i < loading.size(); i++) {
+            next = Math.min(next, loading.get(i).kvTransferEndNanos);
+        }
+        return next;
+    }
+
+    /**
+     * Frees the blocks a finished remote-decode request held for its decode engine (the decode side read them, or the
+     * lease ran out); false when it held none.
+     */
+    public boolean releaseKv(EngineRequest r) {
+        if (!r.kvHeld) {
+            return false;
+        }
+        r.kvHeld = false;
+        heldRequests--;
+        kv.free(r);
+        return true;
     }
 
     /**
@@ -540,7 +702,12 @@ public final class EngineCore {
             FinishReason reason = finishReason(r);
             if (reason != null) {
                 removeRunning(r);
-                kv.free(r);
+                if (r.disaggregation() == EngineRequest.Disaggregation.REMOTE_DECODE) {
+                    r.kvHeld = true; // vLLM's delay_free_blocks: the decode side reads them first
+                    heldRequests++;
+                } else {
+                    kv.free(r);
+                }
                 finish(r, reason, end);
                 outcome.addFinished(r);
             }
@@ -602,8 +769,20 @@ public final class EngineCore {
     public int runningCount() { return runningCount; }
     /** Running request {@code i}, for {@code i < runningCount()}: the scheduler's running list, in its order. */
     public EngineRequest running(int i) { return running[i]; }
-    public int waitingCount() { return waiting.size(); }
-    public boolean isIdle() { return runningCount == 0 && waiting.size() == 0; }
+    /** Requests waiting for admission, those waiting for their remote prefill's KV included (as vLLM counts them). */
+    public int waitingCount() { return waiting.size() + loading.size(); }
+    /** Nothing to schedule now or later: no request running, waiting or waiting for KV (held blocks are no work). */
+    public boolean isIdle() { return runningCount == 0 && waiting.size() == 0 && loading.isEmpty(); }
+    /** Remote-prefill requests whose KV is in transit. */
+    public int kvLoadingCount() { return loading.size(); }
+    /** Finished remote-decode requests still holding their KV blocks. */
+    public int kvHeldCount() { return heldRequests; }
+    /** KV pulls begun so far. */
+    public long kvTransfers() { return kvTransfers; }
+    /** Prompt tokens whose KV was pulled so far (vLLM's external prefix cache hits). */
+    public long kvTransferredTokens() { return kvTransferredTokens; }
+    /** With a KV connector, prompt tokens not found in the local prefix cache when admitted (vLLM's external queries). */
+    public long kvExternalQueries() { return kvExternalQueries; }
     public long steps() { return steps; }
     public long preemptions() { return preemptions; }
     /** Prompt tokens actually computed (prefix-cache hits excluded, recomputation included). */

@@ -51,9 +51,12 @@ public final class Replica implements RoutingTarget {
     public int id() { return id; }
     public EngineCore engine() { return engine; }
 
-    /** End of the step in flight, or {@code Long.MAX_VALUE} when the engine is not running a step. */
+    /**
+     * End of the step in flight; with none, when remote KV the engine waits for arrives (it may then start a step), or
+     * {@code Long.MAX_VALUE}.
+     */
     public long nextEventNanos() {
-        return inFlight == null ? Long.MAX_VALUE : inFlight.endNanos();
+        return inFlight == null ? engine.nextKvArrivalNanos() : inFlight.endNanos();
     }
 
     /** The step in flight, or null. */
@@ -114,15 +117,16 @@ public final class Replica implements RoutingTarget {
     /**
      * Starts the next step at {@code nowNanos} if none is in flight and the engine has work it can schedule.
      *
-     * @return true if a step started
+     * @return true if a step started, or the engine began pulling remote KV (its next event moved)
      */
     public boolean planIfReady(long nowNanos) {
         if (inFlight != null || engine.isIdle()) {
             return false;
         }
+        long kvArrival = engine.nextKvArrivalNanos();
         inFlight = engine.planStep(nowNanos);
         if (inFlight == null) {
-            return false;
+            return engine.nextKvArrivalNanos() != kvArrival;
         }
         peakKvUsage = Math.max(peakKvUsage, engine.kvCacheUsage());
         return true;

@@ -84,6 +84,14 @@ public record WorkloadSpec(String datasetName, long numPrompts, long seed, LoadP
         return new WorkloadSpecBuilder();
     }
 
+    /** The same workload with {@code n} requests. */
+    public WorkloadSpec withNumPrompts(long n) {
+        return new WorkloadSpec(datasetName, n, seed, load, ignoreEos, eosPosition, randomInputLen, randomOutputLen,
+                randomRangeRatio, randomPrefixLen, prefixRepetitionPrefixLen, prefixRepetitionSuffixLen,
+                prefixRepetitionNumPrefixes, prefixRepetitionOutputLen, prefixRepetitionOrder, datasetPath,
+                sharegptOutputLen, profile);
+    }
+
     /** Accepts vLLM's spellings and {@code prefix-repetition}; rejects unknown names listing the known ones. */
     public static String canonicalDatasetName(String name) {
         if (name == null) {
