@@ -1,6 +1,6 @@
 package dev.infersim.bench;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.result.BenchmarkReport;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.LatencyStats;

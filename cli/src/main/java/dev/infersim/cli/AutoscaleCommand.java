@@ -2,8 +2,8 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.infersim.common.ConfigException;
 import dev.infersim.result.OutputFile;
-import dev.infersim.engine.ConfigException;
 import dev.infersim.sim.Autoscaler;
 import dev.infersim.sim.FleetObservation;
 import dev.infersim.sim.ReplicaSeries;

@@ -6,7 +6,7 @@ import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.bench.HtmlReport;
 import dev.infersim.bench.RunPlan;
 import dev.infersim.bench.ShardMerge;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.result.OutputFile;
 import dev.infersim.result.VllmDetailArrays;
 import dev.infersim.workload.RampUp;

@@ -4,7 +4,7 @@ import dev.infersim.bench.HarnessCheck;
 import dev.infersim.bench.HarnessResults;
 import dev.infersim.bench.HarnessTarget;
 import dev.infersim.bench.TruthTimeline;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.result.OutputFile;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

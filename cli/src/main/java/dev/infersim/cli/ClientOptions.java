@@ -2,7 +2,7 @@ package dev.infersim.cli;
 
 import dev.infersim.bench.BenchConfig;
 import dev.infersim.bench.BenchResult;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 

@@ -1,7 +1,7 @@
 package dev.infersim.cli;
 
 import dev.infersim.bench.HtmlReport;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 
 import java.nio.file.Path;
 import java.util.LinkedHashMap;

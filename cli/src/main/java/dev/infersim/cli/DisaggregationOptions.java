@@ -1,6 +1,6 @@
 package dev.infersim.cli;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 

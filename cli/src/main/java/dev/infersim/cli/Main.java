@@ -1,7 +1,7 @@
 package dev.infersim.cli;
 
 import dev.infersim.bench.TerminalText;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 

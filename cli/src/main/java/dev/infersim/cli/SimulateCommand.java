@@ -3,7 +3,7 @@ package dev.infersim.cli;
 import dev.infersim.result.RunInfo;
 import dev.infersim.result.VllmDetailArrays;
 import dev.infersim.bench.HtmlReport;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.FixedTiming;

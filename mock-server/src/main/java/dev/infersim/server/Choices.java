@@ -1,7 +1,7 @@
 package dev.infersim.server;
 
+import dev.infersim.common.SplitMix64;
 import dev.infersim.engine.EngineRequest;
-import dev.infersim.workload.SplitMix64;
 
 /**
  * Turns a parsed completion request into its choices (prompts x n), each with the engine request that times it: the

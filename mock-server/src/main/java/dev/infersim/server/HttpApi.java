@@ -3,7 +3,7 @@ package dev.infersim.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infersim.workload.SplitMix64;
+import dev.infersim.common.SplitMix64;
 import io.netty.handler.codec.TooLongFrameException;
 import io.vertx.core.Context;
 import io.vertx.core.Future;

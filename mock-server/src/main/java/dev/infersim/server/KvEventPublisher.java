@@ -1,6 +1,6 @@
 package dev.infersim.server;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.engine.KvEventListener;
 import dev.infersim.engine.LoraAdapter;
 import org.msgpack.core.MessageBufferPacker;

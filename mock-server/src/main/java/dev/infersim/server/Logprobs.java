@@ -2,7 +2,7 @@ package dev.infersim.server;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 
-import dev.infersim.workload.SplitMix64;
+import dev.infersim.common.SplitMix64;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,9 +1,9 @@
 package dev.infersim.server;
 
+import dev.infersim.common.SplitMix64;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.LoraConfig;
-import dev.infersim.workload.SplitMix64;
 import io.vertx.core.Context;
 
 import java.util.ArrayList;

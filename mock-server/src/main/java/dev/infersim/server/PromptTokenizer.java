@@ -7,7 +7,7 @@ import com.knuddels.jtokkit.api.Encoding;
 import com.knuddels.jtokkit.api.EncodingType;
 import com.knuddels.jtokkit.api.IntArrayList;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

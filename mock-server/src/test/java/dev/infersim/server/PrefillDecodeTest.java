@@ -218,7 +218,7 @@ class PrefillDecodeTest {
                     .kvTransfer(connector("kv_both", 30).withSideChannel("127.0.0.1", taken.getLocalPort())).build();
             java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
                     () -> MockServer.start(o).toCompletionStage().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS));
-            assertTrue(e.getCause() instanceof dev.infersim.engine.ConfigException, String.valueOf(e.getCause()));
+            assertTrue(e.getCause() instanceof dev.infersim.common.ConfigException, String.valueOf(e.getCause()));
             assertTrue(e.getCause().getMessage().startsWith("VLLM_NIXL_SIDE_CHANNEL_HOST:PORT 127.0.0.1:" + taken.getLocalPort()),
                     e.getCause().getMessage());
         }

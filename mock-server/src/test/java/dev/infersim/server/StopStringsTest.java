@@ -1,7 +1,7 @@
 package dev.infersim.server;
 
+import dev.infersim.common.SplitMix64;
 import dev.infersim.engine.EngineRequest;
-import dev.infersim.workload.SplitMix64;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package dev.infersim.engine;
+package dev.infersim.common;
 
 /**
  * A configuration problem a user can fix: a bad flag value, an unknown profile name, a malformed YAML file,

@@ -1,4 +1,4 @@
-package dev.infersim.engine;
+package dev.infersim.common;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;

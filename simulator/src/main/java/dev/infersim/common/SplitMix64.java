@@ -1,4 +1,4 @@
-package dev.infersim.workload;
+package dev.infersim.common;
 
 import java.util.random.RandomGenerator;
 
@@ -19,7 +19,7 @@ public final class SplitMix64 implements RandomGenerator {
     }
 
     /** Restarts the stream as if newly constructed with {@code seed}. */
-    void reseed(long seed) {
+    public void reseed(long seed) {
         this.state = seed;
     }
 
@@ -47,7 +47,7 @@ public final class SplitMix64 implements RandomGenerator {
     }
 
     /** Lemire's multiply-shift reduction of the high 32 bits of {@code bits} to {@code [0, bound)}; bias below 2^-32 * bound. */
-    static int reduce(long bits, int bound) {
+    public static int reduce(long bits, int bound) {
         return (int) (((bits >>> 32) * bound) >>> 32);
     }
 }

@@ -1,6 +1,6 @@
 package dev.infersim.engine;
 
-import static dev.infersim.engine.ConfigException.check;
+import static dev.infersim.common.ConfigException.check;
 
 /**
  * A model served on a GPU type with vLLM's serving flags. Field names follow {@code vllm serve}; defaults are vLLM's.

@@ -1,6 +1,7 @@
 package dev.infersim.engine;
 
-import dev.infersim.workload.SplitMix64;
+import dev.infersim.common.ConfigException;
+import dev.infersim.common.SplitMix64;
 
 import java.util.PriorityQueue;
 

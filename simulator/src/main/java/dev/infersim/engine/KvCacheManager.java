@@ -1,6 +1,6 @@
 package dev.infersim.engine;
 
-import dev.infersim.workload.SplitMix64;
+import dev.infersim.common.SplitMix64;
 
 /**
  * Paged KV cache (Kwon et al., "PagedAttention", SOSP 2023) with automatic prefix caching as vLLM V1 does it.

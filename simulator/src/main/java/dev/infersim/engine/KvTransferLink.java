@@ -1,6 +1,6 @@
 package dev.infersim.engine;
 
-import static dev.infersim.engine.ConfigException.check;
+import static dev.infersim.common.ConfigException.check;
 
 /**
  * The link a decode engine pulls a prompt's KV cache over from the prefill engine that computed it, as vLLM's

@@ -1,5 +1,7 @@
 package dev.infersim.engine;
 
+import dev.infersim.common.ConfigException;
+
 /**
  * A LoRA adapter a request runs on (vLLM's {@code LoRARequest}): its integer id, which the scheduler counts adapters
  * by, and its name, which goes into the request's prefix-cache block hashes and KV-cache events. Equal ids mean the

@@ -1,5 +1,6 @@
 package dev.infersim.engine;
 
+import dev.infersim.common.ConfigException;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.annotation.JsonProperty;

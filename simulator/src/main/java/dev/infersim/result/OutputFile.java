@@ -1,6 +1,6 @@
 package dev.infersim.result;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 
 import java.io.BufferedOutputStream;
 import java.io.IOException;

@@ -39,7 +39,7 @@ public final class RequestLogWriter implements Closeable {
      * @param chunkGaps also write each request's gaps between content chunks ({@code chunk_gaps_ms}, from which vLLM's
      *                  {@code itls} are built): one number per output token in the simulator, so a file ten times as
      *                  large
-     * @throws dev.infersim.engine.ConfigException when the file cannot be created, naming it and why
+     * @throws dev.infersim.common.ConfigException when the file cannot be created, naming it and why
      */
     public RequestLogWriter(Path file, boolean chunkGaps) {
         this.file = file;

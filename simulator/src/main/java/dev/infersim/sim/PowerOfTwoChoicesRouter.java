@@ -1,6 +1,6 @@
 package dev.infersim.sim;
 
-import dev.infersim.workload.SplitMix64;
+import dev.infersim.common.SplitMix64;
 
 /**
  * The power of two choices (Mitzenmacher, "The Power of Two Choices in Randomized Load Balancing", IEEE TPDS 2001;

@@ -4,7 +4,7 @@ import dev.infersim.result.LatencySeries;
 import dev.infersim.result.RequestRecord;
 import dev.infersim.result.ServingStats;
 import dev.infersim.result.RequestLogWriter;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.LoraAdapter;

@@ -2,6 +2,7 @@ package dev.infersim.engine;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infersim.common.ConfigException;
 import org.junit.jupiter.api.Test;
 
 import java.io.InputStream;

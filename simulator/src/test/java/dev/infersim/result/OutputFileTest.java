@@ -1,6 +1,6 @@
 package dev.infersim.result;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
