@@ -1,5 +1,8 @@
 package dev.infersim.cli;
 
+import dev.infersim.prediction.EnginePrediction;
+import dev.infersim.prediction.FixedPrediction;
+import dev.infersim.prediction.WorkloadMoments;
 import dev.infersim.result.OutputFile;
 import dev.infersim.result.RunInfo;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -1,5 +1,7 @@
 package dev.infersim.cli;
 
+import dev.infersim.prediction.EnginePrediction;
+import dev.infersim.prediction.FixedPrediction;
 import dev.infersim.queueing.AllenCunneenGGc;
 import dev.infersim.queueing.LatencyModel;
 import dev.infersim.queueing.UnstableQueueException;

@@ -7,6 +7,10 @@ import dev.infersim.common.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.KvCapacity;
+import dev.infersim.prediction.EnginePrediction;
+import dev.infersim.prediction.FixedPrediction;
+import dev.infersim.prediction.PredictionExplanation;
+import dev.infersim.prediction.WorkloadMoments;
 import dev.infersim.queueing.CapacityPlanner;
 import dev.infersim.queueing.ClosedLoopBatchingModel;
 import dev.infersim.queueing.FleetPlan;
@@ -307,7 +311,7 @@ public final class PredictCommand implements Runnable {
             f.put("infersim_mean_requests_in_system", model.meanNumberInSystem());
         } catch (UnstableQueueException e) {
             f.put("infersim_saturated", true);
-            f.put("infersim_saturation_reason", unstable(rate, saturation));
+            f.put("infersim_saturation_reason", PredictionExplanation.unstable(rate, saturation));
         }
         f.put("infersim_saturation_rate_per_s", saturation);
         f.put("infersim_saturation_output_tokens_per_s", saturation * m.meanOutputTokens());
@@ -318,12 +322,6 @@ public final class PredictCommand implements Runnable {
         f.put("infersim_kv_cache_tokens", KvCapacity.of(d).tokens());
         capacityPlan(f, d, p, rate, 1 / spec.load().burstiness());
         return f;
-    }
-
-    /** The verdict above capacity, in the words predict and --explain print. */
-    static String unstable(double rate, double saturation) {
-        return String.format(Locale.ROOT, "unstable: queue grows without bound (request rate %.3f req/s is at or above "
-                + "the saturation rate %.3f req/s, by %.1f%%)", rate, saturation, 100 * (rate / saturation - 1));
     }
 
     private void latency(Map<String, Object> f, String metric, double meanSeconds, DoubleUnaryOperator percentile) {

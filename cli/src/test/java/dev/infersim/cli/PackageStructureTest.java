@@ -47,9 +47,10 @@ class PackageStructureTest {
         m.put("result", List.of("common", "workload"));
         m.put("sim", List.of("common", "engine", "workload", "result"));
         m.put("queueing", List.of());
+        m.put("prediction", List.of("common", "engine", "workload", "result", "queueing"));
         m.put("server", List.of("common", "engine", "workload", "result", "sim"));
         m.put("bench", List.of("common", "workload", "result"));
-        m.put("cli", List.of("common", "engine", "workload", "result", "sim", "queueing", "server", "bench"));
+        m.put("cli", List.of("common", "engine", "workload", "result", "sim", "queueing", "prediction", "server", "bench"));
         return m;
     }
 

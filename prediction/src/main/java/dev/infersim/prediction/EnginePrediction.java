@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.prediction;
 
 import dev.infersim.engine.BatchShape;
 import dev.infersim.engine.CostModel;
@@ -37,7 +37,7 @@ import java.util.TreeMap;
  * engine, admitting whatever fits, outgrows the cache and preempts the newest request, whose recompute rides with the
  * next departure's prompt ({@link #kvLimitIteration}).
  */
-final class EnginePrediction {
+public final class EnginePrediction {
     /** Most prompt shapes the tables average over; beyond, equal-weight bins. */
     private static final int PROMPT_ATOMS = 48;
     /** Prompts admitted together that the prefill table covers; beyond, it grows by its last step. */
@@ -78,7 +78,7 @@ final class EnginePrediction {
         }
     }
 
-    EnginePrediction(Deployment deployment, WorkloadMoments moments) {
+    public EnginePrediction(Deployment deployment, WorkloadMoments moments) {
         this(deployment, new RooflineCostModel(deployment), moments);
     }
 
@@ -96,7 +96,7 @@ final class EnginePrediction {
         this.full = service(1);
     }
 
-    WorkloadMoments moments() {
+    public WorkloadMoments moments() {
         return moments;
     }
 
@@ -126,13 +126,13 @@ final class EnginePrediction {
     }
 
     /** The arrival rate at which the queue grows without bound. */
-    double saturationRatePerS() {
+    public double saturationRatePerS() {
         Service s = saturationService();
         return oneAtATime() ? 1 / s.sequential()[0].mean() : s.batching().saturationRatePerS();
     }
 
     /** The batch the KV cache sustains (at most --max-num-seqs). */
-    int batchLimit() {
+    public int batchLimit() {
         return full.batchLimit();
     }
 
@@ -140,18 +140,18 @@ final class EnginePrediction {
      * N clients in a closed loop with no think time ({@link ClosedLoopBatchingModel}), the prefix cache keeping what it
      * holds beside the min(N, B) sequences running. Not for one request at a time.
      */
-    ClosedLoopBatchingModel closedLoop(int clients) {
+    public ClosedLoopBatchingModel closedLoop(int clients) {
         Service s = cachesPrefixes() ? service(retention(Math.min(clients, full.batchLimit()))) : full;
         return new ClosedLoopBatchingModel(s.batching(), clients);
     }
 
     /** The model at a Poisson rate. Throws {@link dev.infersim.queueing.UnstableQueueException} at or above saturation. */
-    LatencyModel at(double ratePerS) {
+    public LatencyModel at(double ratePerS) {
         return at(ratePerS, 1);
     }
 
     /** The model at a rate whose gaps have squared coefficient of variation ca^2 (1 / burstiness for gamma gaps). */
-    LatencyModel at(double ratePerS, double arrivalScv) {
+    public LatencyModel at(double ratePerS, double arrivalScv) {
         return model(serviceAt(ratePerS, arrivalScv), ratePerS, arrivalScv);
     }
 

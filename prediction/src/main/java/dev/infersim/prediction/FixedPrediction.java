@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.prediction;
 
 import dev.infersim.common.ConfigException;
 import dev.infersim.engine.FixedTiming;
@@ -19,7 +19,7 @@ import java.util.Map;
  * wait as waiting with probability C and then exponential with that mean (exact for M/M/c, an approximation otherwise).
  * Prompts are assumed not found in the prefix cache.
  */
-final class FixedPrediction {
+public final class FixedPrediction {
     private final FixedTiming timing;
     private final int servers;
     private final double meanServiceS;
@@ -28,7 +28,7 @@ final class FixedPrediction {
     private final double meanItlS;
     private final double meanOutputTokens;
 
-    FixedPrediction(FixedTiming timing, int maxNumSeqs, Workload workload, long limit) {
+    public FixedPrediction(FixedTiming timing, int maxNumSeqs, Workload workload, long limit) {
         ConfigException.check(timing.timeFactorUnderLoad() == 1, "--time-factor-under-load: predict's M/G/c queue has "
                 + "latencies independent of load; simulate --timing fixed models the factor");
         this.timing = timing;
@@ -66,12 +66,12 @@ final class FixedPrediction {
     }
 
     /** Requests per second the slots complete when always full: c / E[S]. */
-    double saturationRatePerS() {
+    public double saturationRatePerS() {
         return servers / meanServiceS;
     }
 
     /** The queue at {@code rate}; throws {@link UnstableQueueException} at or above saturation. */
-    AllenCunneenGGc at(double rate, double arrivalScv) {
+    public AllenCunneenGGc at(double rate, double arrivalScv) {
         return new AllenCunneenGGc(rate, 1 / meanServiceS, servers, arrivalScv, serviceScv);
     }
 
@@ -79,20 +79,20 @@ final class FixedPrediction {
      * The wait's {@code p} quantile, reading the wait as zero with probability 1 - C and else exponential with mean
      * E[Wq] / C (exact for M/M/c, an approximation otherwise).
      */
-    static double waitPercentileSeconds(AllenCunneenGGc q, double p) {
+    public static double waitPercentileSeconds(AllenCunneenGGc q, double p) {
         double pWait = q.probabilityOfWait();
         return pWait <= 1 - p ? 0 : Math.log(pWait / (1 - p)) * q.meanWaitSeconds() / pWait;
     }
 
-    double meanTtftSeconds() {
+    public double meanTtftSeconds() {
         return meanTtftS;
     }
 
-    double meanItlSeconds() {
+    public double meanItlSeconds() {
         return meanItlS;
     }
 
-    double meanOutputTokens() {
+    public double meanOutputTokens() {
         return meanOutputTokens;
     }
 
@@ -105,7 +105,7 @@ final class FixedPrediction {
     }
 
     /** The prediction's fields, in the result schema's keys, into {@code f}. */
-    void put(Map<String, Object> f, double rate, double arrivalScv, double meanPromptTokens) {
+    public void put(Map<String, Object> f, double rate, double arrivalScv, double meanPromptTokens) {
         f.put("infersim_timing", "fixed");
         try {
             AllenCunneenGGc q = at(rate, arrivalScv);

@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.prediction;
 
 import dev.infersim.engine.Deployment;
 import dev.infersim.queueing.BatchingServer;
@@ -13,21 +13,27 @@ import java.io.PrintStream;
 import java.util.Locale;
 
 /** {@code predict --explain}: how the numbers were derived, in plain words and the numbers themselves. */
-final class PredictionExplanation {
+public final class PredictionExplanation {
     private final Deployment d;
     private final EnginePrediction p;
     private final double rate;
     private final double arrivalScv;
     private PrintStream out;
 
-    PredictionExplanation(Deployment d, EnginePrediction p, double rate, double arrivalScv) {
+    public PredictionExplanation(Deployment d, EnginePrediction p, double rate, double arrivalScv) {
         this.d = d;
         this.p = p;
         this.rate = rate;
         this.arrivalScv = arrivalScv;
     }
 
-    void print(PrintStream out) {
+    /** The verdict above capacity, in the words predict and --explain print. */
+    public static String unstable(double rate, double saturation) {
+        return String.format(Locale.ROOT, "unstable: queue grows without bound (request rate %.3f req/s is at or above "
+                + "the saturation rate %.3f req/s, by %.1f%%)", rate, saturation, 100 * (rate / saturation - 1));
+    }
+
+    public void print(PrintStream out) {
         this.out = out;
         WorkloadMoments m = p.moments();
         line("=============== How this prediction was derived ===============");
@@ -109,7 +115,7 @@ final class PredictionExplanation {
         double saturation = 1 / mean;
         line("Capacity: one request per E[S], %.3f req/s; utilisation rho = lambda E[S] = %.3f.", saturation, rate * mean);
         if (rate >= saturation) {
-            line("Verdict: %s.", PredictCommand.unstable(rate, saturation));
+            line("Verdict: %s.", unstable(rate, saturation));
             return;
         }
         SequentialServiceModel q = (SequentialServiceModel) p.at(rate, arrivalScv);
@@ -139,7 +145,7 @@ final class PredictionExplanation {
         line("Capacity: with n running, requests finish at n/(E[L] tau(n)); at the limit B = %d that is lambda_max = "
                 + "B/(E[L] tau(B)) = %.3f req/s (%.0f output tok/s).", b, saturation, saturation * server.meanOutputTokens());
         if (rate >= saturation) {
-            line("Verdict: %s.", PredictCommand.unstable(rate, saturation));
+            line("Verdict: %s.", unstable(rate, saturation));
             return;
         }
         ContinuousBatchingModel chain = (ContinuousBatchingModel) p.at(rate, arrivalScv);

@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.prediction;
 
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadRequest;
@@ -12,7 +12,7 @@ import java.util.Map;
  * benchmark client would send (the first {@code limit} of the seeded stream), so every dataset works alike: each
  * request's prompt, output and reusable shared prefix, and the moments derived from them.
  */
-final class WorkloadMoments {
+public final class WorkloadMoments {
     private final int[] promptTokens;
     private final int[] outputTokens;
     private final int[] warmPrefixTokens;
@@ -28,7 +28,7 @@ final class WorkloadMoments {
         this.prefixGroups = prefixGroups;
     }
 
-    static WorkloadMoments of(Workload workload, long limit) {
+    public static WorkloadMoments of(Workload workload, long limit) {
         int n = (int) Math.min(limit, Math.min(workload.size(), Integer.MAX_VALUE - 8));
         int[] prompt = new int[n];
         int[] output = new int[n];
@@ -81,12 +81,12 @@ final class WorkloadMoments {
     }
 
     /** P. */
-    double meanPromptTokens() {
+    public double meanPromptTokens() {
         return mean(promptTokens);
     }
 
     /** E[L], after EOS draws and max_tokens. */
-    double meanOutputTokens() {
+    public double meanOutputTokens() {
         return mean(outputTokens);
     }
 
@@ -96,7 +96,7 @@ final class WorkloadMoments {
     }
 
     /** The longest prompt, which the engine rejects if it leaves no room in the context. */
-    int maxPromptTokens() {
+    public int maxPromptTokens() {
         int max = 0;
         for (int p : promptTokens) {
             max = Math.max(max, p);

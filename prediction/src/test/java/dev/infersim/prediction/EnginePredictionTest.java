@@ -1,5 +1,6 @@
-package dev.infersim.cli;
+package dev.infersim.prediction;
 
+import dev.infersim.engine.BatchShape;
 import dev.infersim.engine.CostModel;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
@@ -29,7 +30,10 @@ class EnginePredictionTest {
         EnginePrediction p = prediction(H100_8B, random(512, 256));
         CostModel cost = new RooflineCostModel(H100_8B);
         int context = (int) Math.round(p.decodeContextTokens());
-        double profiled = StepTimes.timed(cost, new StepTimes.Row("decode", 1, context, 1, 0)).stepMs();
+        // what profile prints for a decode step of one sequence at this context
+        BatchShape one = new BatchShape();
+        one.addDecode(context);
+        double profiled = cost.stepNanos(one) / 1e6;
 
         assertEquals(profiled, 1e3 * p.serviceAt(2, 1).batching().decodeIterationSeconds(1), 0, "no fitted intercept");
         LatencyModel light = p.at(0.01);
