@@ -12,7 +12,6 @@ import java.util.function.Consumer;
  * {@code update_from_output}). Which running requests a step serves, and how long it runs, its timing decides.
  */
 final class Scheduler {
-    final Deployment deployment;
     final KvCacheManager kv;
     final WaitingQueue waiting;
     final StepPlan plan;
@@ -20,6 +19,7 @@ final class Scheduler {
     final KvConnector connector;
     private final SchedulingPolicy policy;
     private final StepTiming timing;
+    private final boolean chunkedPrefill;
     private final EngineRequest[] running;
     private int runningCount;
     private final StepOutcome outcome;
@@ -30,9 +30,9 @@ final class Scheduler {
     private long outputTokens;
 
     Scheduler(Deployment deployment, KvCapacity capacity, SchedulingPolicy policy, StepTiming timing) {
-        this.deployment = deployment;
         this.policy = policy;
         this.timing = timing;
+        this.chunkedPrefill = deployment.enableChunkedPrefill();
         this.kv = new KvCacheManager(capacity.numBlocks(), capacity.blockSize(), deployment.enablePrefixCaching(),
                 deployment.enablePrefixCaching() ? new BlockHasher(deployment.prefixCachingHashAlgo(), deployment.hashSeed()) : null);
         this.waiting = policy.newWaitingQueue();
@@ -43,7 +43,6 @@ final class Scheduler {
         this.connector = new KvConnector(kv, waiting);
     }
 
-    SchedulingPolicy policy() { return policy; }
     int runningCount() { return runningCount; }
     /** Running request {@code i}, for {@code i < runningCount()}: the running list, oldest admission first. */
     EngineRequest running(int i) { return running[i]; }
@@ -141,7 +140,7 @@ final class Scheduler {
             int cachedBlocks = kv.findCachedBlocks(r);
             int cachedTokens = cachedBlocks * kv.blockSize();
             int tokens = r.totalTokens() - cachedTokens;
-            if (!deployment.enableChunkedPrefill() && tokens > budget) {
+            if (!chunkedPrefill && tokens > budget) {
                 break;
             }
             tokens = (int) Math.min(tokens, budget);
