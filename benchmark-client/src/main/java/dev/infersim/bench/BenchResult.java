@@ -127,6 +127,17 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
                 StringBuilder line = new StringBuilder();
                 spread.forEach((replica, n) -> line.append(line.length() == 0 ? "" : ", ").append(replica).append(": ").append(n));
                 out.printf(Locale.ROOT, "%-40s %s%n", "Requests per replica:", line);
+                Map<String, Object> perReplica = (Map<String, Object>) truth.getOrDefault("per_replica", Map.of());
+                StringBuilder times = new StringBuilder();
+                perReplica.forEach((replica, o) -> {
+                    Map<String, Object> r = (Map<String, Object>) o;
+                    times.append(times.length() == 0 ? "" : ", ").append(replica).append(": ")
+                            .append(String.format(Locale.ROOT, "%.1f", ((Number) r.get("mean_ttft_ms")).doubleValue()));
+                    if (r.get("mean_queue_ms") != null) {
+                        times.append(String.format(Locale.ROOT, " / %.1f", ((Number) r.get("mean_queue_ms")).doubleValue()));
+                    }
+                });
+                out.printf(Locale.ROOT, "%-40s %s%n", "Server TTFT / queue per replica (ms):", times);
             }
         }
         Map<String, Object> baseline = (Map<String, Object>) f.get("infersim_baseline");

@@ -1,6 +1,7 @@
 package dev.infersim.bench;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
+import dev.infersim.common.SplitMix64;
 import dev.infersim.result.BenchmarkReport;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.LatencyStats;
@@ -9,7 +10,6 @@ import dev.infersim.result.LatencyLog;
 import dev.infersim.result.RunInfo;
 import dev.infersim.result.ServingSummary;
 import dev.infersim.workload.Shard;
-import dev.infersim.workload.SplitMix64;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadRequest;
 import io.netty.channel.EventLoop;
@@ -175,16 +175,35 @@ public final class BenchmarkClient implements AutoCloseable {
         long[] loopsAtStart = loopCpu.sample();
         LatencyStats noise;
         LatencyStats readDelay;
-        try (RequestLogWriter log = plan.detailFile() == null ? null : new RequestLogWriter(plan.detailFile(), true)) {
+        RequestLogWriter log = plan.detailFile() == null ? null : new RequestLogWriter(plan.detailFile(), true);
+        try {
             phase = load.run(shard.requests(workload), workload.isClosedLoop(), users, plan.numWarmups(),
                     plan.warmupDurationNanos(), plan.durationNanos(), config.slo(), log, startNanos);
         } finally {
             noise = probe.stop();
             readDelay = reads.stop();
+            if (log != null) {
+                log.close();
+            }
         }
         Map<String, Object> scraped = scraper == null ? null : scraper.stop();
         long[] loops = LoopCpu.between(loopsAtStart, loopCpu.sample());
-        return result(date, workload, plan, phase, noise, readDelay, gc.since(), loops, scraped, null);
+        BenchResult result = result(date, workload, plan, phase, noise, readDelay, gc.since(), loops, scraped, null);
+        if (log != null && log.failure() != null) {
+            // the run is measured all the same; the command reports the file it could not write once it has printed it
+            result.fields().put("infersim_detailed_file", null);
+            outputErrors(result).add(log.failure());
+        }
+        return result;
+    }
+
+    /**
+     * The files this run could not write (the per-request rows, the histogram log), one line each naming the file and
+     * why: {@code infersim_output_errors}, which the command turns into its exit code.
+     */
+    @SuppressWarnings("unchecked")
+    public static List<String> outputErrors(BenchResult result) {
+        return (List<String>) result.fields().computeIfAbsent("infersim_output_errors", k -> new ArrayList<String>());
     }
 
     private MeasuredWindow emptyWindow() {
@@ -289,7 +308,7 @@ public final class BenchmarkClient implements AutoCloseable {
             List<String> names = new ArrayList<>();
             new com.fasterxml.jackson.databind.ObjectMapper().readTree(body.getBytes()).path("data")
                     .forEach(m -> names.add(m.path("id").asText()));
-            return names.isEmpty() ? "" : "; the server serves: " + String.join(", ", names) + " (--model)";
+            return names.isEmpty() ? "" : "; the server serves: " + TerminalText.printable(String.join(", ", names)) + " (--model)";
         } catch (Exception unavailable) {
             return ""; // not every server lists its models; the 404's own message stands
         }
@@ -406,8 +425,12 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_timeseries", w.timeSeries());
         extra.put("infersim_server_metrics", scraped);
         extra.put("infersim_machine", machine());
+        List<String> outputErrors = new ArrayList<>();
         if (plan.shard() != null) {
-            extra.put("infersim_shard", shardKeys(plan, w));
+            extra.put("infersim_shard", shardKeys(plan, w, outputErrors));
+        }
+        if (!outputErrors.isEmpty()) {
+            extra.put("infersim_output_errors", outputErrors);
         }
         BenchmarkReport report = BenchmarkReport.of(info, w.stats, w.durationNanos(), extra);
         // As in vLLM, the measured keys win: --metadata completed=999 must not rewrite what was measured.
@@ -420,7 +443,7 @@ public final class BenchmarkClient implements AutoCloseable {
      * clock (for the union of the shards' spans), its exact good-request count, and each latency's exact count, mean
      * and deviation, whose histograms go to the plan's HdrHistogram log (kept beside the result as RESULT.hlog).
      */
-    private static Map<String, Object> shardKeys(RunPlan plan, MeasuredWindow w) {
+    private static Map<String, Object> shardKeys(RunPlan plan, MeasuredWindow w, List<String> outputErrors) {
         long scheduleStartEpochMillis = plan.startAtEpochMillis() > 0 ? plan.startAtEpochMillis()
                 : System.currentTimeMillis() - (System.nanoTime() - w.scheduleStartNanos) / 1_000_000L;
         Map<String, LatencyStats> latencies = new LinkedHashMap<>();
@@ -441,8 +464,12 @@ public final class BenchmarkClient implements AutoCloseable {
         m.put("window_end_s", windowEndS);
         m.put("good_requests", w.stats.goodRequests());
         if (plan.latencyLog() != null) {
-            LatencyLog.write(plan.latencyLog(), scheduleStartEpochMillis + (long) (windowStartS * 1e3),
-                    scheduleStartEpochMillis + (long) Math.ceil(windowEndS * 1e3), latencies);
+            try {
+                LatencyLog.write(plan.latencyLog(), scheduleStartEpochMillis + (long) (windowStartS * 1e3),
+                        scheduleStartEpochMillis + (long) Math.ceil(windowEndS * 1e3), latencies);
+            } catch (ConfigException e) {
+                outputErrors.add(e.getMessage());
+            }
         }
         m.put("latency_moments", moments);
         return m;
@@ -579,6 +606,17 @@ public final class BenchmarkClient implements AutoCloseable {
         Map<String, Object> spread = new LinkedHashMap<>();
         w.requestsPerReplica.forEach((replica, n) -> spread.put(Integer.toString(replica), n));
         m.put("requests_per_replica", spread);
+        Map<String, Object> perReplica = new LinkedHashMap<>();
+        w.ttftPerReplica.forEach((replica, ttft) -> {
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("requests", w.requestsPerReplica.get(replica));
+            r.put("mean_ttft_ms", ttft.meanMs());
+            r.put("p99_ttft_ms", ttft.percentileMs(99));
+            LatencyStats queue = w.queuePerReplica.get(replica);
+            r.put("mean_queue_ms", queue == null ? null : queue.meanMs());
+            perReplica.put(Integer.toString(replica), r);
+        });
+        m.put("per_replica", perReplica);
         return m;
     }
 

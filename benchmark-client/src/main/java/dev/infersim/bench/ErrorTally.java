@@ -8,7 +8,7 @@ import java.util.TreeMap;
 
 /**
  * Failed requests counted by type (http_429, timeout, connection_reset, stream_error, ...) with the first few messages
- * of each type quoted verbatim, so a report never hides why requests failed. Not thread-safe: the event loop owns it.
+ * of each type quoted verbatim in the result (and escaped where printed), so a report never hides why requests failed. Not thread-safe: the event loop owns it.
  */
 public final class ErrorTally {
     private static final int QUOTED_PER_TYPE = 3;
@@ -50,12 +50,12 @@ public final class ErrorTally {
         return out;
     }
 
-    /** One line per type: count and the first message. */
+    /** One line per type: count and the first message, safe to print ({@link TerminalText}: it is the server's text). */
     public List<String> describe() {
         List<String> lines = new ArrayList<>();
         counts.forEach((type, count) -> {
             List<String> quoted = firstMessages.get(type);
-            lines.add(type + ": " + count + (quoted.isEmpty() ? "" : " (first: \"" + quoted.get(0) + "\")"));
+            lines.add(type + ": " + count + (quoted.isEmpty() ? "" : " (first: \"" + TerminalText.printable(quoted.get(0)) + "\")"));
         });
         return lines;
     }

@@ -3,7 +3,7 @@ package dev.infersim.bench;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 
 import java.io.BufferedReader;
 import java.io.IOException;

@@ -2,12 +2,12 @@ package dev.infersim.bench;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infersim.result.OutputFile;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -52,16 +52,9 @@ public final class HtmlReport {
         writePage(file, template.replace("%ECHARTS%", echartsScript()).replace("%DATA%", toScriptJson(data)));
     }
 
+    /** Whole or not at all: a full disk leaves no truncated page ({@link OutputFile}). */
     private static void writePage(Path file, String page) {
-        try {
-            Path parent = file.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            Files.writeString(file, page, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
-        }
+        OutputFile.writeString(file, page);
     }
 
     private static String toScriptJson(Object data) {
@@ -81,11 +74,40 @@ public final class HtmlReport {
             if (in == null) {
                 throw new IllegalStateException(ECHARTS + " is missing from the classpath (webjar org.webjars.npm:echarts)");
             }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("</script", "<\\/script");
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("</script", "<\\/script") + "\n" + BANDS;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
+
+    /**
+     * Interval drawing shared by every page: {@code infersimBand(name, [[x, low, high]], colour)}, a shaded area between
+     * the ends of a curve's 95% intervals, and {@code infersimErrorBars(name, [[x, low, high]], colour)}, a capped
+     * vertical bar per point (a dotted stub without a top cap where the high end is null: too few samples to bound it).
+     * Both are ECharts custom series, so they work on log axes, where stacked areas do not.
+     */
+    private static final String BANDS = """
+            function infersimRgba(hex, a){ const v=parseInt(hex.slice(1),16); return 'rgba('+(v>>16)+','+((v>>8)&255)+','+(v&255)+','+a+')'; }
+            function infersimBand(name, points, color){
+              const ok = points.filter(p=>Number.isFinite(p[1])&&Number.isFinite(p[2])&&p[1]>0);
+              return {name:name, type:'custom', silent:true, z:1, clip:true, encode:{x:0,y:[1,2]}, data:ok,
+                renderItem:(params, api)=>{ if(params.dataIndex!==0) return null;
+                  const up=ok.map(p=>api.coord([p[0],p[2]])), down=ok.map(p=>api.coord([p[0],p[1]])).reverse();
+                  return {type:'polygon', shape:{points:up.concat(down)}, style:{fill:infersimRgba(color,0.16)}}; }};
+            }
+            function infersimErrorBars(name, points, color){
+              const ok = points.filter(p=>Number.isFinite(p[1])&&p[1]>0);
+              return {name:name, type:'custom', silent:true, z:3, clip:true, encode:{x:0,y:1},
+                data:ok.map(p=>[p[0],p[1],Number.isFinite(p[2])?p[2]:-1]),
+                renderItem:(params, api)=>{ const x=api.value(0), lo=api.coord([x,api.value(1)]), top=params.coordSys.y;
+                  const open=!(api.value(2)>0), hi=open? [lo[0],Math.max(top,lo[1]-28)] : api.coord([x,api.value(2)]);
+                  const y2=Math.max(hi[1],top), st={stroke:color,lineWidth:1.5};
+                  const parts=[{type:'line',shape:{x1:lo[0],y1:lo[1],x2:hi[0],y2:y2},style:open?{stroke:color,lineWidth:1.5,lineDash:[2,3]}:st},
+                    {type:'line',shape:{x1:lo[0]-4,y1:lo[1],x2:lo[0]+4,y2:lo[1]},style:st}];
+                  if(!open) parts.push({type:'line',shape:{x1:hi[0]-4,y1:y2,x2:hi[0]+4,y2:y2},style:st});
+                  return {type:'group',children:parts}; }};
+            }
+            """;
 
     private static final String TEMPLATE = """
             <!DOCTYPE html>
@@ -124,9 +146,19 @@ public final class HtmlReport {
               for(const s of option.series){ if(logAxes[s.yAxisIndex||0]) s.data=s.data.map(d=>finite(yOf(d))&&yOf(d)>0? d : (Array.isArray(d)? [d[0],null] : null)); }
               option.series=option.series.filter(s=>s.data.some(d=>finite(yOf(d))));
               if(!option.series.length){ return el('p', esc(option.title.text)+': nothing to plot.', 'no-data'); }
+              layout(option);
               const d=document.createElement('div'); d.className='chart'; content.appendChild(d);
               try { const c=echarts.init(d, null, {renderer:'svg'}); option.animation=false; c.setOption(option); return c; }
               catch(e){ d.remove(); reportError('chart "'+((option.title&&option.title.text)||'?')+'"', e); return null; } }
+            // Room for every label: the x axis named under its middle (at its end the name runs into the last tick),
+            // tick labels clear of the y axes' end labels, the grid sized to its labels, each extra y axis clear of the
+            // labels of the one before it.
+            function layout(option){
+              for(const x of [].concat(option.xAxis)){ x.nameLocation='middle'; x.nameGap=30; x.axisLabel=Object.assign({margin:12,hideOverlap:true}, x.axisLabel||{}); }
+              const ys=[].concat(option.yAxis);
+              ys.forEach((y,i)=>{ if(i>1) y.offset=76*(i-1); });
+              option.grid=Object.assign({left:16,right:ys.length>2? 28+76*(ys.length-2) : 28,bottom:44,containLabel:true}, option.grid||{});
+            }
             // A point with no neighbour draws no line: it needs its symbol to be seen (a run shorter than a second has one).
             function isolated(y){return y.some((v,i)=>finite(v) && !finite(y[i-1]) && !finite(y[i+1]));}
             function line(name, x, y, extra){return Object.assign({name:name,type:'line',showSymbol:isolated(y),data:x.map((v,i)=>[v,y[i]]),connectNulls:false}, extra||{});}
@@ -137,8 +169,11 @@ public final class HtmlReport {
             const LATENCY=/^(mean|median|std|p[0-9.]+)_(ttft|tpot|itl|e2el)_ms$/;
             // With no completed request the result has 0 for every latency (as vLLM's has): that is no latency, not 0 ms.
             function noLatency(r){return r.completed===0;}
+            // Each percentile with its 95% confidence interval (infersim_percentile_ci95_ms; '?' where the run cannot bound it).
+            function withInterval(r, k){ const ci=(r.infersim_percentile_ci95_ms||{})[k];
+              return ci? fmt(r[k])+' (95% CI '+fmt(ci[0])+'-'+(ci[1]===null?'?':fmt(ci[1]))+')' : fmt(r[k]); }
             function summary(r){const keys=Object.keys(r).filter(k=>LATENCY.test(k)||/throughput$|goodput$/.test(k));
-              return '<table>'+keys.map(k=>'<tr><th>'+esc(k)+'</th><td>'+esc(LATENCY.test(k)&&noLatency(r)? '-' : fmt(r[k]))+'</td></tr>').join('')+'</table>';}
+              return '<table>'+keys.map(k=>'<tr><th>'+esc(k)+'</th><td>'+esc(LATENCY.test(k)&&noLatency(r)? '-' : withInterval(r,k))+'</td></tr>').join('')+'</table>';}
             function runSection(r, i){
               const label = DATA.runs.length>1 ? ' (point '+(i+1)+': rate '+r.request_rate+', concurrency '+fmt(r.max_concurrency)+')' : '';
               el('h2','Run'+label);
@@ -176,17 +211,22 @@ public final class HtmlReport {
               if(lot){ const mid=lot.time_s.map(t=>t+lot.interval_s/2);
                 yAxis.push({type:'log',name:'TTFT ms'});
                 series.push(line('mean TTFT',mid,lot.mean_ttft_ms,{yAxisIndex:1}),line('max TTFT',mid,lot.max_ttft_ms,{yAxisIndex:1}));
-                if(lot.slo_attainment.some(finite)){ yAxis.push({type:'value',name:'SLO met',min:0,max:1,offset:60});
+                if(lot.slo_attainment.some(finite)){ yAxis.push({type:'value',name:'SLO met',min:0,max:1});
                   series.push(line('SLO attainment',mid,lot.slo_attainment,{yAxisIndex:2})); } }
-              chart({title:{text:'Replicas and latency over time'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60,right:130},
+              chart({title:{text:'Replicas and latency over time'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},
                 xAxis:{type:'value',name:'s'},yAxis:yAxis,series:series}); }
             function sweepSection(s){ const pts=s.points, lat=(p,k)=>noLatency(p)? null : p[k];
               el('h2','Sweep over '+esc(s.mode)+': knee and goodput');
-              el('p','Saturation knee: '+esc(fmt(s.knee_load))+' ('+esc(s.knee_reason)+'). Highest load meeting the goodput SLO: '+esc(fmt(s.max_load_meeting_slo))+'.');
+              const between=iv=>iv? ' (95%: between '+esc(iv[0]===null?'below the lightest load':fmt(iv[0]))+' and '+esc(fmt(iv[1]))+')' : '';
+              el('p','Saturation knee: '+esc(fmt(s.knee_load))+between(s.knee_load_interval)+' ('+esc(s.knee_reason)+'). Highest load meeting the goodput SLO: '
+                +esc(fmt(s.max_load_meeting_slo))+between(s.max_load_meeting_slo_interval)+'.');
               const x=pts.map(p=>p.load);
-              chart({title:{text:'Latency vs '+s.mode},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:s.mode},yAxis:{type:'log',name:'ms'},
-                series:[line('median TTFT',x,pts.map(p=>lat(p,'median_ttft_ms')),{showSymbol:true}),line('p99 TTFT',x,pts.map(p=>lat(p,'p99_ttft_ms')),{showSymbol:true}),
-                        line('median TPOT',x,pts.map(p=>lat(p,'median_tpot_ms')),{showSymbol:true}),line('p99 E2EL',x,pts.map(p=>lat(p,'p99_e2el_ms')),{showSymbol:true})]});
+              const COLORS={'median TTFT':'#5470c6','p99 TTFT':'#91cc75','median TPOT':'#fac858','p99 E2EL':'#ee6666'};
+              const curves=[['median TTFT','median_ttft_ms'],['p99 TTFT','p99_ttft_ms'],['median TPOT','median_tpot_ms'],['p99 E2EL','p99_e2el_ms']];
+              const bands=curves.map(([n,k])=>infersimBand(n+' 95% CI',pts.filter(p=>!noLatency(p)&&p[k+'_ci95']).map(p=>[p.load,p[k+'_ci95'][0],p[k+'_ci95'][1]]),COLORS[n]))
+                .filter(b=>b.data.length>1);
+              chart({title:{text:'Latency vs '+s.mode+' (bands: 95% confidence intervals)'},tooltip:{trigger:'axis'},legend:{top:24,data:curves.map(c=>c[0])},grid:{top:60},xAxis:{type:'value',name:s.mode},yAxis:{type:'log',name:'ms'},
+                series:curves.map(([n,k])=>line(n,x,pts.map(p=>lat(p,k)),{showSymbol:true,color:COLORS[n]})).concat(bands)});
               chart({title:{text:'Throughput vs latency'},tooltip:{trigger:'item'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:'p99 TTFT ms'},yAxis:{type:'value',name:'output tok/s'},
                 series:[{name:'points',type:'line',data:pts.filter(p=>!noLatency(p)).map(p=>[p.p99_ttft_ms,p.output_throughput,p.load]),label:{show:true,formatter:d=>String(d.data[2])}}]});
               chart({title:{text:'Achieved vs offered load'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:s.mode},yAxis:{type:'value',name:'req/s'},

@@ -1,7 +1,7 @@
 package dev.infersim.bench;
 
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,6 +1,9 @@
 package dev.infersim.bench;
 
+import org.apache.commons.math3.distribution.BetaDistribution;
+
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -28,6 +31,12 @@ import java.util.Map;
  * <p>SLO attainment of a point: requests meeting every {@code --goodput} objective over all requests that ended
  * (failures count against it). A load meets the SLO when its run is valid and attainment is at least the threshold
  * (0.9 by default, the attainment target used by DistServe, Zhong et al., OSDI 2024).
+ *
+ * <p>Uncertainty: each point carries its TTFT percentiles' 95% intervals (from the run's result) and its attainment's
+ * 95% Clopper-Pearson interval (requests taken as independent trials). The knee lies between the last load that kept
+ * up and the knee load ({@code knee_load_interval}); the highest load meeting the SLO lies between the highest valid
+ * load whose attainment interval lies above the threshold and the highest whose interval reaches it
+ * ({@code max_load_meeting_slo_interval}): a sweep can say no more than its loads.
  */
 public final class LoadSweep {
     static final double RATE_EFFICIENCY = 0.9;
@@ -65,6 +74,9 @@ public final class LoadSweep {
         Double knee = null;
         String kneeReason = "no saturation up to the highest load";
         Double bestSlo = null;
+        List<Double> kneeInterval = null;
+        Double sureSlo = null;
+        Double possibleSlo = null;
         List<Double> invalidLoads = new ArrayList<>();
         double baseTtft = number(points.get(0).result(), "median_ttft_ms");
         for (int i = 0; i < points.size(); i++) {
@@ -79,12 +91,20 @@ public final class LoadSweep {
                 row.put(k, r.get(k));
             }
             row.put("slo_attainment", Double.isNaN(attainment) ? null : attainment);
+            double[] attainmentCi = attainmentInterval(r);
+            row.put("slo_attainment_ci95", attainmentCi == null ? null : Arrays.asList(attainmentCi[0], attainmentCi[1]));
+            if (r.get("infersim_percentile_ci95_ms") instanceof Map<?, ?> ci) {
+                for (String k : List.of("median_ttft_ms", "p99_ttft_ms", "median_tpot_ms", "p99_e2el_ms")) {
+                    row.put(k + "_ci95", ci.get(k));
+                }
+            }
             rows.add(row);
             if (knee == null) {
                 String reason = saturation(mode, points, i, baseTtft);
                 if (reason != null) {
                     knee = p.load();
                     kneeReason = reason;
+                    kneeInterval = Arrays.asList(i == 0 ? null : points.get(i - 1).load(), p.load());
                 }
             }
             boolean valid = !Boolean.FALSE.equals(r.get("infersim_valid"));
@@ -95,14 +115,20 @@ public final class LoadSweep {
             if (valid && !Double.isNaN(attainment) && attainment >= attainmentThreshold) {
                 bestSlo = bestSlo == null ? p.load() : Math.max(bestSlo, p.load());
             }
+            if (valid && attainmentCi != null) {
+                sureSlo = attainmentCi[0] >= attainmentThreshold ? max(sureSlo, p.load()) : sureSlo;
+                possibleSlo = attainmentCi[1] >= attainmentThreshold ? max(possibleSlo, p.load()) : possibleSlo;
+            }
         }
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("mode", mode.key());
         out.put("points", rows);
         out.put("knee_load", knee);
         out.put("knee_reason", kneeReason);
+        out.put("knee_load_interval", kneeInterval);
         out.put("slo_attainment_threshold", attainmentThreshold);
         out.put("max_load_meeting_slo", bestSlo);
+        out.put("max_load_meeting_slo_interval", possibleSlo == null ? null : Arrays.asList(sureSlo, possibleSlo));
         out.put("invalid_loads", invalidLoads);
         return out;
     }
@@ -155,6 +181,27 @@ public final class LoadSweep {
             return Double.NaN;
         }
         return Math.min(1, g.doubleValue() * number(r, "duration") / ended);
+    }
+
+    private static Double max(Double a, double b) {
+        return a == null ? b : Math.max(a, b);
+    }
+
+    /**
+     * The 95% Clopper-Pearson interval of a point's attainment: good requests out of all that ended, as independent
+     * trials; null without a goodput SLO or a request.
+     */
+    static double[] attainmentInterval(Map<String, Object> r) {
+        Object goodput = r.get("request_goodput");
+        long ended = Math.round(number(r, "completed") + number(r, "failed"));
+        if (!(goodput instanceof Number g) || ended <= 0) {
+            return null;
+        }
+        long good = Math.min(ended, Math.round(g.doubleValue() * number(r, "duration")));
+        double low = good == 0 ? 0 : new BetaDistribution(null, good, ended - good + 1).inverseCumulativeProbability(0.025);
+        double high = good == ended ? 1
+                : new BetaDistribution(null, good + 1, ended - good).inverseCumulativeProbability(0.975);
+        return new double[] {low, high};
     }
 
     private static double number(Map<String, Object> r, String key) {

@@ -79,6 +79,9 @@ final class MeasuredWindow {
     private final double epochMsAtNanoZero = System.currentTimeMillis() - System.nanoTime() / 1e6;
     /** Requests by the replica that served them ({@code infersim.replica}): how a gateway spread the load. */
     final java.util.TreeMap<Integer, Long> requestsPerReplica = new java.util.TreeMap<>();
+    /** Per replica, the server's TTFT and queue time of the requests it served, from their ground truth. */
+    final java.util.TreeMap<Integer, LatencyStats> ttftPerReplica = new java.util.TreeMap<>();
+    final java.util.TreeMap<Integer, LatencyStats> queuePerReplica = new java.util.TreeMap<>();
     private final RequestLogWriter log;
     private final boolean checkPromptLength;
     /** Actual send instants, for the arrival-process test; null unless {@link #keepSendTimes()} was called. */
@@ -192,6 +195,10 @@ final class MeasuredWindow {
             timeScale = truth.timeScale();
             if (truth.replica() >= 0) {
                 requestsPerReplica.merge(truth.replica(), 1L, Long::sum);
+                ttftPerReplica.computeIfAbsent(truth.replica(), k -> new LatencyStats()).record(truth.ttftNanos());
+                if (truth.queueNanos() >= 0) {
+                    queuePerReplica.computeIfAbsent(truth.replica(), k -> new LatencyStats()).record(truth.queueNanos());
+                }
             }
             recordGroundTruthError(ttftError, x.firstTokenNanos - x.originNanos, truth.ttftNanos());
             recordGroundTruthError(e2elError, x.lastTokenNanos - x.originNanos, truth.e2elNanos());

@@ -9,7 +9,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infersim.engine.JsonSyntax;
+import dev.infersim.common.JsonSyntax;
 import org.apache.commons.math3.stat.inference.MannWhitneyUTest;
 
 import java.io.IOException;

@@ -1,7 +1,7 @@
 package dev.infersim.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.result.BenchmarkReport;
 import dev.infersim.result.LatencyLog;
 import dev.infersim.result.LatencyStats;

@@ -4,7 +4,7 @@ import dev.infersim.bench.HarnessResults.Measured;
 import dev.infersim.bench.RequestMatcher.Matching;
 import dev.infersim.bench.RequestMatcher.Pair;
 import dev.infersim.bench.TruthTimeline.Row;
-import dev.infersim.workload.SplitMix64;
+import dev.infersim.common.SplitMix64;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

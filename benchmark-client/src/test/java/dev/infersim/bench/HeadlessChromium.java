@@ -1,5 +1,7 @@
 package dev.infersim.bench;
 
+import dev.infersim.server.PageLayout;
+
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -16,7 +18,8 @@ import java.util.regex.Pattern;
  * Opens HTML files in a real headless Chromium and returns what each one rendered. Starting Chromium costs seconds, so
  * one start loads every page: a harness page holds each file in a full-width iframe and, once all have loaded (their
  * scripts ran, charts drew), copies each page's rendered body, minus scripts, into its own DOM, which Chromium dumps.
- * Page script errors that escape the page are caught too, from Chromium's console log.
+ * Page script errors that escape the page are caught too, from Chromium's console log, and each page's layout is checked
+ * in its own frame ({@link PageLayout}) before it is copied.
  */
 final class HeadlessChromium {
     static final String BINARY = "chromium";
@@ -51,7 +54,8 @@ final class HeadlessChromium {
             frames.append("<iframe style=\"width:1280px;height:900px\" data-page=\"").append(page.getFileName())
                     .append("\" src=\"").append(page.toAbsolutePath().toUri()).append("\"></iframe>\n");
         }
-        Files.writeString(harness, HARNESS.replace("%FRAMES%", frames), StandardCharsets.UTF_8);
+        Files.writeString(harness, HARNESS.replace("%FRAMES%", frames).replace("%LAYOUT%", PageLayout.SCRIPT),
+                StandardCharsets.UTF_8);
         Path out = dir.resolve("dom.html");
         Path log = dir.resolve("chromium.log");
         Process p = new ProcessBuilder(BINARY, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -91,13 +95,19 @@ final class HeadlessChromium {
             <!DOCTYPE html><html><head><meta charset="utf-8"></head><body>
             %FRAMES%
             <script>
+            %LAYOUT%
             window.addEventListener('load', () => {
               for (const f of Array.from(document.querySelectorAll('iframe'))) {
                 const s = document.createElement('section');
                 s.dataset.page = f.dataset.page;
+                // the layout is read where the page drew itself, before its body is copied out of its frame
+                const problems = infersimLayoutProblems(f.contentWindow);
                 const body = f.contentDocument.body.cloneNode(true);
                 body.querySelectorAll('script').forEach(e => e.remove());
-                s.innerHTML = body.innerHTML;
+                const list = document.createElement('ol');
+                list.className = 'layout-problems';
+                for (const p of problems) { const li = document.createElement('li'); li.textContent = p; list.appendChild(li); }
+                s.innerHTML = body.innerHTML + list.outerHTML;
                 document.body.appendChild(s);
                 document.body.appendChild(document.createComment('end'));
                 f.remove();

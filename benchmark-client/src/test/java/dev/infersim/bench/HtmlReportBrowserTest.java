@@ -45,7 +45,7 @@ class HtmlReportBrowserTest {
     private static final String VERSION = "9.8.7-test";
     private static final List<String> RUN_CHARTS = List.of("Latency distribution (value at percentile)",
             "Latency over time (mean of requests finishing each second)", "Throughput over time");
-    private static final List<String> SWEEP_CHARTS = List.of("Latency vs request_rate", "Throughput vs latency",
+    private static final List<String> SWEEP_CHARTS = List.of("Latency vs request_rate (bands: 95% confidence intervals)", "Throughput vs latency",
             "Achieved vs offered load");
 
     @TempDir
@@ -131,6 +131,7 @@ class HtmlReportBrowserTest {
         assertEquals(List.of(), page.consoleErrors(), name + ": uncaught errors in the console");
         assertEquals(List.of(), page.undrawn(), name + ": charts or series that drew nothing");
         assertFalse(page.html().contains("NaN"), name + " shows NaN");
+        assertEquals(List.of(), page.layoutProblems(), name + ": what a reader would see wrong");
         return page;
     }
 
@@ -156,6 +157,8 @@ class HtmlReportBrowserTest {
         assertTrue(machine.contains("cpus: " + Runtime.getRuntime().availableProcessors())
                 && machine.contains("java: ") && machine.contains("os: "), machine);
         assertTrue(rows.get("infersim_send_lag_ms").contains("samples: 40"), rows.get("infersim_send_lag_ms"));
+        assertTrue(rows.get("p99_ttft_ms").matches("[0-9.]+ \\(95% CI [0-9.]+-([0-9.]+|\\?)\\)"),
+                "each percentile with its interval: " + rows.get("p99_ttft_ms"));
     }
 
     /** As the page writes a number: integers whole, others to three decimals, missing as '-'. */
@@ -175,6 +178,9 @@ class HtmlReportBrowserTest {
         titles.addAll(runCharts());
         titles.addAll(runCharts());
         assertEquals(titles, page.chartTitles());
+        String latency = page.charts().get(0);
+        assertTrue(latency.contains("fill-opacity=\"0.16\""), "the latency curves carry their intervals as shaded bands");
+        assertTrue(page.html().contains("Saturation knee: ") && page.html().contains("(95%: between "), page.html());
     }
 
     @Test
@@ -190,7 +196,7 @@ class HtmlReportBrowserTest {
     void runWhereEveryRequestFailedSaysSoInsteadOfPlottingZeroLatencies() {
         RenderedReport page = clean("all-failed.html");
         // a latency that does not exist is neither plotted nor tabulated as 0 ms
-        assertEquals(List.of("Latency vs request_rate: nothing to plot.", "Throughput vs latency: nothing to plot.",
+        assertEquals(List.of("Latency vs request_rate (bands: 95% confidence intervals): nothing to plot.", "Throughput vs latency: nothing to plot.",
                 "Latency over time (mean of requests finishing each second): nothing to plot."), page.noDataNotes());
         List<String> titles = new java.util.ArrayList<>(List.of("Achieved vs offered load",
                 "Latency distribution (value at percentile)", "Throughput over time"));

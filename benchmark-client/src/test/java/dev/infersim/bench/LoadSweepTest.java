@@ -30,6 +30,23 @@ class LoadSweepTest {
         assertEquals(8.0, s.get("knee_load"));
         assertTrue(((String) s.get("knee_reason")).contains("below 90%"));
         assertEquals(2.0, s.get("max_load_meeting_slo"), "4 req/s meets the SLO for only 3/3.96 = 76% of requests");
+        assertEquals(java.util.Arrays.asList(4.0, 8.0), s.get("knee_load_interval"), "between the last load that kept up and the knee");
+    }
+
+    /**
+     * 195 of 200 requests met the SLO at 2 req/s (97.5%, interval 94.3-99.2%: surely above 90%); 186 of 200 at 4 req/s
+     * (93%, interval 88.6-96.1%: it may be either side of 90%); 100 of 200 at 8 req/s (surely below).
+     */
+    @Test
+    void theHighestLoadMeetingTheSloHasAnIntervalFromEachPointsAttainment() {
+        Map<String, Object> s = LoadSweep.analyze(LoadSweep.Mode.REQUEST_RATE, List.of(
+                point(2, 2.0, 50, 1.95), point(4, 2.0, 50, 1.86), point(8, 2.0, 60, 1.0)), 0.9);
+        assertEquals(4.0, s.get("max_load_meeting_slo"));
+        assertEquals(java.util.Arrays.asList(2.0, 4.0), s.get("max_load_meeting_slo_interval"));
+        @SuppressWarnings("unchecked")
+        List<Double> ci = (List<Double>) ((List<Map<String, Object>>) s.get("points")).get(1).get("slo_attainment_ci95");
+        assertEquals(0.886, ci.get(0), 0.001);
+        assertEquals(0.961, ci.get(1), 0.001);
     }
 
     /** Adds the throughput measured while requests were still being sent, as the benchmark client reports it. */

@@ -70,6 +70,11 @@ record RenderedReport(String html, List<String> consoleErrors) {
         return all(Pattern.compile("<p class=\"report-error\">([^<]*)</p>"), html, 1);
     }
 
+    /** What a reader would see wrong: overlapping or clipped labels, series or markers outside their plot. */
+    List<String> layoutProblems() {
+        return all(Pattern.compile("<li>([^<]*)</li>"), html.substring(Math.max(0, html.lastIndexOf("<ol class=\"layout-problems\">"))), 1);
+    }
+
     /** The notes written where a chart had nothing to plot. */
     List<String> noDataNotes() {
         return all(Pattern.compile("<p class=\"no-data\">([^<]*)</p>"), html, 1);

@@ -2,7 +2,8 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
+import dev.infersim.result.OutputFile;
 import dev.infersim.sim.Autoscaler;
 import dev.infersim.sim.FleetObservation;
 import dev.infersim.sim.ReplicaSeries;
@@ -123,9 +124,10 @@ public final class AutoscaleCommand implements Runnable {
                 fleet.scaleTo(desired);
             }
             series.record(modelNanos, seen.ready(), desired);
-            out.printf(Locale.ROOT, "t=%.1fs replicas=%d ready=%d %s mean=%s over %d -> %d%s%n", modelNanos / 1e9,
+            out.printf(Locale.ROOT, "t=%.1fs replicas=%d ready=%d %s mean=%s over %d -> %d%s: %s%n", modelNanos / 1e9,
                     o.currentReplicas(), seen.ready(), autoscaler.metric().flagName(), mean(o.metricValues()),
-                    o.metricValues().length, desired, seen.unreadable() > 0 ? " (" + seen.unreadable() + " unreadable)" : "");
+                    o.metricValues().length, desired, seen.unreadable() > 0 ? " (" + seen.unreadable() + " unreadable)" : "",
+                    autoscaler.lastReason());
         } catch (IOException e) {
             // As the HPA controller does when it cannot read its metrics: report, leave the scale alone, try next sync.
             out.printf(Locale.ROOT, "t=%.1fs skipped: %s%n", modelNanos / 1e9, why(e));
@@ -171,9 +173,9 @@ public final class AutoscaleCommand implements Runnable {
         file.put("infersim_autoscaler", autoscalerName);
         file.put("infersim_replicas", series.toJson());
         try {
-            new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(timelineFile.toFile(), file);
-        } catch (IOException e) {
-            throw new ConfigException("--timeline-file: cannot write " + timelineFile + ": " + e.getMessage(), e);
+            OutputFile.write(timelineFile, stream -> new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(stream, file));
+        } catch (ConfigException e) {
+            throw new ConfigException("--timeline-file: " + e.getMessage(), e);
         }
         out.println("Replica timeline written to " + timelineFile);
     }

@@ -6,7 +6,8 @@ import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.bench.HtmlReport;
 import dev.infersim.bench.RunPlan;
 import dev.infersim.bench.ShardMerge;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
+import dev.infersim.result.OutputFile;
 import dev.infersim.result.VllmDetailArrays;
 import dev.infersim.workload.RampUp;
 import dev.infersim.workload.Shard;
@@ -16,9 +17,13 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -89,26 +94,31 @@ public final class BenchCommand implements Callable<Integer> {
         Path detail = client.report.saveDetailed ? scratchFile(".jsonl") : null;
         Path latencyLog = part == null ? null : scratchFile(".hlog");
         BenchResult result;
-        try (BenchmarkClient bench = new BenchmarkClient(config, client.tokenizer);
-             InterruptGuard guard = new InterruptGuard(bench::stop)) {
-            out.printf("Benchmarking %s%s: %d requests, %s%s%n", config.baseUrl(), config.endpoint(), stream.size(),
-                    describeLoad(spec, stream), part == null ? "" : "; shard " + part + " sends "
-                            + part.size(stream.size(), stream.isClosedLoop()) + " of them");
-            RunPlan plan = new RunPlan(client.report.numWarmups, client.warmupDurationNanos(), client.durationNanos(),
-                    metadata, detail, part, startAt == null ? 0 : startAt, latencyLog);
-            result = client.validated(bench.run(stream, plan));
-        }
         ConfigException baselineFailed = null;
-        if (baselineUrl != null && result.fields().get("infersim_error") == null
-                && !Boolean.TRUE.equals(result.fields().get("infersim_interrupted"))) {
-            try {
-                result = result.withBaseline(runBaseline(spec, result, out), baselineUrl);
-            } catch (ConfigException e) {
-                baselineFailed = e; // the run itself stands: it is written first
-                result.fields().put("infersim_baseline", Map.of("base_url", baselineUrl, "error", e.getMessage()));
+        try {
+            try (BenchmarkClient bench = new BenchmarkClient(config, client.tokenizer);
+                 InterruptGuard guard = new InterruptGuard(bench::stop)) {
+                out.printf("Benchmarking %s%s: %d requests, %s%s%n", config.baseUrl(), config.endpoint(), stream.size(),
+                        describeLoad(spec, stream), part == null ? "" : "; shard " + part + " sends "
+                                + part.size(stream.size(), stream.isClosedLoop()) + " of them");
+                RunPlan plan = new RunPlan(client.report.numWarmups, client.warmupDurationNanos(),
+                        client.durationNanos(), metadata, detail, part, startAt == null ? 0 : startAt, latencyLog);
+                result = client.validated(bench.run(stream, plan));
             }
+            if (baselineUrl != null && result.fields().get("infersim_error") == null
+                    && !Boolean.TRUE.equals(result.fields().get("infersim_interrupted"))) {
+                try {
+                    result = result.withBaseline(runBaseline(spec, result, out), baselineUrl);
+                } catch (ConfigException e) {
+                    baselineFailed = e; // the run itself stands: it is written first
+                    result.fields().put("infersim_baseline", Map.of("base_url", baselineUrl, "error", e.getMessage()));
+                }
+            }
+            write(result, detail, latencyLog, out);
+        } finally {
+            deleteScratch(detail);
+            deleteScratch(latencyLog);
         }
-        write(result, detail, latencyLog, out);
         if (baselineFailed != null) {
             throw baselineFailed;
         }
@@ -144,46 +154,79 @@ public final class BenchCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * Prints the summary, then writes every file it can (each whole or not at all); the files it could not write, during
+     * the run or now, end the command with one line naming each and why (exit code 2).
+     */
     private void write(BenchResult result, Path detail, Path latencyLog, PrintStream out) {
         result.printSummary(out);
+        out.flush();
         String file = client.report.resultFilename != null ? client.report.resultFilename : result.report().defaultFileName();
-        Path named = null;
-        if (detail != null) {
-            named = client.report.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl");
-            moveDetail(detail, named);
-            result.fields().put("infersim_detailed_file", named.toString());
-            out.println("Per-request detail written to " + named);
+        Path named = detail == null ? null : client.report.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl");
+        Path path = client.report.resultDir.resolve(file);
+        List<String> failures = new ArrayList<>();
+        for (String e : BenchmarkClient.outputErrors(result)) {
+            // the run wrote under scratch names; the user knows the files by the names they were to have
+            failures.add(rename(rename(e, detail, named), latencyLog, ShardMerge.latencyLog(path)));
+        }
+        boolean detailWritten = detail != null && result.fields().get("infersim_detailed_file") != null;
+        if (detailWritten) {
+            detailWritten = attempt(failures, () -> OutputFile.move(detail, named));
+            result.fields().put("infersim_detailed_file", detailWritten ? named.toString() : null);
+            if (detailWritten) {
+                out.println("Per-request detail written to " + named);
+            }
         }
         if (client.report.saveResult) {
-            Path path = client.report.resultDir.resolve(file);
-            result.report().write(path, named == null ? Map.of() : VllmDetailArrays.of(named));
-            out.println("Result written to " + path);
-            if (latencyLog != null) {
-                Path log = ShardMerge.latencyLog(path);
-                moveDetail(latencyLog, log);
-                out.println("Latency histograms written to " + log);
+            boolean withArrays = detailWritten;
+            if (attempt(failures, () -> result.report().write(path, withArrays ? VllmDetailArrays.of(named) : Map.of()))) {
+                out.println("Result written to " + path);
+            }
+            if (latencyLog != null && Files.exists(latencyLog) && attempt(failures,
+                    () -> OutputFile.move(latencyLog, ShardMerge.latencyLog(path)))) {
+                out.println("Latency histograms written to " + ShardMerge.latencyLog(path));
             }
         }
         if (client.html != null) {
-            client.writeHtml(() -> HtmlReport.writeRun(client.html, result.fields()), out);
+            attempt(failures, () -> client.writeHtml(() -> HtmlReport.writeRun(client.html, result.fields()), out));
         }
         out.flush();
+        if (!failures.isEmpty()) {
+            throw new ConfigException(String.join("; ", failures));
+        }
+    }
+
+    /** Runs {@code write}; false, with its one-line reason added to {@code failures}, when a file could not be written. */
+    private static boolean attempt(List<String> failures, Runnable write) {
+        try {
+            write.run();
+            return true;
+        } catch (ConfigException e) {
+            failures.add(e.getMessage());
+            return false;
+        }
+    }
+
+    private static String rename(String message, Path scratch, Path name) {
+        return scratch == null ? message : message.replace(scratch.toString(), name.toString());
+    }
+
+    private static void deleteScratch(Path scratch) {
+        if (scratch != null) {
+            try {
+                Files.deleteIfExists(scratch);
+            } catch (IOException ignored) {
+                // a leftover hidden file is all that remains; the failure that matters is reported
+            }
+        }
     }
 
     private Path scratchFile(String suffix) {
         try {
-            return java.nio.file.Files.createTempFile(client.report.resultDir, ".infersim-", suffix);
-        } catch (java.io.IOException e) {
-            throw new ConfigException("--result-dir: cannot create a file in " + client.report.resultDir + " (" + e + ")",
-                    e);
-        }
-    }
-
-    static void moveDetail(Path from, Path to) {
-        try {
-            java.nio.file.Files.move(from, to, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("cannot move " + from + " to " + to + ": " + e.getMessage(), e);
+            return Files.createTempFile(client.report.resultDir, ".infersim-", suffix);
+        } catch (IOException e) {
+            throw new ConfigException("--result-dir: cannot create a file in " + client.report.resultDir + ": "
+                    + OutputFile.reason(e), e);
         }
     }
 

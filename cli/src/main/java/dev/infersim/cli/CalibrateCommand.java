@@ -3,8 +3,9 @@ package dev.infersim.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
+import dev.infersim.result.OutputFile;
 import dev.infersim.engine.Calibrator;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.GpuProfile;
 import dev.infersim.engine.MeasurementFile;
@@ -14,7 +15,6 @@ import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -195,9 +195,11 @@ public final class CalibrateCommand implements Runnable {
                         + "# Relative step-time error of the fit: median %.1f%%, max %.1f%%.%n",
                 r.fitted().name(), n, files, 100 * Calibrator.medianAbs(r.errorsAfter()), 100 * Calibrator.maxAbs(r.errorsAfter()));
         try {
-            Files.writeString(output, header + yaml.writeValueAsString(r.fitted()));
+            OutputFile.writeString(output, header + yaml.writeValueAsString(r.fitted()));
         } catch (IOException e) {
             throw new ConfigException("--output: cannot write " + output + ": " + e.getMessage(), e);
+        } catch (ConfigException e) {
+            throw new ConfigException("--output: " + e.getMessage(), e);
         }
     }
 }

@@ -4,7 +4,8 @@ import dev.infersim.bench.HarnessCheck;
 import dev.infersim.bench.HarnessResults;
 import dev.infersim.bench.HarnessTarget;
 import dev.infersim.bench.TruthTimeline;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
+import dev.infersim.result.OutputFile;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -75,9 +76,9 @@ public final class CheckHarnessCommand implements Callable<Integer> {
         System.out.print(HarnessCheck.render(report));
         if (json != null) {
             try {
-                Files.writeString(json, HarnessCheck.toJson(report));
-            } catch (java.io.IOException e) {
-                throw new ConfigException("--json " + json + ": cannot write (" + e.getMessage() + ")");
+                OutputFile.writeString(json, HarnessCheck.toJson(report));
+            } catch (ConfigException e) {
+                throw new ConfigException("--json: " + e.getMessage(), e);
             }
             System.out.println("Report written to " + json);
         }

@@ -2,12 +2,11 @@ package dev.infersim.cli;
 
 import dev.infersim.bench.BenchConfig;
 import dev.infersim.bench.BenchResult;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -112,7 +111,7 @@ public final class ClientOptions {
     void writeHtml(Runnable write, PrintStream out) {
         try {
             write.run();
-        } catch (UncheckedIOException e) {
+        } catch (ConfigException e) {
             throw new ConfigException("--html: " + e.getMessage(), e);
         }
         out.println("HTML report written to " + html);

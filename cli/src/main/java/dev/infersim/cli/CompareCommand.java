@@ -2,7 +2,7 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.bench.RunComparison;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;

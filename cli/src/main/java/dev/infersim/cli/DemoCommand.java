@@ -1,18 +1,24 @@
 package dev.infersim.cli;
 
+import dev.infersim.prediction.EnginePrediction;
+import dev.infersim.prediction.FixedPrediction;
+import dev.infersim.prediction.WorkloadMoments;
+import dev.infersim.result.OutputFile;
 import dev.infersim.result.RunInfo;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.infersim.bench.BenchConfig;
 import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.FixedTiming;
 import dev.infersim.server.MockServer;
 import dev.infersim.server.ServerOptions;
 import dev.infersim.result.GoodputSlo;
+import dev.infersim.result.MeanInterval;
+import dev.infersim.result.RequestLogWriter;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.RoundRobinRouter;
 import dev.infersim.sim.Simulation;
@@ -28,6 +34,7 @@ import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -60,16 +67,28 @@ public final class DemoCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--loads", split = ",", defaultValue = "0.25,0.5,0.75,0.9,1.1,1.3",
-            description = "Request rates as fractions of the predicted saturation rate; past 1 the queue grows without "
-                    + "bound (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--loads", split = ",", defaultValue = "0.3,0.6,0.85,0.95,1.05,1.6",
+            description = "Request rates as fractions of the predicted saturation rate, densest around the knee; past 1 "
+                    + "the queue grows without bound; the most overloaded rate measures the capacity, and must be well past "
+                    + "it (1.5 or more) for its batch to settle within the run (default: ${DEFAULT-VALUE}).")
     List<Double> loads;
 
-    @Option(names = "--run-seconds", defaultValue = "20",
+    @Option(names = "--run-seconds", defaultValue = "16",
             description = "How long each rate sends, in model seconds (rate x this many requests, at least 20); this "
                     + "bounds every run, overloaded ones too, and past the knee the queue grows for all of it "
                     + "(default: ${DEFAULT-VALUE}).")
     double runSeconds;
+
+    @Option(names = "--max-extra-runs", defaultValue = "2",
+            description = "Measured runs the demo may add after the sweep until its conclusions are stable: a rate "
+                    + "bisecting toward where TTFT p99 meets the objective, a repeat of the most overloaded rate for the "
+                    + "knee, a repeat of a run flagged invalid (default: ${DEFAULT-VALUE}).")
+    int maxExtraRuns;
+
+    @Option(names = "--replications", defaultValue = "6",
+            description = "Simulated runs per rate, each with its own seed, for the simulated curve's 95% band "
+                    + "(default: ${DEFAULT-VALUE}).")
+    int replications;
 
     @Option(names = "--num-warmups", defaultValue = "20", description = "Unmeasured requests first, per rate (default: ${DEFAULT-VALUE}).")
     int numWarmups;
@@ -83,8 +102,9 @@ public final class DemoCommand implements Callable<Integer> {
                     + "each method, in model time (default: ${DEFAULT-VALUE}).")
     double sloTtftP99Ms;
 
-    @Option(names = "--quick", description = "A short sweep for CI and a first look: loads 0.5,1.3 (one on each side of "
-            + "the knee), 5 warmup requests, at 3x; flags given explicitly still win.")
+    @Option(names = "--quick", description = "A short sweep for CI and a first look: loads 0.5,0.9,1.6 (below, near "
+            + "and past the knee), 12 model seconds each, 5 warmup requests, no extra runs; flags given explicitly still "
+            + "win.")
     boolean quick;
 
     @Option(names = "--dashboard", description = "Serve the mock's live dashboard while the sweep runs (its URL is "
@@ -102,6 +122,8 @@ public final class DemoCommand implements Callable<Integer> {
 
     /** Fixed latencies in place of the cost model, or null: set from {@link #timing} when the demo starts. */
     private FixedTiming fixed;
+    /** The seed of the next measured run: every run gets its own, so the server's prefix cache never helps it. */
+    private long nextSeed;
 
     @Override
     public Integer call() throws Exception {
@@ -111,10 +133,15 @@ public final class DemoCommand implements Callable<Integer> {
         ConfigException.check(runSeconds > 0 && runSeconds <= 3600, "--run-seconds must be in (0, 3600], got %s", runSeconds);
         ConfigException.check(numWarmups >= 0, "--num-warmups must be >= 0, got %d", numWarmups);
         ConfigException.check(sloTtftP99Ms > 0, "--slo-ttft-p99-ms must be > 0, got %s", sloTtftP99Ms);
+        ConfigException.check(maxExtraRuns >= 0 && maxExtraRuns <= 20, "--max-extra-runs must be in [0, 20], got %d",
+                maxExtraRuns);
+        ConfigException.check(replications >= 2 && replications <= 100, "--replications must be in [2, 100], got %d",
+                replications);
         for (double f : loads) {
             ConfigException.check(f > 0 && f <= 3, "--loads: fractions must be in (0, 3], got %s", f);
         }
         loads = loads.stream().sorted().distinct().toList();
+        nextSeed = seed;
         Deployment d = deployment.deployment();
         fixed = timing.fixedTiming();
         PrintStream out = System.out;
@@ -126,12 +153,14 @@ public final class DemoCommand implements Callable<Integer> {
                         + "Poisson arrivals; mock at %.0fx real time%n", timingWords(d), PROMPT_TOKENS,
                 MEAN_OUTPUT_TOKENS, MAX_TOKENS, timeScale);
         out.printf(Locale.ROOT, "predicted saturation: %.2f req/s; sweeping %s of it, %.0f model seconds each (+%d warmup "
-                + "requests)%n", saturation, loads, runSeconds, numWarmups);
+                + "requests), then up to %d extra runs until the conclusions are stable%n", saturation, loads, runSeconds,
+                numWarmups, maxExtraRuns);
 
         List<Row> rows = new ArrayList<>();
+        List<SimulationResult> pairedRuns = new ArrayList<>();
         List<Map<String, Object>> measuredRuns = new ArrayList<>();
-        Map<String, Object> kneeTimeline = null;
-        double kneeDistance = Double.POSITIVE_INFINITY;
+        DemoReport.Stability stability;
+        int extraRuns = 0;
         MockServer server = MockServer.start(ServerOptions.builder(d).port(0).timeScale(timeScale).seed(seed)
                         .maxWaitingRequests(100_000)
                         .schedulingPolicy(deployment.schedulingPolicy).fixedTiming(fixed).dashboard(dashboard).build())
@@ -140,34 +169,35 @@ public final class DemoCommand implements Callable<Integer> {
             out.println("live dashboard: " + server.baseUrl() + "/dashboard");
         }
         try (BenchmarkClient client = new BenchmarkClient(clientConfig(server))) {
-            for (int i = 0; i < loads.size(); i++) {
-                double fraction = loads.get(i);
-                double rate = fraction * saturation;
-                // a fresh seed per rate: the server's prefix cache must not remember the previous rate's prompts
-                long pointSeed = seed + i;
-                out.printf(Locale.ROOT, "  rate %.2f req/s (%.0f%% of saturation): measuring, simulating, predicting...%n",
-                        rate, 100 * fraction);
-                int requests = requestsAt(rate);
-                BenchResult measured = client.run(Workload.open(spec(rate * timeScale, requests + numWarmups, pointSeed)),
-                        numWarmups, 0, 0, metadata(pointSeed));
-                SimulationResult simulated = simulate(rate, requests, pointSeed);
-                SimulationResult steady = simulate(rate, STEADY_RUN_REQUESTS, pointSeed);
-                rows.add(new Row(rate, fraction, Side.measured(measured.fields(), timeScale), Side.simulated(simulated),
-                        prediction.at(rate), Side.simulated(steady), groundTruthP99(measured.fields()),
-                        measured.valid(), invalidReasons(measured.fields())));
-                measuredRuns.add(measured.fields());
-                if (Math.abs(fraction - 1) < kneeDistance) {
-                    kneeDistance = Math.abs(fraction - 1);
-                    kneeTimeline = simulated.timeline().toJson();
-                    kneeTimeline.put("request_rate", rate);
+            for (double fraction : loads) {
+                measure(client, fraction * saturation, saturation, null, prediction, rows, pairedRuns, measuredRuns, out);
+            }
+            while (true) {
+                stability = measuredReport(rows, saturation, prediction).stability(extraRuns, maxExtraRuns);
+                if (stability.stable() || extraRuns >= maxExtraRuns || Double.isNaN(stability.nextRatePerS())) {
+                    break;
                 }
+                extraRuns++;
+                measure(client, stability.nextRatePerS(), saturation, stability.nextWhy(), prediction, rows, pairedRuns,
+                        measuredRuns, out);
             }
         } finally {
             server.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         }
+        ReplicatedSweep simulatedCurve = ReplicatedSweep.run(curveRates(rows, saturation), replications,
+                (rate, replication) -> {
+                    SimulatedRun run = simulateWithCapacity(rate, requestsAt(rate), curveSeed(rate, replication),
+                            prediction.meanOutputTokens());
+                    return Side.simulated(run.result(), run.capacityWindows());
+                });
         DemoReport report = new DemoReport(rows, saturation, simulatedSaturation(saturation), timeScale, sloTtftP99Ms,
-                prediction.description(), fixed != null);
+                prediction.description(), fixed != null, simulatedCurve, prediction.curve(), stability, extraRuns);
         report.print(out);
+        int near = report.rowNearestTheKnee(rows);
+        Map<String, Object> kneeTimeline = near < 0 ? null : pairedRuns.get(near).timeline().toJson();
+        if (kneeTimeline != null) {
+            kneeTimeline.put("request_rate", rows.get(near).rate());
+        }
         DemoPage.write(html, report, new DemoPage.Story(workloadWords(),
                 fixed == null ? EngineSummary.of(d, PROMPT_TOKENS + (int) MEAN_OUTPUT_TOKENS) : null,
                 fixed == null ? null : timingWords(d) + ": each request holds one slot from its first scheduling to its last "
@@ -177,13 +207,69 @@ public final class DemoCommand implements Callable<Integer> {
         out.println("HTML report written to " + html + " (model time throughout)");
         if (saveResult != null) {
             try {
-                new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(saveResult.toFile(), report.toMap());
-            } catch (IOException e) {
-                throw new ConfigException("--save-result: cannot write " + saveResult + ": " + e.getMessage(), e);
+                OutputFile.write(saveResult, stream -> new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(stream, report.toMap()));
+            } catch (ConfigException e) {
+                throw new ConfigException("--save-result: " + e.getMessage(), e);
             }
             out.println("Comparison written to " + saveResult);
         }
         return 0;
+    }
+
+    /**
+     * Measures one rate with a fresh seed (the client's per-request detail gives the capacity windows), simulates
+     * the same requests and a long run at that rate, and adds the row.
+     */
+    private void measure(BenchmarkClient client, double rate, double saturation, String why, DemoPrediction prediction,
+                         List<Row> rows, List<SimulationResult> pairedRuns, List<Map<String, Object>> measuredRuns,
+                         PrintStream out) throws IOException {
+        long pointSeed = nextSeed++;
+        out.printf(Locale.ROOT, "  rate %.2f req/s (%.0f%% of saturation)%s: measuring, simulating, predicting...%n",
+                rate, 100 * rate / saturation, why == null ? "" : ", " + why);
+        int requests = requestsAt(rate);
+        Path detail = Files.createTempFile("infersim-demo-", ".jsonl");
+        BenchResult measured;
+        double[] serviceWindows;
+        try {
+            measured = client.run(Workload.open(spec(rate * timeScale, requests + numWarmups, pointSeed)), numWarmups,
+                    0, 0, metadata(pointSeed), detail);
+            serviceWindows = LateServiceRate.windows(detail, prediction.meanOutputTokens());
+        } finally {
+            Files.deleteIfExists(detail);
+        }
+        SimulatedRun simulated = simulateWithCapacity(rate, requests, pointSeed, prediction.meanOutputTokens());
+        SimulationResult steady = simulate(rate, STEADY_RUN_REQUESTS, pointSeed, null);
+        rows.add(new Row(rate, rate / saturation, Side.measured(measured.fields(), timeScale, serviceWindows),
+                Side.simulated(simulated.result(), simulated.capacityWindows()),
+                prediction.at(rate), Side.simulated(steady, new double[0]), groundTruthP99(measured.fields()), measured.valid(),
+                invalidReasons(measured.fields()), why));
+        pairedRuns.add(simulated.result());
+        measuredRuns.add(measured.fields());
+    }
+
+    /** The conclusions from the measured rows alone, as the sweep goes. */
+    private DemoReport measuredReport(List<Row> rows, double saturation, DemoPrediction prediction) {
+        return new DemoReport(rows, saturation, Double.NaN, timeScale, sloTtftP99Ms, prediction.description(),
+                fixed != null, null, List.of(), null, 0);
+    }
+
+    /**
+     * The simulated curve's rates: every 5% of the predicted saturation rate up to past the highest measured rate,
+     * and every measured rate.
+     */
+    private static double[] curveRates(List<Row> rows, double saturation) {
+        double top = rows.stream().mapToDouble(Row::rate).max().orElse(saturation);
+        java.util.TreeSet<Double> rates = new java.util.TreeSet<>();
+        for (int k = 1; k * 0.05 * saturation < top * 1.001; k++) {
+            rates.add(k * 0.05 * saturation);
+        }
+        rows.forEach(r -> rates.add(r.rate()));
+        return rates.stream().mapToDouble(Double::doubleValue).toArray();
+    }
+
+    /** A seed for each replication at each rate of the simulated curve, apart from every measured run's. */
+    private long curveSeed(double rate, int replication) {
+        return seed + 1_000_003L * (1 + replication) + Math.round(rate * 1_000);
     }
 
     /** {@code --quick}: a short sweep that still crosses the knee, for CI and a first look. */
@@ -193,13 +279,16 @@ public final class DemoCommand implements Callable<Integer> {
         }
         var parsed = spec.commandLine().getParseResult();
         if (!parsed.hasMatchedOption("--loads")) {
-            loads = List.of(0.5, 1.3);
+            loads = List.of(0.5, 0.9, 1.6);
+        }
+        if (!parsed.hasMatchedOption("--max-extra-runs")) {
+            maxExtraRuns = 0;
         }
         if (!parsed.hasMatchedOption("--num-warmups")) {
             numWarmups = 5;
         }
-        if (!parsed.hasMatchedOption("--time-scale")) {
-            timeScale = 3;
+        if (!parsed.hasMatchedOption("--run-seconds")) {
+            runSeconds = 12;
         }
     }
 
@@ -258,7 +347,7 @@ public final class DemoCommand implements Callable<Integer> {
         return m;
     }
 
-        private WorkloadSpec spec(double ratePerS, long requests, long workloadSeed) {
+    private WorkloadSpec spec(double ratePerS, long requests, long workloadSeed) {
         return WorkloadSpec.builder().datasetName("random").randomInputLen(PROMPT_TOKENS).randomOutputLen(MAX_TOKENS)
                 .eosMeanTokens(MEAN_OUTPUT_TOKENS).requestRate(ratePerS).numPrompts(requests).seed(workloadSeed).build();
     }
@@ -269,11 +358,32 @@ public final class DemoCommand implements Callable<Integer> {
      */
     static final int STEADY_RUN_REQUESTS = 20_000;
 
-    private SimulationResult simulate(double rate, int requests, long workloadSeed) {
+    private SimulationResult simulate(double rate, int requests, long workloadSeed, RequestLogWriter detail) {
         EngineCore engine = deployment.engine(fixed, workloadSeed);
         return new Simulation(new Replica[] {new Replica(0, engine)}, new RoundRobinRouter(),
-                SimulationOptions.defaults().withWarmups(numWarmups), null)
+                SimulationOptions.defaults().withWarmups(numWarmups), detail)
                 .run(Workload.open(spec(rate, requests + numWarmups, workloadSeed)));
+    }
+
+    /** A simulated run with its capacity windows ({@link LateServiceRate.windows}), per model second. */
+    record SimulatedRun(SimulationResult result, double[] capacityWindows) {
+    }
+
+    private SimulatedRun simulateWithCapacity(double rate, int requests, long workloadSeed, double meanOutputTokens) {
+        try {
+            Path detail = Files.createTempFile("infersim-demo-sim-", ".jsonl");
+            try {
+                SimulationResult result;
+                try (RequestLogWriter writer = new RequestLogWriter(detail, false)) {
+                    result = simulate(rate, requests, workloadSeed, writer);
+                }
+                return new SimulatedRun(result, LateServiceRate.windows(detail, meanOutputTokens));
+            } finally {
+                Files.deleteIfExists(detail);
+            }
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("demo: cannot write a simulated run's detail: " + e.getMessage(), e);
+        }
     }
 
     /**
@@ -301,44 +411,118 @@ public final class DemoCommand implements Callable<Integer> {
         return ttft == null || ttft.get("p99") == null ? Double.NaN : ((Number) ttft.get("p99")).doubleValue();
     }
 
-    /** One rate of the sweep, seen three ways. */
+    /**
+     * One rate of the sweep, seen three ways. {@code why} says why a run was added after the sweep (null for the
+     * sweep's own rates).
+     */
     record Row(double rate, double fraction, Side measured, Side simulated, Side predicted, Side steadySimulated,
-               double groundTruthP99Ms, boolean measuredValid, List<String> invalidReasons) {
+               double groundTruthP99Ms, boolean measuredValid, List<String> invalidReasons, String why) {
+    }
+
+    /** A 95% interval, in the unit of the value it bounds; NaN sides where unknown, high +Infinity where unbounded. */
+    record Span(double low, double high) {
+        static final Span NONE = new Span(Double.NaN, Double.NaN);
+
+        static Span of(MeanInterval m) {
+            return new Span(m.low(), m.high());
+        }
+
+        /** From a result's {@code infersim_percentile_ci95_ms} entry ({@code [low, high]}, high null if unbounded). */
+        static Span ofJson(Object interval, double scale) {
+            if (!(interval instanceof List<?> l) || l.size() != 2 || !(l.get(0) instanceof Number low)) {
+                return NONE;
+            }
+            double high = l.get(1) instanceof Number h ? h.doubleValue() * scale : Double.POSITIVE_INFINITY;
+            return new Span(low.doubleValue() * scale, high);
+        }
+
+        List<Double> toJson() {
+            return Double.isNaN(low) ? null : java.util.Arrays.asList(low, Double.isFinite(high) ? high : null);
+        }
     }
 
     /**
-     * The numbers the table and charts compare, in model time (milliseconds and per second of the modelled GPU).
+     * The numbers the table and charts compare, in model time (milliseconds and per second of the modelled GPU), with
+     * the 95% intervals of TTFT p50 and p99 and of TPOT p50 (none for the closed form), and the requests served per
+     * second over the second half of sending with the rates of its consecutive windows ({@link LateServiceRate}), whose
+     * batch means bound the knee.
      * Requests waiting is Little's law on the engine's waiting room (requests taken in per second times the mean wait
      * from arrival to first scheduling); past saturation it measures how long the run lasted, not a steady state.
      * {@code sendRatePerS} is the rate actually offered while sending (a short Poisson run misses its nominal rate).
      */
     record Side(double ttftP50Ms, double ttftP99Ms, double tpotP50Ms, double outputTokensPerS, double requestsPerS,
-                double meanWaiting, double sendRatePerS, double lateCompletionsPerS, boolean saturated) {
+                double meanWaiting, double sendRatePerS, double lateServiceRatePerS, boolean saturated,
+                Span ttftP50, Span ttftP99, Span tpotP50, double[] serviceWindows) {
 
-        static Side measured(Map<String, Object> f, double timeScale) {
+        /** Point values only: a closed form's, or a test's. */
+        Side(double ttftP50Ms, double ttftP99Ms, double tpotP50Ms, double outputTokensPerS, double requestsPerS,
+             double meanWaiting, double sendRatePerS, double lateServiceRatePerS, boolean saturated) {
+            this(ttftP50Ms, ttftP99Ms, tpotP50Ms, outputTokensPerS, requestsPerS, meanWaiting, sendRatePerS,
+                    lateServiceRatePerS, saturated, Span.NONE, Span.NONE, Span.NONE, new double[0]);
+        }
+
+        /**
+         * @param serviceWindows the run's service rate windows per second of wall time ({@link LateServiceRate#windows})
+         */
+        static Side measured(Map<String, Object> f, double timeScale, double[] serviceWindows) {
             double requestsPerS = num(f, "infersim_steady_request_throughput") / timeScale;
+            Map<?, ?> ci = f.get("infersim_percentile_ci95_ms") instanceof Map<?, ?> m ? m : Map.of();
+            double[] windows = serviceWindows.clone();
+            for (int i = 0; i < windows.length; i++) {
+                windows[i] /= timeScale;
+            }
             return new Side(num(f, "median_ttft_ms") * timeScale, num(f, "p99_ttft_ms") * timeScale,
                     num(f, "median_tpot_ms") * timeScale, num(f, "infersim_steady_output_throughput") / timeScale,
                     requestsPerS, requestsPerS * num(f, "infersim_mean_queue_time_ms") * timeScale / 1e3,
-                    num(f, "infersim_steady_send_rate") / timeScale, LateCompletions.ofSeries(f) / timeScale, false);
+                    num(f, "infersim_steady_send_rate") / timeScale,
+                    windows.length > 0 ? MeanInterval.of(windows).mean() : LateServiceRate.ofSeries(f) / timeScale, false,
+                    Span.ofJson(ci.get("median_ttft_ms"), timeScale), Span.ofJson(ci.get("p99_ttft_ms"), timeScale),
+                    Span.ofJson(ci.get("median_tpot_ms"), timeScale), windows);
         }
 
-        static Side simulated(SimulationResult r) {
+        /** @param capacityWindows the run's capacity windows per model second ({@link LateServiceRate.windows}) */
+        static Side simulated(SimulationResult r, double[] capacityWindows) {
             Map<String, Object> f = r.report(new dev.infersim.result.RunInfo("", "infersim-sim", "m", "m", 1, 1, 1, 0,
                     List.of("ttft", "tpot"), List.of(50.0, 99.0))).fields();
+            Map<?, ?> ci = (Map<?, ?>) f.get("infersim_percentile_ci95_ms");
             double requestsPerS = num(f, "infersim_steady_request_throughput");
             return new Side(num(f, "median_ttft_ms"), num(f, "p99_ttft_ms"), num(f, "median_tpot_ms"),
                     num(f, "infersim_steady_output_throughput"), requestsPerS,
                     requestsPerS * num(f, "infersim_mean_queue_time_ms") / 1e3, num(f, "infersim_steady_send_rate"),
-                    LateCompletions.ofTimeline(r.timeline()), r.saturation().saturated());
+                    capacityWindows.length > 0 ? MeanInterval.of(capacityWindows).mean()
+                            : LateServiceRate.ofTimeline(r.timeline()), r.saturation().saturated(),
+                    Span.ofJson(ci.get("median_ttft_ms"), 1), Span.ofJson(ci.get("p99_ttft_ms"), 1),
+                    Span.ofJson(ci.get("median_tpot_ms"), 1), capacityWindows);
         }
 
         /**
-         * Overloaded: over the second half of sending, requests finished at under 90% of the rate they were sent
-         * (the 90% of LoadSweep's rule); below the knee they finish as fast as they come.
+         * The mean of independent replications with each mean's 95% t interval; the late completion rate's windows
+         * are the replications' own rates, so that its interval too is across replications. Saturated when most were.
+         */
+        static Side mean(List<Side> replications) {
+            MeanInterval p50 = MeanInterval.of(field(replications, Side::ttftP50Ms));
+            MeanInterval p99 = MeanInterval.of(field(replications, Side::ttftP99Ms));
+            MeanInterval tpot = MeanInterval.of(field(replications, Side::tpotP50Ms));
+            double[] late = field(replications, Side::lateServiceRatePerS);
+            long saturated = replications.stream().filter(Side::saturated).count();
+            return new Side(p50.mean(), p99.mean(), tpot.mean(),
+                    MeanInterval.of(field(replications, Side::outputTokensPerS)).mean(),
+                    MeanInterval.of(field(replications, Side::requestsPerS)).mean(),
+                    MeanInterval.of(field(replications, Side::meanWaiting)).mean(),
+                    MeanInterval.of(field(replications, Side::sendRatePerS)).mean(), MeanInterval.of(late).mean(),
+                    2 * saturated > replications.size(), Span.of(p50), Span.of(p99), Span.of(tpot), late);
+        }
+
+        private static double[] field(List<Side> sides, java.util.function.ToDoubleFunction<Side> f) {
+            return sides.stream().mapToDouble(f).toArray();
+        }
+
+        /**
+         * Overloaded: over the second half of sending, requests were served at under 90% of the rate they were sent
+         * (the 90% of LoadSweep's rule); below the knee they are served as fast as they come.
          */
         boolean overloaded() {
-            return saturated || lateCompletionsPerS < 0.9 * sendRatePerS;
+            return saturated || lateServiceRatePerS < 0.9 * sendRatePerS;
         }
 
         private static double num(Map<String, Object> f, String key) {
@@ -351,13 +535,16 @@ public final class DemoCommand implements Callable<Integer> {
     static Map<String, Object> sideMap(Side s) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("median_ttft_ms", finiteOrNull(s.ttftP50Ms()));
+        m.put("median_ttft_ms_ci95", s.ttftP50().toJson());
         m.put("p99_ttft_ms", finiteOrNull(s.ttftP99Ms()));
+        m.put("p99_ttft_ms_ci95", s.ttftP99().toJson());
         m.put("median_tpot_ms", finiteOrNull(s.tpotP50Ms()));
+        m.put("median_tpot_ms_ci95", s.tpotP50().toJson());
         m.put("steady_output_throughput", finiteOrNull(s.outputTokensPerS()));
         m.put("steady_request_throughput", finiteOrNull(s.requestsPerS()));
         m.put("mean_requests_waiting", finiteOrNull(s.meanWaiting()));
         m.put("send_rate", finiteOrNull(s.sendRatePerS()));
-        m.put("late_completion_rate", finiteOrNull(s.lateCompletionsPerS()));
+        m.put("late_service_rate", finiteOrNull(s.lateServiceRatePerS()));
         m.put("saturated", s.saturated());
         m.put("overloaded", s.overloaded());
         return m;

@@ -1,19 +1,20 @@
 package dev.infersim.cli;
 
 import dev.infersim.bench.HtmlReport;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
  * The demo's page: one story told in order, for a class. The workload; what the engine can do (step time against batch,
- * KV capacity); latency, throughput and queue against offered load, measured, simulated and predicted on the same axes in
- * model time, with each method's knee and the TTFT objective marked and the prediction saying "unstable" past its knee;
- * where the three disagree and why; and a timeline of one simulated run near the knee. Self-contained (the charting
- * library and the data are inlined), so it opens offline.
+ * KV capacity); latency, throughput and queue against offered load, measured (points with their 95% intervals),
+ * simulated (a dense curve of replications with its band) and predicted (a curve up to its asymptote) on the same axes
+ * in model time, latencies on log axes so the knee's bend shows, each method's knee a legend entry with its value and
+ * interval, the TTFT objective marked and the prediction saying "unstable" past its knee; whether the conclusions are
+ * stable; where the three disagree and why; and a timeline of one simulated run near the knee, each series on an axis
+ * of its own unit. Self-contained (the charting library and the data are inlined), so it opens offline.
  */
 final class DemoPage {
     /**
@@ -37,7 +38,7 @@ final class DemoPage {
         data.put("metadata", story.metadata());
         try {
             HtmlReport.writePage(file, TEMPLATE, data);
-        } catch (UncheckedIOException e) {
+        } catch (ConfigException e) {
             throw new ConfigException("--html: " + e.getMessage(), e);
         }
     }
@@ -46,12 +47,12 @@ final class DemoPage {
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><title>infersim demo: where the queue takes off</title>
             <style>
-            body{font-family:system-ui,sans-serif;margin:24px auto;color:#222;max-width:1100px;line-height:1.45}
+            body{font-family:system-ui,sans-serif;margin:24px auto;color:#222;max-width:1100px;line-height:1.45;padding:0 12px}
             h1{font-size:24px} h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}
-            .chart{width:100%;height:330px} .pair{display:grid;grid-template-columns:1fr 1fr;gap:12px}
+            .chart{width:100%;height:340px} .wide{height:460px} .pair{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:12px}
             table{border-collapse:collapse;font-size:13px} td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}
             th:first-child,td:first-child{text-align:left} .note{margin:4px 0} .report-error{color:#fff;background:#b00;padding:4px 8px}
-            .lead{font-size:15px}
+            .lead{font-size:15px} .stable{color:#070;font-weight:bold} .unstable{color:#b00;font-weight:bold} .muted{color:#666}
             </style>
             <script>
             function reportError(where, e){const p=document.createElement('p'); p.className='report-error';
@@ -65,90 +66,149 @@ final class DemoPage {
             <h2 id="engine-title">2. What the engine can do</h2><p id="engine-words"></p>
             <div class="pair" id="engine-charts"><div class="chart" id="chart-decode"></div><div class="chart" id="chart-prefill"></div></div>
             <h2>3. Offered load against latency, throughput and queue</h2><p id="sweep-words"></p>
-            <div class="pair"><div class="chart" id="chart-ttft-p50"></div><div class="chart" id="chart-ttft-p99"></div></div>
-            <div class="pair"><div class="chart" id="chart-tpot"></div><div class="chart" id="chart-throughput"></div></div>
-            <div class="pair"><div class="chart" id="chart-waiting"></div><div id="knees"></div></div>
+            <div class="chart wide" id="chart-ttft-p99"></div><div id="knees"></div><p id="stability"></p>
+            <div class="pair"><div class="chart" id="chart-ttft-p50"></div><div class="chart" id="chart-tpot"></div></div>
+            <div class="pair"><div class="chart" id="chart-throughput"></div><div class="chart" id="chart-waiting"></div></div>
             <h2>4. Where they disagree, and why</h2><div id="table"></div><ul id="notes"></ul>
             <h2>5. One run near the knee</h2><p id="timeline-words"></p><div class="chart" id="chart-timeline"></div>
             <h2>About this run</h2><div id="metadata"></div>
             <script>
             const DATA = %DATA%;
             const C = DATA.comparison, E = DATA.engine, rows = C.rows;
-            const METHODS = [['measured','#1f77b4','solid'],['simulated','#ff7f0e','dashed'],['predicted','#2ca02c','dotted']];
+            const METHODS = [['measured','#1f77b4','solid'],['simulated','#d95f02','dashed'],['predicted','#1b9e77','dotted']];
+            const COLOR = Object.fromEntries(METHODS.map(([m,c])=>[m,c]));
             function $(id){return document.getElementById(id);}
             function esc(v){return String(v).replace(/[&<>]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;'}[c]));}
+            function finite(v){return typeof v==='number' && Number.isFinite(v);}
             // Numbers for people: three significant figures, thousands grouped, '-' for none.
-            function n(v){ if(v===null||v===undefined||!Number.isFinite(v)) return '-';
+            function n(v){ if(!finite(v)) return '-';
               const a=Math.abs(v), d=a>=100?0:a>=10?1:a>=1?2:3; return v.toLocaleString('en-US',{maximumFractionDigits:d,minimumFractionDigits:0}); }
-            function draw(id, option){ try { const c=echarts.init($(id), null, {renderer:'svg'}); option.animation=false; c.setOption(option); return c; }
+            function interval(ci){ return ci ? ' (95% CI '+(finite(ci[0])&&ci[0]>0?n(ci[0]):'?')+'\u2013'+(finite(ci[1])?n(ci[1]):'?')+')' : ''; }
+            // Tick labels clear of the y axes' end labels (a right axis's 0 sits beside the x axis's last tick).
+            function draw(id, option){ try { for(const x of [].concat(option.xAxis)) x.axisLabel=Object.assign({margin:12}, x.axisLabel||{});
+                const c=echarts.init($(id), null, {renderer:'svg'}); option.animation=false; c.setOption(option); return c; }
               catch(e){ reportError('chart '+id, e); } }
-            const knee = C.knee_rate_per_s;
+            const knee = C.knee_rate_per_s, kneeCi = C.knee_rate_ci95, slo = C.highest_rate_meeting_slo, sloCi = C.highest_rate_meeting_slo_ci95;
             $('lead').textContent = 'The same workload three ways: a benchmark client measuring the mock server over HTTP, '
               + 'the discrete-event simulator replaying the same requests, and the queueing model in closed form. '
-              + 'Below the knee all three rise gently; past it the queue grows without bound while throughput stays flat at capacity.';
+              + 'Below the knee latency rises gently; at the knee the engine runs out of capacity and the queue, and with it the latency, '
+              + 'takes off, while throughput stays near capacity.';
             $('workload').textContent = DATA.workload;
             if(!E){ $('engine-title').textContent = '2. The timing'; $('engine-words').textContent = DATA.timing; $('engine-charts').remove(); }
             else {
             $('engine-words').textContent = 'One decode step serves every running sequence, and its time grows far slower than the batch: '
               + 'at '+n(E.context_tokens)+' tokens of context a batch of 1 takes '+n(E.decode_step_ms[0])+' ms per step ('+n(E.decode_tokens_per_s[0])
               + ' tokens/s), a batch of '+E.decode_batch[E.decode_batch.length-1]+' takes '+n(E.decode_step_ms[E.decode_step_ms.length-1])+' ms ('
-              + n(E.decode_tokens_per_s[E.decode_tokens_per_s.length-1])+' tokens/s). The KV cache holds '+n(E.kv_cache_tokens)+' tokens ('
+              + n(E.decode_tokens_per_s[E.decode_tokens_per_s.length-1])+' tokens/s). So the fuller the batch, the more the engine serves: '
+              + 'its capacity grows with the queue until the batch is full. The KV cache holds '+n(E.kv_cache_tokens)+' tokens ('
               + n(E.kv_cache_blocks)+' blocks), about '+n(E.max_concurrent_sequences_at_context)+' sequences of that length at once.';
-            draw('chart-decode', {title:{text:'Decode step time and token rate vs batch size',textStyle:{fontSize:14}},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:64,right:70},
-              xAxis:{type:'log',logBase:2,name:'batch (sequences)',nameLocation:'middle',nameGap:26},yAxis:[{type:'value',name:'step ms'},{type:'value',name:'tokens/s'}],
+            draw('chart-decode', {title:{text:'Decode step time and token rate vs batch size',textStyle:{fontSize:14}},tooltip:{trigger:'axis'},legend:{top:26},
+              grid:{top:70,left:16,right:16,bottom:40,containLabel:true},
+              xAxis:{type:'log',logBase:2,name:'batch (sequences)',nameLocation:'middle',nameGap:28},
+              yAxis:[{type:'value',name:'step, ms'},{type:'value',name:'tokens/s'}],
               series:[{name:'step time, ms',type:'line',data:E.decode_batch.map((b,i)=>[b,E.decode_step_ms[i]])},
                       {name:'tokens/s',type:'line',yAxisIndex:1,data:E.decode_batch.map((b,i)=>[b,E.decode_tokens_per_s[i]])}]});
-            draw('chart-prefill', {title:{text:'Prefill step time vs prompt length',textStyle:{fontSize:14}},tooltip:{trigger:'axis'},grid:{top:64},
-              xAxis:{type:'log',logBase:2,name:'prompt tokens',nameLocation:'middle',nameGap:26},yAxis:{type:'value',name:'ms'},
+            draw('chart-prefill', {title:{text:'Prefill step time vs prompt length',textStyle:{fontSize:14}},tooltip:{trigger:'axis'},legend:{top:26},
+              grid:{top:70,left:16,right:24,bottom:40,containLabel:true},
+              xAxis:{type:'log',logBase:2,name:'prompt tokens',nameLocation:'middle',nameGap:28},yAxis:{type:'value',name:'ms'},
               series:[{name:'prefill, ms',type:'line',data:E.prefill_tokens.map((t,i)=>[t,E.prefill_step_ms[i]])}]});
             }
 
-            $('sweep-words').textContent = 'Each point is one request rate. Vertical lines: each method\\'s knee (capacity). '
-              + 'The prediction stops at its knee: past it the queue has no steady state, and the model says "unstable" instead of inventing numbers. '
-              + 'Dashed horizontal line: the TTFT p99 objective of '+n(C.slo_ttft_p99_ms)+' ms.';
-            const maxRate = Math.max(...rows.map(r=>r.request_rate));
-            function kneeLines(){ return {symbol:'none',silent:true,label:{formatter:p=>p.name,position:'insideEndTop',fontSize:10},
-              data:METHODS.filter(([m])=>knee[m]!==null).map(([m,c])=>({name:m+' knee '+n(knee[m]),xAxis:knee[m],lineStyle:{color:c,type:'solid',width:1}}))}; }
-            function unstableArea(){ return knee.predicted!==null && knee.predicted<maxRate ? {silent:true,itemStyle:{color:'rgba(200,0,0,0.06)'},
-              label:{formatter:'unstable (predicted)',position:'insideTop',fontSize:11},data:[[{xAxis:knee.predicted},{xAxis:maxRate*1.02}]]} : undefined; }
-            function sweepChart(id, title, key, unit, extra){
-              const series = METHODS.map(([m,c,t])=>({name:m,type:'line',color:c,lineStyle:{type:t},symbolSize:7,
-                data:rows.map(r=>[r.request_rate, r[m][key]])}));
-              series[0].markLine = kneeLines(); series[0].markArea = unstableArea();
+            const sim = C.simulated_curve, pred = C.predicted_curve;
+            const valid = rows.filter(r=>r.measured_valid), invalid = rows.filter(r=>!r.measured_valid);
+            const maxRate = Math.max(...rows.map(r=>r.request_rate), ...sim.map(p=>p.request_rate));
+            const xMax = Math.ceil(maxRate*1.05/5)*5;
+            const reps = sim.length ? sim[0].replications : 0;
+            $('sweep-words').textContent = 'Each measured point is one run of the benchmark client, its bar the 95% confidence interval of the value '
+              + '(sectioning over the run\\'s requests, so correlated latencies widen it; a dotted bar with no top: too few requests beyond the p99 to bound it). The simulated curve is the mean of '+reps+' runs with their own seeds '
+              + 'at every rate, its band the 95% confidence interval of that mean. The prediction is a curve up to its asymptote at the predicted knee: past it '
+              + 'the queue has no steady state and the model says "unstable" instead of inventing numbers. Latency axes are logarithmic, so the bend at the knee '
+              + 'reads at a glance. Vertical lines: each method\\'s knee, with its interval shaded.';
+            function kneeName(m){ return m+' knee '+n(knee[m])+' req/s'+(m==='predicted'?'':interval(kneeCi[m])); }
+            // One series per knee: its vertical line, its interval shaded, and a legend entry that carries its value.
+            function kneeSeries(withNames){ return METHODS.filter(([m])=>finite(knee[m])).map(([m,c,t])=>{
+              const ci=kneeCi[m], shade=ci&&finite(ci[0])&&finite(ci[1])&&ci[1]>ci[0];
+              return {name:withNames?kneeName(m):m+' knee', type:'line', data:[], color:c, lineStyle:{type:t,width:2},
+                markLine:{symbol:'none',silent:true,label:{show:false},lineStyle:{color:c,type:t,width:2},data:[{xAxis:knee[m]}]},
+                markArea: shade? {silent:true,itemStyle:{color:infersimRgba(c,0.10)},data:[[{xAxis:ci[0]},{xAxis:ci[1]}]]} : undefined}; }); }
+            function unstableArea(){ return finite(knee.predicted) && knee.predicted<xMax ? {silent:true,itemStyle:{color:'rgba(120,120,120,0.07)'},
+              label:{show:true,formatter:'prediction: unstable',position:'insideTopRight',color:'#555',fontSize:11,distance:8},
+              data:[[{xAxis:knee.predicted},{xAxis:xMax}]]} : undefined; }
+            // The three methods on one metric. key: the sides' key; ci: its interval's key, or null.
+            function methodSeries(key, ci, log){
+              const keep = v=>finite(v) && (!log || v>0) ? v : null;
+              const out = [];
+              out.push({name:'predicted',type:'line',color:COLOR.predicted,lineStyle:{type:'dotted',width:2},showSymbol:false,z:2,
+                data:pred.map(p=>[p.request_rate, keep(p[key])])});
+              if(ci) out.push(infersimBand('simulated 95% band', sim.map(p=>[p.request_rate, p[ci]&&p[ci][0], p[ci]&&p[ci][1]]), COLOR.simulated));
+              out.push({name:'simulated',type:'line',color:COLOR.simulated,lineStyle:{type:'dashed',width:2},showSymbol:false,z:2,
+                data:sim.map(p=>[p.request_rate, keep(p[key])])});
+              if(ci) out.push(infersimErrorBars('measured 95% CI', valid.map(r=>[r.request_rate, r.measured[ci]&&r.measured[ci][0], r.measured[ci]&&r.measured[ci][1]]), COLOR.measured));
+              out.push({name:'measured',type:'line',color:COLOR.measured,symbolSize:7,z:4,data:valid.map(r=>[r.request_rate, keep(r.measured[key])])});
+              if(invalid.length) out.push({name:'measured, run flagged invalid',type:'scatter',color:'#999',symbol:'emptyCircle',symbolSize:8,z:4,
+                data:invalid.map(r=>[r.request_rate, keep(r.measured[key])])});
+              return out;
+            }
+            const LEGEND = ['measured','simulated','predicted','measured, run flagged invalid'];
+            function sweepChart(id, title, key, ci, unit, log, extra){
+              const series = methodSeries(key, ci, log).concat(kneeSeries(id==='chart-ttft-p99'));
+              series[0].markArea = unstableArea();
               if(extra) extra(series);
-              return draw(id, {title:{text:title,textStyle:{fontSize:14}},tooltip:{trigger:'axis',valueFormatter:v=>n(v)+' '+unit},legend:{top:24},grid:{top:64,right:24},
-                xAxis:{type:'value',name:'offered rate, req/s',nameLocation:'middle',nameGap:26,max:v=>Math.ceil(v.max*1.05)},yAxis:{type:'value',name:unit},series:series}); }
-            sweepChart('chart-ttft-p50','TTFT p50 vs offered rate','median_ttft_ms','ms');
-            sweepChart('chart-ttft-p99','TTFT p99 vs offered rate','p99_ttft_ms','ms', s=>{ s[1].markLine={symbol:'none',silent:true,
-              data:[{name:'objective',yAxis:C.slo_ttft_p99_ms,lineStyle:{type:'dashed',color:'#900'},label:{formatter:'objective '+n(C.slo_ttft_p99_ms)+' ms',position:'insideStartTop'}}]}; });
-            sweepChart('chart-tpot','TPOT p50 vs offered rate','median_tpot_ms','ms');
-            sweepChart('chart-throughput','Output throughput vs offered rate (steady state)','steady_output_throughput','tokens/s');
-            sweepChart('chart-waiting','Requests waiting vs offered rate','mean_requests_waiting','requests');
-            const slo = C.highest_rate_meeting_slo;
+              const kneeLegend = id==='chart-ttft-p99' ? [{data:series.filter(s=>/ knee /.test(s.name)).map(s=>s.name),bottom:4,itemGap:18}] : [];
+              return draw(id, {title:{text:title,textStyle:{fontSize:14}},tooltip:{trigger:'axis',valueFormatter:v=>n(v)+' '+unit},
+                legend:[{data:LEGEND.filter(l=>series.some(s=>s.name===l)),top:26}].concat(kneeLegend),
+                grid:{top:70,left:16,right:28,bottom:kneeLegend.length?66:36,containLabel:true},
+                xAxis:{type:'value',name:'offered rate, req/s',nameLocation:'middle',nameGap:26,min:0,max:xMax},
+                yAxis:log?Object.assign({type:'log',name:unit},logRange(series, id==='chart-ttft-p99'?[C.slo_ttft_p99_ms]:[])):{type:'value',name:unit,min:0},
+                series:series}); }
+            // A log axis spans the decades of what was measured and simulated (intervals and the objective included); the
+            // prediction, which grows without bound at its asymptote, leaves through the top instead of squashing the rest.
+            function logRange(series, extra){
+              const v = extra.slice();
+              for(const s of series){ if(/^(measured|simulated)/.test(s.name)) for(const d of s.data) for(const y of d.slice(1)) if(finite(y)&&y>0) v.push(y); }
+              if(!v.length) return {};
+              return {min:Math.pow(10,Math.floor(Math.log10(Math.min(...v)))), max:Math.pow(10,Math.ceil(Math.log10(Math.max(...v))))};
+            }
+            sweepChart('chart-ttft-p99','TTFT p99 vs offered rate','p99_ttft_ms','p99_ttft_ms_ci95','ms',true, s=>{ s[0].markLine={symbol:'none',silent:true,
+              data:[{yAxis:C.slo_ttft_p99_ms,lineStyle:{type:'dashed',color:'#900'},label:{formatter:'objective '+n(C.slo_ttft_p99_ms)+' ms',position:'insideStartTop',color:'#900'}}]}; });
+            sweepChart('chart-ttft-p50','TTFT p50 vs offered rate','median_ttft_ms','median_ttft_ms_ci95','ms',true);
+            sweepChart('chart-tpot','TPOT p50 vs offered rate','median_tpot_ms','median_tpot_ms_ci95','ms',true);
+            sweepChart('chart-throughput','Output throughput vs offered rate (steady state)','steady_output_throughput',null,'tokens/s',false, s=>{
+              // past its knee the closed form serves at capacity: its curve continues flat
+              const p=s.find(x=>x.name==='predicted'); rows.filter(r=>r.predicted.saturated).forEach(r=>p.data.push([r.request_rate,r.predicted.steady_output_throughput])); });
+            sweepChart('chart-waiting','Requests waiting vs offered rate','mean_requests_waiting',null,'requests',true);
+            const st = C.stability;
             $('knees').innerHTML = '<table><tr><th></th>'+METHODS.map(([m])=>'<th>'+m+'</th>').join('')+'</tr>'
-              + '<tr><td>knee (capacity), req/s</td>'+METHODS.map(([m])=>'<td>'+(knee[m]===null?'not reached':n(knee[m]))+'</td>').join('')+'</tr>'
-              + '<tr><td>highest rate with TTFT p99 &le; '+n(C.slo_ttft_p99_ms)+' ms</td>'+METHODS.map(([m])=>'<td>'+(slo[m]===null?'none':n(slo[m]))+'</td>').join('')+'</tr>'
+              + '<tr><td>knee (capacity), req/s</td>'+METHODS.map(([m])=>'<td>'+(finite(knee[m])?n(knee[m])+(m==='predicted'?'':interval(kneeCi[m])):'not reached')+'</td>').join('')+'</tr>'
+              + '<tr><td>highest rate with TTFT p99 &le; '+n(C.slo_ttft_p99_ms)+' ms, req/s</td>'+METHODS.map(([m])=>'<td>'+(finite(slo[m])?n(slo[m])+(m==='predicted'?'':interval(sloCi[m])):'none')+'</td>').join('')+'</tr>'
               + '<tr><td>long simulation, req/s served</td><td colspan="3">'+n(C.simulated_saturation_rate_per_s)+'</td></tr></table>';
+            $('stability').innerHTML = st ? '<span class="'+(st.stable?'stable':'unstable')+'">'+esc(st.words)+'</span>' : '';
 
             const cols = [['TTFT p50, ms','median_ttft_ms'],['TTFT p99, ms','p99_ttft_ms'],['TPOT p50, ms','median_tpot_ms'],['output tokens/s','steady_output_throughput'],['waiting','mean_requests_waiting']];
-            let t = '<table><tr><th>rate, req/s</th>'+cols.map(c=>'<th>'+c[0]+'<br>measured / simulated / predicted</th>').join('')+'</tr>';
+            let t = '<table><tr><th>rate, req/s</th>'+cols.map(c=>'<th>'+c[0]+'<br>measured / simulated / predicted</th>').join('')+'<th>measured TTFT p99, 95% CI</th></tr>';
             for(const r of rows){ t += '<tr><td>'+n(r.request_rate)+' ('+Math.round(100*r.fraction_of_predicted_saturation)+'%)'
+                + (r.added_because?' <span class="muted" title="'+esc(r.added_because)+'">(added)</span>':'')
                 + (r.measured_valid?'':' <span title="'+esc(r.measured_invalid_reasons.join('; '))+'">(measured run invalid)</span>')+'</td>'
-                + cols.map(c=>'<td>'+METHODS.map(([m])=>r[m][c[1]]===null&&m==='predicted'?'unstable':n(r[m][c[1]])).join(' / ')+'</td>').join('')+'</tr>'; }
+                + cols.map(c=>'<td>'+METHODS.map(([m])=>r[m][c[1]]===null&&m==='predicted'?'unstable':n(r[m][c[1]])).join(' / ')+'</td>').join('')
+                + '<td>'+esc(interval(r.measured.p99_ttft_ms_ci95).replace(/^ \\(95% CI |\\)$/g,'')||'-')+'</td></tr>'; }
             $('table').innerHTML = t+'</table>';
             $('notes').innerHTML = (C.notes.length? C.notes : ['All three agree within 10% at every rate below the knee.']).map(x=>'<li class="note">'+esc(x)+'</li>').join('');
 
             const T = DATA.timeline;
             if(T){
-              $('timeline-words').textContent = 'The simulated run at '+n(T.request_rate)+' req/s, the sweep\\'s rate closest to the predicted knee, '
-                + 'over its model time: sequences running in the batch, requests waiting for the engine, tokens in each step and the KV cache in use.';
+              $('timeline-words').textContent = 'The simulated run at '+n(T.request_rate)+' req/s, the measured rate closest to the knee, over its model time: '
+                + 'sequences running in the batch and requests waiting for the engine (left axis), the KV cache in use (KV %, right axis)'
+                + (E ? ' and the tokens each engine step processes (grey, far right axis: steps with a prefill spike above the decode steps\\' one token per sequence).' : '.');
               const at = k=>T.time_s.map((s,i)=>[s,T[k][i]]);
-              draw('chart-timeline', {title:{text:'Engine state over time, one run near the knee',textStyle:{fontSize:14}},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:64,right:80},
-                xAxis:{type:'value',name:'model time, s',nameLocation:'middle',nameGap:26},
-                yAxis:[{type:'value',name:'requests'},{type:'value',name:'tokens / KV %',position:'right'}],
-                series:[{name:'running',type:'line',showSymbol:false,data:at('running')},{name:'waiting',type:'line',showSymbol:false,data:at('waiting')},
-                        {name:'batch tokens',type:'line',showSymbol:false,yAxisIndex:1,data:at('batch_tokens')},
-                        {name:'KV cache %',type:'line',showSymbol:false,yAxisIndex:1,data:T.time_s.map((s,i)=>[s,100*T.kv_cache_usage[i]])}]});
+              const yAxis=[{type:'value',name:'requests',minInterval:1},
+                {type:'value',name:'KV %',min:0,max:100,position:'right',nameTextStyle:{align:'right'}}];
+              const series=[{name:'running',type:'line',showSymbol:false,data:at('running')},{name:'waiting',type:'line',showSymbol:false,data:at('waiting')},
+                        {name:'KV cache %',type:'line',showSymbol:false,yAxisIndex:1,data:T.time_s.map((s,i)=>[s,100*T.kv_cache_usage[i]])}];
+              if(E){ yAxis.push({type:'value',name:'tokens',position:'right',offset:64,nameTextStyle:{align:'left'},splitLine:{show:false}});
+                series.push({name:'tokens per step',type:'line',showSymbol:false,yAxisIndex:2,color:'#bbb',lineStyle:{width:1},z:1,data:at('batch_tokens')}); }
+              draw('chart-timeline', {title:{text:'Engine state over time, one run near the knee',textStyle:{fontSize:14}},tooltip:{trigger:'axis'},legend:{top:26},
+                grid:{top:70,left:16,right:E?48:16,bottom:36,containLabel:true},
+                xAxis:{type:'value',name:'model time, s',nameLocation:'middle',nameGap:26},yAxis:yAxis,series:series});
             } else { $('timeline-words').textContent = 'No run was simulated.'; }
             $('metadata').innerHTML = '<table>'+Object.entries(DATA.metadata).map(([k,v])=>'<tr><th>'+esc(k)+'</th><td>'+esc(typeof v==='object'?JSON.stringify(v):v)+'</td></tr>').join('')+'</table>';
             </script></body></html>

@@ -1,8 +1,13 @@
 package dev.infersim.cli;
 
+import dev.infersim.prediction.EnginePrediction;
+import dev.infersim.prediction.FixedPrediction;
 import dev.infersim.queueing.AllenCunneenGGc;
 import dev.infersim.queueing.LatencyModel;
 import dev.infersim.queueing.UnstableQueueException;
+
+import java.util.ArrayList;
+import java.util.List;
 
 /** The demo's closed form: the engine's continuous-batching chain, or under fixed timing the M/G/c queue. */
 sealed interface DemoPrediction {
@@ -15,6 +20,29 @@ sealed interface DemoPrediction {
 
     /** What the prediction is, for the table's legend. */
     String description();
+
+    /** The workload's mean output tokens per request, which turns a token rate into a request rate. */
+    double meanOutputTokens();
+
+    /** A point of the prediction's curve. */
+    record Point(double rate, DemoCommand.Side side) {
+    }
+
+    /**
+     * The prediction drawn as a curve up to its asymptote: every 5% of the saturation rate to 80%, then closer and
+     * closer to it (where latency grows fastest), up to 99.5%. A closed form is cheap, so it need not wait for a sweep.
+     */
+    default List<Point> curve() {
+        double sat = saturationRatePerS();
+        List<Point> points = new ArrayList<>();
+        for (int k = 1; k <= 16; k++) {
+            points.add(new Point(k * 0.05 * sat, at(k * 0.05 * sat)));
+        }
+        for (double f : new double[] {0.84, 0.88, 0.91, 0.93, 0.95, 0.965, 0.975, 0.985, 0.99, 0.995}) {
+            points.add(new Point(f * sat, at(f * sat)));
+        }
+        return points;
+    }
 
     record Chain(EnginePrediction p) implements DemoPrediction {
         @Override
@@ -37,6 +65,11 @@ sealed interface DemoPrediction {
         @Override
         public String description() {
             return "continuous-batching queueing chain";
+        }
+
+        @Override
+        public double meanOutputTokens() {
+            return p.moments().meanOutputTokens();
         }
     }
 
@@ -66,6 +99,11 @@ sealed interface DemoPrediction {
         @Override
         public String description() {
             return "M/G/c queue (Allen and Cunneen's wait) over the --max-num-seqs slots";
+        }
+
+        @Override
+        public double meanOutputTokens() {
+            return p.meanOutputTokens();
         }
     }
 

@@ -1,7 +1,10 @@
 package dev.infersim.cli;
 
+import dev.infersim.result.MeanInterval;
+
 import java.io.PrintStream;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -9,18 +12,35 @@ import java.util.Map;
 import java.util.function.Function;
 
 /**
- * The demo's side-by-side table of measured, simulated and predicted numbers, the knee each method finds, and plain
- * words on where they differ.
+ * The demo's side-by-side table of measured, simulated and predicted numbers, the knee each method finds and the
+ * highest rate meeting the TTFT p99 objective, each with its 95% interval, whether those conclusions are stable, and
+ * plain words on where the methods differ.
  *
- * <p>The knee is the engine's capacity, found the same way from the measured and the simulated sweep: the completion
- * rate over the second half of each run's sending. Below the knee requests finish as fast as they are sent; past it
- * they finish at the engine's capacity whatever the offered rate (under continuous batching only once the batch has
- * filled, which is why each rate sends for a fixed time rather than a fixed count). Once some rate is overloaded
- * (completions under 90% of the rate sent) the knee is the highest completion rate of the sweep. The prediction's
- * knee is the queueing chain's saturation rate. A sweep that never overloads has no knee.
+ * <p>The knee is the engine's capacity: the requests served per second ({@link LateServiceRate}) over the second half
+ * of the sending of the most overloaded run (served under 90% of the rate sent). Below the knee requests are served as
+ * fast as they are sent; past it at the engine's capacity at the batch the queue keeps full, which a run of a few
+ * seconds reaches only well past the knee (which is why each rate sends for a fixed time rather than a fixed count).
+ * Its interval: batch means over windows of that half, pooled over repeats of the rate (measured), or the t interval
+ * across the simulated replications at that rate. The prediction's knee is its closed form's saturation rate. A sweep that never
+ * overloads has no knee.
+ *
+ * <p>The highest rate meeting the objective is where the TTFT p99 curve crosses it ({@link ObjectiveCrossing}): through
+ * the valid measured runs with their p99 intervals, through the simulated replications' means with theirs, and on the
+ * prediction's curve; the intervals made monotone in the rate first, as the percentiles they bound are. Runs flagged invalid are left out of the measured conclusions and named, never taken as misses.
+ *
+ * <p>Stable: the measured knee within +-{@value #KNEE_TOLERANCE} of itself and the objective's rate within
+ * +-{@value #OBJECTIVE_TOLERANCE}, at 95%; until then the demo adds runs where they narrow the interval most.
  */
 final class DemoReport {
     private static final double CLOSE = 0.10;
+    /** A client error (against the server's truth) above this share of the measured TTFT p99 is worth a word. */
+    private static final double CLIENT_ERROR_SHARE = 0.25;
+    static final double KNEE_TOLERANCE = 0.05;
+    static final double OBJECTIVE_TOLERANCE = 0.10;
+    /** Rates closer than this share count as the same rate (a repeat). */
+    private static final double SAME_RATE = 0.005;
+    /** A new rate is never put closer than this share to one already measured: it would teach nothing new. */
+    private static final double MIN_GAP = 0.02;
 
     private final List<DemoCommand.Row> rows;
     private final double predictedSaturation;
@@ -29,16 +49,31 @@ final class DemoReport {
     private final double sloTtftP99Ms;
     private final String predictor;
     private final boolean fixedTiming;
+    private final ReplicatedSweep simulatedCurve;
+    private final List<DemoPrediction.Point> predictedCurve;
+    private final Stability stability;
+    private final int extraRuns;
 
+    /**
+     * @param simulatedCurve the replicated simulations, or null (then the simulated conclusions come from the runs
+     *                       paired with the measured ones)
+     * @param predictedCurve the prediction up to its asymptote; empty to use the prediction at the swept rates
+     * @param stability      what the sweep concluded of its own stability, or null while it is still running
+     */
     DemoReport(List<DemoCommand.Row> rows, double predictedSaturation, double simulatedSaturation, double timeScale,
-               double sloTtftP99Ms, String predictor, boolean fixedTiming) {
-        this.rows = rows;
+               double sloTtftP99Ms, String predictor, boolean fixedTiming, ReplicatedSweep simulatedCurve,
+               List<DemoPrediction.Point> predictedCurve, Stability stability, int extraRuns) {
+        this.rows = rows.stream().sorted(Comparator.comparingDouble(DemoCommand.Row::rate)).toList();
         this.predictedSaturation = predictedSaturation;
         this.simulatedSaturation = simulatedSaturation;
         this.timeScale = timeScale;
         this.sloTtftP99Ms = sloTtftP99Ms;
         this.predictor = predictor;
         this.fixedTiming = fixedTiming;
+        this.simulatedCurve = simulatedCurve;
+        this.predictedCurve = predictedCurve;
+        this.stability = stability;
+        this.extraRuns = extraRuns;
     }
 
     List<DemoCommand.Row> rows() {
@@ -49,46 +84,228 @@ final class DemoReport {
         return sloTtftP99Ms;
     }
 
-    /**
-     * The measured knee, req/s of model time; NaN when no rate of the sweep was overloaded. A run the client flagged
-     * for send lag still counts: overload is judged against the rate it actually sent, not the rate asked for.
-     */
-    double measuredKnee() {
-        return knee(DemoCommand.Row::measured);
+    static final Function<DemoCommand.Row, DemoCommand.Side> MEASURED = DemoCommand.Row::measured;
+    static final Function<DemoCommand.Row, DemoCommand.Side> SIMULATED = DemoCommand.Row::simulated;
+    static final Function<DemoCommand.Row, DemoCommand.Side> PREDICTED = DemoCommand.Row::predicted;
+
+    /** The rows a method's conclusions rest on: every row, less the measured runs flagged invalid. */
+    private List<DemoCommand.Row> usable(Function<DemoCommand.Row, DemoCommand.Side> side) {
+        return side == MEASURED ? rows.stream().filter(DemoCommand.Row::measuredValid).toList() : rows;
     }
 
-    /** The simulated sweep's knee, found by the same rule as the measured one. */
-    double simulatedKnee() {
-        return knee(DemoCommand.Row::simulated);
-    }
-
-    double predictedKnee() {
-        return predictedSaturation;
-    }
-
-    private double knee(Function<DemoCommand.Row, DemoCommand.Side> side) {
-        List<DemoCommand.Side> sides = rows.stream().map(side).toList();
-        boolean overloaded = sides.stream().anyMatch(DemoCommand.Side::overloaded);
-        return overloaded ? sides.stream().mapToDouble(DemoCommand.Side::lateCompletionsPerS).filter(v -> !Double.isNaN(v))
-                .max().orElse(Double.NaN) : Double.NaN;
-    }
-
-    /** The highest swept rate whose TTFT p99 meets the objective, with every lighter rate meeting it too; NaN if none. */
-    double highestRateMeetingSlo(Function<DemoCommand.Row, DemoCommand.Side> side) {
-        double best = Double.NaN;
-        for (DemoCommand.Row r : rows) {
-            double p99 = side.apply(r).ttftP99Ms();
-            if (Double.isNaN(p99) || p99 > sloTtftP99Ms || (side == MEASURED && !r.measuredValid())) {
-                break;
+    /** The most overloaded usable row of a method (the highest rate among the overloaded), or null. */
+    private DemoCommand.Row kneeRow(Function<DemoCommand.Row, DemoCommand.Side> side) {
+        DemoCommand.Row best = null;
+        for (DemoCommand.Row r : usable(side)) {
+            if (side.apply(r).overloaded() && (best == null || r.rate() > best.rate())) {
+                best = r;
             }
-            best = r.rate();
         }
         return best;
     }
 
-    static final Function<DemoCommand.Row, DemoCommand.Side> MEASURED = DemoCommand.Row::measured;
-    static final Function<DemoCommand.Row, DemoCommand.Side> SIMULATED = DemoCommand.Row::simulated;
-    static final Function<DemoCommand.Row, DemoCommand.Side> PREDICTED = DemoCommand.Row::predicted;
+    /** The measured knee, req/s of model time, with its interval; none when no valid run was overloaded. */
+    RateEstimate measuredKnee() {
+        return sweepKnee(MEASURED);
+    }
+
+    /**
+     * The simulated knee: across the replications at the measured knee's rate (or at the most overloaded simulated rate
+     * without one), or from the paired runs by the measured rule when there are no replications.
+     */
+    RateEstimate simulatedKnee() {
+        if (simulatedCurve == null) {
+            return sweepKnee(SIMULATED);
+        }
+        DemoCommand.Row measured = kneeRow(MEASURED);
+        ReplicatedSweep.Point at = measured == null ? null : simulatedCurve.at(measured.rate());
+        if (at == null) {
+            for (ReplicatedSweep.Point p : simulatedCurve.points()) {
+                at = p.mean().overloaded() ? p : at;
+            }
+        }
+        return at == null || !at.mean().overloaded() ? RateEstimate.NONE
+                : RateEstimate.of(MeanInterval.of(at.mean().serviceWindows()));
+    }
+
+    RateEstimate predictedKnee() {
+        return RateEstimate.exact(predictedSaturation);
+    }
+
+    /** The knee row's service rate windows, pooled over every usable run at its rate (repeats). */
+    private RateEstimate sweepKnee(Function<DemoCommand.Row, DemoCommand.Side> side) {
+        DemoCommand.Row knee = kneeRow(side);
+        if (knee == null) {
+            return RateEstimate.NONE;
+        }
+        List<Double> windows = new ArrayList<>();
+        for (DemoCommand.Row r : usable(side)) {
+            if (Math.abs(r.rate() / knee.rate() - 1) < SAME_RATE) {
+                for (double w : side.apply(r).serviceWindows()) {
+                    windows.add(w);
+                }
+            }
+        }
+        MeanInterval m = MeanInterval.of(windows.stream().mapToDouble(Double::doubleValue).toArray());
+        return m.estimates() >= 2 ? RateEstimate.of(m)
+                : new RateEstimate(side.apply(knee).lateServiceRatePerS(), Double.NaN, Double.NaN);
+    }
+
+    /** The highest rate whose TTFT p99 meets the objective, with its interval (see {@link ObjectiveCrossing}). */
+    RateEstimate highestRateMeetingSlo(Function<DemoCommand.Row, DemoCommand.Side> side) {
+        if (side == SIMULATED && simulatedCurve != null) {
+            return crossing(simulatedCurve.points().stream().map(p -> new DemoPrediction.Point(p.rate(), p.mean())).toList());
+        }
+        if (side == PREDICTED && !predictedCurve.isEmpty()) {
+            return crossing(predictedCurve);
+        }
+        return crossing(usable(side).stream().map(r -> new DemoPrediction.Point(r.rate(), side.apply(r))).toList());
+    }
+
+    private RateEstimate crossing(List<DemoPrediction.Point> points) {
+        int n = points.size();
+        double[] rates = new double[n];
+        double[] values = new double[n];
+        double[] lows = new double[n];
+        double[] highs = new double[n];
+        for (int i = 0; i < n; i++) {
+            DemoCommand.Side s = points.get(i).side();
+            rates[i] = points.get(i).rate();
+            values[i] = s.ttftP99Ms();
+            boolean spanned = !Double.isNaN(s.ttftP99().low());
+            lows[i] = spanned ? s.ttftP99().low() : values[i];
+            highs[i] = spanned ? s.ttftP99().high() : values[i];
+        }
+        // Latency percentiles do not fall as load rises (the queue is stochastically monotone in the arrival rate), so a
+        // heavier rate's upper bound also bounds every lighter one, and a lighter rate's lower bound every heavier one:
+        // a light run of a few hundred requests, too few to bound its own p99, is bounded by its neighbours'.
+        for (int i = n - 2; i >= 0; i--) {
+            highs[i] = Math.min(highs[i], highs[i + 1]);
+        }
+        for (int i = 1; i < n; i++) {
+            lows[i] = Math.max(lows[i], lows[i - 1]);
+        }
+        return ObjectiveCrossing.highestRateMeeting(rates, values, lows, highs, sloTtftP99Ms);
+    }
+
+    /**
+     * Whether the measured conclusions are stable, and if not which run would narrow them most: a run flagged invalid
+     * again (once), a rate bisecting toward the objective's crossing, or a repeat of the knee's rate.
+     */
+    Stability stability(int extraRunsSoFar, int maxExtraRuns) {
+        RateEstimate knee = measuredKnee();
+        RateEstimate slo = highestRateMeetingSlo(MEASURED);
+        double kneeWidth = knee.relativeHalfWidth();
+        boolean sloBeyondSweep = slo.found() && Double.isInfinite(slo.highPerS());
+        double sloWidth = sloBeyondSweep ? 0 : slo.relativeHalfWidth();
+        boolean kneeStable = kneeWidth <= KNEE_TOLERANCE;
+        boolean sloStable = sloWidth <= OBJECTIVE_TOLERANCE;
+        double next = Double.NaN;
+        String why = null;
+        DemoCommand.Row invalid = firstUnrepeatedInvalid();
+        if (invalid != null) {
+            next = invalid.rate();
+            why = "again: the run at this rate was flagged invalid";
+        } else if (!sloStable) {
+            next = bisect(slo);
+            why = String.format(Locale.ROOT, "bisecting toward where TTFT p99 crosses %.0f ms (now %s)", sloTtftP99Ms,
+                    slo.words("below every rate swept"));
+        }
+        if (Double.isNaN(next) && !kneeStable) {
+            DemoCommand.Row kneeRow = kneeRow(MEASURED);
+            double top = rows.stream().filter(DemoCommand.Row::measuredValid).mapToDouble(DemoCommand.Row::rate).max()
+                    .orElse(Double.NaN);
+            next = kneeRow != null ? kneeRow.rate() : 1.25 * top;
+            why = kneeRow != null ? "repeating the most overloaded rate, for the knee (now " + knee.words("none") + ")"
+                    : "no valid run was overloaded yet: one past the knee";
+        }
+        boolean stable = kneeStable && sloStable;
+        return new Stability(stable, kneeWidth, sloWidth, stable ? Double.NaN : next, why,
+                words(stable, knee, slo, kneeWidth, sloWidth, extraRunsSoFar, maxExtraRuns), extraRunsSoFar);
+    }
+
+    /** The first run flagged invalid whose rate was not run again, or null. */
+    private DemoCommand.Row firstUnrepeatedInvalid() {
+        for (DemoCommand.Row r : rows) {
+            if (!r.measuredValid() && rows.stream().filter(o -> Math.abs(o.rate() / r.rate() - 1) < SAME_RATE).count() == 1) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The next rate toward the objective's crossing: the crossing itself (half the lightest rate where no rate meets
+     * it); where a measured rate lies within {@value #MIN_GAP} of it, the middle of the wider gap beside that rate.
+     */
+    private double bisect(RateEstimate slo) {
+        double[] measured = rows.stream().filter(DemoCommand.Row::measuredValid).mapToDouble(DemoCommand.Row::rate)
+                .sorted().toArray();
+        if (measured.length == 0) {
+            return Double.NaN;
+        }
+        double target = slo.found() ? slo.perS() : measured[0] / 2;
+        int nearest = 0;
+        for (int i = 1; i < measured.length; i++) {
+            nearest = Math.abs(measured[i] - target) < Math.abs(measured[nearest] - target) ? i : nearest;
+        }
+        double at = measured[nearest];
+        if (Math.abs(at - target) >= MIN_GAP * target) {
+            return target;
+        }
+        double below = nearest > 0 ? measured[nearest - 1] : 0.9 * at;
+        double above = nearest < measured.length - 1 ? measured[nearest + 1] : 1.1 * at;
+        return above - at >= at - below ? (at + above) / 2 : (below + at) / 2;
+    }
+
+    private String words(boolean stable, RateEstimate knee, RateEstimate slo, double kneeWidth, double sloWidth,
+                         int extra, int maxExtra) {
+        String widths = String.format(Locale.ROOT, "knee %s, rate meeting the objective %s; the demo asks for +-%.0f%% "
+                + "and +-%.0f%% at 95%%", pct(kneeWidth, knee.found()), pct(sloWidth, slo.found() || slo.bounded()),
+                100 * KNEE_TOLERANCE, 100 * OBJECTIVE_TOLERANCE);
+        String runs = extra == 0 ? "" : String.format(Locale.ROOT, " after %d extra run%s", extra, extra == 1 ? "" : "s");
+        if (stable) {
+            return "Conclusions stable" + runs + ": " + widths + ".";
+        }
+        return "Conclusions NOT stable on this machine" + runs + (extra >= maxExtra ? " (the most --max-extra-runs allows)"
+                : "") + ": " + widths + ". Longer runs (--run-seconds), more extra runs or a quieter machine narrow them.";
+    }
+
+    private static String pct(double width, boolean found) {
+        return !found ? "not found" : Double.isInfinite(width) ? "unbounded"
+                : String.format(Locale.ROOT, "+-%.1f%%", 100 * width);
+    }
+
+    /** The index, in the order rows were run, of the valid row nearest the measured knee (or the predicted one). */
+    int rowNearestTheKnee(List<DemoCommand.Row> runOrder) {
+        RateEstimate knee = measuredKnee();
+        double target = knee.found() ? knee.perS() : predictedSaturation;
+        int best = -1;
+        for (int i = 0; i < runOrder.size(); i++) {
+            DemoCommand.Row r = runOrder.get(i);
+            if (best < 0 || Math.abs(r.rate() - target) < Math.abs(runOrder.get(best).rate() - target)) {
+                best = i;
+            }
+        }
+        return best;
+    }
+
+    /** The sweep's verdict on its own conclusions. */
+    record Stability(boolean stable, double kneeRelativeHalfWidth, double objectiveRelativeHalfWidth,
+                     double nextRatePerS, String nextWhy, String words, int extraRuns) {
+
+        Map<String, Object> toJson() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("stable", stable);
+            m.put("knee_relative_half_width", finite(kneeRelativeHalfWidth));
+            m.put("slo_rate_relative_half_width", finite(objectiveRelativeHalfWidth));
+            m.put("knee_tolerance", KNEE_TOLERANCE);
+            m.put("slo_rate_tolerance", OBJECTIVE_TOLERANCE);
+            m.put("extra_runs", extraRuns);
+            m.put("words", words);
+            return m;
+        }
+    }
 
     void print(PrintStream out) {
         out.println();
@@ -97,30 +314,42 @@ final class DemoReport {
         out.println("Each cell: measured / simulated / predicted. Output tok/s is the steady state: requests taken in while "
                 + "sending times mean output tokens (vLLM's output_throughput, in the saved results, also counts the drain).");
         out.println("Waiting = mean requests queued for the engine (Little's law); past the knee it grows for as long as "
-                + "the run lasts, and the prediction says 'unstable' ('-').");
-        out.printf(Locale.ROOT, "%-14s %-22s %-24s %-22s %-22s %-18s %s%n", "rate req/s", "TTFT p50 ms", "TTFT p99 ms",
-                "TPOT p50 ms", "output tok/s", "waiting", "client vs server p99 ms");
+                + "the run lasts, and the prediction says 'unstable' ('-'). Measured p99 95% CI: sectioning over the run's "
+                + "requests ('?' where too few requests lie beyond the p99 to bound it).");
+        out.printf(Locale.ROOT, "%-14s %-22s %-24s %-18s %-22s %-22s %-18s %s%n", "rate req/s", "TTFT p50 ms", "TTFT p99 ms",
+                "measured p99 CI", "TPOT p50 ms", "output tok/s", "waiting", "client vs server p99 ms");
         for (DemoCommand.Row r : rows) {
-            out.printf(Locale.ROOT, "%-14s %-22s %-24s %-22s %-22s %-18s %.3f%s%n",
+            DemoCommand.Span ci = r.measured().ttftP99();
+            out.printf(Locale.ROOT, "%-14s %-22s %-24s %-18s %-22s %-22s %-18s %.3f%s%s%n",
                     String.format(Locale.ROOT, "%.2f (%.0f%%)", r.rate(), 100 * r.fraction()),
                     triple(r.measured().ttftP50Ms(), r.simulated().ttftP50Ms(), r.predicted().ttftP50Ms(), 1),
                     triple(r.measured().ttftP99Ms(), r.simulated().ttftP99Ms(), r.predicted().ttftP99Ms(), 1),
+                    Double.isNaN(ci.low()) ? "-" : String.format(Locale.ROOT, "%.1f-%s", ci.low(),
+                            Double.isFinite(ci.high()) ? String.format(Locale.ROOT, "%.1f", ci.high()) : "?"),
                     triple(r.measured().tpotP50Ms(), r.simulated().tpotP50Ms(), r.predicted().tpotP50Ms(), 2),
                     triple(r.measured().outputTokensPerS(), r.simulated().outputTokensPerS(),
                             r.predicted().outputTokensPerS(), 0),
                     triple(r.measured().meanWaiting(), r.simulated().meanWaiting(), r.predicted().meanWaiting(), 1),
-                    r.groundTruthP99Ms(), r.measuredValid() ? "" : " (run flagged invalid: "
+                    r.groundTruthP99Ms(), r.why() == null ? "" : " (added: " + r.why() + ")",
+                    r.measuredValid() ? "" : " (run flagged invalid, left out of the measured conclusions: "
                             + String.join("; ", r.invalidReasons()) + ")");
         }
         out.printf(Locale.ROOT, "knee (capacity), req/s: measured %s / simulated %s / predicted %.2f; a long simulation "
                         + "(%,d requests at twice the predicted rate) serves %.2f%n",
-                rate(measuredKnee()),
-                rate(simulatedKnee()), predictedSaturation, DemoCommand.STEADY_RUN_REQUESTS, simulatedSaturation);
-        out.println("  (a sweep's knee is its highest completion rate over the second half of sending, once some rate was "
-                + "overloaded, i.e. finished under 90% of the rate sent; the prediction's is its closed form's saturation rate)");
+                measuredKnee().words("not reached in the sweep"), simulatedKnee().words("not reached in the sweep"),
+                predictedSaturation, DemoCommand.STEADY_RUN_REQUESTS, simulatedSaturation);
+        out.println("  (a sweep's knee is the rate its most overloaded run served over the second half of sending: output "
+                + "tokens per second over the mean output tokens per request; overloaded = served under 90% of the rate "
+                + "sent; the prediction's knee is its closed form's saturation rate)");
         out.printf(Locale.ROOT, "highest rate with TTFT p99 <= %.0f ms: measured %s / simulated %s / predicted %s%n",
-                sloTtftP99Ms, rate(highestRateMeetingSlo(MEASURED)), rate(highestRateMeetingSlo(SIMULATED)),
-                rate(highestRateMeetingSlo(PREDICTED)));
+                sloTtftP99Ms, highestRateMeetingSlo(MEASURED).words("none of the rates swept"),
+                highestRateMeetingSlo(SIMULATED).words("none of the rates swept"),
+                highestRateMeetingSlo(PREDICTED).words("none"));
+        out.println("  (where the TTFT p99 curve crosses the objective, interpolated between rates; the interval from the "
+                + "curves through each rate's 95% interval)");
+        if (stability != null) {
+            out.println(stability.words());
+        }
 
         out.println();
         List<String> notes = notes();
@@ -128,24 +357,34 @@ final class DemoReport {
         notes.forEach(n -> out.println("  - " + n));
     }
 
-    private static String rate(double r) {
-        return Double.isNaN(r) ? "not reached in the sweep" : String.format(Locale.ROOT, "%.2f", r);
-    }
-
     private List<String> notes() {
         List<String> notes = new ArrayList<>();
-        compare(notes, "", "knee", predictedSaturation, simulatedKnee(), "predicted", "simulated", fixedTiming
-                ? "the queue's capacity is the slots over the mean service time of the configured output lengths, while "
-                        + "a run draws its own output lengths and ends while long requests still hold slots"
-                : "the chain prices each batch size with the engine's cost model and the prompts admitted per "
-                        + "iteration, while near the knee the engine's batch and its prefills swing around those means");
+        RateEstimate simulatedKnee = simulatedKnee();
+        if (simulatedKnee.found() && !simulatedKnee.contains(predictedSaturation)) {
+            compare(notes, "", "knee", predictedSaturation, simulatedKnee.perS(), "predicted", "simulated", fixedTiming
+                    ? "the queue's capacity is the slots over the mean service time of the configured output lengths, while "
+                            + "a run draws its own output lengths and ends while long requests still hold slots"
+                    : "the chain prices each batch size with the engine's cost model and the prompts admitted per "
+                            + "iteration, while near the knee the engine's batch and its prefills swing around those means");
+        }
+        boolean pastKnee = false;
+        boolean waitingExplained = false;
         for (DemoCommand.Row r : rows) {
             String at = String.format(Locale.ROOT, "at %.2f req/s", r.rate());
-            if (r.simulated().overloaded() || r.predicted().saturated()) {
-                notes.add(at + " the offered load is past the knee: the queue grows for as long as the run lasts, so its "
-                        + "latencies measure the run's length, not a steady state, and the closed form has no stationary answer "
-                        + "(it says unstable); throughput stays at capacity.");
+            if (r.simulated().saturated() || r.predicted().saturated()) {
+                if (!pastKnee) {
+                    notes.add(at + " and above, the offered load is past the knee: the queue grows for as long as the run "
+                            + "lasts, so latencies measure the run's length, not a steady state, and the closed form has "
+                            + "no stationary answer (it says unstable). " + pastKneeThroughput());
+                    pastKnee = true;
+                }
                 continue;
+            }
+            if (r.groundTruthP99Ms() > CLIENT_ERROR_SHARE * r.measured().ttftP99Ms()) {
+                notes.add(String.format(Locale.ROOT, "%s the client's own error against the server's truth (p99 %.1f ms "
+                        + "in model time) is %.0f%% of the measured TTFT p99: this machine was too busy during this run "
+                        + "for the measured tail to mean much; the simulated one, in virtual time, is what the engine did.",
+                        at, r.groundTruthP99Ms(), 100 * r.groundTruthP99Ms() / r.measured().ttftP99Ms()));
             }
             compare(notes, at, "TTFT p50", r.measured().ttftP50Ms(), r.simulated().ttftP50Ms(), "measured", "simulated",
                     measuredWhy());
@@ -166,8 +405,34 @@ final class DemoReport {
             comparePredicted(notes, at, "output tok/s", r.predicted().outputTokensPerS(), r.simulated().outputTokensPerS(),
                     r.steadySimulated().outputTokensPerS(), "the closed form multiplies the nominal rate by the configured "
                             + "mean output length, while a run draws its own Poisson arrivals and output lengths");
+            if (!waitingExplained && r.simulated().meanWaiting() >= 0.1
+                    && r.predicted().meanWaiting() < 0.5 * r.simulated().meanWaiting()) {
+                notes.add(String.format(Locale.ROOT, "%s requests waiting: predicted %.1f vs simulated %.1f: %s", at,
+                        r.predicted().meanWaiting(), r.simulated().meanWaiting(), fixedTiming
+                                ? "the queue counts only requests waiting for a free slot, which below the knee is rare; "
+                                + "the engine also counts a request from its arrival to its first scheduling, however short."
+                                : "the chain counts only requests waiting for a batch slot (above --max-num-seqs or the KV "
+                                + "cache's limit), which below the knee is rare; the engine also counts every request from "
+                                + "its arrival until its first iteration starts, a wait the chain puts inside TTFT."));
+                waitingExplained = true;
+            }
         }
         return notes;
+    }
+
+    /** Why measured throughput still rises past the knee, with the numbers when the sweep shows it. */
+    private String pastKneeThroughput() {
+        List<DemoCommand.Row> over = rows.stream().filter(r -> r.predicted().saturated() && r.measuredValid()).toList();
+        String rise = over.size() < 2 ? "" : String.format(Locale.ROOT, " (measured output %,.0f -> %,.0f tokens/s from "
+                        + "%.2f to %.2f req/s)", over.get(0).measured().outputTokensPerS(),
+                over.get(over.size() - 1).measured().outputTokensPerS(), over.get(0).rate(), over.get(over.size() - 1).rate());
+        return fixedTiming ? "Completions stay at the slots' capacity: a slot serves one request whatever the others do."
+                : "Throughput still creeps up past the knee" + rise + ": the longer queue keeps the batch fuller, and one "
+                + "step of a bigger batch serves more tokens per second (section 2: the step time grows far slower than the "
+                + "batch), until --max-num-seqs or the KV cache caps the batch. The knee is measured at the most "
+                + "overloaded rate, where the batch settles within the run; just past the knee a run of a few seconds "
+                + "still serves a batch on its way there, of fresh short contexts, a little faster than the steady state "
+                + "the closed form describes.";
     }
 
     private static final String FIXED_WAIT = "the M/G/c wait is Allen and Cunneen's approximation, exact only for "
@@ -216,11 +481,20 @@ final class DemoReport {
     }
 
     /** Measured, simulated and predicted values as a JSON object; null where a method found none. */
-    private static Map<String, Object> byMethod(double measured, double simulated, double predicted) {
+    private static Map<String, Object> byMethod(RateEstimate measured, RateEstimate simulated, RateEstimate predicted) {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("measured", Double.isNaN(measured) ? null : measured);
-        m.put("simulated", Double.isNaN(simulated) ? null : simulated);
-        m.put("predicted", Double.isNaN(predicted) ? null : predicted);
+        m.put("measured", measured.found() ? measured.perS() : null);
+        m.put("simulated", simulated.found() ? simulated.perS() : null);
+        m.put("predicted", predicted.found() ? predicted.perS() : null);
+        return m;
+    }
+
+    private static Map<String, Object> intervalsByMethod(RateEstimate measured, RateEstimate simulated,
+                                                         RateEstimate predicted) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("measured", measured.intervalJson());
+        m.put("simulated", simulated.intervalJson());
+        m.put("predicted", predicted.intervalJson());
         return m;
     }
 
@@ -233,21 +507,36 @@ final class DemoReport {
         return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, f, v);
     }
 
+    private static Double finite(double v) {
+        return Double.isFinite(v) ? v : null;
+    }
+
     Map<String, Object> toMap() {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("time_scale", timeScale);
         m.put("predictor", predictor);
         m.put("predicted_saturation_rate_per_s", predictedSaturation);
-        m.put("simulated_saturation_rate_per_s", simulatedSaturation);
-        m.put("knee_rate_per_s", byMethod(measuredKnee(), simulatedKnee(), predictedSaturation));
+        m.put("simulated_saturation_rate_per_s", finite(simulatedSaturation));
+        RateEstimate mk = measuredKnee();
+        RateEstimate sk = simulatedKnee();
+        RateEstimate pk = predictedKnee();
+        m.put("knee_rate_per_s", byMethod(mk, sk, pk));
+        m.put("knee_rate_ci95", intervalsByMethod(mk, sk, pk));
         m.put("slo_ttft_p99_ms", sloTtftP99Ms);
-        m.put("highest_rate_meeting_slo", byMethod(highestRateMeetingSlo(MEASURED), highestRateMeetingSlo(SIMULATED),
-                highestRateMeetingSlo(PREDICTED)));
+        RateEstimate ms = highestRateMeetingSlo(MEASURED);
+        RateEstimate ss = highestRateMeetingSlo(SIMULATED);
+        RateEstimate ps = highestRateMeetingSlo(PREDICTED);
+        m.put("highest_rate_meeting_slo", byMethod(ms, ss, ps));
+        m.put("highest_rate_meeting_slo_ci95", intervalsByMethod(ms, ss, ps));
+        m.put("stability", stability == null ? null : stability.toJson());
+        m.put("extra_runs", extraRuns);
+        m.put("percentile_ci_method", dev.infersim.result.PercentileInterval.METHOD);
         List<Map<String, Object>> list = new ArrayList<>();
         for (DemoCommand.Row r : rows) {
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("request_rate", r.rate());
             row.put("fraction_of_predicted_saturation", r.fraction());
+            row.put("added_because", r.why());
             row.put("measured", DemoCommand.sideMap(r.measured()));
             row.put("simulated", DemoCommand.sideMap(r.simulated()));
             row.put("predicted", DemoCommand.sideMap(r.predicted()));
@@ -258,6 +547,25 @@ final class DemoReport {
             list.add(row);
         }
         m.put("rows", list);
+        List<Map<String, Object>> simulated = new ArrayList<>();
+        if (simulatedCurve != null) {
+            for (ReplicatedSweep.Point p : simulatedCurve.points()) {
+                Map<String, Object> point = new LinkedHashMap<>();
+                point.put("request_rate", p.rate());
+                point.put("replications", p.replications().size());
+                point.putAll(DemoCommand.sideMap(p.mean()));
+                simulated.add(point);
+            }
+        }
+        m.put("simulated_curve", simulated);
+        List<Map<String, Object>> predicted = new ArrayList<>();
+        for (DemoPrediction.Point p : predictedCurve) {
+            Map<String, Object> point = new LinkedHashMap<>();
+            point.put("request_rate", p.rate());
+            point.putAll(DemoCommand.sideMap(p.side()));
+            predicted.add(point);
+        }
+        m.put("predicted_curve", predicted);
         m.put("notes", notes());
         return m;
     }

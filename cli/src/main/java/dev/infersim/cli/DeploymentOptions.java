@@ -6,6 +6,7 @@ import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.Precision;
+import dev.infersim.engine.PrefixCachingHashAlgo;
 import dev.infersim.engine.Profiles;
 import dev.infersim.engine.RooflineCostModel;
 import dev.infersim.engine.SchedulingPolicies;
@@ -66,6 +67,12 @@ public final class DeploymentOptions {
                     + "fp8_e4m3 or fp8_e5m2 (default: ${DEFAULT-VALUE}).")
     String kvCacheDtype;
 
+    @Option(names = "--prefix-caching-hash-algo", defaultValue = "sha256", paramLabel = "ALGO",
+            description = "How prefix-cache blocks are hashed, as vLLM: sha256 (pickle + SHA-256), sha256_cbor, xxhash "
+                    + "(pickle + XXH3-128) or xxhash_cbor; the first block's parent is the hash of $PYTHONHASHSEED when "
+                    + "set, else random (default: ${DEFAULT-VALUE}).")
+    String prefixCachingHashAlgo;
+
     @Option(names = "--scheduling-policy", defaultValue = "fcfs", description = "fcfs or priority (default: ${DEFAULT-VALUE}).")
     String schedulingPolicy;
 
@@ -84,6 +91,8 @@ public final class DeploymentOptions {
                 .maxModelLen(maxModelLen)
                 .dtype(weights)
                 .kvCacheDtype(kv)
+                .prefixCachingHashAlgo(PrefixCachingHashAlgo.parse("--prefix-caching-hash-algo", prefixCachingHashAlgo))
+                .hashSeed(System.getenv("PYTHONHASHSEED"))
                 .build();
     }
 

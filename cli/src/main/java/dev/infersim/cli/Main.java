@@ -1,6 +1,7 @@
 package dev.infersim.cli;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.bench.TerminalText;
+import dev.infersim.common.ConfigException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -86,7 +87,8 @@ public final class Main implements Runnable {
         return "";
     }
 
+    /** The message on one line, anything in it that could act on a terminal escaped (it may quote a server). */
     private static String oneLine(String message) {
-        return message == null ? "error" : message.replaceAll("\\s*\\R\\s*", " ").trim();
+        return message == null ? "error" : TerminalText.printable(message.replaceAll("\\s*\\R\\s*", " ").trim());
     }
 }

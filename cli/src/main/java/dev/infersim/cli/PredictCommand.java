@@ -2,10 +2,15 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.result.OutputFile;
+import dev.infersim.common.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.KvCapacity;
+import dev.infersim.prediction.EnginePrediction;
+import dev.infersim.prediction.FixedPrediction;
+import dev.infersim.prediction.PredictionExplanation;
+import dev.infersim.prediction.WorkloadMoments;
 import dev.infersim.queueing.CapacityPlanner;
 import dev.infersim.queueing.ClosedLoopBatchingModel;
 import dev.infersim.queueing.FleetPlan;
@@ -21,9 +26,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
@@ -215,12 +218,7 @@ public final class PredictCommand implements Runnable {
         if (reporting.saveResult) {
             String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
             Path path = reporting.resultDir.resolve(file);
-            try {
-                Files.createDirectories(path.toAbsolutePath().getParent());
-                JSON.writeValue(path.toFile(), result);
-            } catch (IOException e) {
-                throw new ConfigException("--result-dir: cannot write " + path + ": " + e.getMessage(), e);
-            }
+            OutputFile.write(path, out -> JSON.writeValue(out, result));
             System.out.println("Result written to " + path);
         }
     }
@@ -313,7 +311,7 @@ public final class PredictCommand implements Runnable {
             f.put("infersim_mean_requests_in_system", model.meanNumberInSystem());
         } catch (UnstableQueueException e) {
             f.put("infersim_saturated", true);
-            f.put("infersim_saturation_reason", unstable(rate, saturation));
+            f.put("infersim_saturation_reason", PredictionExplanation.unstable(rate, saturation));
         }
         f.put("infersim_saturation_rate_per_s", saturation);
         f.put("infersim_saturation_output_tokens_per_s", saturation * m.meanOutputTokens());
@@ -324,12 +322,6 @@ public final class PredictCommand implements Runnable {
         f.put("infersim_kv_cache_tokens", KvCapacity.of(d).tokens());
         capacityPlan(f, d, p, rate, 1 / spec.load().burstiness());
         return f;
-    }
-
-    /** The verdict above capacity, in the words predict and --explain print. */
-    static String unstable(double rate, double saturation) {
-        return String.format(Locale.ROOT, "unstable: queue grows without bound (request rate %.3f req/s is at or above "
-                + "the saturation rate %.3f req/s, by %.1f%%)", rate, saturation, 100 * (rate / saturation - 1));
     }
 
     private void latency(Map<String, Object> f, String metric, double meanSeconds, DoubleUnaryOperator percentile) {

@@ -1,6 +1,6 @@
 package dev.infersim.cli;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.result.GoodputSlo;
 import picocli.CommandLine.Option;
 

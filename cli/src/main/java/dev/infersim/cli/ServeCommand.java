@@ -1,11 +1,20 @@
 package dev.infersim.cli;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.engine.StartupDelay;
 import dev.infersim.server.KvEventsConfig;
+import dev.infersim.server.KvTransferConfig;
 import dev.infersim.server.MockFleet;
+import dev.infersim.server.FakeMetrics;
 import dev.infersim.server.FaultSettings;
+import dev.infersim.server.FrontDoor;
+import dev.infersim.server.HttpTimeouts;
+import dev.infersim.sim.Routers;
+import dev.infersim.sim.TieBreak;
+import dev.infersim.server.MetricsOptions;
 import dev.infersim.server.OutputMode;
+import dev.infersim.server.PodIdentity;
+import dev.infersim.server.PromptTokenizer;
 import dev.infersim.server.LoraModule;
 import dev.infersim.server.ServerOptions;
 import dev.infersim.server.TruthLog;
@@ -70,8 +79,24 @@ public final class ServeCommand implements Runnable {
     int port;
 
     @Option(names = "--api-key", paramLabel = "KEY", defaultValue = "${env:VLLM_API_KEY}",
-            description = "Require 'Authorization: Bearer KEY' on /v1 and /admin routes (default: $VLLM_API_KEY, else none).")
+            description = "Require 'Authorization: Bearer KEY' on /v1 and /admin routes (default: $VLLM_API_KEY, else none); "
+                    + "an empty KEY is refused.")
     String apiKey;
+
+    @Option(names = "--keep-alive-timeout-s", defaultValue = "75", paramLabel = "SECONDS",
+            description = "Close a connection idle this long between requests, or a new one that sends nothing (default: "
+                    + "${DEFAULT-VALUE}, nginx's; vLLM's uvicorn uses 5, VLLM_HTTP_TIMEOUT_KEEP_ALIVE; 0: never).")
+    double keepAliveTimeoutS;
+
+    @Option(names = "--header-timeout-s", defaultValue = "60", paramLabel = "SECONDS",
+            description = "Close a connection whose request head is not complete this long after it began (default: "
+                    + "${DEFAULT-VALUE}, as nginx and Node.js; 0: never).")
+    double headerTimeoutS;
+
+    @Option(names = "--idle-timeout-s", defaultValue = "600", paramLabel = "SECONDS",
+            description = "Close a connection that neither sends nor receives a byte for this long, even with a request in "
+                    + "progress (default: ${DEFAULT-VALUE}; 0: never).")
+    double idleTimeoutS;
 
     @Option(names = "--time-scale", defaultValue = "1",
             description = "Run this many times faster than the modelled GPU (model time = wall time x scale; default: ${DEFAULT-VALUE}).")
@@ -126,6 +151,18 @@ public final class ServeCommand implements Runnable {
                     + "port resizes the fleet (default: ${DEFAULT-VALUE}).")
     int replicas;
 
+    @Option(names = "--router", paramLabel = "NAME",
+            description = "Put a front door on --port (replicas on the ports after it) that routes every completion with "
+                    + "the router simulate --router runs: round-robin, least-outstanding-requests, least-kv-usage, "
+                    + "power-of-two-choices (seeded by --seed), prefix-affinity or lora-affinity; streams pass through "
+                    + "untouched, decisions go to the truth log, /admin/replicas lives there (default: no front door).")
+    String router;
+
+    @Option(names = "--router-tie-break", defaultValue = "round-robin", paramLabel = "round-robin|lowest-index",
+            description = "How the front door's router chooses among equally scored replicas: round-robin (nginx, "
+                    + "HAProxy) or lowest-index (Vidur) (default: ${DEFAULT-VALUE}).")
+    String routerTieBreak;
+
     @Option(names = "--data-parallel-size", defaultValue = "1", paramLabel = "N",
             description = "Engines behind each replica's one port, each with its own KV cache, balanced as vLLM's internal "
                     + "load balancer does (lowest waiting x 4 + running; header X-data-parallel-rank pins one); metrics "
@@ -145,16 +182,33 @@ public final class ServeCommand implements Runnable {
     String kvEventsConfig;
 
     @Option(names = "--kv-events-endpoint", defaultValue = KvEventsConfig.DEFAULT_ENDPOINT, paramLabel = "URL",
-            description = "Where each engine publishes: binds with a * host (vLLM's default, ${DEFAULT-VALUE}), connects "
-                    + "otherwise (e.g. tcp://indexer:5557); data-parallel rank r uses port + r, binding replicas the ports after.")
+            description = "Where each engine publishes: binds with a * host, connects otherwise (e.g. tcp://indexer:5557); "
+                    + "data-parallel rank r uses port + r, binding replicas the ports after. Not given: vLLM's "
+                    + "${DEFAULT-VALUE}, bound on the --host interface only (given as tcp://*:PORT: every interface).")
     String kvEventsEndpoint;
 
-    @Option(names = "--kv-events-topic", defaultValue = "", paramLabel = "TOPIC",
-            description = "First frame of every KV-event message (vLLM's default: empty; llm-d's indexer expects kv@POD@MODEL).")
+    @Option(names = "--kv-events-topic", paramLabel = "TOPIC",
+            description = "First frame of every KV-event message (default: llm-d's kv@<pod ip>:<port>@<model>, with "
+                    + "$POD_IP or else --host, so every replica has its own; vLLM's own default is an empty topic).")
     String kvEventsTopic;
 
+    @Option(names = "--kv-transfer-config", paramLabel = "JSON",
+            description = "vLLM's KV connector for prefill/decode disaggregation: {\"kv_connector\": \"NixlConnector\", "
+                    + "\"kv_role\": \"kv_producer|kv_consumer|kv_both\", \"engine_id\", \"kv_connector_extra_config\": "
+                    + "{\"kv_lease_duration\": 30}}. kv_transfer_params do_remote_decode then prefill and hold the KV, "
+                    + "do_remote_prefill pull it; the side channel listens on VLLM_NIXL_SIDE_CHANNEL_HOST:PORT (localhost:5600).")
+    String kvTransferConfig;
+
+    @Mixin
+    KvTransferOptions kvTransferLink;
+
+    @Option(names = "--use-vllm-map-event-format",
+            description = "Send KV events as msgpack maps, as vLLM does since its PR #42892, instead of arrays "
+                    + "(llm-d-inference-sim's flag).")
+    boolean mapEvents;
+
     @Option(names = "--startup-delay", defaultValue = "0", paramLabel = "auto|SECONDS",
-            description = "Cold start in model seconds before a replica serves (/health and /v1 answer 503 meanwhile); "
+            description = "Cold start in model seconds before a replica serves (nothing listens meanwhile, as vLLM; 503 with --listen-while-loading); "
                     + "auto = weight bytes / --load-bandwidth-gbps + CUDA-graph capture time (default: ${DEFAULT-VALUE}).")
     String startupDelay;
 
@@ -174,6 +228,46 @@ public final class ServeCommand implements Runnable {
             + "counts, finish reason; model ms and wall epoch ms) to FILE, and serve the newest rows at "
             + "GET /infersim/truth?since=SEQ, for checking a benchmark harness (infersim check-harness).")
     Path truthLog;
+
+    /** The truth log is closed (and its losses reported) once, by whichever of the main thread and the hook gets there. */
+    private final java.util.concurrent.atomic.AtomicBoolean truthLogClosed = new java.util.concurrent.atomic.AtomicBoolean();
+
+    @Option(names = "--truth-log-max-bytes", defaultValue = "0", paramLabel = "BYTES",
+            description = "Rotate the truth log before it grows past this: FILE becomes FILE.1, earlier backups move up "
+                    + "(default: ${DEFAULT-VALUE}, no cap).")
+    long truthLogMaxBytes;
+
+    @Option(names = "--truth-log-backups", defaultValue = "1", paramLabel = "N",
+            description = "Rotated truth logs kept, FILE.1 to FILE.N, with --truth-log-max-bytes (default: ${DEFAULT-VALUE}).")
+    int truthLogBackups;
+    @Option(names = "--listen-while-loading",
+            description = "Listen during the cold start and answer 503 there (and on /health once shutdown began), as "
+                    + "a pod behind a readiness probe looks; by default nothing listens until the model has loaded "
+                    + "(connections are refused) and /health stays 200 while requests drain, as vLLM.")
+    boolean listenWhileLoading;
+
+    @Option(names = "--lora-metrics-by-queue",
+            description = "Fill vllm:lora_requests_info's waiting_lora_adapters and running_lora_adapters from the "
+                    + "scheduler's waiting and running queues, as vLLM did before its PR #26801 (2025-11) and "
+                    + "llm-d-inference-sim does; by default both list every adapter with an unfinished request, as current vLLM.")
+    boolean loraMetricsByQueue;
+
+    @Option(names = "--legacy-vllm-metrics",
+            description = "Also serve vllm:gpu_cache_usage_perc and vllm:time_per_output_token_seconds, which vLLM 0.10 and "
+                    + "older served and older endpoint pickers scrape.")
+    boolean legacyMetrics;
+
+    @Option(names = "--fake-metrics", paramLabel = "JSON",
+            description = "Fixed values /metrics reports instead of the engine's, as llm-d-inference-sim's flag: "
+                    + "{\"running-requests\": 10, \"waiting-requests\": 30, \"kv-cache-usage\": 0.4, \"loras\": [{\"running\": "
+                    + "\"a,b\", \"waiting\": \"c\", \"timestamp\": 1257894567}], \"ttft-buckets-values\": [1, 2, 3], ...}.")
+    String fakeMetrics;
+
+    @Option(names = "--tokenizer", paramLabel = "FILE",
+            description = "The model's HuggingFace tokenizer.json, read offline: prompts get the token ids vLLM would give "
+                    + "them (the tokenizer's BOS included), so usage counts, prefix caching and KV-event hashes match what "
+                    + "a router computes with the same file (default: cl100k_base).")
+    Path tokenizer;
 
     @Option(names = "--config", paramLabel = "FILE", description = "YAML file of these flags (keys without '--'); command-line flags win.")
     Path config;
@@ -233,11 +327,18 @@ public final class ServeCommand implements Runnable {
             if (port > 0 && port + replicas - 1 > 65535) {
                 throw new IllegalArgumentException("--port " + port + " + --replicas " + replicas + " runs past port 65535");
             }
+            if (router != null) {
+                Routers.byName(router, 0);
+                TieBreak.parse("--router-tie-break", routerTieBreak);
+                if (port > 0 && port + replicas > 65535) {
+                    throw new IllegalArgumentException("--port " + port + " + --replicas " + replicas + " runs past port 65535");
+                }
+            }
             var d = lora.apply(deployment.deployment(), loadBandwidthGbps);
             StartupDelay delay = StartupDelay.parse(startupDelay, d, loadBandwidthGbps);
             return ServerOptions.builder(d).schedulingPolicy(deployment.schedulingPolicy).startupDelay(delay)
                     .dataParallelSize(dataParallelSize).kvEvents(kvEvents())
-                    .servedModelNames(servedModelNames).host(host).port(port).apiKey(apiKey).timeScale(timeScale)
+                    .servedModelNames(servedModelNames).host(host).port(port).apiKey(apiKey()).timeScale(timeScale)
                     .maxWaitingRequests(maxWaitingRequests).outputMode(OutputMode.parse(outputMode)).seed(seed)
                     .eosPosition(eosPosition()).faults(faults).realtimeEngine(realtimeEngine)
                     .dashboard(dashboard)
@@ -245,10 +346,63 @@ public final class ServeCommand implements Runnable {
                     .runtimeLoraUpdating(runtimeLoraUpdating(System.getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING")))
                     .fixedTiming(timing.fixedTiming())
                     .features(features.features(System.getenv("VLLM_SERVER_DEV_MODE"), loadBandwidthGbps))
-                    .truthLog(openTruthLog()).build();
+                    .pod(PodIdentity.from(System.getenv()))
+                    .metrics(new MetricsOptions(loraMetricsByQueue, legacyMetrics,
+                            fakeMetrics == null ? null : FakeMetrics.parse(fakeMetrics))).listenWhileLoading(listenWhileLoading)
+                    .tokenizer(tokenizer == null ? null : PromptTokenizer.huggingFace(tokenizer))
+                    .kvTransfer(kvTransfer(System.getenv("VLLM_NIXL_SIDE_CHANNEL_HOST"), System.getenv("VLLM_NIXL_SIDE_CHANNEL_PORT")))
+                    .timeouts(timeouts()).truthLog(openTruthLog()).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
+    }
+
+    /** The KV connector of --kv-transfer-config, its side channel where vLLM's environment puts it; null for none. */
+    private KvTransferConfig kvTransfer(String hostEnv, String portEnv) {
+        if (kvTransferConfig == null) {
+            return null;
+        }
+        int port = KvTransferConfig.DEFAULT_SIDE_CHANNEL_PORT;
+        if (portEnv != null) {
+            try {
+                port = Integer.parseInt(portEnv.trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("VLLM_NIXL_SIDE_CHANNEL_PORT must be a port number, got '" + portEnv + "'");
+            }
+        }
+        KvTransferConfig c = KvTransferConfig.fromVllmJson(kvTransferConfig,
+                hostEnv == null || hostEnv.isBlank() ? KvTransferConfig.DEFAULT_SIDE_CHANNEL_HOST : hostEnv, port,
+                kvTransferLink.link());
+        if (c != null && c.engineId() != null && replicas > 1) {
+            throw new IllegalArgumentException("--kv-transfer-config engine_id names one engine; with --replicas leave it out "
+                    + "(each replica draws its own)");
+        }
+        if (c != null && c.sideChannelPort() > 0 && c.sideChannelPort() + replicas * dataParallelSize - 1 > 65535) {
+            throw new IllegalArgumentException("VLLM_NIXL_SIDE_CHANNEL_PORT " + c.sideChannelPort() + " + one port per engine "
+                    + "runs past port 65535");
+        }
+        return c;
+    }
+
+    /**
+     * The key: an empty {@code --api-key} is refused (by {@link ServerOptions}), an empty {@code VLLM_API_KEY} is no key,
+     * as vLLM reads its environment.
+     */
+    private String apiKey() {
+        boolean given = spec.commandLine().getParseResult().hasMatchedOption("--api-key");
+        return !given && apiKey != null && apiKey.isEmpty() ? null : apiKey;
+    }
+
+    private HttpTimeouts timeouts() {
+        return new HttpTimeouts(millis("--keep-alive-timeout-s", keepAliveTimeoutS), millis("--header-timeout-s", headerTimeoutS),
+                millis("--idle-timeout-s", idleTimeoutS));
+    }
+
+    private static long millis(String flag, double seconds) {
+        if (!(seconds >= 0) || seconds > 86_400) {
+            throw new IllegalArgumentException(flag + " must be between 0 (never) and 86400 seconds, got " + seconds);
+        }
+        return Math.round(seconds * 1000);
     }
 
     /** vLLM's test of VLLM_ALLOW_RUNTIME_LORA_UPDATING: "1" or "true", in any case. */
@@ -261,26 +415,33 @@ public final class ServeCommand implements Runnable {
         if (truthLog == null) {
             return null;
         }
+        TruthLog.Rotation rotation;
         try {
-            return TruthLog.open(truthLog, TruthLog.DEFAULT_RING_CHARS);
+            rotation = truthLogMaxBytes == 0 ? TruthLog.Rotation.NONE : new TruthLog.Rotation(truthLogMaxBytes, truthLogBackups);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--truth-log-max-bytes " + truthLogMaxBytes + " --truth-log-backups "
+                    + truthLogBackups + ": " + e.getMessage());
+        }
+        try {
+            return TruthLog.open(truthLog, TruthLog.DEFAULT_RING_CHARS, rotation);
         } catch (IOException e) {
             throw new ConfigException("--truth-log " + truthLog + ": cannot write (" + e.getMessage() + ")");
         }
     }
 
-    private static void closeTruthLog(ServerOptions options) {
-        if (options.truthLog() == null) {
+    /** Closes the log and says on stderr what it lost, if anything: the count and why, in one line. */
+    private void closeTruthLog(ServerOptions options) {
+        TruthLog log = options.truthLog();
+        if (log == null || !truthLogClosed.compareAndSet(false, true)) {
             return;
         }
-        try {
-            options.truthLog().close();
-            long dropped = options.truthLog().dropped();
-            if (dropped > 0) {
-                System.err.println("infersim: --truth-log " + options.truthLog().file() + ": " + dropped
-                        + " rows dropped (the writer fell behind)");
-            }
-        } catch (IOException | RuntimeException e) {
-            System.err.println("infersim: --truth-log: " + e.getMessage());
+        log.close();
+        if (log.dropped() > 0) {
+            String why = (log.droppedQueueFull() > 0 ? log.droppedQueueFull() + " because the writer fell behind" : "")
+                    + (log.droppedQueueFull() > 0 && log.droppedWriteFailed() > 0 ? ", " : "")
+                    + (log.droppedWriteFailed() > 0 ? log.droppedWriteFailed() + " because the file would not take them ("
+                    + log.writeFailure() + ")" : "");
+            System.err.println("infersim: --truth-log " + log.file() + ": " + log.dropped() + " rows dropped (" + why + ")");
         }
     }
 
@@ -299,13 +460,16 @@ public final class ServeCommand implements Runnable {
                     throw new IllegalArgumentException("--kv-events-config and " + flag + " both set the KV events; give one");
                 }
             }
-            return KvEventsConfig.fromVllmJson(kvEventsConfig);
+            KvEventsConfig c = KvEventsConfig.fromVllmJson(kvEventsConfig, host);
+            return c == null ? null : c.withMapEvents(mapEvents);
         }
         return switch (kvEventsPublisher) {
             case "null" -> null;
             case "zmq" -> {
                 try {
-                    yield new KvEventsConfig(kvEventsEndpoint, kvEventsTopic);
+                    KvEventsConfig c = new KvEventsConfig(kvEventsEndpoint, kvEventsTopic).withMapEvents(mapEvents);
+                    // vLLM's default binds every interface; without an endpoint given, infersim binds where HTTP listens
+                    yield spec.commandLine().getParseResult().hasMatchedOption("--kv-events-endpoint") ? c : c.withBindHost(host);
                 } catch (IllegalArgumentException e) {
                     throw new IllegalArgumentException("--kv-events-endpoint: " + e.getMessage());
                 }
@@ -328,12 +492,25 @@ public final class ServeCommand implements Runnable {
 
     private void serveFleet(ServerOptions options) {
         MockFleet fleet;
+        FrontDoor door = null;
         try {
             // Each replica prints its ready line when its model has loaded, later ones (POST /admin/replicas) included.
-            fleet = MockFleet.start(options, replicas, Duration.ofMillis(shutdownGraceMs), server -> {
+            java.util.function.Consumer<dev.infersim.server.MockServer> ready = server -> {
                 System.out.println(server.readyLine());
                 System.out.flush();
-            }).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            };
+            if (router == null) {
+                fleet = MockFleet.start(options, replicas, Duration.ofMillis(shutdownGraceMs), ready)
+                        .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            } else {
+                door = FrontDoor.start(options, replicas, Duration.ofMillis(shutdownGraceMs), ready, router,
+                        TieBreak.parse("--router-tie-break", routerTieBreak)).toCompletionStage().toCompletableFuture()
+                        .get(60, TimeUnit.SECONDS);
+                fleet = door.fleet();
+                System.out.println("infersim front door at " + door.baseUrl() + "/v1 routing with " + router + " over "
+                        + replicas + " replica" + (replicas > 1 ? "s" : "") + "; /admin/replicas there");
+                System.out.flush();
+            }
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             // Any I/O failure while starting is the address: a busy port, a host name that does not resolve, an address
@@ -352,6 +529,7 @@ public final class ServeCommand implements Runnable {
         } catch (InterruptedException | TimeoutException e) {
             throw new IllegalStateException("server failed to start", e);
         }
+        FrontDoor frontDoor = door;
         if (options.dashboard()) {
             System.out.println("infersim dashboard at " + fleet.baseUrl() + "/dashboard"
                     + (replicas > 1 ? " (every replica)" : ""));
@@ -361,10 +539,11 @@ public final class ServeCommand implements Runnable {
         EarlyInterrupt.handOver(); // from here an interrupt is the normal way to stop the server
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
-                fleet.close(Duration.ofMillis(shutdownGraceMs)).toCompletionStage().toCompletableFuture()
+                (frontDoor != null ? frontDoor.close(Duration.ofMillis(shutdownGraceMs))
+                        : fleet.close(Duration.ofMillis(shutdownGraceMs))).toCompletionStage().toCompletableFuture()
                         .get(shutdownGraceMs + 15_000, TimeUnit.MILLISECONDS);
             } catch (Exception e) {
-                System.err.println("infersim: shutdown: " + e.getMessage());
+                System.err.println("infersim: shutdown: " + (e.getMessage() != null ? e.getMessage() : e.toString()));
             }
             closeTruthLog(options); // here: the JVM may halt before the main thread runs again
             stopped.countDown();

@@ -1,7 +1,7 @@
 package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.engine.Profiles;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;

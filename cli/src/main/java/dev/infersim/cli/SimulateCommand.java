@@ -3,7 +3,7 @@ package dev.infersim.cli;
 import dev.infersim.result.RunInfo;
 import dev.infersim.result.VllmDetailArrays;
 import dev.infersim.bench.HtmlReport;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.FixedTiming;
@@ -12,11 +12,14 @@ import dev.infersim.engine.StartupDelay;
 import dev.infersim.result.BenchmarkReport;
 import dev.infersim.result.RequestLogWriter;
 import dev.infersim.sim.Autoscaler;
+import dev.infersim.sim.DisaggregatedFleet;
+import dev.infersim.sim.DisaggregationPlanner;
 import dev.infersim.sim.Fleet;
 import dev.infersim.sim.ReplicaSeries;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.Router;
 import dev.infersim.sim.Routers;
+import dev.infersim.sim.TieBreak;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
@@ -26,10 +29,11 @@ import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
@@ -68,6 +72,11 @@ public final class SimulateCommand implements Runnable {
     @Option(names = "--router", defaultValue = "round-robin", description = "round-robin, least-outstanding-requests, least-kv-usage, power-of-two-choices (seeded by --seed) "
             + "prefix-affinity or lora-affinity (default: ${DEFAULT-VALUE}).")
     String router;
+
+    @Option(names = "--router-tie-break", defaultValue = "round-robin", paramLabel = "round-robin|lowest-index",
+            description = "How routers choose among equally scored replicas: round-robin (as nginx least_conn and "
+                    + "HAProxy leastconn) or lowest-index (as Vidur) (default: ${DEFAULT-VALUE}).")
+    String routerTieBreak;
 
     @Option(names = "--autoscaler", paramLabel = "NAME",
             description = "Size the fleet with an autoscaler: hpa (the Kubernetes HPA algorithm). Off by default.")
@@ -118,6 +127,12 @@ public final class SimulateCommand implements Runnable {
     @Mixin
     LoraOptions lora;
 
+    @Mixin
+    DisaggregationOptions disaggregation;
+
+    @Spec
+    CommandSpec command;
+
     @Override
     public void run() {
         ConfigException.check(replicas >= 1, "--replicas must be >= 1, got %d", replicas);
@@ -136,12 +151,23 @@ public final class SimulateCommand implements Runnable {
         ConfigException.check(requests.size() > reporting.numWarmups,
                 "--num-warmups %d leaves none of the %d requests to measure", reporting.numWarmups, requests.size());
         Deployment d = lora.apply(deployment.deployment(), loadBandwidthGbps);
-        Fleet fleet = fleet(d, timing.fixedTiming());
+        boolean split = disaggregation.split();
+        ConfigException.check(!(split || disaggregation.plan) || autoscalerName == null,
+                "--autoscaler sizes an aggregated fleet; it cannot be combined with --prefill-replicas or --plan-disaggregation");
+        ConfigException.check(!split || !command.commandLine().getParseResult().hasMatchedOption("--replicas"),
+                "--replicas sizes an aggregated fleet; with --prefill-replicas the pools are --prefill-replicas and --decode-replicas");
+        ConfigException.check(!(split || disaggregation.plan) || timing.fixedTiming() == null,
+                "prefill/decode disaggregation needs the engine's cost model, not --timing fixed");
         ConfigException.check(dollarsPerGpuHour == null || (dollarsPerGpuHour >= 0 && Double.isFinite(dollarsPerGpuHour)),
                 "--dollars-per-gpu-hour must be >= 0, got %s", dollarsPerGpuHour);
         SimulationOptions options = SimulationOptions.defaults().withWarmups(reporting.numWarmups)
                 .withWarmupDurationNanos(Math.round(reporting.warmupDurationS * 1e9)).withSlo(reporting.slo())
                 .withDollarsPerGpuHour(dollarsPerGpuHour == null ? Double.NaN : dollarsPerGpuHour);
+        if (disaggregation.plan) {
+            plan(d, options, System.out);
+            return;
+        }
+        Fleet fleet = split ? null : fleet(d, timing.fixedTiming());
         LoadPattern load = spec.load();
         RunInfo info = new RunInfo(LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")), "infersim",
                 d.model().hfId(), d.model().hfId(), requests.size() - Math.min(reporting.numWarmups, requests.size()),
@@ -152,16 +178,19 @@ public final class SimulateCommand implements Runnable {
         String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
         Path detailFile = reporting.saveDetailed ? reporting.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl")
                 : dashboard ? ReplayServer.temporaryDetail() : null;
-        Router routing = Routers.byName(router, workload.seed);
         RequestLogWriter detail = detailFile == null ? null : new RequestLogWriter(detailFile, true);
-        Simulation simulation = new Simulation(fleet, routing, options, detail);
+        Simulation simulation = split ? new Simulation(disaggregatedFleet(d), options, detail)
+                : new Simulation(fleet, router(router), options, detail);
         // An interrupt stops the arrivals; the run then ends as usual and writes what it simulated before the JVM exits.
         try (InterruptGuard guard = new InterruptGuard(simulation::stop)) {
             SimulationResult result;
             try (detail) {
                 result = simulation.run(requests);
             }
-            report(result, info, file, reporting.saveDetailed ? detailFile : null, out);
+            String detailFailure = detail == null ? null : detail.failure();
+            report(result, info, file, reporting.saveDetailed && detailFailure == null ? detailFile : null, out);
+            // the run is reported and its result written; the rows it could not write end it with one line, exit 2
+            ConfigException.check(detailFailure == null, "%s", detailFailure);
             ConfigException.check(result.stopped() || result.stats().completed() + result.stats().failed() > 0,
                     "--warmup-duration %s s covers the whole run: no request was measured", reporting.warmupDurationS);
             if (dashboard) {
@@ -190,12 +219,70 @@ public final class SimulateCommand implements Runnable {
                 AutoscaleOptions.nanos(metricsLagS));
     }
 
+    /** A router by name, with --seed and --router-tie-break. */
+    private Router router(String name) {
+        return Routers.byName(name, workload.seed, TieBreak.parse("--router-tie-break", routerTieBreak));
+    }
+
+    private DisaggregatedFleet disaggregatedFleet(Deployment d) {
+        int p = disaggregation.prefillReplicas;
+        int n = disaggregation.decodeReplicas;
+        ConfigException.check(p >= 1, "--prefill-replicas must be >= 1, got %d", p);
+        ConfigException.check(n >= 1, "--decode-replicas must be >= 1, got %d", n);
+        Replica[] prefill = new Replica[p];
+        Replica[] decode = new Replica[n];
+        for (int i = 0; i < p + n; i++) {
+            Replica r = new Replica(i, deployment.engine(d, null, 0));
+            if (i < p) {
+                prefill[i] = r;
+            } else {
+                decode[i - p] = r;
+            }
+        }
+        return new DisaggregatedFleet(prefill, router(disaggregation.prefillRouter(router)), decode,
+                router(disaggregation.decodeRouter(router)), disaggregation.link.link());
+    }
+
+    /** --plan-disaggregation: every split of --replicas against the same replicas aggregated, as a table. */
+    private void plan(Deployment d, SimulationOptions options, PrintStream out) {
+        ConfigException.check(requestRate != null && !requestRate.equals("inf"),
+                "--plan-disaggregation needs --request-rate (a finite rate to start the search from)");
+        double rate = WorkloadOptions.parseRate("--request-rate", requestRate);
+        DisaggregationPlanner planner = new DisaggregationPlanner(replicas, () -> deployment.engine(d, null, 0),
+                () -> router(router), () -> router(disaggregation.prefillRouter(router)),
+                () -> router(disaggregation.decodeRouter(router)), disaggregation.link.link(), options,
+                disaggregation.sloAttainment);
+        out.println(KvCapacity.of(d).describe());
+        WorkloadSpec base = workload.spec(rate, maxConcurrency, reporting.numWarmups);
+        ConfigException.check(!base.datasetName().equals(WorkloadSpec.TRACE) && base.load().rampUp() == null,
+                "--plan-disaggregation varies the request rate; a trace or a ramp sets its own");
+        // every run sends for as long as the workload does at its own rate, so a fast one is no short burst
+        java.util.List<DisaggregationPlanner.Outcome> outcomes = planner.plan(rate, r -> Workload.open(
+                workload.spec(r, maxConcurrency, reporting.numWarmups).withNumPrompts(Math.max(base.numPrompts(),
+                        Math.round(base.numPrompts() * r / rate)))));
+        DisaggregationPlanReport.print(outcomes, d, options, disaggregation.sloAttainment, rate, out);
+    }
+
     private void report(SimulationResult result, RunInfo info, String file, Path detailFile, PrintStream out) {
         BenchmarkReport report = result.report(info);
         if (detailFile != null) {
             report.fields().put("infersim_detailed_file", detailFile.toString()); // where compare finds it
         }
         report.printSummary(out);
+        if (result.replicas().length > 1) {
+            StringBuilder line = new StringBuilder();
+            for (dev.infersim.sim.Replica r : result.replicas()) {
+                @SuppressWarnings("unchecked")
+                java.util.Map<String, Object> s = (java.util.Map<String, Object>)
+                        ((java.util.Map<String, Object>) report.fields().get("infersim_per_replica")).get(Integer.toString(r.id()));
+                line.append(line.length() == 0 ? "" : ", ").append(r.id()).append(": ").append(s.get("requests"));
+                if (s.get("mean_ttft_ms") != null) {
+                    line.append(String.format(Locale.ROOT, " (TTFT %.1f ms, queue %.1f ms)", (double) s.get("mean_ttft_ms"),
+                            (double) s.get("mean_queue_ms")));
+                }
+            }
+            out.printf(Locale.ROOT, "%-40s %s%n", "Requests per replica (mean):", line);
+        }
         out.println(result.saturation().saturated()
                 ? "Saturated: yes (" + result.saturation().reason() + ")"
                 : "Saturated: no (" + result.saturation().reason() + ")");
@@ -207,6 +294,9 @@ public final class SimulateCommand implements Runnable {
             }
             out.printf(Locale.ROOT, "Autoscaler %s: %d replica changes, peak %d desired, %d at the end%n", autoscalerName,
                     series.size() - 1, peak, series.desired(series.size() - 1));
+        }
+        if (result.disaggregation() != null) {
+            out.println(DisaggregationPlanReport.pools(result));
         }
         out.printf(Locale.ROOT, "GPU-seconds: %.1f%s%n", result.gpuSeconds(), Double.isNaN(result.dollarsPerGpuHour()) ? ""
                 : String.format(Locale.ROOT, " ($%.4f at $%s per GPU-hour)", result.gpuSeconds() / 3600 * result.dollarsPerGpuHour(),
@@ -225,7 +315,7 @@ public final class SimulateCommand implements Runnable {
         if (html != null) {
             try {
                 HtmlReport.writeRun(html, report.fields());
-            } catch (UncheckedIOException e) {
+            } catch (ConfigException e) {
                 throw new ConfigException("--html: " + e.getMessage(), e);
             }
             out.println("HTML report written to " + html);

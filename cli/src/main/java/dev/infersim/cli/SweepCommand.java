@@ -2,13 +2,14 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.infersim.result.OutputFile;
 import dev.infersim.bench.BenchConfig;
 import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.bench.HtmlReport;
 import dev.infersim.bench.LoadSweep;
 import dev.infersim.result.VllmDetailArrays;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
@@ -16,10 +17,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-import java.io.IOException;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
@@ -186,13 +184,23 @@ public final class SweepCommand implements Callable<Integer> {
             }
         }
         out.println("Saturation knee: " + (sweep.get("knee_load") == null ? "none" : format((Double) sweep.get("knee_load")))
-                + " (" + sweep.get("knee_reason") + ")");
+                + between(sweep.get("knee_load_interval")) + " (" + sweep.get("knee_reason") + ")");
         Object best = sweep.get("max_load_meeting_slo");
         List<?> invalid = (List<?>) sweep.get("invalid_loads");
         String skipped = invalid.isEmpty() ? "" : " (invalid loads not counted: " + invalid.stream()
                 .map(l -> format((Double) l)).collect(java.util.stream.Collectors.joining(", ")) + ")";
         out.println("Highest load meeting the goodput SLO: " + (best == null ? "none" + (client.report.slo().equals(GoodputSlo.NONE)
-                ? " (no --goodput given)" : "") : format((Double) best)) + skipped);
+                ? " (no --goodput given)" : "") : format((Double) best) + between(sweep.get("max_load_meeting_slo_interval")))
+                + skipped);
+    }
+
+    /** A conclusion's 95% interval among the loads swept ({@link LoadSweep}), or nothing. */
+    private static String between(Object interval) {
+        if (!(interval instanceof List<?> l) || l.size() != 2) {
+            return "";
+        }
+        return ", 95%: between " + (l.get(0) == null ? "below the lightest load" : format((Double) l.get(0))) + " and "
+                + format((Double) l.get(1));
     }
 
     /** The combined result's file name: --result-filename, else sweep-MODE-MODEL-DATE.json. */
@@ -219,16 +227,22 @@ public final class SweepCommand implements Callable<Integer> {
             combined.put("infersim_sweep", sweep);
             combined.put("runs", runs.stream().map(SweepCommand::withDetailArrays).toList());
             Path path = client.report.resultDir.resolve(resultName);
-            try {
-                Files.createDirectories(path.toAbsolutePath().getParent());
-                new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(path.toFile(), combined);
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot write " + path + ": " + e.getMessage(), e);
-            }
+            OutputFile.write(path, stream -> new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(stream, combined));
             out.println("Sweep result written to " + path);
         }
         if (client.html != null) {
             client.writeHtml(() -> HtmlReport.writeSweep(client.html, sweep, runs), out);
+        }
+        // files a run could not write (its per-request rows on a full disk): after everything else, one line, exit 2
+        List<String> failures = new ArrayList<>();
+        for (Map<String, Object> run : runs) {
+            Object errors = run.get("infersim_output_errors");
+            if (errors instanceof List<?> list) {
+                list.forEach(e -> failures.add(e.toString()));
+            }
+        }
+        if (!failures.isEmpty()) {
+            throw new ConfigException(String.join("; ", failures));
         }
     }
 

@@ -5,8 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
 import dev.infersim.engine.StartupDelay;
+import dev.infersim.server.FrontDoor;
 import dev.infersim.server.MockFleet;
-import dev.infersim.server.MockServer;
+import dev.infersim.sim.TieBreak;
 import dev.infersim.server.ServerOptions;
 import dev.infersim.sim.ReplicaSeries;
 import dev.infersim.workload.Workload;
@@ -38,8 +39,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * One autoscaler, two clocks: a ramp driven through {@code infersim autoscale} against a mock fleet running 5x faster
- * than real time (with the HPA's sync period scaled to 5 s, and one replica added per sync at most), and through the simulator with the same policy, scale the fleet alike. The live side routes each
- * request to the ready replica with the fewest requests outstanding, as {@code least-outstanding-requests} does.
+ * than real time (with the HPA's sync period scaled to 5 s, and one replica added per sync at most), and through the
+ * simulator with the same policy, scale the fleet alike. The live fleet is {@code serve --router
+ * least-outstanding-requests}: its front door routes every request, and spreads the ramp over the replicas the
+ * autoscaler adds, with the router the simulator uses.
  */
 class AutoscaleAgreesWithSimulationTest {
     private static final double TIME_SCALE = 5;
@@ -79,29 +82,32 @@ class AutoscaleAgreesWithSimulationTest {
         String durationS = Long.toString((long) Math.ceil(durationNanos / 1e9));
         ServerOptions options = ServerOptions.builder(DEPLOYMENT).port(0).timeScale(TIME_SCALE).eventLoops(1)
                 .startupDelay(StartupDelay.ofSeconds(STARTUP_S)).build();
-        MockFleet fleet = MockFleet.start(options, 1, Duration.ofSeconds(5), s -> { })
-                .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        FrontDoor door = FrontDoor.start(options, 1, Duration.ofSeconds(5), s -> { }, "least-outstanding-requests",
+                TieBreak.ROUND_ROBIN).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        MockFleet fleet = door.fleet();
+        Map<Integer, AtomicInteger> perReplica = new ConcurrentHashMap<>();
         Path timeline = dir.resolve("live.json");
         Path trace = dir.resolve("arrivals.jsonl");
         long firstArrivalNanos;
         try {
             fleet.replicas().get(0).loaded().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
             // A run too short for any sync loads the command's classes, so the real one starts its clock at once.
-            CliRun warm = CliRun.of("autoscale", "--fleet", fleet.baseUrl(), "--autoscale-target", "10",
+            CliRun warm = CliRun.of("autoscale", "--fleet", door.baseUrl(), "--autoscale-target", "10",
                     "--max-replicas", "6", "--time-scale", Double.toString(TIME_SCALE), "--duration", "1");
             assertEquals(0, warm.exitCode(), warm.err());
             CompletableFuture<CliRun> live = CompletableFuture.supplyAsync(() -> CliRun.of("autoscale",
-                    "--fleet", fleet.baseUrl(), "--autoscale-metric", "num_requests_running", "--autoscale-target", "8",
+                    "--fleet", door.baseUrl(), "--autoscale-metric", "num_requests_running", "--autoscale-target", "8",
                     "--max-replicas", "6", "--sync-period", "5", "--scale-up-policy", "pods=1/5", "--time-scale", Double.toString(TIME_SCALE), "--duration", durationS,
                     "--timeline-file", timeline.toString()));
-            List<Double> arrivalsMs = drive(workload, fleet, options.servedModelName());
+            List<Double> arrivalsMs = drive(workload, door, options.servedModelName(), perReplica);
             CliRun run = live.get(60, TimeUnit.SECONDS);
             assertEquals(0, run.exitCode(), run.out() + run.err());
+            assertTrue(run.out().contains(": recommends "), "every sync says why it decided: " + run.out());
             assertEquals(PROMPTS, arrivalsMs.size(), "every request answered 200");
             writeTrace(arrivalsMs, trace);
             firstArrivalNanos = Math.round(arrivalsMs.stream().mapToDouble(Double::doubleValue).min().orElseThrow() * 1e6);
         } finally {
-            fleet.close(Duration.ofSeconds(5)).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            door.close(Duration.ofSeconds(5)).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         }
 
         ReplicaSeries simulated = simulate(trace);
@@ -128,6 +134,10 @@ class AutoscaleAgreesWithSimulationTest {
             assertTrue(closest <= 1, "at " + t + " s: " + both);
         }
         assertTrue(livePeak >= 3, "the ramp needs several replicas: " + both);
+        for (int r = 0; r < livePeak; r++) {
+            int served = perReplica.getOrDefault(r, new AtomicInteger()).get();
+            assertTrue(served >= PROMPTS / 20, "the front door spreads the ramp over every replica added: " + perReplica);
+        }
         assertTrue(simulated.desired(simulated.size() - 1) >= 3, "the ramp needs several replicas: " + both);
     }
 
@@ -171,12 +181,12 @@ class AutoscaleAgreesWithSimulationTest {
     }
 
     /**
-     * Sends each request at its arrival time (scaled to wall time) to the ready replica with the fewest requests
-     * outstanding; returns the arrival time the mock stamped on each request answered 200, in model ms from the start.
+     * Sends each request at its arrival time (scaled to wall time) to the front door, counting the requests each replica
+     * served; returns the arrival time the mock stamped on each request answered 200, in model ms from the start.
      */
-    private static List<Double> drive(Workload workload, MockFleet fleet, String model) throws Exception {
+    private static List<Double> drive(Workload workload, FrontDoor door, String model, Map<Integer, AtomicInteger> perReplica)
+            throws Exception {
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        Map<Integer, AtomicInteger> outstanding = new ConcurrentHashMap<>();
         List<Double> arrivalsMs = java.util.Collections.synchronizedList(new ArrayList<>());
         ObjectMapper json = new ObjectMapper();
         List<CompletableFuture<?>> replies = new ArrayList<>();
@@ -187,26 +197,17 @@ class AutoscaleAgreesWithSimulationTest {
             for (long wait = due - System.nanoTime(); wait > 0; wait = due - System.nanoTime()) {
                 LockSupport.parkNanos(wait);
             }
-            MockServer target = null;
-            for (MockServer s : fleet.replicas()) {
-                if (s.state() == MockServer.State.READY && (target == null
-                        || count(outstanding, s) < count(outstanding, target))) {
-                    target = s;
-                }
-            }
-            AtomicInteger counter = outstanding.computeIfAbsent(target.replica(), k -> new AtomicInteger());
-            counter.incrementAndGet();
             String body = "{\"model\":\"" + model + "\",\"prompt\":" + Arrays.toString(w.promptTokenIds(100_000))
                     + ",\"max_tokens\":" + w.maxTokens() + ",\"ignore_eos\":true}";
-            HttpRequest request = HttpRequest.newBuilder(URI.create(target.baseUrl() + "/v1/completions"))
+            HttpRequest request = HttpRequest.newBuilder(URI.create(door.baseUrl() + "/v1/completions"))
                     .header("content-type", "application/json").timeout(Duration.ofSeconds(60))
                     .POST(HttpRequest.BodyPublishers.ofString(body)).build();
             replies.add(http.sendAsync(request, HttpResponse.BodyHandlers.ofString()).handle((r, e) -> {
-                counter.decrementAndGet();
                 if (e == null && r.statusCode() == 200) {
                     try {
-                        double wallMs = json.readTree(r.body()).path("infersim").path("choices").path(0).path("wall")
-                                .path("arrival_ms").asDouble();
+                        JsonNode truth = json.readTree(r.body()).path("infersim");
+                        perReplica.computeIfAbsent(truth.path("replica").asInt(), k -> new AtomicInteger()).incrementAndGet();
+                        double wallMs = truth.path("choices").path(0).path("wall").path("arrival_ms").asDouble();
                         arrivalsMs.add((wallMs - startEpochMs) * TIME_SCALE);
                     } catch (IOException bad) {
                         throw new java.io.UncheckedIOException(bad);
@@ -217,10 +218,5 @@ class AutoscaleAgreesWithSimulationTest {
         }
         CompletableFuture.allOf(replies.toArray(new CompletableFuture[0])).get(60, TimeUnit.SECONDS);
         return arrivalsMs;
-    }
-
-    private static int count(Map<Integer, AtomicInteger> outstanding, MockServer s) {
-        AtomicInteger c = outstanding.get(s.replica());
-        return c == null ? 0 : c.get();
     }
 }

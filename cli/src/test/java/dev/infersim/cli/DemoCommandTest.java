@@ -2,41 +2,82 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infersim.server.HeadlessBrowser;
+import dev.infersim.server.PageLayout;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.TestInstance;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+/**
+ * {@code demo --quick} run once with the engine model and once with fixed timing; the tests read their results and
+ * open their pages in headless Chromium as a reader would. Screenshots of both pages are left in {@code target/}.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class DemoCommandTest {
+    private Path dir;
+    private CliRun engine;
+    private CliRun fixed;
+
+    @BeforeAll
+    void runTheQuickDemoTwice() throws IOException {
+        dir = Files.createTempDirectory("demo-test");
+        engine = CliRun.of("demo", "--quick", "--html", dir.resolve("demo.html").toString(), "--save-result",
+                dir.resolve("demo.json").toString());
+        fixed = CliRun.of("demo", "--quick", "--timing", "fixed", "--time-to-first-token", "20", "--inter-token-latency",
+                "5", "--max-num-seqs", "32", "--html", dir.resolve("fixed.html").toString(), "--save-result",
+                dir.resolve("fixed.json").toString());
+    }
+
+    @AfterAll
+    void removeTheRuns() throws IOException {
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
 
     @Test
-    void demoFindsTheSameKneeThreeWaysAndDrawsAllThreeSeries(@TempDir Path dir) throws Exception {
-        Path html = dir.resolve("demo.html");
-        Path json = dir.resolve("demo.json");
-        CliRun run = CliRun.of("demo", "--quick", "--html", html.toString(), "--save-result", json.toString());
-
-        assertEquals(0, run.exitCode(), run.out() + run.err());
-        assertTrue(run.out().contains("measured / simulated / predicted"), run.out());
-        assertTrue(run.out().contains("knee (capacity), req/s:"), run.out());
-        JsonNode result = new ObjectMapper().readTree(json.toFile());
-        assertKneesAgree(result, run);
-        String page = Files.readString(html);
+    void demoFindsTheSameKneeThreeWaysAndDrawsAllThreeSeries() throws Exception {
+        assertEquals(0, engine.exitCode(), engine.out() + engine.err());
+        assertTrue(engine.out().contains("measured / simulated / predicted"), engine.out());
+        assertTrue(engine.out().contains("knee (capacity), req/s:"), engine.out());
+        JsonNode result = new ObjectMapper().readTree(dir.resolve("demo.json").toFile());
+        assertKneesAgree(result, engine);
+        String page = Files.readString(dir.resolve("demo.html"));
         assertTrue(page.contains("echarts"), "the page embeds its charting library");
         JsonNode data = new ObjectMapper().readTree(page.substring(page.indexOf("const DATA = ") + 13,
                 page.indexOf(";\n", page.indexOf("const DATA = "))));
-        for (JsonNode row : data.get("comparison").get("rows")) {
+        JsonNode rows = data.get("comparison").get("rows");
+        for (JsonNode row : rows) {
             for (String method : List.of("measured", "simulated", "predicted")) {
                 assertTrue(row.get(method).has("p99_ttft_ms"), "each rate carries the " + method + " series: " + row);
             }
         }
-        assertTrue(data.get("comparison").get("rows").get(1).get("predicted").get("p99_ttft_ms").isNull(),
+        assertEquals(3, rows.size(), "below, near and past the knee");
+        assertTrue(rows.get(2).get("predicted").get("p99_ttft_ms").isNull(),
                 "past the knee the prediction has no number (the page says unstable)");
+        assertTrue(rows.get(0).get("measured").get("p99_ttft_ms_ci95").isArray(), "each measured percentile has its interval");
+        assertTrue(data.get("comparison").get("simulated_curve").size() >= 20, "the simulated curve is dense");
+        assertTrue(data.get("comparison").get("predicted_curve").size() >= 20, "the prediction is drawn as a curve");
+        assertEquals(rows.get(1).get("request_rate").asDouble(), data.get("timeline").get("request_rate").asDouble(), 1e-9,
+                "the timeline is the run nearest the knee, not the most overloaded one");
         assertTrue(data.get("timeline").get("running").size() > 10, "a timeline of the run near the knee");
+        assertTrue(data.get("comparison").get("stability").get("words").asText().startsWith("Conclusions"),
+                "the page says whether its conclusions are stable");
         for (String key : List.of("infersim_version", "infersim_workload", "infersim_demo_time_scale", "infersim_machine")) {
             assertTrue(data.get("metadata").has(key), "the page carries " + key);
         }
@@ -51,33 +92,63 @@ class DemoCommandTest {
 
     /** The simplest case: fixed latencies make the deployment an M/G/c queue, and the three methods find its knee. */
     @Test
-    void fixedTimingIsTheMgcQueueThreeWays(@TempDir Path dir) throws Exception {
-        Path html = dir.resolve("demo.html");
-        Path json = dir.resolve("demo.json");
-        CliRun run = CliRun.of("demo", "--quick", "--timing", "fixed", "--time-to-first-token", "20", "--inter-token-latency",
-                "5", "--max-num-seqs", "32", "--html", html.toString(), "--save-result", json.toString());
-
-        assertEquals(0, run.exitCode(), run.out() + run.err());
-        assertTrue(run.out().contains("fixed timing (TTFT 20 ms, inter-token latency 5 ms), 32 slots"), run.out());
-        JsonNode result = new ObjectMapper().readTree(json.toFile());
+    void fixedTimingIsTheMgcQueueThreeWays() throws Exception {
+        assertEquals(0, fixed.exitCode(), fixed.out() + fixed.err());
+        assertTrue(fixed.out().contains("fixed timing (TTFT 20 ms, inter-token latency 5 ms), 32 slots"), fixed.out());
+        JsonNode result = new ObjectMapper().readTree(dir.resolve("fixed.json").toFile());
         assertTrue(result.get("predictor").asText().startsWith("M/G/c queue"), result.toString());
         // 32 slots over a mean service of 20 + 127 x 5 ms (geometric outputs of mean 128, at most 1024)
         double predicted = result.get("knee_rate_per_s").get("predicted").asDouble();
         assertEquals(32 / 0.655, predicted, 0.03 * predicted);
-        assertKneesAgree(result, run);
+        assertKneesAgree(result, fixed);
         JsonNode light = result.get("rows").get(0);
         assertEquals(5.0, light.get("simulated").get("median_tpot_ms").asDouble(), 1e-6, "every token 5 ms apart");
         assertEquals(5.0, light.get("predicted").get("median_tpot_ms").asDouble(), 1e-6);
         assertEquals(20.0, light.get("simulated").get("median_ttft_ms").asDouble(), 1e-6, "at half load most never wait");
-        String page = Files.readString(html);
+        String page = Files.readString(dir.resolve("fixed.html"));
         assertTrue(page.contains("\"engine\":null") && page.contains("an M/G/c queue with c = --max-num-seqs"),
                 "the page describes the timing instead of the engine's step times");
     }
 
     /**
-     * The simulated knee within 10% of the predicted one, and the measured knee too when the client kept its schedule.
-     * A measured run on a machine too busy to send on time is wall-clock evidence of nothing; the demo must then say
-     * so beside the numbers, which is what is checked instead.
+     * What a reader sees: no label over another or cut off, every series and knee marker inside its plot, each
+     * method's knee in the legend with its value, and the TTFT p99 chart showing the bend: the simulated curve rises
+     * over its upper half of rates (across the knee) far more than over its lower half.
+     */
+    @Test
+    void bothPagesReadAtAGlanceInABrowser() throws Exception {
+        assumeTrue(HeadlessBrowser.available(), HeadlessBrowser.BINARY + " is not installed");
+        assertEquals(0, engine.exitCode(), engine.out() + engine.err());
+        assertEquals(0, fixed.exitCode(), fixed.out() + fixed.err());
+        try (HeadlessBrowser browser = new HeadlessBrowser(dir.resolve("profile"))) {
+            for (String name : List.of("demo", "fixed")) {
+                browser.open(dir.resolve(name + ".html").toUri().toString());
+                assertEquals(0, browser.eval("document.querySelectorAll('.report-error').length").asInt(),
+                        name + ": " + browser.eval("document.body.innerText").asText());
+                assertEquals(List.of(), PageLayout.problems(browser), name + ": what a reader would see wrong");
+                List<String> legend = new ArrayList<>();
+                browser.eval("echarts.getInstanceByDom(document.getElementById('chart-ttft-p99')).getOption().legend[1].data")
+                        .forEach(n -> legend.add(n.asText()));
+                for (String method : List.of("measured", "simulated", "predicted")) {
+                    assertTrue(legend.stream().anyMatch(l -> l.matches(method + " knee [0-9.]+ req/s.*")),
+                            name + ": the " + method + " knee with its value in the legend: " + legend);
+                }
+                // the simulated curve, in virtual time, shows the bend whatever this machine's load did to the measured
+                JsonNode p99 = browser.eval("echarts.getInstanceByDom(document.getElementById('chart-ttft-p99')).getOption()"
+                        + ".series.find(s=>s.name==='simulated').data.filter(d=>d[1]!==null)");
+                double first = p99.get(0).get(1).asDouble();
+                double middle = p99.get(p99.size() / 2).get(1).asDouble();
+                double last = p99.get(p99.size() - 1).get(1).asDouble();
+                assertTrue(last / middle > 3 * (middle / first), name + ": the curve bends at the knee: " + p99);
+                browser.screenshot(Path.of("target", name.equals("demo") ? "demo-quick.png" : "demo-quick-fixed.png"));
+            }
+        }
+    }
+
+    /**
+     * The simulated knee within 10% of the predicted one, and the measured knee too when the client kept its schedule;
+     * each with its interval. A measured run on a machine too busy to send on time is wall-clock evidence of nothing;
+     * the demo must then say so beside the numbers, which is what is checked instead.
      */
     private static void assertKneesAgree(JsonNode result, CliRun run) {
         JsonNode knee = result.get("knee_rate_per_s");
@@ -92,7 +163,14 @@ class DemoCommandTest {
             assertTrue(knee.get("measured").isNumber(), "measured found no knee: " + run.out());
             assertEquals(predicted, knee.get("measured").asDouble(), 0.10 * predicted, "measured knee vs predicted: " + knee);
         } else {
-            assertTrue(run.out().contains("(run flagged invalid: "), "an invalid measured run is named in the table: " + run.out());
+            assertTrue(run.out().contains("(run flagged invalid"), "an invalid measured run is named in the table: " + run.out());
+        }
+        for (String method : List.of("measured", "simulated")) {
+            JsonNode ci = result.get("knee_rate_ci95").get(method);
+            if (knee.get(method).isNumber()) {
+                assertTrue(ci.isArray() && ci.get(0).asDouble() <= knee.get(method).asDouble()
+                        && ci.get(1).asDouble() >= knee.get(method).asDouble(), method + " knee's interval: " + ci);
+            }
         }
     }
 }

@@ -58,14 +58,19 @@ class DeployManifestsTest {
     private static final Pattern ENV_REFERENCE = Pattern.compile("\\$\\(([A-Za-z_][A-Za-z0-9_]*)\\)");
 
     private static final Object META = ObjectMeta.class;
+    /** Written from {@code kubernetes-sigs/gateway-api-inference-extension@v1.5.0} ({@code df9f8909f}): api/v1, apix/v1alpha2. */
     private static final Object INFERENCE_POOL = object("apiVersion!", "string", "kind!", "string", "metadata!", META,
-            "spec!", object("selector!", "string-map", "targetPortNumber!", "int", "extensionRef!", object(
-                    "group", "string", "kind", "string", "name!", "string", "portNumber", "int",
+            "spec!", object("selector!", object("matchLabels!", "string-map"), "targetPorts!", List.of(object("number!", "int")),
+                    "appProtocol", Set.of("http", "kubernetes.io/h2c"), "endpointPickerRef!", object(
+                    "group", "string", "kind", "string", "name!", "string", "port", object("number!", "int"),
                     "failureMode", Set.of("FailOpen", "FailClose"))));
-    private static final Object INFERENCE_MODEL = object("apiVersion!", "string", "kind!", "string", "metadata!", META,
-            "spec!", object("modelName!", "string", "criticality", Set.of("Critical", "Standard", "Sheddable"),
-                    "targetModels", List.of(object("name!", "string", "weight", "int")),
-                    "poolRef!", object("group", "string", "kind", "string", "name!", "string")));
+    private static final Object POOL_REF = object("group", "string", "kind", "string", "name!", "string");
+    private static final Object INFERENCE_OBJECTIVE = object("apiVersion!", "string", "kind!", "string", "metadata!", META,
+            "spec!", object("priority", "int", "poolRef!", POOL_REF));
+    private static final Object INFERENCE_MODEL_REWRITE = object("apiVersion!", "string", "kind!", "string", "metadata!", META,
+            "spec!", object("poolRef!", POOL_REF, "rules!", List.of(object(
+                    "matches", List.of(object("model", object("type", Set.of("Exact"), "value!", "string"))),
+                    "targets", List.of(object("modelRewrite!", "string", "weight!", "int"))))));
     private static final Object SCALED_OBJECT = object("apiVersion!", "string", "kind!", "string", "metadata!", META,
             "spec!", object("scaleTargetRef!", object("name!", "string", "kind", "string", "apiVersion", "string",
                             "envSourceContainerName", "string"),
@@ -184,15 +189,23 @@ class DeployManifestsTest {
     }
 
     @Test
-    void theInferencePoolSelectsTheMockPodsAndItsModelIsTheServedOne() throws Exception {
+    void theInferencePoolV1SelectsTheMockPodsAndItsObjectivesAndRewritesPointAtIt() throws Exception {
         Rendered gateway = Rendered.of("gateway");
-        JsonNode pool = gateway.custom("inference.networking.x-k8s.io/v1alpha2", "InferencePool", INFERENCE_POOL);
-        List<JsonNode> models = gateway.customs("inference.networking.x-k8s.io/v1alpha2", "InferenceModel", INFERENCE_MODEL);
+        JsonNode pool = gateway.custom("inference.networking.k8s.io/v1", "InferencePool", INFERENCE_POOL);
+        JsonNode objective = gateway.custom("inference.networking.x-k8s.io/v1alpha2", "InferenceObjective", INFERENCE_OBJECTIVE);
+        JsonNode rewrite = gateway.custom("inference.networking.x-k8s.io/v1alpha2", "InferenceModelRewrite",
+                INFERENCE_MODEL_REWRITE);
         PodTemplateSpec pod = fleet.one(Deployment.class).getSpec().getTemplate();
-        Map<String, String> selector = YAML.convertValue(pool.get("spec").get("selector"), Map.class);
+        Map<String, String> selector = YAML.convertValue(pool.get("spec").get("selector").get("matchLabels"), Map.class);
         assertSubset(selector, pod.getMetadata().getLabels(), "the InferencePool's selector");
         Container server = only(pod.getSpec().getContainers());
-        assertEquals(port(server, "http").getContainerPort(), pool.get("spec").get("targetPortNumber").asInt());
+        assertEquals(port(server, "http").getContainerPort(), only(pool.get("spec").get("targetPorts")).get("number").asInt());
+        String poolName = pool.get("metadata").get("name").asText();
+        for (JsonNode ref : List.of(objective.get("spec").get("poolRef"), rewrite.get("spec").get("poolRef"))) {
+            assertEquals(poolName, ref.get("name").asText());
+            assertEquals("inference.networking.k8s.io", ref.get("group").asText());
+            assertEquals("InferencePool", ref.get("kind").asText());
+        }
         CommandLine.ParseResult serve = fleet.parse(server, pod.getSpec()).subcommand();
         Set<String> served = new java.util.HashSet<>(Set.of(option(serve, "--served-model-name", option(serve, "--model",
                 "llama-3.1-8b"))));
@@ -201,14 +214,11 @@ class DeployManifestsTest {
             assertTrue(serve.hasMatchedOption("--enable-lora"), "--lora-modules needs --enable-lora");
             adapters.stringValues().forEach(m -> served.add(dev.infersim.server.LoraModule.parse(m).name()));
         }
-        for (JsonNode model : models) {
-            assertEquals(pool.get("metadata").get("name").asText(), model.get("spec").get("poolRef").get("name").asText());
-            List<String> names = new ArrayList<>();
-            model.get("spec").path("targetModels").forEach(t -> names.add(t.get("name").asText()));
-            if (names.isEmpty()) {
-                names.add(model.get("spec").get("modelName").asText());
+        for (JsonNode rule : rewrite.get("spec").get("rules")) {
+            for (JsonNode target : rule.get("targets")) {
+                assertTrue(served.contains(target.get("modelRewrite").asText()), "the gateway rewrites to "
+                        + target.get("modelRewrite") + ", which the mock serves: " + served);
             }
-            assertTrue(served.containsAll(names), "the gateway routes " + names + ", which the mock serves: " + served);
         }
     }
 
@@ -344,8 +354,9 @@ class DeployManifestsTest {
                         configMaps.put(c.getMetadata().getName(), c);
                     }
                 } else {
-                    assertTrue(Set.of("keda.sh/v1alpha1 ScaledObject", "inference.networking.x-k8s.io/v1alpha2 "
-                            + "InferencePool", "inference.networking.x-k8s.io/v1alpha2 InferenceModel")
+                    assertTrue(Set.of("keda.sh/v1alpha1 ScaledObject", "inference.networking.k8s.io/v1 InferencePool",
+                                    "inference.networking.x-k8s.io/v1alpha2 InferenceObjective",
+                                    "inference.networking.x-k8s.io/v1alpha2 InferenceModelRewrite")
                             .contains(o.path("apiVersion").asText() + " " + o.path("kind").asText()),
                             where + ": no typed model nor shape for " + o.path("apiVersion").asText());
                 }

@@ -52,6 +52,16 @@ class ForeignServerTest {
     private static void complete(HttpExchange x) throws IOException {
         lastHeaders = x.getRequestHeaders();
         String request = new String(x.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+        if (request.contains("\"hostile\"")) {
+            // a message that would clear the screen, overwrite the line and set the window title if printed raw
+            byte[] error = ("{\"error\":{\"message\":\"\\u001b[2J\\u001b]0;pwned\\u0007fake OK\\rreal\\u202e\","
+                    + "\"type\":\"BadRequestError\"}}").getBytes(StandardCharsets.UTF_8);
+            x.sendResponseHeaders(400, error.length);
+            try (OutputStream out = x.getResponseBody()) {
+                out.write(error);
+            }
+            return;
+        }
         if (request.contains("\"broken\"") && brokenRequests.getAndIncrement() > 0) {
             byte[] error = "{\"error\":{\"message\":\"engine dead\",\"type\":\"InternalServerError\"}}"
                     .getBytes(StandardCharsets.UTF_8);
@@ -170,5 +180,16 @@ class ForeignServerTest {
         assertTrue(r.out().contains("RUN INVALID: 3 of 3 requests failed (100.0%), over --max-failure-rate 0.0"), r.out());
         brokenRequests.set(0);
         assertEquals(0, benchModel("broken", "--max-failure-rate", "1").exitCode());
+    }
+
+    @Test
+    void aServersErrorTextReachesTheTerminalWithItsControlCharactersEscaped() {
+        CliRun r = benchModel("hostile");
+        assertEquals(2, r.exitCode(), r.out() + r.err());
+        String printed = r.out() + r.err();
+        for (char c : new char[] {'\u001b', '\r', '\u0007', '\u202e'}) {
+            assertFalse(printed.indexOf(c) >= 0, "a raw U+" + Integer.toHexString(c) + " was printed: " + printed);
+        }
+        assertTrue(r.err().contains("\\x1b[2J\\x1b]0;pwned\\x07fake OK\\x0dreal\\u202e"), r.err());
     }
 }

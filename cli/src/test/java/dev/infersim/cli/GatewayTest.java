@@ -306,4 +306,47 @@ class GatewayTest {
         assumeInstalled(Gateway.Kind.HAPROXY);
         compare("HAProxy", benchThrough(Gateway.Kind.HAPROXY, false), benchThrough(Gateway.Kind.HAPROXY, true));
     }
+
+    /**
+     * A replica still loading its model has no listener, as a vLLM pod before its server is up: both gateways see a
+     * refused connection (nginx answers 502 and logs "Connection refused"; HAProxy answers its own 503) rather than a
+     * 503 from the replica, which nginx would pass on as it is (as it does with --listen-while-loading).
+     */
+    @Test
+    void aColdStartIsARefusedConnectionToNginxAndHaproxyAsWithVllm() throws Exception {
+        assumeInstalled(Gateway.Kind.NGINX);
+        assumeInstalled(Gateway.Kind.HAPROXY);
+        Deployment d = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).maxNumSeqs(4).build();
+        for (boolean listenWhileLoading : new boolean[] {false, true}) {
+            int port = FreePorts.one();
+            // 600 model seconds at time scale 20: half a minute of loading, far longer than the checks take
+            MockFleet loading = MockFleet.start(ServerOptions.builder(d).port(port).timeScale(20).eventLoops(1)
+                            .startupDelay(dev.infersim.engine.StartupDelay.ofSeconds(600)).listenWhileLoading(listenWhileLoading)
+                            .build(), 1, Duration.ofSeconds(1), s -> { })
+                    .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            Path gatewayDir = dir.resolve("cold-" + listenWhileLoading);
+            try (Gateway nginx = Gateway.start(Gateway.Kind.NGINX, false, List.of(port), gatewayDir.resolve("nginx"));
+                 Gateway haproxy = Gateway.start(Gateway.Kind.HAPROXY, false, List.of(port), gatewayDir.resolve("haproxy"))) {
+                java.net.http.HttpResponse<String> viaNginx = get(nginx.baseUrl() + "/health");
+                java.net.http.HttpResponse<String> viaHaproxy = get(haproxy.baseUrl() + "/health");
+                if (listenWhileLoading) {
+                    assertEquals(503, viaNginx.statusCode(), "the replica's own 503, passed on");
+                    assertTrue(viaNginx.body().contains("\"error\""), viaNginx.body());
+                } else {
+                    assertEquals(502, viaNginx.statusCode(), viaNginx.body());
+                    assertTrue(Files.readString(gatewayDir.resolve("nginx").resolve("error.log")).contains("Connection refused"));
+                    assertEquals(503, viaHaproxy.statusCode());
+                    assertTrue(!viaHaproxy.body().contains("\"error\""), "HAProxy's own page, no replica answered: "
+                            + viaHaproxy.body());
+                }
+            } finally {
+                loading.close(Duration.ZERO).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private static java.net.http.HttpResponse<String> get(String url) throws Exception {
+        return java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(url))
+                .timeout(Duration.ofSeconds(30)).GET().build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+    }
 }

@@ -53,6 +53,8 @@ class ServeCommandTest {
         assertTrue(runFailing("serve", "--lora-modules", "a=/x").contains("--lora-modules"));
         assertTrue(runFailing("serve", "--enable-lora", "--lora-modules", "{\"name\": \"a\"}").contains("--lora-modules"));
         assertTrue(runFailing("serve", "--enable-lora", "--lora-modules", "a=/x", "a=/y").contains("--lora-modules"));
+        assertTrue(runFailing("serve", "--api-key", "").contains("--api-key must not be empty"));
+        assertTrue(runFailing("serve", "--header-timeout-s", "-1").contains("--header-timeout-s"));
     }
 
     @Test

@@ -35,7 +35,7 @@ final class AnthropicBody implements Wire.Body {
             g.writeStringField("type", "message");
             g.writeStringField("role", "assistant");
             g.writeArrayFieldStart("content");
-            String reasoning = plan == null ? null : plan.reasoning(n, c.stopTextLength);
+            String reasoning = plan == null ? null : plan.reasoning(n, c.stopTextLength());
             if (reasoning != null && !reasoning.isEmpty()) {
                 g.writeStartObject();
                 g.writeStringField("type", "thinking");
@@ -43,7 +43,7 @@ final class AnthropicBody implements Wire.Body {
                 g.writeStringField("signature", String.format("%016x%016x", id.hashCode() * 0x9E3779B97F4A7C15L, (long) n));
                 g.writeEndObject();
             }
-            String content = plan == null ? c.finalText() : plan.content(n, c.stopTextLength);
+            String content = plan == null ? c.finalText() : plan.content(n, c.stopTextLength());
             if (content != null && !content.isEmpty()) {
                 g.writeStartObject();
                 g.writeStringField("type", "text");
@@ -51,7 +51,7 @@ final class AnthropicBody implements Wire.Body {
                 g.writeEndObject();
             }
             if (plan != null && plan.listsCall(n)) {
-                toolUse(g, plan, n, c.stopTextLength);
+                toolUse(g, plan, n, c.stopTextLength());
             }
             g.writeEndArray();
             g.writeStringField("model", model);

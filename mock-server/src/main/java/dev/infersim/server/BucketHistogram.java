@@ -49,6 +49,13 @@ final class BucketHistogram {
         sumBits.lazySet(Double.doubleToRawLongBits(Double.longBitsToDouble(sumBits.get()) + value));
     }
 
+    /** Sets the count of every bucket, non-cumulative, the last one +Inf's (missing ones are 0): a fixed fake. */
+    void setCounts(long[] perBucket) {
+        for (int i = 0; i < counts.length(); i++) {
+            counts.set(i, i < perBucket.length ? perBucket[i] : 0);
+        }
+    }
+
     double[] bounds() {
         return bounds;
     }

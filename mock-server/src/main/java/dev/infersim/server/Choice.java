@@ -22,39 +22,53 @@ final class Choice {
     /** Set by {@link #arrive}, before the engine thread or a response sees this choice. */
     EngineRequest request;
     final TokenText text;
-    /** Output characters kept when a stop string matched, else {@link Integer#MAX_VALUE}. */
-    final int stopTextLength;
-    final String stopReason;
+    /** The request's stop strings, or null. */
+    final StopStrings stops;
     final EventLoopBatch batch;
     /** How the output's tokens reach the client when the reply is more than plain text; null for plain text. */
     final OutputPlan plan;
+    /** The prefill this choice pulls its KV from ({@code do_remote_prefill}); null otherwise. Set before it arrives. */
+    KvTransferParams remotePrefill;
+    /** A prefill's id for the decode side ({@code remote_request_id}); null unless {@code do_remote_decode}. */
+    String kvRequestId;
+    /** Engine thread: the blocks this prefill holds for a decode side, published by the finish; null otherwise. */
+    private HeldKv heldKv;
 
     // engine thread writes, published by the volatile writes below
     private long[] tokenTimes;
     long lastTokenNanos = -1;
     private long[] preemptedAt = NO_TIMES;
     private int preemptionCount;
+    /** The stop string found in the text the engine is generating, or null. */
+    private StopMatch stopMatch;
+    private int stopState = StopStrings.start();
+    private int tokensScanned;
+    private int charsScanned;
     /** Tokens emitted, shifted left by one, with the finished flag in the low bit. */
     private volatile int published;
 
     // event loop only
     int written;
+    /** Streams with stop strings: output characters sent, and those generated but held back (vLLM's stop buffer). */
     int charsWritten;
+    final StringBuilder heldText;
     /** Completions logprobs: characters (code points) streamed so far, where the next chunk's text_offset starts. */
     int logprobOffset;
     boolean roleSent;
+    /** More tokens were published than one turn writes: a task of its own writes on (see Exchange). */
+    boolean catchingUp;
     boolean finishHandled;
     boolean finalChunkSent;
 
-    Choice(Exchange exchange, int index, LongFunction<EngineRequest> requestArrivingAt, TokenText text, StopMatch stop,
+    Choice(Exchange exchange, int index, LongFunction<EngineRequest> requestArrivingAt, TokenText text, StopStrings stops,
            EventLoopBatch batch, boolean recordTokenTimes, OutputPlan plan) {
         this.plan = plan;
         this.exchange = exchange;
         this.index = index;
         this.requestArrivingAt = requestArrivingAt;
         this.text = text;
-        this.stopTextLength = stop == null ? Integer.MAX_VALUE : stop.textLength();
-        this.stopReason = stop == null ? null : stop.stop();
+        this.stops = stops;
+        this.heldText = stops == null ? null : new StringBuilder();
         this.batch = batch;
         this.tokenTimes = recordTokenTimes ? new long[16] : null;
     }
@@ -63,6 +77,55 @@ final class Choice {
     void arrive(long arrivalNanos) {
         request = requestArrivingAt.apply(arrivalNanos);
         request.attach(this);
+    }
+
+    /**
+     * Engine thread, before a step: reads the output text through token {@code token} (the one this step may produce)
+     * for the stop strings, as vLLM's detokenizer does after each token, and ends the request at the token that
+     * completes the first match. As in vLLM, a match counts only once more than {@code min_tokens} tokens exist and
+     * only if it ends in the new token's text; the text is cut where the stop string begins. Each token is read once,
+     * so the cost is linear in the output, whatever the number of stop strings.
+     */
+    void scanForStop(int token) {
+        if (stops == null || stopMatch != null) {
+            return;
+        }
+        while (tokensScanned <= token) {
+            int t = tokensScanned++;
+            String piece = text.piece(t);
+            boolean counts = t + 1 > request.minTokens();
+            int found = -1;
+            int end = -1;
+            for (int j = 0; j < piece.length(); j++) {
+                stopState = stops.step(stopState, piece.charAt(j));
+                int k = counts ? stops.firstEnding(stopState) : -1;
+                if (k >= 0 && (found < 0 || k < found)) {
+                    found = k;
+                    end = charsScanned + j + 1;
+                }
+            }
+            charsScanned += piece.length();
+            if (found >= 0) {
+                stopMatch = new StopMatch(t + 1, end - stops.get(found).length(), stops.get(found));
+                request.stopAt(t + 1);
+                return;
+            }
+        }
+    }
+
+    /** Engine thread: the stop string found so far, or null. */
+    StopMatch stopMatch() {
+        return stopMatch;
+    }
+
+    /** Output characters kept when a stop string ended the choice, else {@link Integer#MAX_VALUE} (read once finished). */
+    int stopTextLength() {
+        return stopMatch != null && request.finishReason() == FinishReason.STOP ? stopMatch.textLength() : Integer.MAX_VALUE;
+    }
+
+    /** The stop string that ended the choice, or null (read once finished). */
+    String stopReason() {
+        return stopMatch != null && request.finishReason() == FinishReason.STOP ? stopMatch.stop() : null;
     }
 
     /** Engine thread: a token of this choice was produced at {@code endNanos}. */
@@ -84,6 +147,24 @@ final class Choice {
             preemptedAt = Arrays.copyOf(preemptedAt, Math.max(4, preemptionCount * 2));
         }
         preemptedAt[preemptionCount++] = nowNanos;
+    }
+
+    /**
+     * What a finished prefill ({@code do_remote_decode}) holds for the decode side, as its response's
+     * {@code kv_transfer_params} tells it: the block ids (vLLM's are these plus 1), the engine and request to name, the
+     * side channel to notify, the tensor-parallel size and the tokens computed.
+     */
+    record HeldKv(int[] blockIds, String engineId, String requestId, String host, int port, int tpSize, int computedTokens) {
+    }
+
+    /** Engine thread: this choice finished holding its KV blocks; call before the finish is published. */
+    void holdKv(HeldKv held) {
+        heldKv = held;
+    }
+
+    /** The blocks this prefill held when it finished (read after a finished snapshot); null when it held none. */
+    HeldKv heldKv() {
+        return heldKv;
     }
 
     /** Engine thread: the engine finished (or aborted) this request; publishes everything written before. */
@@ -124,6 +205,7 @@ final class Choice {
     /** The choice's whole text once finished: its tokens, cut at a matched stop string. */
     String finalText() {
         String t = text.text(request.outputTokens());
-        return t.length() > stopTextLength ? t.substring(0, stopTextLength) : t;
+        int keep = stopTextLength();
+        return t.length() > keep ? t.substring(0, keep) : t;
     }
 }

@@ -1,12 +1,11 @@
 package dev.infersim.server;
 
+import dev.infersim.common.SplitMix64;
 import dev.infersim.engine.EngineRequest;
-import dev.infersim.workload.SplitMix64;
 
 /**
  * Turns a parsed completion request into its choices (prompts x n), each with the engine request that times it: the
- * output text (lorem from a derived seed, or the echoed prompt), the token budget, the EOS position and a matched stop
- * string. The engine request itself is made when the choice arrives at the engine ({@link Choice#arrive}). Everything is a pure function of the request, the server's seed and the request's sequence number.
+ * output text (lorem from a derived seed, or the echoed prompt), the token budget and the EOS position. The engine request itself is made when the choice arrives at the engine ({@link Choice#arrive}). Everything is a pure function of the request, the server's seed and the request's sequence number.
  */
 final class Choices {
     private Choices() {
@@ -45,15 +44,22 @@ final class Choices {
             text = plan.text;
             eos = plan.eos(eos);
         }
-        int scan = eos == EngineRequest.NO_EOS ? maxTokens : Math.min(maxTokens, Math.max(eos, minTokens));
-        StopMatch stop = StopMatch.find(text, request.stop(), minTokens, scan);
-        if (stop != null) {
-            eos = stop.tokens();
-        }
         long id = service.nextEngineId();
         int eosAfterTokens = eos;
-        return new Choice(exchange, index, arrival -> new EngineRequest(id, prompt.length, prompt, maxTokens, minTokens,
-                eosAfterTokens, request.priority(), arrival, request.lora()), text, stop, batch, request.tokenTimes() || o.truthLog() != null,
-                plan);
+        // with a KV connector, kv_transfer_params make this a prefill to hold or a decode to pull (else vLLM ignores them)
+        KvTransferParams kv = service.kvConnector == null ? null : KvTransferParams.parse(request.kvTransferParams());
+        EngineRequest.Disaggregation role = kv == null ? EngineRequest.Disaggregation.NONE
+                : kv.remotePrefill() ? EngineRequest.Disaggregation.REMOTE_PREFILL
+                : kv.remoteDecode() ? EngineRequest.Disaggregation.REMOTE_DECODE : EngineRequest.Disaggregation.NONE;
+        // Stop strings are matched on the engine thread as the text is generated (Choice.scanForStop), not here.
+        Choice c = new Choice(exchange, index, arrival -> new EngineRequest(id, prompt.length, prompt, maxTokens, minTokens,
+                eosAfterTokens, request.priority(), arrival, request.lora()).disaggregate(role), text, request.stops(), batch,
+                request.tokenTimes() || o.truthLog() != null, plan);
+        if (role == EngineRequest.Disaggregation.REMOTE_PREFILL) {
+            c.remotePrefill = kv;
+        } else if (role == EngineRequest.Disaggregation.REMOTE_DECODE) {
+            c.kvRequestId = exchange.requestId() + "-" + id; // vLLM's remote_request_id is its internal request id
+        }
+        return c;
     }
 }

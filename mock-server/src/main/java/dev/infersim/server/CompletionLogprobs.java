@@ -3,10 +3,6 @@ package dev.infersim.server;
 import com.fasterxml.jackson.core.JsonGenerator;
 
 import java.io.IOException;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.function.IntFunction;
 
 /**
  * The completions API's {@code logprobs} object, {@code {text_offset, token_logprobs, tokens, top_logprobs}}, built as
@@ -15,20 +11,25 @@ import java.util.function.IntFunction;
  * (vLLM keeps the sampled token plus the top N, which collapse to N when the sampled token is the likeliest); an
  * unscored position (a prompt's first token, which nothing precedes) has a null logprob and null top_logprobs.
  * Values are synthetic: the listed token is the likeliest and alternatives fall by 0.75 per rank.
+ *
+ * <p>Every value is a function of its position ({@link Positions}), so the four arrays are written straight from it,
+ * one position at a time: a prompt of 100,000 tokens costs the writer no memory beyond one position's alternatives.
  */
 final class CompletionLogprobs {
-    private final int entries;
-    private final int initialOffset;
-    private final List<String> tokens = new ArrayList<>();
-    /** Per position: the likeliest value, NaN when unscored. */
-    private double[] likeliest = new double[8];
-    /** Per position: alternatives of rank 1.., null when unscored. */
-    private final List<String[]> alternatives = new ArrayList<>();
+    /** What the object lists, position by position, computed on demand. */
+    interface Positions {
+        int size();
 
-    /** {@code top} is the request's {@code logprobs}; {@code initialOffset} the text already sent before these tokens. */
-    CompletionLogprobs(int top, int initialOffset) {
-        this.entries = Math.max(1, top);
-        this.initialOffset = initialOffset;
+        String token(int i);
+
+        /** The likeliest value at position {@code i}, or NaN when the position is unscored. */
+        double likeliest(int i);
+
+        /** The alternative of rank {@code rank} (1..) at a scored position. */
+        String alternative(int i, int rank);
+    }
+
+    private CompletionLogprobs() {
     }
 
     /** A synthetic logprob: the likeliest token's value minus 0.75 per rank, to four decimals. */
@@ -36,76 +37,69 @@ final class CompletionLogprobs {
         return Math.round((likeliest - 0.75 * rank) * 1e4) / 1e4;
     }
 
-    /** A position without a logprob (a prompt's first token). */
-    void addUnscored(String token) {
-        add(token, Double.NaN, null);
-    }
-
-    /** A scored position: {@code token} with {@code likeliest}, then {@code alternative.apply(rank)} for rank 1.. */
-    void add(String token, double likeliest, IntFunction<String> alternative) {
-        int at = tokens.size();
-        if (at == this.likeliest.length) {
-            this.likeliest = Arrays.copyOf(this.likeliest, at * 2);
-        }
-        tokens.add(token);
-        this.likeliest[at] = likeliest;
-        String[] alts = null;
-        if (alternative != null) {
-            alts = new String[entries - 1];
-            for (int rank = 1; rank < entries; rank++) {
-                alts[rank - 1] = alternative.apply(rank);
-            }
-        }
-        alternatives.add(alts);
-    }
-
-    void write(JsonGenerator g) throws IOException {
+    /** {@code top} is the request's {@code logprobs}; {@code initialOffset} the text already sent before these tokens. */
+    static void write(JsonGenerator g, Positions p, int top, int initialOffset) throws IOException {
+        int n = p.size();
         g.writeStartObject();
         g.writeArrayFieldStart("text_offset");
         int offset = initialOffset;
-        for (String t : tokens) {
+        for (int i = 0; i < n; i++) {
             g.writeNumber(offset);
+            String t = p.token(i);
             offset += t.codePointCount(0, t.length());
         }
         g.writeEndArray();
         g.writeArrayFieldStart("token_logprobs");
-        for (int i = 0; i < tokens.size(); i++) {
-            if (Double.isNaN(likeliest[i])) {
+        for (int i = 0; i < n; i++) {
+            double likeliest = p.likeliest(i);
+            if (Double.isNaN(likeliest)) {
                 g.writeNull();
             } else {
-                g.writeNumber(value(likeliest[i], 0));
+                g.writeNumber(value(likeliest, 0));
             }
         }
         g.writeEndArray();
         g.writeArrayFieldStart("tokens");
-        for (String t : tokens) {
-            g.writeString(t);
+        for (int i = 0; i < n; i++) {
+            g.writeString(p.token(i));
         }
         g.writeEndArray();
         g.writeArrayFieldStart("top_logprobs");
-        for (int i = 0; i < tokens.size(); i++) {
-            writeTop(g, i);
+        String[] alternatives = new String[Math.max(1, top)];
+        for (int i = 0; i < n; i++) {
+            writeTop(g, p, i, alternatives);
         }
         g.writeEndArray();
         g.writeEndObject();
     }
 
     /** vLLM's top_logprobs entry is a dict: a token appears once, at its best rank. */
-    private void writeTop(JsonGenerator g, int i) throws IOException {
-        String[] alts = alternatives.get(i);
-        if (alts == null) {
+    private static void writeTop(JsonGenerator g, Positions p, int i, String[] alternatives) throws IOException {
+        double likeliest = p.likeliest(i);
+        if (Double.isNaN(likeliest)) {
             g.writeNull();
             return;
         }
-        String token = tokens.get(i);
+        String token = p.token(i);
+        alternatives[0] = token;
         g.writeStartObject();
-        g.writeNumberField(token, value(likeliest[i], 0));
-        for (int rank = 1; rank <= alts.length; rank++) {
-            String alt = alts[rank - 1];
-            if (!alt.equals(token) && !Arrays.asList(alts).subList(0, rank - 1).contains(alt)) {
-                g.writeNumberField(alt, value(likeliest[i], rank));
+        g.writeNumberField(token, value(likeliest, 0));
+        for (int rank = 1; rank < alternatives.length; rank++) {
+            String alt = p.alternative(i, rank);
+            alternatives[rank] = alt;
+            if (!seen(alternatives, rank, alt)) {
+                g.writeNumberField(alt, value(likeliest, rank));
             }
         }
         g.writeEndObject();
+    }
+
+    private static boolean seen(String[] tokens, int count, String token) {
+        for (int k = 0; k < count; k++) {
+            if (tokens[k].equals(token)) {
+                return true;
+            }
+        }
+        return false;
     }
 }

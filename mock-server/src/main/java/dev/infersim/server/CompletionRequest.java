@@ -19,7 +19,7 @@ import java.util.List;
  * @param maxTokens        max_tokens / max_completion_tokens, or null for "up to max-model-len" (chat only; completions default to 16); 0 only with echo
  * @param minTokens        min_tokens
  * @param ignoreEos        ignore_eos
- * @param stop             stop strings
+ * @param stops            the stop strings as one automaton, or null when there are none
  * @param n                choices per prompt
  * @param seed             seed, or null
  * @param logprobs         whether to return logprobs
@@ -32,13 +32,15 @@ import java.util.List;
  * @param lora             the LoRA adapter the request runs on, or null
  * @param output           tools, tool_choice, response_format and include_reasoning ({@link OutputSpec#PLAIN} for
  *                         completions)
+ * @param kvTransferParams kv_transfer_params as sent (an object), read by the KV connector ({@link KvTransferParams});
+ *                         null when absent
  */
 record CompletionRequest(boolean chat, List<int[]> prompts, List<int[]> echoIds, boolean echo, String echoMessage,
                          List<ReturnedPrompt> returnedPrompts, Integer promptLogprobs,
                          Integer maxTokens, int minTokens,
-                         boolean ignoreEos, List<String> stop, int n, Long seed, boolean logprobs, int topLogprobs,
+                         boolean ignoreEos, StopStrings stops, int n, Long seed, boolean logprobs, int topLogprobs,
                          boolean stream, boolean includeUsage, boolean continuousUsage, int priority, boolean tokenTimes,
-                         LoraAdapter lora, OutputSpec output) {
+                         LoraAdapter lora, OutputSpec output, com.fasterxml.jackson.databind.JsonNode kvTransferParams) {
 
     /** Echo with max_tokens 0: the choice's text is the prompt alone, though the engine still runs one token. */
     boolean promptOnly() {

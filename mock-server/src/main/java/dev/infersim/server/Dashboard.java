@@ -49,6 +49,16 @@ public final class Dashboard {
         router.get("/dashboard/events").handler(rc -> stream(vertx, rc.response(), viewer.get()));
     }
 
+    /**
+     * Mounts a live server's dashboard: the routes of {@link #mount} fed by {@code feed}, and a timer that samples it
+     * every {@value DashboardFeed#SAMPLE_INTERVAL_MS} ms whether or not a page is open, so that a page opened at any
+     * moment gets a full window and its history at once. The timer ends with the Vert.x instance.
+     */
+    static void mountLive(Vertx vertx, Router router, DashboardFeed feed) {
+        vertx.setPeriodic(DashboardFeed.SAMPLE_INTERVAL_MS, id -> feed.snapshot(System.nanoTime()));
+        mount(vertx, router, feed::viewer);
+    }
+
     private static void stream(Vertx vertx, HttpServerResponse response, LongFunction<String> snapshot) {
         response.setChunked(true).putHeader("content-type", "text/event-stream").putHeader("cache-control", "no-cache")
                 // proxies such as nginx must pass each event on at once
@@ -91,7 +101,7 @@ public final class Dashboard {
             h1{font-size:20px;margin:0 0 4px} #status{color:#666;font-size:13px}
             .grid{display:grid;grid-template-columns:repeat(3,minmax(0,1fr));gap:10px} .chart{height:260px}
             table{border-collapse:collapse;font-size:13px;margin:10px 0} td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}
-            th:first-child,td:first-child{text-align:left} .ok{color:#070} .off{color:#b00}
+            th:first-child,td:first-child{text-align:left} .ok{color:#070} .off{color:#b00} .warming{color:#777}
             </style>
             <script src="/dashboard/echarts.min.js"></script></head><body>
             <h1>infersim live dashboard</h1><div id="status">connecting...</div>
@@ -103,6 +113,8 @@ public final class Dashboard {
             </div>
             <script>
             const KEEP = 240;
+            // Little's law is judged once the window spans this many wall seconds (the server's window is ten).
+            const WARM_S = 5;
             const state = {updates: 0, last: null, ended: false, peakRunning: 0};
             window.dashboard = state;
             const history = [];
@@ -113,10 +125,15 @@ public final class Dashboard {
             function name(r){ return r.label || ('r'+r.replica); }
             function esc(v){ return String(v).replace(/[&<>]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;'}[c])); }
             function n(v, d){ return (v===null||v===undefined||!Number.isFinite(v)) ? '-' : v.toFixed(d===undefined?1:d); }
+            // Whole model seconds at the ends of the time axis; the axis named under its middle and every label inside
+            // the chart (containLabel), so nothing is cut at the edges.
+            const TIME_AXIS = {type:'value',name:'model time, s',nameLocation:'middle',nameGap:26,
+              min:v=>Math.floor(v.min),max:v=>Math.max(Math.ceil(v.max),Math.floor(v.min)+1),
+              axisLabel:{margin:10,hideOverlap:true,formatter:v=>Math.round(v).toLocaleString('en-US')}};
+            const GRID = {top:56,left:12,right:24,bottom:40,containLabel:true};
             function lineChart(id, title, unit, series){
               charts[id].setOption({animation:false,title:{text:title,textStyle:{fontSize:13}},tooltip:{trigger:'axis'},
-                legend:{top:20,type:'scroll'},grid:{top:56,left:48,right:16,bottom:28},
-                xAxis:{type:'value',name:'model s',nameGap:4,min:'dataMin',max:'dataMax'},yAxis:{type:'value',name:unit},series:series}, true);
+                legend:{top:20,type:'scroll'},grid:GRID,xAxis:TIME_AXIS,yAxis:{type:'value',name:unit,nameTextStyle:{align:'left'}},series:series}, true);
             }
             function perReplica(key, label, f){
               const ids = history.length ? history[history.length-1].replicas.map(r=>r.replica) : [];
@@ -124,12 +141,24 @@ public final class Dashboard {
               return ids.map((id,i)=>({name:label+' '+names[i],type:'line',showSymbol:false,
                 data:history.map(s=>{ const r=s.replicas.find(x=>x.replica===id); return [s.model_time_s, r ? f(r) : null]; })}));
             }
+            // vLLM's buckets have unequal widths, so each is drawn on its real bounds on a log axis, its height the requests
+            // per decade of latency: areas, not heights, compare. The +Inf bucket has no width; its count is in the title.
             function histogramChart(id, title, key, last){
-              const series = last.replicas.filter(r=>r[key]).map(r=>({name:name(r),type:'bar',data:r[key].count}));
-              const labels = series.length ? last.replicas.find(r=>r[key])[key].le.map(v=>'<='+(v<1? (v*1000)+' ms' : v+' s')).concat(['more']) : [];
-              charts[id].setOption({animation:false,title:{text:title,textStyle:{fontSize:13}},tooltip:{trigger:'axis'},legend:{top:20},
-                grid:{top:56,left:48,right:16,bottom:48},xAxis:{type:'category',data:labels,axisLabel:{rotate:40,fontSize:10}},
-                yAxis:{type:'value',name:'requests'},series:series}, true);
+              const reps = last.replicas.filter(r=>r[key]);
+              const series = reps.map((r,k)=>{ const h=r[key], bars=[];
+                h.le.forEach((hi,i)=>{ const lo = i ? h.le[i-1] : hi/10, c=h.count[i];
+                  if(c>0) bars.push([1000*lo, 1000*hi, c/Math.log10(hi/lo), c]); });
+                return {name:name(r),type:'custom',encode:{x:[0,1],y:2},data:bars,
+                  renderItem:(params, api)=>{ const a=api.coord([api.value(0),api.value(2)]), b=api.coord([api.value(1),0]);
+                    const w=(b[0]-a[0])/reps.length;
+                    return {type:'rect',shape:{x:a[0]+k*w,y:a[1],width:Math.max(1,w-1),height:b[1]-a[1]},style:api.style()}; }}; });
+              const beyond = reps.reduce((t,r)=>t+r[key].count[r[key].count.length-1],0);
+              const top = reps.length ? reps[0][key].le[reps[0][key].le.length-1] : 0;
+              charts[id].setOption({animation:false,title:{text:title+(beyond?' ('+beyond+' above '+top+' s)':''),textStyle:{fontSize:13}},
+                tooltip:{trigger:'item',formatter:p=>esc(p.seriesName)+': '+p.value[3]+' requests in '+n(p.value[0],1)+'-'+n(p.value[1],1)+' ms'},
+                legend:{top:20},grid:GRID,xAxis:{type:'log',name:'ms (vLLM buckets, log scale)',nameLocation:'middle',nameGap:26,
+                  axisLabel:{margin:10,hideOverlap:true}},
+                yAxis:{type:'value',name:'requests per decade',nameTextStyle:{align:'left'}},series:series}, true);
             }
             function render(s){
               let rows = '<tr><th>replica</th><th>running</th><th>waiting</th><th>KV cache</th><th>arrivals /s</th><th>completions /s</th>'
@@ -139,7 +168,9 @@ public final class Dashboard {
                 rows += '<tr data-replica="'+r.replica+'"><td>'+esc(name(r))+'</td><td class="running">'+r.running+'</td><td class="waiting">'+r.waiting+'</td>'
                   + '<td>'+n(100*r.kv_cache_usage)+'%</td><td>'+n(r.arrival_rate)+'</td><td>'+n(r.completion_rate)+'</td>'
                   + '<td>'+n(r.tokens_per_step)+'</td><td>'+n(r.step_ms,2)+'</td><td class="finished">'+r.finished+'</td>'
-                  + '<td>'+n(L,2)+'</td><td class="'+(L<0.5||gap<0.2?'ok':'off')+'">'+n(lw,2)+'</td></tr>';
+                  + '<td>'+n(L,2)+'</td>'+(r.little.window_s!==undefined && r.little.window_s<WARM_S
+                    ? '<td class="warming" title="the window spans '+n(r.little.window_s)+' s so far">'+n(lw,2)+' (warming up)</td>'
+                    : '<td class="'+(L<0.5||gap<0.2?'ok':'off')+'">'+n(lw,2)+'</td>')+'</tr>';
               }
               document.getElementById('replicas').innerHTML = rows;
               lineChart('queue','Requests running and waiting','requests',
@@ -149,7 +180,7 @@ public final class Dashboard {
                 perReplica('a','arrivals',r=>r.arrival_rate).concat(perReplica('c','completions',r=>r.completion_rate)));
               lineChart('tokens','Tokens per engine step','tokens', perReplica('t','tokens/step',r=>r.tokens_per_step));
               lineChart('step','Engine step time','ms', perReplica('s','step',r=>r.step_ms));
-              lineChart('little',"Little's law: L vs lambda x W (last 10 s)",'requests',
+              lineChart('little',"Little's law: L vs lambda x W (last 10 s of wall time)",'requests',
                 perReplica('L','L',r=>r.little.L).concat(perReplica('lw','lambda W',r=>r.little.lambda_W)));
               if (s.ready_replicas !== undefined) {
                 lineChart('fleet','Replicas: ready and desired (autoscaler)','replicas',
@@ -160,9 +191,12 @@ public final class Dashboard {
               histogramChart('itl','Inter-token latency (since start)','itl', s);
             }
             const events = new EventSource('/dashboard/events');
+            // A message is one snapshot, or on connecting the server's recent ones (so the charts open with history).
             events.onmessage = e => {
-              const s = JSON.parse(e.data);
-              history.push(s); if (history.length > KEEP) history.shift();
+              const data = JSON.parse(e.data), list = Array.isArray(data) ? data : [data];
+              if (!list.length) return;
+              for (const x of list) { history.push(x); if (history.length > KEEP) history.shift(); }
+              const s = list[list.length-1];
               state.updates++; state.last = s;
               state.peakRunning = Math.max(state.peakRunning, ...s.replicas.map(r=>r.running));
               document.getElementById('status').textContent = (s.source ? s.source+': ' : '')+'model time '+n(s.model_time_s)+' s, '

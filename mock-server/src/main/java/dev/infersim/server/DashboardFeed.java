@@ -7,29 +7,36 @@ import java.util.ArrayDeque;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongFunction;
 import java.util.function.Supplier;
 
 /**
  * The live dashboard's data: a snapshot of every replica's engine, read from the same counters and gauges that /metrics
- * renders, with rates over the last {@value #WINDOW_SAMPLES} samples (about ten seconds). Little's law is checked on that
- * window: L, the mean requests in the engine (running + waiting) over its samples, against lambda W, the arrival rate
- * (finished plus the change in requests present, per model second) times the mean end-to-end latency of the requests
- * that finished in it. All times are model time, as in /metrics. Snapshots are taken at most every
- * {@value #MIN_INTERVAL_MS} ms, whoever asks (every open page asks every half second), so any number of viewers cost
- * one sample.
+ * renders, with rates over the samples of the last {@value #WINDOW_SECONDS} seconds (wall time). Little's law is checked
+ * on that window: L, the mean requests in the engine (running + waiting) over its samples, against lambda W, the arrival
+ * rate (finished plus the change in requests present, per model second) times the mean end-to-end latency of the
+ * requests that finished in it. All times are model time, as in /metrics. The server samples every
+ * {@value #SAMPLE_INTERVAL_MS} ms whether or not a page is open ({@link Dashboard#mountLive}), so a page opened at any
+ * moment sees a full window at once, and first receives the last {@value #HISTORY} snapshots for its charts; snapshots
+ * are taken at most every {@value #MIN_INTERVAL_MS} ms, whoever asks, so any number of viewers cost one sample.
  *
  * <p>The snapshot's JSON, one object per replica under {@code replicas}: {@code running}, {@code waiting},
  * {@code kv_cache_usage}, {@code finished}, {@code arrival_rate}, {@code completion_rate} (per model second),
- * {@code tokens_per_step}, {@code step_ms}, {@code little} ({@code L}, {@code lambda}, {@code W_s}, {@code lambda_W}),
- * and {@code ttft}/{@code itl} histograms ({@code le} upper bounds in seconds, {@code count} per bucket, last = +Inf).
+ * {@code tokens_per_step}, {@code step_ms}, {@code little} ({@code L}, {@code lambda}, {@code W_s}, {@code lambda_W},
+ * {@code window_s}: the wall seconds the window spans), and {@code ttft}/{@code itl} histograms ({@code le} upper bounds
+ * in seconds, {@code count} per bucket, last = +Inf).
  */
 final class DashboardFeed {
-    static final int WINDOW_SAMPLES = 20;
+    static final long WINDOW_SECONDS = 10;
+    static final long SAMPLE_INTERVAL_MS = 500;
     static final long MIN_INTERVAL_MS = 450;
+    /** Snapshots a newly opened page receives first: two minutes of history at one per half second. */
+    static final int HISTORY = 240;
 
     private final Supplier<List<ServerMetrics>> replicas;
     private final long startNanos;
     private final Map<ServerMetrics, ArrayDeque<Sample>> history = new IdentityHashMap<>();
+    private final ArrayDeque<String> recent = new ArrayDeque<>();
     private String latest;
     private long latestNanos = Long.MIN_VALUE;
 
@@ -57,8 +64,30 @@ final class DashboardFeed {
         if (latest == null || nowNanos - latestNanos >= MIN_INTERVAL_MS * 1_000_000) {
             latest = sample(nowNanos);
             latestNanos = nowNanos;
+            recent.addLast(latest);
+            if (recent.size() > HISTORY) {
+                recent.removeFirst();
+            }
         }
         return latest;
+    }
+
+    /**
+     * A new viewer's feed: first the recent snapshots as one JSON array (the page's charts start with history), then
+     * the latest snapshot at each push.
+     */
+    LongFunction<String> viewer() {
+        boolean[] started = {false};
+        return nowNanos -> {
+            if (started[0]) {
+                return snapshot(nowNanos);
+            }
+            started[0] = true;
+            snapshot(nowNanos);
+            synchronized (this) {
+                return "[" + String.join(",", recent) + "]";
+            }
+        };
     }
 
     private String sample(long nowNanos) {
@@ -73,7 +102,8 @@ final class DashboardFeed {
             ServerMetrics m = all.get(i);
             ArrayDeque<Sample> window = history.computeIfAbsent(m, k -> new ArrayDeque<>());
             window.addLast(Sample.of(m, nowNanos));
-            if (window.size() > WINDOW_SAMPLES + 1) {
+            // the window is what was observed over the last seconds, however long ago anyone last looked
+            while (window.size() > 1 && nowNanos - window.getFirst().wallNanos() > WINDOW_SECONDS * 1_000_000_000L) {
                 window.removeFirst();
             }
             ObjectNode r = list.addObject();
@@ -109,6 +139,7 @@ final class DashboardFeed {
         little.put("lambda", arrivalRate);
         little.put("W_s", w);
         little.put("lambda_W", arrivalRate * w);
+        little.put("window_s", (last.wallNanos() - first.wallNanos()) / 1e9);
     }
 
     private static void histogram(ObjectNode out, BucketHistogram h) {

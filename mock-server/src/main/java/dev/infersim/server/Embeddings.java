@@ -2,7 +2,7 @@ package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infersim.workload.SplitMix64;
+import dev.infersim.common.SplitMix64;
 import io.netty.buffer.ByteBuf;
 
 import java.nio.ByteBuffer;

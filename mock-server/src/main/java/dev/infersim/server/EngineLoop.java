@@ -1,6 +1,6 @@
 package dev.infersim.server;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.FinishReason;
@@ -37,6 +37,11 @@ import java.util.concurrent.locks.LockSupport;
  * window that the engine thread waits out before planning ({@link #admitThrough}), so a request stamped just before a
  * step starts can never miss it. The model-time timeline is then a function of the arrival stamps alone, not of how
  * late the engine thread runs: replaying the stamps through the simulator gives the same timeline.
+ *
+ * <p>With a KV connector ({@link KvConnector}) the loop also holds the blocks of finished prefills
+ * ({@code do_remote_decode}) until the decode side says it has read them or their lease runs out (in model time,
+ * extended by the decode side's heartbeats), and, while the engine waits only for remote KV, sleeps until the first
+ * arrives, then starts the step that takes it in exactly then.
  */
 final class EngineLoop implements Runnable {
     /** Spin this long before a deadline: parkNanos wakes up to ~100 us late on Linux. */
@@ -67,6 +72,8 @@ final class EngineLoop implements Runnable {
     private final ConcurrentLinkedQueue<Integer> loraChanges = new ConcurrentLinkedQueue<>();
     /** Requests per LoRA adapter for vllm:lora_requests_info; null when LoRA is off. */
     private final LoraRequestStates loraStates;
+    /** Engine thread: scratch for the adapters of the running requests. */
+    private String[] runningAdapters = new String[16];
     private final ConcurrentLinkedQueue<PrefixCacheReset> resets = new ConcurrentLinkedQueue<>();
     /** Sleep and wake-up commands ({@link #sleep}, {@link #wakeUp}). */
     private final ConcurrentLinkedQueue<SleepCommand> sleeps = new ConcurrentLinkedQueue<>();
@@ -98,9 +105,21 @@ final class EngineLoop implements Runnable {
     private int kvEventsReplicaOffset;
     private KvEventPublisher publisher;
     private long cursorNanos;
+    /** The KV connector; null without one. Its notices (a decode side read a hold, or renews its lease) come in here. */
+    private final KvConnector kv;
+    private final ConcurrentLinkedQueue<KvConnector.Notice> kvNotices = new ConcurrentLinkedQueue<>();
+    /** Engine thread: finished prefills holding their blocks, by remote_request_id, and their leases' ends (model ns). */
+    private final java.util.HashMap<String, Choice> held = new java.util.HashMap<>();
+    private final java.util.HashMap<String, Long> leaseEnds = new java.util.HashMap<>();
 
     EngineLoop(EngineCore engine, int rank, ModelClock clock, ServerMetrics metrics, String name, boolean realtime,
                LoraRequestStates loraStates) {
+        this(engine, rank, clock, metrics, name, realtime, loraStates, null);
+    }
+
+    EngineLoop(EngineCore engine, int rank, ModelClock clock, ServerMetrics metrics, String name, boolean realtime,
+               LoraRequestStates loraStates, KvConnector kv) {
+        this.kv = kv;
         this.engine = engine;
         this.loraStates = loraStates;
         this.rank = rank;
@@ -134,6 +153,13 @@ final class EngineLoop implements Runnable {
         kvEvents = config;
         kvEventsRank = rank;
         kvEventsReplicaOffset = replicaOffset;
+    }
+
+    /** Sets the topic of this engine's KV events, once its server knows the port it listens on. */
+    void kvEventsTopic(String topic) {
+        if (publisher != null) {
+            publisher.topic(topic);
+        }
     }
 
     /** This engine's data-parallel rank (0 without data parallelism). */
@@ -199,6 +225,12 @@ final class EngineLoop implements Runnable {
     /** Any thread: the LoRA adapter with this id was unloaded; the engine frees its slot. */
     void unloadLora(int id) {
         loraChanges.offer(-id);
+        wake();
+    }
+
+    /** Any thread (the side channel): a decode side has read, or renews its lease on, a held prefill's blocks. */
+    void kvNotice(KvConnector.Notice notice) {
+        kvNotices.offer(notice);
         wake();
     }
 
@@ -326,6 +358,7 @@ final class EngineLoop implements Runnable {
         started.complete(null);
         while (!stopping) {
             drainInbox();
+            expireLeases(clock.modelNow());
             applySleeps();
             if (paused) {
                 parkWhilePaused();
@@ -345,6 +378,8 @@ final class EngineLoop implements Runnable {
             if (plan == null) {
                 if (!arrived.isEmpty()) {
                     cursorNanos = Math.max(cursorNanos, earliestArrival());
+                } else if (engine.kvLoadingCount() > 0) {
+                    cursorNanos = Math.max(cursorNanos, awaitKvOrArrival(engine.nextKvArrivalNanos()));
                 } else {
                     LockSupport.parkNanos(1_000_000); // nothing schedulable now; never expected with up-front rejection
                     cursorNanos = Math.max(cursorNanos, clock.modelNow());
@@ -352,17 +387,21 @@ final class EngineLoop implements Runnable {
                 continue;
             }
             recordPlanned(plan);
+            if (loraStates != null && loraStates.byQueue()) {
+                reportRunningAdapters();
+            }
             long deadline = clock.toWall(plan.endNanos());
             wall.sleepUntil(deadline, realtime ? REALTIME_SPIN_NANOS : SPIN_NANOS);
             long lag = wall.nanoTime() - deadline;
             StepOutcome out = engine.completeStep(plan);
             cursorNanos = plan.endNanos();
             metrics.recordStep(plan.tokens(), plan.durationNanos(), lag);
+            // before the tokens go out: a client that has its answer then finds /metrics counting it
+            metrics.snapshot(engine, arrived.size());
             deliver(out);
             if (publisher != null) {
                 publisher.flush();
             }
-            metrics.snapshot(engine, arrived.size());
         }
         abortAll();
         exited = true;
@@ -378,6 +417,10 @@ final class EngineLoop implements Runnable {
         while ((c = submits.poll()) != null) {
             arrived.add(c);
             live.add(c);
+        }
+        KvConnector.Notice notice;
+        while ((notice = kvNotices.poll()) != null) {
+            applyKvNotice(notice);
         }
         while ((c = aborts.poll()) != null) {
             abortChoice(c, FinishReason.ABORT);
@@ -415,6 +458,9 @@ final class EngineLoop implements Runnable {
         }
         EngineRequest r = c.request;
         if (arrived.remove(c)) {
+            if (kv != null && c.remotePrefill != null) {
+                kv.pullDone(c, rank); // never reached the engine: its prefill's blocks may go
+            }
             unscheduled.decrementAndGet();
             metrics.recordFinish(r, c.index, c.exchange.choiceCount());
             unfinished.decrementAndGet();
@@ -433,6 +479,77 @@ final class EngineLoop implements Runnable {
         }
         c.markFinished();
         touch(c.batch).add(c);
+    }
+
+    /**
+     * Sleeps until remote KV arrives at model time {@code kvArrivalNanos} or a request is handed over, whichever is
+     * first; returns the model time the next step starts at: the KV's arrival, or that request's if earlier.
+     */
+    private long awaitKvOrArrival(long kvArrivalNanos) {
+        sleeping.set(true);
+        long remaining = clock.toWall(kvArrivalNanos) - wall.nanoTime();
+        if (remaining > 0 && submits.isEmpty() && aborts.isEmpty() && resets.isEmpty() && sleeps.isEmpty() && !stopping) {
+            LockSupport.parkNanos(this, remaining);
+        }
+        sleeping.set(false);
+        drainInbox();
+        return arrived.isEmpty() ? kvArrivalNanos : Math.min(kvArrivalNanos, earliestArrival());
+    }
+
+    /** A finished prefill's blocks wait for the decode side, its lease running from its finish. */
+    private void hold(Choice c, long finishedNanos) {
+        EngineRequest r = c.request;
+        String id = c.kvRequestId;
+        c.holdKv(kv.held(r, rank, id));
+        held.put(id, c);
+        leaseEnds.put(id, finishedNanos + kv.config().leaseNanos());
+        kv.metrics(rank).held(held.size());
+    }
+
+    private void applyKvNotice(KvConnector.Notice notice) {
+        if (notice.heartbeat()) {
+            long until = clock.modelNow() + kv.config().leaseExtensionNanos();
+            leaseEnds.computeIfPresent(notice.requestId(), (id, end) -> Math.max(end, until));
+            return;
+        }
+        Choice c = held.remove(notice.requestId());
+        if (c == null) {
+            kv.metrics(rank).unknownNotice(); // expired already, or never held here (vLLM logs a warning)
+            return;
+        }
+        leaseEnds.remove(notice.requestId());
+        engine.releaseKv(c.request);
+        kv.metrics(rank).held(held.size());
+    }
+
+    /** Frees the blocks of every hold whose lease ended by {@code nowNanos} (vLLM's P side counts them expired). */
+    private void expireLeases(long nowNanos) {
+        if (leaseEnds.isEmpty()) {
+            return;
+        }
+        for (Iterator<java.util.Map.Entry<String, Long>> it = leaseEnds.entrySet().iterator(); it.hasNext(); ) {
+            java.util.Map.Entry<String, Long> lease = it.next();
+            if (lease.getValue() <= nowNanos) {
+                it.remove();
+                engine.releaseKv(held.remove(lease.getKey()).request);
+                kv.metrics(rank).expired();
+                kv.metrics(rank).held(held.size());
+            }
+        }
+    }
+
+    /** Model time of the first lease to end; {@code Long.MAX_VALUE} when nothing is held. */
+    private long nextLeaseEnd() {
+        long next = Long.MAX_VALUE;
+        for (long end : leaseEnds.values()) {
+            next = Math.min(next, end);
+        }
+        return next;
+    }
+
+    /** Blocks held for decode sides, with their leases; for tests. */
+    int heldCount() {
+        return held.size();
     }
 
     private long earliestArrival() {
@@ -471,6 +588,11 @@ final class EngineLoop implements Runnable {
         for (int i = 0; i < plan.preemptedCount(); i++) {
             ((Choice) plan.preempted(i).attachment()).recordPreemption(plan.startNanos());
         }
+        // Before the step ends: a stop string completed by the token this step may produce ends the request with it.
+        for (int i = 0; i < plan.size(); i++) {
+            EngineRequest r = plan.request(i);
+            ((Choice) r.attachment()).scanForStop(r.outputTokens());
+        }
     }
 
     private void deliver(StepOutcome out) {
@@ -491,6 +613,9 @@ final class EngineLoop implements Runnable {
         for (int i = 0; i < out.finishedCount(); i++) {
             EngineRequest r = out.finished(i);
             Choice c = (Choice) r.attachment();
+            if (r.isKvHeld()) {
+                hold(c, end);
+            }
             live.remove(c);
             metrics.recordFinish(r, c.index, c.exchange.choiceCount());
             unfinished.decrementAndGet();
@@ -499,6 +624,19 @@ final class EngineLoop implements Runnable {
             touch(c.batch).add(c);
         }
         flushTouched();
+    }
+
+    /** The adapters of the requests in the scheduler's running list, for the queue-based LoRA lists. */
+    private void reportRunningAdapters() {
+        int n = engine.runningCount();
+        if (runningAdapters.length < n) {
+            runningAdapters = new String[Math.max(n, 2 * runningAdapters.length)];
+        }
+        for (int i = 0; i < n; i++) {
+            EngineRequest r = engine.running(i);
+            runningAdapters[i] = r.lora() == null ? null : r.lora().name();
+        }
+        loraStates.runningNow(rank, runningAdapters, n);
     }
 
     private void loraFinished(EngineRequest r) {
@@ -535,8 +673,13 @@ final class EngineLoop implements Runnable {
 
     private void sleepUntilWork() {
         sleeping.set(true);
-        if (submits.isEmpty() && aborts.isEmpty() && resets.isEmpty() && sleeps.isEmpty() && !stopping) {
-            LockSupport.park(this);
+        if (submits.isEmpty() && aborts.isEmpty() && resets.isEmpty() && sleeps.isEmpty() && kvNotices.isEmpty() && !stopping) {
+            long leaseEnd = nextLeaseEnd();
+            if (leaseEnd == Long.MAX_VALUE) {
+                LockSupport.park(this);
+            } else {
+                LockSupport.parkNanos(this, Math.max(1, clock.toWall(leaseEnd) - wall.nanoTime()));
+            }
         }
         sleeping.set(false);
     }

@@ -5,9 +5,13 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.WorkerExecutor;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.internal.buffer.BufferInternal;
+
+import java.io.IOException;
+import java.io.OutputStream;
 
 /**
  * One completion request on its event loop, from submission to the last byte: hands its choices ({@link Choices}) to
@@ -16,6 +20,11 @@ import io.vertx.core.internal.buffer.BufferInternal;
  * aborts its choices in the engine. Everything here runs on the exchange's event loop.
  */
 final class Exchange {
+    /**
+     * Token chunks of one choice written in one event-loop task: when the engine has run ahead of a stream (a fast time
+     * scale, a slow reader), the rest waits behind the loop's other connections rather than holding them up.
+     */
+    private static final int TOKENS_PER_TURN = 256;
     private final ModelService service;
     /** The pinned data-parallel rank, or -1 for the load balancer's choice. */
     private final int pinnedRank;
@@ -25,6 +34,8 @@ final class Exchange {
     private final CompletionRequest request;
     private final HttpServerResponse response;
     private final Context context;
+    /** Worker threads that write what is too large to write on the event loop. */
+    private final WorkerExecutor bodies;
     private final ExchangeFault fault;
     private final Choice[] choices;
     private final Wire.Stream sse;
@@ -33,17 +44,22 @@ final class Exchange {
     private int tokensSent;
     private boolean headWritten;
     private boolean done;
-    /** A stall or a held first token: nothing is written until its timer ends it. */
+    /** A stall, a held first token or a worker writing: nothing is written here until that ends. */
     private boolean holding;
+    private final String requestId;
+    /** What a worker thread is writing into the response, or null. */
+    private ResponseOutputStream offLoop;
 
     Exchange(ModelService service, int pinnedRank, CompletionRequest request, HttpServerResponse response, Context context,
-             String requestId, long seq, FaultType fault, Wire wire) {
+             WorkerExecutor bodies, String requestId, long seq, FaultType fault, Wire wire) {
         this.service = service;
         this.pinnedRank = pinnedRank;
         this.request = request;
         this.response = response;
         this.context = context;
+        this.bodies = bodies;
         this.fault = new ExchangeFault(fault, service.faults.get());
+        this.requestId = requestId;
         this.choices = Choices.create(service, request, this, seq, service.batchFor(context));
         String id = wire.id(request, requestId);
         long created = System.currentTimeMillis() / 1000;
@@ -54,6 +70,11 @@ final class Exchange {
                 request.tokenTimes(), service.options.truthLog());
         this.sse = request.stream() ? wire.stream(request, id, created, model, choices, logprobs, truth) : null;
         this.body = request.stream() ? null : wire.body(request, id, created, model, choices, logprobs, truth);
+    }
+
+    /** The front door's routing decision (a JSON object), for the truth log. */
+    void routedBy(String decision) {
+        truth.routedBy(decision);
     }
 
     /**
@@ -72,9 +93,24 @@ final class Exchange {
         return choices.length;
     }
 
+    /** The request's id ({@code x-request-id}, or one the server made). */
+    String requestId() {
+        return requestId;
+    }
+
     /** Reserves waiting slots and hands the choices to the engine; false (nothing submitted) when the queue is full. */
     boolean submit() {
         loop = service.reserveEngine(pinnedRank, choices.length);
+        KvConnector kv = service.kvConnector;
+        for (Choice c : choices) {
+            if (kv != null && c.remotePrefill != null) {
+                if (loop == null) {
+                    kv.pullDone(c, 0); // refused: the prefill side may free its blocks now, as vLLM tells it
+                } else {
+                    kv.awaitingPull(c);
+                }
+            }
+        }
         if (loop == null) {
             return false;
         }
@@ -86,6 +122,9 @@ final class Exchange {
     }
 
     private void clientGone() {
+        if (offLoop != null) {
+            offLoop.abort();
+        }
         if (!done) {
             abortAll();
         }
@@ -115,7 +154,9 @@ final class Exchange {
             return;
         }
         if (request.stream()) {
-            deliverStream(c);
+            if (!c.catchingUp) {
+                deliverStream(c);
+            }
         } else {
             deliverWhole(c);
         }
@@ -141,9 +182,16 @@ final class Exchange {
         if (holding) {
             return;
         }
+        if (response.writeQueueFull()) {
+            // The client reads slower than the engine generates: write on once it has caught up. Nothing piles up
+            // meanwhile, since a token's text and timing are computed when it is written.
+            response.drainHandler(v -> deliverAll());
+            return;
+        }
         // A pooled direct buffer, given back once the socket has taken it: a heap Buffer per write was the largest
         // allocation of a busy server (young GCs stop the engine thread) and Netty copied it to a direct one anyway.
-        ByteBuf bytes = PooledByteBufAllocator.DEFAULT.directBuffer(sse.capacityFor(c, Choice.emitted(c.published()) - c.written));
+        int unsent = Choice.emitted(c.published()) - c.written;
+        ByteBuf bytes = PooledByteBufAllocator.DEFAULT.directBuffer(sse.capacityFor(c, Math.min(unsent, TOKENS_PER_TURN)));
         boolean ended = stream(c, bytes);
         if (!headWritten) {
             headWritten = true;
@@ -158,6 +206,28 @@ final class Exchange {
         }
         if (fault.dropsStream() && !done) {
             response.reset();
+        } else if (!done && !holding && c.written < Choice.emitted(c.published())) {
+            // more than a turn's worth waits behind the event loop's other work, or for the client to read
+            if (response.writeQueueFull()) {
+                response.drainHandler(v -> deliverAll());
+            } else {
+                c.catchingUp = true;
+                context.runOnContext(v -> catchUp(c));
+            }
+        }
+    }
+
+    /** The next turn of a choice the engine ran ahead of; deliveries from the engine wait for it meanwhile. */
+    private void catchUp(Choice c) {
+        c.catchingUp = false;
+        if (!done) {
+            deliverStream(c);
+        }
+    }
+
+    private void deliverAll() {
+        for (Choice ch : choices) {
+            deliver(ch);
         }
     }
 
@@ -171,14 +241,15 @@ final class Exchange {
             hold(firstTokenHold);
             return false;
         }
-        if (request.chat() && !c.roleSent && emitted > 0) {
+        boolean startOffLoop = c.written == 0 && emitted > 0 && !c.roleSent && sse.largeStart(c);
+        if (request.chat() && !c.roleSent && emitted > 0 && !startOffLoop) {
             c.roleSent = true;
             sse.role(out, c);
             if (request.echoMessage() != null) {
                 sse.echoMessage(out, c);
             }
         }
-        while (c.written < emitted) {
+        for (int turn = 0; turn < TOKENS_PER_TURN && c.written < emitted; turn++) {
             if (fault.interruptsAt(tokensSent)) {
                 if (fault.stalls()) {
                     hold(fault.stallMs());
@@ -187,11 +258,17 @@ final class Exchange {
             }
             int i = c.written++;
             boolean last = finished && i == emitted - 1;
-            sse.token(out, c, i, last, last && finishedChoices + 1 == choices.length && !request.includeUsage());
+            boolean withTruth = last && finishedChoices + 1 == choices.length && !request.includeUsage();
             c.finalChunkSent = last;
             tokensSent++;
+            if (i == 0 && startOffLoop) {
+                c.roleSent = true;
+                writeOffLoop(stream -> sse.start(stream, c, last, withTruth), false);
+                return false;
+            }
+            sse.token(out, c, i, last, withTruth);
         }
-        if (finished && !c.finishHandled) {
+        if (finished && !c.finishHandled && c.written == emitted) {
             c.finishHandled = true;
             truth.finished(c);
             boolean lastChoice = ++finishedChoices == choices.length;
@@ -214,9 +291,7 @@ final class Exchange {
         holding = true;
         context.owner().setTimer(Math.max(1, wallMs), t -> {
             holding = false;
-            for (Choice ch : choices) {
-                deliver(ch);
-            }
+            deliverAll();
         });
     }
 
@@ -238,8 +313,52 @@ final class Exchange {
 
     private void writeBody() {
         finish();
+        response.putHeader("content-type", "application/json");
+        if (body.estimatedBytes() > HttpApi.OFF_LOOP_BYTES) {
+            response.setChunked(true);
+            writeOffLoop(body::write, true);
+            return;
+        }
         ByteBuf bytes = Unpooled.buffer(1024);
         body.write(bytes);
-        response.putHeader("content-type", "application/json").end(BufferInternal.buffer(bytes));
+        response.end(BufferInternal.buffer(bytes));
+    }
+
+    /** What a worker thread writes into the response. */
+    private interface OffLoopWrite {
+        void write(OutputStream out) throws IOException;
+    }
+
+    /**
+     * Has a worker thread write what {@code write} writes into the response, a chunk at a time as the client takes them
+     * ({@link ResponseOutputStream}); this exchange writes nothing meanwhile. Then the response ends ({@code end}), or
+     * the stream goes on with what the engine published meanwhile. A failure other than the client leaving (which
+     * already aborted everything) resets the connection.
+     */
+    private void writeOffLoop(OffLoopWrite write, boolean end) {
+        ResponseOutputStream out = new ResponseOutputStream(context, response);
+        offLoop = out;
+        holding = true;
+        bodies.executeBlocking(() -> {
+            try (out) {
+                write.write(out);
+            }
+            return null;
+        }, false).onComplete(ar -> {
+            offLoop = null;
+            holding = false;
+            if (ar.failed()) {
+                if (!response.closed()) {
+                    if (!done) {
+                        abortAll();
+                    }
+                    response.reset();
+                }
+            } else if (end) {
+                response.end();
+            } else {
+                deliverAll();
+            }
+        });
     }
 }

@@ -10,7 +10,9 @@ import java.io.IOException;
  * The {@code infersim} field of a response's last chunk (or its body): which replica and engine served the request, on
  * which LoRA adapter ({@code lora}, null for the base model), and the server's own timeline of every choice, in model
  * time (what the modelled GPU takes; ms since server start) and wall time (Unix epoch ms for instants, wall ms for
- * durations = model ms / time scale).
+ * durations = model ms / time scale). With prefill/decode disaggregation a choice also tells its part: {@code kv_transfer}
+ * names the prefill it pulled from and the tokens pulled (and its timeline the pull's start, end and length), or the
+ * blocks it held for a decode side.
  */
 final class GroundTruth {
     private final String requestId;
@@ -22,6 +24,8 @@ final class GroundTruth {
     private final boolean responseTokenTimes;
     private final TruthLog log;
     private int engine;
+    /** The front door's routing decision, a JSON object; null when no front door routed the request. */
+    private volatile String route;
 
     GroundTruth(String requestId, int replica, LoraAdapter lora, ModelClock clock, Choice[] choices, boolean responseTokenTimes,
                 TruthLog log) {
@@ -50,8 +54,17 @@ final class GroundTruth {
         g.writeNumberField("engine", engine);
         writeLora(g);
         g.writeNumberField("time_scale", clock.timeScale());
+        if (route != null) {
+            g.writeFieldName("route");
+            g.writeRawValue(route);
+        }
         choiceFields(g, c, true);
         g.writeEndObject();
+    }
+
+    /** The decision of the front door that routed the request here ({@code x-infersim-route}), a JSON object. */
+    void routedBy(String decision) {
+        route = decision;
     }
 
     /** The data-parallel rank of the engine that took the request. */
@@ -93,12 +106,32 @@ final class GroundTruth {
         g.writeNumberField("completion_tokens", r.outputTokens());
         g.writeStringField("finish_reason", c.finishName());
         g.writeNumberField("preemptions", r.preemptions());
+        kvTransfer(g, c);
         g.writeObjectFieldStart("model");
         timeline(g, c, 1e6, false, tokenTimes);
         g.writeEndObject();
         g.writeObjectFieldStart("wall");
         timeline(g, c, 1e6 * clock.timeScale(), true, tokenTimes);
         g.writeEndObject();
+    }
+
+    private static void kvTransfer(JsonGenerator g, Choice c) throws IOException {
+        Choice.HeldKv held = c.heldKv();
+        if (c.remotePrefill != null) {
+            g.writeObjectFieldStart("kv_transfer");
+            g.writeStringField("role", "pull");
+            g.writeStringField("remote_engine_id", c.remotePrefill.remoteEngineId());
+            g.writeStringField("remote_request_id", c.remotePrefill.remoteRequestId());
+            g.writeNumberField("tokens", c.request.kvTransferTokens());
+            g.writeEndObject();
+        } else if (held != null) {
+            g.writeObjectFieldStart("kv_transfer");
+            g.writeStringField("role", "hold");
+            g.writeStringField("engine_id", held.engineId());
+            g.writeStringField("request_id", held.requestId());
+            g.writeNumberField("blocks", held.blockIds().length);
+            g.writeEndObject();
+        }
     }
 
     private void timeline(JsonGenerator g, Choice c, double nanosPerMs, boolean epoch, boolean tokenTimes) throws IOException {
@@ -116,6 +149,11 @@ final class GroundTruth {
         duration(g, "prefill_time_ms", r.firstScheduledNanos(), r.firstTokenNanos(), nanosPerMs);
         duration(g, "decode_time_ms", r.firstTokenNanos(), r.finishedNanos(), nanosPerMs);
         duration(g, "e2e_ms", r.arrivalNanos(), r.finishedNanos(), nanosPerMs);
+        if (r.kvTransferStartNanos() >= 0) {
+            instant(g, "kv_transfer_start_ms", r.kvTransferStartNanos(), nanosPerMs, epoch);
+            instant(g, "kv_transfer_end_ms", r.kvTransferEndNanos(), nanosPerMs, epoch);
+            duration(g, "kv_transfer_ms", r.kvTransferStartNanos(), r.kvTransferEndNanos(), nanosPerMs);
+        }
         long[] times = tokenTimes ? c.tokenTimes() : null;
         if (times != null) {
             g.writeArrayFieldStart("token_times_ms");

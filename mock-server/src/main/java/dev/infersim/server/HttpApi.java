@@ -3,12 +3,14 @@ package dev.infersim.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infersim.workload.SplitMix64;
+import dev.infersim.common.SplitMix64;
 import io.netty.handler.codec.TooLongFrameException;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.WorkerExecutor;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
@@ -17,28 +19,45 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
  * The HTTP surface, as vLLM's OpenAI-compatible server exposes it: {@code POST /v1/chat/completions},
  * {@code POST /v1/completions}, {@code GET /v1/models}, {@code GET /health}, {@code GET /version}, {@code GET /metrics},
- * {@code POST /tokenize}, {@code POST /detokenize}, {@code POST /reset_prefix_cache}, {@code POST /v1/load_lora_adapter}
- * and {@code POST /v1/unload_lora_adapter} (with runtime LoRA updating on), plus {@code GET|POST /admin/faults}. A request
+ * {@code POST /tokenize}, {@code POST /detokenize}, {@code POST /reset_prefix_cache} (in development mode),
+ * {@code POST /v1/load_lora_adapter} and {@code POST /v1/unload_lora_adapter} (with runtime LoRA updating on), plus
+ * {@code GET|POST /admin/faults}. A request
  * whose {@code model} names a LoRA adapter runs on it. Every refusal is OpenAI error
  * JSON with the matching status; the header {@code x-infersim-fault: TYPE} forces a fault on one request.
  * One instance per event loop; all share the {@link ModelService}.
  */
 final class HttpApi extends VerticleBase {
     static final String FAULT_HEADER = "x-infersim-fault";
-    /** Bodies larger than this are parsed and tokenized on a worker thread (about a millisecond of tokenizing). */
+    /**
+     * Bodies larger than this are parsed and tokenized on a worker thread (about a millisecond of tokenizing), and
+     * responses estimated larger are written by one ({@link ResponseOutputStream}).
+     */
     static final int OFF_LOOP_BYTES = 64 * 1024;
+    private static final String LARGE_BODY_WRITERS = "infersim-large-bodies";
+    /** Writers of large responses at once; more wait their turn (a slow reader holds one as long as it reads). */
+    private static final int LARGE_BODY_THREADS = 4;
     /** Names the replica that answered, so a test can see how a gateway spread its requests. */
     static final String REPLICA_HEADER = "x-infersim-replica";
+    /** llm-d-inference-sim's headers naming the pod that answered (from POD_NAME, its port, POD_NAMESPACE). */
+    static final String POD_HEADER = "x-inference-pod";
+    static final String PORT_HEADER = "x-inference-port";
+    static final String NAMESPACE_HEADER = "x-inference-namespace";
     /** vLLM's header that routes a request to one data-parallel rank. */
     static final String DP_RANK_HEADER = "x-data-parallel-rank";
     /** The fields POST /admin/faults understands, as GET /admin/faults shows them. */
@@ -58,6 +77,10 @@ final class HttpApi extends VerticleBase {
     private final String replica;
     private volatile int boundPort;
     private HttpServer server;
+    /** Each open connection's timeouts; this verticle's event loop only. */
+    private final Map<HttpConnection, ConnectionGuard> guards = new HashMap<>();
+    /** Threads that write responses too large for an event loop (shared by name among a Vert.x's servers). */
+    private WorkerExecutor bodies;
 
     /** The routing context's key of the wire whose error format a translated request's errors take. */
     static final String WIRE_KEY = "infersim.wire";
@@ -84,6 +107,7 @@ final class HttpApi extends VerticleBase {
 
     @Override
     public Future<?> start() {
+        bodies = vertx.createSharedWorkerExecutor(LARGE_BODY_WRITERS, LARGE_BODY_THREADS);
         Router router = Router.router(vertx);
         router.route().handler(this::assignRequestId);
         router.route("/v1/*").handler(this::authenticate);
@@ -103,19 +127,25 @@ final class HttpApi extends VerticleBase {
         }
         router.get("/v1/models").handler(this::models);
         router.get("/health").handler(this::health);
+        router.get("/health/ready").handler(this::ready);
         router.get("/version").handler(rc -> json(rc, Json.MAPPER.createObjectNode().put("version", version())));
         router.get("/metrics").handler(rc -> rc.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
-                .end(ServerMetrics.render(service.metrics) + loraMetrics() + RuntimeMetrics.scrape()));
+                .end(ServerMetrics.render(service.shownMetrics(), service.options.metrics().legacy()) + loraMetrics()
+                        + truthLogMetrics() + (service.kvConnector == null ? "" : service.kvConnector.renderMetrics())
+                        + RuntimeMetrics.scrape()));
         if (service.options.runtimeLoraUpdating()) {
             router.post("/v1/load_lora_adapter").handler(body).handler(rc -> updateLoras(rc, true));
             router.post("/v1/unload_lora_adapter").handler(body).handler(rc -> updateLoras(rc, false));
         }
         if (dashboard != null) {
-            Dashboard.mount(vertx, router, () -> dashboard::snapshot);
+            Dashboard.mountLive(vertx, router, dashboard);
         }
         router.post("/tokenize").handler(body).handler(this::tokenize);
         router.post("/detokenize").handler(body).handler(this::detokenize);
-        router.post("/reset_prefix_cache").handler(this::refuseWhileLoading).handler(this::resetPrefixCache);
+        if (service.options.features().devMode()) {
+            // vLLM mounts its development routes only under VLLM_SERVER_DEV_MODE=1 (vllm/entrypoints/serve/cache/api_router.py)
+            router.post("/reset_prefix_cache").handler(this::refuseWhileLoading).handler(this::resetPrefixCache);
+        }
         router.get("/admin/faults").handler(rc -> json(rc, faultsJson(service.faults.get())));
         router.post("/admin/faults").handler(body).handler(this::setFaults);
         if (service.options.truthLog() != null) {
@@ -133,8 +163,12 @@ final class HttpApi extends VerticleBase {
         router.errorHandler(500, this::failed);
         // HTTP/1.1 only, as vLLM's server: a client offering a cleartext HTTP/2 upgrade (Java's HttpClient does by
         // default) gets a plain HTTP/1.1 answer; with the upgrade accepted, large responses such as /metrics stalled.
-        server = vertx.createHttpServer(new HttpServerOptions().setTcpNoDelay(true).setIdleTimeout(0).setAcceptBacklog(4096)
-                .setHttp2ClearTextEnabled(false));
+        HttpTimeouts timeouts = service.options.timeouts();
+        HttpServerOptions options = new HttpServerOptions().setTcpNoDelay(true).setAcceptBacklog(4096)
+                .setIdleTimeout((int) Math.min(Integer.MAX_VALUE, timeouts.idleMs())).setIdleTimeoutUnit(TimeUnit.MILLISECONDS)
+                .setHttp2ClearTextEnabled(false);
+        server = vertx.createHttpServer(options);
+        server.connectionHandler(c -> guards.put(c, ConnectionGuard.attach(vertx, c, options, timeouts, () -> guards.remove(c))));
         return server.requestHandler(router).invalidRequestHandler(HttpApi::invalidRequest).listen(port, service.options.host())
                 .onSuccess(s -> boundPort = s.actualPort());
     }
@@ -142,7 +176,7 @@ final class HttpApi extends VerticleBase {
     /** By now every stream has ended (MockServer.close drains or aborts them first); idle keep-alive connections just close. */
     @Override
     public Future<?> stop() {
-        return server.shutdown(200, java.util.concurrent.TimeUnit.MILLISECONDS);
+        return server.shutdown(200, TimeUnit.MILLISECONDS).eventually(() -> bodies.close());
     }
 
     private void assignRequestId(RoutingContext rc) {
@@ -152,15 +186,28 @@ final class HttpApi extends VerticleBase {
         }
         rc.put("requestId", id);
         rc.response().putHeader("x-request-id", id).putHeader(REPLICA_HEADER, replica);
+        ConnectionGuard guard = guards.get(rc.request().connection());
+        if (guard != null) {
+            rc.response().endHandler(v -> guard.requestEnded());
+        }
+        PodIdentity pod = service.options.pod();
+        if (pod.name() != null) {
+            rc.response().putHeader(POD_HEADER, pod.name()).putHeader(PORT_HEADER, Integer.toString(boundPort));
+        }
+        if (pod.namespace() != null) {
+            rc.response().putHeader(NAMESPACE_HEADER, pod.namespace());
+        }
         rc.next();
     }
 
     /**
-     * 200 while serving; 503 while the model loads and once shutdown began, so a readiness probe keeps traffic away
-     * exactly while requests would get 503.
+     * vLLM's {@code /health} ({@code vllm/entrypoints/serve/instrumentator/health.py}): 200 while the engine lives, so
+     * also while in-flight requests drain after SIGTERM (the server stops listening once they have). With
+     * {@code listenWhileLoading}, 503 while the model loads and once shutdown began, so a readiness probe keeps traffic
+     * away exactly while requests would get 503.
      */
     private void health(RoutingContext rc) {
-        if (shutdown.closing()) {
+        if (shutdown.closing() && service.options.listenWhileLoading()) {
             error(rc, 503, "The server is shutting down", null);
         } else if (!service.loaded) {
             error(rc, 503, loadingMessage(), null);
@@ -169,13 +216,42 @@ final class HttpApi extends VerticleBase {
         }
     }
 
+    /** llm-d-inference-sim's {@code /health/ready}: 503 until the cold start is over, then 200. */
+    private void ready(RoutingContext rc) {
+        rc.response().putHeader("content-type", "application/json").setStatusCode(service.loaded ? 200 : 503).end();
+    }
+
     private void authenticate(RoutingContext rc) {
         String key = service.options.apiKey();
-        if (key != null && !("Bearer " + key).equals(rc.request().getHeader("authorization"))) {
+        if (key != null && !bearerMatches(rc.request().getHeader("authorization"), key)) {
             error(rc, 401, "Unauthorized: missing or wrong API key (send Authorization: Bearer KEY)", null);
             return;
         }
         rc.next();
+    }
+
+    /**
+     * vLLM's check ({@code AuthenticationMiddleware} in {@code vllm/entrypoints/openai/server_utils.py}): the scheme
+     * {@code Bearer} in any case, then the key, compared by digest in constant time so that the answer's timing tells
+     * nothing about how much of a guess was right.
+     */
+    static boolean bearerMatches(String authorization, String key) {
+        if (authorization == null) {
+            return false;
+        }
+        int space = authorization.indexOf(' ');
+        if (space < 0 || !authorization.substring(0, space).equalsIgnoreCase("bearer")) {
+            return false;
+        }
+        return MessageDigest.isEqual(sha256(authorization.substring(space + 1)), sha256(key));
+    }
+
+    private static byte[] sha256(String s) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
     }
 
     /** A loading vLLM pod serves nothing: every /v1 route answers 503 until the cold start ends. */
@@ -237,6 +313,14 @@ final class HttpApi extends VerticleBase {
     }
 
     private void setReplicas(RoutingContext rc) {
+        resize(rc, fleet, fleet::describe);
+    }
+
+    /**
+     * {@code POST /admin/replicas {"replicas": N}}: resizes {@code fleet} and answers {@code describe}'s JSON once the
+     * new replicas have started; a bad body is 400 with OpenAI error JSON. Shared with the front door.
+     */
+    static void resize(RoutingContext rc, FleetAdmin fleet, java.util.function.Supplier<ObjectNode> describe) {
         try {
             ObjectNode body = RequestParser.object(rc.body().buffer() == null ? new byte[0] : rc.body().buffer().getBytes());
             for (java.util.Iterator<String> names = body.fieldNames(); names.hasNext(); ) {
@@ -251,7 +335,10 @@ final class HttpApi extends VerticleBase {
             }
             fleet.scaleTo(n).onComplete(ar -> {
                 if (ar.succeeded()) {
-                    json(rc, fleet.describe());
+                    json(rc, describe.get());
+                } else if (ar.cause() instanceof MockFleet.PortUnavailable taken) {
+                    // nothing changed: the replicas started for this request closed again
+                    error(rc, 409, "Scaling to " + n + " replicas failed, the fleet is unchanged: " + taken.getMessage(), "replicas");
                 } else {
                     error(rc, 500, "Scaling to " + n + " replicas failed: " + ar.cause().getMessage(), "replicas");
                 }
@@ -305,8 +392,13 @@ final class HttpApi extends VerticleBase {
             throw new ApiException(400, "The request needs " + sequences + " sequences (prompts x n) but the queue holds "
                     + "at most " + service.options.maxWaitingRequests() + " (--max-waiting-requests)", "n");
         }
-        Exchange exchange = new Exchange(service, pinnedRank(rc), request, rc.response(), vertx.getOrCreateContext(),
+        String route = rc.request().getHeader(FrontDoor.ROUTE_HEADER);
+        String decision = route == null ? null : routeDecision(route);
+        Exchange exchange = new Exchange(service, pinnedRank(rc), request, rc.response(), vertx.getOrCreateContext(), bodies,
                 rc.get("requestId"), seq, fault, wire);
+        if (decision != null) {
+            exchange.routedBy(decision);
+        }
         if (!exchange.submit()) {
             rc.response().putHeader("retry-after", "1");
             throw new ApiException(429, "Too many waiting requests: the queue holds at most "
@@ -371,6 +463,19 @@ final class HttpApi extends VerticleBase {
                 + pinned + "'");
     }
 
+    /** The front door's decision as the truth log keeps it: a JSON object, re-serialized so the log stays valid JSON. */
+    private static String routeDecision(String header) {
+        try {
+            JsonNode decision = Json.MAPPER.readTree(header);
+            if (decision != null && decision.isObject()) {
+                return decision.toString();
+            }
+        } catch (java.io.IOException e) {
+            // answered below
+        }
+        throw ApiException.badRequest(FrontDoor.ROUTE_HEADER, FrontDoor.ROUTE_HEADER + ": expected a JSON object, got " + header);
+    }
+
     private FaultType chooseFault(RoutingContext rc, long seq) {
         String forced = rc.request().getHeader(FAULT_HEADER);
         if (forced != null) {
@@ -430,12 +535,21 @@ final class HttpApi extends VerticleBase {
         return m;
     }
 
+    private String truthLogMetrics() {
+        return service.options.truthLog() == null ? "" : service.options.truthLog().metrics();
+    }
+
     private String loraMetrics() {
-        if (service.loraStates == null) {
+        FakeMetrics fake = service.options.metrics().fake();
+        if (service.loraStates == null && (fake == null || fake.loras().isEmpty())) {
             return "";
         }
         StringBuilder b = new StringBuilder();
-        service.loraStates.render(b);
+        if (fake != null) {
+            fake.renderLoras(b, service.options.deployment().lora() == null ? 0 : service.options.deployment().lora().maxLoras());
+        } else {
+            service.loraStates.render(b);
+        }
         return b.toString();
     }
 
@@ -470,8 +584,9 @@ final class HttpApi extends VerticleBase {
         }
     }
 
+    /** Parsed, tokenized and serialized where {@link #withParsed} puts a body of its size: the answer grows with it. */
     private void tokenize(RoutingContext rc) {
-        withParsed(rc, this::tokenized, out -> json(rc, out));
+        withParsed(rc, bytes -> tokenized(bytes).toString(), out -> jsonText(rc, out));
     }
 
     private ObjectNode tokenized(byte[] bytes) {
@@ -485,7 +600,7 @@ final class HttpApi extends VerticleBase {
             if (prompt == null) {
                 throw ApiException.badRequest("prompt", "prompt: field required (or messages)");
             }
-            ids = service.tokenizer.encode(prompt);
+            ids = service.tokenizer.encodePrompt(prompt);
         }
         ObjectNode out = Json.MAPPER.createObjectNode().put("count", ids.length).put("max_model_len", service.capacity.maxModelLen());
         ArrayNode tokens = out.putArray("tokens");
@@ -504,31 +619,31 @@ final class HttpApi extends VerticleBase {
     }
 
     private void detokenize(RoutingContext rc) {
-        try {
-            ObjectNode body = RequestParser.object(rc.body().buffer() == null ? new byte[0] : rc.body().buffer().getBytes());
-            service.parser.checkModel(body);
-            JsonNode tokens = body.get("tokens");
-            if (tokens == null || !tokens.isArray()) {
-                throw ApiException.badRequest("tokens", "tokens: expected a list of token ids");
-            }
-            int[] ids = new int[tokens.size()];
-            for (int i = 0; i < ids.length; i++) {
-                JsonNode t = tokens.get(i);
-                if (!t.isIntegralNumber() || !t.canConvertToInt()) {
-                    throw ApiException.badRequest("tokens", "tokens: expected integers, got " + RequestParser.describe(t));
-                }
-                ids[i] = t.asInt();
-            }
-            String text;
-            try {
-                text = service.tokenizer.decode(ids);
-            } catch (IllegalArgumentException e) {
-                throw ApiException.badRequest("tokens", "tokens: " + e.getMessage());
-            }
-            json(rc, Json.MAPPER.createObjectNode().put("prompt", text));
-        } catch (ApiException e) {
-            error(rc, e.status, e.getMessage(), e.param);
+        withParsed(rc, this::detokenized, out -> jsonText(rc, out));
+    }
+
+    private String detokenized(byte[] bytes) {
+        ObjectNode body = RequestParser.object(bytes);
+        service.parser.checkModel(body);
+        JsonNode tokens = body.get("tokens");
+        if (tokens == null || !tokens.isArray()) {
+            throw ApiException.badRequest("tokens", "tokens: expected a list of token ids");
         }
+        int[] ids = new int[tokens.size()];
+        for (int i = 0; i < ids.length; i++) {
+            JsonNode t = tokens.get(i);
+            if (!t.isIntegralNumber() || !t.canConvertToInt()) {
+                throw ApiException.badRequest("tokens", "tokens: expected integers, got " + RequestParser.describe(t));
+            }
+            ids[i] = t.asInt();
+        }
+        String text;
+        try {
+            text = service.tokenizer.decode(ids);
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest("tokens", "tokens: " + e.getMessage());
+        }
+        return Json.MAPPER.createObjectNode().put("prompt", text).toString();
     }
 
     private void setFaults(RoutingContext rc) {
@@ -613,12 +728,18 @@ final class HttpApi extends VerticleBase {
         if (f instanceof ApiException e) {
             error(rc, e.status, e.getMessage(), e.param);
         } else {
-            error(rc, 500, "Internal error: " + (f == null ? "unknown" : f.getClass().getSimpleName() + ": " + f.getMessage()), null);
+            // the cause goes to the log, not to the client: a stack's class names and messages are the server's business
+            System.err.println("infersim: internal error answering " + rc.request().method() + " " + rc.request().path() + ": " + f);
+            error(rc, 500, "Internal server error", null);
         }
     }
 
     private static void json(RoutingContext rc, ObjectNode body) {
-        rc.response().putHeader("content-type", "application/json").end(body.toString());
+        jsonText(rc, body.toString());
+    }
+
+    private static void jsonText(RoutingContext rc, String body) {
+        rc.response().putHeader("content-type", "application/json").end(body);
     }
 
     /** Writes {@code {"error":{"message","type","param","code"}}}; if a stream already started, just closes it. */

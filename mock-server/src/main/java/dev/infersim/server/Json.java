@@ -40,6 +40,26 @@ final class Json {
         void write(JsonGenerator g) throws IOException;
     }
 
+    /** Writing into memory, where a generator's IOException cannot happen. */
+    interface InMemory {
+        void run() throws IOException;
+    }
+
+    static void inMemory(InMemory write) {
+        try {
+            write.run();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Runs {@code writer} on a generator over {@code out} and flushes it into {@code out}, which stays open. */
+    static void write(OutputStream out, Writer writer) throws IOException {
+        try (JsonGenerator g = MAPPER.getFactory().createGenerator(out).disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET)) {
+            writer.write(g);
+        }
+    }
+
     /** A named server-sent event, {@code event: TYPE\ndata: {...}\n\n}, its object's fields written by {@code fields}. */
     static void event(ByteBuf out, String type, Writer fields) {
         out.writeCharSequence("event: " + type + "\ndata: ", java.nio.charset.StandardCharsets.UTF_8);

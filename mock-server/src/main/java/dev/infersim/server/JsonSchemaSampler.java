@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infersim.workload.SplitMix64;
+import dev.infersim.common.SplitMix64;
 
 import java.math.BigDecimal;
 import java.math.RoundingMode;

@@ -1,6 +1,6 @@
 package dev.infersim.server;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.engine.KvEventListener;
 import dev.infersim.engine.LoraAdapter;
 import org.msgpack.core.MessageBufferPacker;
@@ -18,20 +18,26 @@ import java.nio.charset.StandardCharsets;
 import java.util.function.Supplier;
 
 /**
- * Publishes one engine's KV-cache events as vLLM's ZMQ publisher does ({@code vllm/distributed/kv_events.py},
- * {@code ZmqEventPublisher}): a PUB socket that binds when the endpoint has a wildcard host ({@code *}) and connects
- * otherwise; one message per engine step that changed the cache, of three frames: the topic (UTF-8), a sequence number
- * (8 bytes big-endian, from 0, one per message), and the msgpack payload {@code KVEventBatch} as an array
- * {@code [ts, events, data_parallel_rank]} (ts = Unix seconds as float64; the rank nil without data parallelism).
- * Events are msgspec's {@code array_like} tagged structs, every field present in declaration order:
+ * Publishes one engine's KV-cache events as vLLM's ZMQ publisher does ({@code vllm-project/vllm@9aaf83ef5}:
+ * {@code vllm/distributed/kv_events.py} {@code ZmqEventPublisher}, the events made by
+ * {@code vllm/v1/core/block_pool.py}): a PUB socket that binds when the endpoint has a wildcard host ({@code *}) and
+ * connects otherwise; one message per engine step that changed the cache, of three frames: the topic (UTF-8), a
+ * sequence number (8 bytes big-endian, from 0, one per message), and the msgpack payload {@code KVEventBatch} as an
+ * array {@code [ts, events, data_parallel_rank]} (ts = Unix seconds as float64; the rank nil without data parallelism).
+ * Events are msgspec's tagged structs, by default {@code array_like} with every field in declaration order:
  * {@code ["BlockStored", block_hashes, parent_block_hash, token_ids, block_size, lora_id, medium, lora_name,
  * extra_keys, group_idx, kv_cache_spec_kind, kv_cache_spec_sliding_window]},
- * {@code ["BlockRemoved", block_hashes, medium, group_idx]} and {@code ["AllBlocksCleared"]}; hashes are unsigned
- * 64-bit integers, medium "GPU", {@code lora_id} and {@code lora_name} the adapter's id and name when a request on an
- * adapter stored the block (nil on the base model), the later fields nil. With a replay endpoint the last messages are
- * also kept for {@link KvEventReplay}. Data-parallel rank r publishes (and replays) on the endpoints' ports + r, as
- * vLLM's ranks do; replicas of one process take ports after one another's wherever they bind.
- * Used only from the engine thread, which owns the PUB socket.
+ * {@code ["BlockRemoved", block_hashes, medium, group_idx]} and {@code ["AllBlocksCleared"]}. One BlockStored lists
+ * the consecutive blocks one request stored in a step: their hashes (the low 64 bits of vLLM's block hashes, as
+ * unsigned integers), the hash of the block before them (nil for a prompt's first), their token ids, and per block its
+ * extra keys ({@code [lora_name]} on a LoRA adapter, else nil); {@code lora_id} and {@code lora_name} name the adapter
+ * (nil on the base model), medium is "GPU", the KV-cache group 0, the spec fields nil. With {@code mapEvents} each event
+ * is instead a map of the same fields, {@code "type"} first and the fields left at their defaults
+ * ({@code kv_cache_spec_kind}, {@code kv_cache_spec_sliding_window}) left out, the form vLLM sends since its PR #42892.
+ * With a replay endpoint the last messages are also kept for {@link KvEventReplay}. Data-parallel rank r publishes
+ * (and replays) on the endpoints' ports + r, as vLLM's ranks do; replicas of one process take ports after one
+ * another's wherever they bind. Used only from the engine thread, which owns the PUB socket; only the topic may be set
+ * from another thread, once the server knows its port.
  */
 final class KvEventPublisher implements KvEventListener, AutoCloseable {
     /**
@@ -41,11 +47,18 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
      * 1 s it hears the steps after the next second. JeroMQ clients (tests) set it for the same reason.
      */
     static final int HANDSHAKE_MS = 1_000;
+    /**
+     * The largest message a peer may send the PUB socket (ZMQ_MAXMSGSIZE): subscribers send only their subscriptions,
+     * a topic prefix each. ZMQ reads a frame's length before its bytes and drops a peer announcing more, where without a
+     * limit it allocated the announced size (2 GB from a 109-byte greeting killed the socket's I/O thread).
+     */
+    static final long MAX_INBOUND_BYTES = 64 * 1024;
 
     private final ZContext context = new ZContext(1);
     private final ZMQ.Socket socket;
     private final KvEventReplay replay;
-    private final byte[] topic;
+    private volatile byte[] topic;
+    private final boolean mapEvents;
     private final Integer dataParallelRank;
     private final MessageBufferPacker events = MessagePack.newDefaultBufferPacker();
     private int eventCount;
@@ -59,7 +72,8 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
      * @param replicaOffset    the first port of this replica's engines past the endpoints', where they bind
      */
     KvEventPublisher(KvEventsConfig config, Integer dataParallelRank, int replicaOffset) {
-        this.topic = config.topic().getBytes(StandardCharsets.UTF_8);
+        this.topic = config.topic() == null ? new byte[0] : config.topic().getBytes(StandardCharsets.UTF_8);
+        this.mapEvents = config.mapEvents();
         this.dataParallelRank = dataParallelRank;
         int rank = dataParallelRank == null ? 0 : dataParallelRank;
         String endpoint = config.binds() ? config.endpointPlus(replicaOffset + rank) : config.endpointPlus(rank);
@@ -68,6 +82,8 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
             ZMQ.Socket pub = context.createSocket(SocketType.PUB);
             pub.setSndHWM(config.hwm());
             pub.setHandshakeIvl(HANDSHAKE_MS);
+            pub.setMaxMsgSize(MAX_INBOUND_BYTES);
+            pub.setIPv6(endpoint.startsWith("tcp://["));
             open(endpoint, config.binds() ? "bind" : "connect", () -> config.binds() ? pub.bind(endpoint) : pub.connect(endpoint));
             socket = pub;
             replay = replayEndpoint == null ? null : open(replayEndpoint, "bind", () -> new KvEventReplay(context,
@@ -94,28 +110,55 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
         }
     }
 
+    /** Sets the topic of the messages from now on (and of their replays). */
+    void topic(String t) {
+        topic = t.getBytes(StandardCharsets.UTF_8);
+        if (replay != null) {
+            replay.topic(topic);
+        }
+    }
+
     @Override
-    public void blockStored(long hash, long parentHash, int[] tokenIds, int from, int blockSize, LoraAdapter lora) {
+    public void blockStored(long[] hashes, int first, int count, long parentHash, int[] tokenIds, int blockSize,
+                            LoraAdapter lora) {
         try {
-            events.packArrayHeader(12).packString("BlockStored");
-            events.packArrayHeader(1);
-            packHash(hash);
+            startEvent("BlockStored", 11);
+            field("block_hashes").packArrayHeader(count);
+            for (int i = first; i < first + count; i++) {
+                packHash(hashes[i]);
+            }
+            field("parent_block_hash");
             if (parentHash == 0) {
                 events.packNil();
             } else {
                 packHash(parentHash);
             }
-            events.packArrayHeader(blockSize);
-            for (int i = from; i < from + blockSize; i++) {
+            field("token_ids").packArrayHeader(count * blockSize);
+            for (int i = first * blockSize, end = (first + count) * blockSize; i < end; i++) {
                 events.packInt(tokenIds[i]);
             }
-            events.packInt(blockSize);
+            field("block_size").packInt(blockSize);
             if (lora == null) {
-                events.packNil().packString("GPU").packNil();
+                field("lora_id").packNil();
+                field("medium").packString("GPU");
+                field("lora_name").packNil();
             } else {
-                events.packInt(lora.id()).packString("GPU").packString(lora.name());
+                field("lora_id").packInt(lora.id());
+                field("medium").packString("GPU");
+                field("lora_name").packString(lora.name());
             }
-            events.packNil().packNil().packNil().packNil();
+            field("extra_keys").packArrayHeader(count);
+            for (int i = 0; i < count; i++) {
+                if (lora == null) {
+                    events.packNil();
+                } else {
+                    events.packArrayHeader(1).packString(lora.name());
+                }
+            }
+            field("group_idx").packInt(0);
+            if (!mapEvents) {
+                events.packNil().packNil(); // kv_cache_spec_kind, kv_cache_spec_sliding_window
+            }
             eventCount++;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -125,9 +168,11 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
     @Override
     public void blockRemoved(long hash) {
         try {
-            events.packArrayHeader(4).packString("BlockRemoved").packArrayHeader(1);
+            startEvent("BlockRemoved", 3);
+            field("block_hashes").packArrayHeader(1);
             packHash(hash);
-            events.packString("GPU").packNil();
+            field("medium").packString("GPU");
+            field("group_idx").packInt(0);
             eventCount++;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -137,11 +182,32 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
     @Override
     public void allBlocksCleared() {
         try {
-            events.packArrayHeader(1).packString("AllBlocksCleared");
+            startEvent("AllBlocksCleared", 0);
             eventCount++;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * Opens an event: an array of the tag and its {@code arrayFields} fields, or a map of {@code "type"} and the
+     * {@code mapFields} fields a map carries ({@code arrayFields} less the trailing ones at their defaults).
+     */
+    private void startEvent(String tag, int arrayFields) throws IOException {
+        if (mapEvents) {
+            int mapFields = tag.equals("BlockStored") ? arrayFields - 2 : arrayFields;
+            events.packMapHeader(1 + mapFields).packString("type").packString(tag);
+        } else {
+            events.packArrayHeader(1 + arrayFields).packString(tag);
+        }
+    }
+
+    /** The field's key in the map form; nothing in the array form. */
+    private MessageBufferPacker field(String name) throws IOException {
+        if (mapEvents) {
+            events.packString(name);
+        }
+        return events;
     }
 
     /** Python ints are unbounded and msgspec writes a non-negative one as unsigned: a hash above 2^63 is uint64. */
@@ -167,7 +233,7 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
                 batch.packInt(dataParallelRank);
             }
             byte[] payload = batch.toByteArray();
-            socket.sendMore(topic);
+            socket.sendMore(topic); // volatile: set once the server knows its port
             socket.sendMore(ByteBuffer.allocate(Long.BYTES).putLong(seq).array());
             socket.send(payload, ZMQ.DONTWAIT);
             if (replay != null) {

@@ -14,7 +14,9 @@ import java.nio.ByteBuffer;
  * {@code bufferSteps} published messages. A subscriber that saw a gap in the sequence numbers sends, from a REQ socket,
  * the first sequence number it missed (8 bytes big-endian); it gets back every buffered message from that number on,
  * each as three frames {@code [topic, seq, payload]} (what the PUB sent), then the end marker {@code ["", -1, ""]}
- * (the sequence 8 bytes of 0xFF). A request of any other shape is ignored, as vLLM ignores it.
+ * (the sequence 8 bytes of 0xFF). A request of any other shape (not three frames, a delimiter that is not empty, a
+ * sequence that is not 8 bytes) is ignored, and a peer that announces a message over {@value #MAX_REQUEST_BYTES} bytes
+ * is dropped before it is read (ZMQ_MAXMSGSIZE).
  *
  * <p>The engine thread {@link #add}s each message after publishing it; a thread of its own owns the ROUTER socket and
  * answers requests, so a replay never holds up a step.
@@ -22,10 +24,12 @@ import java.nio.ByteBuffer;
 final class KvEventReplay implements AutoCloseable {
     private static final byte[] END_SEQ = ByteBuffer.allocate(Long.BYTES).putLong(-1).array();
     private static final byte[] EMPTY = new byte[0];
+    /** The largest message a peer may send: a request is an 8-byte sequence (ZMTP commands from a peer pass too). */
+    static final long MAX_REQUEST_BYTES = 4 * 1024;
     /** How often the thread looks up from an idle socket to see whether it should stop. */
     private static final int POLL_MS = 100;
 
-    private final byte[] topic;
+    private volatile byte[] topic;
     private final byte[][] payloads;
     /** The sequence number the next {@link #add} gets; messages {@code [next - held, next)} are buffered. */
     private long next;
@@ -44,10 +48,17 @@ final class KvEventReplay implements AutoCloseable {
         router.setReceiveTimeOut(POLL_MS);
         router.setLinger(0);
         router.setHandshakeIvl(KvEventPublisher.HANDSHAKE_MS);
+        router.setMaxMsgSize(MAX_REQUEST_BYTES);
+        router.setIPv6(endpoint.startsWith("tcp://["));
         router.bind(endpoint);
         thread = new Thread(this::serve, threadName);
         thread.setDaemon(true);
         thread.start();
+    }
+
+    /** The topic replies carry from now on (the publisher's, once the server knows its port). */
+    void topic(byte[] t) {
+        topic = t;
     }
 
     /** Engine thread: buffers the message just published as {@code seq}, dropping the oldest beyond the buffer. */
@@ -76,8 +87,12 @@ final class KvEventReplay implements AutoCloseable {
             return;
         }
         byte[] identity = request.pop().getData();
-        request.pop(); // the REQ socket's empty delimiter
-        long start = startSeq(request.pop().getData());
+        byte[] delimiter = request.pop().getData(); // the REQ socket's empty frame
+        byte[] seq = request.pop().getData();
+        if (delimiter.length != 0 || seq.length != Long.BYTES) {
+            return;
+        }
+        long start = startSeq(seq);
         long from;
         long to;
         byte[][] batch;
@@ -103,7 +118,7 @@ final class KvEventReplay implements AutoCloseable {
         router.send(payload);
     }
 
-    /** Python's {@code int.from_bytes(b, "big")}: unsigned, any length; a number past every sequence replays nothing. */
+    /** Python's {@code int.from_bytes(b, "big")}: unsigned; a number past every sequence replays nothing. */
     private static long startSeq(byte[] bytes) {
         BigInteger n = new BigInteger(1, bytes);
         return n.bitLength() < Long.SIZE ? n.longValue() : Long.MAX_VALUE;

@@ -9,12 +9,19 @@ import java.util.Set;
 /**
  * Where each engine publishes its KV-cache events, as vLLM's {@code --kv-events-config} ({@code vllm/config/kv_events.py},
  * {@code KVEventsConfig}): {@code endpoint} binds when its host is {@code *}, else connects (the usual set-up, a router's
- * indexer binding and every replica connecting to it); {@code topic} is the first frame of every message (vLLM's
- * default is empty; llm-d's indexer expects {@code kv@POD@MODEL}); {@code replayEndpoint}, when set, is a ROUTER socket
+ * indexer binding and every replica connecting to it); {@code topic} is the first frame of every message, or null
+ * for llm-d's convention {@code kv@<pod ip>:<port>@<model>} (llm-d-inference-sim's default, {@code POD_IP} or the
+ * listening host, each replica its own port, so an indexer that keys pods on the topic tells replicas apart; vLLM's
+ * default is an empty topic, which every replica would share); {@code replayEndpoint}, when set, is a ROUTER socket
  * (always bound) that resends the last {@code bufferSteps} messages from a sequence number a subscriber asks for;
- * {@code hwm} is the PUB socket's high-water mark.
+ * {@code hwm} is the PUB socket's high-water mark; {@code mapEvents} sends events as msgpack maps, as vLLM does since
+ * its PR #42892, instead of arrays (llm-d-inference-sim's {@code --use-vllm-map-event-format}). {@code bindHost}, when
+ * set, is the interface a wildcard endpoint binds instead of every interface: infersim's default when no endpoint is
+ * given, the HTTP host, so that the events (prompt token ids among them) are not offered on interfaces the HTTP server
+ * does not listen on.
  */
-public record KvEventsConfig(String endpoint, String topic, String replayEndpoint, int bufferSteps, int hwm) {
+public record KvEventsConfig(String endpoint, String topic, String replayEndpoint, int bufferSteps, int hwm,
+                             boolean mapEvents, String bindHost) {
     /** vLLM's defaults. */
     public static final String DEFAULT_ENDPOINT = "tcp://*:5557";
     public static final int DEFAULT_BUFFER_STEPS = 10_000;
@@ -33,31 +40,63 @@ public record KvEventsConfig(String endpoint, String topic, String replayEndpoin
         if (hwm < 0) {
             throw new IllegalArgumentException("hwm must be >= 0 (0: no limit), got " + hwm);
         }
-        topic = topic == null ? "" : topic;
+    }
+
+    /** As vLLM binds: a wildcard endpoint on every interface. */
+    public KvEventsConfig(String endpoint, String topic, String replayEndpoint, int bufferSteps, int hwm, boolean mapEvents) {
+        this(endpoint, topic, replayEndpoint, bufferSteps, hwm, mapEvents, null);
+    }
+
+    /** Array events, as vLLM binds. */
+    public KvEventsConfig(String endpoint, String topic, String replayEndpoint, int bufferSteps, int hwm) {
+        this(endpoint, topic, replayEndpoint, bufferSteps, hwm, false, null);
     }
 
     /** Publishing to {@code endpoint} with {@code topic}, no replay, vLLM's buffer and high-water mark. */
     public KvEventsConfig(String endpoint, String topic) {
-        this(endpoint, topic, null, DEFAULT_BUFFER_STEPS, DEFAULT_HWM);
+        this(endpoint, topic, null, DEFAULT_BUFFER_STEPS, DEFAULT_HWM, false, null);
     }
 
     public KvEventsConfig withReplayEndpoint(String replay) {
-        return new KvEventsConfig(endpoint, topic, replay, bufferSteps, hwm);
+        return new KvEventsConfig(endpoint, topic, replay, bufferSteps, hwm, mapEvents, bindHost);
     }
 
     public KvEventsConfig withBufferSteps(int steps) {
-        return new KvEventsConfig(endpoint, topic, replayEndpoint, steps, hwm);
+        return new KvEventsConfig(endpoint, topic, replayEndpoint, steps, hwm, mapEvents, bindHost);
+    }
+
+    /** The same, events sent as msgpack maps ({@code true}) or arrays. */
+    public KvEventsConfig withMapEvents(boolean maps) {
+        return new KvEventsConfig(endpoint, topic, replayEndpoint, bufferSteps, hwm, maps, bindHost);
+    }
+
+    /** The wildcard endpoint bound on {@code host} only (null: every interface). */
+    public KvEventsConfig withBindHost(String host) {
+        return new KvEventsConfig(endpoint, topic, replayEndpoint, bufferSteps, hwm, mapEvents, host);
+    }
+
+    /**
+     * The topic a replica listening on {@code host:port} publishes under: the configured one, or llm-d's
+     * {@code kv@<pod ip>:<port>@<model>} with {@code podIp} ({@code POD_IP}) or else {@code host}.
+     */
+    String topicFor(String podIp, String host, int port, String model) {
+        return topic != null ? topic : "kv@" + (podIp == null || podIp.isBlank() ? host : podIp) + ":" + port + "@" + model;
     }
 
     /**
      * Reads vLLM's {@code --kv-events-config} JSON: {@code enable_kv_cache_events} (default false), {@code publisher}
      * ({@code null} or {@code zmq}; unset means zmq when enabled), {@code endpoint}, {@code replay_endpoint},
      * {@code buffer_steps}, {@code hwm}, {@code max_queue_size} (checked; the engine thread sends directly, so no queue
-     * forms) and {@code topic}. Returns null when no events are published, as vLLM's null publisher.
+     * forms) and {@code topic} (unset: llm-d's per-replica convention, see above). Returns null when no events are published, as vLLM's null publisher.
      *
      * @throws IllegalArgumentException naming the flag and the key at fault
      */
     public static KvEventsConfig fromVllmJson(String json) {
+        return fromVllmJson(json, null);
+    }
+
+    /** As {@link #fromVllmJson(String)}; without an {@code endpoint} key, vLLM's default binds on {@code defaultBindHost}. */
+    public static KvEventsConfig fromVllmJson(String json, String defaultBindHost) {
         JsonNode o;
         try {
             o = Json.MAPPER.readTree(json);
@@ -84,15 +123,18 @@ public record KvEventsConfig(String endpoint, String topic, String replayEndpoin
             throw new IllegalArgumentException("--kv-events-config max_queue_size must be >= 1, got " + maxQueueSize);
         }
         String endpoint = text(o, "endpoint", DEFAULT_ENDPOINT);
-        String topic = text(o, "topic", "");
+        String topic = text(o, "topic", null);
         String replay = text(o, "replay_endpoint", null);
         int bufferSteps = integer(o, "buffer_steps", DEFAULT_BUFFER_STEPS);
         int hwm = integer(o, "hwm", DEFAULT_HWM);
         KvEventsConfig config;
         try {
-            config = new KvEventsConfig(endpoint, topic, replay, bufferSteps, hwm);
+            config = new KvEventsConfig(endpoint, topic, replay, bufferSteps, hwm, false);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--kv-events-config " + e.getMessage());
+        }
+        if (!o.hasNonNull("endpoint")) {
+            config = config.withBindHost(defaultBindHost);
         }
         return enabled && publisher.equals("zmq") ? config : null;
     }
@@ -143,7 +185,13 @@ public record KvEventsConfig(String endpoint, String topic, String replayEndpoin
 
     /** The endpoint with its TCP port raised by {@code by} (ipc and inproc endpoints get a suffix). */
     String endpointPlus(int by) {
-        return plus(endpoint, by);
+        String e = plus(endpoint, by);
+        if (bindHost == null || !e.startsWith("tcp://*:")) {
+            return e;
+        }
+        // JeroMQ takes an IPv6 literal in brackets (and only on a socket with IPv6 on)
+        String host = bindHost.contains(":") && !bindHost.startsWith("[") ? "[" + bindHost + "]" : bindHost;
+        return "tcp://" + host + e.substring("tcp://*".length());
     }
 
     /** The replay endpoint with its TCP port raised by {@code by}; null without replay. */

@@ -2,7 +2,7 @@ package dev.infersim.server;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 
-import dev.infersim.workload.SplitMix64;
+import dev.infersim.common.SplitMix64;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -46,20 +46,33 @@ final class Logprobs {
      * {@code withPrompt} (vLLM scores the prompt when echo asks for logprobs; its first token has none).
      */
     void writeCompletion(JsonGenerator g, Choice c, boolean withPrompt, int from, int to, int initialOffset) throws IOException {
-        CompletionLogprobs lp = new CompletionLogprobs(request.topLogprobs(), initialOffset);
-        if (withPrompt) {
-            ReturnedPrompt p = promptOf(c);
-            lp.addUnscored(p.pieces()[0]);
-            for (int j = 1; j < p.ids().length; j++) {
-                int at = j;
-                lp.add(p.pieces()[j], p.likeliest(j), rank -> vocabulary.pieces[p.alternative(at, rank, vocabulary)]);
+        ReturnedPrompt p = withPrompt ? promptOf(c) : null;
+        int promptTokens = p == null ? 0 : p.ids().length;
+        CompletionLogprobs.write(g, new CompletionLogprobs.Positions() {
+            @Override
+            public int size() {
+                return promptTokens + to - from;
             }
-        }
-        for (int i = from; i < to; i++) {
-            int at = i;
-            lp.add(c.text.piece(i), -1.5 * SplitMix64.uniformAt(c.request.id(), i), rank -> c.text.alternative(at, rank));
-        }
-        lp.write(g);
+
+            @Override
+            public String token(int i) {
+                return i < promptTokens ? p.pieces()[i] : c.text.piece(from + i - promptTokens);
+            }
+
+            @Override
+            public double likeliest(int i) {
+                if (i < promptTokens) {
+                    return i == 0 ? Double.NaN : p.likeliest(i);
+                }
+                return -1.5 * SplitMix64.uniformAt(c.request.id(), from + i - promptTokens);
+            }
+
+            @Override
+            public String alternative(int i, int rank) {
+                return i < promptTokens ? vocabulary.pieces[p.alternative(i, rank, vocabulary)]
+                        : c.text.alternative(from + i - promptTokens, rank);
+            }
+        }, request.topLogprobs(), initialOffset);
     }
 
     /** {@code prompt_logprobs} of {@code prompt}. */

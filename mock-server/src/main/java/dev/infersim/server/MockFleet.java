@@ -51,6 +51,7 @@ public final class MockFleet implements FleetAdmin {
      * (including later ones) once its model has loaded. Completes when all listen, loaded or not.
      */
     public static Future<MockFleet> start(ServerOptions base, int replicas, Duration drainGrace, Consumer<MockServer> onLoaded) {
+        NetworkLogging.install();
         int loops = base.eventLoops() > 0 ? base.eventLoops() : Runtime.getRuntime().availableProcessors();
         Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(loops).setPreferNativeTransport(true));
         MockFleet fleet = new MockFleet(vertx, base, drainGrace, onLoaded);
@@ -60,6 +61,11 @@ public final class MockFleet implements FleetAdmin {
                     + " (ports " + base.port() + "..65535), got " + replicas));
         }
         return fleet.scaleTo(replicas).map(v -> fleet).recover(e -> fleet.close(Duration.ZERO).transform(x -> Future.failedFuture(e)));
+    }
+
+    /** The Vert.x instance the replicas run on (a front door runs there too). */
+    Vertx vertx() {
+        return vertx;
     }
 
     /** The serving replicas (not the draining ones), by index. */
@@ -106,32 +112,82 @@ public final class MockFleet implements FleetAdmin {
         return grow(n);
     }
 
+    /**
+     * Starts replicas up to {@code n}, all or none: they join the fleet together once every one listens, and if one
+     * cannot (its port is taken), those started for this change close again and the change fails with
+     * {@link PortUnavailable} naming the port.
+     */
     private Future<Void> grow(int n) {
-        int index;
-        Future<Void> portFree;
+        int first;
         synchronized (this) {
-            index = replicas.size();
             if (closed) {
                 return Future.failedFuture("the fleet is closing");
             }
-            if (index >= n) {
-                return Future.succeededFuture();
+            first = replicas.size();
+        }
+        List<MockServer> started = new ArrayList<>();
+        Future<Void> chain = Future.succeededFuture();
+        for (int index = first; index < n; index++) {
+            int i = index;
+            chain = chain.compose(v -> startReplica(i)).map(server -> {
+                started.add(server);
+                return null;
+            });
+        }
+        return chain.transform(ar -> {
+            synchronized (this) {
+                if (ar.succeeded() && !closed) {
+                    replicas.addAll(started);
+                    started.forEach(server -> server.loaded().onSuccess(x -> onLoaded.accept(server)));
+                    return Future.<Void>succeededFuture();
+                }
             }
+            Throwable cause = ar.failed() ? ar.cause() : new IllegalStateException("the fleet is closing");
+            return Future.join(started.stream().map(s -> s.close(Duration.ZERO)).toList())
+                    .transform(x -> Future.<Void>failedFuture(cause));
+        });
+    }
+
+    private Future<MockServer> startReplica(int index) {
+        Future<Void> portFree;
+        synchronized (this) {
             portFree = portsFreed.getOrDefault(index, Future.succeededFuture());
         }
         int port = base.port() == 0 ? 0 : base.port() + index;
         return portFree.compose(v -> MockServer.start(vertx, base.forReplica(index, port), new RooflineCostModel(base.deployment()),
                         index == 0 ? this : null))
-                .compose(server -> {
-                    synchronized (this) {
-                        if (closed) {
-                            return server.close(Duration.ZERO).compose(x -> Future.failedFuture("the fleet is closing"));
-                        }
-                        replicas.add(server);
-                    }
-                    server.loaded().onSuccess(x -> onLoaded.accept(server));
-                    return grow(n);
-                });
+                .recover(e -> Future.failedFuture(listenFailure(e) ? new PortUnavailable(port, e) : e));
+    }
+
+    /** Whether a start failed at listening: Vert.x's native transport reports that as an IOException of its own. */
+    private static boolean listenFailure(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof java.io.IOException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A replica's port could not be listened on (another process has it); the fleet is as it was. */
+    public static final class PortUnavailable extends RuntimeException {
+        private final int port;
+
+        PortUnavailable(int port, Throwable cause) {
+            super("port " + port + " is not available (" + String.valueOf(rootMessage(cause)).trim() + ")", cause);
+            this.port = port;
+        }
+
+        public int port() {
+            return port;
+        }
+
+        private static String rootMessage(Throwable t) {
+            while (t.getCause() != null && t.getCause() != t) {
+                t = t.getCause();
+            }
+            return t.getMessage();
+        }
     }
 
     @Override
@@ -148,8 +204,13 @@ public final class MockFleet implements FleetAdmin {
         List<MockServer> all = new ArrayList<>(replicas);
         all.addAll(draining.keySet());
         for (MockServer s : all) {
-            endpoints.addObject().put("replica", s.replica()).put("url", s.baseUrl()).put("port", s.port())
-                    .put("state", s.state().wireName());
+            ObjectNode e = endpoints.addObject().put("replica", s.replica());
+            if (s.port() > 0) {
+                e.put("url", s.baseUrl()).put("port", s.port());
+            } else {
+                e.putNull("url").putNull("port"); // an ephemeral port is known once the replica listens
+            }
+            e.put("state", s.state().wireName());
         }
         return o;
     }

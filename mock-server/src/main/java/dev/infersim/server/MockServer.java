@@ -33,19 +33,23 @@ public final class MockServer {
     private final Vertx vertx;
     private final boolean ownsVertx;
     private final ModelService service;
-    private final List<String> deployments;
-    private final int port;
+    private final FleetAdmin fleet;
+    private final DashboardFeed dashboard;
+    private volatile List<String> deployments = List.of();
+    /** The bound port; 0 until the server listens (a fixed port is known from the start). */
+    private volatile int port;
     private final Promise<Void> loaded = Promise.promise();
     private volatile long loadTimer = -1;
     private volatile boolean closing;
     private Future<Void> closed;
 
-    private MockServer(Vertx vertx, boolean ownsVertx, ModelService service, List<String> deployments, int port) {
+    private MockServer(Vertx vertx, boolean ownsVertx, ModelService service, FleetAdmin fleet, DashboardFeed dashboard) {
         this.vertx = vertx;
         this.ownsVertx = ownsVertx;
         this.service = service;
-        this.deployments = deployments;
-        this.port = port;
+        this.fleet = fleet;
+        this.dashboard = dashboard;
+        this.port = service.options.port();
     }
 
     /** Where a replica stands: loading its model, ready to serve, or draining before it closes. */
@@ -64,6 +68,7 @@ public final class MockServer {
 
     /** As {@link #start(ServerOptions)}, timed by {@code clock} (tests pass a virtual one). */
     static Future<MockServer> start(ServerOptions options, NanoClock clock) {
+        NetworkLogging.install();
         int loops = options.eventLoops() > 0 ? options.eventLoops() : Runtime.getRuntime().availableProcessors();
         Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(loops).setPreferNativeTransport(true));
         return start(vertx, true, options, new RooflineCostModel(options.deployment()), null, clock)
@@ -82,6 +87,7 @@ public final class MockServer {
 
     private static Future<MockServer> start(Vertx vertx, boolean owns, ServerOptions options, CostModel costModel,
                                             FleetAdmin fleet, NanoClock clock) {
+        NetworkLogging.install();
         ModelService service;
         try {
             KvCapacity kv = KvCapacity.of(options.deployment());
@@ -92,29 +98,93 @@ public final class MockServer {
                                 options.fixedTiming(), options.seed() + (long) options.replica() * options.dataParallelSize() + rank)
                         : new EngineCore(options.deployment(), kv, costModel, SchedulingPolicies.byName(options.schedulingPolicy())));
             }
-            PromptTokenizer tokenizer = new PromptTokenizer();
-            service = new ModelService(options, engines, tokenizer, new LoremVocabulary(tokenizer), clock);
+            PromptTokenizer tokenizer = options.tokenizer() != null ? options.tokenizer() : new PromptTokenizer();
+            // lorem output is cl100k_base words whatever the prompt's tokenizer: its ids never reach the engine's cache
+            service = new ModelService(options, engines, tokenizer, new LoremVocabulary(new PromptTokenizer()), clock);
             startEngines(service);
         } catch (RuntimeException e) {
             return Future.failedFuture(e);
         }
-        int instances = options.eventLoops() > 0 ? options.eventLoops() : Runtime.getRuntime().availableProcessors();
-        MockServer[] holder = new MockServer[1];
-        HttpApi.Shutdown shutdown = () -> holder[0] != null && holder[0].closing;
-        List<HttpApi> apis = new java.util.concurrent.CopyOnWriteArrayList<>();
         // a fleet's first replica shows every replica; any other server, itself
         DashboardFeed dashboard = !options.dashboard() ? null
                 : new DashboardFeed(fleet != null ? fleet::metrics : () -> service.metrics, System.nanoTime());
-        // One deployment of n instances: Vert.x shares the listening socket among them (even an ephemeral port 0).
+        MockServer server = new MockServer(vertx, owns, service, fleet, dashboard);
+        if (service.kvConnector == null) {
+            return server.listenOrLoad();
+        }
+        // the KV connector's side channels listen first: a decode side may notify a prefill as soon as it answers
+        return service.kvConnector.start(vertx, service.loops)
+                .recover(e -> {
+                    stopEngines(service);
+                    return service.kvConnector.close().transform(ar -> Future.<Void>failedFuture(e));
+                })
+                .compose(v -> server.listenOrLoad().onFailure(e -> service.kvConnector.close()));
+    }
+
+    /** Listens now, or (as vLLM) only once the cold start is over. */
+    private Future<MockServer> listenOrLoad() {
+        MockServer server = this;
+        ServerOptions options = service.options;
+        long loadWallMs = Math.round(options.startupDelay().totalNanos() / options.timeScale() / 1e6);
+        if (loadWallMs <= 0 || options.listenWhileLoading()) {
+            return server.listen().map(v -> {
+                server.beginLoading(loadWallMs);
+                return server;
+            }).onFailure(e -> stopEngines(service));
+        }
+        // As vLLM: nothing listens while the model loads, so connections are refused until it has.
+        try {
+            server.checkPortFree();
+        } catch (RuntimeException e) {
+            stopEngines(service);
+            return Future.failedFuture(e);
+        }
+        server.loadTimer = vertx.setTimer(loadWallMs, t -> server.listenLoaded());
+        return Future.succeededFuture(server);
+    }
+
+    /**
+     * Deploys one {@link HttpApi} per event loop on the port: Vert.x shares the listening socket among them (even an
+     * ephemeral port 0). Completes once it listens, with the port known.
+     */
+    private Future<Void> listen() {
+        ServerOptions options = service.options;
+        int instances = options.eventLoops() > 0 ? options.eventLoops() : Runtime.getRuntime().availableProcessors();
+        HttpApi.Shutdown shutdown = () -> closing;
+        List<HttpApi> apis = new java.util.concurrent.CopyOnWriteArrayList<>();
         return vertx.deployVerticle(() -> {
             HttpApi api = new HttpApi(service, options.port(), shutdown, fleet, dashboard);
             apis.add(api);
             return api;
         }, new DeploymentOptions().setInstances(instances)).map(id -> {
-            holder[0] = new MockServer(vertx, owns, service, List.of(id), apis.get(0).boundPort());
-            holder[0].beginLoading();
-            return holder[0];
-        }).onFailure(e -> stopEngines(service));
+            deployments = List.of(id);
+            port = apis.get(0).boundPort();
+            service.listening(port);
+            return null;
+        });
+    }
+
+    /** The cold start is over: listen now (unless the server closed meanwhile), then count as loaded. */
+    private void listenLoaded() {
+        synchronized (this) {
+            if (closing) {
+                return;
+            }
+        }
+        listen().onSuccess(v -> markLoaded()).onFailure(loaded::tryFail);
+    }
+
+    /** A fixed port that cannot be bound now fails the start at once, not only once the model has loaded. */
+    private void checkPortFree() {
+        if (service.options.port() == 0) {
+            return;
+        }
+        try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+            probe.setReuseAddress(true);
+            probe.bind(new java.net.InetSocketAddress(service.options.host(), service.options.port()));
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     private static void startEngines(ModelService service) {
@@ -140,10 +210,9 @@ public final class MockServer {
 
     /**
      * The cold start runs on the wall clock: {@link ServerOptions#startupDelay()} model time is delay / time scale of
-     * wall time, after which /health and /v1 serve.
+     * wall time, after which /health and /v1 serve (here the server already listens and answers 503 meanwhile).
      */
-    private void beginLoading() {
-        long wallMs = Math.round(service.options.startupDelay().totalNanos() / service.options.timeScale() / 1e6);
+    private void beginLoading(long wallMs) {
         if (wallMs <= 0) {
             markLoaded();
         } else {
@@ -156,7 +225,10 @@ public final class MockServer {
         loaded.tryComplete();
     }
 
-    /** Completes when the model has loaded and the server answers /health with 200 (at once without a startup delay). */
+    /**
+     * Completes when the model has loaded and the server answers /health with 200 (at once without a startup delay);
+     * fails if the port cannot be bound then.
+     */
     public Future<Void> loaded() {
         return loaded.future();
     }
@@ -175,7 +247,7 @@ public final class MockServer {
         return service.metrics;
     }
 
-    /** The bound TCP port. */
+    /** The bound TCP port; 0 while a server on an ephemeral port loads without listening. */
     public int port() {
         return port;
     }
@@ -239,6 +311,18 @@ public final class MockServer {
         return service.faults.get();
     }
 
+    /** The KV connector's engine ids and side-channel ports, by data-parallel rank; null without one. */
+    public List<String> kvEngineIds() {
+        if (service.kvConnector == null) {
+            return null;
+        }
+        List<String> ids = new java.util.ArrayList<>();
+        for (int rank = 0; rank < service.loops.size(); rank++) {
+            ids.add(service.kvConnector.engineId(rank));
+        }
+        return ids;
+    }
+
     /** The one line {@code infersim serve} prints when ready. */
     public String readyLine() {
         var d = service.options.deployment();
@@ -248,7 +332,18 @@ public final class MockServer {
         return String.format(Locale.ROOT, "infersim serving %s at %s/v1 (replica %d, %s on %s x%d%s, time scale %s%s); KV cache "
                         + "%,d tokens (%,d blocks of %d), max model len %,d", service.options.servedModelName(), baseUrl(),
                 replica(), d.model().name(), d.gpu().name(), d.tensorParallelSize(), dp, service.options.timeScale(), loadedIn,
-                kv.tokens(), kv.numBlocks(), kv.blockSize(), kv.maxModelLen()) + timingNote(service.options.fixedTiming(), d.maxNumSeqs());
+                kv.tokens(), kv.numBlocks(), kv.blockSize(), kv.maxModelLen()) + timingNote(service.options.fixedTiming(), d.maxNumSeqs())
+                + kvTransferNote();
+    }
+
+    private String kvTransferNote() {
+        KvConnector c = service.kvConnector;
+        if (c == null) {
+            return "";
+        }
+        return String.format(Locale.ROOT, "; %s %s, engine_id %s, side channel %s:%d, KV pulls at %s GB/s + %s ms", KvTransferConfig.CONNECTOR,
+                c.config().kvRole(), c.engineId(0), c.config().sideChannelHost(), c.port(0), c.config().link().gbps(),
+                c.config().link().latencyMs());
     }
 
     private static String timingNote(FixedTiming t, int maxNumSeqs) {
@@ -291,6 +386,7 @@ public final class MockServer {
                     return flushed.future();
                 })
                 .compose(v -> Future.join(deployments.stream().map(vertx::undeploy).toList()).mapEmpty())
+                .compose(v -> service.kvConnector == null ? Future.<Void>succeededFuture() : service.kvConnector.close())
                 .compose(v -> ownsVertx ? vertx.close() : Future.<Void>succeededFuture());
         return closed;
     }

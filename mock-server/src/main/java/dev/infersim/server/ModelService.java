@@ -1,9 +1,9 @@
 package dev.infersim.server;
 
+import dev.infersim.common.SplitMix64;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.LoraConfig;
-import dev.infersim.workload.SplitMix64;
 import io.vertx.core.Context;
 
 import java.util.ArrayList;
@@ -20,6 +20,8 @@ final class ModelService {
     /** The data-parallel engines, by rank; each has its own KV cache, scheduler and metrics. */
     final List<EngineLoop> loops;
     final List<ServerMetrics> metrics;
+    /** What /metrics shows under --fake-metrics, in place of {@link #metrics}; null otherwise. */
+    private final List<ServerMetrics> fakeMetrics;
     final PromptTokenizer tokenizer;
     final LoremVocabulary vocabulary;
     final RequestParser parser;
@@ -28,6 +30,8 @@ final class ModelService {
     /** The LoRA adapters served, and the requests on each for vllm:lora_requests_info; both null when LoRA is off. */
     final LoraAdapters loras;
     final LoraRequestStates loraStates;
+    /** The KV connector (prefill/decode disaggregation); null without {@code --kv-transfer-config}. */
+    final KvConnector kvConnector;
     final AtomicInteger activeExchanges = new AtomicInteger();
     /** False during the cold start ({@link ServerOptions#startupDelay()}): /health and /v1 answer 503 meanwhile. */
     volatile boolean loaded;
@@ -45,13 +49,20 @@ final class ModelService {
         this.capacity = engines.get(0).capacity();
         LoraConfig lora = options.deployment().lora();
         this.loras = lora == null ? null : new LoraAdapters(options.loraModules(), options.servedModelName());
-        this.loraStates = lora == null ? null : new LoraRequestStates(lora.maxLoras(), System::currentTimeMillis);
+        this.loraStates = lora == null ? null : new LoraRequestStates(lora.maxLoras(), options.metrics().loraByQueue(),
+                engines.size(), System::currentTimeMillis);
+        this.kvConnector = options.kvTransfer() == null ? null
+                : new KvConnector(options, engines.size(), capacity.kvBytesPerTokenPerGpu());
         List<EngineLoop> loops = new ArrayList<>();
         List<ServerMetrics> metrics = new ArrayList<>();
         for (int rank = 0; rank < engines.size(); rank++) {
             ServerMetrics m = new ServerMetrics(options.servedModelName(), options.deployment(), capacity, options.timeScale(), rank);
             String name = "infersim-engine-" + options.servedModelName() + (engines.size() > 1 ? "-dp" + rank : "");
-            EngineLoop loop = new EngineLoop(engines.get(rank), rank, clock, m, name, options.realtimeEngine(), loraStates);
+            if (kvConnector != null) {
+                engines.get(rank).connectKvTransfer(options.kvTransfer().link(), kvConnector.listener(rank));
+            }
+            EngineLoop loop = new EngineLoop(engines.get(rank), rank, clock, m, name, options.realtimeEngine(), loraStates,
+                    kvConnector);
             if (options.kvEvents() != null) {
                 loop.publishKvEvents(options.kvEvents(), engines.size() > 1 ? rank : null, options.replica() * engines.size());
             }
@@ -65,6 +76,13 @@ final class ModelService {
             }
         }
         this.metrics = List.copyOf(metrics);
+        if (options.metrics().fake() != null) {
+            ServerMetrics fake = new ServerMetrics(options.servedModelName(), options.deployment(), capacity, options.timeScale(), 0);
+            fake.applyFake(options.metrics().fake());
+            this.fakeMetrics = List.of(fake);
+        } else {
+            this.fakeMetrics = null;
+        }
         this.tokenizer = tokenizer;
         this.vocabulary = vocabulary;
         this.parser = new RequestParser(tokenizer, options.servedModelNames(), loras, capacity.maxModelLen(),
@@ -102,11 +120,26 @@ final class ModelService {
         }
     }
 
+    /** Names the KV events of every engine after the port the server listens on ({@link KvEventsConfig#topicFor}). */
+    void listening(int port) {
+        if (options.kvEvents() != null) {
+            String topic = options.kvEvents().topicFor(options.pod().ip(), options.host(), port, options.servedModelName());
+            for (EngineLoop loop : loops) {
+                loop.kvEventsTopic(topic);
+            }
+        }
+    }
+
     /** Every engine reads a newly served adapter into its host cache, as vLLM's add_lora does. */
     void registerLora(int id) {
         for (EngineLoop loop : loops) {
             loop.registerLora(id);
         }
+    }
+
+    /** The engines' metrics, or the fixed ones of --fake-metrics. */
+    List<ServerMetrics> shownMetrics() {
+        return fakeMetrics != null ? fakeMetrics : metrics;
     }
 
     int running() {

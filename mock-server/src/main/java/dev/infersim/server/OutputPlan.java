@@ -1,9 +1,9 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import dev.infersim.common.SplitMix64;
 import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.FinishReason;
-import dev.infersim.workload.SplitMix64;
 
 import java.io.IOException;
 

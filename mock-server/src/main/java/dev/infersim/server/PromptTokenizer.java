@@ -1,19 +1,33 @@
 package dev.infersim.server;
 
+import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.knuddels.jtokkit.Encodings;
 import com.knuddels.jtokkit.api.Encoding;
 import com.knuddels.jtokkit.api.EncodingType;
 import com.knuddels.jtokkit.api.IntArrayList;
 
+import dev.infersim.common.ConfigException;
+
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
- * Token counting with OpenAI's cl100k_base BPE (JTokkit), close to Llama 3's 128k vocabulary in tokens per word.
- * Chat prompts use the ChatML template, whose role tags are single special tokens
+ * The mock model's tokenizer. By default OpenAI's cl100k_base BPE (JTokkit), close to Llama 3's 128k vocabulary in
+ * tokens per word; chat prompts use the ChatML template, whose role tags are single special tokens
  * ({@code <|im_start|>} 100264, {@code <|im_end|>} 100265): {@code <|im_start|>role\ncontent<|im_end|>\n} per message,
- * then {@code <|im_start|>assistant\n} to prime the reply. Thread-safe.
+ * then {@code <|im_start|>assistant\n} to prime the reply.
+ *
+ * <p>{@link #huggingFace} reads the model's own {@code tokenizer.json} instead (through DJL's binding of the
+ * HuggingFace tokenizers library): prompts then get exactly the token ids vLLM's engine sees, the special tokens the
+ * tokenizer's post-processor adds included (Llama 3's {@code <|begin_of_text|>}), as vLLM's completions add them; a
+ * chat conversation is the same ChatML text, encoded the same way. That is what a prefix-aware router tokenizing prompts
+ * with the model's tokenizer hashes, so its hashes find the blocks the mock's KV events announce. Thread-safe.
  */
 public final class PromptTokenizer {
     static final int IM_START = 100264;
@@ -30,18 +44,93 @@ public final class PromptTokenizer {
     private static final Encoding CL100K = Encodings.newDefaultEncodingRegistry().getEncoding(EncodingType.CL100K_BASE);
 
     private final Encoding encoding = CL100K;
+    /** The model's tokenizer, or null for cl100k_base. */
+    private final HuggingFaceTokenizer model;
+    private final int modelVocabularySize;
+    private final String name;
+
+    /** cl100k_base with the ChatML template. */
+    public PromptTokenizer() {
+        this(null, VOCABULARY_SIZE, "cl100k_base");
+    }
+
+    private PromptTokenizer(HuggingFaceTokenizer model, int vocabularySize, String name) {
+        this.model = model;
+        this.modelVocabularySize = vocabularySize;
+        this.name = name;
+    }
+
+    /**
+     * The model's HuggingFace {@code tokenizer.json}, read offline; a missing or unreadable file is a one-line error
+     * naming {@code --tokenizer}.
+     */
+    public static PromptTokenizer huggingFace(Path file) {
+        ConfigException.check(Files.isRegularFile(file), "--tokenizer: %s is not a file (give a HuggingFace tokenizer.json)",
+                file);
+        try {
+            int vocabulary = vocabularySize(Json.MAPPER.readTree(file.toFile()));
+            // no truncation, no padding: a prompt keeps every token; special tokens as the post-processor adds them
+            HuggingFaceTokenizer t = HuggingFaceTokenizer.newInstance(file, Map.of("addSpecialTokens", "true",
+                    "truncation", "false", "padding", "false"));
+            return new PromptTokenizer(t, vocabulary, file.getFileName().toString());
+        } catch (IOException | RuntimeException e) {
+            throw new ConfigException("--tokenizer: cannot read " + file + " as a HuggingFace tokenizer.json: " + e.getMessage(), e);
+        }
+    }
+
+    /** One past the largest id of the model's vocabulary and its added tokens. */
+    private static int vocabularySize(JsonNode tokenizer) {
+        int max = -1;
+        for (JsonNode id : tokenizer.path("model").path("vocab")) {
+            max = Math.max(max, id.asInt());
+        }
+        for (JsonNode added : tokenizer.path("added_tokens")) {
+            max = Math.max(max, added.path("id").asInt());
+        }
+        ConfigException.check(max >= 0, "--tokenizer: no model.vocab in the file");
+        return max + 1;
+    }
+
+    /** {@code cl100k_base}, or the tokenizer file's name. */
+    public String name() {
+        return name;
+    }
+
+    /** Ids run from 0 to this less one. */
+    public int vocabularySize() {
+        return modelVocabularySize;
+    }
 
     /** A chat message's role and its text content. */
     public record Message(String role, String content) {
     }
 
-    /** Token ids of plain text (special-token text is treated as ordinary text). */
+    /** Token ids of plain text, without special tokens (special-token text is treated as ordinary text by cl100k). */
     public int[] encode(String text) {
-        return encoding.encodeOrdinary(text).toArray();
+        return model == null ? encoding.encodeOrdinary(text).toArray() : ids(model.encode(text, false, false).getIds());
+    }
+
+    /**
+     * Token ids of a completion prompt as vLLM's engine gets them: the model tokenizer's special tokens added
+     * ({@code add_special_tokens=True}); with cl100k_base, which adds none, the same as {@link #encode}.
+     */
+    public int[] encodePrompt(String text) {
+        return model == null ? encode(text) : ids(model.encode(text, true, false).getIds());
+    }
+
+    private static int[] ids(long[] ids) {
+        int[] out = new int[ids.length];
+        for (int i = 0; i < ids.length; i++) {
+            out[i] = (int) ids[i];
+        }
+        return out;
     }
 
     /** Whether {@code id} is a token of the vocabulary (what a prompt of token ids may contain). */
     public boolean isKnown(int id) {
+        if (model != null) {
+            return id >= 0 && id < modelVocabularySize;
+        }
         return (id >= 0 && id < ORDINARY_TOKENS) || SPECIAL_IDS.contains(id);
     }
 
@@ -63,6 +152,9 @@ public final class PromptTokenizer {
      * apply_chat_template does.
      */
     public int[] applyChatTemplate(List<Message> messages, Ending ending) {
+        if (model != null) {
+            return encodePrompt(chatText(messages, ending));
+        }
         IntArrayList ids = new IntArrayList(64);
         for (int i = 0; i < messages.size(); i++) {
             Message m = messages.get(i);
@@ -80,8 +172,37 @@ public final class PromptTokenizer {
         return ids.toArray();
     }
 
+    /** The ChatML text of a conversation, ending as {@code ending} says. */
+    private static String chatText(List<Message> messages, Ending ending) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < messages.size(); i++) {
+            Message m = messages.get(i);
+            b.append(IM_START_TEXT).append(m.role()).append('\n').append(m.content());
+            if (ending != Ending.CONTINUE_FINAL || i < messages.size() - 1) {
+                b.append(IM_END_TEXT).append('\n');
+            }
+        }
+        if (ending == Ending.GENERATION_PROMPT) {
+            b.append(IM_START_TEXT).append("assistant\n");
+        }
+        return b.toString();
+    }
+
     /** Text of token ids, the chat template's tags written out; throws IllegalArgumentException on an unknown id. */
     public String decode(int[] ids) {
+        if (model != null) {
+            for (int id : ids) {
+                if (!isKnown(id)) {
+                    throw new IllegalArgumentException("token ids must be within the vocabulary of " + name + " (0.."
+                            + (modelVocabularySize - 1) + ")");
+                }
+            }
+            long[] longs = new long[ids.length];
+            for (int i = 0; i < ids.length; i++) {
+                longs[i] = ids[i];
+            }
+            return model.decode(longs, false);
+        }
         StringBuilder text = new StringBuilder();
         IntArrayList run = new IntArrayList(ids.length);
         for (int id : ids) {
@@ -98,6 +219,9 @@ public final class PromptTokenizer {
 
     /** The UTF-8 bytes one token stands for: for a byte-level token, possibly part of a character. */
     public byte[] bytes(int id) {
+        if (model != null) {
+            return decode(new int[] {id}).getBytes(StandardCharsets.UTF_8);
+        }
         if (id == IM_START || id == IM_END) {
             return (id == IM_START ? IM_START_TEXT : IM_END_TEXT).getBytes(StandardCharsets.UTF_8);
         }

@@ -2,6 +2,7 @@ package dev.infersim.server;
 
 import dev.infersim.engine.LoraAdapter;
 
+import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -15,11 +16,14 @@ import java.nio.charset.CoderResult;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.regex.Pattern;
 
 /**
  * Validates OpenAI request bodies field by field, as vLLM's pydantic models do: a wrong type or range is a 400 whose
  * message and {@code param} name the field; an unknown model is a 404; a prompt that cannot fit max-model-len is a 400
- * with vLLM's context-length message. Unknown fields are ignored.
+ * with vLLM's context-length message. Fields vLLM declares but infersim does not use are type-checked
+ * ({@link DeclaredFields}); unknown fields are ignored.
  */
 final class RequestParser {
     /** vLLM's completions max_tokens when the request gives none (chat instead takes what the context leaves). */
@@ -63,14 +67,35 @@ final class RequestParser {
         try {
             node = STRICT.readTree(body);
         } catch (JsonProcessingException e) {
-            throw ApiException.badRequest(null, "Invalid JSON body: " + e.getOriginalMessage());
+            throw ApiException.badRequest(null, "Invalid JSON body: " + jsonError(e));
         } catch (java.io.IOException e) {
-            throw ApiException.badRequest(null, "Unreadable body: " + e.getMessage());
+            throw ApiException.badRequest(null, "Invalid JSON body: unreadable");
         }
         if (node == null || !node.isObject()) {
             throw ApiException.badRequest(null, "The request body must be a JSON object");
         }
         return (ObjectNode) node;
+    }
+
+    private static final Pattern START_MARKER = Pattern.compile("\\s*\\(start marker at \\[Source: .*?; line: (\\d+), column: (\\d+)\\]\\)");
+    private static final Pattern CONSTRAINT = Pattern.compile(",? from `[^`]*`");
+    private static final Pattern TOKEN = Pattern.compile("\\b(START_OBJECT|END_OBJECT|START_ARRAY|END_ARRAY|FIELD_NAME|VALUE_[A-Z_]+|NOT_AVAILABLE)\\b");
+
+    /**
+     * What is wrong with a body that is not JSON, and where, in the terms of JSON rather than of the parser: Jackson's
+     * token names, its location dumps and the names of its limit settings are taken out (a client needs none of them,
+     * and they tell a prober which parser and version it is talking to).
+     */
+    static String jsonError(JsonProcessingException e) {
+        String what = e.getOriginalMessage() == null ? "malformed JSON" : e.getOriginalMessage();
+        what = START_MARKER.matcher(what).replaceAll(" (opened at line $1, column $2)");
+        what = CONSTRAINT.matcher(what).replaceAll("");
+        what = TOKEN.matcher(what).replaceAll(m -> m.group(1).toLowerCase(Locale.ROOT).replace("value_", "").replace('_', ' '));
+        if (what.contains("`") || what.contains("Source") || what.contains("com.fasterxml") || what.contains("\n")) {
+            what = "malformed JSON";
+        }
+        JsonLocation at = e.getLocation();
+        return at == null || at.getLineNr() < 1 ? what : what + " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")";
     }
 
     /** Offset of the first byte that does not belong to well-formed UTF-8 (RFC 3629), or -1 when all do. */
@@ -183,6 +208,7 @@ final class RequestParser {
         SamplingChecks.greedy(temperature, n);
         SamplingChecks.allowedTokenIds(body);
         ResponseFormats.check(body, chat);
+        DeclaredFields.check(body, chat);
         OutputSpec output = chat ? OutputSpec.ofChat(body, features) : OutputSpec.PLAIN;
         optString(body, "user");
         boolean logprobs;
@@ -229,10 +255,17 @@ final class RequestParser {
         // vLLM's completions endpoint answers a beam search in one body even when asked to stream (its checks above
         // still saw stream=true); chat streams it like any other request. The mock samples no beams either way.
         boolean beamSearch = optBool(body, "use_beam_search", false);
+        // vLLM's kv_transfer_params is any dict, handed to the KV connector (if any) to read
+        JsonNode kvTransferParams = body.get(KvTransferParams.FIELD);
+        if (kvTransferParams != null && !kvTransferParams.isNull() && !kvTransferParams.isObject()) {
+            throw ApiException.badRequest(KvTransferParams.FIELD, KvTransferParams.FIELD + ": expected an object, got "
+                    + describe(kvTransferParams));
+        }
         boolean streamed = stream && !(beamSearch && !chat);
         return new CompletionRequest(chat, prompts, echo, echoPrompt, echoMessage, returned, promptLogprobs, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
                 n, seed, logprobs, top, streamed, includeUsage, continuousUsage,
-                priority == null ? 0 : priority, tokenTimes, lora, output);
+                priority == null ? 0 : priority, tokenTimes, lora, output,
+                kvTransferParams == null || kvTransferParams.isNull() ? null : kvTransferParams);
     }
 
     /**
@@ -333,7 +366,7 @@ final class RequestParser {
         }
         List<int[]> out = new ArrayList<>();
         if (p.isTextual()) {
-            out.add(tokenizer.encode(p.asText()));
+            out.add(tokenizer.encodePrompt(p.asText()));
             texts.add(p.asText());
         } else if (p.isArray() && !p.isEmpty() && p.get(0).isIntegralNumber()) {
             out.add(tokenIds(p));
@@ -345,7 +378,7 @@ final class RequestParser {
                     throw ApiException.badRequest("prompt", "prompt: a list must hold only strings or only token id lists");
                 }
                 if (e.isTextual()) {
-                    out.add(tokenizer.encode(e.asText()));
+                    out.add(tokenizer.encodePrompt(e.asText()));
                     texts.add(e.asText());
                 } else if (e.isArray()) {
                     out.add(tokenIds(e));
@@ -376,27 +409,35 @@ final class RequestParser {
         return ids;
     }
 
-    private static List<String> stops(ObjectNode body) {
+    /** The stop strings (empty ones dropped, as vLLM drops them), as one automaton; null when there are none. */
+    private static StopStrings stops(ObjectNode body) {
         JsonNode s = body.get("stop");
         if (s == null || s.isNull()) {
-            return List.of();
+            return null;
         }
+        List<String> out = new ArrayList<>();
         if (s.isTextual()) {
-            return s.asText().isEmpty() ? List.of() : List.of(s.asText());
-        }
-        if (s.isArray()) {
-            List<String> out = new ArrayList<>();
+            out.add(s.asText());
+        } else if (s.isArray()) {
             for (JsonNode e : s) {
                 if (!e.isTextual()) {
                     throw ApiException.badRequest("stop", "stop: expected a string or a list of strings, got an item " + describe(e));
                 }
-                if (!e.asText().isEmpty()) {
-                    out.add(e.asText());
-                }
+                out.add(e.asText());
             }
-            return out;
+        } else {
+            throw ApiException.badRequest("stop", "stop: expected a string or a list of strings, got " + describe(s));
         }
-        throw ApiException.badRequest("stop", "stop: expected a string or a list of strings, got " + describe(s));
+        out.removeIf(String::isEmpty);
+        long chars = 0;
+        for (String stop : out) {
+            chars += stop.length();
+        }
+        if (chars > StopStrings.MAX_CHARS) {
+            throw ApiException.badRequest("stop", "stop: at most " + StopStrings.MAX_CHARS + " characters of stop strings in all, got "
+                    + chars);
+        }
+        return StopStrings.of(out);
     }
 
     static Integer optInt(ObjectNode body, String field, int min, int max) {

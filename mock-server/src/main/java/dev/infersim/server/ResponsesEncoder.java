@@ -126,7 +126,7 @@ final class ResponsesEncoder {
         /** vLLM's parser path: a reasoning item, a message when there is content, the tool call; else one message. */
         private void outputItems(JsonGenerator g, int n) throws IOException {
             OutputPlan plan = c.plan;
-            int keep = c.stopTextLength;
+            int keep = c.stopTextLength();
             if (plan == null) {
                 message(g, "msg_" + id, c.finalText());
                 return;

@@ -1,6 +1,6 @@
 package dev.infersim.server;
 
-import dev.infersim.workload.SplitMix64;
+import dev.infersim.common.SplitMix64;
 
 import java.util.Arrays;
 

@@ -9,7 +9,7 @@ import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
 
 import java.util.List;
-import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
@@ -54,6 +54,9 @@ final class ServerMetrics {
     final BucketHistogram promptTokens;
     final BucketHistogram generationTokens;
     final BucketHistogram paramsMaxTokens;
+    final BucketHistogram requestTpot = new BucketHistogram(ITL_BUCKETS);
+    final BucketHistogram prefillKvComputed;
+    final BucketHistogram maxNumGenerationTokens;
     final BucketHistogram stepLag = new BucketHistogram(LAG_BUCKETS);
     final BucketHistogram stepDuration = new BucketHistogram(STEP_BUCKETS);
     /** Longest step lag the nanosecond histogram tells apart; longer ones count as this. */
@@ -69,6 +72,11 @@ final class ServerMetrics {
     private final AtomicLong successLength = new AtomicLong();
     private final AtomicLong successAbort = new AtomicLong();
     private final AtomicLong promptTokensTotal = new AtomicLong();
+    private final AtomicLong cachedPromptTokensTotal = new AtomicLong();
+    /** Prompt tokens whose KV a KV connector pulled from a prefill engine (vLLM's external_kv_transfer source). */
+    private final AtomicLong externalPromptTokensTotal = new AtomicLong();
+    /** When the series were created, Unix seconds: prometheus_client's {@code _created} samples. */
+    private final double createdSeconds = System.currentTimeMillis() / 1000.0;
 
     // engine snapshot, published after each step
     private volatile int running;
@@ -79,17 +87,85 @@ final class ServerMetrics {
     private volatile long prefixQueries;
     private volatile long prefixHits;
     private volatile long steps;
+    private volatile long externalQueries;
+    private volatile long externalHits;
+    /** Requests waiting for a prefill's KV to arrive: vLLM's 'deferred' waiting reason (KV transfer). */
+    private volatile int deferred;
 
     ServerMetrics(String servedModelName, Deployment d, KvCapacity kv, double timeScale, int engineIndex) {
         this.labels = "engine=\"" + engineIndex + "\",model_name=\"" + escapeLabel(servedModelName) + "\"";
-        this.cacheConfigLabels = String.format(Locale.ROOT, "block_size=\"%d\",cache_dtype=\"%s\",enable_prefix_caching=\"%s\","
-                        + "gpu_memory_utilization=\"%s\",num_gpu_blocks=\"%d\",engine=\"%d\"", kv.blockSize(),
-                d.kvCacheDtype().toString().toLowerCase(Locale.ROOT), d.enablePrefixCaching() ? "True" : "False",
-                d.gpuMemoryUtilization(), kv.numBlocks(), engineIndex);
+        this.cacheConfigLabels = cacheConfigLabels(d, kv, engineIndex);
         this.timeScale = timeScale;
         promptTokens = BucketHistogram.oneTwoFive(kv.maxModelLen());
         generationTokens = BucketHistogram.oneTwoFive(kv.maxModelLen());
         paramsMaxTokens = BucketHistogram.oneTwoFive(kv.maxModelLen());
+        prefillKvComputed = BucketHistogram.oneTwoFive(kv.maxModelLen());
+        maxNumGenerationTokens = BucketHistogram.oneTwoFive(kv.maxModelLen());
+    }
+
+    /**
+     * {@code vllm:cache_config_info}'s labels: every field of vLLM's {@code CacheConfig} as {@code str(value)}
+     * ({@code vllm-project/vllm@9aaf83ef5}, {@code vllm/config/cache.py} {@code metrics_info}: the instance's
+     * {@code __dict__}, in declaration order), then {@code engine}. Those infersim does not model have vLLM's defaults;
+     * {@code cache_dtype} is {@code auto} where the KV cache follows the weights.
+     */
+    private static String cacheConfigLabels(Deployment d, KvCapacity kv, int engineIndex) {
+        String[][] fields = {
+                {"block_size", Integer.toString(kv.blockSize())},
+                {"user_specified_block_size", kv.blockSize() == 16 ? "False" : "True"},
+                {"user_specified_mamba_block_size", "False"},
+                {"hash_block_size", "None"},
+                {"gpu_memory_utilization", Double.toString(d.gpuMemoryUtilization())},
+                {"cache_dtype", d.kvCacheDtype() == d.dtype() ? "auto" : d.kvCacheDtype().toString()},
+                {"is_attention_free", "False"},
+                {"num_gpu_blocks_override", "None"},
+                {"sliding_window", "None"},
+                {"enable_prefix_caching", d.enablePrefixCaching() ? "True" : "False"},
+                {"prefix_caching_hash_algo", d.prefixCachingHashAlgo().vllmName()},
+                {"calculate_kv_scales", "False"},
+                {"kv_cache_dtype_skip_layers", "[]"},
+                {"mamba_page_size_padded", "None"},
+                {"mamba_block_size", "None"},
+                {"mamba_cache_dtype", "auto"},
+                {"mamba_ssm_cache_dtype", "auto"},
+                {"mamba_cache_mode", "none"},
+                {"num_gpu_blocks", Integer.toString(kv.numBlocks())},
+                {"num_cpu_blocks", "None"},
+                {"kv_sharing_fast_prefill", "False"},
+                {"kv_cache_memory_bytes", "None"},
+                {"kv_offloading_size", "None"},
+                {"kv_offloading_backend", "native"},
+                {"_block_size_resolved", "True"},
+                {"engine", Integer.toString(engineIndex)}};
+        StringBuilder b = new StringBuilder();
+        for (String[] f : fields) {
+            b.append(b.length() == 0 ? "" : ",").append(f[0]).append("=\"").append(f[1]).append('"');
+        }
+        return b.toString();
+    }
+
+    /** Replaces what this (unused) instance reports by {@code fake}'s values; the rest stays at 0. */
+    void applyFake(FakeMetrics fake) {
+        running = fake.running() == null ? 0 : fake.running().intValue();
+        waiting = fake.waiting() == null ? 0 : fake.waiting().intValue();
+        kvUsage = fake.kvCacheUsage() == null ? 0 : fake.kvCacheUsage();
+        Map<String, BucketHistogram> buckets = Map.of("ttft-buckets-values", ttft, "tpot-buckets-values", requestTpot,
+                "e2erl-buckets-values", e2e, "queue-time-buckets-values", queue, "inf-time-buckets-values", inference,
+                "prefill-time-buckets-values", prefill, "decode-time-buckets-values", decode);
+        fake.bucketCounts().forEach((key, counts) -> buckets.get(key).setCounts(counts));
+        Map<String, BucketHistogram> sampled = Map.of("request-prompt-tokens", promptTokens, "request-generation-tokens",
+                generationTokens, "request-params-max-tokens", paramsMaxTokens, "request-max-generation-tokens",
+                maxNumGenerationTokens);
+        fake.samples().forEach((key, values) -> {
+            for (long v : values) {
+                sampled.get(key).record(v);
+            }
+        });
+        successStop.set(fake.successes().getOrDefault("stop", 0L));
+        successLength.set(fake.successes().getOrDefault("length", 0L));
+        successAbort.set(fake.successes().getOrDefault("abort", 0L));
+        promptTokensTotal.set(fake.promptTokens() == null ? 0 : fake.promptTokens());
+        generationTokensTotal = fake.generationTokens() == null ? 0 : fake.generationTokens();
     }
 
     /** Engine thread: one step of {@code durationNanos} (model time) finished {@code lagNanos} (wall) after its plan. */
@@ -104,6 +180,8 @@ final class ServerMetrics {
     void recordFirstToken(EngineRequest r, long nowNanos) {
         ttft.record((nowNanos - r.arrivalNanos()) / 1e9);
         promptTokensTotal.lazySet(promptTokensTotal.get() + r.promptTokens());
+        cachedPromptTokensTotal.lazySet(cachedPromptTokensTotal.get() + Math.max(0, r.cachedPromptTokens()));
+        externalPromptTokensTotal.lazySet(externalPromptTokensTotal.get() + r.kvTransferTokens());
     }
 
     /** Engine thread: a later token, {@code gapNanos} after the previous one. */
@@ -119,6 +197,7 @@ final class ServerMetrics {
         counter.lazySet(counter.get() + 1);
         if (choiceIndex == 0) {
             paramsN.record(n);
+            maxNumGenerationTokens.record(r.maxTokens());
         }
         if (r.finishReason() == FinishReason.ABORT || r.firstTokenNanos() < 0) {
             return;
@@ -129,7 +208,9 @@ final class ServerMetrics {
         prefill.record((r.firstTokenNanos() - r.firstScheduledNanos()) / 1e9);
         decode.record((r.finishedNanos() - r.firstTokenNanos()) / 1e9);
         promptTokens.record(r.promptTokens());
+        prefillKvComputed.record(r.promptTokens() - Math.max(0, r.cachedPromptTokens()));
         generationTokens.record(r.outputTokens());
+        requestTpot.record(r.outputTokens() > 1 ? (r.finishedNanos() - r.firstTokenNanos()) / 1e9 / (r.outputTokens() - 1) : 0);
         paramsMaxTokens.record(r.maxTokens());
     }
 
@@ -143,6 +224,9 @@ final class ServerMetrics {
         prefixQueries = engine.kvCache().queriedTokens();
         prefixHits = engine.kvCache().hitTokens();
         steps = engine.steps();
+        externalQueries = engine.kvExternalQueries();
+        externalHits = engine.kvTransferredTokens();
+        deferred = engine.kvLoadingCount();
     }
 
     int running() {
@@ -166,33 +250,89 @@ final class ServerMetrics {
         return timeScale;
     }
 
-    /** The Prometheus text exposition (format 0.0.4) of one server's engines. */
-    static String render(List<ServerMetrics> engines) {
-        StringBuilder b = new StringBuilder(16_384 * engines.size());
+    /**
+     * The Prometheus text exposition (format 0.0.4) of one server's engines: every {@code vllm:} family
+     * {@code PrometheusStatLogger} registers at {@code vllm-project/vllm@9aaf83ef5} ({@code vllm/v1/metrics/loggers.py},
+     * with {@code PerfMetricsProm} of {@code vllm/v1/metrics/perf.py}) for one engine without speculative decoding, a KV
+     * connector or KV-cache residency sampling, in its order, then infersim's own. Counters and histograms carry the
+     * {@code _created} gauges prometheus_client adds. Families infersim has nothing to count for (external and
+     * multi-modal caches, the FLOP and byte estimates) stay at 0, as on such a vLLM. {@code legacy} adds what vLLM 0.10
+     * and older served and older endpoint pickers scrape: {@code vllm:gpu_cache_usage_perc} and
+     * {@code vllm:time_per_output_token_seconds}.
+     */
+    static String render(List<ServerMetrics> engines, boolean legacy) {
+        StringBuilder b = new StringBuilder(24_576 * engines.size());
         gauge(b, engines, "vllm:num_requests_running", "Number of requests in model execution batches.", m -> m.running);
         gauge(b, engines, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", m -> m.waiting);
+        header(b, "vllm:num_requests_waiting_by_reason", "Number of waiting requests by reason. Reason labels: 'capacity' = "
+                + "waiting for scheduling capacity; 'deferred' = deferred by transient constraints (LoRA budget, KV transfer, "
+                + "blocked status). Sum of all reasons equals vllm:num_requests_waiting.", "gauge");
+        for (ServerMetrics m : engines) {
+            int deferred = m.deferred;
+            m.labelled(b, "vllm:num_requests_waiting_by_reason", "reason", "capacity", m.waiting - deferred);
+            m.labelled(b, "vllm:num_requests_waiting_by_reason", "reason", "deferred", deferred);
+        }
+        header(b, "vllm:engine_sleep_state", "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine "
+                + "is awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.", "gauge");
+        for (ServerMetrics m : engines) {
+            m.labelled(b, "vllm:engine_sleep_state", "sleep_state", "awake", 1);
+            m.labelled(b, "vllm:engine_sleep_state", "sleep_state", "weights_offloaded", 0);
+            m.labelled(b, "vllm:engine_sleep_state", "sleep_state", "discard_all", 0);
+        }
         gauge(b, engines, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", m -> m.kvUsage);
-        b.append("# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n");
-        for (ServerMetrics m : engines) {
-            b.append("vllm:cache_config_info{").append(m.cacheConfigLabels).append("} 1.0\n");
+        if (legacy) {
+            gauge(b, engines, "vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage.", m -> m.kvUsage);
         }
-        counter(b, engines, "vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", m -> m.preemptions);
-        counter(b, engines, "vllm:prompt_tokens_total", "Number of prefill tokens processed.", m -> m.promptTokensTotal.get());
-        counter(b, engines, "vllm:generation_tokens_total", "Number of generation tokens processed.", m -> m.generationTokensTotal);
-        counter(b, engines, "vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.",
+        counter(b, engines, "vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.",
                 m -> m.prefixQueries);
-        counter(b, engines, "vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", m -> m.prefixHits);
-        b.append("# HELP vllm:request_success_total Count of successfully processed requests.\n")
-                .append("# TYPE vllm:request_success_total counter\n");
+        counter(b, engines, "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", m -> m.prefixHits);
+        counter(b, engines, "vllm:external_prefix_cache_queries", "External prefix cache queries from KV connector "
+                + "cross-instance cache sharing, in terms of number of queried tokens.", m -> m.externalQueries);
+        counter(b, engines, "vllm:external_prefix_cache_hits", "External prefix cache hits from KV connector cross-instance "
+                + "cache sharing, in terms of number of cached tokens.", m -> m.externalHits);
+        counter(b, engines, "vllm:mm_cache_queries", "Multi-modal cache queries, in terms of number of queried items.", m -> 0);
+        counter(b, engines, "vllm:mm_cache_hits", "Multi-modal cache hits, in terms of number of cached items.", m -> 0);
+        counter(b, engines, "vllm:num_preemptions", "Cumulative number of preemption from the engine.", m -> m.preemptions);
+        counter(b, engines, "vllm:prompt_tokens", "Number of prefill tokens processed.", m -> m.promptTokensTotal.get());
+        header(b, "vllm:prompt_tokens_by_source_total", "Number of prompt tokens by source.", "counter");
         for (ServerMetrics m : engines) {
-            m.success(b, "stop", m.successStop.get());
-            m.success(b, "length", m.successLength.get());
-            m.success(b, "abort", m.successAbort.get());
+            long cached = m.cachedPromptTokensTotal.get();
+            long external = m.externalPromptTokensTotal.get();
+            m.labelled(b, "vllm:prompt_tokens_by_source_total", "source", "local_compute",
+                    m.promptTokensTotal.get() - cached - external);
+            m.labelled(b, "vllm:prompt_tokens_by_source_total", "source", "local_cache_hit", cached);
+            m.labelled(b, "vllm:prompt_tokens_by_source_total", "source", "external_kv_transfer", external);
         }
+        created(b, engines, "vllm:prompt_tokens_by_source", "Number of prompt tokens by source.", "source",
+                "local_compute", "local_cache_hit", "external_kv_transfer");
+        counter(b, engines, "vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external).",
+                m -> m.cachedPromptTokensTotal.get() + m.externalPromptTokensTotal.get());
+        counter(b, engines, "vllm:generation_tokens", "Number of generation tokens processed.", m -> m.generationTokensTotal);
+        header(b, "vllm:request_success_total", "Count of successfully processed requests.", "counter");
+        for (ServerMetrics m : engines) {
+            m.labelled(b, "vllm:request_success_total", "finished_reason", "stop", m.successStop.get());
+            m.labelled(b, "vllm:request_success_total", "finished_reason", "length", m.successLength.get());
+            m.labelled(b, "vllm:request_success_total", "finished_reason", "abort", m.successAbort.get());
+            m.labelled(b, "vllm:request_success_total", "finished_reason", "error", 0);
+            m.labelled(b, "vllm:request_success_total", "finished_reason", "repetition", 0);
+        }
+        created(b, engines, "vllm:request_success", "Count of successfully processed requests.", "finished_reason", "stop",
+                "length", "abort", "error", "repetition");
+        histogram(b, engines, "vllm:request_prompt_tokens", "Number of prefill tokens processed.", m -> m.promptTokens);
+        histogram(b, engines, "vllm:request_generation_tokens", "Number of generation tokens processed.", m -> m.generationTokens);
         histogram(b, engines, "vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", m -> m.iterationTokens);
+        histogram(b, engines, "vllm:request_max_num_generation_tokens",
+                "Histogram of maximum number of requested generation tokens.", m -> m.maxNumGenerationTokens);
+        histogram(b, engines, "vllm:request_params_n", "Histogram of the n request parameter.", m -> m.paramsN);
+        histogram(b, engines, "vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.", m -> m.paramsMaxTokens);
         histogram(b, engines, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", m -> m.ttft);
-        histogram(b, engines, "vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.", m -> m.tpot);
         histogram(b, engines, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", m -> m.itl);
+        histogram(b, engines, "vllm:request_time_per_output_token_seconds",
+                "Histogram of time_per_output_token_seconds per request.", m -> m.requestTpot);
+        if (legacy) {
+            histogram(b, engines, "vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.",
+                    m -> m.tpot);
+        }
         histogram(b, engines, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", m -> m.e2e);
         histogram(b, engines, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", m -> m.queue);
         histogram(b, engines, "vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.",
@@ -200,15 +340,50 @@ final class ServerMetrics {
         histogram(b, engines, "vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
                 m -> m.prefill);
         histogram(b, engines, "vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", m -> m.decode);
-        histogram(b, engines, "vllm:request_prompt_tokens", "Number of prefill tokens processed.", m -> m.promptTokens);
-        histogram(b, engines, "vllm:request_generation_tokens", "Number of generation tokens processed.", m -> m.generationTokens);
-        histogram(b, engines, "vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.", m -> m.paramsMaxTokens);
-        histogram(b, engines, "vllm:request_params_n", "Histogram of the n request parameter.", m -> m.paramsN);
+        histogram(b, engines, "vllm:request_prefill_kv_computed_tokens",
+                "Histogram of new KV tokens computed during prefill (excluding cached tokens).", m -> m.prefillKvComputed);
+        b.append("# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n");
+        for (ServerMetrics m : engines) {
+            b.append("vllm:cache_config_info{").append(m.cacheConfigLabels).append("} 1.0\n");
+        }
+        counter(b, engines, "vllm:estimated_flops_per_gpu", "Estimated number of floating point operations per GPU (for Model "
+                + "Flops Utilization calculations).", m -> 0);
+        counter(b, engines, "vllm:estimated_read_bytes_per_gpu", "Estimated number of bytes read from memory per GPU (for "
+                + "Model Flops Utilization calculations).", m -> 0);
+        counter(b, engines, "vllm:estimated_write_bytes_per_gpu", "Estimated number of bytes written to memory per GPU (for "
+                + "Model Flops Utilization calculations).", m -> 0);
         gauge(b, engines, "infersim:time_scale", "Wall-clock speed-up: model time = wall time x this.", m -> m.timeScale);
-        counter(b, engines, "infersim:steps_total", "Engine iterations run.", m -> m.steps);
+        counter(b, engines, "infersim:steps", "Engine iterations run.", m -> m.steps);
         histogram(b, engines, "infersim:step_lag_seconds", "Wall seconds by which a step's end was late against its plan.",
                 m -> m.stepLag);
+        histogram(b, engines, "infersim:step_duration_seconds", "Model seconds per engine iteration.", m -> m.stepDuration);
         return b.toString();
+    }
+
+    /** A sample with one label beside the engine's. */
+    private void labelled(StringBuilder b, String name, String label, String value, double sample) {
+        b.append(name).append('{').append(labels).append(',').append(label).append("=\"").append(value).append("\"} ")
+                .append(sample).append('\n');
+    }
+
+    /** The {@code _created} gauge family prometheus_client writes after a counter or histogram family. */
+    private static void created(StringBuilder b, List<ServerMetrics> engines, String family, String help) {
+        header(b, family + "_created", help, "gauge");
+        for (ServerMetrics m : engines) {
+            b.append(family).append("_created{").append(m.labels).append("} ").append(LoraRequestStates.goFloat(m.createdSeconds))
+                    .append('\n');
+        }
+    }
+
+    /** As above, for a family with one more label, one series per value. */
+    private static void created(StringBuilder b, List<ServerMetrics> engines, String family, String help, String label,
+                                String... values) {
+        header(b, family + "_created", help, "gauge");
+        for (ServerMetrics m : engines) {
+            for (String v : values) {
+                m.labelled(b, family + "_created", label, v, m.createdSeconds);
+            }
+        }
     }
 
     private static void gauge(StringBuilder b, List<ServerMetrics> engines, String name, String help, ToDoubleFunction<ServerMetrics> value) {
@@ -218,17 +393,14 @@ final class ServerMetrics {
         }
     }
 
+    /** A counter family {@code name_total} (prometheus_client's naming for a counter called {@code name}), then its {@code _created}. */
     private static void counter(StringBuilder b, List<ServerMetrics> engines, String name, String help,
                                 java.util.function.ToLongFunction<ServerMetrics> value) {
-        header(b, name, help, "counter");
+        header(b, name + "_total", help, "counter");
         for (ServerMetrics m : engines) {
-            b.append(name).append('{').append(m.labels).append("} ").append((double) value.applyAsLong(m)).append('\n');
+            b.append(name).append("_total{").append(m.labels).append("} ").append((double) value.applyAsLong(m)).append('\n');
         }
-    }
-
-    private void success(StringBuilder b, String reason, long value) {
-        b.append("vllm:request_success_total{").append(labels).append(",finished_reason=\"").append(reason).append("\"} ")
-                .append((double) value).append('\n');
+        created(b, engines, name, help);
     }
 
     private static void histogram(StringBuilder b, List<ServerMetrics> engines, String name, String help,
@@ -237,6 +409,7 @@ final class ServerMetrics {
         for (ServerMetrics m : engines) {
             m.histogram(b, name, histogram.apply(m));
         }
+        created(b, engines, name, help);
     }
 
     private void histogram(StringBuilder b, String name, BucketHistogram h) {
@@ -256,7 +429,7 @@ final class ServerMetrics {
         b.append("# TYPE ").append(name).append(' ').append(type).append('\n');
     }
 
-    private static String escapeLabel(String v) {
+    static String escapeLabel(String v) {
         return v.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
     }
 }

@@ -18,7 +18,7 @@ import java.util.Objects;
  *                            {@code --served-model-name a b}); responses and metrics name the first, as vLLM's do
  * @param host                interface to bind
  * @param port                TCP port; 0 picks a free one ({@link MockServer#port()} tells which)
- * @param apiKey              bearer token required on /v1 and admin routes; null or empty for none
+ * @param apiKey              bearer token required on /v1 and admin routes; null for none (never empty)
  * @param timeScale           k: the server runs k times faster than the modelled GPU (model time = wall time x k)
  * @param maxWaitingRequests  requests accepted but not yet scheduled beyond which new ones get 429 (at least 1)
  * @param outputMode          lorem or echo
@@ -32,7 +32,7 @@ import java.util.Objects;
  *                            when that is not permitted
  * @param replica             this server's index in its fleet (0 alone): the {@code x-infersim-replica} header and the
  *                            ground truth's {@code replica} name it
- * @param startupDelay        the cold start (model time) during which /health and /v1 answer 503
+ * @param startupDelay        the cold start (model time): no listener meanwhile (or 503 with listenWhileLoading)
  * @param dashboard           serve the live dashboard at /dashboard ({@link Dashboard})
  * @param kvEvents            where each engine publishes vLLM's KV-cache events over ZMQ; null for none
  * @param dataParallelSize    engines behind this one port ({@code --data-parallel-size}), each a full copy of the
@@ -45,7 +45,18 @@ import java.util.Objects;
  *                            deployment has a {@link dev.infersim.engine.LoraConfig}
  * @param runtimeLoraUpdating serve {@code POST /v1/load_lora_adapter} and {@code /v1/unload_lora_adapter}, as vLLM
  *                            does only under {@code VLLM_ALLOW_RUNTIME_LORA_UPDATING=1}
- * @param features            tool calling, reasoning, pooling and sleep mode ({@link ModelFeatures}); null for none
+ * @param features            tool calling, reasoning, pooling and sleep mode ({@link ModelFeatures}), and vLLM's development
+ *                            mode; null for none
+ * @param listenWhileLoading  listen during the cold start and answer 503 there and while draining (infersim's former
+ *                            health, a readiness probe's view); by default nothing listens until the model has loaded
+ *                            and /health stays 200 while in-flight requests drain, as vLLM
+ * @param metrics             how /metrics renders the series routers read ({@code --lora-metrics-by-queue}, ...)
+ * @param tokenizer           tokenizes prompts ({@code --tokenizer}: the model's tokenizer.json); null for cl100k_base
+ * @param pod                 the Kubernetes pod this server runs as ({@code POD_NAME}, {@code POD_NAMESPACE},
+ *                            {@code POD_IP}): response headers and the default KV-event topic name it
+ * @param timeouts            how long connections may wait for a request, its head, or any traffic
+ * @param kvTransfer          the KV connector for prefill/decode disaggregation ({@code --kv-transfer-config}); null for
+ *                            none
  */
 public record ServerOptions(Deployment deployment, String schedulingPolicy, List<String> servedModelNames, String host, int port,
                             String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
@@ -53,7 +64,9 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
                             boolean realtimeEngine, int replica, StartupDelay startupDelay,
                             boolean dashboard, int dataParallelSize, FixedTiming fixedTiming,
                             KvEventsConfig kvEvents, TruthLog truthLog, List<LoraModule> loraModules,
-                            boolean runtimeLoraUpdating, ModelFeatures features) {
+                            boolean runtimeLoraUpdating, ModelFeatures features, boolean listenWhileLoading,
+                            MetricsOptions metrics, PromptTokenizer tokenizer, PodIdentity pod, HttpTimeouts timeouts,
+                            KvTransferConfig kvTransfer) {
 
     /** Engine threads of one server; each models a whole GPU group, so more would only share this host's cores thinner. */
     public static final int MAX_DATA_PARALLEL_SIZE = 64;
@@ -85,10 +98,14 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         for (LoraModule m : loraModules) {
             check(adapters.add(m.name()), "--lora-modules: adapter " + m.name() + " is listed twice");
         }
-        if (apiKey != null && apiKey.isEmpty()) {
-            apiKey = null;
-        }
+        // An empty key would be a server that looks protected and is not: refuse it rather than serve without one.
+        check(apiKey == null || !apiKey.isEmpty(), "--api-key must not be empty (leave it out to serve without a key)");
         features = features == null ? ModelFeatures.NONE : features;
+        pod = pod == null ? PodIdentity.NONE : pod;
+        metrics = metrics == null ? MetricsOptions.VLLM : metrics;
+        Objects.requireNonNull(timeouts, "timeouts");
+        check(kvTransfer == null || fixedTiming == null,
+                "--kv-transfer-config needs the engine's cost model, not --timing fixed");
     }
 
     /** The name responses and metrics report whichever served name a request used (vLLM's first served name). */
@@ -101,7 +118,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                 maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
                 startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules, runtimeLoraUpdating,
-                features);
+                features, listenWhileLoading, metrics, tokenizer, pod, timeouts, kvTransfer);
     }
 
     /** vLLM-like defaults for a deployment: 127.0.0.1:8000, real time, no key, 1,000 waiting requests, lorem text, seed 0. */
@@ -142,6 +159,12 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         private List<LoraModule> loraModules;
         private boolean runtimeLoraUpdating;
         private ModelFeatures features;
+        private boolean listenWhileLoading;
+        private MetricsOptions metrics = MetricsOptions.VLLM;
+        private PromptTokenizer tokenizer;
+        private PodIdentity pod = PodIdentity.NONE;
+        private HttpTimeouts timeouts = HttpTimeouts.DEFAULTS;
+        private KvTransferConfig kvTransfer;
 
         private Builder(Deployment deployment) {
             this.deployment = deployment;
@@ -173,12 +196,25 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         public Builder loraModules(List<LoraModule> v) { loraModules = v; return this; }
         public Builder runtimeLoraUpdating(boolean v) { runtimeLoraUpdating = v; return this; }
         public Builder features(ModelFeatures v) { features = v; return this; }
+        public Builder listenWhileLoading(boolean v) { listenWhileLoading = v; return this; }
+        public Builder metrics(MetricsOptions v) { metrics = v; return this; }
+        public Builder tokenizer(PromptTokenizer v) { tokenizer = v; return this; }
+        public Builder pod(PodIdentity v) { pod = v; return this; }
+        public Builder timeouts(HttpTimeouts v) { timeouts = v; return this; }
+
+        /** vLLM's development mode ({@code VLLM_SERVER_DEV_MODE=1}), the other features as they are. */
+        public Builder devMode(boolean v) {
+            ModelFeatures f = features == null ? ModelFeatures.NONE : features;
+            features = f.withSleepMode(f.enableSleepMode(), v, f.loadBandwidthGbps());
+            return this;
+        }
+        public Builder kvTransfer(KvTransferConfig v) { kvTransfer = v; return this; }
 
         public ServerOptions build() {
             return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                     maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, replica,
                     startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules,
-                    runtimeLoraUpdating, features);
+                    runtimeLoraUpdating, features, listenWhileLoading, metrics, tokenizer, pod, timeouts, kvTransfer);
         }
     }
 }

@@ -2,10 +2,12 @@ package dev.infersim.server;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufOutputStream;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
@@ -29,6 +31,8 @@ final class SseEncoder extends ResponseEncoder implements Wire.Stream {
     private static final int MAX_PIECE_BYTES = 32;
     /** Room per token chunk that carries logprobs or usage. */
     private static final int RICH_CHUNK_BYTES = 512;
+    /** About the bytes of one completions top_logprobs entry ({@code " lorem": -1.2345,}), for sizing a start. */
+    private static final int LOGPROB_ENTRY_BYTES = 20;
 
     private final byte[] suffix;
     /** Per choice, the bytes of a plain token chunk before the token; null when no chunk of this request is plain. */
@@ -48,7 +52,7 @@ final class SseEncoder extends ResponseEncoder implements Wire.Stream {
 
     private byte[] plainPrefix(Choice c) {
         ByteBuf template = Unpooled.buffer(256);
-        chunk(template, c, g -> tokenChoice(g, c.index, "", null, null, null, false), false);
+        Json.inMemory(() -> chunk(new ByteBufOutputStream(template), c, g -> tokenChoice(g, c.index, "", null, null, null, false), false));
         byte[] bytes = ByteBufUtil.getBytes(template);
         int cut = bytes.length - suffix.length;
         if (cut < 1 || !Arrays.equals(bytes, cut, bytes.length, suffix, 0, suffix.length) || bytes[cut - 1] != '"') {
@@ -68,6 +72,10 @@ final class SseEncoder extends ResponseEncoder implements Wire.Stream {
     /** Chat: the assistant role chunk before the first token (with usage so far under continuous usage stats). */
     @Override
     public void role(ByteBuf out, Choice c) {
+        Json.inMemory(() -> role(new ByteBufOutputStream(out), c));
+    }
+
+    private void role(OutputStream out, Choice c) throws IOException {
         chunk(out, c, g -> {
             g.writeNumberField("index", c.index);
             g.writeObjectFieldStart("delta");
@@ -85,6 +93,10 @@ final class SseEncoder extends ResponseEncoder implements Wire.Stream {
      */
     @Override
     public void echoMessage(ByteBuf out, Choice c) {
+        Json.inMemory(() -> echoMessage(new ByteBufOutputStream(out), c));
+    }
+
+    private void echoMessage(OutputStream out, Choice c) throws IOException {
         chunk(out, c, g -> {
             g.writeNumberField("index", c.index);
             g.writeObjectFieldStart("delta");
@@ -99,21 +111,50 @@ final class SseEncoder extends ResponseEncoder implements Wire.Stream {
     @Override
     public void token(ByteBuf out, Choice c, int i, boolean last, boolean withTruth) {
         if (c.plan != null) {
-            plannedToken(out, c, i, last, withTruth);
+            Json.inMemory(() -> plannedToken(new ByteBufOutputStream(out), c, i, last, withTruth));
             return;
         }
-        boolean truncated = c.stopTextLength != Integer.MAX_VALUE;
         boolean echoHere = i == 0 && request.echo();
-        if (tokenPrefix != null && !last && !truncated && !echoHere) {
+        if (tokenPrefix != null && !last && c.stops == null && !echoHere) {
             out.writeBytes(tokenPrefix[c.index]).writeBytes(c.text.json(i)).writeBytes(suffix);
             return;
         }
-        String piece = c.text.piece(i);
-        if (truncated) {
-            int keep = Math.max(0, Math.min(piece.length(), c.stopTextLength - c.charsWritten));
-            c.charsWritten += piece.length();
-            piece = piece.substring(0, keep);
+        Json.inMemory(() -> richToken(new ByteBufOutputStream(out), c, i, last, withTruth));
+    }
+
+    /**
+     * Whether the start of {@code c} (chat's role and echo chunks, then the first token with any echoed prompt and its
+     * logprobs) is too large to write on an event loop: an echoed 100,000-token prompt scored at depth 20 is tens of
+     * megabytes in one chunk.
+     */
+    @Override
+    public boolean largeStart(Choice c) {
+        long bytes = request.echoMessage() == null ? 0 : request.echoMessage().length() * 2L;
+        if (request.echo()) {
+            ReturnedPrompt p = logprobs.promptOf(c);
+            bytes += p.text().length() * 2L;
+            if (request.logprobs()) {
+                bytes += (long) p.ids().length * Math.max(1, request.topLogprobs()) * LOGPROB_ENTRY_BYTES;
+            }
         }
+        return bytes > HttpApi.OFF_LOOP_BYTES;
+    }
+
+    /** The start of {@code c} written by a worker thread into {@code out}: what the event loop would have sent. */
+    @Override
+    public void start(OutputStream out, Choice c, boolean last, boolean withTruth) throws IOException {
+        if (request.chat()) {
+            role(out, c);
+            if (request.echoMessage() != null) {
+                echoMessage(out, c);
+            }
+        }
+        richToken(out, c, 0, last, withTruth);
+    }
+
+    private void richToken(OutputStream out, Choice c, int i, boolean last, boolean withTruth) throws IOException {
+        boolean echoHere = i == 0 && request.echo();
+        String piece = c.stops == null ? c.text.piece(i) : releasedText(c, c.text.piece(i), last);
         Json.Writer lp = null;
         if (echoHere) {
             // vLLM's first chunk of an echoed choice carries the prompt text (and its logprobs) before the first
@@ -132,21 +173,39 @@ final class SseEncoder extends ResponseEncoder implements Wire.Stream {
         }
         String text = piece;
         Json.Writer logprobsOfChunk = lp;
-        chunk(out, c, g -> tokenChoice(g, c.index, text, logprobsOfChunk, last ? c.finishName() : null, c.stopReason, last),
+        chunk(out, c, g -> tokenChoice(g, c.index, text, logprobsOfChunk, last ? c.finishName() : null, c.stopReason(), last),
                 withTruth);
     }
 
     /**
-     * Token {@code i} of a chat choice shaped by its {@link OutputPlan}: a reasoning, content or tool-call delta, no
-     * chunk for a token the client does not see unless it is the last, whose chunk carries the finish.
+     * The text a stream with stop strings may send once {@code piece} is generated, as vLLM's detokenizer releases it
+     * ({@code get_next_output_text}): until the choice finishes, the last {@code longest stop - 1} characters are held
+     * back, since they could be the start of a stop string that a later token completes; at the finish everything up to
+     * the matched stop string goes.
      */
-    private void plannedToken(ByteBuf out, Choice c, int i, boolean last, boolean withTruth) {
-        String piece = c.text.piece(i);
-        if (c.stopTextLength != Integer.MAX_VALUE) {
-            int keep = Math.max(0, Math.min(piece.length(), c.stopTextLength - c.charsWritten));
-            c.charsWritten += piece.length();
-            piece = piece.substring(0, keep);
+    private static String releasedText(Choice c, String piece, boolean finished) {
+        c.heldText.append(piece);
+        int release = finished ? Math.min(c.heldText.length(), c.stopTextLength() - c.charsWritten)
+                : c.heldText.length() - (c.stops.longest() - 1);
+        if (release <= 0) {
+            if (finished) {
+                c.heldText.setLength(0);
+            }
+            return "";
         }
+        String text = c.heldText.substring(0, release);
+        c.heldText.delete(0, finished ? c.heldText.length() : release);
+        c.charsWritten += release;
+        return text;
+    }
+
+    /**
+     * Token {@code i} of a chat choice shaped by its {@link OutputPlan}: a reasoning, content or tool-call delta, no
+     * chunk for a token the client does not see unless it is the last, whose chunk carries the finish. With stop
+     * strings, the text a token releases ({@link #releasedText}) goes in the delta of the token that releases it.
+     */
+    private void plannedToken(OutputStream out, Choice c, int i, boolean last, boolean withTruth) throws IOException {
+        String piece = c.stops == null ? c.text.piece(i) : releasedText(c, c.text.piece(i), last);
         if (!last && !c.plan.visible(i)) {
             return;
         }
@@ -164,7 +223,7 @@ final class SseEncoder extends ResponseEncoder implements Wire.Stream {
             }
             g.writeStringField("finish_reason", last ? c.finishName() : null);
             if (last) {
-                g.writeStringField("stop_reason", c.stopReason);
+                g.writeStringField("stop_reason", c.stopReason());
             }
         }, withTruth);
     }
@@ -172,13 +231,21 @@ final class SseEncoder extends ResponseEncoder implements Wire.Stream {
     /** The finish of {@code c} on its own, when its last token's chunk went out before the finish was known. */
     @Override
     public void finish(ByteBuf out, Choice c, boolean withTruth) {
+        Json.inMemory(() -> finish(new ByteBufOutputStream(out), c, withTruth));
+    }
+
+    private void finish(OutputStream out, Choice c, boolean withTruth) throws IOException {
+        String held = c.stops == null ? "" : releasedText(c, "", true);
         chunk(out, c, g -> {
             g.writeNumberField("index", c.index);
             if (request.chat()) {
                 g.writeObjectFieldStart("delta");
+                if (!held.isEmpty()) {
+                    g.writeStringField("content", held);
+                }
                 g.writeEndObject();
             } else {
-                g.writeStringField("text", "");
+                g.writeStringField("text", held);
             }
             g.writeNullField("logprobs");
             g.writeStringField("finish_reason", c.finishName());
@@ -231,8 +298,8 @@ final class SseEncoder extends ResponseEncoder implements Wire.Stream {
      * One chunk with one choice: the head, the choice as {@code body} writes it, usage (continuous usage stats: the
      * choice's so far; else null on completions, absent on chat, as vLLM), and the ground truth when asked.
      */
-    private void chunk(ByteBuf out, Choice c, Json.Writer body, boolean withTruth) {
-        out.writeBytes(DATA);
+    private void chunk(OutputStream out, Choice c, Json.Writer body, boolean withTruth) throws IOException {
+        out.write(DATA);
         Json.write(out, g -> {
             head(g);
             g.writeStartObject();
@@ -249,7 +316,7 @@ final class SseEncoder extends ResponseEncoder implements Wire.Stream {
             }
             g.writeEndObject();
         });
-        out.writeBytes(END);
+        out.write(END);
     }
 
     /** Opens the chunk object and its choices array. */

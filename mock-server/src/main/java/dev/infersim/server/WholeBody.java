@@ -1,10 +1,10 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import dev.infersim.engine.FinishReason;
 import io.netty.buffer.ByteBuf;
 
 import java.io.IOException;
+import java.io.OutputStream;
 
 /**
  * The non-stream response body with every key vLLM's response models dump, unset ones as null (vLLM serializes its
@@ -20,32 +20,64 @@ final class WholeBody extends ResponseEncoder implements Wire.Body {
         super(request, id, created, model, choices, logprobs, truth);
     }
 
+    /** About the bytes of JSON this body takes, from what it holds: decides whether an event loop may write it. */
+    @Override
+    public long estimatedBytes() {
+        long bytes = 1024;
+        for (Choice c : choices) {
+            int tokens = request.promptOnly() ? 0 : c.request.outputTokens();
+            bytes += 8L * tokens;
+            if (request.chat()) {
+                bytes += request.echoMessage() == null ? 0 : 2L * request.echoMessage().length();
+                bytes += request.logprobs() ? 80L * tokens * Math.max(1, request.topLogprobs()) : 0;
+                continue;
+            }
+            ReturnedPrompt p = request.returnedPrompts() == null ? null : logprobs.promptOf(c);
+            int promptTokens = p == null ? 0 : p.ids().length;
+            bytes += request.echo() ? 2L * p.text().length() : 0;
+            bytes += request.logprobs() ? 24L * (tokens + (request.echo() ? promptTokens : 0)) * Math.max(1, request.topLogprobs()) : 0;
+            bytes += request.promptLogprobs() != null ? 64L * promptTokens * Math.max(1, request.promptLogprobs()) : 0;
+        }
+        if (request.chat() && request.promptLogprobs() != null) {
+            bytes += 64L * request.returnedPrompts().get(0).ids().length * Math.max(1, request.promptLogprobs());
+        }
+        return bytes;
+    }
+
+    /** Writes the body into {@code out} (a worker thread's stream to the client, for a large body). */
+    @Override
+    public void write(OutputStream out) throws IOException {
+        Json.write(out, this::writeBody);
+    }
+
     @Override
     public void write(ByteBuf out) {
-        Json.write(out, g -> {
+        Json.write(out, this::writeBody);
+    }
+
+    private void writeBody(JsonGenerator g) throws IOException {
+        g.writeStartObject();
+        writeIdentity(g, request.chat() ? "chat.completion" : "text_completion");
+        g.writeArrayFieldStart("choices");
+        for (Choice c : choices) {
             g.writeStartObject();
-            writeIdentity(g, request.chat() ? "chat.completion" : "text_completion");
-            g.writeArrayFieldStart("choices");
-            for (Choice c : choices) {
-                g.writeStartObject();
-                writeChoice(g, c);
-                g.writeEndObject();
-            }
-            g.writeEndArray();
-            if (request.chat()) {
-                g.writeNullField("service_tier");
-                g.writeNullField("system_fingerprint");
-            }
-            Usage.writeRequest(g, request, choices);
-            if (request.chat()) {
-                // vLLM's chat response scores its one prompt once, at the top level.
-                writePromptLogprobs(g, request.promptLogprobs() == null ? null : request.returnedPrompts().get(0));
-                g.writeNullField("prompt_token_ids");
-            }
-            g.writeNullField("kv_transfer_params");
-            truth.writeField(g);
+            writeChoice(g, c);
             g.writeEndObject();
-        });
+        }
+        g.writeEndArray();
+        if (request.chat()) {
+            g.writeNullField("service_tier");
+            g.writeNullField("system_fingerprint");
+        }
+        Usage.writeRequest(g, request, choices);
+        if (request.chat()) {
+            // vLLM's chat response scores its one prompt once, at the top level.
+            writePromptLogprobs(g, request.promptLogprobs() == null ? null : request.returnedPrompts().get(0));
+            g.writeNullField("prompt_token_ids");
+        }
+        KvTransferParams.writeResponse(g, choices);
+        truth.writeField(g);
+        g.writeEndObject();
     }
 
     private void writeChoice(JsonGenerator g, Choice c) throws IOException {
@@ -61,7 +93,7 @@ final class WholeBody extends ResponseEncoder implements Wire.Body {
             g.writeObjectFieldStart("message");
             g.writeStringField("role", "assistant");
             if (c.plan != null) {
-                c.plan.writeMessage(g, c.request.outputTokens(), c.stopTextLength);
+                c.plan.writeMessage(g, c.request.outputTokens(), c.stopTextLength());
                 g.writeEndObject();
             } else {
                 g.writeStringField("content", text);
@@ -86,8 +118,7 @@ final class WholeBody extends ResponseEncoder implements Wire.Body {
             logprobs.writeCompletion(g, c, request.echo(), 0, request.promptOnly() ? 0 : c.request.outputTokens(), 0);
         }
         g.writeStringField("finish_reason", c.finishName());
-        boolean stopped = c.stopReason != null && c.request.finishReason() == FinishReason.STOP;
-        g.writeStringField("stop_reason", stopped ? c.stopReason : null);
+        g.writeStringField("stop_reason", c.stopReason());
         if (!request.chat()) {
             writePromptLogprobs(g, request.promptLogprobs() == null ? null : logprobs.promptOf(c));
         }

@@ -2,6 +2,9 @@ package dev.infersim.server;
 
 import io.netty.buffer.ByteBuf;
 
+import java.io.IOException;
+import java.io.OutputStream;
+
 /**
  * The wire format an exchange answers in: the OpenAI chat and completions bodies and chunks ({@link #OPENAI}), or one
  * translated from them (Anthropic Messages, OpenAI Responses). A format makes the encoders of one response from its
@@ -30,11 +33,39 @@ interface Wire {
 
         /** The end of the stream. */
         void done(ByteBuf out);
+
+        /**
+         * Whether the start of {@code c} (role, echo, first token) is too large to write on an event loop, so that
+         * {@link Exchange} has a worker thread write it with {@link #start}; no, unless a format says so.
+         */
+        default boolean largeStart(Choice c) {
+            return false;
+        }
+
+        /** The start of {@code c}, written by a worker thread into {@code out}: what the event loop would have sent. */
+        default void start(OutputStream out, Choice c, boolean last, boolean withTruth) throws IOException {
+            throw new UnsupportedOperationException("this format writes every start on the event loop");
+        }
     }
 
     /** What an exchange answers without streaming. */
     interface Body {
         void write(ByteBuf out);
+
+        /**
+         * About the bytes of the body: over {@code HttpApi.OFF_LOOP_BYTES}, {@link Exchange} has a worker thread write
+         * it with {@link #write(OutputStream)}; 0 (the event loop writes it) unless a format estimates it.
+         */
+        default long estimatedBytes() {
+            return 0;
+        }
+
+        /** The body written by a worker thread into {@code out}. */
+        default void write(OutputStream out) throws IOException {
+            ByteBuf bytes = io.netty.buffer.Unpooled.buffer(1024);
+            write(bytes);
+            bytes.readBytes(out, bytes.readableBytes());
+        }
     }
 
     /**

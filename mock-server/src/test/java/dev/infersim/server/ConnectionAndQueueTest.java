@@ -88,19 +88,22 @@ class ConnectionAndQueueTest {
     }
 
     @Test
-    void healthSays503WhileShuttingDownLikeTheCompletionRoutes() throws Exception {
-        // A gateway's health check must see the drain: 200 from /health while completions answer 503 kept traffic coming.
-        server = SERVERS.start(TestServers.options(TestServers.llama8b(8), 1).build());
-        try (RawHttp stream = RawHttp.post(server, "/v1/completions", LONG_STREAM.formatted("during drain"))) {
-            assertNotNull(stream.readUntil("data: "));
-            assertEquals(200, TestServers.get(server, "/health").status());
-            var closed = server.close(java.time.Duration.ofMillis(1500)).toCompletionStage().toCompletableFuture();
-            TestServers.Reply health = TestServers.get(server, "/health");
-            assertEquals(503, health.status(), health.raw().body());
-            assertEquals(503, health.json().get("error").get("code").asInt());
-            closed.get();
+    void healthStays200WhileRequestsDrainAsVllmsOrSays503WithListenWhileLoading() throws Exception {
+        // vLLM's /health is 200 while its engine lives, drain included (vllm/entrypoints/serve/instrumentator/health.py);
+        // --listen-while-loading keeps infersim's readiness-probe view: 503 once shutdown began, like the completions
+        for (boolean listenWhileLoading : new boolean[] {false, true}) {
+            server = SERVERS.start(TestServers.options(TestServers.llama8b(8), 1).listenWhileLoading(listenWhileLoading).build());
+            try (RawHttp stream = RawHttp.post(server, "/v1/completions", LONG_STREAM.formatted("during drain"))) {
+                assertNotNull(stream.readUntil("data: "));
+                assertEquals(200, TestServers.get(server, "/health").status());
+                var closed = server.close(java.time.Duration.ofMillis(1500)).toCompletionStage().toCompletableFuture();
+                TestServers.Reply health = TestServers.get(server, "/health");
+                assertEquals(listenWhileLoading ? 503 : 200, health.status(), health.raw().body());
+                assertEquals(503, TestServers.post(server, "/v1/completions", "{\"prompt\": \"hi\"}").status());
+                closed.get();
+            }
+            server = null;
         }
-        server = null;
     }
 
     @Test

@@ -58,15 +58,38 @@ class FleetTest {
     }
 
     @Test
-    void loadingReplicaAnswers503UntilItsColdStartEnds() throws Exception {
+    void aLoadingReplicaRefusesConnectionsAsVllmDoesUntilItsColdStartEnds() throws Exception {
+        // 60 model seconds at time scale 30: 2 s of wall time
+        CompletableFuture<MockServer.State> toldLoaded = new CompletableFuture<>();
+        int port = FreePorts.one();
+        start(TestServers.options(TestServers.llama8b(8), 30).port(port).startupDelay(StartupDelay.ofSeconds(60))
+                .pod(new PodIdentity("vllm-0", "team-a", null)).build(), 1, s -> toldLoaded.complete(s.state()));
+        MockServer replica = fleet.replicas().get(0);
+        assertEquals(MockServer.State.LOADING, replica.state());
+        assertEquals(port, replica.port());
+        assertThrows(ConnectException.class, () -> TestServers.get(replica, "/health"), "nothing listens yet");
+        assertTrue(!toldLoaded.isDone());
+        awaitLoaded(replica);
+        assertEquals(MockServer.State.READY, toldLoaded.get(10, TimeUnit.SECONDS));
+        TestServers.Reply health = TestServers.get(replica, "/health");
+        assertEquals(200, health.status());
+        assertEquals(200, TestServers.get(replica, "/health/ready").status());
+        assertEquals("vllm-0", health.header("x-inference-pod"), "llm-d-inference-sim's headers");
+        assertEquals(Integer.toString(port), health.header("x-inference-port"));
+        assertEquals("team-a", health.header("x-inference-namespace"));
+    }
+
+    @Test
+    void withListenWhileLoadingALoadingReplicaAnswers503UntilItsColdStartEnds() throws Exception {
         // 60 model seconds at time scale 30: 2 s of wall time, ample for the checks below on a busy machine.
         CompletableFuture<MockServer.State> toldLoaded = new CompletableFuture<>(); // where serve prints the ready line
-        start(TestServers.options(TestServers.llama8b(8), 30).startupDelay(StartupDelay.ofSeconds(60)).build(), 1,
-                s -> toldLoaded.complete(s.state()));
+        start(TestServers.options(TestServers.llama8b(8), 30).startupDelay(StartupDelay.ofSeconds(60))
+                .listenWhileLoading(true).build(), 1, s -> toldLoaded.complete(s.state()));
         MockServer replica = fleet.replicas().get(0);
         assertEquals(MockServer.State.LOADING, replica.state());
         assertTrue(!toldLoaded.isDone(), "the ready line waits for the model to load");
         assertEquals(503, TestServers.get(replica, "/health").status());
+        assertEquals(503, TestServers.get(replica, "/health/ready").status(), "llm-d-inference-sim's readiness route");
         TestServers.Reply refused = TestServers.post(replica, "/v1/completions", SHORT);
         assertEquals(503, refused.status());
         assertTrue(refused.json().path("error").path("message").asText().contains("loading"), refused.raw().body());
@@ -85,7 +108,8 @@ class FleetTest {
 
     @Test
     void adminReplicasGrowsWithColdStartsAndShrinksByDraining() throws Exception {
-        start(TestServers.options(TestServers.llama8b(8), 20).apiKey("k").startupDelay(StartupDelay.ofSeconds(40)).build(), 1);
+        start(TestServers.options(TestServers.llama8b(8), 20).apiKey("k").startupDelay(StartupDelay.ofSeconds(40))
+                .listenWhileLoading(true).build(), 1);
         MockServer first = fleet.replicas().get(0);
         awaitLoaded(first);
         String[] key = {"authorization", "Bearer k"};
@@ -143,6 +167,31 @@ class FleetTest {
             assertEquals("BadRequestError", r.json().path("error").path("type").asText(), body);
         }
         assertEquals(1, TestServers.get(first, "/admin/replicas").json().path("replicas").asInt());
+    }
+
+    @Test
+    void aResizeOntoATakenPortIsRefusedWith409AndChangesNothing() throws Exception {
+        int port = FreePorts.consecutive(3);
+        start(TestServers.options(TestServers.llama8b(8), 20).port(port).build(), 1);
+        MockServer first = fleet.replicas().get(0);
+        TestServers.Reply refused;
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(port + 2)) {
+            refused = TestServers.post(first, "/admin/replicas", "{\"replicas\":3}");
+        }
+        assertEquals(409, refused.status(), refused.raw().body());
+        assertTrue(refused.json().at("/error/message").asText().contains("port " + (port + 2)), refused.raw().body());
+        assertEquals(1, TestServers.get(first, "/admin/replicas").json().path("replicas").asInt());
+        assertEquals(1, fleet.replicas().size());
+        assertTrue(TestServers.eventually(10, () -> {
+            try (java.net.Socket s = new java.net.Socket("127.0.0.1", port + 1)) {
+                return false;
+            } catch (java.io.IOException e) {
+                return true;
+            }
+        }), "the replica started for the refused change closed again");
+        // with the port free again, the same change goes through whole
+        assertEquals(200, TestServers.post(first, "/admin/replicas", "{\"replicas\":3}").status());
+        assertEquals(3, fleet.replicas().size());
     }
 
     @Test

@@ -2,11 +2,8 @@ package dev.infersim.server;
 
 import org.junit.jupiter.api.Test;
 
-import java.util.List;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Generated text re-tokenizes to exactly the ids it was built from; output lengths follow their distributions. */
@@ -46,17 +43,6 @@ class GeneratedTextTest {
             assertTrue(!echo.piece(i).contains("\uFFFD"), "piece " + i + ": " + echo.piece(i));
         }
         assertEquals(prompt + prompt, echo.text(2 * ids.length), "the cycle repeats whole");
-    }
-
-    @Test
-    void stopMatchCutsAtTheFirstStopStringAfterMinTokens() {
-        TokenText echo = TokenText.echo(TOKENIZER, TOKENIZER.encode("one two three two one"));
-        StopMatch m = StopMatch.find(echo, List.of(" two"), 0, 50);
-        assertEquals(new StopMatch(2, 3, " two"), m);
-        StopMatch later = StopMatch.find(echo, List.of(" two"), 3, 50);
-        assertEquals(4, later.tokens(), "min_tokens 3 skips the first match");
-        assertEquals("one two three".length(), later.textLength());
-        assertNull(StopMatch.find(echo, List.of("zebra"), 0, 50));
     }
 
     @Test

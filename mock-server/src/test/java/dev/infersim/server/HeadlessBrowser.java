@@ -31,10 +31,10 @@ import java.util.regex.Pattern;
 /**
  * A real headless Chromium driven over the Chrome DevTools Protocol (a WebSocket of JSON commands), for pages that
  * change while they are open: navigate, evaluate JavaScript in the page, take a screenshot. Only the JDK's HTTP and
- * WebSocket clients; no driver to install.
+ * WebSocket clients; no driver to install. Public, in this module's test jar, for the pages of the other modules.
  */
-final class HeadlessBrowser implements AutoCloseable {
-    static final String BINARY = "chromium";
+public final class HeadlessBrowser implements AutoCloseable {
+    public static final String BINARY = "chromium";
     private static final Pattern LISTENING = Pattern.compile("DevTools listening on (ws://[^\\s]+)");
 
     private final Process process;
@@ -46,7 +46,7 @@ final class HeadlessBrowser implements AutoCloseable {
      * Whether Chromium is on the PATH. Where the browser is required (INFERSIM_REQUIRE_BROWSER=1, as .ci/run sets), its
      * absence fails the test instead of skipping it.
      */
-    static boolean available() {
+    public static boolean available() {
         for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
             if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, BINARY))) {
                 return true;
@@ -58,7 +58,7 @@ final class HeadlessBrowser implements AutoCloseable {
         return false;
     }
 
-    HeadlessBrowser(Path profile) throws IOException, InterruptedException {
+    public HeadlessBrowser(Path profile) throws IOException, InterruptedException {
         process = new ProcessBuilder(BINARY, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--user-data-dir=" + profile, "--remote-debugging-port=0", "--window-size=1400,1100", "about:blank")
@@ -100,14 +100,14 @@ final class HeadlessBrowser implements AutoCloseable {
     }
 
     /** Loads a URL and waits for its load event. */
-    void open(String url) {
+    public void open(String url) {
         call("Page.enable", Json.MAPPER.createObjectNode());
         call("Page.navigate", Json.MAPPER.createObjectNode().put("url", url));
         waitFor(() -> "complete".equals(eval("document.readyState").asText()), Duration.ofSeconds(30), () -> "page load");
     }
 
     /** The value of a JavaScript expression in the page (JSON-serialisable results only). */
-    JsonNode eval(String expression) {
+    public JsonNode eval(String expression) {
         JsonNode r = call("Runtime.evaluate", Json.MAPPER.createObjectNode().put("expression", expression)
                 .put("returnByValue", true));
         if (r.has("exceptionDetails")) {
@@ -117,7 +117,7 @@ final class HeadlessBrowser implements AutoCloseable {
     }
 
     /** Polls until the condition holds, failing after the timeout with what was awaited and what was seen. */
-    void waitFor(BooleanSupplier condition, Duration timeout, Supplier<String> what) {
+    public void waitFor(BooleanSupplier condition, Duration timeout, Supplier<String> what) {
         long end = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > end) {
@@ -133,7 +133,7 @@ final class HeadlessBrowser implements AutoCloseable {
     }
 
     /** Writes a PNG of the page as it is now. */
-    void screenshot(Path png) throws IOException {
+    public void screenshot(Path png) throws IOException {
         JsonNode r = call("Page.captureScreenshot", Json.MAPPER.createObjectNode().put("format", "png")
                 .put("captureBeyondViewport", true));
         Files.createDirectories(png.toAbsolutePath().getParent());

@@ -13,7 +13,7 @@ class KvEventsConfigTest {
     @Test
     void enabledTakesVllmsDefaults() {
         KvEventsConfig c = KvEventsConfig.fromVllmJson("{\"enable_kv_cache_events\": true}");
-        assertEquals(new KvEventsConfig("tcp://*:5557", "", null, 10_000, 100_000), c);
+        assertEquals(new KvEventsConfig("tcp://*:5557", null, null, 10_000, 100_000, false), c);
         assertTrue(c.binds());
     }
 
@@ -22,7 +22,7 @@ class KvEventsConfigTest {
         KvEventsConfig c = KvEventsConfig.fromVllmJson("{\"enable_kv_cache_events\": true, \"publisher\": \"zmq\", "
                 + "\"endpoint\": \"tcp://indexer:5557\", \"replay_endpoint\": \"tcp://*:5558\", \"buffer_steps\": 50, "
                 + "\"hwm\": 10, \"max_queue_size\": 7, \"topic\": \"kv@pod@m\"}");
-        assertEquals(new KvEventsConfig("tcp://indexer:5557", "kv@pod@m", "tcp://*:5558", 50, 10), c);
+        assertEquals(new KvEventsConfig("tcp://indexer:5557", "kv@pod@m", "tcp://*:5558", 50, 10, false), c);
         assertEquals("tcp://indexer:5559", c.endpointPlus(2));
         assertEquals("tcp://*:5560", c.replayEndpointPlus(2));
     }
@@ -47,5 +47,17 @@ class KvEventsConfigTest {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> KvEventsConfig.fromVllmJson(bad[0]));
             assertTrue(e.getMessage().startsWith(bad[1]), bad[0] + " -> " + e.getMessage());
         }
+    }
+
+    @Test
+    void withoutAnEndpointGivenVllmsDefaultBindsOnlyTheHttpHost() {
+        KvEventsConfig defaulted = KvEventsConfig.fromVllmJson("{\"enable_kv_cache_events\": true}", "127.0.0.1");
+        assertEquals("tcp://127.0.0.1:5557", defaulted.endpointPlus(0));
+        assertEquals("tcp://127.0.0.1:5559", defaulted.endpointPlus(2));
+        assertTrue(defaulted.binds());
+        assertEquals("tcp://[::1]:5557", defaulted.withBindHost("::1").endpointPlus(0));
+        KvEventsConfig given = KvEventsConfig.fromVllmJson("{\"enable_kv_cache_events\": true, \"endpoint\": \"tcp://*:5557\"}",
+                "127.0.0.1");
+        assertEquals("tcp://*:5557", given.endpointPlus(0), "an endpoint given binds as vLLM binds it");
     }
 }

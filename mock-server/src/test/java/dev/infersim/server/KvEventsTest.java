@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.KvCapacity;
 import org.junit.jupiter.api.Test;
-import org.msgpack.core.MessageFormat;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessageUnpacker;
 import org.zeromq.SocketType;
@@ -49,7 +48,7 @@ class KvEventsTest {
         Deployment d = TestServers.llama8b(4).toBuilder().gpuMemoryUtilization(0.23).build();
         int blocks = KvCapacity.of(d).numBlocks();
         try (Subscriber sub = Subscriber.bound("kv@")) {
-            MockServer server = TestServers.start(TestServers.options(d, 50)
+            MockServer server = TestServers.start(TestServers.options(d, 50).devMode(true)
                     .kvEvents(new KvEventsConfig(sub.endpoint, "kv@pod-0@llama-3.1-8b")).build());
             try {
                 long expectedSeq = awaitSubscription(server, sub, "kv@pod-0@llama-3.1-8b") + 1;
@@ -79,7 +78,7 @@ class KvEventsTest {
                     Stored s = stored.get(i);
                     assertEquals(16, s.tokens().size());
                     assertEquals(null, s.loraName());
-                    if (s.parent() != null) {
+                    if (s.parent() != null && i > 0) {
                         assertEquals(stored.get(i - 1).hash(), s.parent());
                         assertEquals(stored.get(i - 1).tokens().get(15) + 1, (int) s.tokens().get(0));
                     }
@@ -98,7 +97,7 @@ class KvEventsTest {
      * of its own: ZMQ attaches a new peer (and sends it the subscription) only while the socket is in use, so it must be
      * read all along.
      */
-    private static final class Subscriber implements AutoCloseable {
+    static final class Subscriber implements AutoCloseable {
         final LinkedBlockingQueue<List<byte[]>> messages = new LinkedBlockingQueue<>();
         private final CountDownLatch bound = new CountDownLatch(1);
         private volatile boolean stop;
@@ -153,7 +152,7 @@ class KvEventsTest {
     void dataParallelRanksBindTheEndpointPortPlusTheirRankAndNameItInEachBatch() throws Exception {
         int port = FreePorts.consecutive(2);
         // vLLM's default form: a wildcard host, so each rank binds and subscribers connect; rank 1 on port + 1.
-        MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(4), 50).dataParallelSize(2)
+        MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(4), 50).devMode(true).dataParallelSize(2)
                 .kvEvents(new KvEventsConfig("tcp://*:" + port, "")).build());
         try (Subscriber sub = new Subscriber("tcp://127.0.0.1:" + (port + 1), "", false)) {
             List<Stored> stored = new ArrayList<>();
@@ -237,7 +236,7 @@ class KvEventsTest {
         String topic = "kv@pod-0@llama-3.1-8b";
         try (Subscriber sub = Subscriber.bound("kv@")) {
             MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(4), 50)
-                    .kvEvents(new KvEventsConfig(sub.endpoint, topic, "tcp://*:" + replayPort, bufferSteps, 1000)).build());
+                    .kvEvents(new KvEventsConfig(sub.endpoint, topic, "tcp://*:" + replayPort, bufferSteps, 1000, false)).build());
             TreeMap<Long, byte[]> live = new TreeMap<>();
             try (ZContext zmq = new ZContext(); ZMQ.Socket dealer = zmq.createSocket(SocketType.DEALER)) {
                 for (int p = 0; live.size() < bufferSteps + 2; p++) {
@@ -347,7 +346,7 @@ class KvEventsTest {
     @Test
     void resettingThePrefixCachePublishesAllBlocksClearedAndForgetsEveryBlock() throws Exception {
         try (Subscriber sub = Subscriber.bound("")) {
-            MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(4), 20)
+            MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(4), 20).devMode(true)
                     .kvEvents(new KvEventsConfig(sub.endpoint, "")).build());
             try {
                 awaitSubscription(server, sub, "");
@@ -380,7 +379,7 @@ class KvEventsTest {
 
     @Test
     void aResetWhileARequestHoldsBlocksIs409UnlessRunningRequestsArePreemptedFirst() throws Exception {
-        MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(4), 20).build());
+        MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(4), 20).devMode(true).build());
         try {
             // About 4,000 decode steps: a few seconds of wall time at time scale 20.
             CompletableFuture<TestServers.Stream> inFlight = CompletableFuture.supplyAsync(() -> {
@@ -426,52 +425,47 @@ class KvEventsTest {
         }
     }
 
+    /**
+     * Decodes a batch with the independent decoder and checks vLLM's conventions: ts in Unix seconds as a float64, one
+     * BlockStored per run of a request's blocks (split here into one {@link Stored} per block, each with its parent),
+     * 16 tokens a block, medium GPU, extra keys one per block ({@code [lora_name]} or nil), group 0.
+     */
     private static void decode(byte[] payload, List<Stored> stored, Set<BigInteger> removed, Integer rank) throws Exception {
-        try (MessageUnpacker in = MessagePack.newDefaultUnpacker(payload)) {
-            assertEquals(3, in.unpackArrayHeader());
-            assertEquals(MessageFormat.FLOAT64, in.getNextFormat());
-            double ts = in.unpackDouble();
-            assertTrue(Math.abs(ts - System.currentTimeMillis() / 1000.0) < 60, "ts in Unix seconds: " + ts);
-            int events = in.unpackArrayHeader();
-            assertTrue(events > 0);
-            for (int e = 0; e < events; e++) {
-                int fields = in.unpackArrayHeader();
-                String type = in.unpackString();
-                if (type.equals("BlockStored")) {
-                    assertEquals(12, fields);
-                    assertEquals(1, in.unpackArrayHeader());
-                    BigInteger hash = in.unpackBigInteger();
-                    BigInteger parent = in.tryUnpackNil() ? null : in.unpackBigInteger();
-                    int n = in.unpackArrayHeader();
-                    List<Integer> tokens = new ArrayList<>();
-                    for (int t = 0; t < n; t++) {
-                        tokens.add(in.unpackInt());
-                    }
-                    assertEquals(16, in.unpackInt(), "block_size");
-                    Integer loraId = in.tryUnpackNil() ? null : in.unpackInt();
-                    assertEquals("GPU", in.unpackString(), "medium");
-                    String loraName = in.tryUnpackNil() ? null : in.unpackString();
-                    assertEquals(loraId == null, loraName == null, "lora_id and lora_name come together");
-                    for (String field : List.of("extra_keys", "group_idx", "kv_cache_spec_kind", "kv_cache_spec_sliding_window")) {
-                        assertTrue(in.tryUnpackNil(), field);
-                    }
+        assertEquals((byte) 0xcb, payload[1], "ts is a float64");
+        VllmKvEventDecoder.Batch batch = VllmKvEventDecoder.decode(payload);
+        assertTrue(Math.abs(batch.ts() - System.currentTimeMillis() / 1000.0) < 60, "ts in Unix seconds: " + batch.ts());
+        assertTrue(!batch.events().isEmpty());
+        assertEquals(rank, batch.dataParallelRank(), "data_parallel_rank (nil without data parallelism)");
+        for (Map<String, Object> e : batch.events()) {
+            if (e.get("type").equals("BlockStored")) {
+                @SuppressWarnings("unchecked") List<BigInteger> hashes = (List<BigInteger>) e.get("block_hashes");
+                @SuppressWarnings("unchecked") List<BigInteger> tokens = (List<BigInteger>) e.get("token_ids");
+                @SuppressWarnings("unchecked") List<Object> extraKeys = (List<Object>) e.get("extra_keys");
+                assertEquals(16, ((BigInteger) e.get("block_size")).intValue(), "block_size");
+                assertEquals(16 * hashes.size(), tokens.size());
+                assertEquals("GPU", e.get("medium"));
+                assertEquals(BigInteger.ZERO, e.get("group_idx"));
+                assertEquals(hashes.size(), extraKeys.size(), "one extra-keys entry per block");
+                Integer loraId = e.get("lora_id") == null ? null : ((BigInteger) e.get("lora_id")).intValue();
+                String loraName = (String) e.get("lora_name");
+                assertEquals(loraId == null, loraName == null, "lora_id and lora_name come together");
+                BigInteger parent = (BigInteger) e.get("parent_block_hash");
+                for (int b = 0; b < hashes.size(); b++) {
+                    assertEquals(loraName == null ? null : List.of(loraName), extraKeys.get(b));
+                    BigInteger hash = hashes.get(b);
                     assertTrue(hash.signum() > 0 && hash.bitLength() <= 64, "an unsigned 64-bit hash: " + hash);
-                    stored.add(new Stored(hash, parent, tokens, loraId, loraName));
-                } else {
-                    assertEquals("BlockRemoved", type);
-                    assertEquals(4, fields);
-                    assertEquals(1, in.unpackArrayHeader());
-                    removed.add(in.unpackBigInteger());
-                    assertEquals("GPU", in.unpackString());
-                    assertTrue(in.tryUnpackNil(), "group_idx");
+                    List<Integer> blockTokens = tokens.subList(16 * b, 16 * b + 16).stream().map(BigInteger::intValue).toList();
+                    stored.add(new Stored(hash, parent, blockTokens, loraId, loraName));
+                    parent = hash;
                 }
-            }
-            if (rank == null) {
-                assertTrue(in.tryUnpackNil(), "data_parallel_rank is nil without data parallelism");
             } else {
-                assertEquals(rank, in.unpackInt(), "data_parallel_rank");
+                assertEquals("BlockRemoved", e.get("type"));
+                @SuppressWarnings("unchecked") List<BigInteger> hashes = (List<BigInteger>) e.get("block_hashes");
+                assertEquals(1, hashes.size());
+                removed.add(hashes.get(0));
+                assertEquals("GPU", e.get("medium"));
+                assertEquals(BigInteger.ZERO, e.get("group_idx"));
             }
-            assertTrue(!in.hasNext());
         }
     }
 }

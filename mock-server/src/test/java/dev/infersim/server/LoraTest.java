@@ -13,6 +13,8 @@ import com.openai.models.models.Model;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.LoraConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.ArrayList;
@@ -145,6 +147,39 @@ class LoraTest {
             assertEquals(200, reply.get(30, java.util.concurrent.TimeUnit.SECONDS).statusCode());
         }
         assertEquals(List.of("1", "", ""), latest(metrics(server)), "no adapter runs or waits once both finished");
+    }
+
+    /**
+     * Three adapters over two GPU slots: sql-lora and chat-lora run (sql-lora twice), code-lora waits for a slot. Current
+     * vLLM ({@code vllm-project/vllm@9aaf83ef5}, {@code vllm/v1/metrics/stats.py} {@code LoRARequestStates
+     * .update_scheduler_stats} and {@code vllm/v1/metrics/loggers.py} {@code PrometheusStatLogger.record}) writes
+     * every adapter with an unfinished request into both dicts and joins their keys: both labels list all three, in
+     * the order their first requests came. vLLM before PR #26801 ({@code @a98cc35c3}, {@code update_iteration_stats}),
+     * and llm-d-inference-sim, list the adapters with a request in the running list and those with one waiting.
+     */
+    @ParameterizedTest(name = "lists by queue: {0}")
+    @ValueSource(booleans = {false, true})
+    void threeAdaptersOverTwoSlotsAreListedAsVllmsLoggerBuildsTheLists(boolean byQueue) throws Exception {
+        MockServer server = SERVERS.start(TestServers.options(lora(2), 1).metrics(new MetricsOptions(byQueue))
+                .loraModules(List.of(LoraModule.parse("sql-lora=/a"), LoraModule.parse("chat-lora=/b"),
+                        LoraModule.parse("code-lora=/c"))).build());
+        List<java.util.concurrent.CompletableFuture<java.net.http.HttpResponse<String>>> replies = new ArrayList<>();
+        for (String adapter : List.of("sql-lora", "chat-lora", "sql-lora", "code-lora")) {
+            replies.add(TestServers.http().sendAsync(java.net.http.HttpRequest.newBuilder(
+                            java.net.URI.create(server.baseUrl() + "/v1/completions")).header("content-type", "application/json")
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"model\": \"" + adapter
+                            + "\", \"prompt\": \"a\", \"max_tokens\": 60, \"ignore_eos\": true}")).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString()));
+            assertTrue(TestServers.eventually(10, () -> server.runningRequests() + server.waitingRequests() == replies.size()));
+        }
+        List<String> expected = byQueue ? List.of("2", "code-lora", "sql-lora,chat-lora")
+                : List.of("2", "sql-lora,chat-lora,code-lora", "sql-lora,chat-lora,code-lora");
+        assertTrue(TestServers.eventually(10, () -> latest(metrics(server)).equals(expected)), metrics(server));
+        assertEquals(3, server.runningRequests(), "code-lora's request waits for a slot");
+        for (var reply : replies) {
+            assertEquals(200, reply.get(60, java.util.concurrent.TimeUnit.SECONDS).statusCode());
+        }
+        assertTrue(TestServers.eventually(10, () -> latest(metrics(server)).equals(List.of("2", "", ""))), metrics(server));
     }
 
     @Test

@@ -1,6 +1,6 @@
 package dev.infersim.server;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

@@ -134,6 +134,22 @@ class StreamingProtocolTest {
     }
 
     @Test
+    void aStreamHoldsBackWhatCouldStartAStopStringAndEndsWithTheTextBeforeIt() throws Exception {
+        TestServers.Stream s = TestServers.stream(ECHO.get(), "/v1/completions", """
+                {"prompt":"alpha beta gamma delta","max_tokens":40,"ignore_eos":true,"stop":[" gamma", "zz"],"stream":true}""");
+        List<String> texts = new java.util.ArrayList<>();
+        for (TestServers.Event e : s.events().subList(0, s.events().size() - 1)) {
+            texts.add(Json.MAPPER.readTree(e.data()).at("/choices/0/text").asText());
+        }
+        // vLLM's detokenizer holds back (longest stop - 1) = 5 characters until the finish: "alpha" waits for " beta"
+        assertEquals(List.of("", "alpha", " beta"), texts, s.body());
+        JsonNode last = Json.MAPPER.readTree(s.events().get(s.events().size() - 2).data());
+        assertEquals("stop", last.at("/choices/0/finish_reason").asText());
+        assertEquals(" gamma", last.at("/choices/0/stop_reason").asText());
+        assertEquals(3, last.at("/infersim/choices/0/completion_tokens").asInt());
+    }
+
+    @Test
     void minTokensHoldsBackTheEndAndMaxTokensCapsIt() throws Exception {
         ServerOptions o = TestServers.options(TestServers.llama8b(8), 50).eosPosition(new FixedLength(3)).build();
         MockServer fixed = TestServers.start(o);

@@ -98,6 +98,35 @@ class TruthLogTest {
         assertEquals(3, Files.readAllLines(file).size());
     }
 
+    @Test
+    void aSizeCapRotatesTheFileKeepingTheNewestRowsInTheBackups() throws Exception {
+        Path file = dir.resolve("rotated.jsonl");
+        TruthLog log = TruthLog.open(file, TruthLog.DEFAULT_RING_CHARS, new TruthLog.Rotation(300, 2));
+        for (int i = 0; i < 40; i++) {
+            log.offer((g, seq) -> {
+                g.writeStartObject();
+                g.writeNumberField("seq", seq);
+                g.writeStringField("pad", "x".repeat(40));
+                g.writeEndObject();
+            });
+        }
+        assertTrue(TestServers.eventually(5, () -> log.written() == 40), "forty rows written");
+        log.close();
+        List<Long> seqs = new ArrayList<>();
+        for (Path p : List.of(dir.resolve("rotated.jsonl.2"), dir.resolve("rotated.jsonl.1"), file)) {
+            assertTrue(Files.size(p) <= 300, p + " holds " + Files.size(p) + " bytes");
+            for (String line : Files.readAllLines(p)) {
+                seqs.add(Json.MAPPER.readTree(line).get("seq").asLong());
+            }
+        }
+        assertTrue(!Files.exists(dir.resolve("rotated.jsonl.3")), "two backups kept");
+        assertEquals(40L, seqs.get(seqs.size() - 1));
+        for (int i = 1; i < seqs.size(); i++) {
+            assertEquals(seqs.get(i - 1) + 1, seqs.get(i), "the newest rows, in order, none lost: " + seqs);
+        }
+        assertEquals(0, log.dropped());
+    }
+
     private static JsonNode choiceOf(JsonNode infersim, int index) {
         for (JsonNode c : infersim.get("choices")) {
             if (c.get("index").asInt() == index) {

@@ -93,9 +93,10 @@ public record BatchingServer(int maxNumSeqs, DiscreteDistribution outputTokens, 
     }
 
     /**
-     * The chain whose admission wait is scaled by (ca^2 + cs^2) / 2 for cs^2 the squared coefficient of variation of a
-     * request's service at B, L iterations: that of the output lengths (0 for fixed lengths, as M/D/c waits half as long
-     * as M/M/c). The shorter forms take cs^2 = 1, lengths as memoryless as the chain's completions.
+     * The chain whose admission wait is scaled by Kingman's (ca^2 + cs^2) / (ca^2 + 1) for cs^2 the squared coefficient
+     * of variation of a request's service at B, L iterations: that of the output lengths (0 for fixed lengths, which with
+     * Poisson arrivals wait half as long, as M/D/c against M/M/c). The shorter forms take cs^2 = 1, lengths as memoryless
+     * as the chain's completions.
      */
     public ContinuousBatchingModel atArrivalRate(double arrivalRatePerS, double arrivalScv, double serviceScv) {
         return new ContinuousBatchingModel(this, arrivalRatePerS, arrivalScv, serviceScv);

@@ -1,6 +1,6 @@
 package dev.infersim.engine;
 
-import static dev.infersim.engine.ConfigException.check;
+import static dev.infersim.common.ConfigException.check;
 
 /**
  * A model served on a GPU type with vLLM's serving flags. Field names follow {@code vllm serve}; defaults are vLLM's.
@@ -18,6 +18,9 @@ import static dev.infersim.engine.ConfigException.check;
  * @param kvCacheDtype           {@code --kv-cache-dtype}: KV-cache precision ({@code auto} is the 16-bit activation
  *                               dtype, as vLLM, not the weights')
  * @param lora                   {@code --enable-lora} and its flags; null when LoRA is off
+ * @param prefixCachingHashAlgo  {@code --prefix-caching-hash-algo}: how prefix-cache blocks are hashed
+ * @param hashSeed               {@code PYTHONHASHSEED} as vLLM reads it: seeds the first block's parent hash; null for a
+ *                               random one (every engine then hashes differently, as vLLM's processes do)
  */
 public record Deployment(
         GpuProfile gpu,
@@ -32,7 +35,9 @@ public record Deployment(
         int maxModelLen,
         Precision dtype,
         Precision kvCacheDtype,
-        LoraConfig lora) {
+        LoraConfig lora,
+        PrefixCachingHashAlgo prefixCachingHashAlgo,
+        String hashSeed) {
 
     public Deployment {
         check(gpu != null, "deployment needs a gpu");
@@ -54,6 +59,7 @@ public record Deployment(
                 "--max-num-batched-tokens %d must be >= --max-num-seqs %d (each running sequence needs one token per step)",
                 maxNumBatchedTokens, maxNumSeqs);
         check(dtype != null && kvCacheDtype != null, "dtype and kv-cache-dtype are required");
+        check(prefixCachingHashAlgo != null, "prefix-caching-hash-algo is required");
     }
 
     /** vLLM's defaults for everything but the GPU and model. */
@@ -65,7 +71,8 @@ public record Deployment(
         return new Builder(gpu, model).tensorParallelSize(tensorParallelSize).gpuMemoryUtilization(gpuMemoryUtilization)
                 .maxNumSeqs(maxNumSeqs).maxNumBatchedTokens(maxNumBatchedTokens).blockSize(blockSize)
                 .enablePrefixCaching(enablePrefixCaching).enableChunkedPrefill(enableChunkedPrefill)
-                .maxModelLen(maxModelLen).dtype(dtype).kvCacheDtype(kvCacheDtype).lora(lora);
+                .maxModelLen(maxModelLen).dtype(dtype).kvCacheDtype(kvCacheDtype).lora(lora)
+                .prefixCachingHashAlgo(prefixCachingHashAlgo).hashSeed(hashSeed);
     }
 
     /** Mutable builder with vLLM's defaults. */
@@ -83,6 +90,8 @@ public record Deployment(
         private Precision dtype = Precision.BF16;
         private Precision kvCacheDtype;
         private LoraConfig lora;
+        private PrefixCachingHashAlgo prefixCachingHashAlgo = PrefixCachingHashAlgo.SHA256;
+        private String hashSeed;
 
         private Builder(GpuProfile gpu, ModelProfile model) {
             this.gpu = gpu;
@@ -104,11 +113,14 @@ public record Deployment(
         public Builder kvCacheDtype(Precision v) { kvCacheDtype = v; return this; }
         /** {@code null} means LoRA is off. */
         public Builder lora(LoraConfig v) { lora = v; return this; }
+        public Builder prefixCachingHashAlgo(PrefixCachingHashAlgo v) { prefixCachingHashAlgo = v; return this; }
+        /** {@code PYTHONHASHSEED}; {@code null} means a random first parent hash. */
+        public Builder hashSeed(String v) { hashSeed = v; return this; }
 
         public Deployment build() {
             return new Deployment(gpu, model, tensorParallelSize, gpuMemoryUtilization, maxNumSeqs, maxNumBatchedTokens,
                     blockSize, enablePrefixCaching, enableChunkedPrefill, maxModelLen, dtype,
-                    kvCacheDtype == null ? Precision.BF16 : kvCacheDtype, lora);
+                    kvCacheDtype == null ? Precision.BF16 : kvCacheDtype, lora, prefixCachingHashAlgo, hashSeed);
         }
     }
 }

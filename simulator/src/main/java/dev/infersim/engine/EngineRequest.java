@@ -8,18 +8,30 @@ public final class EngineRequest {
     /** No EOS: the request runs until max_tokens (vLLM's ignore_eos). */
     public static final int NO_EOS = Integer.MAX_VALUE;
 
-    enum Status { NEW, WAITING, RUNNING, FINISHED }
+    enum Status { NEW, WAITING, LOADING, RUNNING, FINISHED }
+
+    /**
+     * A request's part in prefill/decode disaggregation, as vLLM's {@code kv_transfer_params} set it: {@link #NONE};
+     * {@link #REMOTE_DECODE} ({@code do_remote_decode}): prefill here and, once finished, hold the KV blocks for a
+     * decode engine to pull; {@link #REMOTE_PREFILL} ({@code do_remote_prefill}): the prompt's KV was computed by a
+     * prefill engine, pull it over the {@link KvTransferLink} instead of computing it.
+     */
+    public enum Disaggregation { NONE, REMOTE_DECODE, REMOTE_PREFILL }
+
+    /** Where a {@link Disaggregation#REMOTE_PREFILL} request's pull stands. */
+    enum KvPull { NONE, PENDING, IN_FLIGHT, ARRIVED, DONE }
 
     private final long id;
     private final int promptTokens;
     private final int[] promptTokenIds;
     private final int maxTokens;
     private final int minTokens;
-    private final int eosAfterTokens;
+    private int eosAfterTokens;
     private final int priority;
     private final long arrivalNanos;
     private final LoraAdapter lora;
     private Object attachment;
+    private Disaggregation disaggregation = Disaggregation.NONE;
 
     // progress, owned by the engine
     Status status = Status.NEW;
@@ -39,6 +51,12 @@ public final class EngineRequest {
     int outputLimit;
     /** Under {@link FixedTiming}: when this request's next token is due. */
     long dueNanos = -1;
+    // disaggregation: a decode request's pull, a prefill request's held blocks
+    KvPull kvPull = KvPull.NONE;
+    long kvTransferStartNanos = -1;
+    long kvTransferEndNanos = -1;
+    int kvTransferTokens;
+    boolean kvHeld;
 
     /**
      * @param id              caller's id, unique per engine
@@ -90,10 +108,51 @@ public final class EngineRequest {
     public int maxTokens() { return maxTokens; }
     public int minTokens() { return minTokens; }
     public int eosAfterTokens() { return eosAfterTokens; }
+
+    /**
+     * Ends the request after {@code outputTokens} outputs at the latest, as EOS would: a driver that finds a stop string
+     * in the text the request is about to generate (vLLM's stop strings, which a sampler cannot know of in advance)
+     * moves the end there before the step that produces it. Never moves the end later.
+     */
+    public void stopAt(int outputTokens) {
+        if (outputTokens < 1) {
+            throw new IllegalArgumentException("a request stops after at least 1 output, got " + outputTokens);
+        }
+        eosAfterTokens = Math.min(eosAfterTokens, outputTokens);
+    }
     public int priority() { return priority; }
     public long arrivalNanos() { return arrivalNanos; }
     /** The LoRA adapter the request runs on; null for the base model. */
     public LoraAdapter lora() { return lora; }
+
+    /** This request's part in prefill/decode disaggregation; {@link Disaggregation#NONE} unless set before submit. */
+    public Disaggregation disaggregation() { return disaggregation; }
+
+    /** Sets this request's part in prefill/decode disaggregation; only before it is submitted. */
+    public EngineRequest disaggregate(Disaggregation role) {
+        if (status != Status.NEW) {
+            throw new IllegalStateException(this + " was already submitted");
+        }
+        disaggregation = java.util.Objects.requireNonNull(role, "role");
+        kvPull = role == Disaggregation.REMOTE_PREFILL ? KvPull.PENDING : KvPull.NONE;
+        return this;
+    }
+
+    /** A remote-prefill request: when its engine began pulling its prompt's KV (allocated its blocks); -1 before. */
+    public long kvTransferStartNanos() { return kvTransferStartNanos; }
+    /** A remote-prefill request: when its KV will have arrived (or did); -1 before its pull began. */
+    public long kvTransferEndNanos() { return kvTransferEndNanos; }
+    /** A remote-prefill request: prompt tokens pulled (those not found in the local prefix cache); 0 before. */
+    public int kvTransferTokens() { return kvTransferTokens; }
+    /** A remote-decode request that finished and still holds its KV blocks for the decode engine to pull. */
+    public boolean isKvHeld() { return kvHeld; }
+    /** Tokens whose KV the engine has computed (or received) for this request. */
+    public int computedTokens() { return computedTokens; }
+
+    /** The ids of the KV blocks the request holds, in order (vLLM's {@code block_ids}, the prefill side's {@code remote_block_ids}). */
+    public int[] blockIds() {
+        return java.util.Arrays.copyOf(blocks, numBlocks);
+    }
 
     /** The driver's own per-request state (a connection, a metrics record); the engine never reads it. */
     public Object attachment() { return attachment; }
@@ -112,7 +171,8 @@ public final class EngineRequest {
     public FinishReason finishReason() { return finishReason; }
     public boolean isFinished() { return status == Status.FINISHED; }
     public boolean isRunning() { return status == Status.RUNNING; }
-    public boolean isWaiting() { return status == Status.WAITING; }
+    /** Waiting for admission, or for its remote prefill's KV to arrive (vLLM counts both as waiting). */
+    public boolean isWaiting() { return status == Status.WAITING || status == Status.LOADING; }
 
     /** Prompt plus generated tokens: what the KV cache must hold once the next token is computed. */
     int totalTokens() {

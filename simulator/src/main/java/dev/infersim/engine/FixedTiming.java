@@ -1,5 +1,7 @@
 package dev.infersim.engine;
 
+import dev.infersim.common.ConfigException;
+
 /**
  * Fixed per-request latencies in place of the cost model: the "mock vLLM" timing of llm-d-inference-sim, under its flag
  * names. Each running request keeps its own timeline: its first token comes {@code TTFT} after it is admitted, each

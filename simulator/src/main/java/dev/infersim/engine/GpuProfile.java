@@ -4,7 +4,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 
 import java.util.List;
 
-import static dev.infersim.engine.ConfigException.check;
+import static dev.infersim.common.ConfigException.check;
 
 /**
  * One accelerator: datasheet peaks plus the efficiency factors and fixed overheads that turn the roofline bound into

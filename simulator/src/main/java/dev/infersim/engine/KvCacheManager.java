@@ -1,15 +1,16 @@
 package dev.infersim.engine;
 
-import dev.infersim.workload.SplitMix64;
+import dev.infersim.common.SplitMix64;
 
 /**
  * Paged KV cache (Kwon et al., "PagedAttention", SOSP 2023) with automatic prefix caching as vLLM V1 does it.
  * <ul>
  *   <li>Memory is {@code numBlocks} blocks of {@code blockSize} tokens; a request holds a table of blocks.</li>
- *   <li>A full prompt block is keyed by a hash chain: {@code hash(parent hash, the block's token ids)}, so equal hashes
- *       mean equal prefixes. The chain of a request on a LoRA adapter starts from the adapter's name, as vLLM's
- *       block hashes carry the LoRA name among their extra keys, so prefixes on different adapters never match.
- *       Blocks are reference counted; requests sharing a prefix share its blocks.</li>
+ *   <li>A full prompt block is keyed by vLLM's hash chain ({@link BlockHasher}): {@code hash(parent hash, the block's
+ *       token ids, extra keys)}, so equal hashes mean equal prefixes; a request on a LoRA adapter has the adapter's
+ *       name as its extra key, so prefixes on different adapters never match. The index keys blocks by the low 64
+ *       bits of their hashes, the value KV events carry. Blocks are reference counted; requests sharing a prefix share
+ *       its blocks.</li>
  *   <li>Unreferenced blocks sit in one free queue, oldest first. A cached block stays findable there until the queue
  *       hands it out again (LRU eviction). Freed uncached blocks go to the front, so they are reused before any
  *       cached block is evicted; a request's cached blocks are queued tail-first, so the end of a prefix is evicted
@@ -29,6 +30,8 @@ public final class KvCacheManager {
     private final int[] prev;
     private final int[] next;
     private final BlockHashIndex index;
+    private final BlockHasher hasher;
+    private byte[] chain = new byte[0];
     private int head = NIL;
     private int tail = NIL;
     private int freeCount;
@@ -36,13 +39,23 @@ public final class KvCacheManager {
     private long hitTokens;
     private KvEventListener events;
 
+    /** With vLLM's default hashing: SHA-256 over pickles, a random first parent. */
     public KvCacheManager(int numBlocks, int blockSize, boolean prefixCaching) {
+        this(numBlocks, blockSize, prefixCaching, prefixCaching ? new BlockHasher(PrefixCachingHashAlgo.SHA256, null) : null);
+    }
+
+    /** @param hasher hashes prefix blocks; may be null without prefix caching */
+    public KvCacheManager(int numBlocks, int blockSize, boolean prefixCaching, BlockHasher hasher) {
         if (numBlocks < 1 || blockSize < 1) {
             throw new IllegalArgumentException("need at least one block of at least one token, got " + numBlocks + " x " + blockSize);
         }
         this.numBlocks = numBlocks;
         this.blockSize = blockSize;
         this.prefixCaching = prefixCaching;
+        if (prefixCaching && hasher == null) {
+            throw new IllegalArgumentException("prefix caching needs a block hasher");
+        }
+        this.hasher = hasher;
         refCount = new int[numBlocks];
         hashOf = new long[numBlocks];
         privateHash = new boolean[numBlocks];
@@ -97,8 +110,17 @@ public final class KvCacheManager {
      * changes nothing and returns false when free blocks do not suffice.
      */
     public boolean allocateNew(EngineRequest r, int cachedBlocks, int newTokens) {
-        if (blocksToAdmit(r, cachedBlocks, newTokens) > freeCount) {
-            return false;
+        return admit(r, cachedBlocks, newTokens) >= 0;
+    }
+
+    /**
+     * As {@link #allocateNew}, returning the free blocks the allocation took (fresh ones plus cached ones it took out of
+     * the free queue), or -1 when they do not suffice (nothing changed).
+     */
+    int admit(EngineRequest r, int cachedBlocks, int newTokens) {
+        int taken = blocksToAdmit(r, cachedBlocks, newTokens);
+        if (taken > freeCount) {
+            return -1;
         }
         long[] hashes = cachedBlocks > 0 ? r.blockHashes : null;
         int fresh = blocksFor(cachedBlocks * blockSize + newTokens) - cachedBlocks;
@@ -112,11 +134,11 @@ public final class KvCacheManager {
         }
         r.numCachedBlocks = cachedBlocks;
         grow(r, fresh);
-        return true;
+        return taken;
     }
 
-    /** Free blocks {@link #allocateNew} would take: fresh ones plus cached ones it takes out of the free queue. */
-    int blocksToAdmit(EngineRequest r, int cachedBlocks, int newTokens) {
+    /** Free blocks {@link #admit} takes: fresh ones plus cached ones it takes out of the free queue. */
+    private int blocksToAdmit(EngineRequest r, int cachedBlocks, int newTokens) {
         int revived = 0;
         for (int i = 0; i < cachedBlocks; i++) {
             if (refCount[index.get(r.blockHashes[i])] == 0) {
@@ -136,25 +158,32 @@ public final class KvCacheManager {
         return true;
     }
 
-    /** Registers the request's newly completed prompt blocks in the prefix cache. */
+    /**
+     * Registers the request's newly completed prompt blocks in the prefix cache, and tells the listener of them in one
+     * event per unbroken run, as vLLM's {@code BlockPool.cache_full_blocks} reports the blocks of one call together:
+     * the run's hashes, the hash before it (none for a prompt's first block) and the run's token ids.
+     */
     public void cacheComputedBlocks(EngineRequest r) {
         if (!prefixCaching || (r.promptTokenIds() == null && r.blockHashes == null)) {
             return;
         }
         long[] hashes = blockHashes(r);
         int full = Math.min(r.computedTokens / blockSize, hashes.length);
+        boolean announce = r.promptTokenIds() != null; // a private chain (keepForResume) has no tokens to announce
+        int runStart = -1;
         for (int i = r.numCachedBlocks; i < full; i++) {
             int b = r.blocks[i];
-            if (hashOf[b] == 0 && index.get(hashes[i]) == NIL) {
+            boolean stored = hashOf[b] == 0 && index.get(hashes[i]) == NIL;
+            if (stored) {
                 hashOf[b] = hashes[i];
                 index.put(hashes[i], b);
-                privateHash[b] = r.promptTokenIds() == null;
-                if (events != null && !privateHash[b]) {
-                    events.blockStored(hashes[i], i == 0 ? 0 : hashes[i - 1], r.promptTokenIds(), i * blockSize, blockSize,
-                            r.lora());
-                }
+                privateHash[b] = !announce;
+                runStart = runStart < 0 && announce ? i : runStart;
+            } else {
+                runStart = reportStored(r, hashes, runStart, i);
             }
         }
+        reportStored(r, hashes, runStart, full);
         r.numCachedBlocks = Math.max(r.numCachedBlocks, full);
     }
 
@@ -174,7 +203,7 @@ public final class KvCacheManager {
         }
         if (r.blockHashes == null) {
             long[] chain = new long[(r.promptTokens() + r.outputLimit) / blockSize];
-            long parent = SplitMix64.mix64(0xC2B2AE3D27D4EB4FL ^ r.id()) ^ (r.lora() == null ? 0 : r.lora().hashSeed());
+            long parent = SplitMix64.mix64(0xC2B2AE3D27D4EB4FL ^ r.id());
             for (int i = 0; i < chain.length; i++) {
                 parent = SplitMix64.mix64(parent + i);
                 chain[i] = parent == 0 ? 1 : parent;
@@ -182,6 +211,15 @@ public final class KvCacheManager {
             r.blockHashes = chain;
         }
         cacheComputedBlocks(r);
+    }
+
+    /** Reports blocks {@code [start, end)} as stored, if {@code start >= 0}; returns -1 (no run open). */
+    private int reportStored(EngineRequest r, long[] hashes, int start, int end) {
+        if (start >= 0 && events != null) {
+            events.blockStored(hashes, start, end - start, start == 0 ? 0 : hashes[start - 1], r.promptTokenIds(), blockSize,
+                    r.lora());
+        }
+        return -1;
     }
 
     /** Counts a prefix-cache lookup of a request being admitted. */
@@ -263,19 +301,24 @@ public final class KvCacheManager {
         return (tokens + blockSize - 1) / blockSize;
     }
 
+    /**
+     * The request's full prompt blocks' hashes, computed once: vLLM's chain over the whole digests, kept as their low
+     * 64 bits (0, which the index reserves, becomes 1).
+     */
     private long[] blockHashes(EngineRequest r) {
         if (r.blockHashes == null) {
             int[] ids = r.promptTokenIds();
             long[] hashes = new long[ids.length / blockSize];
-            // vLLM puts a request's LoRA name among each block hash's extra keys: adapters never share KV blocks
-            long parent = r.lora() == null ? 0x9E3779B97F4A7C15L : r.lora().hashSeed();
+            int width = hasher.digestBytes();
+            if (chain.length < 2 * width) {
+                chain = new byte[2 * width];
+            }
+            String lora = r.lora() == null ? null : r.lora().name();
             for (int i = 0; i < hashes.length; i++) {
-                long h = parent;
-                for (int t = i * blockSize, end = t + blockSize; t < end; t++) {
-                    h = SplitMix64.mix64(h ^ ids[t]);
-                }
+                int out = (i & 1) * width; // two halves: the parent's digest and this block's
+                hasher.hash(i == 0 ? null : chain, width - out, ids, i * blockSize, blockSize, lora, chain, out);
+                long h = BlockHasher.low64(chain, out, width);
                 hashes[i] = h == 0 ? 1 : h;
-                parent = hashes[i];
             }
             r.blockHashes = hashes;
         }

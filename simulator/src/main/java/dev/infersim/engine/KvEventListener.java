@@ -7,14 +7,16 @@ package dev.infersim.engine;
  */
 public interface KvEventListener {
     /**
-     * A full prompt block entered the prefix cache.
+     * Full prompt blocks entered the prefix cache, consecutive blocks of one request reported together as vLLM's
+     * {@code BlockStored} reports them.
      *
-     * @param hash       the block's chain hash (never 0)
-     * @param parentHash the previous block's hash; 0 for a prompt's first block
-     * @param tokenIds   the prompt, of which this block holds {@code tokenIds[from, from + blockSize)}
-     * @param lora       the adapter whose request computed the block (its name is part of the hash); null for the base model
+     * @param hashes     the request's block hashes (low 64 bits of vLLM's, never 0); {@code [first, first + count)} are
+     *                   the stored ones
+     * @param parentHash the hash of the block before {@code first}; 0 when {@code first} is the prompt's first block
+     * @param tokenIds   the prompt: block k holds {@code tokenIds[k * blockSize, (k + 1) * blockSize)}
+     * @param lora       the adapter whose request computed the blocks (its name is their extra key); null for the base model
      */
-    void blockStored(long hash, long parentHash, int[] tokenIds, int from, int blockSize, LoraAdapter lora);
+    void blockStored(long[] hashes, int first, int count, long parentHash, int[] tokenIds, int blockSize, LoraAdapter lora);
 
     /** A cached block was evicted (its memory went to another request). */
     void blockRemoved(long hash);

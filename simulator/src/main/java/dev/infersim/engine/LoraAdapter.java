@@ -1,5 +1,7 @@
 package dev.infersim.engine;
 
+import dev.infersim.common.ConfigException;
+
 /**
  * A LoRA adapter a request runs on (vLLM's {@code LoRARequest}): its integer id, which the scheduler counts adapters
  * by, and its name, which goes into the request's prefix-cache block hashes and KV-cache events. Equal ids mean the
@@ -10,14 +12,5 @@ public record LoraAdapter(int id, String name) {
     public LoraAdapter {
         ConfigException.check(id >= 1, "a LoRA adapter's id must be >= 1, got %d", id);
         ConfigException.check(name != null && !name.isBlank(), "a LoRA adapter needs a name");
-    }
-
-    /** Seeds the prefix-cache hash chain, so equal prompts on different adapters never share KV blocks. */
-    long hashSeed() {
-        long h = 0x9E3779B97F4A7C15L;
-        for (int i = 0; i < name.length(); i++) {
-            h = dev.infersim.workload.SplitMix64.mix64(h ^ name.charAt(i));
-        }
-        return dev.infersim.workload.SplitMix64.mix64(h ^ name.length());
     }
 }

@@ -2,7 +2,7 @@ package dev.infersim.engine;
 
 import java.util.List;
 
-import static dev.infersim.engine.ConfigException.check;
+import static dev.infersim.common.ConfigException.check;
 
 /**
  * LoRA serving, as vLLM's {@code --enable-lora} flags configure it ({@code vllm/config/lora.py}), plus the two

@@ -1,5 +1,7 @@
 package dev.infersim.engine;
 
+import dev.infersim.common.ConfigException;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

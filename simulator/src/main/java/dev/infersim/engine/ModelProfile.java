@@ -2,7 +2,7 @@ package dev.infersim.engine;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 
-import static dev.infersim.engine.ConfigException.check;
+import static dev.infersim.common.ConfigException.check;
 
 /**
  * The shape of a decoder-only transformer, in the names of its Hugging Face config.json. Parameter counts are derived,

@@ -1,5 +1,7 @@
 package dev.infersim.engine;
 
+import dev.infersim.common.ConfigException;
+
 import java.util.ArrayDeque;
 import java.util.Comparator;
 import java.util.List;

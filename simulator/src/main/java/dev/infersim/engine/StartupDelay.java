@@ -1,5 +1,7 @@
 package dev.infersim.engine;
 
+import dev.infersim.common.ConfigException;
+
 import java.util.Locale;
 
 /**

@@ -4,10 +4,7 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 
-import java.io.IOException;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -72,8 +69,10 @@ public final class BenchmarkReport {
         f.put("total_token_throughput", perSecond(stats.inputTokens() + stats.outputTokens(), durationS));
         f.put("max_output_tokens_per_s", stats.maxOutputTokensPerS() < 0 ? null : (double) stats.maxOutputTokensPerS());
         f.put("max_concurrent_requests", stats.maxConcurrentRequests() < 0 ? null : stats.maxConcurrentRequests());
+        Map<String, Object> intervals = new LinkedHashMap<>();
         for (String metric : info.percentileMetrics()) {
             putStats(f, "", metric, stats.metric(metric), info.metricPercentiles());
+            putIntervals(intervals, metric, stats.metric(metric), info.metricPercentiles());
         }
         putStats(f, "infersim_", "queue_time", stats.queueTime(), info.metricPercentiles());
         putStats(f, "infersim_", "prefill_time", stats.prefillTime(), info.metricPercentiles());
@@ -85,6 +84,8 @@ public final class BenchmarkReport {
         f.put("infersim_cached_prompt_tokens", stats.cachedPromptTokens());
         f.put("infersim_prefix_cache_hit_rate",
                 stats.inputTokens() == 0 ? 0.0 : (double) stats.cachedPromptTokens() / stats.inputTokens());
+        f.put("infersim_percentile_ci95_ms", intervals);
+        f.put("infersim_percentile_ci_method", PercentileInterval.METHOD);
         f.putAll(extra);
         return new BenchmarkReport(info, stats, durationS, f);
     }
@@ -102,12 +103,23 @@ public final class BenchmarkReport {
         }
     }
 
+    /** Each percentile's interval under its own key ({@code median_ttft_ms}, {@code p99_ttft_ms}); none without samples. */
+    private static void putIntervals(Map<String, Object> out, String metric, LatencyStats s, List<Double> percentiles) {
+        if (s.count() == 0) {
+            return;
+        }
+        out.put("median_" + metric + "_ms", s.percentileInterval(50).toJson());
+        for (double p : percentiles) {
+            out.put("p" + RunInfo.percentileWord(p) + "_" + metric + "_ms", s.percentileInterval(p).toJson());
+        }
+    }
+
     /** The result as an ordered map (JSON object). */
     public Map<String, Object> fields() {
         return fields;
     }
 
-    /** Writes the result as pretty-printed JSON, creating parent directories. */
+    /** Writes the result as pretty-printed JSON, creating parent directories; whole or not at all ({@link OutputFile}). */
     public void write(Path file) {
         write(file, Map.of());
     }
@@ -117,17 +129,9 @@ public final class BenchmarkReport {
      * stream themselves from disk as they are written).
      */
     public void write(Path file, Map<String, Object> more) {
-        try {
-            Path parent = file.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            Map<String, Object> all = new LinkedHashMap<>(fields);
-            all.putAll(more);
-            JSON.writeValue(file.toFile(), all);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write result " + file + ": " + e.getMessage(), e);
-        }
+        Map<String, Object> all = new LinkedHashMap<>(fields);
+        all.putAll(more);
+        OutputFile.write(file, out -> JSON.writeValue(out, all));
     }
 
     /** vLLM's default file name for this result; see {@link RunInfo#defaultResultFileName()}. */
@@ -185,10 +189,18 @@ public final class BenchmarkReport {
         LatencyStats s = stats.metric(metric);
         out.println(center(header, '-'));
         line(out, "Mean " + label + " (ms):", s.meanMs());
-        line(out, "Median " + label + " (ms):", s.medianMs());
+        percentileLine(out, "Median " + label + " (ms):", s, 50);
         for (double p : info.metricPercentiles()) {
-            line(out, "P" + RunInfo.percentileWord(p) + " " + label + " (ms):", s.percentileMs(p));
+            percentileLine(out, "P" + RunInfo.percentileWord(p) + " " + label + " (ms):", s, p);
         }
+    }
+
+    /** vLLM's line, then the 95% interval after the value's column (vLLM's readers take the first number). */
+    private static void percentileLine(PrintStream out, String label, LatencyStats s, double percentile) {
+        PercentileInterval i = s.percentileInterval(percentile);
+        String interval = i == null ? "" : String.format(Locale.ROOT, " 95%% CI %.2f-%s", i.lowMs(),
+                i.bounded() ? String.format(Locale.ROOT, "%.2f", i.highMs()) : "? (too few samples beyond it)");
+        out.printf(Locale.ROOT, "%-40s %-10.2f%s%n", label, s.percentileMs(percentile), interval);
     }
 
     private static String center(String text, char fill) {

@@ -1,6 +1,6 @@
 package dev.infersim.result;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 
 import java.util.HashMap;
 import java.util.List;

@@ -5,10 +5,12 @@ import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogReader;
 import org.HdrHistogram.HistogramLogWriter;
 
+import java.io.ByteArrayOutputStream;
 import java.io.FileNotFoundException;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -31,30 +33,22 @@ public final class LatencyLog {
      * @param endEpochMillis   wall-clock end of that span
      */
     public static void write(Path file, long startEpochMillis, long endEpochMillis, Map<String, LatencyStats> byTag) {
-        try {
-            Path parent = file.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            HistogramLogWriter log = new HistogramLogWriter(file.toFile());
-            try {
-                log.outputLogFormatVersion();
-                log.outputStartTime(startEpochMillis);
-                log.setBaseTime(startEpochMillis);
-                log.outputLegend();
-                byTag.forEach((tag, stats) -> {
-                    Histogram h = stats.histogram();
-                    h.setTag(tag);
-                    h.setStartTimeStamp(startEpochMillis);
-                    h.setEndTimeStamp(endEpochMillis);
-                    log.outputIntervalHistogram(h);
-                });
-            } finally {
-                log.close();
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write histogram log " + file + ": " + e.getMessage(), e);
-        }
+        // HdrHistogram's writer prints and swallows I/O errors, so it writes into memory (a log is a few kilobytes a tag)
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        HistogramLogWriter log = new HistogramLogWriter(new PrintStream(bytes, false, StandardCharsets.UTF_8));
+        log.outputLogFormatVersion();
+        log.outputStartTime(startEpochMillis);
+        log.setBaseTime(startEpochMillis);
+        log.outputLegend();
+        byTag.forEach((tag, stats) -> {
+            Histogram h = stats.histogram();
+            h.setTag(tag);
+            h.setStartTimeStamp(startEpochMillis);
+            h.setEndTimeStamp(endEpochMillis);
+            log.outputIntervalHistogram(h);
+        });
+        log.close();
+        OutputFile.write(file, bytes::writeTo);
     }
 
     /** Every tag's histograms in the log, added together, in the order the tags first appear. */

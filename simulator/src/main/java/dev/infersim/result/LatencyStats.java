@@ -11,13 +11,17 @@ import org.HdrHistogram.Histogram;
  * squares and a division per sample. Percentiles come
  * from an HdrHistogram with 3 significant digits (relative error at most 0.1%), so memory stays constant however many
  * samples are recorded; vLLM interpolates exact samples ({@code numpy.percentile}), which differs by less than one
- * histogram bucket. Recording allocates nothing. Not thread-safe.
+ * histogram bucket. Each percentile comes with a 95% confidence interval ({@link #percentileInterval}) from
+ * {@link PercentileSections}: sectioning over the samples in the order they were recorded, so the correlation of
+ * latencies in a queue widens it. Recording allocates nothing once the histograms are sized. Not thread-safe.
  */
 public final class LatencyStats {
     private static final long LOWEST_DISCERNIBLE_NANOS = 1;
     private static final long HIGHEST_TRACKABLE_NANOS = 3_600_000_000_000L;
 
     private final Histogram histogram;
+    /** The samples in recording order, for intervals; null once that order is lost (restored or added statistics). */
+    private PercentileSections sections = new PercentileSections();
     private long count;
     private long shiftNanos;
     private double sumShifted;
@@ -40,6 +44,7 @@ public final class LatencyStats {
             throw new IllegalArgumentException("need a latency >= 0 ns and >= 1 sample, got " + nanos + " ns x " + samples);
         }
         histogram.recordValueWithCount(nanos, samples);
+        sections.record(nanos, samples);
         if (count == 0) {
             shiftNanos = nanos;
         }
@@ -59,6 +64,7 @@ public final class LatencyStats {
      */
     public static LatencyStats restored(Histogram samples, double meanMs, double stdMs) {
         LatencyStats s = new LatencyStats();
+        s.sections = null;
         s.histogram.add(samples);
         s.count = samples.getTotalCount();
         if (s.count > 0) {
@@ -73,12 +79,16 @@ public final class LatencyStats {
         return s;
     }
 
-    /** Adds another's samples: its histogram to this one's, its sums shifted to this one's shift (exact pooling). */
+    /**
+     * Adds another's samples: its histogram to this one's, its sums shifted to this one's shift (exact pooling). The
+     * samples' order is lost, so intervals are then those for independent samples.
+     */
     public void add(LatencyStats other) {
         if (other.count == 0) {
             return;
         }
         histogram.add(other.histogram);
+        sections = null;
         if (count == 0) {
             shiftNanos = other.shiftNanos;
         }
@@ -124,6 +134,22 @@ public final class LatencyStats {
         // The histogram answers with the top of the sample's bucket, up to 0.1% above it: capped at the largest
         // sample so that no percentile exceeds the max it is reported beside.
         return count == 0 ? 0 : Math.min(histogram.getValueAtPercentile(percentile), maxNanos) / 1e6;
+    }
+
+    /**
+     * The 95% confidence interval of {@link #percentileMs}{@code (percentile)}; null without samples. Sectioned while
+     * the samples' order is known, else the order-statistic interval for independent samples (see
+     * {@link PercentileSections}).
+     */
+    public PercentileInterval percentileInterval(double percentile) {
+        if (count == 0) {
+            return null;
+        }
+        double estimateMs = percentileMs(percentile);
+        PercentileInterval i = sections == null ? PercentileSections.independent(histogram, percentile, maxNanos)
+                : sections.interval(histogram, percentile, Math.round(estimateMs * 1e6), maxNanos);
+        // bucket edges aside, the estimate is one of the ranks inside; the clamp keeps it so at the edges too
+        return new PercentileInterval(Math.min(i.lowMs(), estimateMs), Math.max(i.highMs(), estimateMs));
     }
 
     public double maxMs() {

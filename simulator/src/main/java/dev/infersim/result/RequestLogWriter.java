@@ -7,15 +7,13 @@ import com.fasterxml.jackson.core.util.MinimalPrettyPrinter;
 import java.io.BufferedOutputStream;
 import java.io.Closeable;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
  * The per-request JSONL file ({@code --save-detailed}) of {@code simulate} and {@code bench}: one JSON line per request,
  * streamed as requests end, so a run of any length keeps no per-request data in memory. {@link RequestLogReader} reads
- * it back into the same types.
+ * it back into the same types. The file is written beside its name and put in place once whole ({@link OutputFile}); a
+ * write that fails (a full disk) stops the writing, not the run, and {@link #failure} says so once.
  *
  * <p>Keys: index, request_class, warmup, scheduled_time_s (when the arrival process scheduled the request, from the
  * schedule's start), client_queue_ms (the wait for a concurrency slot: the latency origin is scheduled time plus this),
@@ -27,28 +25,38 @@ import java.nio.file.Path;
  * hand: general double formatting would cost more than simulating the request.
  */
 public final class RequestLogWriter implements Closeable {
+    private final Path file;
+    private final OutputFile.Pending pending;
     private final JsonGenerator json;
     private final char[] digits = new char[32];
     private final boolean chunkGaps;
+    /** The first write that failed (a full disk): later rows are not written, and the file is not put in place. */
+    private IOException failure;
 
     /**
+     * Writes into a temporary file beside {@code file}, put in place by {@link #close} if every row was written.
+     *
      * @param chunkGaps also write each request's gaps between content chunks ({@code chunk_gaps_ms}, from which vLLM's
      *                  {@code itls} are built): one number per output token in the simulator, so a file ten times as
      *                  large
+     * @throws dev.infersim.common.ConfigException when the file cannot be created, naming it and why
      */
     public RequestLogWriter(Path file, boolean chunkGaps) {
+        this.file = file;
         this.chunkGaps = chunkGaps;
+        this.pending = OutputFile.Pending.open(file);
         try {
-            Path parent = file.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-            OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16);
-            json = new JsonFactory().createGenerator(out);
+            json = new JsonFactory().createGenerator(new BufferedOutputStream(pending.stream(), 1 << 16));
             json.setPrettyPrinter(new MinimalPrettyPrinter("\n"));
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
+            pending.close();
+            throw OutputFile.failure(file, e);
         }
+    }
+
+    /** Why the file could not be written, as one line naming it ("cannot write X: No space left on device"), or null. */
+    public String failure() {
+        return failure == null ? null : OutputFile.failure(file, failure).getMessage();
     }
 
     /** Whether rows carry chunk gaps: the producer then keeps every request's gaps until it ends. */
@@ -68,6 +76,9 @@ public final class RequestLogWriter implements Closeable {
      */
     public void write(RequestRecord r, long scheduleStartNanos, boolean warmup, ClientObservation client,
                       long[] gapNanos, int gapCount) {
+        if (failure != null) {
+            return;
+        }
         try {
             json.writeStartObject();
             json.writeNumberField("index", r.index());
@@ -107,7 +118,7 @@ public final class RequestLogWriter implements Closeable {
             }
             json.writeEndObject();
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot write request detail: " + e.getMessage(), e);
+            failure = e; // once: a full disk fails every later row too, and the run goes on without them
         }
     }
 
@@ -166,13 +177,19 @@ public final class RequestLogWriter implements Closeable {
         json.writeRawValue(digits, pos, end - pos);
     }
 
+    /** Finishes the file and puts it in place, or, after a failed write, removes it ({@link #failure} says why). */
     @Override
     public void close() {
         try {
-            json.writeRaw('\n');
-            json.close();
+            if (failure == null) {
+                json.writeRaw('\n');
+                json.close();
+                pending.commit();
+            }
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot close request detail file: " + e.getMessage(), e);
+            failure = e;
+        } finally {
+            pending.close();
         }
     }
 }

@@ -1,6 +1,6 @@
 package dev.infersim.sim;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.engine.EngineCore;
 
 import java.util.Arrays;

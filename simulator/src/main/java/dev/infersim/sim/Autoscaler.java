@@ -21,4 +21,9 @@ public interface Autoscaler {
      * @return the replica count the fleet should have
      */
     int sync(long nowNanos, FleetObservation observation);
+
+    /** Why the last {@link #sync} decided as it did, in words (what {@code infersim autoscale} prints); empty if unknown. */
+    default String lastReason() {
+        return "";
+    }
 }

@@ -1,6 +1,6 @@
 package dev.infersim.sim;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 
 /**
  * What an autoscaler is asked to do, in the terms of an {@code autoscaling/v2} HorizontalPodAutoscaler with one Pods

@@ -1,6 +1,6 @@
 package dev.infersim.sim;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 
 import java.util.List;
 import java.util.Locale;

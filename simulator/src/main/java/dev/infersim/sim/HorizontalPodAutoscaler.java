@@ -30,6 +30,11 @@ public final class HorizontalPodAutoscaler implements Autoscaler {
     private final List<long[]> recommendations = new ArrayList<>(); // {timeNanos, replicas}
     private final List<long[]> scaleUpEvents = new ArrayList<>(); // {timeNanos, replicas added}
     private final List<long[]> scaleDownEvents = new ArrayList<>(); // {timeNanos, replicas removed}
+    /** Why the last sync decided as it did; the parts are set as the sync goes. */
+    private String reason = "";
+    private String metricReason;
+    private String limitingPolicy;
+    private int stabilized;
 
     public HorizontalPodAutoscaler(AutoscalerSpec spec) {
         this.spec = spec;
@@ -50,19 +55,29 @@ public final class HorizontalPodAutoscaler implements Autoscaler {
     }
 
     @Override
+    public String lastReason() {
+        return reason;
+    }
+
+    @Override
     public int sync(long nowNanos, FleetObservation observation) {
         int current = observation.currentReplicas();
         int desired;
         if (current > spec.maxReplicas()) {
             desired = spec.maxReplicas();
+            reason = current + " replicas above --max-replicas " + desired;
         } else if (current < spec.minReplicas()) {
             desired = spec.minReplicas();
+            reason = current + " replicas below --min-replicas " + desired;
         } else {
             int fromMetric = replicasForMetric(observation);
             if (fromMetric < 0) {
+                reason = "no replica reported the metric: held";
                 return current; // no metric: the controller reports an error and leaves the scale alone
             }
+            limitingPolicy = null;
             desired = normalize(nowNanos, current, fromMetric);
+            reason = metricReason + explainNormalized(current, fromMetric, desired);
         }
         if (desired != current) {
             (desired > current ? scaleUpEvents : scaleDownEvents).add(new long[] {nowNanos, Math.abs(desired - current)});
@@ -83,17 +98,26 @@ public final class HorizontalPodAutoscaler implements Autoscaler {
         double ratio = sum / values.length / spec.target();
         int current = o.currentReplicas();
         int missing = o.withoutMetrics();
+        metricReason = String.format(java.util.Locale.ROOT, "ratio %.3f", ratio);
         if (missing == 0) {
-            return withinTolerance(ratio) ? current : (int) Math.ceil(ratio * values.length);
+            if (withinTolerance(ratio)) {
+                metricReason += " within the tolerance " + spec.tolerance();
+                return current;
+            }
+            return (int) Math.ceil(ratio * values.length);
         }
         double assumed = ratio < 1 ? spec.target() : 0;
         int counted = values.length + missing;
         double newRatio = (sum + assumed * missing) / counted / spec.target();
+        metricReason += String.format(java.util.Locale.ROOT, ", %.3f with the %d replicas without a metric counted as %s",
+                newRatio, missing, ratio < 1 ? "at the target" : "0");
         if (withinTolerance(newRatio) || (ratio < 1 && newRatio > 1) || (ratio > 1 && newRatio < 1)) {
+            metricReason += withinTolerance(newRatio) ? " (within the tolerance)" : " (the direction reverses)";
             return current;
         }
         int replicas = (int) Math.ceil(newRatio * counted);
         if ((newRatio < 1 && replicas > current) || (newRatio > 1 && replicas < current)) {
+            metricReason += " (the direction reverses)";
             return current;
         }
         return replicas;
@@ -103,15 +127,49 @@ public final class HorizontalPodAutoscaler implements Autoscaler {
         return Math.abs(1 - ratio) <= spec.tolerance();
     }
 
+    private static String title(HpaScalingRules.Select select) {
+        String n = select.name();
+        return n.charAt(0) + n.substring(1).toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** The behaviors' part of the reason: the recommendation, what the windows, the policies and the bounds made of it. */
+    private String explainNormalized(int current, int recommended, int desired) {
+        if (recommended == current) {
+            return ": held";
+        }
+        StringBuilder b = new StringBuilder(": recommends " + recommended);
+        if (stabilized != recommended) {
+            b.append(", held at ").append(stabilized).append(" by the ")
+                    .append(recommended < current ? "scale-down" : "scale-up").append(" stabilization window (")
+                    .append((recommended < current ? spec.scaleDown() : spec.scaleUp()).stabilizationWindowNanos() / 1_000_000_000L)
+                    .append(" s)");
+        }
+        if (desired != stabilized) {
+            if (limitingPolicy != null) {
+                b.append(", capped to ").append(desired).append(" by ").append(limitingPolicy);
+            } else {
+                b.append(", capped to ").append(desired).append(" by --").append(desired >= spec.maxReplicas() ? "max" : "min")
+                        .append("-replicas");
+            }
+        }
+        return b.append(desired == current ? ": held" : "").toString();
+    }
+
     /** {@code normalizeDesiredReplicasWithBehaviors}: stabilization, then the policies' rate limits and the bounds. */
     private int normalize(long now, int current, int recommended) {
-        int stabilized = stabilize(now, current, recommended);
+        stabilized = stabilize(now, current, recommended);
         if (stabilized > current) {
             int limit = Math.max(current, scaleUpLimit(now, current));
+            if (limit >= spec.maxReplicas() || limit >= stabilized) {
+                limitingPolicy = null;
+            }
             return Math.min(stabilized, Math.min(spec.maxReplicas(), limit));
         }
         if (stabilized < current) {
             int limit = Math.min(current, scaleDownLimit(now, current));
+            if (limit <= spec.minReplicas() || limit <= stabilized) {
+                limitingPolicy = null;
+            }
             return Math.max(stabilized, Math.max(spec.minReplicas(), limit));
         }
         return stabilized;
@@ -138,6 +196,7 @@ public final class HorizontalPodAutoscaler implements Autoscaler {
     private int scaleUpLimit(long now, int current) {
         HpaScalingRules rules = spec.scaleUp();
         if (rules.select() == HpaScalingRules.Select.DISABLED) {
+            limitingPolicy = "--scale-up-select Disabled";
             return current;
         }
         boolean max = rules.select() == HpaScalingRules.Select.MAX;
@@ -146,7 +205,10 @@ public final class HorizontalPodAutoscaler implements Autoscaler {
             int periodStart = current - changedWithin(now, p.periodNanos(), scaleUpEvents)
                     + changedWithin(now, p.periodNanos(), scaleDownEvents);
             int proposed = p.percent() ? (int) Math.ceil(periodStart * (1 + p.value() / 100.0)) : periodStart + p.value();
-            result = max ? Math.max(result, proposed) : Math.min(result, proposed);
+            if (max ? proposed > result : proposed < result) {
+                result = proposed;
+                limitingPolicy = "the scale-up policy " + p + " (selectPolicy " + title(rules.select()) + ")";
+            }
         }
         return result;
     }
@@ -154,6 +216,7 @@ public final class HorizontalPodAutoscaler implements Autoscaler {
     private int scaleDownLimit(long now, int current) {
         HpaScalingRules rules = spec.scaleDown();
         if (rules.select() == HpaScalingRules.Select.DISABLED) {
+            limitingPolicy = "--scale-down-select Disabled";
             return current;
         }
         boolean max = rules.select() == HpaScalingRules.Select.MAX;
@@ -162,7 +225,10 @@ public final class HorizontalPodAutoscaler implements Autoscaler {
             int periodStart = current - changedWithin(now, p.periodNanos(), scaleUpEvents)
                     + changedWithin(now, p.periodNanos(), scaleDownEvents);
             int proposed = p.percent() ? (int) (periodStart * (1 - p.value() / 100.0)) : periodStart - p.value();
-            result = max ? Math.min(result, proposed) : Math.max(result, proposed);
+            if (max ? proposed < result : proposed > result) {
+                result = proposed;
+                limitingPolicy = "the scale-down policy " + p + " (selectPolicy " + title(rules.select()) + ")";
+            }
         }
         return result;
     }

@@ -1,6 +1,6 @@
 package dev.infersim.sim;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -21,6 +21,12 @@ public record HpaScalingRules(long stabilizationWindowNanos, List<Policy> polici
 
     /** {@code HPAScalingPolicy}: at most {@code value} pods, or {@code value} percent, per period. */
     public record Policy(boolean percent, int value, long periodNanos) {
+
+        /** As the flag writes it: {@code pods=4/15} or {@code percent=100/15}. */
+        @Override
+        public String toString() {
+            return (percent ? "percent=" : "pods=") + value + "/" + periodNanos / 1_000_000_000L;
+        }
         public Policy {
             ConfigException.check(value > 0, "an HPA scaling policy needs a value > 0, got %d", value);
             ConfigException.check(periodNanos > 0 && periodNanos <= 1_800_000_000_000L,

@@ -1,24 +1,34 @@
 package dev.infersim.sim;
 
-import dev.infersim.workload.WorkloadRequest;
-
 /**
  * Sends each request to the replica with the fewest outstanding requests (running plus waiting; Vidur's "lor", nginx's
- * {@code least_conn}, HAProxy's {@code leastconn}), the lowest index on ties.
+ * {@code least_conn}, HAProxy's {@code leastconn}); ties as {@link TieBreak} says (round robin among equals, as nginx
+ * and HAProxy, by default).
  */
 public final class LeastOutstandingRequestsRouter implements Router {
+    private final TieBreak.Ties ties;
+
+    public LeastOutstandingRequestsRouter(TieBreak tieBreak) {
+        ties = new TieBreak.Ties(tieBreak);
+    }
+
+    /** Ties broken round robin. */
+    public LeastOutstandingRequestsRouter() {
+        this(TieBreak.ROUND_ROBIN);
+    }
 
     @Override
-    public int route(WorkloadRequest request, Replica[] replicas) {
-        int best = 0;
-        int bestLoad = replicas[0].load();
-        for (int i = 1; i < replicas.length; i++) {
-            int load = replicas[i].load();
-            if (load < bestLoad) {
-                best = i;
-                bestLoad = load;
+    public int route(RoutedRequest request, RoutingTarget[] replicas) {
+        int bestLoad = Integer.MAX_VALUE;
+        for (RoutingTarget r : replicas) {
+            bestLoad = Math.min(bestLoad, r.load());
+        }
+        ties.reset(replicas.length);
+        for (int i = 0; i < replicas.length; i++) {
+            if (replicas[i].load() == bestLoad) {
+                ties.tie(i);
             }
         }
-        return best;
+        return ties.pick();
     }
 }

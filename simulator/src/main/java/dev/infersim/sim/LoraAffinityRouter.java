@@ -1,12 +1,9 @@
 package dev.infersim.sim;
 
-import dev.infersim.engine.LoraConfig;
-import dev.infersim.workload.WorkloadRequest;
-
 /**
  * Routes a request on a LoRA adapter to a replica that already serves that adapter, else to one with room for another
- * adapter, else to any; least outstanding requests (running plus waiting) decides within the best of those tiers, the
- * lowest index on ties. Base-model requests go to the least loaded replica.
+ * adapter, else to any; least outstanding requests (running plus waiting) decides within the best of those tiers, and
+ * remaining ties as {@link TieBreak} says. Base-model requests go to the least loaded replica.
  *
  * <p>The tiers are the Gateway API Inference Extension's LoRA-affinity scorer
  * ({@code kubernetes-sigs/gateway-api-inference-extension@bc202fc},
@@ -18,31 +15,43 @@ import dev.infersim.workload.WorkloadRequest;
  * The Extension weighs the scorer against load scorers; this router ranks affinity first and load second.
  */
 public final class LoraAffinityRouter implements Router {
+    private final TieBreak.Ties ties;
+
+    public LoraAffinityRouter(TieBreak tieBreak) {
+        ties = new TieBreak.Ties(tieBreak);
+    }
+
+    /** Ties broken round robin. */
+    public LoraAffinityRouter() {
+        this(TieBreak.ROUND_ROBIN);
+    }
 
     @Override
-    public int route(WorkloadRequest request, Replica[] replicas) {
-        String adapter = request.lora();
-        int best = -1;
+    public int route(RoutedRequest request, RoutingTarget[] replicas) {
+        String adapter = request == null ? null : request.lora();
         int bestTier = -1;
         int bestLoad = Integer.MAX_VALUE;
-        for (int i = 0; i < replicas.length; i++) {
-            int tier = adapter == null ? 0 : tier(replicas[i], adapter);
-            int load = replicas[i].load();
-            if (tier > bestTier || (tier == bestTier && load < bestLoad)) {
-                best = i;
+        for (RoutingTarget r : replicas) {
+            int tier = adapter == null ? 0 : tier(r, adapter);
+            if (tier > bestTier || (tier == bestTier && r.load() < bestLoad)) {
                 bestTier = tier;
-                bestLoad = load;
+                bestLoad = r.load();
             }
         }
-        return best;
+        ties.reset(replicas.length);
+        for (int i = 0; i < replicas.length; i++) {
+            if ((adapter == null ? 0 : tier(replicas[i], adapter)) == bestTier && replicas[i].load() == bestLoad) {
+                ties.tie(i);
+            }
+        }
+        return ties.pick();
     }
 
     /** 2: the adapter is active there; 1: the replica has a free adapter slot; 0: neither. */
-    private static int tier(Replica replica, String adapter) {
+    private static int tier(RoutingTarget replica, String adapter) {
         if (replica.requestsOnAdapter(adapter) > 0) {
             return 2;
         }
-        LoraConfig lora = replica.engine().deployment().lora();
-        return lora != null && replica.activeAdapters() < lora.maxLoras() ? 1 : 0;
+        return replica.activeAdapters() < replica.maxLoras() ? 1 : 0;
     }
 }

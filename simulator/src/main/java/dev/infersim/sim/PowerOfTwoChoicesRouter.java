@@ -1,7 +1,6 @@
 package dev.infersim.sim;
 
-import dev.infersim.workload.SplitMix64;
-import dev.infersim.workload.WorkloadRequest;
+import dev.infersim.common.SplitMix64;
 
 /**
  * The power of two choices (Mitzenmacher, "The Power of Two Choices in Randomized Load Balancing", IEEE TPDS 2001;
@@ -16,7 +15,7 @@ public final class PowerOfTwoChoicesRouter implements Router {
     }
 
     @Override
-    public int route(WorkloadRequest request, Replica[] replicas) {
+    public int route(RoutedRequest request, RoutingTarget[] replicas) {
         int n = replicas.length;
         if (n == 1) {
             return 0;

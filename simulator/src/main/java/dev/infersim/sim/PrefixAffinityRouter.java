@@ -1,7 +1,6 @@
 package dev.infersim.sim;
 
-import dev.infersim.workload.SplitMix64;
-import dev.infersim.workload.WorkloadRequest;
+import dev.infersim.common.SplitMix64;
 
 import java.util.Arrays;
 import java.util.Comparator;
@@ -50,13 +49,13 @@ public final class PrefixAffinityRouter implements Router {
     }
 
     @Override
-    public int route(WorkloadRequest request, Replica[] replicas) {
+    public int route(RoutedRequest request, RoutingTarget[] replicas) {
         if (replicas.length == 1) {
             return 0;
         }
         ensureRing(replicas);
         long total = 0;
-        for (Replica r : replicas) {
+        for (RoutingTarget r : replicas) {
             total += r.load();
         }
         long capacity = (long) Math.ceil(loadFactor * (total + 1) / replicas.length);
@@ -72,15 +71,15 @@ public final class PrefixAffinityRouter implements Router {
     }
 
     /** Hash of the prompt's leading whole blocks (the whole prompt when it is shorter than one block). */
-    long prefixKey(WorkloadRequest request, Replica any) {
-        int block = any.engine().deployment().blockSize();
+    long prefixKey(RoutedRequest request, RoutingTarget any) {
+        int block = any.blockSize();
         int wanted = Math.max(block, prefixTokens / block * block);
         int full = Math.min(wanted, request.promptTokens() / block * block);
         int n = full > 0 ? full : request.promptTokens();
         if (tokenIds.length < n) {
             tokenIds = new int[n];
         }
-        request.fillLeadingTokenIds(tokenIds, n, any.engine().deployment().model().vocabSize());
+        request.fillLeadingTokenIds(tokenIds, n, any.vocabSize());
         long h = 0;
         for (int i = 0; i < n; i++) {
             h = h * 0x100000001b3L + tokenIds[i];
@@ -89,7 +88,7 @@ public final class PrefixAffinityRouter implements Router {
     }
 
     /** Rebuilds the ring when the replicas taking requests differ from those it was built for. */
-    private void ensureRing(Replica[] replicas) {
+    private void ensureRing(RoutingTarget[] replicas) {
         if (sameIds(replicas)) {
             return;
         }
@@ -110,7 +109,7 @@ public final class PrefixAffinityRouter implements Router {
         }
     }
 
-    private boolean sameIds(Replica[] replicas) {
+    private boolean sameIds(RoutingTarget[] replicas) {
         if (replicas.length != ringIds.length) {
             return false;
         }

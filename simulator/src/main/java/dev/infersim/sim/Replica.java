@@ -10,7 +10,7 @@ import dev.infersim.engine.StepPlan;
  * event is that step's end. Planning is deferred ({@link #planIfReady}) until the driver has delivered every event at
  * the current instant, so requests arriving together share a step, as they would in a real engine loop.
  */
-public final class Replica {
+public final class Replica implements RoutingTarget {
     private final int id;
     private final EngineCore engine;
     private StepPlan inFlight;
@@ -24,6 +24,9 @@ public final class Replica {
     /** Unfinished requests per LoRA adapter name (entries stay at 0 once used), and the adapters with any. */
     private final java.util.HashMap<String, int[]> adapterRequests = new java.util.HashMap<>();
     private int activeAdapters;
+    /** The measured requests it served: how many, their TTFT and their queue time (send to first scheduled). */
+    private final dev.infersim.result.LatencyStats ttft = new dev.infersim.result.LatencyStats();
+    private final dev.infersim.result.LatencyStats queue = new dev.infersim.result.LatencyStats();
 
     /** A replica that serves from time 0. */
     public Replica(int id, EngineCore engine) {
@@ -44,12 +47,16 @@ public final class Replica {
         this.readyNanos = readyNanos;
     }
 
+    @Override
     public int id() { return id; }
     public EngineCore engine() { return engine; }
 
-    /** End of the step in flight, or {@code Long.MAX_VALUE} when the engine is not running a step. */
+    /**
+     * End of the step in flight; with none, when remote KV the engine waits for arrives (it may then start a step), or
+     * {@code Long.MAX_VALUE}.
+     */
     public long nextEventNanos() {
-        return inFlight == null ? Long.MAX_VALUE : inFlight.endNanos();
+        return inFlight == null ? engine.nextKvArrivalNanos() : inFlight.endNanos();
     }
 
     /** The step in flight, or null. */
@@ -69,33 +76,57 @@ public final class Replica {
      * Unfinished (waiting or running) requests here on the named LoRA adapter: what vLLM's
      * {@code vllm:lora_requests_info} lists an adapter for.
      */
+    @Override
     public int requestsOnAdapter(String name) {
         int[] n = adapterRequests.get(name);
         return n == null ? 0 : n[0];
     }
 
     /** LoRA adapters with an unfinished request here. */
+    @Override
     public int activeAdapters() {
         return activeAdapters;
     }
 
     /** Requests queued or running here: what a least-loaded router balances. */
+    @Override
     public int load() {
         return engine.runningCount() + engine.waitingCount();
+    }
+
+    @Override
+    public double kvCacheUsage() {
+        return engine.kvCacheUsage();
+    }
+
+    @Override
+    public int maxLoras() {
+        return engine.deployment().lora() == null ? 0 : engine.deployment().lora().maxLoras();
+    }
+
+    @Override
+    public int blockSize() {
+        return engine.deployment().blockSize();
+    }
+
+    @Override
+    public int vocabSize() {
+        return engine.deployment().model().vocabSize();
     }
 
     /**
      * Starts the next step at {@code nowNanos} if none is in flight and the engine has work it can schedule.
      *
-     * @return true if a step started
+     * @return true if a step started, or the engine began pulling remote KV (its next event moved)
      */
     public boolean planIfReady(long nowNanos) {
         if (inFlight != null || engine.isIdle()) {
             return false;
         }
+        long kvArrival = engine.nextKvArrivalNanos();
         inFlight = engine.planStep(nowNanos);
         if (inFlight == null) {
-            return false;
+            return engine.nextKvArrivalNanos() != kvArrival;
         }
         peakKvUsage = Math.max(peakKvUsage, engine.kvCacheUsage());
         return true;
@@ -141,6 +172,22 @@ public final class Replica {
 
     void retire(long nowNanos) {
         retiredNanos = nowNanos;
+    }
+
+    /** Counts a measured request it served, with its TTFT and queue time. */
+    void served(long ttftNanos, long queueNanos) {
+        ttft.record(ttftNanos);
+        queue.record(queueNanos);
+    }
+
+    /** {@code requests}, {@code mean_ttft_ms}, {@code p99_ttft_ms} and {@code mean_queue_ms} of the measured requests it served. */
+    java.util.Map<String, Object> servedSummary() {
+        java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("requests", ttft.count());
+        m.put("mean_ttft_ms", ttft.count() == 0 ? null : ttft.meanMs());
+        m.put("p99_ttft_ms", ttft.count() == 0 ? null : ttft.percentileMs(99));
+        m.put("mean_queue_ms", queue.count() == 0 ? null : queue.meanMs());
+        return m;
     }
 
     /** Most requests ever waiting in this engine's queue. */

@@ -1,6 +1,6 @@
 package dev.infersim.sim;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 
 import java.util.List;
 import java.util.Locale;
@@ -32,13 +32,22 @@ public final class Routers {
      * @param seed seeds the routers that draw at random
      */
     public static Router byName(String name, long seed) {
+        return byName(name, seed, TieBreak.ROUND_ROBIN);
+    }
+
+    /**
+     * A new router by name, breaking ties between equally scored replicas as {@code tieBreak} says.
+     *
+     * @param seed seeds the routers that draw at random
+     */
+    public static Router byName(String name, long seed, TieBreak tieBreak) {
         return switch (name.toLowerCase(Locale.ROOT).replace('_', '-')) {
             case "round-robin" -> new RoundRobinRouter();
-            case "least-outstanding-requests", "least-loaded" -> new LeastOutstandingRequestsRouter();
-            case "least-kv-usage" -> new LeastKvUsageRouter();
+            case "least-outstanding-requests", "least-loaded" -> new LeastOutstandingRequestsRouter(tieBreak);
+            case "least-kv-usage" -> new LeastKvUsageRouter(tieBreak);
             case "power-of-two-choices" -> new PowerOfTwoChoicesRouter(seed);
             case "prefix-affinity" -> new PrefixAffinityRouter();
-            case "lora-affinity" -> new LoraAffinityRouter();
+            case "lora-affinity" -> new LoraAffinityRouter(tieBreak);
             default -> throw new ConfigException("--router: unknown router '" + name + "'; use one of "
                     + String.join(", ", names()));
         };

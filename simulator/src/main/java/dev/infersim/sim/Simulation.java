@@ -4,7 +4,7 @@ import dev.infersim.result.LatencySeries;
 import dev.infersim.result.RequestRecord;
 import dev.infersim.result.ServingStats;
 import dev.infersim.result.RequestLogWriter;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.LoraAdapter;
@@ -34,12 +34,20 @@ import java.util.Iterator;
  * and preemptions. With one request per step and one token per request the model is a FCFS single-server queue, which
  * the tests check against M/M/1 and M/D/1.
  *
+ * <p>A {@link DisaggregatedFleet} serves each request in two parts: the prefill pool's router picks the replica that
+ * prefills it (one token, held blocks), then the decode pool's router the replica that pulls its KV and generates what
+ * the client receives. TTFT runs from the send to that replica's first token; the ground truth's queue time is the
+ * prefill replica's, its prefill time everything from the prefill's start to that first token (prefill, hand-off, KV
+ * pull and the decode replica's first step).
+ *
  * <p>The per-token and per-step path allocates nothing; per request, one small state object. Replicas are scanned
  * linearly for the earliest step end, which beats a heap for the handful of replicas one fleet has.
  */
 public final class Simulation {
     private final Fleet fleet;
     private final Router router;
+    /** The two pools of a disaggregated fleet; null for an aggregated one. */
+    private final DisaggregatedFleet pd;
     private final SimulationOptions options;
     private final RequestLogWriter detail;
     private final int vocabSize;
@@ -86,8 +94,22 @@ public final class Simulation {
      * @param detail  per-request JSONL sink, or null
      */
     public Simulation(Fleet fleet, Router router, SimulationOptions options, RequestLogWriter detail) {
+        this(fleet, router, null, options, detail);
+    }
+
+    /**
+     * @param pd      a prefill pool and a decode pool, each with its router; used by this simulation only
+     * @param options warmup, SLO, timelines
+     * @param detail  per-request JSONL sink, or null
+     */
+    public Simulation(DisaggregatedFleet pd, SimulationOptions options, RequestLogWriter detail) {
+        this(pd.fleet(), null, pd, options, detail);
+    }
+
+    private Simulation(Fleet fleet, Router router, DisaggregatedFleet pd, SimulationOptions options, RequestLogWriter detail) {
         this.fleet = fleet;
         this.router = router;
+        this.pd = pd;
         this.options = options;
         this.detail = detail;
         this.vocabSize = fleet.live()[0].engine().deployment().model().vocabSize();
@@ -118,7 +140,8 @@ public final class Simulation {
             }
             long arrival = nextArrivalNanos();
             Replica stepping = earliestStep();
-            long stepEnd = stepping == null ? Long.MAX_VALUE : stepping.nextEventNanos();
+            // an idle replica's remote KV may have arrived while another step ran: it plans now, never in the past
+            long stepEnd = stepping == null ? Long.MAX_VALUE : Math.max(clock, stepping.nextEventNanos());
             long t = Math.min(arrival, stepEnd);
             // Fleet events (cold starts ending, scrapes, autoscaler syncs) happen only while requests remain.
             long fleetAt = t == Long.MAX_VALUE ? Long.MAX_VALUE : fleet.nextEventNanos();
@@ -137,6 +160,8 @@ public final class Simulation {
                 fleet.handleEvents(t);
             } else if (arrival <= stepEnd) {
                 handleArrival();
+            } else if (stepping.stepInFlight() == null) {
+                stepping.planIfReady(t); // an idle engine's remote KV arrived: it starts the request's step now
             } else {
                 handleStepEnd(stepping);
             }
@@ -186,6 +211,9 @@ public final class Simulation {
     }
 
     private void advanceTo(long t) {
+        if (t < clock) {
+            throw new IllegalStateException("virtual time would go back from " + clock + " to " + t + " ns");
+        }
         sampleThrough(t - 1);
         if (firstSendNanos >= 0) {
             requestNanosInSystem += (double) inFlight * (t - clock);
@@ -249,18 +277,49 @@ public final class Simulation {
             windowStartNanos = clock;
             stats = new ServingStats(options.slo(), clock);
         }
-        Replica[] routable = fleet.routable();
-        Replica replica = routable[router.route(w, routable)];
+        Replica replica;
+        if (pd != null) {
+            replica = pd.routePrefill(s);
+        } else {
+            Replica[] routable = fleet.routable();
+            replica = routable[router.route(s, routable)];
+        }
+        s.replica = replica;
         EngineCore engine = replica.engine();
         String rejection = engine.rejectionReason(w.promptTokens());
         if (rejection != null) {
             complete(s, null, rejection);
             return;
         }
+        if (pd != null) { // the sidecar's prefill request: max_tokens 1, do_remote_decode
+            s.prefillReplica = replica;
+            s.prefill = engineRequest(w, engine, 1, EngineRequest.NO_EOS)
+                    .disaggregate(EngineRequest.Disaggregation.REMOTE_DECODE);
+            s.prefill.attach(s);
+            replica.submit(s.prefill);
+            return;
+        }
+        EngineRequest r = engineRequest(w, engine, w.maxTokens(), eosAfter(w));
+        r.attach(s);
+        replica.submit(r);
+    }
+
+    private EngineRequest engineRequest(WorkloadRequest w, EngineCore engine, int maxTokens, int eosAfter) {
         boolean shared = w.hasSharedPrefix() && engine.deployment().enablePrefixCaching();
-        int eosAfter = w.outputTokens() >= w.maxTokens() ? EngineRequest.NO_EOS : w.outputTokens();
-        EngineRequest r = new EngineRequest(w.index(), w.promptTokens(), shared ? w.promptTokenIds(vocabSize) : null,
-                w.maxTokens(), 0, eosAfter, 0, clock, adapter(w.lora(), engine));
+        return new EngineRequest(w.index(), w.promptTokens(), shared ? w.promptTokenIds(vocabSize) : null,
+                maxTokens, 0, eosAfter, 0, clock, adapter(w.lora(), engine));
+    }
+
+    private static int eosAfter(WorkloadRequest w) {
+        return w.outputTokens() >= w.maxTokens() ? EngineRequest.NO_EOS : w.outputTokens();
+    }
+
+    /** The sidecar's second step: the original request, with the prefill's KV to pull, to a decode replica. */
+    private void decode(RequestState s) {
+        Replica replica = pd.routeDecode(s);
+        s.replica = replica;
+        EngineRequest r = engineRequest(s.request, replica.engine(), s.request.maxTokens(), eosAfter(s.request))
+                .disaggregate(EngineRequest.Disaggregation.REMOTE_PREFILL);
         r.attach(s);
         replica.submit(r);
     }
@@ -288,7 +347,11 @@ public final class Simulation {
         int measuredTokens = 0;
         int previousStepGaps = 0;
         for (int i = 0, n = out.tokenCount(); i < n; i++) {
-            RequestState s = (RequestState) out.tokenRequest(i).attachment();
+            EngineRequest tokenOf = out.tokenRequest(i);
+            if (pd != null && DisaggregatedFleet.isPrefillRequest(tokenOf)) {
+                continue; // the prefill's one token goes to the proxy, which drops it
+            }
+            RequestState s = (RequestState) tokenOf.attachment();
             if (s.measured) {
                 measuredTokens++;
                 // A first token (lastTokenNanos -1) opens no gap, even in the replica's first step, whose previousEnd
@@ -315,22 +378,30 @@ public final class Simulation {
         }
         for (int i = 0, n = out.finishedCount(); i < n; i++) {
             EngineRequest r = out.finished(i);
-            complete((RequestState) r.attachment(), r, null);
+            if (pd != null && DisaggregatedFleet.isPrefillRequest(r)) {
+                decode((RequestState) r.attachment());
+            } else {
+                complete((RequestState) r.attachment(), r, null);
+            }
         }
     }
 
     private void complete(RequestState s, EngineRequest r, String error) {
         inFlight--;
         finished++;
+        EngineRequest first = s.prefill != null ? s.prefill : r; // where the request was first scheduled
         RequestRecord record = r == null
                 ? new RequestRecord(s.request.index(), s.request.requestClass(), s.request.arrivalNanos(), s.sendNanos,
                         -1, -1, s.request.promptTokens(), 0, -1, -1, -1, -1, null, error)
                 : new RequestRecord(s.request.index(), s.request.requestClass(), s.request.arrivalNanos(), s.sendNanos,
-                        r.firstTokenNanos(), r.finishedNanos(), r.promptTokens(), r.outputTokens(), r.cachedPromptTokens(),
-                        r.firstScheduledNanos() - s.sendNanos, r.firstTokenNanos() - r.firstScheduledNanos(),
-                        r.preemptions(), r.finishReason().openAiName(), null);
+                        r.firstTokenNanos(), r.finishedNanos(), r.promptTokens(), r.outputTokens(), first.cachedPromptTokens(),
+                        first.firstScheduledNanos() - s.sendNanos, r.firstTokenNanos() - first.firstScheduledNanos(),
+                        r.preemptions() + (first != r ? first.preemptions() : 0), r.finishReason().openAiName(), null);
         sumSojournNanos += clock - s.sendNanos;
         if (s.measured) {
+            if (r != null && r.firstTokenNanos() >= 0) {
+                s.replica.served(r.firstTokenNanos() - s.sendNanos, first.firstScheduledNanos() - s.sendNanos);
+            }
             stats.recordRequest(record);
             latencySeries.record(record);
             windowEndNanos = clock;
@@ -372,14 +443,19 @@ public final class Simulation {
                 span > 0 ? sent * 1e9 / span : 0,
                 sent > 0 ? sumSojournNanos / sent : 0,
                 sent - (measured.completed() + measured.failed()), stopped, fleet.series(), fleet.gpuSeconds(clock),
-                latencySeries, options.dollarsPerGpuHour());
+                latencySeries, options.dollarsPerGpuHour(), pd);
     }
 
-    /** Per-request driver state, attached to its {@link EngineRequest}. */
-    private static final class RequestState {
+    /** Per-request driver state, attached to its {@link EngineRequest} (both of them when disaggregated); routers read the request through it. */
+    private static final class RequestState implements RoutedRequest, DisaggregatedFleet.Handoff {
         final WorkloadRequest request;
         final long sendNanos;
         final boolean measured;
+        /** The replica that serves its tokens (disaggregated: the decode replica, once it has one). */
+        Replica replica;
+        /** Disaggregated: the prefill request and its replica, which holds its blocks until {@link #release}. */
+        EngineRequest prefill;
+        Replica prefillReplica;
         long lastTokenNanos = -1;
         /** The gaps between the request's tokens, kept only for the per-request detail file; else null. */
         long[] gapNanos;
@@ -390,6 +466,26 @@ public final class Simulation {
             this.sendNanos = sendNanos;
             this.measured = measured;
             this.gapNanos = keepGaps ? new long[16] : null;
+        }
+
+        @Override
+        public void release() {
+            prefillReplica.engine().releaseKv(prefill);
+        }
+
+        @Override
+        public int promptTokens() {
+            return request.promptTokens();
+        }
+
+        @Override
+        public String lora() {
+            return request.lora();
+        }
+
+        @Override
+        public int fillLeadingTokenIds(int[] dst, int count, int vocabSize) {
+            return request.fillLeadingTokenIds(dst, count, vocabSize);
         }
 
         void recordGap(long nanos) {

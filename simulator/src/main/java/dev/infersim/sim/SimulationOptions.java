@@ -1,7 +1,7 @@
 package dev.infersim.sim;
 
+import dev.infersim.common.ConfigException;
 import dev.infersim.result.GoodputSlo;
-import dev.infersim.engine.ConfigException;
 /**
  * How a simulation measures, apart from the workload and the deployment.
  *

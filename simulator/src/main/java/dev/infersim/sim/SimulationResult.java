@@ -29,12 +29,13 @@ import java.util.Map;
  * @param gpuSeconds            GPU-seconds the replicas held, cold starts included
  * @param latencySeries         TTFT and SLO attainment over time, measured requests only
  * @param dollarsPerGpuHour     price of a GPU-hour; NaN when none was given
+ * @param disaggregation        the prefill and decode pools of a disaggregated run; null for an aggregated one
  */
 public record SimulationResult(ServingStats stats, long durationNanos, Timeline timeline, SaturationVerdict saturation,
                                Replica[] replicas, long requestsSent, double meanRequestsInSystem,
                                double arrivalRatePerS, double meanSojournNanos, long unmeasuredRequests,
                                boolean stopped, ReplicaSeries replicaSeries, double gpuSeconds,
-                               LatencySeries latencySeries, double dollarsPerGpuHour) {
+                               LatencySeries latencySeries, double dollarsPerGpuHour, DisaggregatedFleet disaggregation) {
 
     /** The vLLM-schema result with the simulator's keys appended. */
     public BenchmarkReport report(RunInfo info) {
@@ -65,6 +66,11 @@ public record SimulationResult(ServingStats stats, long durationNanos, Timeline 
                 Double.isNaN(saturation.queueGrowth()) ? null : (double) Math.round(saturation.queueGrowth()));
         m.put("infersim_arrivals_in_second_half", saturation.arrivalsInHalf());
         m.put("infersim_replicas", replicaSeries.toJson());
+        Map<String, Object> perReplica = new LinkedHashMap<>();
+        for (Replica r : replicas) {
+            perReplica.put(Integer.toString(r.id()), r.servedSummary());
+        }
+        m.put("infersim_per_replica", perReplica);
         m.put("infersim_gpu_seconds", gpuSeconds);
         if (!Double.isNaN(dollarsPerGpuHour)) {
             m.put("infersim_cost_dollars", gpuSeconds / 3600 * dollarsPerGpuHour);
@@ -80,9 +86,21 @@ public record SimulationResult(ServingStats stats, long durationNanos, Timeline 
         m.put("infersim_steady_request_throughput", finiteOrNull(stats.steadyRequestThroughput()));
         m.put("infersim_steady_output_throughput", finiteOrNull(stats.steadyOutputThroughput()));
         m.put("infersim_steady_send_rate", finiteOrNull(stats.steadySendRate()));
+        if (disaggregation != null) {
+            m.put("infersim_disaggregation", disaggregation.toJson(spanSeconds()));
+        }
         m.put("infersim_timelines", timeline.toJson());
         m.put("infersim_latency_over_time", latencySeries.toJson());
         return m;
+    }
+
+    /** Seconds every replica of a fixed fleet held its GPUs: the GPU-seconds over the GPUs. */
+    private double spanSeconds() {
+        int gpus = 0;
+        for (Replica r : replicas) {
+            gpus += r.engine().deployment().tensorParallelSize();
+        }
+        return gpus == 0 ? 0 : gpuSeconds / gpus;
     }
 
     private static Double finiteOrNull(double v) {

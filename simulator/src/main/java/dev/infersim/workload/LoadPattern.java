@@ -1,5 +1,7 @@
 package dev.infersim.workload;
 
+import dev.infersim.common.SplitMix64;
+
 /**
  * When requests are sent, in the terms of {@code vllm bench serve}.
  *

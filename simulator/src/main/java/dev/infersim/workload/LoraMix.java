@@ -1,6 +1,7 @@
 package dev.infersim.workload;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.infersim.common.SplitMix64;
 
 import java.util.List;
 

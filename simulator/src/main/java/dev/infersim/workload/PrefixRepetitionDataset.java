@@ -1,5 +1,7 @@
 package dev.infersim.workload;
 
+import dev.infersim.common.SplitMix64;
+
 /**
  * vLLM's {@code prefix_repetition} dataset (vllm/benchmarks/datasets.py, PrefixRepetitionRandomDataset), for
  * prefix-cache studies: G distinct random prefixes of P tokens; each prompt is one prefix followed by S random

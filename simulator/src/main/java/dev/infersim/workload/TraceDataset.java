@@ -3,8 +3,9 @@ package dev.infersim.workload;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.infersim.engine.ConfigException;
-import dev.infersim.engine.JsonSyntax;
+import dev.infersim.common.ConfigException;
+import dev.infersim.common.JsonSyntax;
+import dev.infersim.common.SplitMix64;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -25,13 +26,17 @@ import java.util.Set;
  * (prompt tokens, prefix included) and {@code output_len} (the request's max_tokens) are required;
  * {@code prefix_group} (any integer id) and {@code prefix_len} (tokens of that shared prefix) go together and mark
  * requests that share a prefix, as in anonymised production traces (Mooncake-style traces carry the same fields
- * under other names). Blank lines are skipped. The trace is held as primitive arrays, about 24 bytes per line.
+ * under other names). Blank lines are skipped. The trace is held as primitive arrays, about 24 bytes per line. Bounds,
+ * each refused with one line naming the file, line and field: timestamps within 31 days of the first line's, token
+ * counts within infersim's cap of 16 Mi.
  */
 public final class TraceDataset implements Dataset {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Set<String> FIELDS = Set.of("timestamp_ms", "input_len", "output_len", "prefix_group",
             "prefix_len");
+    /** The longest span a trace may cover, first line to last: 31 days (a month of production traffic). */
+    static final double MAX_SPAN_MS = 31 * 86_400_000.0;
 
     private final long[] timestampsNanos;
     private final int[] inputTokens;
@@ -63,6 +68,7 @@ public final class TraceDataset implements Dataset {
         IntList groups = new IntList();
         IntList prefixes = new IntList();
         Map<Long, Integer> denseGroups = new HashMap<>();
+        double firstMs = 0;
         int lineNo = 0;
         try (BufferedReader reader = Files.newBufferedReader(path)) {
             for (String line = reader.readLine(); line != null; line = reader.readLine()) {
@@ -77,15 +83,24 @@ public final class TraceDataset implements Dataset {
                     times = Arrays.copyOf(times, n * 2);
                 }
                 double ms = number(node, "timestamp_ms", where);
-                times[n] = Math.round(ms * 1e6);
+                if (n == 0) {
+                    firstMs = ms;
+                }
+                if (ms - firstMs > MAX_SPAN_MS) {
+                    throw new ConfigException(where + ": field 'timestamp_ms': " + node.get("timestamp_ms") + " is more than 31 "
+                            + "days after the first line's " + firstMs + " ms; infersim replays at most 31 days of a trace");
+                }
+                times[n] = Math.round((ms - firstMs) * 1e6);
                 if (n > 0 && times[n] < times[n - 1]) {
                     throw new ConfigException(where + ": field 'timestamp_ms': " + ms
                             + " is earlier than the previous line's; a trace must be in time order");
                 }
                 int input = integer(node, "input_len", where, 1);
-                WorkloadRequest.checkPromptCap(input, where + ": field 'input_len'");
+                capped(input, where + ": field 'input_len'", "prompt");
                 inputs.add(input);
-                outputs.add(integer(node, "output_len", where, 1));
+                int output = integer(node, "output_len", where, 1);
+                capped(output, where + ": field 'output_len'", "output");
+                outputs.add(output);
                 if (node.has("prefix_group") != node.has("prefix_len")) {
                     throw new ConfigException(where + ": field '" + (node.has("prefix_group") ? "prefix_len" : "prefix_group")
                             + "': prefix_group and prefix_len go together");
@@ -112,6 +127,15 @@ public final class TraceDataset implements Dataset {
         }
         return new TraceDataset(Arrays.copyOf(times, inputs.size()), inputs.toArray(), outputs.toArray(),
                 groups.toArray(), prefixes.toArray(), outputLength);
+    }
+
+    /** infersim's cap on token counts, far above any model's context window (the prompt's, {@link WorkloadRequest}). */
+    private static void capped(int tokens, String what, String kind) {
+        if (tokens > WorkloadRequest.MAX_PROMPT_TOKENS) {
+            throw new ConfigException(what + ": " + tokens + " " + kind + " tokens exceed infersim's cap of "
+                    + String.format(java.util.Locale.ROOT, "%,d", WorkloadRequest.MAX_PROMPT_TOKENS)
+                    + " (far above any model's context window)");
+        }
     }
 
     private static JsonNode parseLine(String line, String where) {

@@ -1,6 +1,7 @@
 package dev.infersim.workload;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
+import dev.infersim.common.SplitMix64;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.function.ToIntFunction;

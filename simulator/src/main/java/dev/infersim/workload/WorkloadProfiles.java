@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +25,7 @@ public final class WorkloadProfiles {
 
     /** The profiles bundled in configs/workloads/. */
     public static final List<String> BUNDLED = List.of(
-            "chat", "code", "long-context-qa", "summarization", "chat-rag-mix",
+            "chat", "code", "long-context-qa", "summarization", "chat-rag-mix", "burst", "lora-tenants",
             "matrix-row-a", "matrix-row-b", "matrix-row-c", "matrix-row-d", "matrix-row-e", "matrix-row-f");
 
     // Optional fields are boxed and may be absent, so unlike engine profiles missing creator properties are allowed.

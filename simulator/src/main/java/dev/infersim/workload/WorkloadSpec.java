@@ -1,6 +1,6 @@
 package dev.infersim.workload;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import java.nio.file.Path;
 import java.util.Locale;
 
@@ -82,6 +82,14 @@ public record WorkloadSpec(String datasetName, long numPrompts, long seed, LoadP
     /** A builder with vLLM's defaults: random dataset, 1000 prompts, seed 0, rate inf, 1024 in / 128 out tokens. */
     public static WorkloadSpecBuilder builder() {
         return new WorkloadSpecBuilder();
+    }
+
+    /** The same workload with {@code n} requests. */
+    public WorkloadSpec withNumPrompts(long n) {
+        return new WorkloadSpec(datasetName, n, seed, load, ignoreEos, eosPosition, randomInputLen, randomOutputLen,
+                randomRangeRatio, randomPrefixLen, prefixRepetitionPrefixLen, prefixRepetitionSuffixLen,
+                prefixRepetitionNumPrefixes, prefixRepetitionOutputLen, prefixRepetitionOrder, datasetPath,
+                sharegptOutputLen, profile);
     }
 
     /** Accepts vLLM's spellings and {@code prefix-repetition}; rejects unknown names listing the known ones. */

@@ -1,6 +1,6 @@
 package dev.infersim.workload;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import java.nio.file.Path;
 
 /**

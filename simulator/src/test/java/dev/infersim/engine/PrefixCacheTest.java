@@ -44,6 +44,49 @@ class PrefixCacheTest {
     }
 
     @Test
+    void storedBlocksCarryVllmsHashChainAndComeOnePerRunWithTheirParent() {
+        EngineCore engine = engine(h100Llama8b().prefixCachingHashAlgo(PrefixCachingHashAlgo.SHA256_CBOR).hashSeed("0")
+                .build(), 1000, "fcfs");
+        java.util.List<long[]> runs = new java.util.ArrayList<>(); // {first, count, parent, hashes...}
+        engine.kvCache().setEventListener(new KvEventListener() {
+            @Override
+            public void blockStored(long[] hashes, int first, int count, long parentHash, int[] tokenIds, int blockSize,
+                                    LoraAdapter lora) {
+                long[] run = new long[3 + count];
+                run[0] = first;
+                run[1] = count;
+                run[2] = parentHash;
+                System.arraycopy(hashes, first, run, 3, count);
+                runs.add(run);
+            }
+            @Override public void blockRemoved(long hash) { }
+            @Override public void allBlocksCleared() { }
+        });
+        int[] prefix = new SplittableRandom(9).ints(64, 0, 100_000).toArray();
+        int[] a = prompt(prefix, 40, 1);
+        engine.submit(request(1, a, 4));
+        long now = drain(engine, 0);
+        engine.submit(request(2, prompt(prefix, 40, 2), 4));
+        drain(engine, now);
+
+        BlockHasher hasher = new BlockHasher(PrefixCachingHashAlgo.SHA256_CBOR, "0");
+        long[] expected = new long[6];
+        byte[] parent = null;
+        for (int i = 0; i < 6; i++) {
+            byte[] h = new byte[32];
+            hasher.hash(parent, 0, a, 16 * i, 16, null, h, 0);
+            expected[i] = BlockHasher.low64(h, 0, 32);
+            parent = h;
+        }
+        assertEquals(2, runs.size());
+        assertEquals(java.util.List.of(0L, 6L, 0L), java.util.List.of(runs.get(0)[0], runs.get(0)[1], runs.get(0)[2]),
+                "the first request stores its 6 full blocks (104 tokens), the first with no parent");
+        assertEquals(java.util.Arrays.toString(expected), java.util.Arrays.toString(java.util.Arrays.copyOfRange(runs.get(0), 3, 9)));
+        assertEquals(java.util.List.of(4L, 2L, expected[3]), java.util.List.of(runs.get(1)[0], runs.get(1)[1], runs.get(1)[2]),
+                "the second finds the 4 prefix blocks cached and stores blocks 4 and 5, the parent being block 3's hash");
+    }
+
+    @Test
     void sharesBlocksBetweenConcurrentRequestsWithTheSamePrefix() {
         EngineCore engine = engine(h100Llama8b().build(), 1000, "fcfs");
         int[] prefix = new SplittableRandom(3).ints(160, 0, 100_000).toArray();
@@ -123,7 +166,8 @@ class PrefixCacheTest {
         EngineCore engine = engine(h100Llama8b().build(), 1000, "fcfs");
         int[] cleared = {0};
         engine.kvCache().setEventListener(new KvEventListener() {
-            @Override public void blockStored(long hash, long parentHash, int[] tokenIds, int from, int blockSize, LoraAdapter lora) { }
+            @Override public void blockStored(long[] hashes, int first, int count, long parentHash, int[] tokenIds, int blockSize,
+                                    LoraAdapter lora) { }
             @Override public void blockRemoved(long hash) { }
             @Override public void allBlocksCleared() { cleared[0]++; }
         });
@@ -152,5 +196,33 @@ class PrefixCacheTest {
         engine.submit(after);
         drain(engine, step.endNanos() + 1_000_000_000L);
         assertEquals(512, after.cachedPromptTokens(), "the recomputed request stored the prefix again");
+    }
+
+    /** What the fixed-latency engine's early start weighs: an admission's blocks, cached ones revived from the free queue included. */
+    @Test
+    void anAdmissionTakesItsFreshBlocksPlusTheCachedBlocksItRevivesFromTheFreeQueue() {
+        KvCacheManager kv = new KvCacheManager(8, 16, true);
+        int[] prefix = new SplittableRandom(3).ints(64, 0, 100_000).toArray();
+        EngineRequest first = admissible(request(1, prefix, 4));
+        assertEquals(4, kv.admit(first, 0, 64), "64 tokens, 4 fresh blocks");
+        first.computedTokens = 64;
+        kv.cacheComputedBlocks(first);
+        kv.free(first);
+        assertEquals(8, kv.freeBlocks(), "its cached blocks are free again, still findable");
+
+        EngineRequest revives = admissible(request(2, prompt(prefix, 16, 2), 4));
+        int cached = kv.findCachedBlocks(revives);
+        assertEquals(4, cached);
+        assertEquals(5, kv.admit(revives, cached, 16), "1 fresh block and the 4 cached ones taken off the free queue");
+        EngineRequest shares = admissible(request(3, prompt(prefix, 16, 3), 4));
+        assertEquals(1, kv.admit(shares, kv.findCachedBlocks(shares), 16), "blocks another request holds cost nothing");
+        EngineRequest tooBig = admissible(request(4, new SplittableRandom(4).ints(48, 0, 100_000).toArray(), 4));
+        assertEquals(-1, kv.admit(tooBig, 0, 48), "3 blocks do not fit in 2");
+        assertEquals(2, kv.freeBlocks(), "a refused admission changes nothing");
+    }
+
+    private static EngineRequest admissible(EngineRequest r) {
+        r.outputLimit = r.maxTokens(); // as EngineCore.submit sets it
+        return r;
     }
 }

@@ -1,5 +1,6 @@
 package dev.infersim.engine;
 
+import dev.infersim.common.ConfigException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

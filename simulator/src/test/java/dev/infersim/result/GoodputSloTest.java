@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -1,6 +1,6 @@
 package dev.infersim.sim;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -53,6 +53,27 @@ class HorizontalPodAutoscalerTest {
         // 15 s after the first scale-up that event has left the period: from 6, max(12, 10) = 12
         double[] six = {25, 25, 25, 25, 25, 25};
         assertEquals(12, h.sync(15 * S, new FleetObservation(6, six, 0)));
+    }
+
+    @Test
+    void everyDecisionSaysWhy() {
+        HorizontalPodAutoscaler up = hpa(1, 1, 100);
+        assertEquals(6, up.sync(0, seen(2, 0, 25, 25)));
+        assertEquals("ratio 25.000: recommends 50, capped to 6 by the scale-up policy pods=4/15 (selectPolicy Max)",
+                up.lastReason());
+        HorizontalPodAutoscaler small = hpa(1, 1, 5);
+        assertEquals(5, small.sync(0, seen(4, 0, 2, 2, 2, 2)));
+        assertEquals("ratio 2.000: recommends 8, capped to 5 by --max-replicas", small.lastReason());
+        HorizontalPodAutoscaler calm = hpa(2.5, 1, 10);
+        assertEquals(4, calm.sync(0, seen(4, 0, 2.7, 2.75, 2.7, 2.75)));
+        assertEquals("ratio 1.090 within the tolerance 0.1: held", calm.lastReason());
+        HorizontalPodAutoscaler down = hpa(1, 1, 10);
+        down.sync(0, seen(4, 0, 1, 1, 1, 1));
+        assertEquals(4, down.sync(15 * S, seen(4, 0, 0, 0, 0, 0)));
+        assertEquals("ratio 0.000: recommends 0, held at 4 by the scale-down stabilization window (300 s): held",
+                down.lastReason());
+        assertEquals(4, down.sync(30 * S, seen(4, 4)));
+        assertEquals("no replica reported the metric: held", down.lastReason());
     }
 
     @Test

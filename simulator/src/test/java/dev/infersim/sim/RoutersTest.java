@@ -1,6 +1,6 @@
 package dev.infersim.sim;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.EngineRequest;
@@ -31,9 +31,9 @@ class RoutersTest {
     }
 
     /** A request whose first {@code prefixTokens} tokens come from prefix group {@code group}. */
-    private static WorkloadRequest request(long index, int group, int prefixTokens) {
-        return new WorkloadRequest(index, 0, prefixTokens + 100, prefixTokens, group, 16, 16, 1000 + index,
-                group < 0 ? 0 : 77 + group, false, "test", null);
+    private static RoutedRequest request(long index, int group, int prefixTokens) {
+        return RoutedRequest.of(new WorkloadRequest(index, 0, prefixTokens + 100, prefixTokens, group, 16, 16, 1000 + index,
+                group < 0 ? 0 : 77 + group, false, "test", null));
     }
 
     @Test
@@ -54,6 +54,30 @@ class RoutersTest {
         load(replicas[1], 1, 100);
         load(replicas[2], 2, 100);
         assertEquals(1, new LeastOutstandingRequestsRouter().route(null, replicas));
+    }
+
+    @Test
+    void tiesGoRoundRobinAmongEqualsAsNginxAndHaproxyUnlessVidursLowestIndexIsAsked() {
+        Replica[] idle = fleet(3, 0);
+        for (String name : java.util.List.of("least-outstanding-requests", "least-kv-usage", "lora-affinity")) {
+            Router roundRobin = Routers.byName(name, 1, TieBreak.ROUND_ROBIN);
+            Router lowest = Routers.byName(name, 1, TieBreak.LOWEST_INDEX);
+            int[] rr = new int[6];
+            int[] low = new int[6];
+            for (int i = 0; i < 6; i++) {
+                rr[i] = roundRobin.route(null, idle);
+                low[i] = lowest.route(null, idle);
+            }
+            assertEquals("[0, 1, 2, 0, 1, 2]", java.util.Arrays.toString(rr), name);
+            assertEquals("[0, 0, 0, 0, 0, 0]", java.util.Arrays.toString(low), name);
+        }
+        Replica[] replicas = fleet(4, 0);
+        load(replicas[0], 1, 100);
+        load(replicas[2], 1, 100);
+        Router router = new LeastOutstandingRequestsRouter(TieBreak.ROUND_ROBIN);
+        assertEquals(1, router.route(null, replicas));
+        assertEquals(3, router.route(null, replicas), "the next of the tied (1 and 3) after the last choice");
+        assertEquals(1, router.route(null, replicas));
     }
 
     @Test

@@ -28,7 +28,7 @@ class StopTest {
             private int routed;
 
             @Override
-            public int route(WorkloadRequest request, Replica[] replicas) {
+            public int route(RoutedRequest request, RoutingTarget[] replicas) {
                 if (++routed == 100) {
                     simulation[0].stop(); // as an interrupt would, from outside the run
                 }

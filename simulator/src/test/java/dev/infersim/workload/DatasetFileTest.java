@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -216,6 +216,26 @@ class DatasetFileTest {
                 .datasetName("trace").datasetPath(file).build()));
         assertTrue(e.getMessage().startsWith(file + ":2: field 'input_len'") && e.getMessage().contains("cap"),
                 e.getMessage());
+    }
+
+    @Test
+    void traceTimestampsAndLengthsOutOfBoundsAreOneLineNamingTheFileLineAndField() throws IOException {
+        for (String far : List.of("1e12", "1e16")) {
+            Path file = trace("{\"timestamp_ms\": 0, \"input_len\": 3, \"output_len\": 2}",
+                    "{\"timestamp_ms\": " + far + ", \"input_len\": 3, \"output_len\": 2}");
+            ConfigException e = assertThrows(ConfigException.class, () -> TraceDataset.load(file, OutputLength.AT_MAX_TOKENS));
+            assertTrue(e.getMessage().startsWith(file + ":2: field 'timestamp_ms'") && e.getMessage().contains("31 days"),
+                    e.getMessage());
+        }
+        // an epoch origin is fine: the span is what counts
+        Path epoch = trace("{\"timestamp_ms\": 1717000000000.5, \"input_len\": 3, \"output_len\": 2}",
+                "{\"timestamp_ms\": 1717000000250.5, \"input_len\": 3, \"output_len\": 2}");
+        ArrivalProcess arrivals = TraceDataset.load(epoch, OutputLength.AT_MAX_TOKENS).recordedArrivals();
+        assertEquals(0, arrivals.nextArrivalNanos());
+        assertEquals(250_000_000, arrivals.nextArrivalNanos());
+        Path huge = trace("{\"timestamp_ms\": 0, \"input_len\": 3, \"output_len\": 2000000000}");
+        ConfigException e = assertThrows(ConfigException.class, () -> TraceDataset.load(huge, OutputLength.AT_MAX_TOKENS));
+        assertTrue(e.getMessage().startsWith(huge + ":1: field 'output_len'") && e.getMessage().contains("cap"), e.getMessage());
     }
 
     @Test

@@ -1,6 +1,6 @@
 package dev.infersim.workload;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;

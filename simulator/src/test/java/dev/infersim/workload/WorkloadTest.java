@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.infersim.engine.ConfigException;
+import dev.infersim.common.ConfigException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;

@@ -1,0 +1,119 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.IOException;
+
+/**
+ * A request's {@code kv_transfer_params} as vLLM's NixlConnector reads them, and the ones it answers with
+ * (vllm/distributed/kv_transfer/kv_connector/v1/nixl/scheduler.py at
+ * https://github.com/vllm-project/vllm/blob/9aaf83ef502fc37bc647f6e474314d48ba36cd1c/vllm/distributed/kv_transfer/kv_connector/v1/nixl/scheduler.py):
+ * <ul>
+ *   <li>{@code do_remote_decode: true} (what llm-d's sidecar sends a prefill pod, the {@code remote_*} keys null): the
+ *       request is prefilled here and, once finished, its blocks are held for the decode side; the response carries
+ *       {@code request_finished}'s dict, in its order: {@code do_remote_prefill: true}, {@code do_remote_decode: false},
+ *       {@code remote_block_ids} (one list per KV-cache group: one), {@code remote_engine_id},
+ *       {@code remote_request_id}, {@code remote_host}, {@code remote_port}, {@code tp_size},
+ *       {@code remote_num_tokens} (the tokens computed).</li>
+ *   <li>{@code do_remote_prefill: true} with those keys: the prompt's KV is pulled from that engine rather than
+ *       computed. vLLM pulls only when {@code remote_block_ids} and all of {@code remote_engine_id},
+ *       {@code remote_request_id}, {@code remote_host} and {@code remote_port} are there, and otherwise logs "Got invalid
+ *       KVTransferParams" and never completes the load; the mock refuses such a request (400) instead.</li>
+ * </ul>
+ * Without a KV connector ({@code --kv-transfer-config}) vLLM passes the dict on to a scheduler that ignores it, and so
+ * does the mock. The mock numbers its blocks from 1, as vLLM's block pool does (block 0 is its null block).
+ *
+ * @param remoteDecode    do_remote_decode
+ * @param remotePrefill   do_remote_prefill
+ * @param remoteEngineId  the prefill engine (remote_engine_id), or null
+ * @param remoteRequestId the prefill request (remote_request_id), or null
+ * @param remoteHost      where the prefill engine's side channel listens (remote_host), or null
+ * @param remotePort      its port (remote_port), or 0
+ */
+record KvTransferParams(boolean remoteDecode, boolean remotePrefill, String remoteEngineId, String remoteRequestId,
+                        String remoteHost, int remotePort) {
+    static final String FIELD = "kv_transfer_params";
+
+    /** A request's {@code kv_transfer_params} (null when it has none); 400 when malformed. */
+    static KvTransferParams parse(JsonNode p) {
+        if (p == null || p.isNull()) {
+            return null;
+        }
+        if (!p.isObject()) {
+            throw ApiException.badRequest(FIELD, FIELD + ": expected an object, got " + RequestParser.describe(p));
+        }
+        ObjectNode o = (ObjectNode) p;
+        boolean decode = bool(o, "do_remote_decode");
+        boolean prefill = bool(o, "do_remote_prefill");
+        if (!prefill) {
+            return new KvTransferParams(decode, false, null, null, null, 0);
+        }
+        String engine = text(o, "remote_engine_id");
+        String request = text(o, "remote_request_id");
+        String host = text(o, "remote_host");
+        JsonNode port = o.get("remote_port");
+        JsonNode blocks = o.get("remote_block_ids");
+        if (engine == null || request == null || host == null || port == null || port.isNull() || blocks == null
+                || !blocks.isArray() || blocks.isEmpty()) {
+            throw ApiException.badRequest(FIELD, FIELD + ": do_remote_prefill needs remote_engine_id, remote_request_id, "
+                    + "remote_host, remote_port and a non-empty remote_block_ids, as the prefill's response gives them");
+        }
+        if (!port.isIntegralNumber() || !port.canConvertToInt() || port.asInt() < 1 || port.asInt() > 65535) {
+            throw ApiException.badRequest(FIELD, FIELD + ".remote_port: expected a port number, got " + RequestParser.describe(port));
+        }
+        return new KvTransferParams(decode, true, engine, request, host, port.asInt());
+    }
+
+    private static boolean bool(ObjectNode o, String key) {
+        JsonNode v = o.get(key);
+        if (v == null || v.isNull()) {
+            return false;
+        }
+        if (!v.isBoolean()) {
+            throw ApiException.badRequest(FIELD, FIELD + "." + key + ": expected a boolean, got " + RequestParser.describe(v));
+        }
+        return v.asBoolean();
+    }
+
+    private static String text(ObjectNode o, String key) {
+        JsonNode v = o.get(key);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (!v.isTextual()) {
+            throw ApiException.badRequest(FIELD, FIELD + "." + key + ": expected a string, got " + RequestParser.describe(v));
+        }
+        return v.asText();
+    }
+
+    /**
+     * Writes a response's {@code kv_transfer_params}: a prefill's (its first choice's, as vLLM's completions take the
+     * first prompt's) when that choice finished holding its blocks, else null.
+     */
+    static void writeResponse(JsonGenerator g, Choice[] choices) throws IOException {
+        Choice.HeldKv held = choices[0].heldKv();
+        if (held == null) {
+            g.writeNullField(FIELD);
+            return;
+        }
+        g.writeObjectFieldStart(FIELD);
+        g.writeBooleanField("do_remote_prefill", true);
+        g.writeBooleanField("do_remote_decode", false);
+        g.writeArrayFieldStart("remote_block_ids");
+        g.writeStartArray();
+        for (int b : held.blockIds()) {
+            g.writeNumber(b + 1);
+        }
+        g.writeEndArray();
+        g.writeEndArray();
+        g.writeStringField("remote_engine_id", held.engineId());
+        g.writeStringField("remote_request_id", held.requestId());
+        g.writeStringField("remote_host", held.host());
+        g.writeNumberField("remote_port", held.port());
+        g.writeNumberField("tp_size", held.tpSize());
+        g.writeNumberField("remote_num_tokens", held.computedTokens());
+        g.writeEndObject();
+    }
+}

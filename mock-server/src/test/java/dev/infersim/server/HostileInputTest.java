@@ -1,0 +1,187 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import dev.infersim.engine.RooflineCostModel;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * One request that once stalled an event loop or ran the heap out, per test, against a server with a single event loop
+ * (every connection shares it): each gets a complete, bounded answer while a probe connection keeps being served, and
+ * the loop never runs more than {@value #STALL_LIMIT_MS} ms of CPU without coming back ({@link EventLoopStallDetector}).
+ */
+class HostileInputTest {
+    /** The longest the event loop may work without serving its other connections. */
+    static final double STALL_LIMIT_MS = 100;
+    private static final PromptTokenizer TOKENIZER = new PromptTokenizer();
+
+    private Vertx vertx;
+    private MockServer server;
+    private EventLoopStallDetector stalls;
+    private Probe probe;
+
+    @BeforeEach
+    void start() throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
+        ServerOptions o = TestServers.options(TestServers.llama8b(64), 1000).eventLoops(1).build();
+        server = MockServer.start(vertx, o, new RooflineCostModel(o.deployment())).toCompletionStage().toCompletableFuture()
+                .get(30, TimeUnit.SECONDS);
+        stalls = new EventLoopStallDetector(vertx);
+        // warm up the paths the tests take (class loading and first compilations are not what is measured)
+        TestServers.post(server, "/v1/completions", "{\"prompt\":\"warm up\",\"max_tokens\":4,\"logprobs\":2,\"echo\":true,"
+                + "\"prompt_logprobs\":2,\"stop\":[\"zz\"]}");
+        TestServers.stream(server, "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
+                + "\"max_tokens\":4,\"stream\":true,\"logprobs\":true,\"top_logprobs\":2,\"stop\":\"zz\"}");
+        probe = new Probe(server);
+        stalls.reset();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        probe.close();
+        stalls.close();
+        TestServers.close(server);
+        vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void tenThousandStopStringsOnALongGenerationCostTheEventLoopNothing() throws Exception {
+        StringBuilder stops = new StringBuilder();
+        for (int i = 0; i < 10_000; i++) {
+            stops.append(i == 0 ? "" : ",").append("\"never-").append(i).append("-zq\"");
+        }
+        String body = "{\"prompt\":\"x\",\"max_tokens\":100000,\"n\":4,\"temperature\":1,\"stream\":true,\"stop\":[" + stops + "]}";
+        try (RawHttp stream = RawHttp.post(server, "/v1/completions", body)) {
+            for (int i = 0; i < 50; i++) {
+                assertNotNull(stream.readUntil("data: "), "token chunk " + i);
+            }
+        }
+        assertQuiet();
+    }
+
+    @Test
+    void promptLogprobsOfALongPromptAreWrittenOffTheEventLoopAndComplete() throws Exception {
+        int tokens = 30_000;
+        String body = "{\"prompt\":\"" + "word ".repeat(tokens - 1) + "word\",\"max_tokens\":1,\"prompt_logprobs\":20}";
+        HttpResponse<InputStream> r = TestServers.http().send(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/v1/completions"))
+                .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+        assertEquals(200, r.statusCode());
+        assertTrue(r.headers().firstValue("content-length").isEmpty(), "written in chunks as it is made, not whole");
+        assertEquals(tokens, countPromptLogprobs(r.body()));
+        assertQuiet();
+    }
+
+    @Test
+    void anEchoedPromptsLogprobsInAStreamsFirstChunkAreWrittenOffTheEventLoop() throws Exception {
+        int tokens = 30_000;
+        String body = "{\"prompt\":\"" + "word ".repeat(tokens - 1) + "word\",\"max_tokens\":3,\"echo\":true,\"logprobs\":20,"
+                + "\"stream\":true}";
+        TestServers.Stream s = TestServers.stream(server, "/v1/completions", body);
+        assertEquals(200, s.status());
+        assertEquals(4, s.events().size(), "three token chunks and [DONE]");
+        assertEquals(tokens + 1, s.events().get(0).json().at("/choices/0/logprobs/tokens").size(), "the prompt and the first token");
+        assertEquals(1, s.events().get(1).json().at("/choices/0/logprobs/tokens").size());
+        assertEquals("length", s.events().get(2).json().at("/choices/0/finish_reason").asText());
+        assertQuiet();
+    }
+
+    /** The event loop never worked more than the limit at a stretch, and the probe was answered all along. */
+    private void assertQuiet() throws Exception {
+        double longest = stalls.longestMs();
+        assertTrue(stalls.ticks() > 0, "the stall detector ran");
+        assertTrue(longest < STALL_LIMIT_MS, "the event loop worked " + longest + " ms of CPU at a stretch");
+        probe.assertAnswered();
+    }
+
+    /** Entries of a completions body's first choice's prompt_logprobs (null included), read as a stream. */
+    private static long countPromptLogprobs(InputStream body) throws Exception {
+        try (JsonParser p = Json.MAPPER.getFactory().createParser(body)) {
+            long entries = 0;
+            int depth = 0;
+            boolean inside = false;
+            for (JsonToken t = p.nextToken(); t != null; t = p.nextToken()) {
+                if (!inside && t == JsonToken.FIELD_NAME && p.currentName().equals("prompt_logprobs")) {
+                    inside = p.nextToken() == JsonToken.START_ARRAY;
+                    continue;
+                }
+                if (!inside) {
+                    continue;
+                }
+                if (t == JsonToken.END_ARRAY && depth == 0) {
+                    return entries;
+                }
+                if (depth == 0 && (t == JsonToken.START_OBJECT || t == JsonToken.VALUE_NULL)) {
+                    entries++;
+                }
+                depth += t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY ? 1 : t == JsonToken.END_OBJECT || t == JsonToken.END_ARRAY ? -1 : 0;
+            }
+            return entries;
+        }
+    }
+
+    /** A client polling {@code GET /health} on one keep-alive connection every 20 ms, recording its longest wait. */
+    static final class Probe implements AutoCloseable {
+        private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        private final AtomicBoolean running = new AtomicBoolean(true);
+        private final AtomicLong answered = new AtomicLong();
+        private final AtomicLong failed = new AtomicLong();
+        private final AtomicLong longestNanos = new AtomicLong();
+        private final Thread thread;
+
+        Probe(MockServer server) {
+            HttpRequest health = HttpRequest.newBuilder(URI.create(server.baseUrl() + "/health")).timeout(Duration.ofSeconds(30)).build();
+            thread = new Thread(() -> {
+                while (running.get()) {
+                    long start = System.nanoTime();
+                    try {
+                        int status = client.send(health, HttpResponse.BodyHandlers.discarding()).statusCode();
+                        (status == 200 ? answered : failed).incrementAndGet();
+                    } catch (Exception e) {
+                        failed.incrementAndGet();
+                    }
+                    longestNanos.accumulateAndGet(System.nanoTime() - start, Math::max);
+                    try {
+                        Thread.sleep(20);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            }, "health-probe");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        /** Every probe got 200, at least one ran, and none waited for long (a bound even a loaded machine meets). */
+        void assertAnswered() {
+            assertEquals(0, failed.get(), "probes failed");
+            assertTrue(answered.get() > 0, "no probe completed");
+            assertTrue(longestNanos.get() < 5_000_000_000L, "a probe waited " + longestNanos.get() / 1e6 + " ms");
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            running.set(false);
+            thread.interrupt();
+            thread.join(5_000);
+        }
+    }
+}
