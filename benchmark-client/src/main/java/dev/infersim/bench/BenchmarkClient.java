@@ -277,8 +277,8 @@ public final class BenchmarkClient implements AutoCloseable {
     }
 
     /**
-     * Asks the server to forget its prefix cache ({@code POST /reset_prefix_cache}: infersim serve, and vLLM with
-     * {@code VLLM_SERVER_DEV_MODE=1}), so that the next run's TTFT is not shortened by prompts an earlier run sent.
+     * Asks the server to forget its prefix cache ({@code POST /reset_prefix_cache}, which infersim serve and vLLM
+     * mount with {@code VLLM_SERVER_DEV_MODE=1}), so that the next run's TTFT is not shortened by prompts an earlier run sent.
      *
      * @return why it failed (no such route, an error status, no answer), or null when the server reset its cache
      */
@@ -288,7 +288,9 @@ public final class BenchmarkClient implements AutoCloseable {
         try {
             return clients.get(0).request(reset).compose(req -> req.send().compose(resp -> resp.body().map(body ->
                     resp.statusCode() == 200 ? null : "POST " + config.baseUrl() + "/reset_prefix_cache answered "
-                            + resp.statusCode() + (body.length() == 0 ? "" : ": " + body.toString().strip()))))
+                            + resp.statusCode() + (body.length() == 0 ? "" : ": " + body.toString().strip())
+                            + (resp.statusCode() == 404 ? " (vLLM and infersim serve mount it only with "
+                            + "VLLM_SERVER_DEV_MODE=1 in the server's environment)" : ""))))
                     .await();
         } catch (RuntimeException e) {
             return "POST " + config.baseUrl() + "/reset_prefix_cache failed: " + e.getMessage();

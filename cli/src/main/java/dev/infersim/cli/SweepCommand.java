@@ -50,8 +50,8 @@ public final class SweepCommand implements Callable<Integer> {
     List<Integer> concurrencies;
 
     @Option(names = "--reset-prefix-cache",
-            description = "Before each load point, ask the server to forget its prefix cache (POST /reset_prefix_cache: "
-                    + "infersim serve, or vLLM with VLLM_SERVER_DEV_MODE=1). Each point sends new prompts anyway "
+            description = "Before each load point, ask the server to forget its prefix cache (POST /reset_prefix_cache, "
+                    + "which infersim serve and vLLM mount with VLLM_SERVER_DEV_MODE=1). Each point sends new prompts anyway "
                     + "(point i uses --seed + i); this also clears what earlier runs left.")
     boolean resetPrefixCache;
 

@@ -169,7 +169,8 @@ class ForeignServerTest {
                 "--reset-prefix-cache");
         assertEquals(2, r.exitCode(), r.out() + r.err());
         assertTrue(r.err().strip().startsWith("infersim: --reset-prefix-cache: POST http://127.0.0.1:")
-                && r.err().contains("/reset_prefix_cache answered 404"), r.err());
+                && r.err().contains("/reset_prefix_cache answered 404")
+                && r.err().contains("only with VLLM_SERVER_DEV_MODE=1"), r.err());
     }
 
     @Test
