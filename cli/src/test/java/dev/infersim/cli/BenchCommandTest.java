@@ -316,4 +316,42 @@ class BenchCommandTest {
         assertTrue(r.err().contains("did you mean --request-rate"), r.err());
         assertEquals(1, r.err().strip().lines().count(), r.err());
     }
+
+    /**
+     * By default a scheduled run is judged by its arrival process and the client's timing error against what it
+     * measured; --strict-timing (or a --max-send-lag-ms, which implies it) keeps the send-lag limit earlier versions
+     * judged by, fitted to the machine or as given, and reports the timing error as information only.
+     */
+    @Test
+    void strictTimingJudgesSendLagAgainstALimitWhereTheDefaultJudgesTheTimingErrorAgainstTheLatencies() throws Exception {
+        JsonNode byDefault = timingRun("default.json");
+        assertFalse(byDefault.at("/infersim_validity/strict_timing").asBoolean(), byDefault.toString());
+        assertTrue(byDefault.get("infersim_send_lag_verdict").isNull(), byDefault.toString());
+        assertTrue(byDefault.at("/infersim_validity/arrivals/judged").asBoolean(), byDefault.toString());
+        assertTrue(byDefault.at("/infersim_validity/timing/message").asText().startsWith("client timing error p99"),
+                byDefault.toString());
+
+        JsonNode strict = timingRun("strict.json", "--strict-timing");
+        assertTrue(strict.at("/infersim_validity/strict_timing").asBoolean(), strict.toString());
+        assertEquals("calibration", strict.at("/infersim_send_lag_verdict/limit_source").asText(), strict.toString());
+        assertTrue(strict.get("infersim_max_send_lag_ms").asDouble() >= 1, "at least 1 ms: " + strict);
+
+        JsonNode limited = timingRun("limited.json", "--max-send-lag-ms", "1000");
+        assertTrue(limited.at("/infersim_validity/strict_timing").asBoolean(), limited.toString());
+        assertEquals("flag", limited.at("/infersim_send_lag_verdict/limit_source").asText(), limited.toString());
+        assertEquals(1000.0, limited.get("infersim_max_send_lag_ms").asDouble());
+        assertTrue(limited.at("/infersim_send_lag_verdict/message").asText().contains("within --max-send-lag-ms"),
+                limited.toString());
+    }
+
+    private JsonNode timingRun(String name, String... flags) throws Exception {
+        List<String> args = new java.util.ArrayList<>(List.of("bench", "--base-url", MOCK.server().baseUrl(), "--model",
+                MOCK.server().options().servedModelName(), "--num-prompts", "30", "--request-rate", "60",
+                "--random-input-len", "32", "--random-output-len", "4", "--ignore-eos", "--seed", "31",
+                "--client-warmups", "0", "--save-result", "--result-dir", dir.toString(), "--result-filename", name));
+        args.addAll(List.of(flags));
+        CliRun r = CliRun.of(args.toArray(String[]::new));
+        assertTrue(r.exitCode() == 0 || r.exitCode() == 3, r.out() + r.err());
+        return new ObjectMapper().readTree(dir.resolve(name).toFile());
+    }
 }
