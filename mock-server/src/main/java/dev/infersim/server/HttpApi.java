@@ -329,7 +329,7 @@ final class HttpApi extends VerticleBase {
                     throw ApiException.badRequest(name, name + ": unknown field; known: replicas");
                 }
             }
-            Integer n = RequestParser.optInt(body, "replicas", 1, fleet.maxReplicas());
+            Integer n = JsonFields.of(body).optInt("replicas", 1, fleet.maxReplicas());
             if (n == null) {
                 throw ApiException.badRequest("replicas", "replicas: field required (an integer from 1 to " + fleet.maxReplicas() + ")");
             }
@@ -563,10 +563,10 @@ final class HttpApi extends VerticleBase {
             if (service.loras == null) {
                 throw ApiException.badRequest(null, "LoRA is not enabled. Use --enable-lora to enable LoRA.");
             }
-            String name = RequestParser.optString(body, "lora_name");
+            String name = JsonFields.of(body).optString("lora_name");
             String message;
             if (load) {
-                service.registerLora(service.loras.load(name, RequestParser.optString(body, "lora_path")).adapter().id());
+                service.registerLora(service.loras.load(name, JsonFields.of(body).optString("lora_path")).adapter().id());
                 message = "Success: LoRA adapter '" + name + "' added successfully.";
             } else {
                 int id = service.loras.unload(name).adapter().id();
@@ -596,7 +596,7 @@ final class HttpApi extends VerticleBase {
         if (body.hasNonNull("messages")) {
             ids = service.parser.chatPrompt(body);
         } else {
-            String prompt = RequestParser.optString(body, "prompt");
+            String prompt = JsonFields.of(body).optString("prompt");
             if (prompt == null) {
                 throw ApiException.badRequest("prompt", "prompt: field required (or messages)");
             }
@@ -607,7 +607,7 @@ final class HttpApi extends VerticleBase {
         for (int id : ids) {
             tokens.add(id);
         }
-        if (RequestParser.optBool(body, "return_token_strs", false)) {
+        if (JsonFields.of(body).optBool("return_token_strs", false)) {
             ArrayNode strs = out.putArray("token_strs");
             for (int id : ids) {
                 strs.add(service.tokenizer.piece(id));
@@ -633,7 +633,7 @@ final class HttpApi extends VerticleBase {
         for (int i = 0; i < ids.length; i++) {
             JsonNode t = tokens.get(i);
             if (!t.isIntegralNumber() || !t.canConvertToInt()) {
-                throw ApiException.badRequest("tokens", "tokens: expected integers, got " + RequestParser.describe(t));
+                throw ApiException.badRequest("tokens", "tokens: expected integers, got " + JsonFields.describe(t));
             }
             ids[i] = t.asInt();
         }
@@ -657,7 +657,7 @@ final class HttpApi extends VerticleBase {
                 }
             }
             FaultSettings now = service.faults.get();
-            Double rate = RequestParser.optNumber(body, "failure_rate", 0, 1);
+            Double rate = JsonFields.of(body).optNumber("failure_rate", 0, 1);
             List<FaultType> types = now.types();
             JsonNode t = body.get("failure_types");
             if (t != null && !t.isNull()) {
@@ -674,9 +674,9 @@ final class HttpApi extends VerticleBase {
                 }
                 types = parsed;
             }
-            Integer after = RequestParser.optInt(body, "fault_after_tokens", 0, Integer.MAX_VALUE);
-            Integer stall = RequestParser.optInt(body, "stall_ms", 0, Integer.MAX_VALUE);
-            Integer slow = RequestParser.optInt(body, "slow_first_token_ms", 0, Integer.MAX_VALUE);
+            Integer after = JsonFields.of(body).optInt("fault_after_tokens", 0, Integer.MAX_VALUE);
+            Integer stall = JsonFields.of(body).optInt("stall_ms", 0, Integer.MAX_VALUE);
+            Integer slow = JsonFields.of(body).optInt("slow_first_token_ms", 0, Integer.MAX_VALUE);
             FaultSettings next;
             try {
                 next = new FaultSettings(rate == null ? now.failureRate() : rate, types, after == null ? now.afterTokens() : after,

@@ -20,13 +20,14 @@ final class ResponsesApi {
 
     /** The chat request of a Responses body and the format its answer takes. */
     static Wire.Translation translate(ObjectNode body, ModelFeatures features) {
+        JsonFields fields = JsonFields.of(body);
         if (body.hasNonNull("prompt")) {
             throw ApiException.badRequest("prompt", "prompt template is not supported");
         }
         if (body.hasNonNull("previous_response_id")) {
             throw ApiException.badRequest("previous_response_id", "previous_response_id: infersim stores no responses");
         }
-        if (RequestParser.optBool(body, "background", false)) {
+        if (fields.optBool("background", false)) {
             throw ApiException.badRequest("background", "background: infersim stores no responses to poll");
         }
         ObjectNode chat = Json.MAPPER.createObjectNode();
@@ -34,12 +35,12 @@ final class ResponsesApi {
             chat.set("model", body.get("model"));
         }
         ArrayNode messages = chat.putArray("messages");
-        String instructions = RequestParser.optString(body, "instructions");
+        String instructions = fields.optString("instructions");
         if (instructions != null) {
             messages.addObject().put("role", "system").put("content", instructions);
         }
         input(body.get("input"), messages);
-        Integer max = RequestParser.optInt(body, "max_output_tokens", 1, Integer.MAX_VALUE);
+        Integer max = fields.optInt("max_output_tokens", 1, Integer.MAX_VALUE);
         if (max != null) {
             chat.put("max_tokens", max);
         }
@@ -49,7 +50,7 @@ final class ResponsesApi {
                 chat.set(key, body.get(key));
             }
         }
-        if (RequestParser.optBool(body, "stream", false)) {
+        if (fields.optBool("stream", false)) {
             chat.put("stream", true);
         }
         boolean hasTools = tools(body.get("tools"), chat);
