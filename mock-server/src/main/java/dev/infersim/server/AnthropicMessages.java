@@ -39,15 +39,13 @@ final class AnthropicMessages {
         }
 
         @Override
-        public Stream stream(CompletionRequest request, String id, long created, String model, Choice[] choices,
-                             Logprobs logprobs, GroundTruth truth) {
-            return new AnthropicStream(request, id, model, choices, truth);
+        public Stream stream(ResponseContext response) {
+            return new AnthropicStream(response);
         }
 
         @Override
-        public Body body(CompletionRequest request, String id, long created, String model, Choice[] choices,
-                         Logprobs logprobs, GroundTruth truth) {
-            return new AnthropicBody(request, id, model, choices, truth);
+        public Body body(ResponseContext response) {
+            return new AnthropicBody(response);
         }
     };
 

@@ -39,28 +39,31 @@ final class ResponsesEncoder {
         }
 
         @Override
-        public Stream stream(CompletionRequest request, String id, long created, String model, Choice[] choices,
-                             Logprobs logprobs, GroundTruth truth) {
-            return new EventStream(new ResponseObject(body, id, created, model, choices[0], truth));
+        public Stream stream(ResponseContext response) {
+            return new EventStream(new ResponseObject(body, response));
         }
 
         @Override
-        public Body body(CompletionRequest request, String id, long created, String model, Choice[] choices,
-                         Logprobs logprobs, GroundTruth truth) {
-            ResponseObject r = new ResponseObject(body, id, created, model, choices[0], truth);
+        public Body body(ResponseContext response) {
+            ResponseObject r = new ResponseObject(body, response);
             return out -> Json.write(out, g -> r.write(g, true, true));
         }
     }
 
-    /** The response object of one choice, in progress or finished. */
-    private record ResponseObject(ObjectNode req, String id, long created, String model, Choice c, GroundTruth truth) {
+    /** The response object of a request's one choice, in progress or finished; {@code req} the Responses body. */
+    private record ResponseObject(ObjectNode req, ResponseContext response) {
+
+        Choice c() {
+            return response.choices()[0];
+        }
 
         void write(JsonGenerator g, boolean finished, boolean withTruth) throws IOException {
+            Choice c = c();
             int n = finished ? c.request.outputTokens() : 0;
             boolean incomplete = finished && c.request.finishReason() == FinishReason.LENGTH;
             g.writeStartObject();
-            g.writeStringField("id", id);
-            g.writeNumberField("created_at", created);
+            g.writeStringField("id", response.id());
+            g.writeNumberField("created_at", response.created());
             if (incomplete) {
                 g.writeObjectFieldStart("incomplete_details");
                 g.writeStringField("reason", "max_output_tokens");
@@ -70,7 +73,7 @@ final class ResponsesEncoder {
             }
             echo(g, "instructions");
             echo(g, "metadata");
-            g.writeStringField("model", model);
+            g.writeStringField("model", response.model());
             g.writeStringField("object", "response");
             g.writeArrayFieldStart("output");
             if (finished) {
@@ -108,7 +111,7 @@ final class ResponsesEncoder {
             g.writeNullField("input_messages");
             g.writeNullField("output_messages");
             if (withTruth) {
-                truth.writeField(g);
+                response.truth().writeField(g);
             }
             g.writeEndObject();
         }
@@ -125,6 +128,8 @@ final class ResponsesEncoder {
 
         /** vLLM's parser path: a reasoning item, a message when there is content, the tool call; else one message. */
         private void outputItems(JsonGenerator g, int n) throws IOException {
+            Choice c = c();
+            String id = response.id();
             OutputPlan plan = c.plan;
             int keep = c.stopTextLength();
             if (plan == null) {
@@ -146,6 +151,7 @@ final class ResponsesEncoder {
         }
 
         private void usage(JsonGenerator g, int n) throws IOException {
+            Choice c = c();
             int input = c.request.promptTokens();
             g.writeObjectFieldStart("usage");
             g.writeNumberField("input_tokens", input);
@@ -337,7 +343,7 @@ final class ResponsesEncoder {
             close(out);
             state = target;
             accumulated.setLength(0);
-            itemId = String.format("%016x%016x", response.id().hashCode() * 0x9E3779B97F4A7C15L, (long) outputIndex);
+            itemId = String.format("%016x%016x", response.response().id().hashCode() * 0x9E3779B97F4A7C15L, (long) outputIndex);
             switch (target) {
                 case CONTENT -> {
                     event(out, "response.output_item.added", g -> {
