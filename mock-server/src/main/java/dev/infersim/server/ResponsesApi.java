@@ -10,8 +10,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * {@code ResponsesRequest} (its {@code check_tool_usage}, {@code validate_prompt}) and run as the chat request its
  * input makes ({@code instructions} as the system message, input messages and function calls and their outputs as
  * chat messages, {@code max_output_tokens} as max_tokens, function tools, {@code text.format} json_schema as the
- * response format). {@link ResponsesEncoder} writes the answer. vLLM keeps responses for
- * {@code previous_response_id}, {@code background} and {@code GET /v1/responses/{id}}; the mock stores none and
+ * response format). {@link ResponseObject} and {@link ResponsesEventStream} write the answer. vLLM keeps responses
+ * for {@code previous_response_id}, {@code background} and {@code GET /v1/responses/{id}}; the mock stores none and
  * refuses those with a 400 that says so.
  */
 final class ResponsesApi {
@@ -60,7 +60,7 @@ final class ResponsesApi {
             chat.putObject("response_format").put("type", "json_schema").putObject("json_schema")
                     .put("name", format.path("name").asText("response")).set("schema", format.get("schema"));
         }
-        return new Wire.Translation(chat, true, new ResponsesEncoder.ResponsesWire(body));
+        return new Wire.Translation(chat, true, new ResponsesWire(body));
     }
 
     private static void input(JsonNode input, ArrayNode messages) {
@@ -163,6 +163,26 @@ final class ResponsesApi {
             chat.put("tool_choice", mode);
         } else {
             throw ApiException.badRequest("tool_choice", "tool_choice: expected 'none', 'auto', 'required' or a function");
+        }
+    }
+
+    /** The Responses format of one request; holds the request's body, which the response object echoes. */
+    private record ResponsesWire(ObjectNode body) implements Wire {
+        @Override
+        public String id(CompletionRequest request, String requestId) {
+            String given = body.path("request_id").asText("");
+            return given.isEmpty() ? "resp_" + requestId : given;
+        }
+
+        @Override
+        public Stream stream(ResponseContext response) {
+            return new ResponsesEventStream(new ResponseObject(body, response));
+        }
+
+        @Override
+        public Body body(ResponseContext response) {
+            ResponseObject r = new ResponseObject(body, response);
+            return out -> Json.write(out, g -> r.write(g, true, true));
         }
     }
 }
