@@ -19,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -182,6 +183,24 @@ class WireBytesTest {
         post("/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}");
         post("/v1/embeddings", "{\"input\":\"" + "x".repeat(4096) + "\"}");
         assertRecorded("embeddings");
+    }
+
+    @Test
+    void fleetReplicasRoute() throws Exception {
+        MockFleet fleet = MockFleet.start(TestServers.options(TestServers.llama8b(8), 1000).seed(17).eventLoops(1).build(), 1,
+                Duration.ofSeconds(5), s -> { }).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        try {
+            server = fleet.replicas().get(0);
+            get("/admin/replicas");
+            post("/admin/replicas", "{\"replicas\":0}");
+            post("/admin/replicas", "{\"replica\":2}");
+            post("/admin/replicas", "{}");
+            post("/admin/replicas", "{\"replicas\":2}");
+            get("/admin/replicas");
+        } finally {
+            fleet.close(Duration.ZERO).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+        assertRecorded("fleet");
     }
 
     private void get(String path) throws Exception {
