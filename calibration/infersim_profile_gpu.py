@@ -5,8 +5,11 @@ Each model is built from its configs/models/*.yaml shape with random weights (no
 serving engine runs it: one forward pass over all tokens of a step through every layer (embedding, RMSNorm, QKV,
 rotary, attention, output projection, SwiGLU MLP, residuals), then the LM head and a greedy sample for the sequences
 that sample. Every step is captured as a CUDA graph and timed by replaying it (median of several replays), as vLLM runs
-decode. Prefill attention is PyTorch's fused scaled_dot_product_attention (FlashAttention on Hopper); decode attention
-reads a contiguous KV cache per sequence with two batched GEMMs and a softmax.
+decode. With --kernels fused (the default where Triton runs) the layer runs the kernels vLLM V1 runs
+(infersim_fused_layer.py): fused residual add and RMSNorm, rotary in place, the KV-cache write to a paged cache (block
+size 16), SiLU-and-multiply in one pass, and decode attention over the paged cache with flash-decoding splits; prefill
+attention is PyTorch's scaled_dot_product_attention (FlashAttention on Hopper). --kernels unfused keeps the earlier
+path: PyTorch's own element-wise kernels and decode attention over a contiguous cache as two batched GEMMs and a softmax.
 
 Models whose weights do not fit the GPU run their real layer count over a pool of distinct layers, each far larger
 than the L2 cache, so every layer still streams its weights from HBM.
@@ -38,6 +41,10 @@ try:  # the fused Triton MoE layer beside this script; without Triton the kit fa
     import infersim_fused_moe
 except ImportError:
     infersim_fused_moe = None
+try:  # the fused dense-layer kernels and paged decode attention beside this script
+    import infersim_fused_layer
+except ImportError:
+    infersim_fused_layer = None
 
 PREFILL_FULL = [128, 256, 512, 1024, 2048, 4096, 8192, 16384]
 DECODE_BATCHES_FULL = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
@@ -52,6 +59,11 @@ FP8_PREFILL = [128, 512, 2048, 8192]
 FP8_DECODE = [(1, 2048), (16, 2048), (64, 2048), (256, 2048)]
 MOE_PREFILL = [128, 256, 512, 1024, 2048, 4096, 8192]
 MOE_DECODE_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+# --grid serving: the range of a vLLM server at --max-num-seqs 128, --max-num-batched-tokens 2048, --max-model-len 4096
+SERVING_PREFILL = [128, 256, 512, 1024, 2048]
+SERVING_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128]
+SERVING_CONTEXTS = [512, 1024, 2048, 4096]
+SERVING_MIXED = [(16, 1024, MIXED_BUDGET), (64, 1024, MIXED_BUDGET)]
 FIT_MODELS = ["llama-3.1-8b", "qwen2.5-1.5b"]
 HELDOUT_MODELS = ["mistral-7b", "qwen2.5-7b", "llama-3.1-70b", "mixtral-8x7b"]
 LAYER_POOL = 8
@@ -80,10 +92,13 @@ class Model:
     """Random weights of one model's shapes, as one GPU of a tensor-parallel group holds them (tp=1: the whole model);
     forward() runs one engine step over a static batch layout."""
 
-    def __init__(self, shape, device, fp8, memory_fraction, kv_cap, tp=1, shard=False, moe_kernel="grouped"):
+    def __init__(self, shape, device, fp8, memory_fraction, kv_cap, tp=1, shard=False, moe_kernel="grouped",
+                 kernels="unfused", max_positions=65536):
         self.s = shape
         self.device = device
         self.fp8 = fp8
+        self.kernels = kernels
+        self.want_logits = False  # the layer check compares logits; timed steps end in a greedy sample
         self.tp = tp
         self.collectives = tp > 1 and not shard  # a shard alone holds one GPU's part and runs no all-reduce
         h = shape["hidden_size"]
@@ -115,8 +130,25 @@ class Model:
         kv_per_token = 2 * nkv * d * 2  # K and V, bf16, per layer
         self.kv_tokens = int(max(0, free - used) * 0.85 / (self.distinct * kv_per_token))
         self.kv_tokens = min(self.kv_tokens, kv_cap)
-        self.kv = [torch.empty(2, self.kv_tokens * nkv * d, device=device, dtype=bf).normal_()
-                   for _ in range(self.distinct)]
+        if kernels == "fused":
+            page = infersim_fused_layer.PAGE
+            self.blocks = self.kv_tokens // page
+            self.kv_tokens = self.blocks * page
+            # vLLM's paged layout: K and V each [blocks, block_size, kv heads, head_dim]
+            self.kv = [torch.empty(2, self.blocks, page, nkv, d, device=device, dtype=bf).normal_()
+                       for _ in range(self.distinct)]
+            self.cos_sin = infersim_fused_layer.rotary_cache(max_positions, d, device)
+            self.decode = infersim_fused_layer.PagedDecode(nh, nkv, d, device)
+        else:
+            self.kv = [torch.empty(2, self.kv_tokens * nkv * d, device=device, dtype=bf).normal_()
+                       for _ in range(self.distinct)]
+
+    def fits(self, decode_batch, decode_context, prefill_tokens):
+        """Whether the step's KV cache fits (paged: whole blocks per sequence)."""
+        if self.kernels != "fused":
+            return decode_batch * decode_context <= self.kv_tokens and prefill_tokens <= self.kv_tokens
+        page = infersim_fused_layer.PAGE
+        return decode_batch * -(-decode_context // page) + -(-prefill_tokens // page) <= self.blocks
 
     def _weight(self, n, k, experts=0):
         shape = (experts, n, k) if experts else (n, k)
@@ -154,9 +186,50 @@ class Model:
             torch.distributed.all_reduce(x)
         return x
 
+    def forward_fused(self, ids, positions, slots, table, lens, decode_batch, decode_context, prefill_tokens):
+        """One step as vLLM V1 runs it (module doc of infersim_fused_layer): `decode_batch` sequences, each over
+        `decode_context` keys in the paged cache (block table `table`, lengths `lens`), then one fresh prefill chunk of
+        `prefill_tokens` tokens; every token's K and V are written to its cache slot (`slots`) first."""
+        fl = infersim_fused_layer
+        nh, nkv, d = self.nh, self.nkv, self.d
+        b, chunk = decode_batch, prefill_tokens
+        x = F.embedding(ids, self.embed)
+        residual = x
+        h = fl.rms_norm(x, self.w[0]["in_norm"])
+        attn = torch.empty(ids.shape[0], nh * d, device=x.device, dtype=torch.bfloat16)
+        for i in range(self.layers):
+            w = self.w[i % self.distinct]
+            cache = self.kv[i % self.distinct]
+            if i:
+                h = fl.rms_norm(x, w["in_norm"], residual=residual)
+            qkv = self.linear(h, w["qkv"])
+            fl.rotary_(qkv, positions, self.cos_sin, nh, nkv, d)
+            fl.cache_write(qkv, slots, cache[0], cache[1], nh, nkv, d)
+            if b:
+                self.decode(qkv[:b, : nh * d].view(b, nh, d), cache[0], cache[1], table, lens, decode_context, attn[:b])
+            if chunk:
+                q = qkv[b:, : nh * d].view(chunk, nh, d).transpose(0, 1).unsqueeze(0)
+                k = qkv[b:, nh * d: (nh + nkv) * d].view(chunk, nkv, d).transpose(0, 1).unsqueeze(0)
+                v = qkv[b:, (nh + nkv) * d:].view(chunk, nkv, d).transpose(0, 1).unsqueeze(0)
+                attn[b:].view(chunk, nh, d).copy_(causal_attention(q, k, v)[0].transpose(0, 1))
+            x = self.reduce(self.linear(attn, w["o"]))
+            h = fl.rms_norm(x, w["post_norm"], residual=residual)
+            if self.fused is not None:
+                x = self.fused.forward(h, w["router"], w["gate_up"], w["down"], seed=i)
+            elif self.experts:
+                x = self.moe(h, w)
+            else:
+                x = self.linear(fl.silu_and_mul(self.linear(h, w["gate_up"])), w["down"])
+            x = self.reduce(x)
+        h = fl.rms_norm(x, self.final_norm, residual=residual)
+        sampled = h[:b] if chunk == 0 else torch.cat([h[:b], h[-1:]])
+        logits = F.linear(sampled, self.lm_head)
+        return logits if self.want_logits else torch.argmax(logits, dim=-1)
+
     def forward(self, ids, positions, decode_batch, decode_context, prefill_tokens):
-        """One step: `decode_batch` sequences each attending to `decode_context` cached keys, then one fresh prefill
-        chunk of `prefill_tokens` tokens (causal). ids holds decode tokens first, then the chunk."""
+        """One step with PyTorch's own kernels (--kernels unfused): `decode_batch` sequences each attending to
+        `decode_context` cached keys in a contiguous cache, then one fresh prefill chunk of `prefill_tokens` tokens
+        (causal). ids holds decode tokens first, then the chunk."""
         x = F.embedding(ids, self.embed)
         cos, sin = rotary(positions, self.inv_freq)
         for i in range(self.layers):
@@ -167,7 +240,7 @@ class Model:
             x = x + self.reduce(self.mlp(rms_norm(x, w["post_norm"]), w, i))
         sampled = x[:decode_batch] if prefill_tokens == 0 else torch.cat([x[:decode_batch], x[-1:]])
         logits = F.linear(rms_norm(sampled, self.final_norm), self.lm_head)
-        return torch.argmax(logits, dim=-1)
+        return logits if self.want_logits else torch.argmax(logits, dim=-1)
 
     def mlp(self, x, w, layer):
         if self.fused is not None:
@@ -322,14 +395,69 @@ class Timer:
         return statistics.median(times)
 
 
+def check_layer(device, say=print):
+    """One mixed step (decodes over a paged cache plus a prefill chunk) of a small model through the fused kernels
+    against the same step through PyTorch's kernels over the same cache contents laid out contiguously; returns the
+    relative error of the logits."""
+    shape = dict(name="check", num_hidden_layers=3, hidden_size=512, num_attention_heads=8, num_key_value_heads=2,
+                 head_dim=64, intermediate_size=1024, vocab_size=1000, num_experts=0, num_experts_per_tok=0)
+    torch.manual_seed(1)
+    model = Model(shape, device, False, 0.5, 8192, kernels="fused", max_positions=4096)
+    model.want_logits = True
+    for w in model.w:  # norms away from 1, so a weight applied in the wrong place shows
+        w["in_norm"].uniform_(0.5, 1.5)
+        w["post_norm"].uniform_(0.5, 1.5)
+    b, ctx, chunk = 3, 333, 37
+    nkv, d, page = model.nkv, model.d, infersim_fused_layer.PAGE
+    per_seq = -(-ctx // page)
+    blocks = torch.randperm(model.blocks, device=device)[: b * per_seq + -(-chunk // page)]
+    table = blocks[: b * per_seq].view(b, per_seq).to(torch.int32)
+    lens = torch.full((b,), ctx, device=device, dtype=torch.int32)
+    seq_slots = (table.long()[:, :, None] * page + torch.arange(page, device=device)).view(b, -1)[:, :ctx]
+    slots = torch.cat([seq_slots[:, -1], (blocks[b * per_seq:, None] * page + torch.arange(page, device=device))
+                       .flatten()[:chunk]])
+    ids = torch.randint(0, model.vocab, (b + chunk,), device=device)
+    positions = torch.cat([torch.full((b,), ctx - 1, device=device, dtype=torch.long), torch.arange(chunk, device=device)])
+    contiguous = []
+    for cache in model.kv:  # [2, blocks, page, nkv, d] -> the unfused path's [2, b x nkv x ctx x d]
+        flat = torch.empty(2, b * nkv * ctx * d + chunk * nkv * d, device=device, dtype=torch.bfloat16)
+        for i in range(2):
+            flat[i][: b * nkv * ctx * d].copy_(cache[i].view(-1, nkv, d)[seq_slots].permute(0, 2, 1, 3).reshape(-1))
+        contiguous.append(flat)
+    with torch.no_grad():
+        fused = model.forward_fused(ids, positions, slots, table, lens, b, ctx, chunk).float()
+        model.kv, model.kernels = contiguous, "unfused"
+        ref = model.forward(ids, positions, b, ctx, chunk).float()
+    err = (torch.linalg.norm(fused - ref) / torch.linalg.norm(ref)).item()
+
+    say("  layer check: mixed step (%d decodes over %d keys, %d-token chunk), fused against unfused kernels, logits "
+        "relative error %.2e" % (b, ctx, chunk, err), flush=True)
+    return err if math.isfinite(err) else float("inf")
+
+
 def step(model, timer, decode_batch, decode_context, prefill_tokens):
     t = decode_batch + prefill_tokens
     dev = model.device
     ids = torch.randint(0, model.vocab, (t,), device=dev)
     positions = torch.cat([torch.full((decode_batch,), decode_context - 1, device=dev, dtype=torch.long),
                            torch.arange(prefill_tokens, device=dev)])
+    if model.kernels != "fused":
+        with torch.no_grad():
+            return timer.time_ms(lambda: model.forward(ids, positions, decode_batch, decode_context, prefill_tokens))
+    # blocks handed out at random, as a cache that has served a while has them: each decode sequence's whole context,
+    # then the chunk's; the new tokens' slots are each sequence's last position and the chunk's positions
+    page = infersim_fused_layer.PAGE
+    per_seq = -(-decode_context // page) if decode_batch else 0
+    blocks = torch.randperm(model.blocks, device=dev)[: decode_batch * per_seq + -(-prefill_tokens // page)]
+    table = blocks[: decode_batch * per_seq].view(decode_batch, per_seq).to(torch.int32)
+    lens = torch.full((decode_batch,), decode_context, device=dev, dtype=torch.int32)
+    decode_slots = table[:, (decode_context - 1) // page].long() * page + (decode_context - 1) % page if decode_batch \
+        else torch.empty(0, device=dev, dtype=torch.long)
+    chunk_slots = (blocks[decode_batch * per_seq:, None] * page + torch.arange(page, device=dev)).flatten()
+    slots = torch.cat([decode_slots, chunk_slots[:prefill_tokens]])
     with torch.no_grad():
-        return timer.time_ms(lambda: model.forward(ids, positions, decode_batch, decode_context, prefill_tokens))
+        return timer.time_ms(lambda: model.forward_fused(ids, positions, slots, table, lens, decode_batch,
+                                                         decode_context, prefill_tokens))
 
 
 def ceilings(device, dry_run):
@@ -377,9 +505,11 @@ def environment(device):
     return env
 
 
-def grid(name, dry_run, tp=1, moe=False):
+def grid(name, dry_run, tp=1, moe=False, serving=False):
     if dry_run:
-        return [32, 64], [1, 4], [64, 128], [(4, 128, 64)]
+        return [32, 64], [1, 4], [64, 128, 1100], [(4, 128, 64)]
+    if serving:
+        return SERVING_PREFILL, SERVING_BATCHES, SERVING_CONTEXTS, SERVING_MIXED
     mixed = [(b, c, MIXED_BUDGET) for c in MIXED_CONTEXTS for b in MIXED_DECODES]
     if moe:  # the experts a step touches grow with its tokens: a finer grid of token counts
         return MOE_PREFILL, MOE_DECODE_BATCHES, CONTEXTS_HELDOUT, mixed[:3]
@@ -405,7 +535,8 @@ def profile_model(shape, device, timer, fp8, args, emit, deadline, tp=1):
     dtype = "fp8" if fp8 else "bf16"
     layout = tp if tp > 1 else args.shard
     model = Model(dry_run_shape(shape) if args.dry_run else shape, device, fp8, args.memory_fraction,
-                  4096 if args.dry_run else 512 * 32768, layout, shard=tp == 1, moe_kernel=args.moe_kernel)
+                  16384 if args.dry_run else 512 * 32768, layout, shard=tp == 1, moe_kernel=args.moe_kernel,
+                  kernels=args.kernels)
     if tp > 1:
         room = torch.tensor([model.kv_tokens], device=device)
         torch.distributed.all_reduce(room, op=torch.distributed.ReduceOp.MIN)
@@ -413,7 +544,8 @@ def profile_model(shape, device, timer, fp8, args, emit, deadline, tp=1):
     say = print if tp == 1 or torch.distributed.get_rank() == 0 else (lambda *a, **k: None)
     say("%s %s: %d layers (%d distinct), KV room for %d tokens" % (name, dtype, model.layers, model.distinct,
                                                                      model.kv_tokens), flush=True)
-    prefills, batches, contexts, mixed = grid(name, args.dry_run, tp, moe=model.experts > 0 and tp == 1)
+    prefills, batches, contexts, mixed = grid(name, args.dry_run, tp, moe=model.experts > 0 and tp == 1,
+                                              serving=args.grid == "serving")
     if fp8:
         prefills = FP8_PREFILL if not args.dry_run else prefills
         points = [(0, 0, n) for n in prefills] + [(b, c, 0) for b, c in (FP8_DECODE if not args.dry_run else [(2, 64)])]
@@ -422,7 +554,7 @@ def profile_model(shape, device, timer, fp8, args, emit, deadline, tp=1):
         points += [(b, c, 0) for c in contexts for b in batches]
         points += [(b, c, budget - b) for b, c, budget in mixed]
     for b, c, chunk in points:
-        if b * c > model.kv_tokens or chunk > model.kv_tokens:
+        if not model.fits(b, c, chunk):
             continue
         if time.monotonic() > deadline:
             say("  time budget spent, skipping the rest of %s" % name, flush=True)
@@ -550,6 +682,45 @@ def moe_bench(shape, device, shard):
         print("  moe %6d  %8.4f  %8.4f  %7.0f" % (t, f_ms, g_ms, touched / f_ms / 1e6), flush=True)
 
 
+def attention_bench(shape, device, shard, dry_run):
+    """Decode attention of one layer alone, as replayed CUDA graphs: the paged flash-decoding kernel against the
+    unfused bmm-softmax-bmm over a contiguous cache; ms and the KV bytes read per second."""
+    fl = infersim_fused_layer
+    nh, nkv = shape["num_attention_heads"] // shard, max(1, shape["num_key_value_heads"] // shard)
+    d = shape["head_dim"]
+    if dry_run:
+        nh, nkv, d = 4, 2, 16
+    timer = Timer(device)
+    att = fl.PagedDecode(nh, nkv, d, device)
+    bf = torch.bfloat16
+    print("decode attention %s (1/%d shard, %d q / %d kv heads): batch, context, paged ms, bmm ms, paged TB/s, bmm TB/s"
+          % (shape["name"], shard, nh, nkv), flush=True)
+    shapes = [(2, 64), (4, 200)] if dry_run else [(1, 4096), (8, 1024), (16, 700), (32, 1024), (64, 1024), (128, 700),
+                                                 (128, 2048), (16, 8192)]
+    for b, ctx in shapes:
+        pages = -(-ctx // fl.PAGE)
+        kc = torch.randn(b * pages, fl.PAGE, nkv, d, device=device, dtype=bf)
+        vc = torch.randn_like(kc)
+        table = torch.randperm(b * pages, device=device).view(b, pages).to(torch.int32)
+        lens = torch.full((b,), ctx, device=device, dtype=torch.int32)
+        q = torch.randn(b, nh, d, device=device, dtype=bf)
+        out = torch.empty(b, nh * d, device=device, dtype=bf)
+        paged = timer.time_ms(lambda: att(q, kc, vc, table, lens, ctx, out))
+        del kc, vc
+        kd = torch.randn(b, nkv, ctx, d, device=device, dtype=bf)
+        vd = torch.randn_like(kd)
+        qd = q.view(b, nkv, nh // nkv, d)
+
+        def bmm():
+            p = torch.softmax((torch.matmul(qd, kd.transpose(-1, -2)) * (1.0 / math.sqrt(d))).float(), dim=-1)
+            return torch.matmul(p.to(bf), vd)
+        dense = timer.time_ms(bmm)
+        del kd, vd
+        kv_bytes = 2 * b * ctx * nkv * d * 2
+        print("  attn %4d %6d  %8.4f  %8.4f  %5.2f  %5.2f  splits/tile %s" % (
+            b, ctx, paged, dense, kv_bytes / paged / 1e9, kv_bytes / dense / 1e9, att.configs.get((b, ctx))), flush=True)
+
+
 def format_row(r):
     return "%s,%s,%d,%s,%d,%d,%d,%.4f" % r
 
@@ -576,6 +747,15 @@ def main():
                     help="first compare the fused MoE layer with a float32 reference; exit 1 if it is wrong")
     ap.add_argument("--moe-bench", action="store_true",
                     help="first time one MoE layer of each MoE model alone, fused and grouped, and print the table")
+    ap.add_argument("--kernels", choices=["fused", "unfused"], default=None,
+                    help="dense layer kernels: fused (vLLM V1's: infersim_fused_layer.py, the default where Triton runs) "
+                         "or unfused (PyTorch's element-wise kernels, decode attention as bmm-softmax-bmm)")
+    ap.add_argument("--check-kernels", action="store_true",
+                    help="first compare the fused layer kernels with float32 references; exit 1 if one is wrong")
+    ap.add_argument("--attention-bench", action="store_true",
+                    help="first time decode attention alone, paged kernel against bmm-softmax-bmm, for each model")
+    ap.add_argument("--grid", choices=["default", "serving"], default="default",
+                    help="serving: prefill to 2048 tokens, decode batch 1-128 x context 512-4096 for every model")
     args = ap.parse_args()
     if args.shard < 1 or args.shard & (args.shard - 1):
         sys.exit("--shard: must be a power of two, got %d" % args.shard)
@@ -585,6 +765,13 @@ def main():
     args.moe_kernel = args.moe_kernel or ("fused" if fused_ok else "grouped")
     if (args.check_moe or args.moe_bench) and not fused_ok:
         sys.exit("--check-moe, --moe-bench: need Triton and a CUDA device")
+    # the fused layer also runs on the CPU under Triton's interpreter (TRITON_INTERPRET=1), for a logic check
+    layer_ok = infersim_fused_layer is not None and (args.device != "cpu" or os.environ.get("TRITON_INTERPRET") == "1")
+    if args.kernels == "fused" and not layer_ok:
+        sys.exit("--kernels fused: needs Triton and a CUDA device (or TRITON_INTERPRET=1 on the CPU)")
+    args.kernels = args.kernels or ("fused" if layer_ok else "unfused")
+    if (args.check_kernels or args.attention_bench) and not layer_ok:
+        sys.exit("--check-kernels, --attention-bench: need Triton and a CUDA device (or TRITON_INTERPRET=1 on the CPU)")
 
     names = [n for n in args.only.split(",") if n] or FIT_MODELS + HELDOUT_MODELS
     shapes = []
@@ -607,6 +794,21 @@ def main():
                                              else "torch._grouped_mm with PyTorch routing"))
     if args.shard > 1:
         header.append("# shard: 1 of %d (one GPU's part of every layer, no all-reduce)" % args.shard)
+    header.append("# kernels: %s" % ("fused (vLLM V1's: fused add+RMSNorm, rotary in place, paged KV write, SiLU-and-mul, "
+                                     "paged flash-decoding attention: calibration/infersim_fused_layer.py)"
+                                     if args.kernels == "fused" else
+                                     "unfused (PyTorch element-wise kernels, contiguous KV, decode bmm-softmax-bmm)"))
+    if args.check_kernels:
+        worst = infersim_fused_layer.check(device)
+        layer = check_layer(device)
+        print("fused kernels check: worst relative error %.2e; whole step %.2e" % (worst, layer), flush=True)
+        # a step rounds bf16 through several layers of random weights (2-3e-2 between the two paths on the CPU); a
+        # wrong head, position or slot gives errors near 1
+        if not (worst < 2e-2 and layer < 0.1):
+            sys.exit("fused kernels check failed: relative error %.2e (kernels), %.2e (step)" % (worst, layer))
+    if args.attention_bench:
+        for shape in shapes:
+            attention_bench(shape, device, args.shard, args.dry_run)
     if args.check_moe:
         worst = infersim_fused_moe.check(device)
         print("fused moe check: worst relative error %.2e" % worst, flush=True)
@@ -641,7 +843,8 @@ def main():
     roofs = ceilings(device, args.dry_run)
     header += ["# ceiling %s: %.1f" % (k, v) for k, v in roofs.items()]
     header.append("# measured: forward step (all layers, LM head, greedy sample) as a replayed CUDA graph, median ms; "
-                  "prefill attention: SDPA causal (gqa native: see log), decode attention: bmm-softmax-bmm")
+                  "prefill attention: SDPA causal (gqa native: see log), decode attention: %s"
+                  % ("paged flash-decoding (Triton)" if args.kernels == "fused" else "bmm-softmax-bmm"))
     rows = []
     deadline = started + args.budget_s
     timer = Timer(device)

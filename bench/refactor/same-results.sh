@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Shows that a refactoring changed no result: runs a fixed set of deterministic commands (predict and simulate over the
 # benchmark matrix rows and the queueing matrix's scenarios, predict --explain, simulate --save-result with
-# --save-detailed, check-harness on recorded harness runs) with two builds of infersim and compares every file they
+# --save-detailed under both timings, LoRA and prefill/decode disaggregation, check-harness on recorded harness runs) with two builds of infersim and compares every file they
 # write, and their terminal output, byte for byte.
 #
 #   bench/refactor/same-results.sh BEFORE AFTER
@@ -77,6 +77,13 @@ simulate-chunked-512 | simulate $random --random-input-len 2048 --random-output-
 simulate-md1 | simulate $random --random-input-len 256 --random-output-len 8 --max-num-seqs 1 --max-num-batched-tokens 2048 --no-enable-prefix-caching --request-rate 12 --save-result --result-filename result.json
 simulate-closed-loop | simulate $random --random-input-len 1024 --random-output-len 128 --random-range-ratio 0.5 --request-rate inf --max-concurrency 64 --save-result --result-filename result.json
 simulate-fixed-timing | simulate $random --random-input-len 512 --random-output-len 128 --timing fixed --time-to-first-token 20 --inter-token-latency 5 --max-num-seqs 32 --request-rate 40 --save-result --save-detailed --result-filename result.json
+simulate-fixed-kv-pressure | simulate $random --random-input-len 512 --random-output-len 512 --timing fixed --time-to-first-token 20 --time-to-first-token-std-dev 5 --inter-token-latency 5 --inter-token-latency-std-dev 1 --prefill-time-per-token 0.05 --time-factor-under-load 2 --gpu-memory-utilization 0.25 --max-num-seqs 128 --request-rate 30 --save-result --save-detailed --result-filename result.json
+simulate-fixed-lora | simulate --workload lora-tenants --dataset-name workload --replicas 2 --enable-lora --max-loras 2 --max-cpu-loras 4 --max-num-seqs 64 --seed 11 --timing fixed --time-to-first-token 30 --inter-token-latency 8 --save-result --result-filename result.json
+simulate-kv-pressure-prio | simulate $random --random-input-len 512 --random-output-len 512 --gpu-memory-utilization 0.25 --request-rate 4 --scheduling-policy priority --save-result --result-filename result.json
+simulate-unchunked | simulate $random --random-input-len 2048 --random-output-len 256 --random-range-ratio 0.5 --eos-mean-tokens 96 --no-enable-chunked-prefill --max-model-len 8192 --request-rate 10 --save-result --result-filename result.json
+simulate-lora | simulate --workload lora-tenants --dataset-name workload --replicas 4 --router lora-affinity --enable-lora --max-loras 2 --max-cpu-loras 4 --max-num-seqs 64 --seed 11 --save-result --save-detailed --result-filename result.json
+simulate-pd | simulate --dataset-name random --seed 42 --num-prompts 1200 --random-input-len 4000 --random-output-len 200 --request-rate 12 --prefill-replicas 2 --decode-replicas 2 --decode-router least-outstanding-requests --save-result --save-detailed --result-filename result.json
+simulate-plan-disaggregation | simulate --dataset-name random --seed 42 --num-prompts 600 --random-input-len 4000 --random-output-len 200 --request-rate 6 --replicas 4 --plan-disaggregation --goodput ttft:400 tpot:15 --dollars-per-gpu-hour 2.5 --save-result --result-filename result.json
 simulate-fleet | simulate $random --random-input-len 512 --random-output-len 128 --request-rate 60 --replicas 3 --router least-outstanding-requests --save-result --result-filename result.json
 simulate-chat | simulate --workload chat --num-prompts 2000 --save-result --save-detailed --result-filename result.json
 check-harness-vllm | check-harness --format vllm $fixtures/vllm-0.6.1-poisson-20/result.json.gz --truth $fixtures/vllm-0.6.1-poisson-20/truth.jsonl.gz --json report.json

@@ -132,7 +132,7 @@ class ProfileCommandTest {
     void calibrateFitsTheKitsTableAndChecksTheHeldOutModels(@TempDir Path dir) {
         Path measured = Path.of("..", "configs", "measurements");
         CliRun run = CliRun.of("calibrate", "--gpu", "h100", "--measurements", measured.resolve("h100.csv").toString(),
-                "--fit-models", "llama-3.1-8b,qwen2.5-1.5b", "--check", measured.resolve("h100-mixtral-tp2-shard.csv").toString(),
+                "--fit-models", "llama-3.1-8b,qwen2.5-1.5b", "--check", measured.resolve("h100-codellama-mixtral-tp2-shard.csv").toString(),
                 "--quiet", "--output", dir.resolve("fitted.yaml").toString());
         assertEquals(0, run.exitCode(), run.err());
         String fitted = run.out().lines().findFirst().orElseThrow();

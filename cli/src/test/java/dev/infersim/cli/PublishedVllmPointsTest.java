@@ -31,11 +31,6 @@ class PublishedVllmPointsTest {
 
     record Point(String id, String source, String gpu, String model, int tp, boolean moe, String args, String metric,
                  double published, double tolerancePct, boolean knownMiss) {
-
-        /** A bundled model name, or a profile file under bench/fidelity/models/ when the name ends in .yaml. */
-        String modelArg() {
-            return model.endsWith(".yaml") ? FIDELITY.resolve("models").resolve(model).toString() : model;
-        }
     }
 
     static List<Point> points() throws IOException {
@@ -55,7 +50,7 @@ class PublishedVllmPointsTest {
 
     /** Simulated value of the point's metric, a key of the result JSON, in that key's unit. */
     static double simulate(Point p, Path dir) throws IOException {
-        List<String> args = new ArrayList<>(List.of("simulate", "--gpu", p.gpu(), "--model", p.modelArg(),
+        List<String> args = new ArrayList<>(List.of("simulate", "--gpu", p.gpu(), "--model", p.model(),
                 "--tensor-parallel-size", String.valueOf(p.tp()), "--seed", "0",
                 "--percentile-metrics", "ttft,tpot,itl,e2el", "--save-result", "--result-dir", dir.toString(),
                 "--result-filename", p.id() + ".json"));
@@ -80,7 +75,7 @@ class PublishedVllmPointsTest {
             double error = 100 * (simulated / p.published() - 1);
             boolean within = Math.abs(error) <= p.tolerancePct();
             table.append(String.format(Locale.ROOT, "| %s | %s | %s | %d | %s | %.1f | %.1f | %+.1f%% | %s |%n",
-                    p.id(), p.gpu(), p.model().replace(".yaml", ""), p.tp(), p.metric(), p.published(), simulated,
+                    p.id(), p.gpu(), p.model(), p.tp(), p.metric(), p.published(), simulated,
                     error, p.knownMiss() ? "known miss" : "held"));
             if (!within && !p.knownMiss()) {
                 failures.append(String.format(Locale.ROOT, "%n%s: simulated %.1f against %.1f published (%+.1f%%, "

@@ -110,8 +110,17 @@ public final class KvCacheManager {
      * changes nothing and returns false when free blocks do not suffice.
      */
     public boolean allocateNew(EngineRequest r, int cachedBlocks, int newTokens) {
-        if (blocksToAdmit(r, cachedBlocks, newTokens) > freeCount) {
-            return false;
+        return admit(r, cachedBlocks, newTokens) >= 0;
+    }
+
+    /**
+     * As {@link #allocateNew}, returning the free blocks the allocation took (fresh ones plus cached ones it took out of
+     * the free queue), or -1 when they do not suffice (nothing changed).
+     */
+    int admit(EngineRequest r, int cachedBlocks, int newTokens) {
+        int taken = blocksToAdmit(r, cachedBlocks, newTokens);
+        if (taken > freeCount) {
+            return -1;
         }
         long[] hashes = cachedBlocks > 0 ? r.blockHashes : null;
         int fresh = blocksFor(cachedBlocks * blockSize + newTokens) - cachedBlocks;
@@ -125,11 +134,11 @@ public final class KvCacheManager {
         }
         r.numCachedBlocks = cachedBlocks;
         grow(r, fresh);
-        return true;
+        return taken;
     }
 
-    /** Free blocks {@link #allocateNew} would take: fresh ones plus cached ones it takes out of the free queue. */
-    int blocksToAdmit(EngineRequest r, int cachedBlocks, int newTokens) {
+    /** Free blocks {@link #admit} takes: fresh ones plus cached ones it takes out of the free queue. */
+    private int blocksToAdmit(EngineRequest r, int cachedBlocks, int newTokens) {
         int revived = 0;
         for (int i = 0; i < cachedBlocks; i++) {
             if (refCount[index.get(r.blockHashes[i])] == 0) {

@@ -9,6 +9,8 @@ public final class StepPlan {
     final EngineRequest[] requests;
     final int[] newTokens;
     int size;
+    /** The planned requests' new tokens, summed: what the step takes of a token budget. */
+    long scheduledTokens;
     private EngineRequest[] preempted = new EngineRequest[8];
     private int preemptedCount;
     private EngineRequest[] admitted = new EngineRequest[8];
@@ -25,6 +27,7 @@ public final class StepPlan {
 
     void reset(long nowNanos) {
         size = 0;
+        scheduledTokens = 0;
         preemptedCount = 0;
         admittedCount = 0;
         shape.clear();
@@ -36,26 +39,47 @@ public final class StepPlan {
     void add(EngineRequest r, int tokens) {
         requests[size] = r;
         newTokens[size++] = tokens;
+        scheduledTokens += tokens;
     }
 
     /** Drops every planned request, keeping the admissions and preemptions recorded so far. */
     void clearRequests() {
         java.util.Arrays.fill(requests, 0, size, null);
         size = 0;
+        scheduledTokens = 0;
     }
 
-    /** Drops a request planned earlier in this step (it was preempted later in the same planning pass). */
-    int removeIfPresent(EngineRequest r) {
+    /**
+     * Drops a request planned earlier in this step (it was preempted later in the same planning pass), giving its tokens
+     * back; false when it was not planned.
+     */
+    boolean removeIfPresent(EngineRequest r) {
         for (int i = 0; i < size; i++) {
             if (requests[i] == r) {
-                int tokens = newTokens[i];
+                scheduledTokens -= newTokens[i];
                 System.arraycopy(requests, i + 1, requests, i, size - i - 1);
                 System.arraycopy(newTokens, i + 1, newTokens, i, size - i - 1);
                 requests[--size] = null;
-                return tokens;
+                return true;
             }
         }
-        return 0;
+        return false;
+    }
+
+    /** Describes the planned batch in {@link #shape()}: each request a decode or a prefill chunk, and its LoRA tokens. */
+    void describeShape() {
+        for (int i = 0; i < size; i++) {
+            EngineRequest r = requests[i];
+            int n = newTokens[i];
+            if (r.computedTokens >= r.promptTokens() && n == 1 && r.outputTokens > 0) {
+                shape.addDecode(r.computedTokens);
+            } else {
+                shape.addPrefill(n, r.computedTokens, r.computedTokens + n >= r.totalTokens());
+            }
+            if (r.lora() != null) {
+                shape.addLoraTokens(n);
+            }
+        }
     }
 
     void recordPreempted(EngineRequest r) {

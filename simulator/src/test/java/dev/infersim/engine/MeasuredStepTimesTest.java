@@ -16,7 +16,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Replays every committed measurement (configs/measurements/*.csv) through the bundled profile of the GPU it was
+ * Replays every committed measurement (configs/measurements/*.csv; not the earlier kernels' tables in its
+ * unfused-kernels/ folder, which no bundled profile is fitted to) through the bundled profile of the GPU it was
  * measured on: per GPU, model, dtype and tensor parallelism, the median error of the steps must stay within 8% and the
  * largest within 20%. All-reduces alone are their own groups with the largest error allowed 25%: the model's two NCCL
  * protocols miss the step near 2 MB where NCCL changes protocol (-21% for 128 tokens of hidden size 8192 at TP2).
@@ -25,11 +26,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class MeasuredStepTimesTest {
     private static final Path MEASUREMENTS = Path.of("..", "configs", "measurements");
     /**
-     * Group, then the largest median and maximum error allowed. Llama-3.1-70B at TP4 on the H100: the kit runs norms,
-     * rotary and SiLU as unfused PyTorch kernels, a cost per layer that the TP1 fit puts mostly per step; at a quarter of
-     * the work per layer over 80 layers the steps come out 8-12% short (bench/calibration/README.md).
+     * Group, then the largest median and maximum error allowed. Mixtral-8x7B's shard on the H100: the fused MoE layer's
+     * 512-token prefill step is 20% slower than its neighbours (the tile the kit picks for 128 rows per expert), which a
+     * model smooth in the token count cannot follow (bench/calibration/README.md).
      */
-    private static final Map<String, double[]> KNOWN_MISSES = Map.of("h100 llama-3.1-70b bf16 tp4", new double[] {0.10, 0.15});
+    private static final Map<String, double[]> KNOWN_MISSES = Map.of("h100 mixtral-8x7b bf16 tp2 shard", new double[] {0.08, 0.25});
     private static final Map<String, String> PROFILE_BY_GPU = Map.of("NVIDIA H100 80GB HBM3", "h100", "NVIDIA H200", "h200");
 
     @Test
@@ -65,7 +66,8 @@ class MeasuredStepTimesTest {
         }
         assertEquals("", failures.toString(), "measured step times outside median 8% / max 20%");
         assertTrue(errors.keySet().stream().anyMatch(k -> k.startsWith("h100 mixtral-8x7b bf16 tp2 shard")), "MoE shards replayed");
-        assertTrue(errors.keySet().stream().anyMatch(k -> k.startsWith("h100 llama-3.1-70b bf16 tp4")), "TP4 steps replayed");
+        assertTrue(errors.keySet().stream().anyMatch(k -> k.startsWith("h100 llama-2-70b bf16 tp4 shard")), "TP4 shards replayed");
+        assertTrue(errors.keySet().stream().anyMatch(k -> k.startsWith("h100 llama-2-7b bf16 tp1")), "multi-head attention replayed");
         assertTrue(errors.keySet().stream().anyMatch(k -> k.startsWith("h200 llama-3.1-70b bf16 tp2")), "tensor-parallel steps replayed");
     }
 }

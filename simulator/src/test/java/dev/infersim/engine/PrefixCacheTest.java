@@ -197,4 +197,32 @@ class PrefixCacheTest {
         drain(engine, step.endNanos() + 1_000_000_000L);
         assertEquals(512, after.cachedPromptTokens(), "the recomputed request stored the prefix again");
     }
+
+    /** What the fixed-latency engine's early start weighs: an admission's blocks, cached ones revived from the free queue included. */
+    @Test
+    void anAdmissionTakesItsFreshBlocksPlusTheCachedBlocksItRevivesFromTheFreeQueue() {
+        KvCacheManager kv = new KvCacheManager(8, 16, true);
+        int[] prefix = new SplittableRandom(3).ints(64, 0, 100_000).toArray();
+        EngineRequest first = admissible(request(1, prefix, 4));
+        assertEquals(4, kv.admit(first, 0, 64), "64 tokens, 4 fresh blocks");
+        first.computedTokens = 64;
+        kv.cacheComputedBlocks(first);
+        kv.free(first);
+        assertEquals(8, kv.freeBlocks(), "its cached blocks are free again, still findable");
+
+        EngineRequest revives = admissible(request(2, prompt(prefix, 16, 2), 4));
+        int cached = kv.findCachedBlocks(revives);
+        assertEquals(4, cached);
+        assertEquals(5, kv.admit(revives, cached, 16), "1 fresh block and the 4 cached ones taken off the free queue");
+        EngineRequest shares = admissible(request(3, prompt(prefix, 16, 3), 4));
+        assertEquals(1, kv.admit(shares, kv.findCachedBlocks(shares), 16), "blocks another request holds cost nothing");
+        EngineRequest tooBig = admissible(request(4, new SplittableRandom(4).ints(48, 0, 100_000).toArray(), 4));
+        assertEquals(-1, kv.admit(tooBig, 0, 48), "3 blocks do not fit in 2");
+        assertEquals(2, kv.freeBlocks(), "a refused admission changes nothing");
+    }
+
+    private static EngineRequest admissible(EngineRequest r) {
+        r.outputLimit = r.maxTokens(); // as EngineCore.submit sets it
+        return r;
+    }
 }
