@@ -9,12 +9,17 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -102,6 +107,62 @@ class HostileInputTest {
         assertEquals(1, s.events().get(1).json().at("/choices/0/logprobs/tokens").size());
         assertEquals("length", s.events().get(2).json().at("/choices/0/finish_reason").asText());
         assertQuiet();
+    }
+
+    @Test
+    void aFramingRefusedOnAConnectionsFirstRequestIsRefusedOnEveryLaterOneToo() throws Exception {
+        String body = "{\"prompt\":\"hi\",\"max_tokens\":2}";
+        String served = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+                + body.length() + "\r\n\r\n" + body;
+        String chunks = Integer.toHexString(body.length()) + "\r\n" + body + "\r\n0\r\n\r\n";
+        String head = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n";
+        String[][] refusals = {
+            {head + "X-Folded: a\r\n b\r\nContent-Length: " + body.length() + "\r\n\r\n" + body, "obsolete line folding"},
+            {head + "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks, "both Content-Length and Transfer-Encoding"},
+            {head + "Content-Length: " + body.length() + "\r\nTransfer-Encoding: identity\r\n\r\n" + body,
+                "both Content-Length and Transfer-Encoding"},
+            {head.replace("HTTP/1.1", "HTTP/1.0") + "Transfer-Encoding: chunked\r\n\r\n" + chunks, "in an HTTP/1.0 request"},
+            {head + "Transfer-Encoding: gzip\r\n\r\n" + body, "final coding is not chunked"},
+        };
+        for (String[] refused : refusals) {
+            // pipelined in the same TCP write as a request that is served, and sent later on the same keep-alive connection
+            assertServedThenRefused(List.of(served + served + refused[0]), 2, refused[1]);
+            assertServedThenRefused(List.of(served, refused[0]), 1, refused[1]);
+        }
+        assertEquals(200, TestServers.post(server, "/v1/completions", body).status(), "the server serves on");
+        assertQuiet();
+    }
+
+    /** Sends each write once the answers to the previous ones have come; {@code served} are answered 200, then a 400 and a close. */
+    private void assertServedThenRefused(List<String> writes, int served, String why) throws Exception {
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(20_000);
+            InputStream in = s.getInputStream();
+            StringBuilder answers = new StringBuilder();
+            for (String w : writes) {
+                s.getOutputStream().write(w.getBytes(StandardCharsets.ISO_8859_1));
+                s.getOutputStream().flush();
+                if (w != writes.get(writes.size() - 1)) {
+                    answers.append(readResponse(in));
+                }
+            }
+            answers.append(new String(in.readAllBytes(), StandardCharsets.ISO_8859_1)); // to the close
+            String all = answers.toString();
+            assertEquals(served, all.split("HTTP/1.1 200 OK", -1).length - 1, all);
+            int refusal = all.lastIndexOf(" 400 Bad Request\r\n"); // HTTP/1.0 to an HTTP/1.0 request
+            assertTrue(refusal > all.lastIndexOf("HTTP/1.1 200") && all.indexOf(" 400 ") == refusal && all.contains(why), all);
+        }
+    }
+
+    /** One response with a Content-Length, read whole. */
+    private static String readResponse(InputStream in) throws Exception {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        while (!head.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
+            head.write(in.read());
+        }
+        String h = head.toString(StandardCharsets.ISO_8859_1);
+        int at = h.toLowerCase(Locale.ROOT).indexOf("content-length: ") + "content-length: ".length();
+        return h + new String(in.readNBytes(Integer.parseInt(h.substring(at, h.indexOf('\r', at)))), StandardCharsets.ISO_8859_1);
     }
 
     /** The event loop never worked more than the limit at a stretch, and the probe was answered all along. */
