@@ -48,7 +48,7 @@ final class ResponsesEventStream implements Wire.Stream {
 
     @Override
     public void token(ByteBuf out, Choice c, int i, boolean last, boolean withTruth) {
-        String piece = c.text.piece(i);
+        String piece = c.streamedPiece(i, last);
         OutputPlan plan = c.plan;
         OutputPlan.Channel channel = plan == null ? OutputPlan.Channel.CONTENT : plan.channel(i);
         switch (channel) {
@@ -65,15 +65,7 @@ final class ResponsesEventStream implements Wire.Stream {
             case CONTENT -> {
                 if (!piece.isEmpty()) {
                     move(out, State.CONTENT, plan);
-                    accumulated.append(piece);
-                    event(out, "response.output_text.delta", g -> {
-                        g.writeNumberField("content_index", 0);
-                        g.writeStringField("delta", piece);
-                        g.writeStringField("item_id", itemId);
-                        g.writeArrayFieldStart("logprobs");
-                        g.writeEndArray();
-                        g.writeNumberField("output_index", outputIndex);
-                    });
+                    contentDelta(out, piece);
                 }
             }
             case ARGUMENTS -> {
@@ -97,6 +89,11 @@ final class ResponsesEventStream implements Wire.Stream {
 
     @Override
     public void finish(ByteBuf out, Choice c, boolean withTruth) {
+        String held = c.stops == null ? "" : c.release("", true);
+        if (!held.isEmpty()) {
+            move(out, State.CONTENT, c.plan);
+            contentDelta(out, held);
+        }
     }
 
     @Override
@@ -109,6 +106,18 @@ final class ResponsesEventStream implements Wire.Stream {
         event(out, "response.completed", g -> {
             g.writeFieldName("response");
             object.write(g, true, true);
+        });
+    }
+
+    private void contentDelta(ByteBuf out, String piece) {
+        accumulated.append(piece);
+        event(out, "response.output_text.delta", g -> {
+            g.writeNumberField("content_index", 0);
+            g.writeStringField("delta", piece);
+            g.writeStringField("item_id", itemId);
+            g.writeArrayFieldStart("logprobs");
+            g.writeEndArray();
+            g.writeNumberField("output_index", outputIndex);
         });
     }
 

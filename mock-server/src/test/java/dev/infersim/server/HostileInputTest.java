@@ -2,6 +2,7 @@ package dev.infersim.server;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.RooflineCostModel;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -25,6 +26,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -80,6 +82,64 @@ class HostileInputTest {
             }
         }
         assertQuiet();
+    }
+
+    @Test
+    void tenThousandStopSequencesCutAMessagesStreamAndAnswerAtTheMatchWithoutCostingTheEventLoop() throws Exception {
+        String stops = manyStops("\"e\"");
+        String body = "{\"model\":\"llama-3.1-8b\",\"max_tokens\":100000,\"stop_sequences\":[" + stops + "],"
+                + "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]";
+        TestServers.Stream s = TestServers.stream(server, "/v1/messages", body + ",\"stream\":true}");
+        assertEquals(200, s.status());
+        StringBuilder text = new StringBuilder();
+        JsonNode delta = null;
+        for (TestServers.Event e : s.events()) {
+            JsonNode j = e.json();
+            text.append(j.at("/delta/text").asText(""));
+            delta = j.path("type").asText().equals("message_delta") ? j.get("delta") : delta;
+        }
+        assertFalse(text.toString().contains("e"), "streamed past the stop sequence: " + text);
+        assertNotNull(delta, s.body());
+        assertEquals("stop_sequence", delta.path("stop_reason").asText(), delta.toString());
+        assertEquals("e", delta.path("stop_sequence").asText(), delta.toString());
+        JsonNode whole = TestServers.post(server, "/v1/messages", body + "}").json();
+        assertEquals("stop_sequence", whole.path("stop_reason").asText(), whole.toString());
+        assertEquals("e", whole.path("stop_sequence").asText(), whole.toString());
+        assertFalse(whole.at("/content/0/text").asText("").contains("e"), whole.toString());
+        assertTrue(whole.at("/usage/output_tokens").asInt() < 100, "stopped at the match: " + whole);
+        assertQuiet();
+    }
+
+    @Test
+    void tenThousandStopStringsCutAResponsesStreamWhereItsFinalTextEndsWithoutCostingTheEventLoop() throws Exception {
+        String body = "{\"max_output_tokens\":100000,\"stop\":[" + manyStops("\"e\"") + "],\"input\":\"hi\",\"stream\":true}";
+        TestServers.Stream s = TestServers.stream(server, "/v1/responses", body);
+        assertEquals(200, s.status());
+        StringBuilder deltas = new StringBuilder();
+        String done = null;
+        for (TestServers.Event e : s.events()) {
+            JsonNode j = e.json();
+            switch (j.path("type").asText()) {
+                case "response.output_text.delta" -> deltas.append(j.path("delta").asText());
+                case "response.output_text.done" -> done = j.path("text").asText();
+                default -> { }
+            }
+        }
+        assertFalse(deltas.toString().contains("e"), "streamed past the stop string: " + deltas);
+        if (done != null) {
+            assertEquals(done, deltas.toString(), "the deltas add up to the final text");
+        }
+        assertTrue(s.events().get(s.events().size() - 1).json().at("/response/usage/output_tokens").asInt() < 100, s.body());
+        assertQuiet();
+    }
+
+    /** 9,999 stop strings that never match, then {@code last}: a JSON list's items. */
+    private static String manyStops(String last) {
+        StringBuilder stops = new StringBuilder();
+        for (int i = 1; i < 10_000; i++) {
+            stops.append("\"never-").append(i).append("-zq\",");
+        }
+        return stops.append(last).toString();
     }
 
     @Test
