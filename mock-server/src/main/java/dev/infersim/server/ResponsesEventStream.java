@@ -1,6 +1,11 @@
 package dev.infersim.server;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufOutputStream;
+import io.netty.buffer.Unpooled;
+
+import java.io.IOException;
+import java.io.OutputStream;
 
 /**
  * The Responses API's event stream as vLLM writes it without Harmony ({@code SimpleStreamingEventProcessor},
@@ -32,14 +37,43 @@ final class ResponsesEventStream implements Wire.Stream {
 
     @Override
     public void role(ByteBuf out, Choice c) {
-        event(out, "response.created", g -> {
-            g.writeFieldName("response");
-            object.write(g, false, false);
-        });
-        event(out, "response.in_progress", g -> {
-            g.writeFieldName("response");
-            object.write(g, false, false);
-        });
+        Json.inMemory(() -> role(new ByteBufOutputStream(out)));
+    }
+
+    private void role(OutputStream out) throws IOException {
+        responseEvent(out, "response.created", false);
+        responseEvent(out, "response.in_progress", false);
+    }
+
+    /**
+     * Whether the first events are too large for an event loop: {@code response.created} and {@code .in_progress} each
+     * echo the request's instructions and tools, which may be megabytes.
+     */
+    @Override
+    public boolean largeStart(Choice c) {
+        return object.echoedBytes() > HttpApi.OFF_LOOP_BYTES;
+    }
+
+    @Override
+    public void start(OutputStream out, Choice c, boolean last, boolean withTruth) throws IOException {
+        role(out);
+        ByteBuf first = Unpooled.buffer(capacityFor(c, 1));
+        token(first, c, 0, last, withTruth);
+        first.readBytes(out, first.readableBytes());
+    }
+
+    /** {@code response.completed} echoes the request too. */
+    @Override
+    public boolean largeEnd() {
+        return object.echoedBytes() > HttpApi.OFF_LOOP_BYTES;
+    }
+
+    @Override
+    public void done(OutputStream out) throws IOException {
+        ByteBuf closing = Unpooled.buffer(capacityFor(object.c(), 4));
+        close(closing);
+        closing.readBytes(out, closing.readableBytes());
+        responseEvent(out, "response.completed", true);
     }
 
     @Override
@@ -103,9 +137,17 @@ final class ResponsesEventStream implements Wire.Stream {
     @Override
     public void done(ByteBuf out) {
         close(out);
-        event(out, "response.completed", g -> {
+        Json.inMemory(() -> responseEvent(new ByteBufOutputStream(out), "response.completed", true));
+    }
+
+    /** An event carrying the whole response object, in progress or finished (with the ground truth). */
+    private void responseEvent(OutputStream out, String type, boolean finished) throws IOException {
+        int seq = sequence++;
+        Json.event(out, type, g -> {
             g.writeFieldName("response");
-            object.write(g, true, true);
+            object.write(g, finished, finished);
+            g.writeNumberField("sequence_number", seq);
+            g.writeStringField("type", type);
         });
     }
 

@@ -133,6 +133,49 @@ class HostileInputTest {
         assertQuiet();
     }
 
+    @Test
+    void responsesEchoingTwelveMegabytesOfToolsAreWrittenOffTheEventLoop() throws Exception {
+        String tool = "{\"type\":\"function\",\"name\":\"f\",\"description\":\"" + "d".repeat(1000) + "\",\"parameters\":{\"type\":\"object\"}}";
+        int tools = 12_000;
+        String body = "{\"max_output_tokens\":3,\"tool_choice\":\"none\",\"tools\":[" + String.join(",", java.util.Collections.nCopies(tools, tool))
+                + "],\"input\":\"hi\"";
+        // streamed: response.created, .in_progress and .completed each echo every tool
+        HttpResponse<InputStream> r = TestServers.http().send(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/v1/responses"))
+                .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body + ",\"stream\":true}")).build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+        assertEquals(200, r.statusCode());
+        List<String> echoing = new java.util.ArrayList<>();
+        String completed = null;
+        try (java.io.BufferedReader lines = new java.io.BufferedReader(new java.io.InputStreamReader(r.body(), StandardCharsets.UTF_8))) {
+            for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+                if (line.startsWith("data: ") && line.length() > 1_000_000) {
+                    JsonNode event = Json.MAPPER.readTree(line.substring(6));
+                    echoing.add(event.path("type").asText() + " " + event.at("/response/tools").size());
+                    completed = event.path("type").asText().equals("response.completed") ? line : completed;
+                }
+            }
+        }
+        assertEquals(List.of("response.created " + tools, "response.in_progress " + tools, "response.completed " + tools), echoing);
+        assertEquals("incomplete", Json.MAPPER.readTree(completed.substring(6)).at("/response/status").asText());
+        // whole
+        TestServers.Reply whole = TestServers.post(server, "/v1/responses", body + "}");
+        assertEquals(200, whole.status());
+        assertEquals(tools, whole.json().path("tools").size());
+        assertQuiet();
+    }
+
+    @Test
+    void aMessagesBodyNearTheSizeLimitIsTranslatedOffTheEventLoop() throws Exception {
+        String block = "{\"type\":\"text\",\"text\":\"word word word\"}";
+        String body = "{\"model\":\"llama-3.1-8b\",\"max_tokens\":3,\"messages\":[{\"role\":\"user\",\"content\":["
+                + String.join(",", java.util.Collections.nCopies(395_000, block)) + "]}]}";
+        assertTrue(body.length() > 15 << 20 && body.length() < 16 << 20, "near the 16 MiB limit: " + body.length());
+        TestServers.Reply r = TestServers.post(server, "/v1/messages", body);
+        assertEquals(400, r.status(), "longer than the context");
+        assertTrue(r.json().at("/error/message").asText().contains("maximum context length"), r.raw().body());
+        assertQuiet();
+    }
+
     /** 9,999 stop strings that never match, then {@code last}: a JSON list's items. */
     private static String manyStops(String last) {
         StringBuilder stops = new StringBuilder();
