@@ -1,8 +1,13 @@
 package dev.infersim.result;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.JsonSerializable;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.SerializerProvider;
+import com.fasterxml.jackson.databind.jsontype.TypeSerializer;
+
+import java.io.IOException;
 
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -121,17 +126,37 @@ public final class BenchmarkReport {
 
     /** Writes the result as pretty-printed JSON, creating parent directories; whole or not at all ({@link OutputFile}). */
     public void write(Path file) {
-        write(file, Map.of());
+        OutputFile.write(file, out -> JSON.writeValue(out, fields));
     }
 
     /**
-     * Writes the result followed by {@code more} keys, which only the file gets (such as per-request arrays that
-     * stream themselves from disk as they are written).
+     * Writes the result followed by vLLM's per-request arrays, which only the file gets (they stream themselves from
+     * the run's per-request file as they are written).
      */
-    public void write(Path file, Map<String, Object> more) {
-        Map<String, Object> all = new LinkedHashMap<>(fields);
-        all.putAll(more);
-        OutputFile.write(file, out -> JSON.writeValue(out, all));
+    public void write(Path file, VllmDetailArrays details) {
+        OutputFile.write(file, out -> JSON.writeValue(out, withDetails(fields, details)));
+    }
+
+    /** A result's keys followed by vLLM's per-request arrays, as one JSON object. */
+    public static JsonSerializable withDetails(Map<String, Object> fields, VllmDetailArrays details) {
+        return new JsonSerializable.Base() {
+            @Override
+            public void serialize(JsonGenerator json, SerializerProvider provider) throws IOException {
+                json.writeStartObject();
+                for (Map.Entry<String, Object> e : fields.entrySet()) {
+                    json.writeFieldName(e.getKey());
+                    provider.defaultSerializeValue(e.getValue(), json);
+                }
+                provider.findValueSerializer(VllmDetailArrays.class).serialize(details, json, provider);
+                json.writeEndObject();
+            }
+
+            @Override
+            public void serializeWithType(JsonGenerator json, SerializerProvider provider, TypeSerializer type)
+                    throws IOException {
+                serialize(json, provider);
+            }
+        };
     }
 
     /** vLLM's default file name for this result; see {@link RunInfo#defaultResultFileName()}. */
