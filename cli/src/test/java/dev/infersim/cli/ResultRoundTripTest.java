@@ -1,5 +1,9 @@
 package dev.infersim.cli;
 
+import dev.infersim.prediction.ChainPredictionKeys;
+import dev.infersim.prediction.ClosedLoopPredictionKeys;
+import dev.infersim.prediction.FixedPredictionKeys;
+import dev.infersim.result.PredictionResult;
 import dev.infersim.result.ResultJson;
 import dev.infersim.result.ServingResult;
 import dev.infersim.result.VllmDetailArrays;
@@ -41,6 +45,14 @@ class ResultRoundTripTest {
         assertEquals(Files.readString(file), ResultJson.text(read.withDetails(VllmDetailArrays.of(rows))));
     }
 
+    @ParameterizedTest
+    @CsvSource({"predict-fleet.json, chain", "predict-near-saturation.json, chain", "predict-saturated.json, chain",
+            "predict-fixed.json, fixed", "predict-fixed-saturated.json, fixed", "predict-closed-loop.json, closed"})
+    void aCommittedPredictionIsReadAndWrittenAgainByteForByte(String name, String model) throws Exception {
+        Path file = committed(name);
+        assertEquals(Files.readString(file), ResultJson.text(PredictionResult.read(file, predictionKeys(model))));
+    }
+
     @Test
     void aCommittedDemoComparisonIsReadAndWrittenAgainByteForByte() throws Exception {
         Path file = committed("demo-quick.json");
@@ -59,9 +71,38 @@ class ResultRoundTripTest {
                 VllmDetailArrays.of(Path.of(read.producer().detailedFile())))));
     }
 
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "chain | --request-rate 20 --slo-ttft-ms 200 --dollars-per-gpu-hour 2",
+            "chain | --request-rate 90",
+            "fixed | --request-rate 40 --timing fixed --time-to-first-token 20 --inter-token-latency 5 --max-num-seqs 32",
+            "closed | --request-rate inf --max-concurrency 16"})
+    void predictResultsWrittenNowRoundTrip(String model, String flags) throws IOException {
+        Path file = dir.resolve("p.json");
+        String[] common = {"predict", "--dataset-name", "random", "--seed", "3", "--num-prompts", "500",
+                "--random-input-len", "512", "--random-output-len", "64", "--save-result", "--result-dir", dir.toString(),
+                "--result-filename", "p.json"};
+        run(concat(common, flags.split(" ")));
+        assertEquals(Files.readString(file), ResultJson.text(PredictionResult.read(file, predictionKeys(model))));
+    }
+
+    private static Class<?> predictionKeys(String model) {
+        return switch (model) {
+            case "chain" -> ChainPredictionKeys.class;
+            case "fixed" -> FixedPredictionKeys.class;
+            default -> ClosedLoopPredictionKeys.class;
+        };
+    }
+
     private static void run(String... args) {
         CliRun r = CliRun.of(args);
         assertEquals(0, r.exitCode(), r.err());
+    }
+
+    private static String[] concat(String[] a, String[] b) {
+        String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
     }
 
     private static Path committed(String name) throws URISyntaxException {
