@@ -14,6 +14,7 @@ import org.apache.commons.math3.distribution.ExponentialDistribution;
 import org.apache.commons.math3.stat.inference.KolmogorovSmirnovTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -266,6 +267,7 @@ class BenchmarkClientTest {
     }
 
     @Test
+    @Tag("wallclock") // how far a run gets in a wall-clock sleep
     void interruptedRunStillReportsWhatItMeasured() throws Exception {
         try (FakeStreamingServer server = new FakeStreamingServer(5, 20, 1, 0, 0, 0);
              BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000))) {
@@ -285,6 +287,7 @@ class BenchmarkClientTest {
     }
 
     @Test
+    @Tag("wallclock") // how far a run gets in a wall-clock sleep
     void requestsInFlightAtAnInterruptAreCountedAsCancelledSoTheTotalsAddUp() throws Exception {
         // Each request streams for about 1 s at 50 req/s: some 50 are in flight when the run is stopped.
         try (FakeStreamingServer server = new FakeStreamingServer(5, 60, 1, 0, 0, 0);

@@ -13,6 +13,7 @@ import dev.infersim.sim.ReplicaSeries;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadRequest;
 import dev.infersim.workload.WorkloadSpec;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -44,6 +45,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * least-outstanding-requests}: its front door routes every request, and spreads the ramp over the replicas the
  * autoscaler adds, with the router the simulator uses.
  */
+@Tag("wallclock") // a live ramp's scaling decisions against the simulator's
 class AutoscaleAgreesWithSimulationTest {
     private static final double TIME_SCALE = 5;
     private static final double STARTUP_S = 10;

@@ -6,6 +6,7 @@ import dev.infersim.server.HeadlessBrowser;
 import dev.infersim.server.PageLayout;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -51,6 +52,7 @@ class DemoCommandTest {
     }
 
     @Test
+    @Tag("wallclock") // the measured knee against the simulated one
     void demoFindsTheSameKneeThreeWaysAndDrawsAllThreeSeries() throws Exception {
         assertEquals(0, engine.exitCode(), engine.out() + engine.err());
         assertTrue(engine.out().contains("measured / simulated / predicted"), engine.out());

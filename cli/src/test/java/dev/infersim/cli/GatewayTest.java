@@ -10,6 +10,7 @@ import dev.infersim.server.MockServer;
 import dev.infersim.server.ServerOptions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -208,12 +209,14 @@ class GatewayTest {
     }
 
     @Test
+    @Tag("wallclock") // live TTFT p99s compared, and with a simulation
     void leastConnBeatsRoundRobinOnTtftP99ThroughNginx() throws Exception {
         assumeInstalled(Gateway.Kind.NGINX);
         compare("nginx", benchThrough(Gateway.Kind.NGINX, false), benchThrough(Gateway.Kind.NGINX, true));
     }
 
     @Test
+    @Tag("wallclock") // live TTFT p99s compared, and with a simulation
     void leastConnBeatsRoundRobinOnTtftP99ThroughHaproxy() throws Exception {
         assumeInstalled(Gateway.Kind.HAPROXY);
         compare("HAProxy", benchThrough(Gateway.Kind.HAPROXY, false), benchThrough(Gateway.Kind.HAPROXY, true));

@@ -1,6 +1,7 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -76,6 +77,7 @@ class DashboardBrowserTest {
      * which the check passes trivially.
      */
     @Test
+    @Tag("wallclock") // a deadline on a real load
     void littlesLawIsGreenWithinTenSecondsOfOpeningUnderSteadyLoad(@TempDir Path dir) throws Exception {
         assumeTrue(HeadlessBrowser.available(), HeadlessBrowser.BINARY + " is not installed");
         MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(64), 2).dashboard(true).build());

@@ -16,6 +16,7 @@ import dev.infersim.workload.TraceArrivals;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadRequest;
 import dev.infersim.workload.WorkloadSpec;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -43,6 +44,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * machine; the fast time scale makes many requests arrive within a fraction of a step of a step boundary, where an
  * engine loop that admitted by the wall clock instead of by the stamps would put them a step late.
  */
+@Tag("wallclock") // live latencies against the simulator's, within a tolerance
 class MockAgreesWithSimulatorTest {
     private static final double TIME_SCALE = 10;
     private static final int REQUESTS = 240;
