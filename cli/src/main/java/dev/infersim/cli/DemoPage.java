@@ -156,6 +156,8 @@ final class DemoPage {
               return out;
             }
             const LEGEND = ['measured','simulated','predicted','measured, run flagged invalid'];
+            // Each title carries its unit: a name above the y axis shares the legend's band, where a legend of four entries on
+            // a half-width chart writes over it.
             function sweepChart(id, title, key, ci, unit, log, extra){
               const series = methodSeries(key, ci, log).concat(kneeSeries(id==='chart-ttft-p99'));
               series[0].markArea = unstableArea();
@@ -165,7 +167,7 @@ final class DemoPage {
                 legend:[{data:LEGEND.filter(l=>series.some(s=>s.name===l)),top:26}].concat(kneeLegend),
                 grid:{top:70,left:16,right:28,bottom:kneeLegend.length?66:36,containLabel:true},
                 xAxis:{type:'value',name:'offered rate, req/s',nameLocation:'middle',nameGap:26,min:0,max:xMax},
-                yAxis:log?Object.assign({type:'log',name:unit},logRange(series, id==='chart-ttft-p99'?[C.slo_ttft_p99_ms]:[])):{type:'value',name:unit,min:0},
+                yAxis:log?Object.assign({type:'log'},logRange(series, id==='chart-ttft-p99'?[C.slo_ttft_p99_ms]:[])):{type:'value',min:0},
                 series:series}); }
             // A log axis spans the decades of what was measured and simulated (intervals and the objective included); the
             // prediction, which grows without bound at its asymptote, leaves through the top instead of squashing the rest.
@@ -175,11 +177,11 @@ final class DemoPage {
               if(!v.length) return {};
               return {min:Math.pow(10,Math.floor(Math.log10(Math.min(...v)))), max:Math.pow(10,Math.ceil(Math.log10(Math.max(...v))))};
             }
-            sweepChart('chart-ttft-p99','TTFT p99 vs offered rate','p99_ttft_ms','p99_ttft_ms_ci95','ms',true, s=>{ s[0].markLine={symbol:'none',silent:true,
+            sweepChart('chart-ttft-p99','TTFT p99 (ms) vs offered rate','p99_ttft_ms','p99_ttft_ms_ci95','ms',true, s=>{ s[0].markLine={symbol:'none',silent:true,
               data:[{yAxis:C.slo_ttft_p99_ms,lineStyle:{type:'dashed',color:'#900'},label:{formatter:'objective '+n(C.slo_ttft_p99_ms)+' ms',position:'insideStartTop',color:'#900'}}]}; });
-            sweepChart('chart-ttft-p50','TTFT p50 vs offered rate','median_ttft_ms','median_ttft_ms_ci95','ms',true);
-            sweepChart('chart-tpot','TPOT p50 vs offered rate','median_tpot_ms','median_tpot_ms_ci95','ms',true);
-            sweepChart('chart-throughput','Output throughput vs offered rate (steady state)','steady_output_throughput',null,'tokens/s',false, s=>{
+            sweepChart('chart-ttft-p50','TTFT p50 (ms) vs offered rate','median_ttft_ms','median_ttft_ms_ci95','ms',true);
+            sweepChart('chart-tpot','TPOT p50 (ms) vs offered rate','median_tpot_ms','median_tpot_ms_ci95','ms',true);
+            sweepChart('chart-throughput','Steady output throughput (tokens/s) vs offered rate','steady_output_throughput',null,'tokens/s',false, s=>{
               // past its knee the closed form serves at capacity: its curve continues flat
               const p=s.find(x=>x.name==='predicted'); rows.filter(r=>r.predicted.saturated).forEach(r=>p.data.push([r.request_rate,r.predicted.steady_output_throughput])); });
             sweepChart('chart-waiting','Requests waiting vs offered rate','mean_requests_waiting',null,'requests',true);

@@ -54,16 +54,16 @@ final class DisaggregationPlanReport {
         return b <= 0 ? "infinitely many times" : String.format(Locale.ROOT, "%.2fx", a / b);
     }
 
-    private static String describe(GoodputSlo slo) {
-        StringBuilder b = new StringBuilder();
-        if (!Double.isNaN(slo.ttftMs())) {
-            b.append("TTFT <= ").append(slo.ttftMs()).append(" ms");
-        }
-        if (!Double.isNaN(slo.tpotMs())) {
-            b.append(b.length() > 0 ? " and " : "").append("TPOT <= ").append(slo.tpotMs()).append(" ms");
-        }
-        if (!Double.isNaN(slo.e2elMs())) {
-            b.append(b.length() > 0 ? " and " : "").append("E2EL <= ").append(slo.e2elMs()).append(" ms");
+    /** The objectives set, e.g. "TTFT <= 390.84 ms and TPOT <= 10 ms". */
+    static String describe(GoodputSlo slo) {
+        java.util.StringJoiner b = new java.util.StringJoiner(" and ");
+        double[] ms = {slo.ttftMs(), slo.tpotMs(), slo.e2elMs()};
+        String[] names = {"TTFT", "TPOT", "E2EL"};
+        for (int i = 0; i < ms.length; i++) {
+            if (!Double.isNaN(ms[i])) {
+                b.add(names[i] + " <= " + (ms[i] == Math.rint(ms[i]) ? Long.toString((long) ms[i])
+                        : String.format(Locale.ROOT, "%.2f", ms[i])) + " ms");
+            }
         }
         return b.toString();
     }

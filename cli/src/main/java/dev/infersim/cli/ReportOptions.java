@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.function.Supplier;
 
 /** What to measure and where to write it: the reporting flags of {@code vllm bench serve}. */
 public final class ReportOptions {
@@ -23,7 +24,8 @@ public final class ReportOptions {
 
     @Option(names = "--goodput", arity = "1..*", paramLabel = "KEY:MS",
             description = "SLOs for request_goodput: ttft:MS tpot:MS e2el:MS, each metric once (pairs may also be "
-                    + "space-separated in one quoted argument).")
+                    + "space-separated in one quoted argument). simulate also takes multiples of the latency of the "
+                    + "workload's mean request served alone: ttft:4x tpot:1.5x.")
     List<String> goodput = List.of();
 
     @Option(names = "--percentile-metrics", defaultValue = "ttft,tpot,itl",
@@ -105,6 +107,11 @@ public final class ReportOptions {
 
     public GoodputSlo slo() {
         return GoodputSlo.parse(goodput);
+    }
+
+    /** The objectives, where a multiple such as {@code ttft:4x} scales the latency {@code alone} gives. */
+    public GoodputSlo slo(Supplier<GoodputSlo> alone) {
+        return GoodputSlo.parse(goodput, alone);
     }
 
     public List<Double> percentiles() {

@@ -2,13 +2,11 @@ package dev.infersim.cli;
 
 import dev.infersim.common.ConfigException;
 import dev.infersim.engine.StartupDelay;
-import dev.infersim.server.KvEventsConfig;
 import dev.infersim.server.KvTransferConfig;
 import dev.infersim.server.MockFleet;
 import dev.infersim.server.FakeMetrics;
 import dev.infersim.server.FaultSettings;
 import dev.infersim.server.FrontDoor;
-import dev.infersim.server.HttpTimeouts;
 import dev.infersim.sim.Routers;
 import dev.infersim.sim.TieBreak;
 import dev.infersim.server.MetricsOptions;
@@ -17,7 +15,6 @@ import dev.infersim.server.PodIdentity;
 import dev.infersim.server.PromptTokenizer;
 import dev.infersim.server.LoraModule;
 import dev.infersim.server.ServerOptions;
-import dev.infersim.server.TruthLog;
 import dev.infersim.workload.LengthDistribution;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -83,21 +80,6 @@ public final class ServeCommand implements Runnable {
                     + "an empty KEY is refused.")
     String apiKey;
 
-    @Option(names = "--keep-alive-timeout-s", defaultValue = "75", paramLabel = "SECONDS",
-            description = "Close a connection idle this long between requests, or a new one that sends nothing (default: "
-                    + "${DEFAULT-VALUE}, nginx's; vLLM's uvicorn uses 5, VLLM_HTTP_TIMEOUT_KEEP_ALIVE; 0: never).")
-    double keepAliveTimeoutS;
-
-    @Option(names = "--header-timeout-s", defaultValue = "60", paramLabel = "SECONDS",
-            description = "Close a connection whose request head is not complete this long after it began (default: "
-                    + "${DEFAULT-VALUE}, as nginx and Node.js; 0: never).")
-    double headerTimeoutS;
-
-    @Option(names = "--idle-timeout-s", defaultValue = "600", paramLabel = "SECONDS",
-            description = "Close a connection that neither sends nor receives a byte for this long, even with a request in "
-                    + "progress (default: ${DEFAULT-VALUE}; 0: never).")
-    double idleTimeoutS;
-
     @Option(names = "--time-scale", defaultValue = "1",
             description = "Run this many times faster than the modelled GPU (model time = wall time x scale; default: ${DEFAULT-VALUE}).")
     double timeScale;
@@ -117,23 +99,6 @@ public final class ServeCommand implements Runnable {
                     + "max_tokens, as simulate does), fixed:N, uniform:MIN:MAX, geometric:MEAN, lognormal:MEDIAN:SIGMA "
                     + "(default: ${DEFAULT-VALUE}); always capped by max_tokens.")
     String outputLenDist;
-
-    @Option(names = "--failure-rate", defaultValue = "0", description = "Probability in [0, 1] that a request gets a fault (default: ${DEFAULT-VALUE}).")
-    double failureRate;
-
-    @Option(names = "--failure-types", defaultValue = "", paramLabel = "LIST",
-            description = "Faults to draw from: rate_limit, server_error, service_unavailable, auth, context_length, disconnect, "
-                    + "stall, slow_first_token (comma-separated).")
-    String failureTypes;
-
-    @Option(names = "--fault-after-tokens", defaultValue = "3", description = "Tokens streamed before a disconnect or stall (default: ${DEFAULT-VALUE}).")
-    int faultAfterTokens;
-
-    @Option(names = "--stall-ms", defaultValue = "1000", description = "Length of a mid-stream stall, wall ms (default: ${DEFAULT-VALUE}).")
-    long stallMs;
-
-    @Option(names = "--slow-first-token-ms", defaultValue = "2000", description = "Extra wall delay of a slow first token, ms (default: ${DEFAULT-VALUE}).")
-    long slowFirstTokenMs;
 
     @Option(names = "--shutdown-grace-ms", defaultValue = "5000",
             description = "On SIGINT/SIGTERM, let in-flight requests finish this long before aborting them (default: ${DEFAULT-VALUE}).")
@@ -169,29 +134,6 @@ public final class ServeCommand implements Runnable {
                     + "labelled engine=\"0\"..\"N-1\" (default: ${DEFAULT-VALUE}).")
     int dataParallelSize;
 
-    @Option(names = "--kv-events-publisher", defaultValue = "null", paramLabel = "null|zmq",
-            description = "Publish vLLM's KV-cache events (BlockStored, BlockRemoved, AllBlocksCleared) over ZMQ in vLLM's "
-                    + "msgpack wire format, one message per engine step (default: ${DEFAULT-VALUE}).")
-    String kvEventsPublisher;
-
-    @Option(names = "--kv-events-config", paramLabel = "JSON",
-            description = "vLLM's KV-event settings instead of the three --kv-events-* flags: {\"enable_kv_cache_events\": "
-                    + "true, \"publisher\": \"zmq\", \"endpoint\": ..., \"replay_endpoint\": \"tcp://*:5558\", "
-                    + "\"buffer_steps\": 10000, \"hwm\": 100000, \"max_queue_size\": 100000, \"topic\": ...}; "
-                    + "replay_endpoint is a ROUTER socket that resends the last buffer_steps messages from a sequence number.")
-    String kvEventsConfig;
-
-    @Option(names = "--kv-events-endpoint", defaultValue = KvEventsConfig.DEFAULT_ENDPOINT, paramLabel = "URL",
-            description = "Where each engine publishes: binds with a * host, connects otherwise (e.g. tcp://indexer:5557); "
-                    + "data-parallel rank r uses port + r, binding replicas the ports after. Not given: vLLM's "
-                    + "${DEFAULT-VALUE}, bound on the --host interface only (given as tcp://*:PORT: every interface).")
-    String kvEventsEndpoint;
-
-    @Option(names = "--kv-events-topic", paramLabel = "TOPIC",
-            description = "First frame of every KV-event message (default: llm-d's kv@<pod ip>:<port>@<model>, with "
-                    + "$POD_IP or else --host, so every replica has its own; vLLM's own default is an empty topic).")
-    String kvEventsTopic;
-
     @Option(names = "--kv-transfer-config", paramLabel = "JSON",
             description = "vLLM's KV connector for prefill/decode disaggregation: {\"kv_connector\": \"NixlConnector\", "
                     + "\"kv_role\": \"kv_producer|kv_consumer|kv_both\", \"engine_id\", \"kv_connector_extra_config\": "
@@ -202,10 +144,17 @@ public final class ServeCommand implements Runnable {
     @Mixin
     KvTransferOptions kvTransferLink;
 
-    @Option(names = "--use-vllm-map-event-format",
-            description = "Send KV events as msgpack maps, as vLLM does since its PR #42892, instead of arrays "
-                    + "(llm-d-inference-sim's flag).")
-    boolean mapEvents;
+    @Mixin
+    KvEventsOptions kvEvents;
+
+    @Mixin
+    FaultOptions faults;
+
+    @Mixin
+    HttpTimeoutOptions timeouts;
+
+    @Mixin
+    TruthLogOptions truthLog;
 
     @Option(names = "--startup-delay", defaultValue = "0", paramLabel = "auto|SECONDS",
             description = "Cold start in model seconds before a replica serves (nothing listens meanwhile, as vLLM; 503 with --listen-while-loading); "
@@ -223,23 +172,6 @@ public final class ServeCommand implements Runnable {
             + "pushed every half second.")
     boolean dashboard;
 
-    @Option(names = "--truth-log", paramLabel = "FILE", description = "Write the server's timeline of every finished "
-            + "request (one JSON line per choice: request id, replica, arrival, first token, each token, finish, token "
-            + "counts, finish reason; model ms and wall epoch ms) to FILE, and serve the newest rows at "
-            + "GET /infersim/truth?since=SEQ, for checking a benchmark harness (infersim check-harness).")
-    Path truthLog;
-
-    /** The truth log is closed (and its losses reported) once, by whichever of the main thread and the hook gets there. */
-    private final java.util.concurrent.atomic.AtomicBoolean truthLogClosed = new java.util.concurrent.atomic.AtomicBoolean();
-
-    @Option(names = "--truth-log-max-bytes", defaultValue = "0", paramLabel = "BYTES",
-            description = "Rotate the truth log before it grows past this: FILE becomes FILE.1, earlier backups move up "
-                    + "(default: ${DEFAULT-VALUE}, no cap).")
-    long truthLogMaxBytes;
-
-    @Option(names = "--truth-log-backups", defaultValue = "1", paramLabel = "N",
-            description = "Rotated truth logs kept, FILE.1 to FILE.N, with --truth-log-max-bytes (default: ${DEFAULT-VALUE}).")
-    int truthLogBackups;
     @Option(names = "--listen-while-loading",
             description = "Listen during the cold start and answer 503 there (and on /health once shutdown began), as "
                     + "a pod behind a readiness probe looks; by default nothing listens until the model has loaded "
@@ -319,8 +251,7 @@ public final class ServeCommand implements Runnable {
             if (shutdownGraceMs < 0) {
                 throw new IllegalArgumentException("--shutdown-grace-ms must be >= 0, got " + shutdownGraceMs);
             }
-            FaultSettings faults = new FaultSettings(failureRate, FaultSettings.parseTypes(failureTypes), faultAfterTokens,
-                    stallMs, slowFirstTokenMs);
+            FaultSettings faultSettings = faults.settings();
             if (replicas < 1 || replicas > MockFleet.MAX_REPLICAS) {
                 throw new IllegalArgumentException("--replicas must be between 1 and " + MockFleet.MAX_REPLICAS + ", got " + replicas);
             }
@@ -337,10 +268,10 @@ public final class ServeCommand implements Runnable {
             var d = lora.apply(deployment.deployment(), loadBandwidthGbps);
             StartupDelay delay = StartupDelay.parse(startupDelay, d, loadBandwidthGbps);
             return ServerOptions.builder(d).schedulingPolicy(deployment.schedulingPolicy).startupDelay(delay)
-                    .dataParallelSize(dataParallelSize).kvEvents(kvEvents())
+                    .dataParallelSize(dataParallelSize).kvEvents(kvEvents.settings(host, spec.commandLine().getParseResult()))
                     .servedModelNames(servedModelNames).host(host).port(port).apiKey(apiKey()).timeScale(timeScale)
                     .maxWaitingRequests(maxWaitingRequests).outputMode(OutputMode.parse(outputMode)).seed(seed)
-                    .eosPosition(eosPosition()).faults(faults).realtimeEngine(realtimeEngine)
+                    .eosPosition(eosPosition()).faults(faultSettings).realtimeEngine(realtimeEngine)
                     .dashboard(dashboard)
                     .loraModules(loraModules.stream().map(LoraModule::parse).toList())
                     .runtimeLoraUpdating(runtimeLoraUpdating(System.getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING")))
@@ -351,7 +282,7 @@ public final class ServeCommand implements Runnable {
                             fakeMetrics == null ? null : FakeMetrics.parse(fakeMetrics))).listenWhileLoading(listenWhileLoading)
                     .tokenizer(tokenizer == null ? null : PromptTokenizer.huggingFace(tokenizer))
                     .kvTransfer(kvTransfer(System.getenv("VLLM_NIXL_SIDE_CHANNEL_HOST"), System.getenv("VLLM_NIXL_SIDE_CHANNEL_PORT")))
-                    .timeouts(timeouts()).truthLog(openTruthLog()).build();
+                    .timeouts(timeouts.timeouts()).truthLog(truthLog.open()).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
@@ -393,56 +324,9 @@ public final class ServeCommand implements Runnable {
         return !given && apiKey != null && apiKey.isEmpty() ? null : apiKey;
     }
 
-    private HttpTimeouts timeouts() {
-        return new HttpTimeouts(millis("--keep-alive-timeout-s", keepAliveTimeoutS), millis("--header-timeout-s", headerTimeoutS),
-                millis("--idle-timeout-s", idleTimeoutS));
-    }
-
-    private static long millis(String flag, double seconds) {
-        if (!(seconds >= 0) || seconds > 86_400) {
-            throw new IllegalArgumentException(flag + " must be between 0 (never) and 86400 seconds, got " + seconds);
-        }
-        return Math.round(seconds * 1000);
-    }
-
     /** vLLM's test of VLLM_ALLOW_RUNTIME_LORA_UPDATING: "1" or "true", in any case. */
     static boolean runtimeLoraUpdating(String env) {
         return env != null && (env.equals("1") || env.equalsIgnoreCase("true"));
-    }
-
-    /** Opened last, once every other flag is valid, so a bad flag leaves no file behind. */
-    private TruthLog openTruthLog() {
-        if (truthLog == null) {
-            return null;
-        }
-        TruthLog.Rotation rotation;
-        try {
-            rotation = truthLogMaxBytes == 0 ? TruthLog.Rotation.NONE : new TruthLog.Rotation(truthLogMaxBytes, truthLogBackups);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("--truth-log-max-bytes " + truthLogMaxBytes + " --truth-log-backups "
-                    + truthLogBackups + ": " + e.getMessage());
-        }
-        try {
-            return TruthLog.open(truthLog, TruthLog.DEFAULT_RING_CHARS, rotation);
-        } catch (IOException e) {
-            throw new ConfigException("--truth-log " + truthLog + ": cannot write (" + e.getMessage() + ")");
-        }
-    }
-
-    /** Closes the log and says on stderr what it lost, if anything: the count and why, in one line. */
-    private void closeTruthLog(ServerOptions options) {
-        TruthLog log = options.truthLog();
-        if (log == null || !truthLogClosed.compareAndSet(false, true)) {
-            return;
-        }
-        log.close();
-        if (log.dropped() > 0) {
-            String why = (log.droppedQueueFull() > 0 ? log.droppedQueueFull() + " because the writer fell behind" : "")
-                    + (log.droppedQueueFull() > 0 && log.droppedWriteFailed() > 0 ? ", " : "")
-                    + (log.droppedWriteFailed() > 0 ? log.droppedWriteFailed() + " because the file would not take them ("
-                    + log.writeFailure() + ")" : "");
-            System.err.println("infersim: --truth-log " + log.file() + ": " + log.dropped() + " rows dropped (" + why + ")");
-        }
     }
 
     private LengthDistribution eosPosition() {
@@ -453,31 +337,6 @@ public final class ServeCommand implements Runnable {
         }
     }
 
-    private KvEventsConfig kvEvents() {
-        if (kvEventsConfig != null) {
-            for (String flag : List.of("--kv-events-publisher", "--kv-events-endpoint", "--kv-events-topic")) {
-                if (spec.commandLine().getParseResult().hasMatchedOption(flag)) {
-                    throw new IllegalArgumentException("--kv-events-config and " + flag + " both set the KV events; give one");
-                }
-            }
-            KvEventsConfig c = KvEventsConfig.fromVllmJson(kvEventsConfig, host);
-            return c == null ? null : c.withMapEvents(mapEvents);
-        }
-        return switch (kvEventsPublisher) {
-            case "null" -> null;
-            case "zmq" -> {
-                try {
-                    KvEventsConfig c = new KvEventsConfig(kvEventsEndpoint, kvEventsTopic).withMapEvents(mapEvents);
-                    // vLLM's default binds every interface; without an endpoint given, infersim binds where HTTP listens
-                    yield spec.commandLine().getParseResult().hasMatchedOption("--kv-events-endpoint") ? c : c.withBindHost(host);
-                } catch (IllegalArgumentException e) {
-                    throw new IllegalArgumentException("--kv-events-endpoint: " + e.getMessage());
-                }
-            }
-            default -> throw new IllegalArgumentException("--kv-events-publisher must be null or zmq, got " + kvEventsPublisher);
-        };
-    }
-
     private String portRange() {
         return replicas > 1 && port > 0 ? ".." + (port + replicas - 1) : "";
     }
@@ -486,7 +345,7 @@ public final class ServeCommand implements Runnable {
         try {
             serveFleet(options);
         } finally {
-            closeTruthLog(options);
+            truthLog.close(options.truthLog());
         }
     }
 
@@ -545,7 +404,7 @@ public final class ServeCommand implements Runnable {
             } catch (Exception e) {
                 System.err.println("infersim: shutdown: " + (e.getMessage() != null ? e.getMessage() : e.toString()));
             }
-            closeTruthLog(options); // here: the JVM may halt before the main thread runs again
+            truthLog.close(options.truthLog()); // here: the JVM may halt before the main thread runs again
             stopped.countDown();
         }, "infersim-shutdown"));
         try {

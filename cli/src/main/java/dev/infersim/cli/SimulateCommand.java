@@ -9,8 +9,9 @@ import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.StartupDelay;
-import dev.infersim.result.ServingReport;
+import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.ReplicaLatency;
+import dev.infersim.result.ServingReport;
 import dev.infersim.result.RequestLogWriter;
 import dev.infersim.sim.Autoscaler;
 import dev.infersim.sim.DisaggregatedFleet;
@@ -25,6 +26,7 @@ import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
 import dev.infersim.sim.SimulatorKeys;
+import dev.infersim.sim.SingleRequestLatency;
 import dev.infersim.sim.Timeline;
 import dev.infersim.workload.LoadPattern;
 import dev.infersim.workload.Workload;
@@ -161,11 +163,14 @@ public final class SimulateCommand implements Runnable {
                 "prefill/decode disaggregation needs the engine's cost model, not --timing fixed");
         ConfigException.check(dollarsPerGpuHour == null || (dollarsPerGpuHour >= 0 && Double.isFinite(dollarsPerGpuHour)),
                 "--dollars-per-gpu-hour must be >= 0, got %s", dollarsPerGpuHour);
+        SingleRequestLatency[] alone = new SingleRequestLatency[1]; // measured only for objectives given as multiples
+        GoodputSlo slo = reporting.slo(() -> (alone[0] = SingleRequestLatency.ofMeanRequest(
+                deployment.engine(d, timing.fixedTiming(), workload.seed), requests)).asObjectives());
         SimulationOptions options = SimulationOptions.defaults().withWarmups(reporting.numWarmups)
-                .withWarmupDurationNanos(Math.round(reporting.warmupDurationS * 1e9)).withSlo(reporting.slo())
+                .withWarmupDurationNanos(Math.round(reporting.warmupDurationS * 1e9)).withSlo(slo)
                 .withDollarsPerGpuHour(dollarsPerGpuHour == null ? Double.NaN : dollarsPerGpuHour);
         if (disaggregation.plan) {
-            plan(d, options, System.out);
+            plan(d, options, alone[0], System.out);
             return;
         }
         Fleet fleet = split ? null : fleet(d, timing.fixedTiming());
@@ -176,6 +181,7 @@ public final class SimulateCommand implements Runnable {
                 reporting.percentiles(), load.rampUp());
         PrintStream out = System.out;
         out.println(KvCapacity.of(d).describe());
+        printObjectives(alone[0], slo, out);
         String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
         Path detailFile = reporting.saveDetailed ? reporting.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl")
                 : dashboard ? ReplayServer.temporaryDetail() : null;
@@ -245,7 +251,7 @@ public final class SimulateCommand implements Runnable {
     }
 
     /** --plan-disaggregation: every split of --replicas against the same replicas aggregated, as a table. */
-    private void plan(Deployment d, SimulationOptions options, PrintStream out) {
+    private void plan(Deployment d, SimulationOptions options, SingleRequestLatency alone, PrintStream out) {
         ConfigException.check(requestRate != null && !requestRate.equals("inf"),
                 "--plan-disaggregation needs --request-rate (a finite rate to start the search from)");
         double rate = WorkloadOptions.parseRate("--request-rate", requestRate);
@@ -254,6 +260,7 @@ public final class SimulateCommand implements Runnable {
                 () -> router(disaggregation.decodeRouter(router)), disaggregation.link.link(), options,
                 disaggregation.sloAttainment);
         out.println(KvCapacity.of(d).describe());
+        printObjectives(alone, options.slo(), out);
         WorkloadSpec base = workload.spec(rate, maxConcurrency, reporting.numWarmups);
         ConfigException.check(!base.datasetName().equals(WorkloadSpec.TRACE) && base.load().rampUp() == null,
                 "--plan-disaggregation varies the request rate; a trace or a ramp sets its own");
@@ -262,6 +269,15 @@ public final class SimulateCommand implements Runnable {
                 workload.spec(r, maxConcurrency, reporting.numWarmups).withNumPrompts(Math.max(base.numPrompts(),
                         Math.round(base.numPrompts() * r / rate)))));
         DisaggregationPlanReport.print(outcomes, d, options, disaggregation.sloAttainment, rate, out);
+    }
+
+    /** Where --goodput gave multiples: the latencies of one request alone they multiply, and the objectives in ms. */
+    private static void printObjectives(SingleRequestLatency alone, GoodputSlo slo, PrintStream out) {
+        if (alone != null) {
+            out.printf(Locale.ROOT, "One request alone (%d prompt, %d output tokens): TTFT %.2f ms, TPOT %.2f ms, "
+                            + "E2EL %.1f ms; so --goodput is %s%n", alone.promptTokens(), alone.outputTokens(), alone.ttftMs(),
+                    alone.tpotMs(), alone.e2elMs(), DisaggregationPlanReport.describe(slo));
+        }
     }
 
     private void report(SimulationResult result, RunInfo info, String file, Path detailFile, PrintStream out) {

@@ -115,7 +115,8 @@ class DemoCommandTest {
     /**
      * What a reader sees: no label over another or cut off, every series and knee marker inside its plot, each
      * method's knee in the legend with its value, and the TTFT p99 chart showing the bend: the simulated curve rises
-     * over its upper half of rates (across the knee) far more than over its lower half.
+     * over its upper half of rates (across the knee) far more than over its lower half. The layout also holds when a
+     * measured run is flagged invalid, whatever this machine's load did to this run.
      */
     @Test
     void bothPagesReadAtAGlanceInABrowser() throws Exception {
@@ -144,6 +145,12 @@ class DemoCommandTest {
                 assertTrue(last / middle > 3 * (middle / first), name + ": the curve bends at the knee: " + p99);
                 browser.screenshot(Path.of("target", name.equals("demo") ? "demo-quick.png" : "demo-quick-fixed.png"));
             }
+            // a machine too busy to send on time flags a measured run invalid, which adds a fourth legend entry
+            String page = Files.readString(dir.resolve("fixed.html"));
+            assertTrue(page.contains("\"measured_valid\":true"), "the page carries each run's validity");
+            Files.writeString(dir.resolve("flagged.html"), page.replaceFirst("\"measured_valid\":true", "\"measured_valid\":false"));
+            browser.open(dir.resolve("flagged.html").toUri().toString());
+            assertEquals(List.of(), PageLayout.problems(browser), "with a run flagged invalid: what a reader would see wrong");
         }
     }
 

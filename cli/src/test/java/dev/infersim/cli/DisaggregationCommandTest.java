@@ -40,6 +40,8 @@ class DisaggregationCommandTest {
                 .contains("--goodput"));
         assertTrue(runFailing("simulate", "--plan-disaggregation", "--replicas", "1", "--request-rate", "2",
                 "--goodput", "ttft:500").contains("--replicas"));
+        assertTrue(runFailing("bench", "--model", "m", "--goodput", "ttft:4x").contains("--goodput ttft:4x: a multiple of one request's "
+                + "latency alone needs the engine model (simulate)"));
         assertTrue(runFailing("simulate", "--prefill-replicas", "1", "--decode-replicas", "1", "--kv-transfer-latency-ms", "-1")
                 .contains("--kv-transfer-latency-ms"));
     }
@@ -61,10 +63,12 @@ class DisaggregationCommandTest {
     @Test
     void thePlanComparesEverySplitWithTheSameReplicasAggregated() {
         CliRun run = CliRun.of("simulate", "--num-prompts", "200", "--request-rate", "4", "--random-input-len", "3000",
-                "--random-output-len", "100", "--replicas", "3", "--plan-disaggregation", "--goodput", "ttft:400", "tpot:15",
+                "--random-output-len", "100", "--replicas", "3", "--plan-disaggregation", "--goodput", "ttft:4x", "tpot:1.5x",
                 "--dollars-per-gpu-hour", "2.5");
         assertEquals(0, run.exitCode(), run.err());
         String out = run.out();
+        assertTrue(out.lines().anyMatch(l -> l.matches("One request alone \\(3000 prompt, 100 output tokens\\): TTFT [0-9.]+ ms, "
+                + "TPOT [0-9.]+ ms, E2EL [0-9.]+ ms; so --goodput is TTFT <= [0-9.]+ ms and TPOT <= [0-9.]+ ms")), out);
         for (String row : new String[] {"3 aggregated", "1P:2D", "2P:1D"}) {
             assertTrue(out.contains(row), out);
         }

@@ -31,7 +31,7 @@ class ServeConfigFileTest {
         Files.writeString(file, "served-model-name: [alpha, beta]\nfailure-types: [stall, auth]\n");
         ServeCommand command = parse(read(file, Set.of()).args());
         assertEquals(List.of("alpha", "beta"), command.servedModelNames);
-        assertEquals("stall,auth", command.failureTypes);
+        assertEquals("stall,auth", command.faults.failureTypes);
     }
 
     @Test

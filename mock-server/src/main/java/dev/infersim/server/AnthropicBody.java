@@ -12,21 +12,16 @@ import java.io.IOException;
  * {@code infersim} ground truth.
  */
 final class AnthropicBody implements Wire.Body {
-    private final String id;
-    private final String model;
-    private final Choice[] choices;
-    private final GroundTruth truth;
+    private final ResponseContext response;
 
-    AnthropicBody(CompletionRequest request, String id, String model, Choice[] choices, GroundTruth truth) {
-        this.id = id;
-        this.model = model;
-        this.choices = choices;
-        this.truth = truth;
+    AnthropicBody(ResponseContext response) {
+        this.response = response;
     }
 
     @Override
     public void write(ByteBuf out) {
-        Choice c = choices[0];
+        String id = response.id();
+        Choice c = response.choices()[0];
         int n = c.request.outputTokens();
         OutputPlan plan = c.plan;
         Json.write(out, g -> {
@@ -54,7 +49,7 @@ final class AnthropicBody implements Wire.Body {
                 toolUse(g, plan, n, c.stopTextLength());
             }
             g.writeEndArray();
-            g.writeStringField("model", model);
+            g.writeStringField("model", response.model());
             String stop = AnthropicMessages.stopReason(c.finishName());
             if (stop != null) {
                 g.writeStringField("stop_reason", stop);
@@ -63,7 +58,7 @@ final class AnthropicBody implements Wire.Body {
             g.writeNumberField("input_tokens", c.request.promptTokens());
             g.writeNumberField("output_tokens", n);
             g.writeEndObject();
-            truth.writeField(g);
+            response.truth().writeField(g);
             g.writeEndObject();
         });
     }

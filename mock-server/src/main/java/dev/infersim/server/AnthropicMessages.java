@@ -39,15 +39,13 @@ final class AnthropicMessages {
         }
 
         @Override
-        public Stream stream(CompletionRequest request, String id, long created, String model, Choice[] choices,
-                             Logprobs logprobs, GroundTruth truth) {
-            return new AnthropicStream(request, id, model, choices, truth);
+        public Stream stream(ResponseContext response) {
+            return new AnthropicStream(response);
         }
 
         @Override
-        public Body body(CompletionRequest request, String id, long created, String model, Choice[] choices,
-                         Logprobs logprobs, GroundTruth truth) {
-            return new AnthropicBody(request, id, model, choices, truth);
+        public Body body(ResponseContext response) {
+            return new AnthropicBody(response);
         }
     };
 
@@ -60,11 +58,12 @@ final class AnthropicMessages {
 
     /** The chat completion request a Messages request becomes; 400 where vLLM's request model refuses the body. */
     static ObjectNode toChat(ObjectNode body) {
-        String model = RequestParser.optString(body, "model");
+        JsonFields fields = JsonFields.of(body);
+        String model = fields.optString("model");
         if (model == null || model.isEmpty()) {
             throw ApiException.badRequest("model", "model: Field required (a non-empty string)");
         }
-        Integer maxTokens = RequestParser.optInt(body, "max_tokens", Integer.MIN_VALUE, Integer.MAX_VALUE);
+        Integer maxTokens = fields.optInt("max_tokens", Integer.MIN_VALUE, Integer.MAX_VALUE);
         if (maxTokens == null) {
             throw ApiException.badRequest("max_tokens", "max_tokens: Field required");
         }
@@ -89,7 +88,7 @@ final class AnthropicMessages {
         copy(body, "top_p", chat, "top_p");
         copy(body, "top_k", chat, "top_k");
         copy(body, "infersim", chat, "infersim");
-        if (RequestParser.optBool(body, "stream", false)) {
+        if (fields.optBool("stream", false)) {
             chat.put("stream", true);
             chat.putObject("stream_options").put("include_usage", true).put("continuous_usage_stats", true);
         }

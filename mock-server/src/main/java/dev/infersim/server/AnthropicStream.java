@@ -15,20 +15,14 @@ import io.netty.buffer.ByteBuf;
 final class AnthropicStream implements Wire.Stream {
     private static final int EVENT_BYTES = 256;
 
-    private final String id;
-    private final String model;
-    private final Choice[] choices;
-    private final GroundTruth truth;
+    private final ResponseContext response;
     /** The open block's type (thinking, text, tool_use), or null; blocks are numbered in order from 0. */
     private String block;
     private int blockIndex = -1;
     private String finish;
 
-    AnthropicStream(CompletionRequest request, String id, String model, Choice[] choices, GroundTruth truth) {
-        this.id = id;
-        this.model = model;
-        this.choices = choices;
-        this.truth = truth;
+    AnthropicStream(ResponseContext response) {
+        this.response = response;
     }
 
     @Override
@@ -40,10 +34,10 @@ final class AnthropicStream implements Wire.Stream {
     public void role(ByteBuf out, Choice c) {
         event(out, "message_start", g -> {
             g.writeObjectFieldStart("message");
-            g.writeStringField("id", id);
+            g.writeStringField("id", response.id());
             g.writeArrayFieldStart("content");
             g.writeEndArray();
-            g.writeStringField("model", model);
+            g.writeStringField("model", response.model());
             g.writeNullField("stop_reason");
             g.writeNullField("stop_sequence");
             g.writeObjectFieldStart("usage");
@@ -120,7 +114,7 @@ final class AnthropicStream implements Wire.Stream {
     @Override
     public void usage(ByteBuf out) {
         close(out);
-        Choice c = choices[0];
+        Choice c = response.choices()[0];
         event(out, "message_delta", g -> {
             g.writeObjectFieldStart("delta");
             g.writeStringField("stop_reason", AnthropicMessages.stopReason(finish == null ? "stop" : finish));
@@ -129,7 +123,7 @@ final class AnthropicStream implements Wire.Stream {
             g.writeNumberField("input_tokens", c.request.promptTokens());
             g.writeNumberField("output_tokens", c.request.outputTokens());
             g.writeEndObject();
-            truth.writeField(g);
+            response.truth().writeField(g);
         });
     }
 
@@ -160,7 +154,7 @@ final class AnthropicStream implements Wire.Stream {
             return;
         }
         if (block.equals("thinking")) {
-            String signature = String.format("%016x%016x", id.hashCode() * 0x9E3779B97F4A7C15L, (long) blockIndex);
+            String signature = String.format("%016x%016x", response.id().hashCode() * 0x9E3779B97F4A7C15L, (long) blockIndex);
             delta(out, "signature_delta", "signature", signature);
         }
         event(out, "content_block_stop", g -> g.writeNumberField("index", blockIndex));

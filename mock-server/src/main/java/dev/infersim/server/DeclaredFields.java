@@ -1,7 +1,6 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.util.Map;
 
@@ -50,40 +49,40 @@ final class DeclaredFields {
     private DeclaredFields() {
     }
 
-    static void check(ObjectNode body, boolean chat) {
-        BOTH.forEach((field, kind) -> check(body, field, kind));
+    static void check(JsonFields fields, boolean chat) {
+        BOTH.forEach((field, kind) -> check(fields, field, kind));
         if (chat) {
-            CHAT.forEach((field, kind) -> check(body, field, kind));
+            CHAT.forEach((field, kind) -> check(fields, field, kind));
         }
     }
 
-    private static void check(ObjectNode body, String field, Kind kind) {
-        JsonNode v = body.get(field);
-        if (v == null || v.isNull()) {
+    private static void check(JsonFields fields, String field, Kind kind) {
+        JsonNode v = fields.given(field);
+        if (v == null) {
             return;
         }
         switch (kind) {
-            case BOOLEAN -> RequestParser.optBool(body, field, false);
-            case INTEGER -> RequestParser.optInt(body, field, Integer.MIN_VALUE, Integer.MAX_VALUE);
-            case NUMBER -> RequestParser.optNumber(body, field, -Double.MAX_VALUE, Double.MAX_VALUE);
-            case STRING -> RequestParser.optString(body, field);
-            case LIST -> expect(v.isArray(), field, "a list", v);
-            case OBJECT -> expect(v.isObject(), field, "an object", v);
-            case STRING_OR_OBJECT -> expect(v.isTextual() || v.isObject(), field, "a string or an object", v);
+            case BOOLEAN -> fields.optBool(field, false);
+            case INTEGER -> fields.optInt(field, Integer.MIN_VALUE, Integer.MAX_VALUE);
+            case NUMBER -> fields.optNumber(field, -Double.MAX_VALUE, Double.MAX_VALUE);
+            case STRING -> fields.optString(field);
+            case LIST -> expect(v.isArray(), fields, field, "a list", v);
+            case OBJECT -> expect(v.isObject(), fields, field, "an object", v);
+            case STRING_OR_OBJECT -> expect(v.isTextual() || v.isObject(), fields, field, "a string or an object", v);
             case INTEGER_LIST -> {
-                expect(v.isArray(), field, "a list of integers", v);
-                v.forEach(e -> expect(e.isIntegralNumber() && e.canConvertToInt(), field, "a list of integers", e));
+                expect(v.isArray(), fields, field, "a list of integers", v);
+                v.forEach(e -> expect(e.isIntegralNumber() && e.canConvertToInt(), fields, field, "a list of integers", e));
             }
             case STRING_LIST -> {
-                expect(v.isArray(), field, "a list of strings", v);
-                v.forEach(e -> expect(e.isTextual(), field, "a list of strings", e));
+                expect(v.isArray(), fields, field, "a list of strings", v);
+                v.forEach(e -> expect(e.isTextual(), fields, field, "a list of strings", e));
             }
         }
     }
 
-    private static void expect(boolean ok, String field, String what, JsonNode got) {
+    private static void expect(boolean ok, JsonFields fields, String field, String what, JsonNode got) {
         if (!ok) {
-            throw ApiException.badRequest(field, field + ": expected " + what + ", got " + RequestParser.describe(got));
+            throw fields.wrongType(field, what, got);
         }
     }
 }

@@ -79,27 +79,22 @@ final class Embeddings {
         }
 
         @Override
-        public Stream stream(CompletionRequest request, String id, long created, String model, Choice[] choices,
-                             Logprobs logprobs, GroundTruth truth) {
+        public Stream stream(ResponseContext response) {
             throw new IllegalStateException("embeddings are never streamed");
         }
 
         @Override
-        public Body body(CompletionRequest request, String id, long created, String model, Choice[] choices,
-                         Logprobs logprobs, GroundTruth truth) {
-            return out -> write(out, id, created, model, choices, truth);
+        public Body body(ResponseContext response) {
+            return out -> write(out, response);
         }
 
-        private void write(ByteBuf out, String id, long created, String model, Choice[] choices, GroundTruth truth) {
+        private void write(ByteBuf out, ResponseContext response) {
             Json.write(out, g -> {
                 g.writeStartObject();
-                g.writeStringField("id", id);
-                g.writeStringField("object", "list");
-                g.writeNumberField("created", created);
-                g.writeStringField("model", model);
+                response.writeIdentity(g, "list");
                 g.writeArrayFieldStart("data");
                 long prompt = 0;
-                for (Choice c : choices) {
+                for (Choice c : response.choices()) {
                     prompt += c.request.promptTokens();
                     float[] v = vector(c.request.promptTokenIds(), dimensions);
                     g.writeStartObject();
@@ -125,7 +120,7 @@ final class Embeddings {
                 g.writeNumberField("completion_tokens", 0);
                 g.writeNullField("prompt_tokens_details");
                 g.writeEndObject();
-                truth.writeField(g);
+                response.truth().writeField(g);
                 g.writeEndObject();
             });
         }

@@ -28,8 +28,8 @@ import java.util.concurrent.locks.LockSupport;
  * </pre>
  * Deadlines are absolute: step k ends at model time t_k = t_{k-1} + duration_k, and the wall deadline is
  * {@link ModelClock#toWall}(t_k), so lateness in one step does not shift later ones (no drift). The thread parks until
- * {@value #SPIN_NANOS} ns before a deadline, then spins; on SCHED_FIFO it spins the last {@value #REALTIME_SPIN_NANOS}
- * ns, and never more than half the wait.
+ * {@value #SPIN_NANOS} ns before a deadline, then spins; on SCHED_FIFO it spins the last
+ * {@value RealtimePriority#SPIN_NANOS} ns, and never more than half the wait.
  *
  * <p>Admission follows the simulator's rule: a request is in a step if it arrived at or before the step's planned
  * start, whenever the engine thread happens to plan it. Arrival is stamped when the request is handed over (after
@@ -38,28 +38,15 @@ import java.util.concurrent.locks.LockSupport;
  * step starts can never miss it. The model-time timeline is then a function of the arrival stamps alone, not of how
  * late the engine thread runs: replaying the stamps through the simulator gives the same timeline.
  *
- * <p>With a KV connector ({@link KvConnector}) the loop also holds the blocks of finished prefills
- * ({@code do_remote_decode}) until the decode side says it has read them or their lease runs out (in model time,
- * extended by the decode side's heartbeats), and, while the engine waits only for remote KV, sleeps until the first
- * arrives, then starts the step that takes it in exactly then.
+ * <p>Between two steps the thread also carries out what other threads asked: prefix-cache resets, sleeps and wake-ups
+ * ({@link EngineCommands}) and LoRA adapter changes ({@link EngineLoras}). With a KV connector ({@link KvConnector}) it
+ * holds the blocks of finished prefills ({@code do_remote_decode}) for their decode sides ({@link KvHolds}) and, while
+ * the engine waits only for remote KV, sleeps until the first arrives, then starts the step that takes it in exactly
+ * then.
  */
 final class EngineLoop implements Runnable {
     /** Spin this long before a deadline: parkNanos wakes up to ~100 us late on Linux. */
     static final long SPIN_NANOS = 200_000;
-    /**
-     * A real-time engine thread spins this long. Now and then parkNanos wakes it 1.5-5 ms late even on SCHED_FIFO (no
-     * safepoint or GC phase coincides), which kept step lag p99 at 1.4-3.5 ms on the 2,000-stream benchmark; spinning
-     * the last 6 ms brought it under 0.35 ms in four runs of five. It costs up to 6 ms of one core per step, which a
-     * user who asked for a real-time engine has set a core aside for; without SCHED_FIFO the scheduler preempts a
-     * spinning thread anyway (p99 7.6 ms with it), so there the spin stays short.
-     *
-     * <p>No spin takes more than half the wait, though: steps shorter than the spin (a light batch, the ramp-up of
-     * a benchmark) had the thread spinning without pause, and Linux stops every real-time thread of a CPU that used
-     * up 95% of a second (kernel.sched_rt_runtime_us) for the rest of that second. /proc/thread-self/schedstat showed
-     * the engine thread waiting 21-50 ms on the run queue in exactly those stalls, the 35-132 ms late steps the
-     * benchmark had kept finding.
-     */
-    static final long REALTIME_SPIN_NANOS = 6_000_000;
 
     private final EngineCore engine;
     private final int rank;
@@ -68,21 +55,9 @@ final class EngineLoop implements Runnable {
     private final ServerMetrics metrics;
     private final ConcurrentLinkedQueue<Choice> submits = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Choice> aborts = new ConcurrentLinkedQueue<>();
-    /** Ids of LoRA adapters registered (positive) and unloaded (negative), for the engine's caches. */
-    private final ConcurrentLinkedQueue<Integer> loraChanges = new ConcurrentLinkedQueue<>();
-    /** Requests per LoRA adapter for vllm:lora_requests_info; null when LoRA is off. */
-    private final LoraRequestStates loraStates;
-    /** Engine thread: scratch for the adapters of the running requests. */
-    private String[] runningAdapters = new String[16];
-    private final ConcurrentLinkedQueue<PrefixCacheReset> resets = new ConcurrentLinkedQueue<>();
-    /** Sleep and wake-up commands ({@link #sleep}, {@link #wakeUp}). */
-    private final ConcurrentLinkedQueue<SleepCommand> sleeps = new ConcurrentLinkedQueue<>();
-    /** Scheduling paused by a sleep: requests are taken in but no step runs until a wake-up. */
-    private volatile boolean paused;
-    /** A sleep in mode wait: no new request is scheduled, and the engine pauses once the running ones finish. */
-    private SleepCommand pausing;
-    /** Model time before which no step starts: the end of the last wake-up's reload. */
-    private long resumeAtNanos;
+    private final EngineLoras loras;
+    /** Prefix-cache resets, sleeps and wake-ups, done between two steps. */
+    private final EngineCommands commands;
     private final AtomicInteger unscheduled = new AtomicInteger();
     /** Sequences reserved and not yet finished: waiting ones plus those the engine runs (or has preempted). */
     private final AtomicInteger unfinished = new AtomicInteger();
@@ -99,29 +74,21 @@ final class EngineLoop implements Runnable {
     private volatile boolean stopping;
     /** Set once the thread has stopped taking work: a reset asked for later is answered false at once. */
     private volatile boolean exited;
-    /** Set before the thread starts; the publisher itself is made and used on the engine thread only. */
-    private KvEventsConfig kvEvents;
-    private Integer kvEventsRank;
-    private int kvEventsReplicaOffset;
-    private KvEventPublisher publisher;
+    private final EngineKvEvents kvEvents = new EngineKvEvents();
     private long cursorNanos;
     /** The KV connector; null without one. Its notices (a decode side read a hold, or renews its lease) come in here. */
     private final KvConnector kv;
     private final ConcurrentLinkedQueue<KvConnector.Notice> kvNotices = new ConcurrentLinkedQueue<>();
-    /** Engine thread: finished prefills holding their blocks, by remote_request_id, and their leases' ends (model ns). */
-    private final java.util.HashMap<String, Choice> held = new java.util.HashMap<>();
-    private final java.util.HashMap<String, Long> leaseEnds = new java.util.HashMap<>();
-
-    EngineLoop(EngineCore engine, int rank, ModelClock clock, ServerMetrics metrics, String name, boolean realtime,
-               LoraRequestStates loraStates) {
-        this(engine, rank, clock, metrics, name, realtime, loraStates, null);
-    }
+    /** Engine thread: the blocks of finished prefills held for decode sides. */
+    private final KvHolds holds;
 
     EngineLoop(EngineCore engine, int rank, ModelClock clock, ServerMetrics metrics, String name, boolean realtime,
                LoraRequestStates loraStates, KvConnector kv) {
         this.kv = kv;
+        this.holds = new KvHolds(engine, rank, clock, kv);
+        this.commands = new EngineCommands(engine, clock, kvEvents::flush, this::abortLive);
         this.engine = engine;
-        this.loraStates = loraStates;
+        this.loras = new EngineLoras(rank, loraStates);
         this.rank = rank;
         this.realtime = realtime;
         this.clock = clock;
@@ -150,25 +117,17 @@ final class EngineLoop implements Runnable {
      * {@code replicaOffset}: the port offset of its replica's first engine where the publishers bind).
      */
     void publishKvEvents(KvEventsConfig config, Integer rank, int replicaOffset) {
-        kvEvents = config;
-        kvEventsRank = rank;
-        kvEventsReplicaOffset = replicaOffset;
+        kvEvents.configure(config, rank, replicaOffset);
     }
 
     /** Sets the topic of this engine's KV events, once its server knows the port it listens on. */
     void kvEventsTopic(String topic) {
-        if (publisher != null) {
-            publisher.topic(topic);
-        }
+        kvEvents.topic(topic);
     }
 
     /** This engine's data-parallel rank (0 without data parallelism). */
     int rank() {
         return rank;
-    }
-
-    ServerMetrics metrics() {
-        return metrics;
     }
 
     /** Sequences reserved but not yet scheduled: what vLLM's front end counts as this engine's waiting. */
@@ -191,9 +150,7 @@ final class EngineLoop implements Runnable {
             long arrivalNanos = clock.modelNow();
             for (Choice c : choices) {
                 c.arrive(arrivalNanos);
-                if (c.request.lora() != null) {
-                    loraStates.arrived(c.request.lora().name());
-                }
+                loras.arrived(c.request);
                 submits.offer(c);
             }
         } finally {
@@ -218,13 +175,13 @@ final class EngineLoop implements Runnable {
 
     /** Any thread: the LoRA adapter with this id was registered; the engine reads it into host memory. */
     void registerLora(int id) {
-        loraChanges.offer(id);
+        loras.changed(id, true);
         wake();
     }
 
     /** Any thread: the LoRA adapter with this id was unloaded; the engine frees its slot. */
     void unloadLora(int id) {
-        loraChanges.offer(-id);
+        loras.changed(id, false);
         wake();
     }
 
@@ -245,16 +202,12 @@ final class EngineLoop implements Runnable {
      * completes with whether it did (see {@link EngineCore#resetPrefixCache}).
      */
     CompletableFuture<Boolean> resetPrefixCache(boolean preemptRunning) {
-        PrefixCacheReset reset = new PrefixCacheReset(preemptRunning, new CompletableFuture<>());
-        resets.offer(reset);
+        CompletableFuture<Boolean> done = commands.resetPrefixCache(preemptRunning);
         if (exited) {
-            refusePendingResets();
+            commands.refuseResets();
         }
         wake();
-        return reset.done;
-    }
-
-    private record PrefixCacheReset(boolean preemptRunning, CompletableFuture<Boolean> done) {
+        return done;
     }
 
     /**
@@ -263,64 +216,16 @@ final class EngineLoop implements Runnable {
      * more the prefix cache is emptied (the KV cache is discarded). Completes once asleep.
      */
     CompletableFuture<Long> sleep(String mode, boolean clearCache) {
-        SleepCommand c = new SleepCommand(true, mode, clearCache, 0, new CompletableFuture<>());
-        sleeps.offer(c);
+        CompletableFuture<Long> done = commands.sleep(mode, clearCache);
         LockSupport.unpark(thread);
-        return c.done;
+        return done;
     }
 
     /** Any thread: resumes scheduling once {@code reloadNanos} of model time (the weights' reload) have passed. */
     CompletableFuture<Long> wakeUp(long reloadNanos) {
-        SleepCommand c = new SleepCommand(false, null, false, reloadNanos, new CompletableFuture<>());
-        sleeps.offer(c);
+        CompletableFuture<Long> done = commands.wakeUp(reloadNanos);
         LockSupport.unpark(thread);
-        return c.done;
-    }
-
-    boolean paused() {
-        return paused;
-    }
-
-    /** Completed with the model time the command took effect at (a wake-up: when steps may start again). */
-    private record SleepCommand(boolean sleep, String mode, boolean clearCache, long reloadNanos, CompletableFuture<Long> done) {
-    }
-
-    private void applySleeps() {
-        SleepCommand c;
-        while ((c = sleeps.poll()) != null) {
-            if (!c.sleep()) {
-                paused = false;
-                pausing = null;
-                resumeAtNanos = Math.max(resumeAtNanos, clock.modelNow() + c.reloadNanos());
-                c.done().complete(resumeAtNanos);
-            } else if (c.mode().equals("wait")) {
-                pausing = c;
-            } else {
-                if (c.mode().equals("abort")) {
-                    for (Choice live : new ArrayList<>(this.live)) {
-                        abortChoice(live, FinishReason.ABORT);
-                    }
-                    flushTouched();
-                }
-                pause(c);
-            }
-        }
-        if (pausing != null && engine.isIdle()) {
-            SleepCommand done = pausing;
-            pausing = null;
-            pause(done);
-        }
-    }
-
-    private void pause(SleepCommand c) {
-        paused = true;
-        if (c.clearCache()) {
-            engine.resetPrefixCache(false, r -> { });
-            if (publisher != null) {
-                publisher.flush();
-            }
-        }
-        c.done().complete(clock.modelNow());
+        return done;
     }
 
     /** Stops the thread; requests still in the engine finish with {@code abort} and their connections are told. */
@@ -346,21 +251,16 @@ final class EngineLoop implements Runnable {
                 return;
             }
         }
-        if (kvEvents != null) {
-            try {
-                publisher = new KvEventPublisher(kvEvents, kvEventsRank, kvEventsReplicaOffset);
-            } catch (RuntimeException e) {
-                started.complete(e instanceof ConfigException ? e.getMessage() : "KV events: " + e);
-                return;
-            }
-            engine.kvCache().setEventListener(publisher);
+        String refused = kvEvents.open(engine);
+        started.complete(refused);
+        if (refused != null) {
+            return;
         }
-        started.complete(null);
         while (!stopping) {
             drainInbox();
-            expireLeases(clock.modelNow());
-            applySleeps();
-            if (paused) {
+            holds.expire(clock.modelNow());
+            commands.applySleeps();
+            if (commands.paused()) {
                 parkWhilePaused();
                 continue;
             }
@@ -372,7 +272,7 @@ final class EngineLoop implements Runnable {
             if (engine.isIdle()) {
                 cursorNanos = Math.max(cursorNanos, earliestArrival());
             }
-            cursorNanos = Math.max(cursorNanos, resumeAtNanos);
+            cursorNanos = Math.max(cursorNanos, commands.resumeAtNanos());
             admitThrough(cursorNanos);
             StepPlan plan = engine.planStep(cursorNanos);
             if (plan == null) {
@@ -387,11 +287,9 @@ final class EngineLoop implements Runnable {
                 continue;
             }
             recordPlanned(plan);
-            if (loraStates != null && loraStates.byQueue()) {
-                reportRunningAdapters();
-            }
+            loras.reportRunning(engine);
             long deadline = clock.toWall(plan.endNanos());
-            wall.sleepUntil(deadline, realtime ? REALTIME_SPIN_NANOS : SPIN_NANOS);
+            wall.sleepUntil(deadline, realtime ? RealtimePriority.SPIN_NANOS : SPIN_NANOS);
             long lag = wall.nanoTime() - deadline;
             StepOutcome out = engine.completeStep(plan);
             cursorNanos = plan.endNanos();
@@ -399,17 +297,12 @@ final class EngineLoop implements Runnable {
             // before the tokens go out: a client that has its answer then finds /metrics counting it
             metrics.snapshot(engine, arrived.size());
             deliver(out);
-            if (publisher != null) {
-                publisher.flush();
-            }
+            kvEvents.flush();
         }
         abortAll();
         exited = true;
-        refusePendingResets();
-        if (publisher != null) {
-            publisher.flush();
-            publisher.close();
-        }
+        commands.refuseResets();
+        kvEvents.close();
     }
 
     private void drainInbox() {
@@ -420,36 +313,14 @@ final class EngineLoop implements Runnable {
         }
         KvConnector.Notice notice;
         while ((notice = kvNotices.poll()) != null) {
-            applyKvNotice(notice);
+            holds.apply(notice);
         }
         while ((c = aborts.poll()) != null) {
             abortChoice(c, FinishReason.ABORT);
         }
-        Integer lora;
-        while ((lora = loraChanges.poll()) != null) {
-            if (lora > 0) {
-                engine.registerLora(lora);
-            } else {
-                engine.removeLora(-lora);
-            }
-        }
+        loras.apply(engine);
         flushTouched();
-        PrefixCacheReset reset;
-        while ((reset = resets.poll()) != null) {
-            boolean done = engine.resetPrefixCache(reset.preemptRunning(),
-                    r -> ((Choice) r.attachment()).recordPreemption(cursorNanos));
-            if (publisher != null) {
-                publisher.flush(); // AllBlocksCleared now, not with the next step's events
-            }
-            reset.done().complete(done);
-        }
-    }
-
-    private void refusePendingResets() {
-        PrefixCacheReset reset;
-        while ((reset = resets.poll()) != null) {
-            reset.done().complete(false);
-        }
+        commands.applyResets(cursorNanos);
     }
 
     private void abortChoice(Choice c, FinishReason reason) {
@@ -462,9 +333,6 @@ final class EngineLoop implements Runnable {
                 kv.pullDone(c, rank); // never reached the engine: its prefill's blocks may go
             }
             unscheduled.decrementAndGet();
-            metrics.recordFinish(r, c.index, c.exchange.choiceCount());
-            unfinished.decrementAndGet();
-            loraFinished(r);
         } else {
             boolean wasWaiting = r.firstScheduledNanos() < 0;
             if (!engine.abort(r, reason, cursorNanos)) {
@@ -473,10 +341,15 @@ final class EngineLoop implements Runnable {
             if (wasWaiting) {
                 unscheduled.decrementAndGet();
             }
-            metrics.recordFinish(r, c.index, c.exchange.choiceCount());
-            unfinished.decrementAndGet();
-            loraFinished(r);
         }
+        retire(c);
+    }
+
+    /** {@code c} left the engine, finished or aborted: counted, its adapter's count updated, its event loop told. */
+    private void retire(Choice c) {
+        metrics.recordFinish(c.request, c.index, c.exchange.choiceCount());
+        unfinished.decrementAndGet();
+        loras.finished(c.request);
         c.markFinished();
         touch(c.batch).add(c);
     }
@@ -488,68 +361,12 @@ final class EngineLoop implements Runnable {
     private long awaitKvOrArrival(long kvArrivalNanos) {
         sleeping.set(true);
         long remaining = clock.toWall(kvArrivalNanos) - wall.nanoTime();
-        if (remaining > 0 && submits.isEmpty() && aborts.isEmpty() && resets.isEmpty() && sleeps.isEmpty() && !stopping) {
+        if (remaining > 0 && submits.isEmpty() && aborts.isEmpty() && !commands.pending() && !stopping) {
             LockSupport.parkNanos(this, remaining);
         }
         sleeping.set(false);
         drainInbox();
         return arrived.isEmpty() ? kvArrivalNanos : Math.min(kvArrivalNanos, earliestArrival());
-    }
-
-    /** A finished prefill's blocks wait for the decode side, its lease running from its finish. */
-    private void hold(Choice c, long finishedNanos) {
-        EngineRequest r = c.request;
-        String id = c.kvRequestId;
-        c.holdKv(kv.held(r, rank, id));
-        held.put(id, c);
-        leaseEnds.put(id, finishedNanos + kv.config().leaseNanos());
-        kv.metrics(rank).held(held.size());
-    }
-
-    private void applyKvNotice(KvConnector.Notice notice) {
-        if (notice.heartbeat()) {
-            long until = clock.modelNow() + kv.config().leaseExtensionNanos();
-            leaseEnds.computeIfPresent(notice.requestId(), (id, end) -> Math.max(end, until));
-            return;
-        }
-        Choice c = held.remove(notice.requestId());
-        if (c == null) {
-            kv.metrics(rank).unknownNotice(); // expired already, or never held here (vLLM logs a warning)
-            return;
-        }
-        leaseEnds.remove(notice.requestId());
-        engine.releaseKv(c.request);
-        kv.metrics(rank).held(held.size());
-    }
-
-    /** Frees the blocks of every hold whose lease ended by {@code nowNanos} (vLLM's P side counts them expired). */
-    private void expireLeases(long nowNanos) {
-        if (leaseEnds.isEmpty()) {
-            return;
-        }
-        for (Iterator<java.util.Map.Entry<String, Long>> it = leaseEnds.entrySet().iterator(); it.hasNext(); ) {
-            java.util.Map.Entry<String, Long> lease = it.next();
-            if (lease.getValue() <= nowNanos) {
-                it.remove();
-                engine.releaseKv(held.remove(lease.getKey()).request);
-                kv.metrics(rank).expired();
-                kv.metrics(rank).held(held.size());
-            }
-        }
-    }
-
-    /** Model time of the first lease to end; {@code Long.MAX_VALUE} when nothing is held. */
-    private long nextLeaseEnd() {
-        long next = Long.MAX_VALUE;
-        for (long end : leaseEnds.values()) {
-            next = Math.min(next, end);
-        }
-        return next;
-    }
-
-    /** Blocks held for decode sides, with their leases; for tests. */
-    int heldCount() {
-        return held.size();
     }
 
     private long earliestArrival() {
@@ -572,7 +389,7 @@ final class EngineLoop implements Runnable {
         }
         drainInbox();
         Iterator<Choice> it = arrived.iterator();
-        while (it.hasNext() && pausing == null) {
+        while (it.hasNext() && !commands.pausing()) {
             Choice c = it.next();
             if (c.request.arrivalNanos() <= startNanos) {
                 it.remove();
@@ -614,35 +431,12 @@ final class EngineLoop implements Runnable {
             EngineRequest r = out.finished(i);
             Choice c = (Choice) r.attachment();
             if (r.isKvHeld()) {
-                hold(c, end);
+                holds.hold(c, end);
             }
             live.remove(c);
-            metrics.recordFinish(r, c.index, c.exchange.choiceCount());
-            unfinished.decrementAndGet();
-            loraFinished(r);
-            c.markFinished();
-            touch(c.batch).add(c);
+            retire(c);
         }
         flushTouched();
-    }
-
-    /** The adapters of the requests in the scheduler's running list, for the queue-based LoRA lists. */
-    private void reportRunningAdapters() {
-        int n = engine.runningCount();
-        if (runningAdapters.length < n) {
-            runningAdapters = new String[Math.max(n, 2 * runningAdapters.length)];
-        }
-        for (int i = 0; i < n; i++) {
-            EngineRequest r = engine.running(i);
-            runningAdapters[i] = r.lora() == null ? null : r.lora().name();
-        }
-        loraStates.runningNow(rank, runningAdapters, n);
-    }
-
-    private void loraFinished(EngineRequest r) {
-        if (r.lora() != null) {
-            loraStates.finished(r.lora().name());
-        }
     }
 
     private EventLoopBatch touch(EventLoopBatch b) {
@@ -665,7 +459,7 @@ final class EngineLoop implements Runnable {
     private void parkWhilePaused() {
         metrics.snapshot(engine, arrived.size()); // requests taken in while asleep show as waiting
         sleeping.set(true);
-        if (paused && sleeps.isEmpty() && submits.isEmpty() && aborts.isEmpty() && resets.isEmpty() && !stopping) {
+        if (commands.paused() && !commands.pending() && submits.isEmpty() && aborts.isEmpty() && !stopping) {
             LockSupport.park(this);
         }
         sleeping.set(false);
@@ -673,8 +467,8 @@ final class EngineLoop implements Runnable {
 
     private void sleepUntilWork() {
         sleeping.set(true);
-        if (submits.isEmpty() && aborts.isEmpty() && resets.isEmpty() && sleeps.isEmpty() && kvNotices.isEmpty() && !stopping) {
-            long leaseEnd = nextLeaseEnd();
+        if (submits.isEmpty() && aborts.isEmpty() && !commands.pending() && kvNotices.isEmpty() && !stopping) {
+            long leaseEnd = holds.nextLeaseEnd();
             if (leaseEnd == Long.MAX_VALUE) {
                 LockSupport.park(this);
             } else {
@@ -686,10 +480,15 @@ final class EngineLoop implements Runnable {
 
     private void abortAll() {
         drainInbox();
+        abortLive();
+        metrics.snapshot(engine, 0);
+    }
+
+    /** Aborts every request this thread holds (in the engine or handed over) and hands the finishes out. */
+    private void abortLive() {
         for (Choice c : new ArrayList<>(live)) {
             abortChoice(c, FinishReason.ABORT);
         }
         flushTouched();
-        metrics.snapshot(engine, 0);
     }
 }

@@ -61,15 +61,10 @@ final class Exchange {
         this.fault = new ExchangeFault(fault, service.faults.get());
         this.requestId = requestId;
         this.choices = Choices.create(service, request, this, seq, service.batchFor(context));
-        String id = wire.id(request, requestId);
-        long created = System.currentTimeMillis() / 1000;
-        // vLLM names the adapter a request ran on as its response's model
-        String model = request.lora() != null ? request.lora().name() : service.options.servedModelName();
-        Logprobs logprobs = new Logprobs(request, service.vocabulary);
-        this.truth = new GroundTruth(requestId, service.options.replica(), request.lora(), service.clock, choices,
-                request.tokenTimes(), service.options.truthLog());
-        this.sse = request.stream() ? wire.stream(request, id, created, model, choices, logprobs, truth) : null;
-        this.body = request.stream() ? null : wire.body(request, id, created, model, choices, logprobs, truth);
+        ResponseContext answer = ResponseContext.open(service, wire, request, requestId, choices);
+        this.truth = answer.truth();
+        this.sse = request.stream() ? wire.stream(answer) : null;
+        this.body = request.stream() ? null : wire.body(answer);
     }
 
     /** The front door's routing decision (a JSON object), for the truth log. */

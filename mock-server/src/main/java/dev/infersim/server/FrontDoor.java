@@ -91,7 +91,7 @@ public final class FrontDoor {
         BodyHandler body = BodyHandler.create(false).setBodyLimit(base.maxBodyBytes());
         web.route("/admin/*").handler(this::authenticate);
         web.get("/admin/replicas").handler(rc -> json(rc.response(), describe()));
-        web.post("/admin/replicas").handler(body).handler(rc -> HttpApi.resize(rc, fleet, this::describe));
+        web.post("/admin/replicas").handler(body).handler(rc -> AdminRoutes.resize(rc, fleet, this::describe));
         web.get("/health").handler(rc -> rc.response().setStatusCode(ready().isEmpty() ? 503 : 200).end());
         web.post("/v1/completions").handler(body).handler(this::route);
         web.post("/v1/chat/completions").handler(body).handler(this::route);
@@ -141,7 +141,7 @@ public final class FrontDoor {
     private void authenticate(RoutingContext rc) {
         String key = base.apiKey();
         if (key != null && !("Bearer " + key).equals(rc.request().getHeader("authorization"))) {
-            HttpApi.error(rc, 401, "Unauthorized: missing or wrong API key (send Authorization: Bearer KEY)", null);
+            HttpBasics.error(rc, 401, "Unauthorized: missing or wrong API key (send Authorization: Bearer KEY)", null);
             return;
         }
         rc.next();
@@ -162,7 +162,7 @@ public final class FrontDoor {
     private void route(RoutingContext rc) {
         List<MockServer> ready = ready();
         if (ready.isEmpty()) {
-            HttpApi.error(rc, 503, "No replica is ready (all are loading or draining)", null);
+            HttpBasics.error(rc, 503, "No replica is ready (all are loading or draining)", null);
             return;
         }
         targets.keySet().retainAll(fleet.replicas());
@@ -188,7 +188,7 @@ public final class FrontDoor {
     private void forward(RoutingContext rc) {
         List<MockServer> ready = ready();
         if (ready.isEmpty()) {
-            HttpApi.error(rc, 503, "No replica is ready (all are loading or draining)", null);
+            HttpBasics.error(rc, 503, "No replica is ready (all are loading or draining)", null);
             return;
         }
         proxy(rc, ready.get(0), rc.body().buffer() == null ? Buffer.buffer() : rc.body().buffer(), null, () -> { });
@@ -226,7 +226,7 @@ public final class FrontDoor {
             return upstream.send(body);
         }).onSuccess(answer -> relay(answer, out, once)).onFailure(e -> {
             once.run();
-            HttpApi.error(rc, 502, "Replica " + replica.replica() + " failed: " + e.getMessage(), null);
+            HttpBasics.error(rc, 502, "Replica " + replica.replica() + " failed: " + e.getMessage(), null);
         });
     }
 

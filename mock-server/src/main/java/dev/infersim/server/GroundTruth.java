@@ -2,7 +2,6 @@ package dev.infersim.server;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.infersim.engine.EngineRequest;
-import dev.infersim.engine.LoraAdapter;
 
 import java.io.IOException;
 
@@ -16,26 +15,22 @@ import java.io.IOException;
  */
 final class GroundTruth {
     private final String requestId;
-    private final int replica;
-    private final LoraAdapter lora;
-    private final ModelClock clock;
+    private final CompletionRequest request;
     private final Choice[] choices;
-    /** The request asked for token times in its response ({@code infersim.token_times}). */
-    private final boolean responseTokenTimes;
+    private final int replica;
+    private final ModelClock clock;
     private final TruthLog log;
     private int engine;
     /** The front door's routing decision, a JSON object; null when no front door routed the request. */
     private volatile String route;
 
-    GroundTruth(String requestId, int replica, LoraAdapter lora, ModelClock clock, Choice[] choices, boolean responseTokenTimes,
-                TruthLog log) {
+    GroundTruth(ModelService service, CompletionRequest request, String requestId, Choice[] choices) {
         this.requestId = requestId;
-        this.replica = replica;
-        this.lora = lora;
-        this.clock = clock;
+        this.request = request;
         this.choices = choices;
-        this.responseTokenTimes = responseTokenTimes;
-        this.log = log;
+        this.replica = service.options.replica();
+        this.clock = service.clock;
+        this.log = service.options.truthLog();
     }
 
     /** Event loop: {@code c} finished (seen through its published state); hands it to the truth log, if any. */
@@ -82,7 +77,7 @@ final class GroundTruth {
         g.writeArrayFieldStart("choices");
         for (Choice c : choices) {
             g.writeStartObject();
-            choiceFields(g, c, responseTokenTimes);
+            choiceFields(g, c, request.tokenTimes()); // the request's infersim.token_times
             g.writeEndObject();
         }
         g.writeEndArray();
@@ -91,10 +86,10 @@ final class GroundTruth {
 
     /** The LoRA adapter the request ran on; null for the base model. */
     private void writeLora(JsonGenerator g) throws IOException {
-        if (lora == null) {
+        if (request.lora() == null) {
             g.writeNullField("lora");
         } else {
-            g.writeStringField("lora", lora.name());
+            g.writeStringField("lora", request.lora().name());
         }
     }
 

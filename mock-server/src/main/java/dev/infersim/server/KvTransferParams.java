@@ -42,50 +42,28 @@ record KvTransferParams(boolean remoteDecode, boolean remotePrefill, String remo
             return null;
         }
         if (!p.isObject()) {
-            throw ApiException.badRequest(FIELD, FIELD + ": expected an object, got " + RequestParser.describe(p));
+            throw ApiException.badRequest(FIELD, FIELD + ": expected an object, got " + JsonFields.describe(p));
         }
-        ObjectNode o = (ObjectNode) p;
-        boolean decode = bool(o, "do_remote_decode");
-        boolean prefill = bool(o, "do_remote_prefill");
+        JsonFields o = JsonFields.within((ObjectNode) p, FIELD);
+        boolean decode = o.optBool("do_remote_decode", false);
+        boolean prefill = o.optBool("do_remote_prefill", false);
         if (!prefill) {
             return new KvTransferParams(decode, false, null, null, null, 0);
         }
-        String engine = text(o, "remote_engine_id");
-        String request = text(o, "remote_request_id");
-        String host = text(o, "remote_host");
-        JsonNode port = o.get("remote_port");
-        JsonNode blocks = o.get("remote_block_ids");
-        if (engine == null || request == null || host == null || port == null || port.isNull() || blocks == null
+        String engine = o.optString("remote_engine_id");
+        String request = o.optString("remote_request_id");
+        String host = o.optString("remote_host");
+        JsonNode port = o.given("remote_port");
+        JsonNode blocks = o.given("remote_block_ids");
+        if (engine == null || request == null || host == null || port == null || blocks == null
                 || !blocks.isArray() || blocks.isEmpty()) {
             throw ApiException.badRequest(FIELD, FIELD + ": do_remote_prefill needs remote_engine_id, remote_request_id, "
                     + "remote_host, remote_port and a non-empty remote_block_ids, as the prefill's response gives them");
         }
         if (!port.isIntegralNumber() || !port.canConvertToInt() || port.asInt() < 1 || port.asInt() > 65535) {
-            throw ApiException.badRequest(FIELD, FIELD + ".remote_port: expected a port number, got " + RequestParser.describe(port));
+            throw o.wrongType("remote_port", "a port number", port);
         }
         return new KvTransferParams(decode, true, engine, request, host, port.asInt());
-    }
-
-    private static boolean bool(ObjectNode o, String key) {
-        JsonNode v = o.get(key);
-        if (v == null || v.isNull()) {
-            return false;
-        }
-        if (!v.isBoolean()) {
-            throw ApiException.badRequest(FIELD, FIELD + "." + key + ": expected a boolean, got " + RequestParser.describe(v));
-        }
-        return v.asBoolean();
-    }
-
-    private static String text(ObjectNode o, String key) {
-        JsonNode v = o.get(key);
-        if (v == null || v.isNull()) {
-            return null;
-        }
-        if (!v.isTextual()) {
-            throw ApiException.badRequest(FIELD, FIELD + "." + key + ": expected a string, got " + RequestParser.describe(v));
-        }
-        return v.asText();
     }
 
     /**

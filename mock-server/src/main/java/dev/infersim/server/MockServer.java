@@ -27,7 +27,8 @@ import java.util.Locale;
  *   ...
  *   server.close().await();
  * </pre>
- * See {@link HttpApi} for the endpoints and {@link ModelClock} for model time versus wall time.
+ * See {@link OpenAiRoutes} and {@link AdminRoutes} for the endpoints and {@link ModelClock} for model time versus wall
+ * time.
  */
 public final class MockServer {
     private final Vertx vertx;

@@ -88,7 +88,7 @@ record OutputSpec(List<Tool> tools, ToolChoice toolChoice, String namedTool, Jso
                 }
             }
         }
-        boolean includeReasoning = RequestParser.optBool(body, "include_reasoning", true);
+        boolean includeReasoning = JsonFields.of(body).optBool("include_reasoning", true);
         // Without auto tool choice on, vLLM passes tools to the template but parses no calls out of the reply.
         if (mode == ToolChoice.AUTO && !features.enableAutoToolChoice()) {
             mode = ToolChoice.NONE;
@@ -118,7 +118,7 @@ record OutputSpec(List<Tool> tools, ToolChoice toolChoice, String namedTool, Jso
             return List.of();
         }
         if (!t.isArray()) {
-            throw ApiException.badRequest("tools", "tools: expected a list of tools, got " + RequestParser.describe(t));
+            throw ApiException.badRequest("tools", "tools: expected a list of tools, got " + JsonFields.describe(t));
         }
         if (t.isEmpty()) {
             throw ApiException.badRequest("tools", "`tools` must not be an empty array. Either provide at least one tool "

@@ -15,6 +15,22 @@ final class RealtimePriority {
     /** Low in the 1..99 range: above every normal thread, below the kernel's own real-time threads. */
     static final int PRIORITY = 10;
 
+    /**
+     * How long before a step's deadline a real-time engine thread ({@link EngineLoop}) stops parking and spins. Now and
+     * then parkNanos wakes it 1.5-5 ms late even on SCHED_FIFO (no safepoint or GC phase coincides), which kept step
+     * lag p99 at 1.4-3.5 ms on the 2,000-stream benchmark; spinning the last 6 ms brought it under 0.35 ms in four runs
+     * of five. It costs up to 6 ms of one core per step, which a user who asked for a real-time engine has set a core
+     * aside for; without SCHED_FIFO the scheduler preempts a spinning thread anyway (p99 7.6 ms with it), so there the
+     * spin stays short.
+     *
+     * <p>No spin takes more than half the wait, though: steps shorter than the spin (a light batch, the ramp-up of
+     * a benchmark) had the thread spinning without pause, and Linux stops every real-time thread of a CPU that used
+     * up 95% of a second (kernel.sched_rt_runtime_us) for the rest of that second. /proc/thread-self/schedstat showed
+     * the engine thread waiting 21-50 ms on the run queue in exactly those stalls, the 35-132 ms late steps the
+     * benchmark had kept finding.
+     */
+    static final long SPIN_NANOS = 6_000_000;
+
     private RealtimePriority() {
     }
 

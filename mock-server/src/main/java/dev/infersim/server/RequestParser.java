@@ -120,7 +120,7 @@ final class RequestParser {
      * name, as vLLM's model check.
      */
     LoraAdapter checkModel(ObjectNode body) {
-        String model = optString(body, "model");
+        String model = JsonFields.of(body).optString("model");
         if (model == null || servedModelNames.contains(model)) {
             return null;
         }
@@ -132,6 +132,7 @@ final class RequestParser {
     }
 
     CompletionRequest parse(ObjectNode body, boolean chat) {
+        JsonFields fields = JsonFields.of(body);
         LoraAdapter lora = checkModel(body);
         List<int[]> prompts = new ArrayList<>();
         List<int[]> echo = new ArrayList<>();
@@ -141,7 +142,7 @@ final class RequestParser {
         boolean chatEcho = false;
         if (chat) {
             List<PromptTokenizer.Message> messages = messages(body);
-            chatEcho = optBool(body, "echo", false);
+            chatEcho = fields.optBool("echo", false);
             echoMessage = chatEcho ? ChatEcho.text(messages) : null;
             prompts.add(tokenizer.applyChatTemplate(messages, templateEnding(body)));
             String lastUser = "";
@@ -153,24 +154,24 @@ final class RequestParser {
             echo.add(tokenizer.encode(lastUser.isEmpty() ? messages.get(messages.size() - 1).content() : lastUser));
         } else {
             // vLLM serves no fill-in-the-middle: any suffix, even "", is refused before the prompt is looked at.
-            if (optString(body, "suffix") != null) {
+            if (fields.optString("suffix") != null) {
                 throw ApiException.badRequest(null, "suffix is not currently supported");
             }
             for (int[] p : prompts(body, texts)) {
                 prompts.add(p);
                 echo.add(p);
             }
-            echoPrompt = optBool(body, "echo", false);
+            echoPrompt = fields.optBool("echo", false);
         }
         // max_tokens 0 is vLLM's way to score a prompt: allowed with echo only.
-        Integer maxTokens = optInt(body, chat ? "max_completion_tokens" : "max_tokens", echoPrompt ? 0 : 1, Integer.MAX_VALUE);
+        Integer maxTokens = fields.optInt(chat ? "max_completion_tokens" : "max_tokens", echoPrompt ? 0 : 1, Integer.MAX_VALUE);
         if (maxTokens == null) {
-            maxTokens = optInt(body, "max_tokens", 1, Integer.MAX_VALUE);
+            maxTokens = fields.optInt("max_tokens", 1, Integer.MAX_VALUE);
         }
         if (maxTokens == null && !chat) {
             maxTokens = DEFAULT_COMPLETION_MAX_TOKENS;
         }
-        Integer minTokens = optInt(body, "min_tokens", 0, Integer.MAX_VALUE);
+        Integer minTokens = fields.optInt("min_tokens", 0, Integer.MAX_VALUE);
         int min = minTokens == null ? 0 : minTokens;
         for (int[] p : prompts) {
             checkContext(p.length, maxTokens, chat);
@@ -181,9 +182,9 @@ final class RequestParser {
                         + ", got " + min + ".");
             }
         }
-        int n = SamplingChecks.n(body);
-        SamplingChecks.bestOf(body, n);
-        boolean stream = optBool(body, "stream", false);
+        int n = SamplingChecks.n(fields);
+        SamplingChecks.bestOf(fields, n);
+        boolean stream = fields.optBool("stream", false);
         JsonNode streamOptions = body.get("stream_options");
         boolean includeUsage = false;
         boolean continuousUsage = false;
@@ -195,40 +196,40 @@ final class RequestParser {
             if (!stream) {
                 throw ApiException.badRequest("stream_options", "Stream options can only be defined when `stream=True`.");
             }
-            includeUsage = optBool((ObjectNode) streamOptions, "include_usage", false);
-            continuousUsage = optBool((ObjectNode) streamOptions, "continuous_usage_stats", false);
+            includeUsage = JsonFields.of((ObjectNode) streamOptions).optBool("include_usage", false);
+            continuousUsage = JsonFields.of((ObjectNode) streamOptions).optBool("continuous_usage_stats", false);
         }
-        Double temperature = optNumber(body, "temperature", 0, 2);
-        Double topP = optNumber(body, "top_p", 0, 1);
+        Double temperature = fields.optNumber("temperature", 0, 2);
+        Double topP = fields.optNumber("top_p", 0, 1);
         if (topP != null && topP == 0) {
             throw ApiException.badRequest("top_p", "top_p must be in (0, 1], got 0.0.");
         }
-        SamplingChecks.penalties(body);
-        SamplingChecks.topKMinP(body);
+        SamplingChecks.penalties(fields);
+        SamplingChecks.topKMinP(fields);
         SamplingChecks.greedy(temperature, n);
-        SamplingChecks.allowedTokenIds(body);
-        ResponseFormats.check(body, chat);
-        DeclaredFields.check(body, chat);
+        SamplingChecks.allowedTokenIds(fields);
+        ResponseFormats.check(fields, chat);
+        DeclaredFields.check(fields, chat);
         OutputSpec output = chat ? OutputSpec.ofChat(body, features) : OutputSpec.PLAIN;
-        optString(body, "user");
+        fields.optString("user");
         boolean logprobs;
         int top;
         if (chat) {
-            logprobs = optBool(body, "logprobs", false);
-            top = SamplingChecks.topLogprobs(body, logprobs);
+            logprobs = fields.optBool("logprobs", false);
+            top = SamplingChecks.topLogprobs(fields, logprobs);
         } else {
-            Integer t = optInt(body, "logprobs", 0, Integer.MAX_VALUE);
+            Integer t = fields.optInt("logprobs", 0, Integer.MAX_VALUE);
             logprobs = t != null;
             top = t == null ? 0 : SamplingChecks.sampleLogprobs(t);
         }
-        Integer promptLogprobs = SamplingChecks.promptLogprobs(body, stream);
+        Integer promptLogprobs = SamplingChecks.promptLogprobs(fields, stream);
         if (!chat && promptLogprobs == null && echoPrompt && logprobs) {
             promptLogprobs = top; // vLLM scores an echoed prompt at the depth asked of the output
         }
         if (chat && promptLogprobs == null && chatEcho) {
             promptLogprobs = top; // vLLM's chat echo scores the prompt at top_logprobs' depth, logprobs or not
         }
-        SamplingChecks.logitBias(body, tokenizer);
+        SamplingChecks.logitBias(fields, tokenizer);
         List<ReturnedPrompt> returned = null;
         if (chat && promptLogprobs != null && !stream) {
             // Chat scores the templated prompt, its text never returned; a chat stream carries no prompt logprobs.
@@ -241,8 +242,8 @@ final class RequestParser {
                 returned.add(ReturnedPrompt.of(tokenizer, text, prompts.get(i), logprobs || promptLogprobs != null));
             }
         }
-        Long seed = Seeds.of(body);
-        Integer priority = optInt(body, "priority", Integer.MIN_VALUE, Integer.MAX_VALUE);
+        Long seed = Seeds.of(fields);
+        Integer priority = fields.optInt("priority", Integer.MIN_VALUE, Integer.MAX_VALUE);
         // vLLM refuses a priority it would silently ignore, so a client learns the server is not ordering by it.
         if (priority != null && priority != 0 && !priorityScheduling) {
             throw ApiException.badRequest("priority", "Got priority " + priority + " but Priority scheduling is not enabled.");
@@ -250,19 +251,19 @@ final class RequestParser {
         boolean tokenTimes = false;
         JsonNode infersim = body.get("infersim");
         if (infersim != null && infersim.isObject()) {
-            tokenTimes = optBool((ObjectNode) infersim, "token_times", false);
+            tokenTimes = JsonFields.of((ObjectNode) infersim).optBool("token_times", false);
         }
         // vLLM's completions endpoint answers a beam search in one body even when asked to stream (its checks above
         // still saw stream=true); chat streams it like any other request. The mock samples no beams either way.
-        boolean beamSearch = optBool(body, "use_beam_search", false);
+        boolean beamSearch = fields.optBool("use_beam_search", false);
         // vLLM's kv_transfer_params is any dict, handed to the KV connector (if any) to read
         JsonNode kvTransferParams = body.get(KvTransferParams.FIELD);
         if (kvTransferParams != null && !kvTransferParams.isNull() && !kvTransferParams.isObject()) {
-            throw ApiException.badRequest(KvTransferParams.FIELD, KvTransferParams.FIELD + ": expected an object, got "
-                    + describe(kvTransferParams));
+            throw fields.wrongType(KvTransferParams.FIELD, "an object", kvTransferParams);
         }
         boolean streamed = stream && !(beamSearch && !chat);
-        return new CompletionRequest(chat, prompts, echo, echoPrompt, echoMessage, returned, promptLogprobs, maxTokens, min, optBool(body, "ignore_eos", false), stops(body),
+        return new CompletionRequest(chat, prompts, echo, echoPrompt, echoMessage, returned, promptLogprobs, maxTokens, min,
+                fields.optBool("ignore_eos", false), stops(body),
                 n, seed, logprobs, top, streamed, includeUsage, continuousUsage,
                 priority == null ? 0 : priority, tokenTimes, lora, output,
                 kvTransferParams == null || kvTransferParams.isNull() ? null : kvTransferParams);
@@ -283,8 +284,9 @@ final class RequestParser {
      * at its default, which the template renderer then refuses, so that is a 400 too.
      */
     private static PromptTokenizer.Ending templateEnding(ObjectNode body) {
-        boolean continueFinal = optBool(body, "continue_final_message", false);
-        boolean generationPrompt = optBool(body, "add_generation_prompt", true);
+        JsonFields fields = JsonFields.of(body);
+        boolean continueFinal = fields.optBool("continue_final_message", false);
+        boolean generationPrompt = fields.optBool("add_generation_prompt", true);
         if (continueFinal && generationPrompt) {
             throw ApiException.badRequest(null, body.hasNonNull("add_generation_prompt")
                     ? "Cannot set both `continue_final_message` and `add_generation_prompt` to True."
@@ -355,7 +357,8 @@ final class RequestParser {
             }
             return text.toString();
         }
-        throw ApiException.badRequest("messages", where + ".content: expected a string or an array of text parts, got " + describe(c));
+        throw ApiException.badRequest("messages", where + ".content: expected a string or an array of text parts, got "
+                + JsonFields.describe(c));
     }
 
     /** Each prompt's token ids; {@code texts} gets each prompt's text (token ids decoded) for echo. */
@@ -384,7 +387,8 @@ final class RequestParser {
                     out.add(tokenIds(e));
                     texts.add(null);
                 } else {
-                    throw ApiException.badRequest("prompt", "prompt: list items must be strings or token id lists, got " + describe(e));
+                    throw ApiException.badRequest("prompt", "prompt: list items must be strings or token id lists, got "
+                            + JsonFields.describe(e));
                 }
             }
         } else {
@@ -398,7 +402,8 @@ final class RequestParser {
         for (int i = 0; i < ids.length; i++) {
             JsonNode e = array.get(i);
             if (!e.isIntegralNumber() || !e.canConvertToInt() || e.asInt() < 0) {
-                throw ApiException.badRequest("prompt", "prompt: token ids must be non-negative integers, got " + describe(e));
+                throw ApiException.badRequest("prompt", "prompt: token ids must be non-negative integers, got "
+                        + JsonFields.describe(e));
             }
             ids[i] = e.asInt();
             // vLLM refuses ids past its tokenizer's vocabulary; echo mode could not even decode them.
@@ -421,12 +426,13 @@ final class RequestParser {
         } else if (s.isArray()) {
             for (JsonNode e : s) {
                 if (!e.isTextual()) {
-                    throw ApiException.badRequest("stop", "stop: expected a string or a list of strings, got an item " + describe(e));
+                    throw ApiException.badRequest("stop", "stop: expected a string or a list of strings, got an item "
+                            + JsonFields.describe(e));
                 }
                 out.add(e.asText());
             }
         } else {
-            throw ApiException.badRequest("stop", "stop: expected a string or a list of strings, got " + describe(s));
+            throw ApiException.badRequest("stop", "stop: expected a string or a list of strings, got " + JsonFields.describe(s));
         }
         out.removeIf(String::isEmpty);
         long chars = 0;
@@ -438,65 +444,5 @@ final class RequestParser {
                     + chars);
         }
         return StopStrings.of(out);
-    }
-
-    static Integer optInt(ObjectNode body, String field, int min, int max) {
-        JsonNode v = body.get(field);
-        if (v == null || v.isNull()) {
-            return null;
-        }
-        if (!v.isIntegralNumber() || !v.canConvertToInt()) {
-            throw ApiException.badRequest(field, field + ": expected an integer, got " + describe(v));
-        }
-        int i = v.asInt();
-        if (i < min || i > max) {
-            throw ApiException.badRequest(field, field + ": must be " + (max == Integer.MAX_VALUE ? ">= " + min
-                    : "between " + min + " and " + max) + ", got " + i);
-        }
-        return i;
-    }
-
-    static boolean optBool(ObjectNode body, String field, boolean otherwise) {
-        JsonNode v = body.get(field);
-        if (v == null || v.isNull()) {
-            return otherwise;
-        }
-        if (!v.isBoolean()) {
-            throw ApiException.badRequest(field, field + ": expected a boolean, got " + describe(v));
-        }
-        return v.asBoolean();
-    }
-
-    static Double optNumber(ObjectNode body, String field, double min, double max) {
-        JsonNode v = body.get(field);
-        if (v == null || v.isNull()) {
-            return null;
-        }
-        if (!v.isNumber()) {
-            throw ApiException.badRequest(field, field + ": expected a number, got " + describe(v));
-        }
-        double d = v.asDouble();
-        if (d < min || d > max) {
-            throw ApiException.badRequest(field, field + ": must be between " + min + " and " + max + ", got " + d);
-        }
-        return d;
-    }
-
-    static String optString(ObjectNode body, String field) {
-        JsonNode v = body.get(field);
-        if (v == null || v.isNull()) {
-            return null;
-        }
-        if (!v.isTextual()) {
-            throw ApiException.badRequest(field, field + ": expected a string, got " + describe(v));
-        }
-        return v.asText();
-    }
-
-    static String describe(JsonNode v) {
-        String type = v.isTextual() ? "string" : v.isBoolean() ? "boolean" : v.isNumber() ? "number" : v.isArray() ? "array"
-                : v.isObject() ? "object" : "null";
-        String text = v.toString();
-        return type + " " + (text.length() > 40 ? text.substring(0, 40) + "..." : text);
     }
 }

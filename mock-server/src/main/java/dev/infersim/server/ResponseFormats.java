@@ -1,7 +1,6 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.util.Set;
 
@@ -17,18 +16,18 @@ final class ResponseFormats {
     private ResponseFormats() {
     }
 
-    static void check(ObjectNode body, boolean chat) {
-        JsonNode f = body.get(FIELD);
-        if (f == null || f.isNull()) {
+    static void check(JsonFields fields, boolean chat) {
+        JsonNode f = fields.given(FIELD);
+        if (f == null) {
             return;
         }
         if (!f.isObject()) {
-            throw ApiException.badRequest(FIELD, FIELD + ": expected an object with a type, got " + RequestParser.describe(f));
+            throw fields.wrongType(FIELD, "an object with a type", f);
         }
         JsonNode type = f.get("type");
         if (type == null || !type.isTextual() || !TYPES.contains(type.asText())) {
             throw ApiException.badRequest(FIELD, FIELD + ".type: expected 'text', 'json_object', 'json_schema' or "
-                    + "'structural_tag', got " + (type == null ? "nothing" : RequestParser.describe(type)));
+                    + "'structural_tag', got " + (type == null ? "nothing" : JsonFields.describe(type)));
         }
         if (!type.asText().equals("json_schema")) {
             return;

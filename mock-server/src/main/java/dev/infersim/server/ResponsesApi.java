@@ -10,8 +10,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * {@code ResponsesRequest} (its {@code check_tool_usage}, {@code validate_prompt}) and run as the chat request its
  * input makes ({@code instructions} as the system message, input messages and function calls and their outputs as
  * chat messages, {@code max_output_tokens} as max_tokens, function tools, {@code text.format} json_schema as the
- * response format). {@link ResponsesEncoder} writes the answer. vLLM keeps responses for
- * {@code previous_response_id}, {@code background} and {@code GET /v1/responses/{id}}; the mock stores none and
+ * response format). {@link ResponseObject} and {@link ResponsesEventStream} write the answer. vLLM keeps responses
+ * for {@code previous_response_id}, {@code background} and {@code GET /v1/responses/{id}}; the mock stores none and
  * refuses those with a 400 that says so.
  */
 final class ResponsesApi {
@@ -20,13 +20,14 @@ final class ResponsesApi {
 
     /** The chat request of a Responses body and the format its answer takes. */
     static Wire.Translation translate(ObjectNode body, ModelFeatures features) {
+        JsonFields fields = JsonFields.of(body);
         if (body.hasNonNull("prompt")) {
             throw ApiException.badRequest("prompt", "prompt template is not supported");
         }
         if (body.hasNonNull("previous_response_id")) {
             throw ApiException.badRequest("previous_response_id", "previous_response_id: infersim stores no responses");
         }
-        if (RequestParser.optBool(body, "background", false)) {
+        if (fields.optBool("background", false)) {
             throw ApiException.badRequest("background", "background: infersim stores no responses to poll");
         }
         ObjectNode chat = Json.MAPPER.createObjectNode();
@@ -34,12 +35,12 @@ final class ResponsesApi {
             chat.set("model", body.get("model"));
         }
         ArrayNode messages = chat.putArray("messages");
-        String instructions = RequestParser.optString(body, "instructions");
+        String instructions = fields.optString("instructions");
         if (instructions != null) {
             messages.addObject().put("role", "system").put("content", instructions);
         }
         input(body.get("input"), messages);
-        Integer max = RequestParser.optInt(body, "max_output_tokens", 1, Integer.MAX_VALUE);
+        Integer max = fields.optInt("max_output_tokens", 1, Integer.MAX_VALUE);
         if (max != null) {
             chat.put("max_tokens", max);
         }
@@ -49,7 +50,7 @@ final class ResponsesApi {
                 chat.set(key, body.get(key));
             }
         }
-        if (RequestParser.optBool(body, "stream", false)) {
+        if (fields.optBool("stream", false)) {
             chat.put("stream", true);
         }
         boolean hasTools = tools(body.get("tools"), chat);
@@ -59,7 +60,7 @@ final class ResponsesApi {
             chat.putObject("response_format").put("type", "json_schema").putObject("json_schema")
                     .put("name", format.path("name").asText("response")).set("schema", format.get("schema"));
         }
-        return new Wire.Translation(chat, true, new ResponsesEncoder.ResponsesWire(body));
+        return new Wire.Translation(chat, true, new ResponsesWire(body));
     }
 
     private static void input(JsonNode input, ArrayNode messages) {
@@ -162,6 +163,26 @@ final class ResponsesApi {
             chat.put("tool_choice", mode);
         } else {
             throw ApiException.badRequest("tool_choice", "tool_choice: expected 'none', 'auto', 'required' or a function");
+        }
+    }
+
+    /** The Responses format of one request; holds the request's body, which the response object echoes. */
+    private record ResponsesWire(ObjectNode body) implements Wire {
+        @Override
+        public String id(CompletionRequest request, String requestId) {
+            String given = body.path("request_id").asText("");
+            return given.isEmpty() ? "resp_" + requestId : given;
+        }
+
+        @Override
+        public Stream stream(ResponseContext response) {
+            return new ResponsesEventStream(new ResponseObject(body, response));
+        }
+
+        @Override
+        public Body body(ResponseContext response) {
+            ResponseObject r = new ResponseObject(body, response);
+            return out -> Json.write(out, g -> r.write(g, true, true));
         }
     }
 }

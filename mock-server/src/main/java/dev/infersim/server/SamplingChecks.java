@@ -1,7 +1,6 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -26,8 +25,8 @@ final class SamplingChecks {
     }
 
     /** n: 1..VLLM_MAX_N_SEQUENCES; returns it (1 when absent). */
-    static int n(ObjectNode body) {
-        Integer n = RequestParser.optInt(body, "n", Integer.MIN_VALUE, Integer.MAX_VALUE);
+    static int n(JsonFields fields) {
+        Integer n = fields.optInt("n", Integer.MIN_VALUE, Integer.MAX_VALUE);
         if (n == null) {
             return 1;
         }
@@ -48,14 +47,14 @@ final class SamplingChecks {
         }
     }
 
-    static void penalties(ObjectNode body) {
+    static void penalties(JsonFields fields) {
         for (String field : new String[] {"presence_penalty", "frequency_penalty"}) {
-            Double p = RequestParser.optNumber(body, field, Double.NEGATIVE_INFINITY, Double.POSITIVE_INFINITY);
+            Double p = fields.optNumber(field, Double.NEGATIVE_INFINITY, Double.POSITIVE_INFINITY);
             if (p != null && !(p >= -2 && p <= 2)) {
                 throw ApiException.badRequest(null, field + " must be in [-2, 2], got " + PyFloat.repr(p) + ".");
             }
         }
-        Double r = RequestParser.optNumber(body, "repetition_penalty", Double.NEGATIVE_INFINITY, Double.POSITIVE_INFINITY);
+        Double r = fields.optNumber("repetition_penalty", Double.NEGATIVE_INFINITY, Double.POSITIVE_INFINITY);
         if (r != null && !Double.isFinite(r)) {
             throw ApiException.badRequest(null, "repetition_penalty must be a finite number, got " + PyFloat.repr(r) + ".");
         }
@@ -65,12 +64,12 @@ final class SamplingChecks {
     }
 
     /** top_k: 0 (or -1, which vLLM quietly takes as 0) disables it, else at least 1; min_p within [0, 1]. */
-    static void topKMinP(ObjectNode body) {
-        Integer k = RequestParser.optInt(body, "top_k", Integer.MIN_VALUE, Integer.MAX_VALUE);
+    static void topKMinP(JsonFields fields) {
+        Integer k = fields.optInt("top_k", Integer.MIN_VALUE, Integer.MAX_VALUE);
         if (k != null && k < -1) {
             throw ApiException.badRequest(null, "top_k must be 0 (disable), or at least 1, got " + k + ".");
         }
-        Double minP = RequestParser.optNumber(body, "min_p", Double.NEGATIVE_INFINITY, Double.POSITIVE_INFINITY);
+        Double minP = fields.optNumber("min_p", Double.NEGATIVE_INFINITY, Double.POSITIVE_INFINITY);
         if (minP != null && !(minP >= 0 && minP <= 1)) {
             throw ApiException.badRequest(null, "min_p must be in [0, 1], got " + PyFloat.repr(minP) + ".");
         }
@@ -80,14 +79,14 @@ final class SamplingChecks {
      * allowed_token_ids: a non-empty list of ids inside the vocabulary. vLLM names the parameter and value of these
      * errors, and its error message carries both, as Python prints them.
      */
-    static void allowedTokenIds(ObjectNode body) {
-        JsonNode v = body.get("allowed_token_ids");
-        if (v == null || v.isNull()) {
+    static void allowedTokenIds(JsonFields fields) {
+        JsonNode v = fields.given("allowed_token_ids");
+        if (v == null) {
             return;
         }
         String field = "allowed_token_ids";
         if (!v.isArray()) {
-            throw ApiException.badRequest(field, field + ": expected a list of token ids, got " + RequestParser.describe(v));
+            throw fields.wrongType(field, "a list of token ids", v);
         }
         if (v.isEmpty()) {
             throw ApiException.badRequest(field, "allowed_token_ids is not None and empty! (parameter=allowed_token_ids, value=[])");
@@ -95,7 +94,7 @@ final class SamplingChecks {
         List<Long> outside = new ArrayList<>();
         for (JsonNode id : v) {
             if (!id.isIntegralNumber() || !id.canConvertToLong()) {
-                throw ApiException.badRequest(field, field + ": expected integer token ids, got an item " + RequestParser.describe(id));
+                throw ApiException.badRequest(field, field + ": expected integer token ids, got an item " + JsonFields.describe(id));
             }
             if (id.asLong() < 0 || id.asLong() >= PromptTokenizer.VOCABULARY_SIZE) {
                 outside.add(id.asLong());
@@ -108,8 +107,8 @@ final class SamplingChecks {
     }
 
     /** best_of: at least n (vLLM's SamplingParams), and above 1 refused as the V1 engine does not sample extra sequences. */
-    static void bestOf(ObjectNode body, int n) {
-        Integer bestOf = RequestParser.optInt(body, "best_of", 1, Integer.MAX_VALUE);
+    static void bestOf(JsonFields fields, int n) {
+        Integer bestOf = fields.optInt("best_of", 1, Integer.MAX_VALUE);
         if (bestOf == null) {
             return;
         }
@@ -125,9 +124,9 @@ final class SamplingChecks {
      * Chat top_logprobs: an integer, -1 (the whole vocabulary) or from 0, above 0 only with logprobs; then held to
      * max-logprobs as vLLM's engine holds it. Returns it (0 when absent).
      */
-    static int topLogprobs(ObjectNode body, boolean logprobs) {
-        JsonNode v = body.get("top_logprobs");
-        if (v == null || v.isNull()) {
+    static int topLogprobs(JsonFields fields, boolean logprobs) {
+        JsonNode v = fields.given("top_logprobs");
+        if (v == null) {
             return 0;
         }
         if (!v.isIntegralNumber() || !v.canConvertToInt()) {
@@ -159,9 +158,9 @@ final class SamplingChecks {
      * prompt_logprobs: an integer, 0..max-logprobs or -1 (the whole vocabulary, which exceeds max-logprobs), and none
      * above 0 in a stream; returns it, or null when absent.
      */
-    static Integer promptLogprobs(ObjectNode body, boolean stream) {
-        JsonNode v = body.get("prompt_logprobs");
-        if (v == null || v.isNull()) {
+    static Integer promptLogprobs(JsonFields fields, boolean stream) {
+        JsonNode v = fields.given("prompt_logprobs");
+        if (v == null) {
             return null;
         }
         if (!v.isIntegralNumber() || !v.canConvertToInt()) {
@@ -187,21 +186,20 @@ final class SamplingChecks {
     }
 
     /** logit_bias: an object from token ids (as strings) to numbers, every id inside the vocabulary. */
-    static void logitBias(ObjectNode body, PromptTokenizer tokenizer) {
-        JsonNode v = body.get("logit_bias");
-        if (v == null || v.isNull()) {
+    static void logitBias(JsonFields fields, PromptTokenizer tokenizer) {
+        JsonNode v = fields.given("logit_bias");
+        if (v == null) {
             return;
         }
         if (!v.isObject()) {
-            throw ApiException.badRequest("logit_bias", "logit_bias: expected an object of token ids to biases, got "
-                    + RequestParser.describe(v));
+            throw fields.wrongType("logit_bias", "an object of token ids to biases", v);
         }
         List<Integer> outside = new ArrayList<>();
         for (Iterator<Map.Entry<String, JsonNode>> it = v.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             if (!e.getValue().isNumber()) {
                 throw ApiException.badRequest("logit_bias", "logit_bias: expected a number for token " + e.getKey() + ", got "
-                        + RequestParser.describe(e.getValue()));
+                        + JsonFields.describe(e.getValue()));
             }
             int id;
             try {

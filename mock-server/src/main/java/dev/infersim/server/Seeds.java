@@ -1,7 +1,6 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.math.BigInteger;
 
@@ -19,14 +18,14 @@ final class Seeds {
     }
 
     /** The seed, or null when absent, null or -1. */
-    static Long of(ObjectNode body) {
-        JsonNode s = body.get(FIELD);
-        if (s == null || s.isNull()) {
+    static Long of(JsonFields fields) {
+        JsonNode s = fields.given(FIELD);
+        if (s == null) {
             return null;
         }
         BigInteger value = integer(s);
         if (value == null) {
-            throw ApiException.badRequest(FIELD, "seed: expected an integer, got " + RequestParser.describe(s));
+            throw fields.wrongType(FIELD, "an integer", s);
         }
         if (value.compareTo(MIN) < 0 || value.compareTo(MAX) > 0) {
             throw ApiException.badRequest(FIELD, "seed: must be a 64-bit signed integer, got " + value);

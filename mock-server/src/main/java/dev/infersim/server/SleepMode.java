@@ -50,11 +50,11 @@ final class SleepMode {
         try {
             level = Integer.parseInt(rc.request().getParam("level", "1"));
         } catch (NumberFormatException e) {
-            HttpApi.error(rc, 400, "level: expected an integer, got " + rc.request().getParam("level"), "level");
+            HttpBasics.error(rc, 400, "level: expected an integer, got " + rc.request().getParam("level"), "level");
             return;
         }
         if (!List.of("abort", "wait", "keep").contains(mode)) {
-            HttpApi.error(rc, 400, "mode: expected abort, wait or keep, got " + mode, "mode");
+            HttpBasics.error(rc, 400, "mode: expected abort, wait or keep, got " + mode, "mode");
             return;
         }
         service.sleepLevel = Math.max(service.sleepLevel, level);

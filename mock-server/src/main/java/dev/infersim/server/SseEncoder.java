@@ -20,7 +20,7 @@ import java.util.Arrays;
  * bytes and a constant suffix: no JSON writer runs per token. The prefix is cut from a chunk the generator wrote with
  * an empty token, so both paths give the same bytes.
  */
-final class SseEncoder extends ResponseEncoder implements Wire.Stream {
+final class SseEncoder implements Wire.Stream {
     private static final byte[] DATA = "data: ".getBytes(StandardCharsets.UTF_8);
     private static final byte[] END = "\n\n".getBytes(StandardCharsets.UTF_8);
     private static final byte[] DONE = "data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8);
@@ -34,17 +34,20 @@ final class SseEncoder extends ResponseEncoder implements Wire.Stream {
     /** About the bytes of one completions top_logprobs entry ({@code " lorem": -1.2345,}), for sizing a start. */
     private static final int LOGPROB_ENTRY_BYTES = 20;
 
+    private final ResponseContext response;
+    /** The request, whose flags shape every chunk. */
+    private final CompletionRequest request;
     private final byte[] suffix;
     /** Per choice, the bytes of a plain token chunk before the token; null when no chunk of this request is plain. */
     private final byte[][] tokenPrefix;
 
-    SseEncoder(CompletionRequest request, String id, long created, String model, Choice[] choices, Logprobs logprobs,
-               GroundTruth truth) {
-        super(request, id, created, model, choices, logprobs, truth);
+    SseEncoder(ResponseContext response) {
+        this.response = response;
+        this.request = response.request();
         this.suffix = request.chat() ? CHAT_SUFFIX : TEXT_SUFFIX;
-        this.tokenPrefix = request.logprobs() || request.continuousUsage() ? null : new byte[choices.length][];
+        this.tokenPrefix = request.logprobs() || request.continuousUsage() ? null : new byte[response.choices().length][];
         if (tokenPrefix != null) {
-            for (Choice c : choices) {
+            for (Choice c : response.choices()) {
                 tokenPrefix[c.index] = plainPrefix(c);
             }
         }
@@ -131,7 +134,7 @@ final class SseEncoder extends ResponseEncoder implements Wire.Stream {
     public boolean largeStart(Choice c) {
         long bytes = request.echoMessage() == null ? 0 : request.echoMessage().length() * 2L;
         if (request.echo()) {
-            ReturnedPrompt p = logprobs.promptOf(c);
+            ReturnedPrompt p = response.logprobs().promptOf(c);
             bytes += p.text().length() * 2L;
             if (request.logprobs()) {
                 bytes += (long) p.ids().length * Math.max(1, request.topLogprobs()) * LOGPROB_ENTRY_BYTES;
@@ -160,13 +163,13 @@ final class SseEncoder extends ResponseEncoder implements Wire.Stream {
             // vLLM's first chunk of an echoed choice carries the prompt text (and its logprobs) before the first
             // token; with max_tokens 0 it carries the prompt alone.
             boolean promptOnly = request.promptOnly();
-            piece = logprobs.promptOf(c).text() + (promptOnly ? "" : piece);
+            piece = response.logprobs().promptOf(c).text() + (promptOnly ? "" : piece);
             if (request.logprobs()) {
-                lp = g -> logprobs.writeCompletion(g, c, true, 0, promptOnly ? 0 : 1, 0);
+                lp = g -> response.logprobs().writeCompletion(g, c, true, 0, promptOnly ? 0 : 1, 0);
             }
         } else if (request.logprobs()) {
             int offset = c.logprobOffset;
-            lp = request.chat() ? g -> logprobs.writeChat(g, c, i, i + 1) : g -> logprobs.writeCompletion(g, c, false, i, i + 1, offset);
+            lp = request.chat() ? g -> response.logprobs().writeChat(g, c, i, i + 1) : g -> response.logprobs().writeCompletion(g, c, false, i, i + 1, offset);
         }
         if (request.logprobs() && !request.chat()) {
             c.logprobOffset += piece.codePointCount(0, piece.length()); // vLLM offsets a chunk by the text sent before it
@@ -217,7 +220,7 @@ final class SseEncoder extends ResponseEncoder implements Wire.Stream {
             g.writeEndObject();
             g.writeFieldName("logprobs");
             if (request.logprobs()) {
-                logprobs.writeChat(g, c, i, i + 1);
+                response.logprobs().writeChat(g, c, i, i + 1);
             } else {
                 g.writeNull();
             }
@@ -260,8 +263,8 @@ final class SseEncoder extends ResponseEncoder implements Wire.Stream {
         Json.write(out, g -> {
             head(g);
             g.writeEndArray();
-            Usage.writeRequest(g, request, choices);
-            truth.writeField(g);
+            Usage.writeRequest(g, request, response.choices());
+            response.truth().writeField(g);
             g.writeEndObject();
         });
         out.writeBytes(END);
@@ -312,7 +315,7 @@ final class SseEncoder extends ResponseEncoder implements Wire.Stream {
                 g.writeNullField("usage");
             }
             if (withTruth) {
-                truth.writeField(g);
+                response.truth().writeField(g);
             }
             g.writeEndObject();
         });
@@ -322,7 +325,7 @@ final class SseEncoder extends ResponseEncoder implements Wire.Stream {
     /** Opens the chunk object and its choices array. */
     private void head(JsonGenerator g) throws IOException {
         g.writeStartObject();
-        writeIdentity(g, request.chat() ? "chat.completion.chunk" : "text_completion");
+        response.writeIdentity(g, request.chat() ? "chat.completion.chunk" : "text_completion");
         g.writeArrayFieldStart("choices");
     }
 }

@@ -13,18 +13,21 @@ import java.io.OutputStream;
  * field is {@code reasoning}, as vLLM names it since (main at 9aaf83ef502fc37bc647f6e474314d48ba36cd1c), no longer
  * {@code reasoning_content}.
  */
-final class WholeBody extends ResponseEncoder implements Wire.Body {
+final class WholeBody implements Wire.Body {
+    private final ResponseContext response;
+    /** The request, whose flags shape the body. */
+    private final CompletionRequest request;
 
-    WholeBody(CompletionRequest request, String id, long created, String model, Choice[] choices, Logprobs logprobs,
-              GroundTruth truth) {
-        super(request, id, created, model, choices, logprobs, truth);
+    WholeBody(ResponseContext response) {
+        this.response = response;
+        this.request = response.request();
     }
 
     /** About the bytes of JSON this body takes, from what it holds: decides whether an event loop may write it. */
     @Override
     public long estimatedBytes() {
         long bytes = 1024;
-        for (Choice c : choices) {
+        for (Choice c : response.choices()) {
             int tokens = request.promptOnly() ? 0 : c.request.outputTokens();
             bytes += 8L * tokens;
             if (request.chat()) {
@@ -32,7 +35,7 @@ final class WholeBody extends ResponseEncoder implements Wire.Body {
                 bytes += request.logprobs() ? 80L * tokens * Math.max(1, request.topLogprobs()) : 0;
                 continue;
             }
-            ReturnedPrompt p = request.returnedPrompts() == null ? null : logprobs.promptOf(c);
+            ReturnedPrompt p = request.returnedPrompts() == null ? null : response.logprobs().promptOf(c);
             int promptTokens = p == null ? 0 : p.ids().length;
             bytes += request.echo() ? 2L * p.text().length() : 0;
             bytes += request.logprobs() ? 24L * (tokens + (request.echo() ? promptTokens : 0)) * Math.max(1, request.topLogprobs()) : 0;
@@ -57,9 +60,9 @@ final class WholeBody extends ResponseEncoder implements Wire.Body {
 
     private void writeBody(JsonGenerator g) throws IOException {
         g.writeStartObject();
-        writeIdentity(g, request.chat() ? "chat.completion" : "text_completion");
+        response.writeIdentity(g, request.chat() ? "chat.completion" : "text_completion");
         g.writeArrayFieldStart("choices");
-        for (Choice c : choices) {
+        for (Choice c : response.choices()) {
             g.writeStartObject();
             writeChoice(g, c);
             g.writeEndObject();
@@ -69,14 +72,14 @@ final class WholeBody extends ResponseEncoder implements Wire.Body {
             g.writeNullField("service_tier");
             g.writeNullField("system_fingerprint");
         }
-        Usage.writeRequest(g, request, choices);
+        Usage.writeRequest(g, request, response.choices());
         if (request.chat()) {
             // vLLM's chat response scores its one prompt once, at the top level.
             writePromptLogprobs(g, request.promptLogprobs() == null ? null : request.returnedPrompts().get(0));
             g.writeNullField("prompt_token_ids");
         }
-        KvTransferParams.writeResponse(g, choices);
-        truth.writeField(g);
+        KvTransferParams.writeResponse(g, response.choices());
+        response.truth().writeField(g);
         g.writeEndObject();
     }
 
@@ -84,7 +87,7 @@ final class WholeBody extends ResponseEncoder implements Wire.Body {
         g.writeNumberField("index", c.index);
         String text = c.finalText();
         if (request.echo()) {
-            text = logprobs.promptOf(c).text() + (request.promptOnly() ? "" : text);
+            text = response.logprobs().promptOf(c).text() + (request.promptOnly() ? "" : text);
         }
         if (request.chat()) {
             if (request.echoMessage() != null) {
@@ -113,14 +116,14 @@ final class WholeBody extends ResponseEncoder implements Wire.Body {
         if (!request.logprobs()) {
             g.writeNull();
         } else if (request.chat()) {
-            logprobs.writeChat(g, c, 0, c.request.outputTokens());
+            response.logprobs().writeChat(g, c, 0, c.request.outputTokens());
         } else {
-            logprobs.writeCompletion(g, c, request.echo(), 0, request.promptOnly() ? 0 : c.request.outputTokens(), 0);
+            response.logprobs().writeCompletion(g, c, request.echo(), 0, request.promptOnly() ? 0 : c.request.outputTokens(), 0);
         }
         g.writeStringField("finish_reason", c.finishName());
         g.writeStringField("stop_reason", c.stopReason());
         if (!request.chat()) {
-            writePromptLogprobs(g, request.promptLogprobs() == null ? null : logprobs.promptOf(c));
+            writePromptLogprobs(g, request.promptLogprobs() == null ? null : response.logprobs().promptOf(c));
         }
     }
 
@@ -129,7 +132,7 @@ final class WholeBody extends ResponseEncoder implements Wire.Body {
         if (prompt == null) {
             g.writeNull();
         } else {
-            logprobs.writePrompt(g, prompt);
+            response.logprobs().writePrompt(g, prompt);
         }
     }
 }

@@ -8,7 +8,7 @@ import java.io.OutputStream;
 /**
  * The wire format an exchange answers in: the OpenAI chat and completions bodies and chunks ({@link #OPENAI}), or one
  * translated from them (Anthropic Messages, OpenAI Responses). A format makes the encoders of one response from its
- * request, id, creation time, model name, choices, logprobs and ground truth.
+ * {@link ResponseContext}.
  */
 interface Wire {
     /** What an exchange streams: the chunk (or event) sequence of one response, in the order {@link Exchange} calls. */
@@ -85,11 +85,9 @@ interface Wire {
     /** The response id for {@code requestId}. */
     String id(CompletionRequest request, String requestId);
 
-    Stream stream(CompletionRequest request, String id, long created, String model, Choice[] choices, Logprobs logprobs,
-                  GroundTruth truth);
+    Stream stream(ResponseContext response);
 
-    Body body(CompletionRequest request, String id, long created, String model, Choice[] choices, Logprobs logprobs,
-              GroundTruth truth);
+    Body body(ResponseContext response);
 
     /** OpenAI's {@code /v1/chat/completions} and {@code /v1/completions}, as vLLM writes them. */
     Wire OPENAI = new Wire() {
@@ -99,15 +97,13 @@ interface Wire {
         }
 
         @Override
-        public Stream stream(CompletionRequest request, String id, long created, String model, Choice[] choices,
-                             Logprobs logprobs, GroundTruth truth) {
-            return new SseEncoder(request, id, created, model, choices, logprobs, truth);
+        public Stream stream(ResponseContext response) {
+            return new SseEncoder(response);
         }
 
         @Override
-        public Body body(CompletionRequest request, String id, long created, String model, Choice[] choices,
-                         Logprobs logprobs, GroundTruth truth) {
-            return new WholeBody(request, id, created, model, choices, logprobs, truth);
+        public Body body(ResponseContext response) {
+            return new WholeBody(response);
         }
     };
 }

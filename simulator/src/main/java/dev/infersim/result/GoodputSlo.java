@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Locale;
+import java.util.function.Supplier;
 
 /**
  * Service-level objectives for goodput, as {@code vllm bench serve --goodput ttft:MS tpot:MS e2el:MS}: a request counts
@@ -37,7 +38,17 @@ public record GoodputSlo(double ttftMs, double tpotMs, double e2elMs) {
      * malformed pair; each metric may be given once, since a repeated one would silently keep only its last value.
      */
     public static GoodputSlo parse(List<String> arguments) {
+        return parse(arguments, null);
+    }
+
+    /**
+     * As {@link #parse(List)}, where a value may also be a multiple, {@code ttft:4x}: that many times the same latency
+     * of one request served alone, {@code alone} (asked for once, only when a multiple is given; null where no such
+     * latency is known, which makes a multiple an error).
+     */
+    public static GoodputSlo parse(List<String> arguments, Supplier<GoodputSlo> alone) {
         Map<String, Double> bounds = new HashMap<>();
+        GoodputSlo unit = null;
         for (String argument : arguments) {
             for (String pair : argument.trim().split("\\s+")) {
                 int colon = pair.indexOf(':');
@@ -45,13 +56,23 @@ public record GoodputSlo(double ttftMs, double tpotMs, double e2elMs) {
                 String key = pair.substring(0, colon).toLowerCase(Locale.ROOT);
                 ConfigException.check(key.equals("ttft") || key.equals("tpot") || key.equals("e2el"),
                         "--goodput: unknown metric '%s'; use ttft, tpot or e2el", key);
+                String text = pair.substring(colon + 1);
+                boolean multiple = text.endsWith("x");
                 double value;
                 try {
-                    value = Double.parseDouble(pair.substring(colon + 1));
+                    value = Double.parseDouble(multiple ? text.substring(0, text.length() - 1) : text);
                 } catch (NumberFormatException e) {
-                    throw new ConfigException("--goodput: " + key + " needs a number of ms, got '" + pair + "'", e);
+                    throw new ConfigException("--goodput: " + key + " needs a number of ms, or a multiple such as 4x, got '"
+                            + pair + "'", e);
                 }
-                ConfigException.check(value >= 0 && Double.isFinite(value), "--goodput %s must be >= 0 ms, got %s", key, value);
+                ConfigException.check(value >= 0 && Double.isFinite(value), "--goodput %s must be >= 0 %s, got %s", key,
+                        multiple ? "times" : "ms", value);
+                if (multiple) {
+                    ConfigException.check(alone != null, "--goodput %s: a multiple of one request's latency alone needs the "
+                            + "engine model (simulate); give ms here", pair);
+                    unit = unit == null ? alone.get() : unit;
+                    value *= unit.bound(key);
+                }
                 Double earlier = bounds.put(key, value);
                 ConfigException.check(earlier == null, "--goodput: %s is given twice (%s and %s); give each metric once",
                         key, format(earlier), format(value));
@@ -59,6 +80,14 @@ public record GoodputSlo(double ttftMs, double tpotMs, double e2elMs) {
         }
         return new GoodputSlo(bounds.getOrDefault("ttft", Double.NaN), bounds.getOrDefault("tpot", Double.NaN),
                 bounds.getOrDefault("e2el", Double.NaN));
+    }
+
+    private double bound(String key) {
+        return switch (key) {
+            case "ttft" -> ttftMs;
+            case "tpot" -> tpotMs;
+            default -> e2elMs;
+        };
     }
 
     private static String format(Double ms) {

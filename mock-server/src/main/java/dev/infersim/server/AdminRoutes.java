@@ -1,0 +1,321 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+
+/**
+ * The operations routes: vLLM's {@code GET /health}, {@code GET /version}, {@code GET /metrics},
+ * {@code POST /v1/load_lora_adapter} and {@code /v1/unload_lora_adapter} (with runtime LoRA updating on),
+ * {@code POST /reset_prefix_cache} (in development mode) and the sleep routes ({@link SleepMode}); llm-d-inference-sim's
+ * {@code GET /health/ready}; and infersim's own: {@code GET|POST /admin/faults}, {@code GET|POST /admin/replicas} (on a
+ * fleet), {@code GET /infersim/truth} (with a truth log) and the dashboard ({@link Dashboard}). One instance per event
+ * loop.
+ */
+final class AdminRoutes {
+    /** The fields POST /admin/faults understands, as GET /admin/faults shows them. */
+    private static final List<String> FAULT_KEYS = List.of("failure_rate", "failure_types", "fault_after_tokens", "stall_ms",
+            "slow_first_token_ms");
+    /** Most truth rows one GET returns (a page is built on the event loop). */
+    private static final int TRUTH_PAGE_ROWS = 10_000;
+
+    private final Vertx vertx;
+    private final ModelService service;
+    private final HttpApi.Shutdown shutdown;
+    private final HttpBasics basics;
+    /** The replica set that {@code /admin/replicas} reports and resizes; null where this server has none. */
+    private final FleetAdmin fleet;
+    /** The feed of {@code /dashboard}; null when the dashboard is off. */
+    private final DashboardFeed dashboard;
+
+    AdminRoutes(Vertx vertx, ModelService service, HttpApi.Shutdown shutdown, HttpBasics basics, FleetAdmin fleet,
+                DashboardFeed dashboard) {
+        this.vertx = vertx;
+        this.service = service;
+        this.shutdown = shutdown;
+        this.basics = basics;
+        this.fleet = fleet;
+        this.dashboard = dashboard;
+    }
+
+    void mount(Router router, BodyHandler body) {
+        if (service.options.features().sleepRoutes()) {
+            SleepMode.mount(router, service);
+        }
+        router.get("/health").handler(this::health);
+        router.get("/health/ready").handler(this::ready);
+        router.get("/version").handler(rc -> HttpBasics.json(rc, Json.MAPPER.createObjectNode().put("version", version())));
+        router.get("/metrics").handler(rc -> rc.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
+                .end(ServerMetrics.render(service.shownMetrics(), service.options.metrics().legacy()) + loraMetrics()
+                        + truthLogMetrics() + (service.kvConnector == null ? "" : service.kvConnector.renderMetrics())
+                        + RuntimeMetrics.scrape()));
+        if (service.options.runtimeLoraUpdating()) {
+            router.post("/v1/load_lora_adapter").handler(body).handler(rc -> updateLoras(rc, true));
+            router.post("/v1/unload_lora_adapter").handler(body).handler(rc -> updateLoras(rc, false));
+        }
+        if (dashboard != null) {
+            Dashboard.mountLive(vertx, router, dashboard);
+        }
+        if (service.options.features().devMode()) {
+            // vLLM mounts its development routes only under VLLM_SERVER_DEV_MODE=1 (vllm/entrypoints/serve/cache/api_router.py)
+            router.post("/reset_prefix_cache").handler(basics::refuseWhileLoading).handler(this::resetPrefixCache);
+        }
+        router.get("/admin/faults").handler(rc -> HttpBasics.json(rc, faultsJson(service.faults.get())));
+        router.post("/admin/faults").handler(body).handler(this::setFaults);
+        if (service.options.truthLog() != null) {
+            router.route("/infersim/*").handler(basics::authenticate);
+            router.get("/infersim/truth").handler(this::truth);
+        }
+        if (fleet != null) {
+            router.get("/admin/replicas").handler(rc -> HttpBasics.json(rc, fleet.describe()));
+            router.post("/admin/replicas").handler(body).handler(rc -> resize(rc, fleet, fleet::describe));
+        }
+    }
+
+    /**
+     * vLLM's {@code /health} ({@code vllm/entrypoints/serve/instrumentator/health.py}): 200 while the engine lives, so
+     * also while in-flight requests drain after SIGTERM (the server stops listening once they have). With
+     * {@code listenWhileLoading}, 503 while the model loads and once shutdown began, so a readiness probe keeps traffic
+     * away exactly while requests would get 503.
+     */
+    private void health(RoutingContext rc) {
+        if (shutdown.closing() && service.options.listenWhileLoading()) {
+            HttpBasics.error(rc, 503, "The server is shutting down", null);
+        } else if (!service.loaded) {
+            HttpBasics.error(rc, 503, basics.loadingMessage(), null);
+        } else {
+            rc.response().end();
+        }
+    }
+
+    /** llm-d-inference-sim's {@code /health/ready}: 503 until the cold start is over, then 200. */
+    private void ready(RoutingContext rc) {
+        rc.response().putHeader("content-type", "application/json").setStatusCode(service.loaded ? 200 : 503).end();
+    }
+
+    private static String version() {
+        String v = AdminRoutes.class.getPackage().getImplementationVersion();
+        return v == null ? "dev" : v;
+    }
+
+    private String truthLogMetrics() {
+        return service.options.truthLog() == null ? "" : service.options.truthLog().metrics();
+    }
+
+    private String loraMetrics() {
+        FakeMetrics fake = service.options.metrics().fake();
+        if (service.loraStates == null && (fake == null || fake.loras().isEmpty())) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder();
+        if (fake != null) {
+            fake.renderLoras(b, service.options.deployment().lora() == null ? 0 : service.options.deployment().lora().maxLoras());
+        } else {
+            service.loraStates.render(b);
+        }
+        return b.toString();
+    }
+
+    /**
+     * vLLM's {@code POST /v1/load_lora_adapter {"lora_name", "lora_path"}} and {@code /v1/unload_lora_adapter
+     * {"lora_name"}}: 200 with a plain-text success line, or error JSON with vLLM's message, type and status.
+     */
+    private void updateLoras(RoutingContext rc, boolean load) {
+        try {
+            JsonFields body = JsonFields.of(RequestParser.object(bodyBytes(rc)));
+            if (service.loras == null) {
+                throw ApiException.badRequest(null, "LoRA is not enabled. Use --enable-lora to enable LoRA.");
+            }
+            String name = body.optString("lora_name");
+            String message;
+            if (load) {
+                service.registerLora(service.loras.load(name, body.optString("lora_path")).adapter().id());
+                message = "Success: LoRA adapter '" + name + "' added successfully.";
+            } else {
+                int id = service.loras.unload(name).adapter().id();
+                for (EngineLoop loop : service.loops) {
+                    loop.unloadLora(id);
+                }
+                message = "Success: LoRA adapter '" + name + "' removed successfully.";
+            }
+            rc.response().putHeader("content-type", "text/plain; charset=utf-8").end(message);
+        } catch (LoraAdapters.LoraException e) {
+            rc.response().setStatusCode(e.status).putHeader("content-type", "application/json")
+                    .end(HttpBasics.errorJson(e.status, e.getMessage(), null, e.type));
+        } catch (ApiException e) {
+            HttpBasics.error(rc, e.status, e.getMessage(), e.param);
+        }
+    }
+
+    /**
+     * vLLM's {@code POST /reset_prefix_cache?reset_running_requests=BOOL&reset_external=BOOL}
+     * ({@code vllm/entrypoints/serve/cache/api_router.py}): every engine forgets its cached prefix blocks between two
+     * steps and publishes {@code AllBlocksCleared}; 200 with an empty body, or 409 when a request still held KV blocks
+     * and {@code reset_running_requests} was false (with it true, running requests are preempted by recompute first).
+     * There is no external (connector) cache to reset.
+     */
+    private void resetPrefixCache(RoutingContext rc) {
+        boolean preemptRunning;
+        try {
+            preemptRunning = queryBool(rc, "reset_running_requests");
+            queryBool(rc, "reset_external");
+        } catch (ApiException e) {
+            HttpBasics.error(rc, e.status, e.getMessage(), e.param);
+            return;
+        }
+        List<CompletableFuture<Boolean>> resets = new ArrayList<>();
+        for (EngineLoop loop : service.loops) {
+            resets.add(loop.resetPrefixCache(preemptRunning));
+        }
+        Context context = vertx.getOrCreateContext();
+        CompletableFuture.allOf(resets.toArray(CompletableFuture[]::new))
+                .whenComplete((v, e) -> context.runOnContext(x -> {
+                    if (resets.stream().allMatch(f -> f.getNow(false))) {
+                        rc.response().end();
+                    } else {
+                        HttpBasics.error(rc, 409, "Prefix cache reset failed.", null);
+                    }
+                }));
+    }
+
+    /** A query flag read as pydantic reads a bool (true/false, 1/0, yes/no, on/off, t/f, y/n); absent is false. */
+    private static boolean queryBool(RoutingContext rc, String name) {
+        String v = rc.request().getParam(name);
+        if (v == null) {
+            return false;
+        }
+        return switch (v.toLowerCase(Locale.ROOT)) {
+            case "true", "1", "yes", "on", "t", "y" -> true;
+            case "false", "0", "no", "off", "f", "n" -> false;
+            default -> throw ApiException.badRequest(name, name + ": Input should be a valid boolean, unable to interpret input, got " + v);
+        };
+    }
+
+    /**
+     * {@code POST /admin/replicas {"replicas": N}}: resizes {@code fleet} and answers {@code describe}'s JSON once the
+     * new replicas have started; a bad body is 400 with OpenAI error JSON. Shared with the front door.
+     */
+    static void resize(RoutingContext rc, FleetAdmin fleet, Supplier<ObjectNode> describe) {
+        try {
+            JsonFields body = JsonFields.of(RequestParser.object(bodyBytes(rc)));
+            rejectUnknown(body.object(), List.of("replicas"));
+            Integer n = body.optInt("replicas", 1, fleet.maxReplicas());
+            if (n == null) {
+                throw ApiException.badRequest("replicas", "replicas: field required (an integer from 1 to " + fleet.maxReplicas() + ")");
+            }
+            fleet.scaleTo(n).onComplete(ar -> {
+                if (ar.succeeded()) {
+                    HttpBasics.json(rc, describe.get());
+                } else if (ar.cause() instanceof MockFleet.PortUnavailable taken) {
+                    // nothing changed: the replicas started for this request closed again
+                    HttpBasics.error(rc, 409, "Scaling to " + n + " replicas failed, the fleet is unchanged: " + taken.getMessage(), "replicas");
+                } else {
+                    HttpBasics.error(rc, 500, "Scaling to " + n + " replicas failed: " + ar.cause().getMessage(), "replicas");
+                }
+            });
+        } catch (ApiException e) {
+            HttpBasics.error(rc, e.status, e.getMessage(), e.param);
+        }
+    }
+
+    /** {@code POST /admin/faults}: fields left out keep their value; answers the settings now in force. */
+    private void setFaults(RoutingContext rc) {
+        try {
+            JsonFields body = JsonFields.of(RequestParser.object(bodyBytes(rc)));
+            rejectUnknown(body.object(), FAULT_KEYS);
+            FaultSettings now = service.faults.get();
+            Double rate = body.optNumber("failure_rate", 0, 1);
+            List<FaultType> types = now.types();
+            JsonNode t = body.given("failure_types");
+            if (t != null) {
+                if (!t.isArray()) {
+                    throw ApiException.badRequest("failure_types", "failure_types: expected a list of fault names");
+                }
+                List<FaultType> parsed = new ArrayList<>();
+                for (JsonNode e : t) {
+                    FaultType f = e.isTextual() ? FaultType.byName(e.asText()) : null;
+                    if (f == null) {
+                        throw ApiException.badRequest("failure_types", "failure_types: unknown fault " + e);
+                    }
+                    parsed.add(f);
+                }
+                types = parsed;
+            }
+            Integer after = body.optInt("fault_after_tokens", 0, Integer.MAX_VALUE);
+            Integer stall = body.optInt("stall_ms", 0, Integer.MAX_VALUE);
+            Integer slow = body.optInt("slow_first_token_ms", 0, Integer.MAX_VALUE);
+            FaultSettings next;
+            try {
+                next = new FaultSettings(rate == null ? now.failureRate() : rate, types, after == null ? now.afterTokens() : after,
+                        stall == null ? now.stallMs() : stall, slow == null ? now.slowFirstTokenMs() : slow);
+            } catch (IllegalArgumentException e) {
+                throw ApiException.badRequest("failure_rate", e.getMessage());
+            }
+            service.faults.set(next);
+            HttpBasics.json(rc, faultsJson(next));
+        } catch (ApiException e) {
+            HttpBasics.error(rc, e.status, e.getMessage(), e.param);
+        }
+    }
+
+    private static ObjectNode faultsJson(FaultSettings f) {
+        ObjectNode o = Json.MAPPER.createObjectNode().put("failure_rate", f.failureRate());
+        ArrayNode types = o.putArray("failure_types");
+        f.types().forEach(t -> types.add(t.wireName()));
+        return o.put("fault_after_tokens", f.afterTokens()).put("stall_ms", f.stallMs()).put("slow_first_token_ms", f.slowFirstTokenMs());
+    }
+
+    /** Rows of the truth log after {@code since} (default 0), JSON Lines; headers say where to go on and what was lost. */
+    private void truth(RoutingContext rc) {
+        String sinceParam = rc.request().getParam("since", "0");
+        String limitParam = rc.request().getParam("limit", "1000");
+        long since;
+        int limit;
+        try {
+            since = Long.parseLong(sinceParam);
+            limit = Integer.parseInt(limitParam);
+        } catch (NumberFormatException e) {
+            HttpBasics.error(rc, 400, "since and limit must be integers, got since=" + sinceParam + " limit=" + limitParam, null);
+            return;
+        }
+        if (since < 0 || limit < 1 || limit > TRUTH_PAGE_ROWS) {
+            HttpBasics.error(rc, 400, "since must be >= 0 and limit within 1.." + TRUTH_PAGE_ROWS, since < 0 ? "since" : "limit");
+            return;
+        }
+        TruthLog.Page page = service.options.truthLog().since(since, limit);
+        rc.response().putHeader("content-type", "application/x-ndjson")
+                .putHeader("x-infersim-truth-next", Long.toString(page.next()))
+                .putHeader("x-infersim-truth-missed", Long.toString(page.missed()))
+                .putHeader("x-infersim-truth-dropped", Long.toString(page.dropped()))
+                .end(page.body());
+    }
+
+    private static byte[] bodyBytes(RoutingContext rc) {
+        return rc.body().buffer() == null ? new byte[0] : rc.body().buffer().getBytes();
+    }
+
+    /**
+     * Each key of {@code body} must be one of {@code known}: a misspelt key would otherwise be a silent no-op, leaving a
+     * test to run without the fault it asked for.
+     */
+    private static void rejectUnknown(ObjectNode body, List<String> known) {
+        for (Iterator<String> names = body.fieldNames(); names.hasNext(); ) {
+            String name = names.next();
+            if (!known.contains(name)) {
+                throw ApiException.badRequest(name, name + ": unknown field; known: " + String.join(", ", known));
+            }
+        }
+    }
+}

@@ -1,0 +1,137 @@
+package dev.infersim.server;
+
+import dev.infersim.engine.EngineCore;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * What an operator asks of one engine, carried out by its engine thread between two steps and answered by a future:
+ * vLLM's {@code POST /reset_prefix_cache} ({@link EngineCore#resetPrefixCache}) and sleep mode, as
+ * {@code EngineCore.sleep(level, mode)} and {@code wake_up} do it. A sleep pauses scheduling: requests are still taken
+ * in but no step runs until a wake-up; in-flight requests are aborted ({@code abort}), finished first ({@code wait}:
+ * no new request is scheduled meanwhile) or frozen ({@code keep}), and at level 1 or more the prefix cache is emptied
+ * (the KV cache is discarded). A wake-up lets steps start again once the weights' reload has passed in model time.
+ */
+final class EngineCommands {
+    private final EngineCore engine;
+    private final ModelClock clock;
+    /** Publishes the KV events of a cache reset at once (AllBlocksCleared), not with the next step's. */
+    private final Runnable publish;
+    /** Aborts every request the engine thread holds and hands the finishes to their event loops. */
+    private final Runnable abortLive;
+    private final ConcurrentLinkedQueue<PrefixCacheReset> resets = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<SleepCommand> sleeps = new ConcurrentLinkedQueue<>();
+    /** Scheduling paused by a sleep: requests are taken in but no step runs until a wake-up. */
+    private volatile boolean paused;
+    /** A sleep in mode wait: no new request is scheduled, and the engine pauses once the running ones finish. */
+    private SleepCommand pausing;
+    /** Model time before which no step starts: the end of the last wake-up's reload. */
+    private long resumeAtNanos;
+
+    EngineCommands(EngineCore engine, ModelClock clock, Runnable publish, Runnable abortLive) {
+        this.engine = engine;
+        this.clock = clock;
+        this.publish = publish;
+        this.abortLive = abortLive;
+    }
+
+    private record PrefixCacheReset(boolean preemptRunning, CompletableFuture<Boolean> done) {
+    }
+
+    /** Completed with the model time the command took effect at (a wake-up: when steps may start again). */
+    private record SleepCommand(boolean sleep, String mode, boolean clearCache, long reloadNanos, CompletableFuture<Long> done) {
+    }
+
+    /** Any thread: a prefix-cache reset, completed with whether it did (see {@link EngineCore#resetPrefixCache}). */
+    CompletableFuture<Boolean> resetPrefixCache(boolean preemptRunning) {
+        PrefixCacheReset reset = new PrefixCacheReset(preemptRunning, new CompletableFuture<>());
+        resets.offer(reset);
+        return reset.done;
+    }
+
+    /** Any thread: a sleep in {@code mode} (abort, wait or keep), completed once asleep. */
+    CompletableFuture<Long> sleep(String mode, boolean clearCache) {
+        SleepCommand c = new SleepCommand(true, mode, clearCache, 0, new CompletableFuture<>());
+        sleeps.offer(c);
+        return c.done;
+    }
+
+    /** Any thread: resumes scheduling once {@code reloadNanos} of model time (the weights' reload) have passed. */
+    CompletableFuture<Long> wakeUp(long reloadNanos) {
+        SleepCommand c = new SleepCommand(false, null, false, reloadNanos, new CompletableFuture<>());
+        sleeps.offer(c);
+        return c.done;
+    }
+
+    /** Whether a command waits for the engine thread. */
+    boolean pending() {
+        return !resets.isEmpty() || !sleeps.isEmpty();
+    }
+
+    boolean paused() {
+        return paused;
+    }
+
+    /** A sleep in mode wait is letting the running requests finish: schedule no new one. */
+    boolean pausing() {
+        return pausing != null;
+    }
+
+    long resumeAtNanos() {
+        return resumeAtNanos;
+    }
+
+    /** Engine thread: every reset asked, a running request preempted by one recorded at {@code cursorNanos}. */
+    void applyResets(long cursorNanos) {
+        PrefixCacheReset reset;
+        while ((reset = resets.poll()) != null) {
+            boolean done = engine.resetPrefixCache(reset.preemptRunning(),
+                    r -> ((Choice) r.attachment()).recordPreemption(cursorNanos));
+            publish.run();
+            reset.done().complete(done);
+        }
+    }
+
+    /** Engine thread, once it has stopped taking work: resets asked from now on are answered false at once. */
+    void refuseResets() {
+        PrefixCacheReset reset;
+        while ((reset = resets.poll()) != null) {
+            reset.done().complete(false);
+        }
+    }
+
+    /** Engine thread: the sleeps and wake-ups asked, in order; a sleep in mode wait pauses once the engine is idle. */
+    void applySleeps() {
+        SleepCommand c;
+        while ((c = sleeps.poll()) != null) {
+            if (!c.sleep()) {
+                paused = false;
+                pausing = null;
+                resumeAtNanos = Math.max(resumeAtNanos, clock.modelNow() + c.reloadNanos());
+                c.done().complete(resumeAtNanos);
+            } else if (c.mode().equals("wait")) {
+                pausing = c;
+            } else {
+                if (c.mode().equals("abort")) {
+                    abortLive.run();
+                }
+                pause(c);
+            }
+        }
+        if (pausing != null && engine.isIdle()) {
+            SleepCommand done = pausing;
+            pausing = null;
+            pause(done);
+        }
+    }
+
+    private void pause(SleepCommand c) {
+        paused = true;
+        if (c.clearCache()) {
+            engine.resetPrefixCache(false, r -> { });
+            publish.run();
+        }
+        c.done().complete(clock.modelNow());
+    }
+}

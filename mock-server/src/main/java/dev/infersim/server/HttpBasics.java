@@ -1,0 +1,169 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.ext.web.RoutingContext;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.function.Function;
+import java.util.function.IntSupplier;
+
+/**
+ * What every route of the HTTP surface shares: the request id and the headers that name who answered, the API key
+ * check, the gate that refuses {@code /v1} while the model loads, and OpenAI error JSON (in a translated API's own
+ * format once its request was translated). One instance per event loop ({@link HttpApi}); the answer writers are static,
+ * as the front door and the sleep routes write the same errors.
+ */
+final class HttpBasics {
+    /** The routing context's key of the wire whose error format a translated request's errors take. */
+    static final String WIRE_KEY = "infersim.wire";
+
+    private final ModelService service;
+    private final String replica;
+    /** The timeouts of an open connection (this event loop's), told when each of its requests ends. */
+    private final Function<HttpConnection, ConnectionGuard> guards;
+    /** The port the server listens on, once it does. */
+    private final IntSupplier boundPort;
+
+    HttpBasics(ModelService service, Function<HttpConnection, ConnectionGuard> guards, IntSupplier boundPort) {
+        this.service = service;
+        this.replica = Integer.toString(service.options.replica());
+        this.guards = guards;
+        this.boundPort = boundPort;
+    }
+
+    /**
+     * Every route first: the request's id ({@code x-request-id} as sent, or one made) for the answer and the exchange,
+     * the replica that answers, and llm-d-inference-sim's pod headers where the pod is known.
+     */
+    void assignRequestId(RoutingContext rc) {
+        String id = rc.request().getHeader("x-request-id");
+        if (id == null || id.isBlank()) {
+            id = service.newRequestId(service.nextRequestSeq());
+        }
+        rc.put("requestId", id);
+        rc.response().putHeader("x-request-id", id).putHeader(HttpApi.REPLICA_HEADER, replica);
+        ConnectionGuard guard = guards.apply(rc.request().connection());
+        if (guard != null) {
+            rc.response().endHandler(v -> guard.requestEnded());
+        }
+        PodIdentity pod = service.options.pod();
+        if (pod.name() != null) {
+            rc.response().putHeader(HttpApi.POD_HEADER, pod.name()).putHeader(HttpApi.PORT_HEADER,
+                    Integer.toString(boundPort.getAsInt()));
+        }
+        if (pod.namespace() != null) {
+            rc.response().putHeader(HttpApi.NAMESPACE_HEADER, pod.namespace());
+        }
+        rc.next();
+    }
+
+    void authenticate(RoutingContext rc) {
+        String key = service.options.apiKey();
+        if (key != null && !bearerMatches(rc.request().getHeader("authorization"), key)) {
+            error(rc, 401, "Unauthorized: missing or wrong API key (send Authorization: Bearer KEY)", null);
+            return;
+        }
+        rc.next();
+    }
+
+    /**
+     * vLLM's check ({@code AuthenticationMiddleware} in {@code vllm/entrypoints/openai/server_utils.py}): the scheme
+     * {@code Bearer} in any case, then the key, compared by digest in constant time so that the answer's timing tells
+     * nothing about how much of a guess was right.
+     */
+    static boolean bearerMatches(String authorization, String key) {
+        if (authorization == null) {
+            return false;
+        }
+        int space = authorization.indexOf(' ');
+        if (space < 0 || !authorization.substring(0, space).equalsIgnoreCase("bearer")) {
+            return false;
+        }
+        return MessageDigest.isEqual(sha256(authorization.substring(space + 1)), sha256(key));
+    }
+
+    private static byte[] sha256(String s) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
+    }
+
+    /** A loading vLLM pod serves nothing: every /v1 route answers 503 until the cold start ends. */
+    void refuseWhileLoading(RoutingContext rc) {
+        if (service.loaded) {
+            rc.next();
+        } else {
+            rc.response().putHeader("retry-after", "1");
+            error(rc, 503, loadingMessage(), null);
+        }
+    }
+
+    String loadingMessage() {
+        return "The model is loading (cold start of " + service.options.startupDelay() + " model time); retry later";
+    }
+
+    /** Runs {@code handler}, answering an {@link ApiException} it throws as error JSON. */
+    static void answering(RoutingContext rc, Runnable handler) {
+        try {
+            handler.run();
+        } catch (ApiException e) {
+            error(rc, e.status, e.getMessage(), e.param);
+        }
+    }
+
+    /** The router's 500: an {@link ApiException} as its own status, anything else as an internal error. */
+    static void failed(RoutingContext rc) {
+        Throwable f = rc.failure();
+        if (f instanceof ApiException e) {
+            error(rc, e.status, e.getMessage(), e.param);
+        } else {
+            // the cause goes to the log, not to the client: a stack's class names and messages are the server's business
+            System.err.println("infersim: internal error answering " + rc.request().method() + " " + rc.request().path() + ": " + f);
+            error(rc, 500, "Internal server error", null);
+        }
+    }
+
+    static void json(RoutingContext rc, ObjectNode body) {
+        jsonText(rc, body.toString());
+    }
+
+    static void jsonText(RoutingContext rc, String body) {
+        rc.response().putHeader("content-type", "application/json").end(body);
+    }
+
+    /** Writes {@code {"error":{"message","type","param","code"}}}; if a stream already started, just closes it. */
+    static void error(RoutingContext rc, int status, String message, String param) {
+        HttpServerResponse response = rc.response();
+        if (response.headWritten()) {
+            if (!response.ended()) {
+                response.reset();
+            }
+            return;
+        }
+        String json = rc.get(WIRE_KEY) instanceof Wire w ? w.error(status, message, param, ApiException.typeOf(status))
+                : errorJson(status, message, param);
+        response.setStatusCode(status).putHeader("content-type", "application/json").end(json);
+    }
+
+    static String errorJson(int status, String message, String param) {
+        return errorJson(status, message, param, ApiException.typeOf(status));
+    }
+
+    static String errorJson(int status, String message, String param, String type) {
+        ObjectNode body = Json.MAPPER.createObjectNode();
+        ObjectNode error = body.putObject("error").put("message", message).put("type", type);
+        if (param == null) {
+            error.putNull("param");
+        } else {
+            error.put("param", param);
+        }
+        error.put("code", status);
+        return body.toString();
+    }
+}

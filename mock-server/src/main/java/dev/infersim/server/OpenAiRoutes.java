@@ -1,0 +1,294 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.common.SplitMix64;
+import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * The inference routes, as vLLM's OpenAI-compatible server serves them: {@code POST /v1/chat/completions} and
+ * {@code /v1/completions}, the translated {@code POST /v1/messages} (Anthropic) and {@code /v1/responses}, or
+ * {@code POST /v1/embeddings} alone for a pooling model; {@code GET /v1/models}, {@code POST /tokenize} and
+ * {@code /detokenize}. A completion is parsed (on a worker thread when its body is large), admitted (its fault drawn
+ * or forced with {@code x-infersim-fault}, room in the waiting queue) and answered by an {@link Exchange}; a request
+ * whose {@code model} names a LoRA adapter runs on it. One instance per event loop.
+ */
+final class OpenAiRoutes {
+    private final Vertx vertx;
+    private final ModelService service;
+    private final HttpApi.Shutdown shutdown;
+    /** Threads that write responses too large for an event loop. */
+    private final WorkerExecutor bodies;
+
+    OpenAiRoutes(Vertx vertx, ModelService service, HttpApi.Shutdown shutdown, WorkerExecutor bodies) {
+        this.vertx = vertx;
+        this.service = service;
+        this.shutdown = shutdown;
+        this.bodies = bodies;
+    }
+
+    void mount(Router router, BodyHandler body) {
+        if (service.options.features().pooling()) {
+            router.post("/v1/embeddings").handler(body).handler(rc -> translated(rc, b -> Embeddings.translate(b, service)));
+        } else {
+            router.post("/v1/chat/completions").handler(body).handler(rc -> complete(rc, true));
+            router.post("/v1/completions").handler(body).handler(rc -> complete(rc, false));
+            router.post("/v1/messages").handler(body).handler(rc -> translated(rc, AnthropicMessages::translate));
+            router.post("/v1/responses").handler(body).handler(rc -> translated(rc, b -> ResponsesApi.translate(b, service.options.features())));
+        }
+        router.get("/v1/models").handler(this::models);
+        router.post("/tokenize").handler(body).handler(this::tokenize);
+        router.post("/detokenize").handler(body).handler(this::detokenize);
+    }
+
+    private void complete(RoutingContext rc, boolean chat) {
+        if (shutdown.closing()) {
+            HttpBasics.error(rc, 503, "The server is shutting down", null);
+            return;
+        }
+        withParsed(rc, bytes -> service.parser.parse(RequestParser.object(bytes), chat), request -> admit(rc, chat, request, Wire.OPENAI));
+    }
+
+    /**
+     * A request in another API's format (Anthropic Messages, OpenAI Responses): translated into a chat request as vLLM
+     * translates it, then admitted like one, the answer translated back by {@code wire}. Errors past the translation
+     * take the wire's error format.
+     */
+    private void translated(RoutingContext rc, Function<ObjectNode, Wire.Translation> translate) {
+        if (shutdown.closing()) {
+            HttpBasics.error(rc, 503, "The server is shutting down", null);
+            return;
+        }
+        withParsed(rc, bytes -> {
+            Wire.Translation t = translate.apply(RequestParser.object(bytes));
+            rc.put(HttpBasics.WIRE_KEY, t.wire());
+            return new Translated(service.parser.parse(t.request(), t.chat()), t);
+        }, p -> admit(rc, p.translation().chat(), p.request(), p.translation().wire()));
+    }
+
+    private record Translated(CompletionRequest request, Wire.Translation translation) {
+    }
+
+    /** Admits a parsed request (faults, queue room) and starts its exchange, answering in {@code wire}'s format. */
+    private void admit(RoutingContext rc, boolean chat, CompletionRequest request, Wire wire) {
+        long seq = service.nextRequestSeq();
+        FaultType fault = chooseFault(rc, seq);
+        if (fault != null && fault.isError()) {
+            if (fault == FaultType.RATE_LIMIT) {
+                rc.response().putHeader("retry-after", "1"); // as the real queue-full 429 below
+            }
+            throw faultError(fault, chat);
+        }
+        int sequences = request.prompts().size() * request.n();
+        if (sequences > service.options.maxWaitingRequests()) {
+            // Never admissible, even to an empty queue: a 429 would have a client honouring Retry-After retry forever.
+            throw new ApiException(400, "The request needs " + sequences + " sequences (prompts x n) but the queue holds "
+                    + "at most " + service.options.maxWaitingRequests() + " (--max-waiting-requests)", "n");
+        }
+        String route = rc.request().getHeader(FrontDoor.ROUTE_HEADER);
+        String decision = route == null ? null : routeDecision(route);
+        Exchange exchange = new Exchange(service, pinnedRank(rc), request, rc.response(), vertx.getOrCreateContext(), bodies,
+                rc.get("requestId"), seq, fault, wire);
+        if (decision != null) {
+            exchange.routedBy(decision);
+        }
+        if (!exchange.submit()) {
+            rc.response().putHeader("retry-after", "1");
+            throw new ApiException(429, "Too many waiting requests: the queue holds at most "
+                    + service.options.maxWaitingRequests() + " (--max-waiting-requests)", null);
+        }
+    }
+
+    /**
+     * Parses (and tokenizes) the body with {@code parse}, then passes the result to {@code next} on this event loop;
+     * an {@link ApiException} from either is answered as error JSON. A body over {@value HttpApi#OFF_LOOP_BYTES} bytes
+     * is parsed on a worker thread: tokenizing a 15 MiB prompt takes a cold tokenizer seconds, and the other connections
+     * of this event loop must not wait for it.
+     */
+    private <T> void withParsed(RoutingContext rc, Function<byte[], T> parse, Consumer<T> next) {
+        Buffer body = rc.body().buffer();
+        byte[] bytes = body == null ? new byte[0] : body.getBytes();
+        if (bytes.length <= HttpApi.OFF_LOOP_BYTES) {
+            HttpBasics.answering(rc, () -> next.accept(parse.apply(bytes)));
+            return;
+        }
+        vertx.executeBlocking(() -> parse.apply(bytes), false).onComplete(parsed -> {
+            if (rc.response().closed()) {
+                return; // the client left while its body was parsed
+            }
+            if (parsed.failed() && !(parsed.cause() instanceof ApiException)) {
+                rc.fail(parsed.cause());
+                return;
+            }
+            HttpBasics.answering(rc, () -> {
+                if (parsed.failed()) {
+                    throw (ApiException) parsed.cause();
+                }
+                next.accept(parsed.result());
+            });
+        });
+    }
+
+    /** vLLM's {@code X-data-parallel-rank} header pins a request to one engine; -1 lets the load balancer pick. */
+    private int pinnedRank(RoutingContext rc) {
+        String pinned = rc.request().getHeader(HttpApi.DP_RANK_HEADER);
+        if (pinned == null) {
+            return -1;
+        }
+        int ranks = service.loops.size();
+        try {
+            int rank = Integer.parseInt(pinned.trim());
+            if (rank >= 0 && rank < ranks) {
+                return rank;
+            }
+        } catch (NumberFormatException e) {
+            // answered below
+        }
+        throw ApiException.badRequest(HttpApi.DP_RANK_HEADER, HttpApi.DP_RANK_HEADER + ": expected a rank from 0 to "
+                + (ranks - 1) + ", got '" + pinned + "'");
+    }
+
+    /** The front door's decision as the truth log keeps it: a JSON object, re-serialized so the log stays valid JSON. */
+    private static String routeDecision(String header) {
+        try {
+            JsonNode decision = Json.MAPPER.readTree(header);
+            if (decision != null && decision.isObject()) {
+                return decision.toString();
+            }
+        } catch (java.io.IOException e) {
+            // answered below
+        }
+        throw ApiException.badRequest(FrontDoor.ROUTE_HEADER, FrontDoor.ROUTE_HEADER + ": expected a JSON object, got " + header);
+    }
+
+    private FaultType chooseFault(RoutingContext rc, long seq) {
+        String forced = rc.request().getHeader(HttpApi.FAULT_HEADER);
+        if (forced != null) {
+            FaultType t = FaultType.byName(forced);
+            if (t == null) {
+                throw ApiException.badRequest(HttpApi.FAULT_HEADER, HttpApi.FAULT_HEADER + ": unknown fault '" + forced + "'");
+            }
+            return t;
+        }
+        long salt = service.options.seed() ^ 0xFA17L;
+        return service.faults.get().pick(SplitMix64.uniformAt(salt, seq), SplitMix64.uniformAt(salt, ~seq));
+    }
+
+    private ApiException faultError(FaultType fault, boolean chat) {
+        return switch (fault) {
+            case RATE_LIMIT -> new ApiException(429, "Rate limit reached (injected fault)", null);
+            case SERVER_ERROR -> new ApiException(500, "Internal server error (injected fault)", null);
+            case SERVICE_UNAVAILABLE -> new ApiException(503, "Service unavailable (injected fault)", null);
+            case AUTH -> new ApiException(401, "Unauthorized (injected fault)", null);
+            default -> {
+                int len = service.capacity.maxModelLen();
+                yield ApiException.badRequest(chat ? "messages" : "prompt", "This model's maximum context length is " + len
+                        + " tokens. However, you requested " + (len + 1) + " tokens. Please reduce the length of the input (injected fault).");
+            }
+        };
+    }
+
+    private void models(RoutingContext rc) {
+        ObjectNode list = Json.MAPPER.createObjectNode().put("object", "list");
+        ArrayNode data = list.putArray("data");
+        // vLLM lists one card per served name, each rooted at the one model they all name (its --model path).
+        String hfId = service.options.deployment().model().hfId();
+        String root = hfId == null ? service.options.deployment().model().name() : hfId;
+        for (String name : service.options.servedModelNames()) {
+            modelCard(data.addObject(), name, root, null).put("max_model_len", service.capacity.maxModelLen());
+        }
+        // then one card per LoRA adapter, rooted at its path, its parent the model it adapts
+        if (service.loras != null) {
+            for (LoraAdapters.Entry e : service.loras.list()) {
+                modelCard(data.addObject(), e.adapter().name(), e.path(), e.parent()).putNull("max_model_len");
+            }
+        }
+        HttpBasics.json(rc, list);
+    }
+
+    private static ObjectNode modelCard(ObjectNode m, String name, String root, String parent) {
+        m.put("id", name).put("object", "model").put("created", System.currentTimeMillis() / 1000).put("owned_by", "vllm")
+                .put("root", root).put("parent", parent);
+        // vLLM's ModelCard always carries one permission entry with these values; clients that model the OpenAI schema
+        // strictly (and gateways that relay the card) expect the list to be there.
+        m.putArray("permission").addObject()
+                .put("id", "modelperm-" + java.util.UUID.randomUUID().toString().replace("-", ""))
+                .put("object", "model_permission").put("created", System.currentTimeMillis() / 1000)
+                .put("allow_create_engine", false).put("allow_sampling", true).put("allow_logprobs", true)
+                .put("allow_search_indices", false).put("allow_view", true).put("allow_fine_tuning", false)
+                .put("organization", "*").putNull("group").put("is_blocking", false);
+        return m;
+    }
+
+    /** Parsed, tokenized and serialized where {@link #withParsed} puts a body of its size: the answer grows with it. */
+    private void tokenize(RoutingContext rc) {
+        withParsed(rc, bytes -> tokenized(bytes).toString(), out -> HttpBasics.jsonText(rc, out));
+    }
+
+    private ObjectNode tokenized(byte[] bytes) {
+        ObjectNode body = RequestParser.object(bytes);
+        service.parser.checkModel(body);
+        JsonFields fields = JsonFields.of(body);
+        int[] ids;
+        if (body.hasNonNull("messages")) {
+            ids = service.parser.chatPrompt(body);
+        } else {
+            String prompt = fields.optString("prompt");
+            if (prompt == null) {
+                throw ApiException.badRequest("prompt", "prompt: field required (or messages)");
+            }
+            ids = service.tokenizer.encodePrompt(prompt);
+        }
+        ObjectNode out = Json.MAPPER.createObjectNode().put("count", ids.length).put("max_model_len", service.capacity.maxModelLen());
+        ArrayNode tokens = out.putArray("tokens");
+        for (int id : ids) {
+            tokens.add(id);
+        }
+        if (fields.optBool("return_token_strs", false)) {
+            ArrayNode strs = out.putArray("token_strs");
+            for (int id : ids) {
+                strs.add(service.tokenizer.piece(id));
+            }
+        } else {
+            out.putNull("token_strs");
+        }
+        return out;
+    }
+
+    private void detokenize(RoutingContext rc) {
+        withParsed(rc, this::detokenized, out -> HttpBasics.jsonText(rc, out));
+    }
+
+    private String detokenized(byte[] bytes) {
+        ObjectNode body = RequestParser.object(bytes);
+        service.parser.checkModel(body);
+        JsonNode tokens = body.get("tokens");
+        if (tokens == null || !tokens.isArray()) {
+            throw ApiException.badRequest("tokens", "tokens: expected a list of token ids");
+        }
+        int[] ids = new int[tokens.size()];
+        for (int i = 0; i < ids.length; i++) {
+            JsonNode t = tokens.get(i);
+            if (!t.isIntegralNumber() || !t.canConvertToInt()) {
+                throw ApiException.badRequest("tokens", "tokens: expected integers, got " + JsonFields.describe(t));
+            }
+            ids[i] = t.asInt();
+        }
+        String text;
+        try {
+            text = service.tokenizer.decode(ids);
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest("tokens", "tokens: " + e.getMessage());
+        }
+        return Json.MAPPER.createObjectNode().put("prompt", text).toString();
+    }
+}

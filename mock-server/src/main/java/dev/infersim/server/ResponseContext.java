@@ -1,0 +1,33 @@
+package dev.infersim.server;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+
+import java.io.IOException;
+
+/**
+ * One response as every wire format's encoders write it: the parsed request, the identity its body and chunks open
+ * with ({@code id} as the wire names it, {@code created} in Unix seconds, {@code model}), the request's choices, their
+ * logprobs and the ground truth. Made once per exchange ({@link #open}) and handed whole to the format's encoders.
+ *
+ * @param model the served model name, or the LoRA adapter the request ran on (vLLM names the adapter as the model)
+ */
+record ResponseContext(CompletionRequest request, String id, long created, String model, Choice[] choices, Logprobs logprobs,
+                       GroundTruth truth) {
+
+    /** The context of a response to {@code request} (whose choices are {@code choices}) in {@code wire}'s format. */
+    static ResponseContext open(ModelService service, Wire wire, CompletionRequest request, String requestId, Choice[] choices) {
+        String id = wire.id(request, requestId);
+        long created = System.currentTimeMillis() / 1000;
+        String model = request.lora() != null ? request.lora().name() : service.options.servedModelName();
+        return new ResponseContext(request, id, created, model, choices, new Logprobs(request, service.vocabulary),
+                new GroundTruth(service, request, requestId, choices));
+    }
+
+    /** The keys every OpenAI body and chunk opens with, {@code object} being its kind. */
+    void writeIdentity(JsonGenerator g, String object) throws IOException {
+        g.writeStringField("id", id);
+        g.writeStringField("object", object);
+        g.writeNumberField("created", created);
+        g.writeStringField("model", model);
+    }
+}

@@ -1,0 +1,264 @@
+package dev.infersim.server;
+
+import io.netty.buffer.ByteBuf;
+
+/**
+ * The Responses API's event stream as vLLM writes it without Harmony ({@code SimpleStreamingEventProcessor},
+ * {@code streaming_events.py} at vLLM main 9aaf83ef502fc37bc647f6e474314d48ba36cd1c), a state machine over one choice's
+ * tokens: {@code response.created}, {@code response.in_progress}, then per output item its added, part-added, delta and
+ * done events, and {@code response.completed} carrying the whole {@link ResponseObject} with the {@code infersim}
+ * ground truth; each {@code event: TYPE\ndata: JSON}, numbered by {@code sequence_number}.
+ */
+final class ResponsesEventStream implements Wire.Stream {
+    private static final int EVENT_BYTES = 384;
+
+    private enum State { NONE, CONTENT, REASONING, TOOL_CALL }
+
+    private final ResponseObject object;
+    private int sequence;
+    private int outputIndex;
+    private State state = State.NONE;
+    private String itemId;
+    private final StringBuilder accumulated = new StringBuilder();
+
+    ResponsesEventStream(ResponseObject object) {
+        this.object = object;
+    }
+
+    @Override
+    public int capacityFor(Choice c, int tokens) {
+        return Math.max(1, tokens) * EVENT_BYTES;
+    }
+
+    @Override
+    public void role(ByteBuf out, Choice c) {
+        event(out, "response.created", g -> {
+            g.writeFieldName("response");
+            object.write(g, false, false);
+        });
+        event(out, "response.in_progress", g -> {
+            g.writeFieldName("response");
+            object.write(g, false, false);
+        });
+    }
+
+    @Override
+    public void echoMessage(ByteBuf out, Choice c) {
+    }
+
+    @Override
+    public void token(ByteBuf out, Choice c, int i, boolean last, boolean withTruth) {
+        String piece = c.text.piece(i);
+        OutputPlan plan = c.plan;
+        OutputPlan.Channel channel = plan == null ? OutputPlan.Channel.CONTENT : plan.channel(i);
+        switch (channel) {
+            case REASONING -> {
+                move(out, State.REASONING, plan);
+                accumulated.append(piece);
+                event(out, "response.reasoning_text.delta", g -> {
+                    g.writeNumberField("content_index", 0);
+                    g.writeStringField("delta", piece);
+                    g.writeStringField("item_id", itemId);
+                    g.writeNumberField("output_index", outputIndex);
+                });
+            }
+            case CONTENT -> {
+                if (!piece.isEmpty()) {
+                    move(out, State.CONTENT, plan);
+                    accumulated.append(piece);
+                    event(out, "response.output_text.delta", g -> {
+                        g.writeNumberField("content_index", 0);
+                        g.writeStringField("delta", piece);
+                        g.writeStringField("item_id", itemId);
+                        g.writeArrayFieldStart("logprobs");
+                        g.writeEndArray();
+                        g.writeNumberField("output_index", outputIndex);
+                    });
+                }
+            }
+            case ARGUMENTS -> {
+                move(out, State.TOOL_CALL, plan);
+                if (!piece.isEmpty()) {
+                    accumulated.append(piece);
+                    event(out, "response.function_call_arguments.delta", g -> {
+                        g.writeStringField("delta", piece);
+                        g.writeStringField("item_id", itemId);
+                        g.writeNumberField("output_index", outputIndex);
+                    });
+                }
+            }
+            case SILENT -> {
+                if (plan.visible(i)) {
+                    move(out, State.TOOL_CALL, plan); // Hermes' name-only delta opens the call
+                }
+            }
+        }
+    }
+
+    @Override
+    public void finish(ByteBuf out, Choice c, boolean withTruth) {
+    }
+
+    @Override
+    public void usage(ByteBuf out) {
+    }
+
+    @Override
+    public void done(ByteBuf out) {
+        close(out);
+        event(out, "response.completed", g -> {
+            g.writeFieldName("response");
+            object.write(g, true, true);
+        });
+    }
+
+    /** Closes the open item and opens one of {@code target}, unless it is open already. */
+    private void move(ByteBuf out, State target, OutputPlan plan) {
+        if (state == target) {
+            return;
+        }
+        close(out);
+        state = target;
+        accumulated.setLength(0);
+        itemId = String.format("%016x%016x", object.response().id().hashCode() * 0x9E3779B97F4A7C15L, (long) outputIndex);
+        switch (target) {
+            case CONTENT -> {
+                event(out, "response.output_item.added", g -> {
+                    g.writeFieldName("item");
+                    g.writeStartObject();
+                    g.writeStringField("id", itemId);
+                    g.writeArrayFieldStart("content");
+                    g.writeEndArray();
+                    g.writeStringField("role", "assistant");
+                    g.writeStringField("status", "in_progress");
+                    g.writeStringField("type", "message");
+                    g.writeEndObject();
+                    g.writeNumberField("output_index", outputIndex);
+                });
+                event(out, "response.content_part.added", g -> {
+                    g.writeNumberField("content_index", 0);
+                    g.writeStringField("item_id", itemId);
+                    g.writeNumberField("output_index", outputIndex);
+                    g.writeObjectFieldStart("part");
+                    g.writeArrayFieldStart("annotations");
+                    g.writeEndArray();
+                    g.writeStringField("text", "");
+                    g.writeStringField("type", "output_text");
+                    g.writeArrayFieldStart("logprobs");
+                    g.writeEndArray();
+                    g.writeEndObject();
+                });
+            }
+            case REASONING -> {
+                event(out, "response.output_item.added", g -> {
+                    g.writeFieldName("item");
+                    g.writeStartObject();
+                    g.writeStringField("id", itemId);
+                    g.writeArrayFieldStart("summary");
+                    g.writeEndArray();
+                    g.writeStringField("type", "reasoning");
+                    g.writeNullField("content");
+                    g.writeNullField("encrypted_content");
+                    g.writeStringField("status", "in_progress");
+                    g.writeEndObject();
+                    g.writeNumberField("output_index", outputIndex);
+                });
+                event(out, "response.reasoning_part.added", g -> {
+                    g.writeNumberField("content_index", 0);
+                    g.writeStringField("item_id", itemId);
+                    g.writeNumberField("output_index", outputIndex);
+                    g.writeObjectFieldStart("part");
+                    g.writeStringField("text", "");
+                    g.writeStringField("type", "reasoning_text");
+                    g.writeEndObject();
+                });
+            }
+            case TOOL_CALL -> event(out, "response.output_item.added", g -> {
+                g.writeFieldName("item");
+                ResponseObject.functionCall(g, itemId, plan.toolCallId, plan.toolName, "", "in_progress");
+                g.writeNumberField("output_index", outputIndex);
+            });
+            default -> { }
+        }
+    }
+
+    private void close(ByteBuf out) {
+        String text = accumulated.toString();
+        OutputPlan plan = object.c().plan;
+        switch (state) {
+            case CONTENT -> {
+                event(out, "response.output_text.done", g -> {
+                    g.writeNumberField("content_index", 0);
+                    g.writeStringField("item_id", itemId);
+                    g.writeArrayFieldStart("logprobs");
+                    g.writeEndArray();
+                    g.writeNumberField("output_index", outputIndex);
+                    g.writeStringField("text", text);
+                });
+                event(out, "response.content_part.done", g -> {
+                    g.writeNumberField("content_index", 0);
+                    g.writeStringField("item_id", itemId);
+                    g.writeNumberField("output_index", outputIndex);
+                    g.writeFieldName("part");
+                    ResponseObject.outputText(g, text);
+                });
+                event(out, "response.output_item.done", g -> {
+                    g.writeFieldName("item");
+                    ResponseObject.message(g, itemId, text);
+                    g.writeNumberField("output_index", outputIndex);
+                });
+            }
+            case REASONING -> {
+                event(out, "response.reasoning_text.done", g -> {
+                    g.writeNumberField("content_index", 0);
+                    g.writeStringField("item_id", itemId);
+                    g.writeNumberField("output_index", outputIndex);
+                    g.writeStringField("text", text);
+                });
+                event(out, "response.reasoning_part.done", g -> {
+                    g.writeNumberField("content_index", 0);
+                    g.writeStringField("item_id", itemId);
+                    g.writeNumberField("output_index", outputIndex);
+                    g.writeObjectFieldStart("part");
+                    g.writeStringField("text", text);
+                    g.writeStringField("type", "reasoning_text");
+                    g.writeEndObject();
+                });
+                event(out, "response.output_item.done", g -> {
+                    g.writeFieldName("item");
+                    ResponseObject.reasoningItem(g, itemId, text, "completed");
+                    g.writeNumberField("output_index", outputIndex);
+                });
+            }
+            case TOOL_CALL -> {
+                if (!text.isEmpty()) {
+                    event(out, "response.function_call_arguments.done", g -> {
+                        g.writeStringField("arguments", text);
+                        g.writeStringField("item_id", itemId);
+                        g.writeStringField("name", plan.toolName);
+                        g.writeNumberField("output_index", outputIndex);
+                    });
+                }
+                event(out, "response.output_item.done", g -> {
+                    g.writeFieldName("item");
+                    ResponseObject.functionCall(g, itemId, plan.toolCallId, plan.toolName, text, "completed");
+                    g.writeNumberField("output_index", outputIndex);
+                });
+            }
+            default -> {
+                return;
+            }
+        }
+        outputIndex++;
+        state = State.NONE;
+    }
+
+    private void event(ByteBuf out, String type, Json.Writer fields) {
+        int seq = sequence++;
+        Json.event(out, type, g -> {
+            fields.write(g);
+            g.writeNumberField("sequence_number", seq);
+            g.writeStringField("type", type);
+        });
+    }
+}
