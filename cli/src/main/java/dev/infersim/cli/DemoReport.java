@@ -110,7 +110,8 @@ final class DemoReport {
 
     /**
      * The simulated knee: across the replications at the measured knee's rate (or at the most overloaded simulated rate
-     * without one), or from the paired runs by the measured rule when there are no replications.
+     * where there is none, or where the simulation was not overloaded at that rate), or from the paired runs by the
+     * measured rule when there are no replications.
      */
     RateEstimate simulatedKnee() {
         if (simulatedCurve == null) {
@@ -118,7 +119,10 @@ final class DemoReport {
         }
         DemoCommand.Row measured = kneeRow(MEASURED);
         ReplicatedSweep.Point at = measured == null ? null : simulatedCurve.at(measured.rate());
-        if (at == null) {
+        // A measured run can look overloaded where the engine was not (a client short of CPU sends late and serves
+        // less): the simulated knee then comes from the simulated overload, not from a rate the engine kept up with.
+        if (at == null || !at.mean().overloaded()) {
+            at = null;
             for (ReplicatedSweep.Point p : simulatedCurve.points()) {
                 at = p.mean().overloaded() ? p : at;
             }
