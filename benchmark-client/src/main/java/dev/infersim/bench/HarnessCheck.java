@@ -1,14 +1,16 @@
 package dev.infersim.bench;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
 import dev.infersim.bench.HarnessFindings.Quantiles;
 import dev.infersim.bench.RequestMatcher.Matching;
 import dev.infersim.bench.RequestMatcher.Pair;
 import dev.infersim.bench.TruthTimeline.Row;
+import dev.infersim.result.NonFiniteAsNull;
+import dev.infersim.result.ResultJson;
 
+import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -22,10 +24,11 @@ import java.util.function.ToDoubleFunction;
  * harness recorded, and the findings of {@link HarnessFindings}.
  */
 public final class HarnessCheck {
-    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-
-    /** One metric's error distribution, harness minus truth; NaN fields when no request has the metric. */
-    public record ErrorSummary(int n, double min, double p50, double p99, double max) {
+    /**
+     * One metric's error distribution, harness minus truth; NaN fields when no request has the metric (null in the
+     * report's JSON).
+     */
+    public record ErrorSummary(int n, @NonFiniteAsNull double min, @NonFiniteAsNull double p50, @NonFiniteAsNull double p99, @NonFiniteAsNull double max) {
         static ErrorSummary of(double[] errors) {
             if (errors.length == 0) {
                 return new ErrorSummary(0, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
@@ -37,15 +40,27 @@ public final class HarnessCheck {
     }
 
     /**
-     * The check: how requests were matched (pairs, ambiguous pairs, matching errors, what was left unmatched), per-metric
-     * errors over the trusted pairs (keys {@code ttft_ms}, {@code tpot_ms}, {@code e2el_ms}, {@code itl_mean_ms},
-     * {@code itl_count}, {@code output_tokens}, {@code prompt_tokens}, and where the format has the instants
-     * {@code ttft_before_send_ms} and {@code ttft_after_first_token_ms}), the arrival rate at the server over the matched
-     * requests, the target, and the findings.
+     * How the harness's requests were matched to the server's truth rows: by what, how many pairs (ambiguous ones and
+     * matching errors, a negative TTFT or E2EL error, among them), the truth rows (those before the first matched
+     * request: test or warm-up requests; the others left unmatched), and the harness's requests without a truth row
+     * and failed in the harness.
      */
-    public record Report(String matchedBy, int matched, int ambiguous, int matchingErrors, int truthRows,
-                         int truthBeforeFirst, int truthOtherUnmatched, int unmatched, int failed,
-                         Map<String, ErrorSummary> errors, double achievedRate, HarnessTarget target,
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record MatchSummary(String method, int matched, int ambiguous, int matchingErrors, int truthRows,
+                           @JsonProperty("truth_before_first_matched") int truthBeforeFirst, int truthOtherUnmatched,
+                           @JsonProperty("harness_unmatched") int unmatched,
+                           @JsonProperty("harness_failed") int failed) {
+    }
+
+    /**
+     * The check, as {@code check-harness --json} writes it and reads back: the matching, per-metric errors over the
+     * trusted pairs (keys {@code ttft_ms}, {@code tpot_ms}, {@code e2el_ms}, {@code itl_mean_ms}, {@code itl_count},
+     * {@code output_tokens}, {@code prompt_tokens}, and where the format has the instants {@code ttft_before_send_ms}
+     * and {@code ttft_after_first_token_ms}), the arrival rate at the server over the matched requests, the target,
+     * and the findings. NaN is null in the JSON.
+     */
+    public record Report(MatchSummary matching, Map<String, ErrorSummary> errors,
+                         @JsonProperty("achieved_rate_per_s") @NonFiniteAsNull double achievedRate, HarnessTarget target,
                          List<HarnessFinding> findings) {
     }
 
@@ -74,9 +89,9 @@ public final class HarnessCheck {
         }
         double[] arrivals = matching.pairs().stream().mapToDouble(p -> p.t().arrivalMs()).sorted().toArray();
         List<HarnessFinding> findings = HarnessFindings.find(matching, results, target);
-        return new Report(matching.method(), matching.pairs().size(), matching.ambiguous(), matching.matchingErrors(),
-                matching.truthRows(), matching.truthBeforeFirst(), matching.truthOtherUnmatched(),
-                matching.unmatchedMeasured(), results.failed(), errors, HarnessFindings.achievedRate(arrivals), target,
+        return new Report(new MatchSummary(matching.method(), matching.pairs().size(), matching.ambiguous(),
+                matching.matchingErrors(), matching.truthRows(), matching.truthBeforeFirst(), matching.truthOtherUnmatched(),
+                matching.unmatchedMeasured(), results.failed()), errors, HarnessFindings.achievedRate(arrivals), target,
                 findings);
     }
 
@@ -85,23 +100,24 @@ public final class HarnessCheck {
     }
 
     /** The report as console lines. */
-    public static String render(Report r) {
+    public static String render(Report report) {
+        MatchSummary r = report.matching();
         StringBuilder s = new StringBuilder();
         s.append(String.format(Locale.ROOT, "Matched %d requests to the truth by %s: %d ambiguous, %d matching errors "
-                        + "(negative TTFT or E2EL error); findings and errors use the other %d%n", r.matched(), r.matchedBy(),
-                r.ambiguous(), r.matchingErrors(), trustedCount(r)));
+                        + "(negative TTFT or E2EL error); findings and errors use the other %d%n", r.matched(), r.method(),
+                r.ambiguous(), r.matchingErrors(), trustedCount(report)));
         s.append(String.format(Locale.ROOT, "Truth rows %d: %d before the first matched request (test or warm-up "
                         + "requests), %d others unmatched; harness requests without a truth row %d; failed in the harness %d%n",
                 r.truthRows(), r.truthBeforeFirst(), r.truthOtherUnmatched(), r.unmatched(), r.failed()));
         s.append(String.format(Locale.ROOT, "%-25s %6s %11s %11s %11s %11s%n", "harness-truth", "n", "min", "p50", "p99", "max"));
-        r.errors().forEach((metric, e) -> s.append(String.format(Locale.ROOT, "%-25s %6d %11s %11s %11s %11s%n", metric,
+        report.errors().forEach((metric, e) -> s.append(String.format(Locale.ROOT, "%-25s %6d %11s %11s %11s %11s%n", metric,
                 e.n(), num(e.min()), num(e.p50()), num(e.p99()), num(e.max()))));
-        s.append(String.format(Locale.ROOT, "Rate at the server: %s req/s; asked: %s%n", num(r.achievedRate()),
-                r.target().describe()));
-        if (r.findings().isEmpty()) {
+        s.append(String.format(Locale.ROOT, "Rate at the server: %s req/s; asked: %s%n", num(report.achievedRate()),
+                report.target().describe()));
+        if (report.findings().isEmpty()) {
             s.append("No finding: the harness measured what the server did, within the thresholds.\n");
         }
-        for (HarnessFinding f : r.findings()) {
+        for (HarnessFinding f : report.findings()) {
             s.append("Finding ").append(f.id()).append(": ").append(f.summary()).append('\n');
             s.append("  cause: ").append(f.cause()).append('\n');
         }
@@ -112,57 +128,17 @@ public final class HarnessCheck {
         return r.errors().get("ttft_ms").n();
     }
 
-    /** The report as JSON: the same numbers (NaN as null) and the findings with their evidence. */
+    /** The report as JSON ({@link Report}); see {@link #read} for the way back. */
     public static String toJson(Report r) {
-        ObjectNode root = JSON.createObjectNode();
-        ObjectNode matching = root.putObject("matching");
-        matching.put("method", r.matchedBy());
-        matching.put("matched", r.matched());
-        matching.put("ambiguous", r.ambiguous());
-        matching.put("matching_errors", r.matchingErrors());
-        matching.put("truth_rows", r.truthRows());
-        matching.put("truth_before_first_matched", r.truthBeforeFirst());
-        matching.put("truth_other_unmatched", r.truthOtherUnmatched());
-        matching.put("harness_unmatched", r.unmatched());
-        matching.put("harness_failed", r.failed());
-        ObjectNode errors = root.putObject("errors");
-        r.errors().forEach((metric, e) -> {
-            ObjectNode o = errors.putObject(metric);
-            o.put("n", e.n());
-            number(o, "min", e.min());
-            number(o, "p50", e.p50());
-            number(o, "p99", e.p99());
-            number(o, "max", e.max());
-        });
-        number(root, "achieved_rate_per_s", r.achievedRate());
-        ObjectNode target = root.putObject("target");
-        target.put("process", r.target().process().name().toLowerCase(Locale.ROOT));
-        number(target, "request_rate_per_s", r.target().rateReqPerS());
-        number(target, "burstiness", r.target().burstiness());
-        target.put("max_concurrency", r.target().maxConcurrency());
-        target.put("warmup_requests", r.target().warmupRequests());
-        ArrayNode findings = root.putArray("findings");
-        for (HarnessFinding f : r.findings()) {
-            ObjectNode o = findings.addObject();
-            o.put("id", f.id());
-            o.put("summary", f.summary());
-            ObjectNode evidence = o.putObject("evidence");
-            f.evidence().forEach((k, v) -> number(evidence, k, v));
-            o.put("cause", f.cause());
-        }
-        try {
-            return JSON.writeValueAsString(root);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            throw new IllegalStateException(e);
-        }
+        return ResultJson.text(r);
     }
 
-    private static void number(ObjectNode o, String key, double v) {
-        if (Double.isFinite(v)) {
-            o.put(key, v);
-        } else {
-            o.putNull(key);
-        }
+    /**
+     * A report {@link #toJson} wrote, read back whole (its {@code errors} are not vLLM's per-request array of that
+     * name, which result readers leave out).
+     */
+    public static Report read(Path file) {
+        return ResultJson.convert(ResultJson.readWhole(file), Report.class);
     }
 
     private static String num(double v) {

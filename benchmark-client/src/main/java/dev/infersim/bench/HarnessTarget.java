@@ -1,5 +1,11 @@
 package dev.infersim.bench;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
+import dev.infersim.result.NonFiniteAsNull;
+
 import java.util.Locale;
 
 /**
@@ -13,21 +19,24 @@ import java.util.Locale;
  * @param maxConcurrency cap on requests in flight; 0 when none
  * @param warmupRequests warm-up requests the harness was to send first and not count; 0 when none or unknown
  */
-public record HarnessTarget(double rateReqPerS, Process process, double burstiness, int maxConcurrency,
+@JsonPropertyOrder({"process", "request_rate_per_s"})
+@JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+public record HarnessTarget(@JsonProperty("request_rate_per_s") @NonFiniteAsNull double rateReqPerS,
+                            Process process, @NonFiniteAsNull double burstiness, int maxConcurrency,
                             int warmupRequests) {
 
-    /** The arrival processes harnesses offer. */
+    /** The arrival processes harnesses offer, named in JSON in lower case. */
     public enum Process {
         /** Exponential gaps at the rate (vLLM's default, GuideLLM's {@code poisson}). */
-        POISSON,
+        @JsonProperty("poisson") POISSON,
         /** Gamma gaps of shape {@code burstiness} at the rate (vLLM's {@code --burstiness}). */
-        GAMMA,
+        @JsonProperty("gamma") GAMMA,
         /** Equal gaps at the rate (GuideLLM's {@code constant}). */
-        CONSTANT,
+        @JsonProperty("constant") CONSTANT,
         /** Everything at once, or as fast as a concurrency cap lets requests through. */
-        UNBOUNDED,
+        @JsonProperty("unbounded") UNBOUNDED,
         /** Not recorded in the result file. */
-        UNKNOWN
+        @JsonProperty("unknown") UNKNOWN
     }
 
     public static final HarnessTarget UNKNOWN = new HarnessTarget(Double.NaN, Process.UNKNOWN, Double.NaN, 0, 0);

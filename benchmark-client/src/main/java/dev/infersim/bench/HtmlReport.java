@@ -1,8 +1,12 @@
 package dev.infersim.bench;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.ObjectWriter;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.infersim.result.OutputFile;
+import dev.infersim.result.ResultJson;
+import dev.infersim.result.ServingResult;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,7 +14,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 
 /**
  * A self-contained HTML report: Apache ECharts 5.3.1 (from its webjar) inlined, the result JSON inlined, and charts
@@ -24,22 +27,27 @@ import java.util.Map;
  */
 public final class HtmlReport {
     private static final String ECHARTS = "META-INF/resources/webjars/echarts/5.3.1/dist/echarts.min.js";
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectWriter JSON = ResultJson.mapper().writer().without(SerializationFeature.INDENT_OUTPUT);
 
     private HtmlReport() {
     }
 
     /** Writes the report of one run. */
-    public static void writeRun(Path file, Map<String, Object> result) {
-        write(file, "infersim benchmark report", Map.of("runs", List.of(result)));
+    public static void writeRun(Path file, Object result) {
+        write(file, "infersim benchmark report", new Data(List.of(result), null));
     }
 
     /** Writes the report of a sweep: every point's charts plus the sweep curves. */
-    public static void writeSweep(Path file, Map<String, Object> sweep, List<Map<String, Object>> points) {
-        write(file, "infersim sweep report", Map.of("runs", points, "sweep", sweep));
+    public static void writeSweep(Path file, Object sweep, List<?> points) {
+        write(file, "infersim sweep report", new Data(points, sweep));
     }
 
-    private static void write(Path file, String title, Map<String, Object> data) {
+    /** What a report's page draws: the runs' results, and a sweep's analysis when there is one. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    private record Data(List<?> runs, Object sweep) {
+    }
+
+    private static void write(Path file, String title, Data data) {
         writePage(file, TEMPLATE.replace("%TITLE%", title).replace("%ECHARTS%", echartsScript())
                 .replace("%DATA%", toScriptJson(data)));
     }

@@ -1,18 +1,16 @@
 package dev.infersim.bench;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.result.MetricSummaries;
+import dev.infersim.result.MetricSummary;
 import dev.infersim.result.RequestLogReader;
 import dev.infersim.result.RequestRecord;
-import dev.infersim.result.VllmDetailArrays;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infersim.common.JsonSyntax;
+import dev.infersim.result.ResultJson;
+import dev.infersim.result.RunTotals;
+import dev.infersim.result.ServingResult;
 import org.apache.commons.math3.stat.inference.MannWhitneyUTest;
 
-import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -20,7 +18,6 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Pattern;
 
 /**
  * Two benchmark results side by side: each summary metric of A and B with the absolute and relative delta, and for
@@ -29,10 +26,6 @@ import java.util.regex.Pattern;
  * A rank test needs no normality, which latency distributions never have.
  */
 public final class RunComparison {
-    private static final ObjectMapper JSON = new ObjectMapper();
-    static final List<String> RUN_KEYS = List.of("completed", "failed", "duration", "request_throughput",
-            "request_goodput", "output_throughput", "total_token_throughput");
-    static final List<String> LATENCIES = List.of("ttft", "tpot", "itl", "e2el");
     static final List<String> TESTED = List.of("ttft_ms", "tpot_ms", "e2el_ms");
 
     /** One metric of both runs. */
@@ -54,80 +47,80 @@ public final class RunComparison {
     private RunComparison() {
     }
 
-    /** Key of a sweep result's per-point results, each with its own per-request arrays; left out when reading. */
-    private static final String SWEEP_RUNS = "runs";
-
     /**
-     * Reads a result JSON file, leaving out vLLM's per-request arrays (and a sweep's per-point results, which carry
-     * them too): they can hold millions of entries, and the comparison reads per-request values from the detail files
-     * instead.
+     * What a comparison reads of a result file (bench, simulate, predict, merge, or vLLM's own): vLLM's run totals and
+     * latency keys, the per-request file it names ({@code infersim_detailed_file}, null where none), and whether it is
+     * the combined result of {@code infersim sweep} (which holds many runs rather than one).
      */
-    public static JsonNode readResult(Path file) {
-        try (JsonParser p = JSON.createParser(file.toFile())) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                throw new UncheckedIOException(file + ": not a result JSON (not a JSON object)",
-                        new IOException("not a JSON object"));
+    public record Compared(RunTotals totals, MetricSummaries latencies, String detailedFile, boolean sweep) {
+
+        /**
+         * Reads a result file, without vLLM's per-request arrays ({@link ResultJson#readObject}); throws
+         * {@link UncheckedIOException} with one line naming the file and what is wrong.
+         */
+        public static Compared read(Path file) {
+            ObjectNode flat = ResultJson.readObject(file);
+            try {
+                JsonNode detail = flat.path(ServingResult.INFERSIM + "detailed_file");
+                return new Compared(ResultJson.part(flat, RunTotals.class),
+                        MetricSummaries.read(flat, "", MetricSummaries.VLLM_METRICS),
+                        detail.isTextual() ? detail.asText() : null, flat.has(ServingResult.INFERSIM + "sweep"));
+            } catch (UncheckedIOException e) {
+                throw new UncheckedIOException(file + ": " + e.getMessage(), e.getCause());
             }
-            ObjectNode result = JSON.createObjectNode();
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String key = p.currentName();
-                p.nextToken();
-                if (VllmDetailArrays.KEYS.contains(key) || key.equals(SWEEP_RUNS)) {
-                    p.skipChildren();
-                } else {
-                    result.set(key, JSON.readTree(p));
-                }
-            }
-            return result;
-        } catch (JsonProcessingException e) {
-            throw new UncheckedIOException(file + JsonSyntax.location(e) + ": malformed JSON: " + JsonSyntax.reason(e), e);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read result " + file + ": " + e.getMessage(), e);
+        }
+
+        /** True when the result holds at least one summary metric, as every benchmark, simulate or predict result does. */
+        public boolean hasSummary() {
+            return summary(this, this).values().stream().anyMatch(v -> v != null);
         }
     }
 
-    /** True for the combined result of {@code infersim sweep}, which holds many runs rather than one. */
-    public static boolean isSweep(JsonNode result) {
-        return result.has("infersim_sweep");
-    }
-
-    /** True when the JSON object holds at least one summary metric, as every benchmark, simulate or predict result does. */
-    public static boolean hasSummary(JsonNode result) {
-        return summaryKeys(result, result).stream().anyMatch(key -> value(result, key) != null);
-    }
-
     /** The summary metrics present in either result. */
-    public static List<Row> rows(JsonNode a, JsonNode b) {
+    public static List<Row> rows(Compared a, Compared b) {
+        Map<String, Double> va = summary(a, b);
+        Map<String, Double> vb = summary(b, a);
         List<Row> rows = new ArrayList<>();
-        for (String key : summaryKeys(a, b)) {
-            Double va = value(a, key);
-            Double vb = value(b, key);
-            if (va != null || vb != null) {
-                rows.add(new Row(key, va, vb));
+        for (String key : va.keySet()) {
+            if (va.get(key) != null || vb.get(key) != null) {
+                rows.add(new Row(key, va.get(key), vb.get(key)));
             }
         }
         return rows;
     }
 
     /**
-     * The run totals, then per latency metric its mean, median and every percentile either result reports: vLLM writes
-     * p{percentile}_{metric}_ms for whatever --metric-percentiles the run was given.
+     * Of {@code r}: the run totals, then per latency metric its mean, median and every percentile it or {@code other}
+     * reports (vLLM writes p{percentile}_{metric}_ms for whatever --metric-percentiles the run was given), in that
+     * order; null where {@code r} has none (NaN included).
      */
-    private static List<String> summaryKeys(JsonNode a, JsonNode b) {
-        List<String> keys = new ArrayList<>(RUN_KEYS);
-        for (String metric : LATENCIES) {
-            keys.add("mean_" + metric + "_ms");
-            keys.add("median_" + metric + "_ms");
-            Pattern percentile = Pattern.compile("p[0-9.]+_" + metric + "_ms");
-            for (JsonNode result : List.of(a, b)) {
-                result.fieldNames().forEachRemaining(key -> {
-                    if (percentile.matcher(key).matches() && !keys.contains(key)) {
-                        keys.add(key);
-                    }
-                });
+    private static Map<String, Double> summary(Compared r, Compared other) {
+        RunTotals t = r.totals();
+        Map<String, Double> values = new LinkedHashMap<>();
+        values.put("completed", number(t.completed()));
+        values.put("failed", number(t.failed()));
+        values.put("duration", number(t.duration()));
+        values.put("request_throughput", number(t.requestThroughput()));
+        values.put("request_goodput", number(t.requestGoodput()));
+        values.put("output_throughput", number(t.outputThroughput()));
+        values.put("total_token_throughput", number(t.totalTokenThroughput()));
+        for (String metric : MetricSummaries.VLLM_METRICS) {
+            MetricSummary m = r.latencies().metric(metric);
+            values.put(MetricSummary.key("mean", metric), m == null ? null : number(m.meanMs()));
+            values.put(MetricSummary.key("median", metric), m == null ? null : number(m.medianMs()));
+            for (Compared listing : List.of(r, other)) {
+                MetricSummary listed = listing.latencies().metric(metric);
+                for (MetricSummary.Percentile p : listed == null ? List.<MetricSummary.Percentile>of() : listed.percentiles()) {
+                    values.putIfAbsent(MetricSummary.percentileKey(p.percentile(), metric),
+                            m == null ? null : number(m.percentileMs(p.percentile())));
+                }
             }
         }
-        return keys;
+        return values;
+    }
+
+    private static Double number(Number v) {
+        return v == null || Double.isNaN(v.doubleValue()) ? null : v.doubleValue();
     }
 
     /** Mann-Whitney U tests on TTFT, TPOT and E2EL of the successful requests of two detailed files. */
@@ -169,10 +162,5 @@ public final class RunComparison {
         Arrays.sort(sorted);
         int n = sorted.length;
         return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    }
-
-    private static Double value(JsonNode node, String key) {
-        JsonNode v = node.get(key);
-        return v != null && v.isNumber() ? v.asDouble() : null;
     }
 }

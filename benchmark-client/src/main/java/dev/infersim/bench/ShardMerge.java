@@ -6,6 +6,7 @@ import dev.infersim.result.BenchmarkReport;
 import dev.infersim.result.LatencyLog;
 import dev.infersim.result.LatencyStats;
 import dev.infersim.result.MergedServingStats;
+import dev.infersim.result.ResultJson;
 import dev.infersim.result.RunInfo;
 import dev.infersim.result.ServingSummary;
 import dev.infersim.workload.RampStrategy;
@@ -83,7 +84,7 @@ public final class ShardMerge {
         for (Path file : files) {
             JsonNode result;
             try {
-                result = RunComparison.readResult(file);
+                result = ResultJson.readObject(file);
             } catch (java.io.UncheckedIOException e) {
                 throw new ConfigException(e.getMessage());
             }

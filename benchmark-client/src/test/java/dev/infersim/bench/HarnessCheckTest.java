@@ -48,12 +48,12 @@ class HarnessCheckTest {
     void vllmBenchmarkServingIsMatchedInFullWithoutAnIdAndOnlyItsOwnTtftTimeIsNamed() throws Exception {
         // vLLM 0.6.1's benchmark_serving.py, Poisson at 20 req/s: no id, no instant; a test request before the run.
         Report r = check(Format.VLLM, "vllm-0.6.1-poisson-20", "result.json.gz");
-        assertEquals("assignment on send order, decode span and token counts", r.matchedBy());
-        assertEquals(200, r.matched());
-        assertEquals(0, r.ambiguous());
-        assertEquals(0, r.matchingErrors());
-        assertEquals(1, r.truthBeforeFirst());
-        assertEquals(0, r.unmatched());
+        assertEquals("assignment on send order, decode span and token counts", r.matching().method());
+        assertEquals(200, r.matching().matched());
+        assertEquals(0, r.matching().ambiguous());
+        assertEquals(0, r.matching().matchingErrors());
+        assertEquals(1, r.matching().truthBeforeFirst());
+        assertEquals(0, r.matching().unmatched());
         assertEquals(HarnessTarget.Process.POISSON, r.target().process());
         assertEquals(20.0, r.target().rateReqPerS());
         // Counts and per-token ITLs are exact: no token, count or ITL finding.
@@ -71,9 +71,9 @@ class HarnessCheckTest {
     void guidellmPoissonRunShowsItsRepeatedSeedInRateArrivalsAndSchedule() throws Exception {
         // GuideLLM 0.7.3, Poisson at 10 req/s: every worker process draws the same gaps from seed 42.
         Report r = check(Format.GUIDELLM, "guidellm-0.7.3-poisson-10", "result.json.gz");
-        assertEquals("request id", r.matchedBy());
-        assertEquals(200, r.matched());
-        assertEquals(0, r.ambiguous());
+        assertEquals("request id", r.matching().method());
+        assertEquals(200, r.matching().matched());
+        assertEquals(0, r.matching().ambiguous());
         assertEquals(HarnessTarget.Process.POISSON, r.target().process());
         assertEquals(10.0, r.target().rateReqPerS());
         HarnessFinding rate = finding(r, "rate_off_target");
@@ -93,8 +93,8 @@ class HarnessCheckTest {
     @Test
     void guidellmConstantRunKeepsItsRateAndCountsAndShowsWhereItsTtftTimeGoes() throws Exception {
         Report r = check(Format.GUIDELLM, "guidellm-0.7.3-constant-10", "result.json.gz");
-        assertEquals(200, r.matched());
-        assertEquals(0, r.ambiguous());
+        assertEquals(200, r.matching().matched());
+        assertEquals(0, r.matching().ambiguous());
         assertEquals(HarnessTarget.Process.CONSTANT, r.target().process());
         assertEquals(10.02, r.achievedRate(), 0.01);
         assertExact(r.errors().get("output_tokens"), 200);
@@ -111,9 +111,9 @@ class HarnessCheckTest {
     @Test
     void infersimsOwnBenchIsMatchedByTheRequestIdsInItsDetailFile() throws Exception {
         Report r = check(Format.VLLM, "infersim-bench-poisson-20", "bench.json.gz");
-        assertEquals("request id", r.matchedBy());
-        assertEquals(200, r.matched());
-        assertEquals(0, r.matchingErrors());
+        assertEquals("request id", r.matching().method());
+        assertEquals(200, r.matching().matched());
+        assertEquals(0, r.matching().matchingErrors());
         assertExact(r.errors().get("itl_count"), 200);
         assertExact(r.errors().get("output_tokens"), 200);
         assertTrue(!ids(r).contains("rate_off_target") && !ids(r).contains("arrival_process_off")
@@ -127,11 +127,11 @@ class HarnessCheckTest {
     @Test
     void aiperfIsMatchedByItsRequestIdsLeavesItsWarmupsOutAndReportsThePromptItGeneratedNotTheOneSent() throws Exception {
         Report r = check(Format.AIPERF, "aiperf-poisson-10", "profile_export.jsonl.gz");
-        assertEquals("request id", r.matchedBy());
-        assertEquals(200, r.matched());
-        assertEquals(0, r.matchingErrors());
+        assertEquals("request id", r.matching().method());
+        assertEquals(200, r.matching().matched());
+        assertEquals(0, r.matching().matchingErrors());
         assertEquals(new HarnessTarget(10, HarnessTarget.Process.POISSON, 1, 0, 5), r.target());
-        assertEquals(5, r.truthBeforeFirst());
+        assertEquals(5, r.matching().truthBeforeFirst());
         assertExact(r.errors().get("output_tokens"), 200);
         assertExact(r.errors().get("itl_count"), 200);
         // It reports the 32 tokens of text it generated; the server counted 40 with the chat template around them.
@@ -143,8 +143,8 @@ class HarnessCheckTest {
     void handWrittenVllmFileShowsPerChunkItlCoalescingAndAnotherTokenizersPromptCount() throws Exception {
         HarnessResults.Results results = HarnessResults.read(Format.VLLM, resource("vllm.json"));
         Report r = HarnessCheck.check(results, TruthTimeline.read(resource("truth.jsonl")), results.target());
-        assertEquals(3, r.matched());
-        assertEquals(1, r.truthBeforeFirst());
+        assertEquals(3, r.matching().matched());
+        assertEquals(1, r.matching().truthBeforeFirst());
         // "a" streamed its 4 tokens as 3 chunks: 2 ITLs of mean 15 ms for 3 gaps of 10; "c" has 9 prompt tokens, not 8.
         assertEquals(List.of("token_coalescing", "per_chunk_itl", "prompt_tokens_differ"), ids(r));
         assertEquals(5.0, finding(r, "per_chunk_itl").evidence().get("mean_itl_excess_ms"), EXACT);
@@ -157,9 +157,9 @@ class HarnessCheckTest {
     void aiperfIsMatchedByRequestIdSkippingWarmupAndFailedRecords() throws Exception {
         HarnessResults.Results results = HarnessResults.read(Format.AIPERF, resource("aiperf.jsonl"));
         Report r = HarnessCheck.check(results, TruthTimeline.read(resource("truth.jsonl")), results.target());
-        assertEquals("request id", r.matchedBy());
-        assertEquals(3, r.matched());
-        assertEquals(1, r.failed());
+        assertEquals("request id", r.matching().method());
+        assertEquals(3, r.matching().matched());
+        assertEquals(1, r.matching().failed());
         assertEquals(HarnessTarget.Process.UNKNOWN, r.target().process());
         assertEquals(0.5, r.errors().get("ttft_ms").max(), EXACT);
         assertEquals(0.25, r.errors().get("ttft_before_send_ms").max(), EXACT);

@@ -6,6 +6,7 @@ import dev.infersim.engine.Profiles;
 import dev.infersim.engine.StartupDelay;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.RunInfo;
+import dev.infersim.result.ServingResult;
 import dev.infersim.sim.AutoscaleMetric;
 import dev.infersim.sim.Autoscaler;
 import dev.infersim.sim.AutoscalerSpec;
@@ -13,9 +14,11 @@ import dev.infersim.sim.Autoscalers;
 import dev.infersim.sim.Fleet;
 import dev.infersim.sim.LeastOutstandingRequestsRouter;
 import dev.infersim.sim.Replica;
+import dev.infersim.sim.ReplicaSeries;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
+import dev.infersim.sim.SimulatorKeys;
 import dev.infersim.workload.RampStrategy;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
@@ -24,6 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -53,7 +57,7 @@ class HtmlReportBrowserTest {
     private static String baseUrl;
     private static Map<String, Object> normal;
     private static Map<String, RenderedReport> pages;
-    private static Map<String, Object> simulated;
+    private static ServingResult<SimulatorKeys> simulated;
 
     @BeforeAll
     static void writeAndRenderReports() throws Exception {
@@ -93,7 +97,7 @@ class HtmlReportBrowserTest {
     }
 
     /** A simulated fleet that an HPA scales through a ramp, with a TTFT SLO: the report simulate --html writes. */
-    private static Map<String, Object> simulatedFleet() {
+    private static ServingResult<SimulatorKeys> simulatedFleet() {
         Deployment d = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).build();
         Autoscaler hpa = Autoscalers.byName("hpa", AutoscalerSpec.of(AutoscaleMetric.NUM_REQUESTS_WAITING, 2, 1, 4));
         Fleet fleet = new Fleet(new Replica[] {new Replica(0, EngineCore.create(d))}, () -> EngineCore.create(d), hpa,
@@ -105,7 +109,7 @@ class HtmlReportBrowserTest {
                 .run(Workload.open(spec));
         RunInfo info = new RunInfo("20260101-000000", "infersim", "m", "m", 3000, Double.POSITIVE_INFINITY, 1, 0,
                 List.of("ttft"), List.of(99.0), spec.load().rampUp());
-        return result.report(info).fields();
+        return result.report(info).result();
     }
 
     private static Workload workload(long n, double rate) {
@@ -211,9 +215,8 @@ class HtmlReportBrowserTest {
     void simulatedFleetReportPlotsReplicasLatencyAndSloAttainmentOnOneTimeAxis() {
         RenderedReport page = clean("fleet.html");
         assertEquals(List.of("Replicas and latency over time"), page.chartTitles());
-        @SuppressWarnings("unchecked")
-        Map<String, Object> replicas = (Map<String, Object>) simulated.get("infersim_replicas");
-        assertTrue(((int[]) replicas.get("desired")).length > 1, "the HPA scaled: " + replicas);
+        ReplicaSeries.Points replicas = simulated.producer().replicas();
+        assertTrue(replicas.desired().length > 1, "the HPA scaled: " + Arrays.toString(replicas.desired()));
         assertFalse(page.html().contains("INVALID"), "a simulated run claims no validation it did not have");
         assertFalse(page.html().contains("No server metrics scraped"), "a simulated run scrapes no server");
     }

@@ -1,5 +1,6 @@
 package dev.infersim.bench;
 
+import dev.infersim.result.ResultJson;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -51,7 +52,7 @@ class RunComparisonTest {
                 "{\"completed\": 5, \"mean_ttft_ms\": 10, \"p90_ttft_ms\": 20, \"p99.9_ttft_ms\": 30}");
         Path b = Files.writeString(dir.resolve("b.json"), "{\"completed\": 5, \"mean_ttft_ms\": 11, \"p90_ttft_ms\": 25}");
 
-        List<String> metrics = RunComparison.rows(RunComparison.readResult(a), RunComparison.readResult(b)).stream()
+        List<String> metrics = RunComparison.rows(RunComparison.Compared.read(a), RunComparison.Compared.read(b)).stream()
                 .map(RunComparison.Row::metric).toList();
 
         assertEquals(List.of("completed", "mean_ttft_ms", "p90_ttft_ms", "p99.9_ttft_ms"), metrics);
@@ -63,7 +64,7 @@ class RunComparisonTest {
         Files.writeString(result, "{\"completed\": 2, \"ttfts\": [0.1, 0.2], \"itls\": [[0.01], []],"
                 + " \"request_throughput\": 1.5, \"generated_texts\": [\"a\", \"b\"]}");
         List<String> keys = new ArrayList<>();
-        RunComparison.readResult(result).fieldNames().forEachRemaining(keys::add);
+        ResultJson.readObject(result).fieldNames().forEachRemaining(keys::add);
         assertEquals(List.of("completed", "request_throughput"), keys);
     }
 }

@@ -1,9 +1,8 @@
 package dev.infersim.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.infersim.common.ConfigException;
-import dev.infersim.result.OutputFile;
+import dev.infersim.result.ResultJson;
 import dev.infersim.sim.Autoscaler;
 import dev.infersim.sim.FleetObservation;
 import dev.infersim.sim.ReplicaSeries;
@@ -17,9 +16,7 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -169,14 +166,16 @@ public final class AutoscaleCommand implements Runnable {
         if (timelineFile == null) {
             return;
         }
-        Map<String, Object> file = new LinkedHashMap<>();
-        file.put("infersim_autoscaler", autoscalerName);
-        file.put("infersim_replicas", series.toJson());
         try {
-            OutputFile.write(timelineFile, stream -> new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(stream, file));
+            ResultJson.write(timelineFile, new TimelineFile(autoscalerName, series.points()));
         } catch (ConfigException e) {
             throw new ConfigException("--timeline-file: " + e.getMessage(), e);
         }
         out.println("Replica timeline written to " + timelineFile);
+    }
+
+    /** The {@code --timeline-file}: the autoscaler and the fleet's ready and desired replicas over time. */
+    record TimelineFile(@JsonProperty("infersim_autoscaler") String autoscaler,
+                        @JsonProperty("infersim_replicas") ReplicaSeries.Points replicas) {
     }
 }

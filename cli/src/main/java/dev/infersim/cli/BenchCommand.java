@@ -132,7 +132,13 @@ public final class BenchCommand implements Callable<Integer> {
         }
         if (client.report.saveResult) {
             boolean withArrays = detailWritten;
-            if (attempt(failures, () -> result.report().write(path, withArrays ? VllmDetailArrays.of(named) : Map.of()))) {
+            if (attempt(failures, () -> {
+                if (withArrays) {
+                    result.report().write(path, VllmDetailArrays.of(named));
+                } else {
+                    result.report().write(path);
+                }
+            })) {
                 out.println("Result written to " + path);
             }
             if (latencyLog != null && Files.exists(latencyLog) && attempt(failures,

@@ -1,6 +1,5 @@
 package dev.infersim.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.bench.RunComparison;
 import dev.infersim.common.ConfigException;
 import picocli.CommandLine.Command;
@@ -42,8 +41,8 @@ public final class CompareCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         ConfigException.check(alpha > 0 && alpha < 1, "--alpha must be in (0, 1), got %s", alpha);
-        JsonNode ra = read(a);
-        JsonNode rb = read(b);
+        RunComparison.Compared ra = read(a);
+        RunComparison.Compared rb = read(b);
         Path da = detailedA != null ? readable("--detailed-a", detailedA) : detailFile(ra, a);
         Path db = detailedB != null ? readable("--detailed-b", detailedB) : detailFile(rb, b);
         List<RunComparison.Test> tests = da == null || db == null ? null : tests(da, db);
@@ -68,18 +67,18 @@ public final class CompareCommand implements Callable<Integer> {
         return 0;
     }
 
-    private static JsonNode read(Path file) {
+    private static RunComparison.Compared read(Path file) {
         ConfigException.check(Files.isReadable(file), "%s: no such readable result file", file);
-        JsonNode result;
+        RunComparison.Compared result;
         try {
-            result = RunComparison.readResult(file);
+            result = RunComparison.Compared.read(file);
         } catch (UncheckedIOException e) {
             throw new ConfigException(e.getMessage(), e); // already one line naming the file
         }
-        ConfigException.check(!RunComparison.isSweep(result), "%s: a sweep result; compare takes two single-run results "
+        ConfigException.check(!result.sweep(), "%s: a sweep result; compare takes two single-run results "
                 + "(bench or simulate --save-result)", file);
         // A per-request JSONL or a trace starts with a JSON object too, but one with no metric to compare.
-        ConfigException.check(RunComparison.hasSummary(result),
+        ConfigException.check(result.hasSummary(),
                 "%s: not a result JSON (no completed, duration, throughput or latency keys)", file);
         return result;
     }
@@ -97,12 +96,11 @@ public final class CompareCommand implements Callable<Integer> {
         return file;
     }
 
-    private static Path detailFile(JsonNode result, Path resultFile) {
-        JsonNode v = result.get("infersim_detailed_file");
-        if (v == null || !v.isTextual()) {
+    private static Path detailFile(RunComparison.Compared result, Path resultFile) {
+        if (result.detailedFile() == null) {
             return null;
         }
-        Path p = Path.of(v.asText());
+        Path p = Path.of(result.detailedFile());
         if (!Files.isReadable(p) && resultFile.toAbsolutePath().getParent() != null) {
             p = resultFile.toAbsolutePath().getParent().resolve(p.getFileName());
         }

@@ -3,10 +3,10 @@ package dev.infersim.cli;
 import dev.infersim.prediction.EnginePrediction;
 import dev.infersim.prediction.FixedPrediction;
 import dev.infersim.prediction.WorkloadMoments;
-import dev.infersim.result.OutputFile;
+import dev.infersim.result.PercentileInterval;
+import dev.infersim.result.ResultJson;
+import dev.infersim.result.ServingResult;
 import dev.infersim.result.RunInfo;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.infersim.bench.BenchConfig;
 import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
@@ -24,6 +24,7 @@ import dev.infersim.sim.RoundRobinRouter;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
+import dev.infersim.sim.SimulatorKeys;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import picocli.CommandLine.Command;
@@ -194,10 +195,8 @@ public final class DemoCommand implements Callable<Integer> {
                 prediction.description(), fixed != null, simulatedCurve, prediction.curve(), stability, extraRuns);
         report.print(out);
         int near = report.rowNearestTheKnee(rows);
-        Map<String, Object> kneeTimeline = near < 0 ? null : pairedRuns.get(near).timeline().toJson();
-        if (kneeTimeline != null) {
-            kneeTimeline.put("request_rate", rows.get(near).rate());
-        }
+        DemoPage.KneeTimeline kneeTimeline = near < 0 ? null
+                : new DemoPage.KneeTimeline(pairedRuns.get(near).timeline().columns(), rows.get(near).rate());
         DemoPage.write(html, report, new DemoPage.Story(workloadWords(),
                 fixed == null ? EngineSummary.of(d, PROMPT_TOKENS + (int) MEAN_OUTPUT_TOKENS) : null,
                 fixed == null ? null : timingWords(d) + ": each request holds one slot from its first scheduling to its last "
@@ -207,7 +206,7 @@ public final class DemoCommand implements Callable<Integer> {
         out.println("HTML report written to " + html + " (model time throughout)");
         if (saveResult != null) {
             try {
-                OutputFile.write(saveResult, stream -> new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(stream, report.toMap()));
+                ResultJson.write(saveResult, report.result());
             } catch (ConfigException e) {
                 throw new ConfigException("--save-result: " + e.getMessage(), e);
             }
@@ -427,6 +426,14 @@ public final class DemoCommand implements Callable<Integer> {
             return new Span(m.low(), m.high());
         }
 
+        /** From a result's interval ({@code null} where it has none), times {@code scale}; high +Infinity if unbounded. */
+        static Span of(PercentileInterval interval, double scale) {
+            if (interval == null) {
+                return NONE;
+            }
+            return new Span(interval.lowMs() * scale, interval.bounded() ? interval.highMs() * scale : Double.POSITIVE_INFINITY);
+        }
+
         /** From a result's {@code infersim_percentile_ci95_ms} entry ({@code [low, high]}, high null if unbounded). */
         static Span ofJson(Object interval, double scale) {
             if (!(interval instanceof List<?> l) || l.size() != 2 || !(l.get(0) instanceof Number low)) {
@@ -482,17 +489,21 @@ public final class DemoCommand implements Callable<Integer> {
 
         /** @param capacityWindows the run's capacity windows per model second ({@link LateServiceRate.windows}) */
         static Side simulated(SimulationResult r, double[] capacityWindows) {
-            Map<String, Object> f = r.report(new dev.infersim.result.RunInfo("", "infersim-sim", "m", "m", 1, 1, 1, 0,
-                    List.of("ttft", "tpot"), List.of(50.0, 99.0))).fields();
-            Map<?, ?> ci = (Map<?, ?>) f.get("infersim_percentile_ci95_ms");
-            double requestsPerS = num(f, "infersim_steady_request_throughput");
-            return new Side(num(f, "median_ttft_ms"), num(f, "p99_ttft_ms"), num(f, "median_tpot_ms"),
-                    num(f, "infersim_steady_output_throughput"), requestsPerS,
-                    requestsPerS * num(f, "infersim_mean_queue_time_ms") / 1e3, num(f, "infersim_steady_send_rate"),
+            ServingResult<SimulatorKeys> f = r.report(new RunInfo("", "infersim-sim", "m", "m", 1, 1, 1, 0,
+                    List.of("ttft", "tpot"), List.of(50.0, 99.0))).result();
+            SimulatorKeys keys = f.producer();
+            double requestsPerS = orNaN(keys.steadyRequestThroughput());
+            return new Side(f.metric("ttft").medianMs(), f.metric("ttft").percentileMs(99), f.metric("tpot").medianMs(),
+                    orNaN(keys.steadyOutputThroughput()), requestsPerS,
+                    requestsPerS * f.serverLatency("queue_time").meanMs() / 1e3, orNaN(keys.steadySendRate()),
                     capacityWindows.length > 0 ? MeanInterval.of(capacityWindows).mean()
                             : LateServiceRate.ofTimeline(r.timeline()), r.saturation().saturated(),
-                    Span.ofJson(ci.get("median_ttft_ms"), 1), Span.ofJson(ci.get("p99_ttft_ms"), 1),
-                    Span.ofJson(ci.get("median_tpot_ms"), 1), capacityWindows);
+                    Span.of(f.interval("median_ttft_ms"), 1), Span.of(f.interval("p99_ttft_ms"), 1),
+                    Span.of(f.interval("median_tpot_ms"), 1), capacityWindows);
+        }
+
+        private static double orNaN(Double v) {
+            return v == null ? Double.NaN : v;
         }
 
         /**
@@ -531,26 +542,4 @@ public final class DemoCommand implements Callable<Integer> {
         }
     }
 
-    /** A side as JSON; null where a method has no number (the prediction past the knee). */
-    static Map<String, Object> sideMap(Side s) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("median_ttft_ms", finiteOrNull(s.ttftP50Ms()));
-        m.put("median_ttft_ms_ci95", s.ttftP50().toJson());
-        m.put("p99_ttft_ms", finiteOrNull(s.ttftP99Ms()));
-        m.put("p99_ttft_ms_ci95", s.ttftP99().toJson());
-        m.put("median_tpot_ms", finiteOrNull(s.tpotP50Ms()));
-        m.put("median_tpot_ms_ci95", s.tpotP50().toJson());
-        m.put("steady_output_throughput", finiteOrNull(s.outputTokensPerS()));
-        m.put("steady_request_throughput", finiteOrNull(s.requestsPerS()));
-        m.put("mean_requests_waiting", finiteOrNull(s.meanWaiting()));
-        m.put("send_rate", finiteOrNull(s.sendRatePerS()));
-        m.put("late_service_rate", finiteOrNull(s.lateServiceRatePerS()));
-        m.put("saturated", s.saturated());
-        m.put("overloaded", s.overloaded());
-        return m;
-    }
-
-    private static Double finiteOrNull(double v) {
-        return Double.isFinite(v) ? v : null;
-    }
 }

@@ -1,10 +1,12 @@
 package dev.infersim.cli;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
 import dev.infersim.bench.HtmlReport;
 import dev.infersim.common.ConfigException;
+import dev.infersim.sim.Timeline;
 
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -21,21 +23,25 @@ final class DemoPage {
      * What the page tells beside the comparison: the workload in words, the engine (null under fixed timing, which
      * {@code timing} then describes), one run's timeline, metadata.
      */
-    record Story(String workload, EngineSummary engine, String timing, Map<String, Object> kneeTimeline,
+    record Story(String workload, EngineSummary engine, String timing, KneeTimeline kneeTimeline,
                  Map<String, Object> metadata) {
+    }
+
+    /** The timeline of the simulated run nearest the knee, and its rate. */
+    record KneeTimeline(@JsonUnwrapped Timeline.Columns columns, @JsonProperty("request_rate") double requestRate) {
+    }
+
+    /** What the page draws: the story and the comparison. */
+    private record Data(String workload, EngineSummary engine, String timing, DemoResult comparison,
+                        KneeTimeline timeline, Map<String, Object> metadata) {
     }
 
     private DemoPage() {
     }
 
     static void write(Path file, DemoReport report, Story story) {
-        Map<String, Object> data = new LinkedHashMap<>();
-        data.put("workload", story.workload());
-        data.put("engine", story.engine() == null ? null : story.engine().toMap());
-        data.put("timing", story.timing());
-        data.put("comparison", report.toMap());
-        data.put("timeline", story.kneeTimeline());
-        data.put("metadata", story.metadata());
+        Data data = new Data(story.workload(), story.engine(), story.timing(), report.result(), story.kneeTimeline(),
+                story.metadata());
         try {
             HtmlReport.writePage(file, TEMPLATE, data);
         } catch (ConfigException e) {

@@ -1,14 +1,13 @@
 package dev.infersim.cli;
 
 import dev.infersim.result.MeanInterval;
+import dev.infersim.result.PercentileInterval;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.function.Function;
 
 /**
@@ -111,7 +110,8 @@ final class DemoReport {
 
     /**
      * The simulated knee: across the replications at the measured knee's rate (or at the most overloaded simulated rate
-     * without one), or from the paired runs by the measured rule when there are no replications.
+     * where there is none, or where the simulation was not overloaded at that rate), or from the paired runs by the
+     * measured rule when there are no replications.
      */
     RateEstimate simulatedKnee() {
         if (simulatedCurve == null) {
@@ -119,7 +119,10 @@ final class DemoReport {
         }
         DemoCommand.Row measured = kneeRow(MEASURED);
         ReplicatedSweep.Point at = measured == null ? null : simulatedCurve.at(measured.rate());
-        if (at == null) {
+        // A measured run can look overloaded where the engine was not (a client short of CPU sends late and serves
+        // less): the simulated knee then comes from the simulated overload, not from a rate the engine kept up with.
+        if (at == null || !at.mean().overloaded()) {
+            at = null;
             for (ReplicatedSweep.Point p : simulatedCurve.points()) {
                 at = p.mean().overloaded() ? p : at;
             }
@@ -294,16 +297,9 @@ final class DemoReport {
     record Stability(boolean stable, double kneeRelativeHalfWidth, double objectiveRelativeHalfWidth,
                      double nextRatePerS, String nextWhy, String words, int extraRuns) {
 
-        Map<String, Object> toJson() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("stable", stable);
-            m.put("knee_relative_half_width", finite(kneeRelativeHalfWidth));
-            m.put("slo_rate_relative_half_width", finite(objectiveRelativeHalfWidth));
-            m.put("knee_tolerance", KNEE_TOLERANCE);
-            m.put("slo_rate_tolerance", OBJECTIVE_TOLERANCE);
-            m.put("extra_runs", extraRuns);
-            m.put("words", words);
-            return m;
+        DemoResult.Stability toResult() {
+            return new DemoResult.Stability(stable, finite(kneeRelativeHalfWidth), finite(objectiveRelativeHalfWidth),
+                    KNEE_TOLERANCE, OBJECTIVE_TOLERANCE, extraRuns, words);
         }
     }
 
@@ -480,22 +476,16 @@ final class DemoReport {
         }
     }
 
-    /** Measured, simulated and predicted values as a JSON object; null where a method found none. */
-    private static Map<String, Object> byMethod(RateEstimate measured, RateEstimate simulated, RateEstimate predicted) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("measured", measured.found() ? measured.perS() : null);
-        m.put("simulated", simulated.found() ? simulated.perS() : null);
-        m.put("predicted", predicted.found() ? predicted.perS() : null);
-        return m;
+    /** Measured, simulated and predicted rates; null where a method found none. */
+    private static DemoResult.ByMethod<Double> byMethod(RateEstimate measured, RateEstimate simulated,
+                                                        RateEstimate predicted) {
+        return new DemoResult.ByMethod<>(measured.found() ? measured.perS() : null,
+                simulated.found() ? simulated.perS() : null, predicted.found() ? predicted.perS() : null);
     }
 
-    private static Map<String, Object> intervalsByMethod(RateEstimate measured, RateEstimate simulated,
-                                                         RateEstimate predicted) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("measured", measured.intervalJson());
-        m.put("simulated", simulated.intervalJson());
-        m.put("predicted", predicted.intervalJson());
-        return m;
+    private static DemoResult.ByMethod<List<Double>> intervalsByMethod(RateEstimate measured, RateEstimate simulated,
+                                                                      RateEstimate predicted) {
+        return new DemoResult.ByMethod<>(measured.intervalJson(), simulated.intervalJson(), predicted.intervalJson());
     }
 
     private static String triple(double a, double b, double c, int decimals) {
@@ -511,62 +501,26 @@ final class DemoReport {
         return Double.isFinite(v) ? v : null;
     }
 
-    Map<String, Object> toMap() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("time_scale", timeScale);
-        m.put("predictor", predictor);
-        m.put("predicted_saturation_rate_per_s", predictedSaturation);
-        m.put("simulated_saturation_rate_per_s", finite(simulatedSaturation));
+    /** The comparison as {@code --save-result} writes it. */
+    DemoResult result() {
         RateEstimate mk = measuredKnee();
         RateEstimate sk = simulatedKnee();
         RateEstimate pk = predictedKnee();
-        m.put("knee_rate_per_s", byMethod(mk, sk, pk));
-        m.put("knee_rate_ci95", intervalsByMethod(mk, sk, pk));
-        m.put("slo_ttft_p99_ms", sloTtftP99Ms);
         RateEstimate ms = highestRateMeetingSlo(MEASURED);
         RateEstimate ss = highestRateMeetingSlo(SIMULATED);
         RateEstimate ps = highestRateMeetingSlo(PREDICTED);
-        m.put("highest_rate_meeting_slo", byMethod(ms, ss, ps));
-        m.put("highest_rate_meeting_slo_ci95", intervalsByMethod(ms, ss, ps));
-        m.put("stability", stability == null ? null : stability.toJson());
-        m.put("extra_runs", extraRuns);
-        m.put("percentile_ci_method", dev.infersim.result.PercentileInterval.METHOD);
-        List<Map<String, Object>> list = new ArrayList<>();
-        for (DemoCommand.Row r : rows) {
-            Map<String, Object> row = new LinkedHashMap<>();
-            row.put("request_rate", r.rate());
-            row.put("fraction_of_predicted_saturation", r.fraction());
-            row.put("added_because", r.why());
-            row.put("measured", DemoCommand.sideMap(r.measured()));
-            row.put("simulated", DemoCommand.sideMap(r.simulated()));
-            row.put("predicted", DemoCommand.sideMap(r.predicted()));
-            row.put("simulated_steady_state", DemoCommand.sideMap(r.steadySimulated()));
-            row.put("client_vs_server_ttft_p99_ms", r.groundTruthP99Ms());
-            row.put("measured_valid", r.measuredValid());
-            row.put("measured_invalid_reasons", r.invalidReasons());
-            list.add(row);
-        }
-        m.put("rows", list);
-        List<Map<String, Object>> simulated = new ArrayList<>();
-        if (simulatedCurve != null) {
-            for (ReplicatedSweep.Point p : simulatedCurve.points()) {
-                Map<String, Object> point = new LinkedHashMap<>();
-                point.put("request_rate", p.rate());
-                point.put("replications", p.replications().size());
-                point.putAll(DemoCommand.sideMap(p.mean()));
-                simulated.add(point);
-            }
-        }
-        m.put("simulated_curve", simulated);
-        List<Map<String, Object>> predicted = new ArrayList<>();
-        for (DemoPrediction.Point p : predictedCurve) {
-            Map<String, Object> point = new LinkedHashMap<>();
-            point.put("request_rate", p.rate());
-            point.putAll(DemoCommand.sideMap(p.side()));
-            predicted.add(point);
-        }
-        m.put("predicted_curve", predicted);
-        m.put("notes", notes());
-        return m;
+        List<DemoResult.Row> list = rows.stream().map(r -> new DemoResult.Row(r.rate(), r.fraction(), r.why(),
+                DemoResult.Side.of(r.measured()), DemoResult.Side.of(r.simulated()), DemoResult.Side.of(r.predicted()),
+                DemoResult.Side.of(r.steadySimulated()), r.groundTruthP99Ms(), r.measuredValid(), r.invalidReasons()))
+                .toList();
+        List<DemoResult.SimulatedPoint> simulated = simulatedCurve == null ? List.of() : simulatedCurve.points().stream()
+                .map(p -> new DemoResult.SimulatedPoint(p.rate(), p.replications().size(), DemoResult.Side.of(p.mean())))
+                .toList();
+        List<DemoResult.PredictedPoint> predicted = predictedCurve.stream()
+                .map(p -> new DemoResult.PredictedPoint(p.rate(), DemoResult.Side.of(p.side()))).toList();
+        return new DemoResult(timeScale, predictor, predictedSaturation, finite(simulatedSaturation),
+                byMethod(mk, sk, pk), intervalsByMethod(mk, sk, pk), sloTtftP99Ms, byMethod(ms, ss, ps),
+                intervalsByMethod(ms, ss, ps), stability == null ? null : stability.toResult(), extraRuns,
+                PercentileInterval.METHOD, list, simulated, predicted, notes());
     }
 }

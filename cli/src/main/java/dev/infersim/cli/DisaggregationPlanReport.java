@@ -2,6 +2,7 @@ package dev.infersim.cli;
 
 import dev.infersim.engine.Deployment;
 import dev.infersim.result.GoodputSlo;
+import dev.infersim.sim.DisaggregatedFleet;
 import dev.infersim.sim.DisaggregationPlanner;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
@@ -9,7 +10,6 @@ import dev.infersim.sim.SimulationResult;
 import java.io.PrintStream;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 
 /** The terminal form of a disaggregation plan ({@link DisaggregationPlanner}) and of a disaggregated run's pools. */
 final class DisaggregationPlanReport {
@@ -69,14 +69,13 @@ final class DisaggregationPlanReport {
     }
 
     /** One line on a disaggregated run's pools and the KV moved between them. */
-    @SuppressWarnings("unchecked")
     static String pools(SimulationResult result) {
-        Map<String, Object> pd = (Map<String, Object>) result.simulatorKeys().get("infersim_disaggregation");
-        Map<String, Object> p = (Map<String, Object>) pd.get("prefill");
-        Map<String, Object> d = (Map<String, Object>) pd.get("decode");
+        DisaggregatedFleet.Pools pd = result.simulatorKeys().disaggregation();
+        DisaggregatedFleet.Pool p = pd.prefill();
+        DisaggregatedFleet.Pool d = pd.decode();
         return String.format(Locale.ROOT, "Pools: %d prefill (peak KV %.0f%%, peak waiting %d), %d decode (peak KV %.0f%%, "
-                        + "peak waiting %d); %d KV transfers, %.1f GB", p.get("replicas"), 100 * (double) p.get("kv_cache_usage_peak"),
-                p.get("waiting_peak"), d.get("replicas"), 100 * (double) d.get("kv_cache_usage_peak"), d.get("waiting_peak"),
-                pd.get("kv_transfers"), (double) pd.get("kv_transferred_bytes") / 1e9);
+                        + "peak waiting %d); %d KV transfers, %.1f GB", p.replicas(), 100 * p.kvCacheUsagePeak(),
+                p.waitingPeak(), d.replicas(), 100 * d.kvCacheUsagePeak(), d.waitingPeak(), pd.kvTransfers(),
+                pd.kvTransferredBytes() / 1e9);
     }
 }

@@ -1,22 +1,28 @@
 package dev.infersim.cli;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.RooflineCostModel;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * What the engine can do, for people: decode step time and token rate against batch size at one context length (the
  * curve whose flattening is continuous batching's whole gain), prefill time against prompt length, and the KV cache's
  * capacity. The same cost model as {@code profile}.
  */
-record EngineSummary(int contextTokens, List<Integer> decodeBatches, List<Double> decodeStepMs,
-                     List<Integer> prefillTokens, List<Double> prefillStepMs, long kvTokens, int kvBlocks,
-                     double maxConcurrentAtContext) {
+@JsonPropertyOrder({"context_tokens", "decode_batch", "decode_step_ms", "decode_tokens_per_s", "prefill_tokens",
+        "prefill_step_ms", "kv_cache_tokens", "kv_cache_blocks", "max_concurrent_sequences_at_context"})
+record EngineSummary(@JsonProperty("context_tokens") int contextTokens,
+                     @JsonProperty("decode_batch") List<Integer> decodeBatches,
+                     @JsonProperty("decode_step_ms") List<Double> decodeStepMs,
+                     @JsonProperty("prefill_tokens") List<Integer> prefillTokens,
+                     @JsonProperty("prefill_step_ms") List<Double> prefillStepMs,
+                     @JsonProperty("kv_cache_tokens") long kvTokens, @JsonProperty("kv_cache_blocks") int kvBlocks,
+                     @JsonProperty("max_concurrent_sequences_at_context") double maxConcurrentAtContext) {
 
     static EngineSummary of(Deployment d, int contextTokens) {
         RooflineCostModel cost = new RooflineCostModel(d);
@@ -37,21 +43,13 @@ record EngineSummary(int contextTokens, List<Integer> decodeBatches, List<Double
                 (int) (kv.tokens() / d.blockSize()), (double) kv.tokens() / contextTokens);
     }
 
-    Map<String, Object> toMap() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("context_tokens", contextTokens);
-        m.put("decode_batch", decodeBatches);
-        m.put("decode_step_ms", decodeStepMs);
+    /** Decode tokens per second at each batch: the batch over its step time. */
+    @JsonProperty("decode_tokens_per_s")
+    List<Double> decodeTokensPerS() {
         List<Double> tokensPerS = new ArrayList<>();
         for (int i = 0; i < decodeBatches.size(); i++) {
             tokensPerS.add(decodeBatches.get(i) * 1e3 / decodeStepMs.get(i));
         }
-        m.put("decode_tokens_per_s", tokensPerS);
-        m.put("prefill_tokens", prefillTokens);
-        m.put("prefill_step_ms", prefillStepMs);
-        m.put("kv_cache_tokens", kvTokens);
-        m.put("kv_cache_blocks", kvBlocks);
-        m.put("max_concurrent_sequences_at_context", maxConcurrentAtContext);
-        return m;
+        return tokensPerS;
     }
 }

@@ -1,14 +1,15 @@
 package dev.infersim.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
-import dev.infersim.result.OutputFile;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.common.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.KvCapacity;
+import dev.infersim.prediction.ChainPredictionKeys;
+import dev.infersim.prediction.ClosedLoopPredictionKeys;
 import dev.infersim.prediction.EnginePrediction;
 import dev.infersim.prediction.FixedPrediction;
+import dev.infersim.prediction.FixedPredictionKeys;
 import dev.infersim.prediction.PredictionExplanation;
 import dev.infersim.prediction.WorkloadMoments;
 import dev.infersim.queueing.CapacityPlanner;
@@ -18,6 +19,11 @@ import dev.infersim.queueing.LatencyModel;
 import dev.infersim.queueing.Slo;
 import dev.infersim.queueing.SloCapacity;
 import dev.infersim.queueing.UnstableQueueException;
+import dev.infersim.result.MetricSummaries;
+import dev.infersim.result.MetricSummary;
+import dev.infersim.result.PredictionResult;
+import dev.infersim.result.ResultJson;
+import dev.infersim.result.RunHeader;
 import dev.infersim.result.RunInfo;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadRequest;
@@ -30,7 +36,8 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
-import java.util.LinkedHashMap;
+import java.util.Iterator;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.DoubleUnaryOperator;
@@ -45,8 +52,6 @@ import java.util.function.DoubleUnaryOperator;
         description = "Predict latency and capacity in closed form (queueing models whose service times come from the "
                 + "engine's cost model); same flags as simulate, plus SLOs, fleet sizing and --explain.")
 public final class PredictCommand implements Runnable {
-    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-
     @Mixin
     WorkloadOptions workload;
 
@@ -127,8 +132,8 @@ public final class PredictCommand implements Runnable {
         ConfigException.check(fixed == null || !explain, "--explain walks through the engine model's prediction; "
                 + "--timing fixed has none to explain (its fields say the queue it is)");
         EnginePrediction prediction = fixed == null ? new EnginePrediction(d, moments) : null;
-        Map<String, Object> result = fixed != null ? fixedFields(d, spec, rate, fixed, requests, moments)
-                : fields(d, spec, rate, prediction);
+        PredictionResult<?> result = fixed != null ? fixedResult(d, spec, rate, fixed, requests, moments)
+                : result(d, spec, rate, prediction);
         print(System.out, result);
         if (explain) {
             new PredictionExplanation(d, prediction, rate, 1 / spec.load().burstiness()).print(System.out);
@@ -169,24 +174,14 @@ public final class PredictCommand implements Runnable {
         EnginePrediction prediction = new EnginePrediction(d, moments);
         ClosedLoopBatchingModel m = prediction.closedLoop(clients);
         RunInfo info = runInfo(d, spec, Double.POSITIVE_INFINITY);
-        Map<String, Object> f = header(d, spec, Double.POSITIVE_INFINITY);
-        f.put("request_rate", "inf");
-        f.put("max_concurrency", clients);
-        f.put("request_throughput", m.throughputPerS());
-        f.put("output_throughput", m.throughputPerS() * moments.meanOutputTokens());
-        f.put("total_token_throughput", m.throughputPerS() * (moments.meanOutputTokens() + moments.meanPromptTokens()));
-        f.put("mean_ttft_ms", 1e3 * m.meanTtftSeconds());
-        f.put("mean_tpot_ms", 1e3 * m.meanTpotSeconds());
-        f.put("mean_itl_ms", 1e3 * m.meanTpotSeconds());
-        f.put("mean_e2el_ms", 1e3 * m.meanE2elSeconds());
-        f.put("infersim_closed_loop_clients", clients);
-        f.put("infersim_mean_batch_size", (double) m.batchSize());
-        f.put("infersim_mean_queue_time_ms", 1e3 * m.meanQueueingDelaySeconds());
-        f.put("infersim_mean_requests_in_system", m.throughputPerS() * m.meanE2elSeconds());
-        f.put("infersim_batch_limit", prediction.batchLimit());
-        f.put("infersim_mean_prompt_tokens", moments.meanPromptTokens());
-        f.put("infersim_mean_output_tokens", moments.meanOutputTokens());
-        f.put("infersim_kv_cache_tokens", KvCapacity.of(d).tokens());
+        RunHeader run = header(info, clients);
+        List<MetricSummary> means = List.of(mean("ttft", 1e3 * m.meanTtftSeconds()), mean("tpot", 1e3 * m.meanTpotSeconds()),
+                mean("itl", 1e3 * m.meanTpotSeconds()), mean("e2el", 1e3 * m.meanE2elSeconds()));
+        PredictionResult<ClosedLoopPredictionKeys> f = new PredictionResult<>(run, null,
+                PredictionResult.Throughput.of(m.throughputPerS(), moments.meanPromptTokens(), moments.meanOutputTokens()),
+                new MetricSummaries(means), new ClosedLoopPredictionKeys(clients, m.batchSize(),
+                1e3 * m.meanQueueingDelaySeconds(), m.throughputPerS() * m.meanE2elSeconds(), prediction.batchLimit(),
+                moments.meanPromptTokens(), moments.meanOutputTokens(), KvCapacity.of(d).tokens()));
         print(System.out, f);
         System.out.println("Closed loop: means only; throughput x mean E2EL = " + clients + " clients (Little's law).");
         save(f, info);
@@ -214,11 +209,11 @@ public final class PredictCommand implements Runnable {
     /** Past this share of the saturation rate the open-loop prediction is printed with how far it was found off. */
     static final double TRUSTED_LOAD = 0.92;
 
-    private void save(Map<String, Object> result, RunInfo info) {
+    private void save(PredictionResult<?> result, RunInfo info) {
         if (reporting.saveResult) {
             String file = reporting.resultFilename != null ? reporting.resultFilename : info.defaultResultFileName();
             Path path = reporting.resultDir.resolve(file);
-            OutputFile.write(path, out -> JSON.writeValue(out, result));
+            ResultJson.write(path, result);
             System.out.println("Result written to " + path);
         }
     }
@@ -255,84 +250,75 @@ public final class PredictCommand implements Runnable {
     }
 
     /** {@code --timing fixed}: the M/G/c queue of {@link FixedPrediction}; it plans no fleet. */
-    private Map<String, Object> fixedFields(Deployment d, WorkloadSpec spec, double rate, FixedTiming fixed, Workload requests,
-                                            WorkloadMoments m) {
+    private PredictionResult<FixedPredictionKeys> fixedResult(Deployment d, WorkloadSpec spec, double rate,
+                                                              FixedTiming fixed, Workload requests, WorkloadMoments m) {
         ConfigException.check(sloTtftMs == null && sloTpotMs == null && sloQueueP99Ms == null && targetRate == null
                         && dollarsPerGpuHour == 0,
                 "--slo-*, --target-rate and --dollars-per-gpu-hour plan a fleet from the engine model; with --timing fixed, "
                         + "predict gives the G/G/c queue at --request-rate only");
-        Map<String, Object> f = header(d, spec, rate);
-        new FixedPrediction(fixed, d.maxNumSeqs(), requests, 100_000).put(f, rate, 1 / spec.load().burstiness(),
-                m.meanPromptTokens());
-        return f;
+        return new FixedPrediction(fixed, d.maxNumSeqs(), requests, 100_000).result(header(runInfo(d, spec, rate), null),
+                rate, 1 / spec.load().burstiness(), m.meanPromptTokens());
     }
 
-    private Map<String, Object> header(Deployment d, WorkloadSpec spec, double rate) {
-        RunInfo info = runInfo(d, spec, rate);
-        Map<String, Object> f = new LinkedHashMap<>();
-        f.put("date", info.date());
-        f.put("backend", info.backend());
-        f.put("model_id", info.modelId());
-        f.put("tokenizer_id", info.tokenizerId());
-        f.put("num_prompts", spec.numPrompts());
-        f.put("request_rate", rate);
-        f.put("burstiness", spec.load().burstiness());
-        f.put("max_concurrency", null);
-        return f;
+    /** vLLM's run keys of a prediction: no ramp, and a concurrency only for a closed loop of {@code clients}. */
+    private static RunHeader header(RunInfo info, Integer clients) {
+        return new RunHeader(info.date(), info.backend(), info.modelId(), info.tokenizerId(), info.numPrompts(),
+                info.requestRatePerS(), info.burstiness(), clients, null, null, null);
     }
 
     /** The prediction in the result schema: vLLM's keys where the model gives them, infersim_ keys for the rest. */
-    Map<String, Object> fields(Deployment d, WorkloadSpec spec, double rate, EnginePrediction p) {
+    PredictionResult<ChainPredictionKeys> result(Deployment d, WorkloadSpec spec, double rate, EnginePrediction p) {
         WorkloadMoments m = p.moments();
-        Map<String, Object> f = header(d, spec, rate);
         double saturation = p.saturationRatePerS();
+        PredictionResult.Throughput throughput = null;
+        MetricSummaries latencies = MetricSummaries.NONE;
+        String reason = null;
+        String note = null;
+        LatencyModel model = null;
         try {
-            LatencyModel model = p.at(rate, 1 / spec.load().burstiness());
-            f.put("request_throughput", rate);
-            f.put("output_throughput", rate * m.meanOutputTokens());
-            f.put("total_token_throughput", rate * (m.meanOutputTokens() + m.meanPromptTokens()));
-            latency(f, "ttft", model.meanTtftSeconds(), model::ttftPercentileSeconds);
-            latency(f, "tpot", model.meanTpotSeconds(), model::tpotPercentileSeconds);
-            latency(f, "itl", model.meanItlSeconds(), model::itlPercentileSeconds);
-            latency(f, "e2el", model.meanE2elSeconds(), model::e2elPercentileSeconds);
-            f.put("infersim_saturated", false);
-            f.put("infersim_utilization", model.utilization());
+            model = p.at(rate, 1 / spec.load().burstiness());
+            throughput = PredictionResult.Throughput.of(rate, m.meanPromptTokens(), m.meanOutputTokens());
+            latencies = new MetricSummaries(List.of(latency("ttft", model.meanTtftSeconds(), model::ttftPercentileSeconds),
+                    latency("tpot", model.meanTpotSeconds(), model::tpotPercentileSeconds),
+                    latency("itl", model.meanItlSeconds(), model::itlPercentileSeconds),
+                    latency("e2el", model.meanE2elSeconds(), model::e2elPercentileSeconds)));
             if (rate / saturation > TRUSTED_LOAD) {
-                String note = String.format(Locale.ROOT, "at %.0f%% of the saturation rate the queue's tail is least "
+                note = String.format(Locale.ROOT, "at %.0f%% of the saturation rate the queue's tail is least "
                         + "certain: at 95%% (llama-3.1-8b, h100, 1024/128 tokens) mean TTFT came out 18%% and p99 TTFT 53%% "
                         + "short of a 20,000-request simulation (bench/queueing/README.md); read TTFT and E2EL as lower "
                         + "bounds here", 100 * rate / saturation);
-                f.put("infersim_trust_note", note);
                 System.err.println("infersim: " + note);
             }
-            f.put("infersim_probability_of_wait", model.probabilityOfWait());
-            f.put("infersim_mean_queue_time_ms", 1e3 * model.meanQueueingDelaySeconds());
-            f.put("infersim_mean_batch_size", model.meanBatchSize());
-            f.put("infersim_mean_requests_in_system", model.meanNumberInSystem());
         } catch (UnstableQueueException e) {
-            f.put("infersim_saturated", true);
-            f.put("infersim_saturation_reason", PredictionExplanation.unstable(rate, saturation));
+            reason = PredictionExplanation.unstable(rate, saturation);
         }
-        f.put("infersim_saturation_rate_per_s", saturation);
-        f.put("infersim_saturation_output_tokens_per_s", saturation * m.meanOutputTokens());
-        f.put("infersim_batch_limit", p.batchLimit());
-        f.put("infersim_kv_limits_batch", p.batchLimit() < d.maxNumSeqs());
-        f.put("infersim_mean_prompt_tokens", m.meanPromptTokens());
-        f.put("infersim_mean_output_tokens", m.meanOutputTokens());
-        f.put("infersim_kv_cache_tokens", KvCapacity.of(d).tokens());
-        capacityPlan(f, d, p, rate, 1 / spec.load().burstiness());
-        return f;
+        boolean stable = reason == null;
+        SloCapacity capacity = capacity(p, 1 / spec.load().burstiness());
+        FleetPlan fleet = capacity.feasible() ? fleetPlan(d, capacity, rate) : null;
+        ChainPredictionKeys keys = new ChainPredictionKeys(!stable, reason,
+                stable ? model.utilization() : null, note, stable ? model.probabilityOfWait() : null,
+                stable ? 1e3 * model.meanQueueingDelaySeconds() : null, stable ? model.meanBatchSize() : null,
+                stable ? model.meanNumberInSystem() : null, saturation, saturation * m.meanOutputTokens(),
+                p.batchLimit(), p.batchLimit() < d.maxNumSeqs(), m.meanPromptTokens(), m.meanOutputTokens(),
+                KvCapacity.of(d).tokens(), capacity.maxRatePerS(), capacity.bindingMetric().toString(),
+                fleet == null ? null : fleet.targetRatePerS(), fleet == null ? null : fleet.replicas(),
+                fleet == null ? null : fleet.gpus(), fleet == null || dollarsPerGpuHour <= 0 ? null
+                        : fleet.dollarsPerMillionOutputTokens(dollarsPerGpuHour, m.meanOutputTokens()));
+        return new PredictionResult<>(header(runInfo(d, spec, rate), null), null, throughput, latencies, keys);
     }
 
-    private void latency(Map<String, Object> f, String metric, double meanSeconds, DoubleUnaryOperator percentile) {
-        f.put("mean_" + metric + "_ms", 1e3 * meanSeconds);
-        f.put("median_" + metric + "_ms", 1e3 * percentile.applyAsDouble(0.5));
-        for (double q : reporting.percentiles()) {
-            f.put("p" + RunInfo.percentileWord(q) + "_" + metric + "_ms", 1e3 * percentile.applyAsDouble(q / 100));
-        }
+    private MetricSummary latency(String metric, double meanSeconds, DoubleUnaryOperator percentile) {
+        return new MetricSummary(metric, 1e3 * meanSeconds, 1e3 * percentile.applyAsDouble(0.5), null,
+                reporting.percentiles().stream()
+                        .map(q -> new MetricSummary.Percentile(q, 1e3 * percentile.applyAsDouble(q / 100))).toList());
     }
 
-    private void capacityPlan(Map<String, Object> f, Deployment d, EnginePrediction p, double rate, double arrivalScv) {
+    private static MetricSummary mean(String metric, double ms) {
+        return new MetricSummary(metric, ms, null, null, List.of());
+    }
+
+    /** The highest rate meeting the SLO flags, and the objective that bounds it. */
+    private SloCapacity capacity(EnginePrediction p, double arrivalScv) {
         Slo slo = Slo.none();
         if (sloTtftMs != null) {
             slo = slo.withMeanTtft(sloTtftMs / 1e3);
@@ -343,29 +329,23 @@ public final class PredictCommand implements Runnable {
         if (sloQueueP99Ms != null) {
             slo = slo.withQueueingDelay(0.99, sloQueueP99Ms / 1e3);
         }
-        SloCapacity capacity = CapacityPlanner.maxRateMeetingSlo(p.saturationRatePerS(), r -> p.at(r, arrivalScv), slo);
-        f.put("infersim_max_rate_meeting_slo_per_s", capacity.maxRatePerS());
-        f.put("infersim_slo_binding_metric", capacity.bindingMetric().toString());
-        if (!capacity.feasible()) {
-            return;
-        }
-        double target = targetRate != null ? targetRate : rate;
-        ConfigException.check(target > 0 && Double.isFinite(target), "--target-rate must be > 0, got %s", target);
-        FleetPlan fleet = FleetPlan.forTargetRate(target, capacity.maxRatePerS(), headroom, d.tensorParallelSize());
-        f.put("infersim_fleet_target_rate_per_s", target);
-        f.put("infersim_fleet_replicas", fleet.replicas());
-        f.put("infersim_fleet_gpus", fleet.gpus());
-        if (dollarsPerGpuHour > 0) {
-            f.put("infersim_dollars_per_million_output_tokens",
-                    fleet.dollarsPerMillionOutputTokens(dollarsPerGpuHour, p.moments().meanOutputTokens()));
-        }
+        return CapacityPlanner.maxRateMeetingSlo(p.saturationRatePerS(), r -> p.at(r, arrivalScv), slo);
     }
 
-    private static void print(PrintStream out, Map<String, Object> f) {
+    /** The fleet that carries --target-rate (default: the predicted rate) with the SLO met on every replica. */
+    private FleetPlan fleetPlan(Deployment d, SloCapacity capacity, double rate) {
+        double target = targetRate != null ? targetRate : rate;
+        ConfigException.check(target > 0 && Double.isFinite(target), "--target-rate must be > 0, got %s", target);
+        return FleetPlan.forTargetRate(target, capacity.maxRatePerS(), headroom, d.tensorParallelSize());
+    }
+
+    /** Every key of the result and its value, doubles to three decimals, in the order the file has them. */
+    private static void print(PrintStream out, PredictionResult<?> result) {
         out.println("=============== Predicted (closed form) ===============");
-        for (Map.Entry<String, Object> e : f.entrySet()) {
-            Object v = e.getValue();
-            String text = v instanceof Double x ? String.format(Locale.ROOT, "%.3f", x) : String.valueOf(v);
+        for (Iterator<Map.Entry<String, JsonNode>> it = ResultJson.tree(result).fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            JsonNode v = e.getValue();
+            String text = v.isDouble() ? String.format(Locale.ROOT, "%.3f", v.doubleValue()) : v.asText();
             out.printf(Locale.ROOT, "%-46s %s%n", e.getKey(), text);
         }
         out.println("=======================================================");

@@ -3,10 +3,8 @@ package dev.infersim.cli;
 import dev.infersim.result.MeanInterval;
 
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * A rate the demo concludes (a knee, the highest rate meeting the objective), in requests per model second, with its 95%
@@ -79,12 +77,5 @@ record RateEstimate(double perS, double lowPerS, double highPerS) {
             return null;
         }
         return Arrays.asList(Double.isNaN(lowPerS) ? null : lowPerS, Double.isFinite(highPerS) ? highPerS : null);
-    }
-
-    Map<String, Object> toJson() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("rate_per_s", found() ? perS : null);
-        m.put("ci95", intervalJson());
-        return m;
     }
 }

@@ -9,8 +9,9 @@ import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.StartupDelay;
-import dev.infersim.result.BenchmarkReport;
 import dev.infersim.result.GoodputSlo;
+import dev.infersim.result.ReplicaLatency;
+import dev.infersim.result.ServingReport;
 import dev.infersim.result.RequestLogWriter;
 import dev.infersim.sim.Autoscaler;
 import dev.infersim.sim.DisaggregatedFleet;
@@ -24,6 +25,7 @@ import dev.infersim.sim.TieBreak;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
+import dev.infersim.sim.SimulatorKeys;
 import dev.infersim.sim.SingleRequestLatency;
 import dev.infersim.sim.Timeline;
 import dev.infersim.workload.LoadPattern;
@@ -40,7 +42,6 @@ import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.Locale;
-import java.util.Map;
 import java.util.function.Supplier;
 
 /**
@@ -280,21 +281,19 @@ public final class SimulateCommand implements Runnable {
     }
 
     private void report(SimulationResult result, RunInfo info, String file, Path detailFile, PrintStream out) {
-        BenchmarkReport report = result.report(info);
+        ServingReport<SimulatorKeys> report = result.report(info);
         if (detailFile != null) {
-            report.fields().put("infersim_detailed_file", detailFile.toString()); // where compare finds it
+            report = report.withProducer(report.producer().withDetailedFile(detailFile.toString())); // where compare finds it
         }
         report.printSummary(out);
         if (result.replicas().length > 1) {
             StringBuilder line = new StringBuilder();
-            for (dev.infersim.sim.Replica r : result.replicas()) {
-                @SuppressWarnings("unchecked")
-                java.util.Map<String, Object> s = (java.util.Map<String, Object>)
-                        ((java.util.Map<String, Object>) report.fields().get("infersim_per_replica")).get(Integer.toString(r.id()));
-                line.append(line.length() == 0 ? "" : ", ").append(r.id()).append(": ").append(s.get("requests"));
-                if (s.get("mean_ttft_ms") != null) {
-                    line.append(String.format(Locale.ROOT, " (TTFT %.1f ms, queue %.1f ms)", (double) s.get("mean_ttft_ms"),
-                            (double) s.get("mean_queue_ms")));
+            for (Replica r : result.replicas()) {
+                ReplicaLatency s = report.producer().perReplica().get(Integer.toString(r.id()));
+                line.append(line.length() == 0 ? "" : ", ").append(r.id()).append(": ").append(s.requests());
+                if (s.meanTtftMs() != null) {
+                    line.append(String.format(Locale.ROOT, " (TTFT %.1f ms, queue %.1f ms)", s.meanTtftMs(),
+                            s.meanQueueMs()));
                 }
             }
             out.printf(Locale.ROOT, "%-40s %s%n", "Requests per replica (mean):", line);
@@ -322,7 +321,11 @@ public final class SimulateCommand implements Runnable {
         }
         if (reporting.saveResult) {
             Path path = reporting.resultDir.resolve(file);
-            report.write(path, detailFile == null ? Map.of() : VllmDetailArrays.of(detailFile));
+            if (detailFile == null) {
+                report.write(path);
+            } else {
+                report.write(path, VllmDetailArrays.of(detailFile));
+            }
             out.println("Result written to " + path);
         }
         if (detailFile != null) {
@@ -330,7 +333,7 @@ public final class SimulateCommand implements Runnable {
         }
         if (html != null) {
             try {
-                HtmlReport.writeRun(html, report.fields());
+                HtmlReport.writeRun(html, report.result());
             } catch (ConfigException e) {
                 throw new ConfigException("--html: " + e.getMessage(), e);
             }

@@ -8,6 +8,7 @@ import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.bench.HtmlReport;
 import dev.infersim.bench.LoadSweep;
+import dev.infersim.result.BenchmarkReport;
 import dev.infersim.result.VllmDetailArrays;
 import dev.infersim.common.ConfigException;
 import dev.infersim.result.GoodputSlo;
@@ -224,14 +225,9 @@ public final class SweepCommand implements Callable<Integer> {
     }
 
     /** A run as its result file has it: with vLLM's per-request arrays when it kept per-request detail. */
-    private static Map<String, Object> withDetailArrays(Map<String, Object> run) {
+    private static Object withDetailArrays(Map<String, Object> run) {
         Object detail = run.get("infersim_detailed_file");
-        if (detail == null) {
-            return run;
-        }
-        Map<String, Object> all = new LinkedHashMap<>(run);
-        all.putAll(VllmDetailArrays.of(Path.of(detail.toString())));
-        return all;
+        return detail == null ? run : BenchmarkReport.withDetails(run, VllmDetailArrays.of(Path.of(detail.toString())));
     }
 
     private static List<String> stringList(Object v) {

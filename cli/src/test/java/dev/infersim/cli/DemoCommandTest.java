@@ -94,6 +94,7 @@ class DemoCommandTest {
 
     /** The simplest case: fixed latencies make the deployment an M/G/c queue, and the three methods find its knee. */
     @Test
+    @Tag("wallclock") // the measured knee against the simulated and predicted ones
     void fixedTimingIsTheMgcQueueThreeWays() throws Exception {
         assertEquals(0, fixed.exitCode(), fixed.out() + fixed.err());
         assertTrue(fixed.out().contains("fixed timing (TTFT 20 ms, inter-token latency 5 ms), 32 slots"), fixed.out());

@@ -85,6 +85,21 @@ class DemoReportTest {
         assertEquals(50, report.predictedKnee().perS(), 1e-9);
     }
 
+    /**
+     * A client short of CPU made the measured run at 25 req/s look overloaded (it served 20) and the one at 65 invalid;
+     * the simulation kept up at 25, so its knee is its own overload at 65 req/s, not "none".
+     */
+    @Test
+    void aMeasuredOverloadTheSimulationDidNotSeeLeavesTheSimulatedKneeToTheSimulation() {
+        List<DemoCommand.Row> rows = List.of(row(25, side(400, 20, 25), side(55, 25, 25)),
+                invalid(65, side(900, 48, 65)));
+        ReplicatedSweep simulated = ReplicatedSweep.run(new double[] {25, 65}, 2,
+                (rate, k) -> rate < 50 ? side(55, 25, 25) : side(900, 48, 65));
+        DemoReport report = new DemoReport(rows, 50, 50, 2, 150, CHAIN, false, simulated, List.of(), null, 0);
+        assertEquals(20, report.measuredKnee().perS(), 1e-9, "the measured run that looked overloaded");
+        assertEquals(48, report.simulatedKnee().perS(), 1e-9, "the simulation's own overload");
+    }
+
     @Test
     void theHighestRateMeetingTheObjectiveIsWhereTheP99CurveCrossesIt() {
         DemoReport report = report(List.of(

@@ -50,10 +50,11 @@ final class AnthropicBody implements Wire.Body {
             }
             g.writeEndArray();
             g.writeStringField("model", response.model());
-            String stop = AnthropicMessages.stopReason(c.finishName());
+            String stop = AnthropicMessages.stopReason(c.finishName(), c.stopReason());
             if (stop != null) {
                 g.writeStringField("stop_reason", stop);
             }
+            AnthropicMessages.writeStopSequence(g, c.stopReason());
             g.writeObjectFieldStart("usage");
             g.writeNumberField("input_tokens", c.request.promptTokens());
             g.writeNumberField("output_tokens", n);

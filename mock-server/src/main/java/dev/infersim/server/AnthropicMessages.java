@@ -1,8 +1,11 @@
 package dev.infersim.server;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.IOException;
 
 /**
  * Anthropic's {@code POST /v1/messages} as vLLM serves it (vLLM main at 9aaf83ef502fc37bc647f6e474314d48ba36cd1c,
@@ -14,14 +17,31 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * like any other; {@link AnthropicStream} and {@link AnthropicBody} translate its answer back.
  */
 final class AnthropicMessages {
-    /** vLLM maps chat finishes to Anthropic's stop reasons ({@code stop_reason_map}); others stay unset. */
-    static String stopReason(String finish) {
+    /**
+     * The stop reason of a chat finish, as vLLM maps it ({@code stop_reason_map}; others stay unset), except a finish
+     * on one of the request's {@code stop_sequences}: {@code "stop_sequence"}, as Anthropic defines it
+     * (https://docs.anthropic.com/en/api/messages), with the {@code stop_sequence} that matched beside it
+     * ({@link #writeStopSequence}); vLLM says {@code "end_turn"} there and leaves {@code stop_sequence} unset.
+     *
+     * @param stopSequence the stop string that ended the choice, or null
+     */
+    static String stopReason(String finish, String stopSequence) {
+        if (stopSequence != null) {
+            return "stop_sequence";
+        }
         return switch (finish) {
             case "stop" -> "end_turn";
             case "length" -> "max_tokens";
             case "tool_calls" -> "tool_use";
             default -> null;
         };
+    }
+
+    /** The {@code stop_sequence} field when a stop sequence ended the choice; unset otherwise, as vLLM leaves it. */
+    static void writeStopSequence(JsonGenerator g, String stopSequence) throws IOException {
+        if (stopSequence != null) {
+            g.writeStringField("stop_sequence", stopSequence);
+        }
     }
 
     static final Wire WIRE = new Wire() {

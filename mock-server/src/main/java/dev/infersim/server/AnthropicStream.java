@@ -20,6 +20,8 @@ final class AnthropicStream implements Wire.Stream {
     private String block;
     private int blockIndex = -1;
     private String finish;
+    /** The stop sequence that ended the message, or null. */
+    private String stopSequence;
 
     AnthropicStream(ResponseContext response) {
         this.response = response;
@@ -55,11 +57,12 @@ final class AnthropicStream implements Wire.Stream {
 
     @Override
     public void token(ByteBuf out, Choice c, int i, boolean last, boolean withTruth) {
-        String piece = c.text.piece(i);
+        String piece = c.streamedPiece(i, last);
         OutputPlan plan = c.plan;
         OutputPlan.Channel channel = plan == null ? OutputPlan.Channel.CONTENT : plan.channel(i);
         if (last) {
             finish = c.finishName();
+            stopSequence = c.stopReason();
         }
         switch (channel) {
             case REASONING -> {
@@ -109,6 +112,12 @@ final class AnthropicStream implements Wire.Stream {
     @Override
     public void finish(ByteBuf out, Choice c, boolean withTruth) {
         finish = c.finishName();
+        String held = c.stops == null ? "" : c.release("", true);
+        if (!held.isEmpty()) {
+            open(out, "text", g -> g.writeStringField("text", ""));
+            delta(out, "text_delta", "text", held);
+        }
+        stopSequence = c.stopReason();
     }
 
     @Override
@@ -117,7 +126,8 @@ final class AnthropicStream implements Wire.Stream {
         Choice c = response.choices()[0];
         event(out, "message_delta", g -> {
             g.writeObjectFieldStart("delta");
-            g.writeStringField("stop_reason", AnthropicMessages.stopReason(finish == null ? "stop" : finish));
+            g.writeStringField("stop_reason", AnthropicMessages.stopReason(finish == null ? "stop" : finish, stopSequence));
+            AnthropicMessages.writeStopSequence(g, stopSequence);
             g.writeEndObject();
             g.writeObjectFieldStart("usage");
             g.writeNumberField("input_tokens", c.request.promptTokens());

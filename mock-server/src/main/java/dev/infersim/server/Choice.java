@@ -113,6 +113,33 @@ final class Choice {
         }
     }
 
+    /** Event loop: the text token {@code i} adds to a stream, its piece as released by {@link #release} with stop strings. */
+    String streamedPiece(int i, boolean last) {
+        return stops == null ? text.piece(i) : release(text.piece(i), last);
+    }
+
+    /**
+     * Event loop: the text a stream with stop strings may send once {@code piece} is generated, as vLLM's detokenizer
+     * releases it ({@code get_next_output_text}): until the choice finishes, the last {@code longest stop - 1}
+     * characters are held back, since they could be the start of a stop string that a later token completes; at the
+     * finish everything up to the matched stop string goes.
+     */
+    String release(String piece, boolean finished) {
+        heldText.append(piece);
+        int release = finished ? Math.min(heldText.length(), stopTextLength() - charsWritten)
+                : heldText.length() - (stops.longest() - 1);
+        if (release <= 0) {
+            if (finished) {
+                heldText.setLength(0);
+            }
+            return "";
+        }
+        String released = heldText.substring(0, release);
+        heldText.delete(0, finished ? heldText.length() : release);
+        charsWritten += release;
+        return released;
+    }
+
     /** Engine thread: the stop string found so far, or null. */
     StopMatch stopMatch() {
         return stopMatch;

@@ -1,6 +1,7 @@
 package dev.infersim.server;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.vertx.core.Context;
@@ -274,8 +275,18 @@ final class Exchange {
                 if (request.includeUsage()) {
                     sse.usage(out);
                 }
-                sse.done(out);
                 finish();
+                if (sse.largeEnd()) {
+                    // what this turn wrote goes first, from the worker, so the end follows it in order
+                    byte[] before = ByteBufUtil.getBytes(out);
+                    out.clear();
+                    writeOffLoop(stream -> {
+                        stream.write(before);
+                        sse.done(stream);
+                    }, true);
+                    return false;
+                }
+                sse.done(out);
                 return true;
             }
         }

@@ -71,6 +71,37 @@ final class Json {
         out.writeCharSequence("\n\n", java.nio.charset.StandardCharsets.UTF_8);
     }
 
+    /** {@link #event(ByteBuf, String, Writer)} written into a stream, by a worker thread. */
+    static void event(OutputStream out, String type, Writer fields) throws IOException {
+        out.write(("event: " + type + "\ndata: ").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        write(out, g -> {
+            g.writeStartObject();
+            fields.write(g);
+            g.writeEndObject();
+        });
+        out.write(EVENT_END);
+    }
+
+    private static final byte[] EVENT_END = {'\n', '\n'};
+
+    /** The bytes {@code node} takes as compact JSON, counted as they are generated (nothing is kept). */
+    static long serializedBytes(com.fasterxml.jackson.databind.JsonNode node) {
+        long[] count = {0};
+        OutputStream counter = new OutputStream() {
+            @Override
+            public void write(int b) {
+                count[0]++;
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) {
+                count[0] += len;
+            }
+        };
+        inMemory(() -> write(counter, g -> g.writeTree(node)));
+        return count[0];
+    }
+
     /** Runs {@code writer} on a generator over {@code out}, then flushes it. */
     static void write(ByteBuf out, Writer writer) {
         try (JsonGenerator g = generator(out)) {

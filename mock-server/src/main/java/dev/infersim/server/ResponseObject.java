@@ -15,10 +15,11 @@ import java.io.IOException;
  * between the think markers as vLLM's {@code count_reasoning_tokens} does; plus the {@code infersim} ground truth. One
  * choice, in progress or finished.
  *
- * @param req      the Responses request body, whose fields the object echoes
- * @param response the chat response it is made of
+ * @param req          the Responses request body, whose fields the object echoes
+ * @param echoedBytes  about the bytes those echoed fields take ({@link ResponsesApi#echoedBytes})
+ * @param response     the chat response it is made of
  */
-record ResponseObject(ObjectNode req, ResponseContext response) {
+record ResponseObject(ObjectNode req, long echoedBytes, ResponseContext response) {
 
     /** The request's one choice (the Responses API has no n). */
     Choice c() {

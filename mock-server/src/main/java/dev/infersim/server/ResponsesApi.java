@@ -3,6 +3,10 @@ package dev.infersim.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.netty.buffer.ByteBuf;
+
+import java.io.IOException;
+import java.io.OutputStream;
 
 /**
  * OpenAI's {@code POST /v1/responses} as vLLM serves it without Harmony (vLLM main at
@@ -60,7 +64,22 @@ final class ResponsesApi {
             chat.putObject("response_format").put("type", "json_schema").putObject("json_schema")
                     .put("name", format.path("name").asText("response")).set("schema", format.get("schema"));
         }
-        return new Wire.Translation(chat, true, new ResponsesWire(body));
+        return new Wire.Translation(chat, true, new ResponsesWire(body, echoedBytes(body)));
+    }
+
+    /**
+     * About the bytes of the request fields a response object echoes ({@link ResponseObject}): counted here, where a
+     * large body is translated off the event loop, so that the answer knows whether an event loop may write it.
+     */
+    static long echoedBytes(ObjectNode body) {
+        long bytes = 0;
+        for (String key : new String[] {"instructions", "metadata", "tool_choice", "tools", "reasoning", "text", "user"}) {
+            JsonNode v = body.get(key);
+            if (v != null) {
+                bytes += Json.serializedBytes(v);
+            }
+        }
+        return bytes;
     }
 
     private static void input(JsonNode input, ArrayNode messages) {
@@ -166,8 +185,11 @@ final class ResponsesApi {
         }
     }
 
-    /** The Responses format of one request; holds the request's body, which the response object echoes. */
-    private record ResponsesWire(ObjectNode body) implements Wire {
+    /**
+     * The Responses format of one request; holds the request's body, which the response object echoes, and the bytes
+     * that echo takes: an answer that echoes more than an event loop should write is written by a worker thread.
+     */
+    private record ResponsesWire(ObjectNode body, long echoedBytes) implements Wire {
         @Override
         public String id(CompletionRequest request, String requestId) {
             String given = body.path("request_id").asText("");
@@ -176,13 +198,28 @@ final class ResponsesApi {
 
         @Override
         public Stream stream(ResponseContext response) {
-            return new ResponsesEventStream(new ResponseObject(body, response));
+            return new ResponsesEventStream(new ResponseObject(body, echoedBytes, response));
         }
 
         @Override
         public Body body(ResponseContext response) {
-            ResponseObject r = new ResponseObject(body, response);
-            return out -> Json.write(out, g -> r.write(g, true, true));
+            ResponseObject r = new ResponseObject(body, echoedBytes, response);
+            return new Body() {
+                @Override
+                public void write(ByteBuf out) {
+                    Json.write(out, g -> r.write(g, true, true));
+                }
+
+                @Override
+                public long estimatedBytes() {
+                    return echoedBytes;
+                }
+
+                @Override
+                public void write(OutputStream out) throws IOException {
+                    Json.write(out, g -> r.write(g, true, true));
+                }
+            };
         }
     }
 }

@@ -1,6 +1,11 @@
 package dev.infersim.server;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufOutputStream;
+import io.netty.buffer.Unpooled;
+
+import java.io.IOException;
+import java.io.OutputStream;
 
 /**
  * The Responses API's event stream as vLLM writes it without Harmony ({@code SimpleStreamingEventProcessor},
@@ -32,14 +37,43 @@ final class ResponsesEventStream implements Wire.Stream {
 
     @Override
     public void role(ByteBuf out, Choice c) {
-        event(out, "response.created", g -> {
-            g.writeFieldName("response");
-            object.write(g, false, false);
-        });
-        event(out, "response.in_progress", g -> {
-            g.writeFieldName("response");
-            object.write(g, false, false);
-        });
+        Json.inMemory(() -> role(new ByteBufOutputStream(out)));
+    }
+
+    private void role(OutputStream out) throws IOException {
+        responseEvent(out, "response.created", false);
+        responseEvent(out, "response.in_progress", false);
+    }
+
+    /**
+     * Whether the first events are too large for an event loop: {@code response.created} and {@code .in_progress} each
+     * echo the request's instructions and tools, which may be megabytes.
+     */
+    @Override
+    public boolean largeStart(Choice c) {
+        return object.echoedBytes() > HttpApi.OFF_LOOP_BYTES;
+    }
+
+    @Override
+    public void start(OutputStream out, Choice c, boolean last, boolean withTruth) throws IOException {
+        role(out);
+        ByteBuf first = Unpooled.buffer(capacityFor(c, 1));
+        token(first, c, 0, last, withTruth);
+        first.readBytes(out, first.readableBytes());
+    }
+
+    /** {@code response.completed} echoes the request too. */
+    @Override
+    public boolean largeEnd() {
+        return object.echoedBytes() > HttpApi.OFF_LOOP_BYTES;
+    }
+
+    @Override
+    public void done(OutputStream out) throws IOException {
+        ByteBuf closing = Unpooled.buffer(capacityFor(object.c(), 4));
+        close(closing);
+        closing.readBytes(out, closing.readableBytes());
+        responseEvent(out, "response.completed", true);
     }
 
     @Override
@@ -48,7 +82,7 @@ final class ResponsesEventStream implements Wire.Stream {
 
     @Override
     public void token(ByteBuf out, Choice c, int i, boolean last, boolean withTruth) {
-        String piece = c.text.piece(i);
+        String piece = c.streamedPiece(i, last);
         OutputPlan plan = c.plan;
         OutputPlan.Channel channel = plan == null ? OutputPlan.Channel.CONTENT : plan.channel(i);
         switch (channel) {
@@ -65,15 +99,7 @@ final class ResponsesEventStream implements Wire.Stream {
             case CONTENT -> {
                 if (!piece.isEmpty()) {
                     move(out, State.CONTENT, plan);
-                    accumulated.append(piece);
-                    event(out, "response.output_text.delta", g -> {
-                        g.writeNumberField("content_index", 0);
-                        g.writeStringField("delta", piece);
-                        g.writeStringField("item_id", itemId);
-                        g.writeArrayFieldStart("logprobs");
-                        g.writeEndArray();
-                        g.writeNumberField("output_index", outputIndex);
-                    });
+                    contentDelta(out, piece);
                 }
             }
             case ARGUMENTS -> {
@@ -97,6 +123,11 @@ final class ResponsesEventStream implements Wire.Stream {
 
     @Override
     public void finish(ByteBuf out, Choice c, boolean withTruth) {
+        String held = c.stops == null ? "" : c.release("", true);
+        if (!held.isEmpty()) {
+            move(out, State.CONTENT, c.plan);
+            contentDelta(out, held);
+        }
     }
 
     @Override
@@ -106,9 +137,29 @@ final class ResponsesEventStream implements Wire.Stream {
     @Override
     public void done(ByteBuf out) {
         close(out);
-        event(out, "response.completed", g -> {
+        Json.inMemory(() -> responseEvent(new ByteBufOutputStream(out), "response.completed", true));
+    }
+
+    /** An event carrying the whole response object, in progress or finished (with the ground truth). */
+    private void responseEvent(OutputStream out, String type, boolean finished) throws IOException {
+        int seq = sequence++;
+        Json.event(out, type, g -> {
             g.writeFieldName("response");
-            object.write(g, true, true);
+            object.write(g, finished, finished);
+            g.writeNumberField("sequence_number", seq);
+            g.writeStringField("type", type);
+        });
+    }
+
+    private void contentDelta(ByteBuf out, String piece) {
+        accumulated.append(piece);
+        event(out, "response.output_text.delta", g -> {
+            g.writeNumberField("content_index", 0);
+            g.writeStringField("delta", piece);
+            g.writeStringField("item_id", itemId);
+            g.writeArrayFieldStart("logprobs");
+            g.writeEndArray();
+            g.writeNumberField("output_index", outputIndex);
         });
     }
 

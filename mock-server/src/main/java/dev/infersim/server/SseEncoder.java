@@ -157,7 +157,7 @@ final class SseEncoder implements Wire.Stream {
 
     private void richToken(OutputStream out, Choice c, int i, boolean last, boolean withTruth) throws IOException {
         boolean echoHere = i == 0 && request.echo();
-        String piece = c.stops == null ? c.text.piece(i) : releasedText(c, c.text.piece(i), last);
+        String piece = c.streamedPiece(i, last);
         Json.Writer lp = null;
         if (echoHere) {
             // vLLM's first chunk of an echoed choice carries the prompt text (and its logprobs) before the first
@@ -181,34 +181,12 @@ final class SseEncoder implements Wire.Stream {
     }
 
     /**
-     * The text a stream with stop strings may send once {@code piece} is generated, as vLLM's detokenizer releases it
-     * ({@code get_next_output_text}): until the choice finishes, the last {@code longest stop - 1} characters are held
-     * back, since they could be the start of a stop string that a later token completes; at the finish everything up to
-     * the matched stop string goes.
-     */
-    private static String releasedText(Choice c, String piece, boolean finished) {
-        c.heldText.append(piece);
-        int release = finished ? Math.min(c.heldText.length(), c.stopTextLength() - c.charsWritten)
-                : c.heldText.length() - (c.stops.longest() - 1);
-        if (release <= 0) {
-            if (finished) {
-                c.heldText.setLength(0);
-            }
-            return "";
-        }
-        String text = c.heldText.substring(0, release);
-        c.heldText.delete(0, finished ? c.heldText.length() : release);
-        c.charsWritten += release;
-        return text;
-    }
-
-    /**
      * Token {@code i} of a chat choice shaped by its {@link OutputPlan}: a reasoning, content or tool-call delta, no
      * chunk for a token the client does not see unless it is the last, whose chunk carries the finish. With stop
-     * strings, the text a token releases ({@link #releasedText}) goes in the delta of the token that releases it.
+     * strings, the text a token releases ({@link Choice#streamedPiece}) goes in the delta of the token that releases it.
      */
     private void plannedToken(OutputStream out, Choice c, int i, boolean last, boolean withTruth) throws IOException {
-        String piece = c.stops == null ? c.text.piece(i) : releasedText(c, c.text.piece(i), last);
+        String piece = c.streamedPiece(i, last);
         if (!last && !c.plan.visible(i)) {
             return;
         }
@@ -238,7 +216,7 @@ final class SseEncoder implements Wire.Stream {
     }
 
     private void finish(OutputStream out, Choice c, boolean withTruth) throws IOException {
-        String held = c.stops == null ? "" : releasedText(c, "", true);
+        String held = c.stops == null ? "" : c.release("", true);
         chunk(out, c, g -> {
             g.writeNumberField("index", c.index);
             if (request.chat()) {

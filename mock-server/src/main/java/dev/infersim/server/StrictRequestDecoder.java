@@ -3,8 +3,11 @@ package dev.infersim.server;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.impl.VertxHttpRequestDecoder;
@@ -12,17 +15,20 @@ import io.vertx.core.http.impl.VertxHttpRequestDecoder;
 import java.util.List;
 
 /**
- * Vert.x's HTTP/1.1 request decoder with two framings refused that it would accept, each answered 400 with the
- * connection closed ({@code HttpApi.invalidRequest}), as RFC 9112 asks:
+ * Vert.x's HTTP/1.1 request decoder with the framings refused that it would accept, each answered 400 with the
+ * connection closed ({@code HttpApi.invalidRequest}), as RFC 9112 (https://www.rfc-editor.org/rfc/rfc9112) asks:
  * <ul>
- *   <li>both {@code Content-Length} and {@code Transfer-Encoding} (section 6.3: a server may refuse it and must close
- *       the connection; it is the shape of request smuggling, where a proxy and the server disagree on the body);</li>
+ *   <li>{@code Transfer-Encoding} beside {@code Content-Length} (section 6.3: a server may refuse it and must close
+ *       the connection; it is the shape of request smuggling, where a proxy and the server disagree on the body), in an
+ *       HTTP/1.0 request (section 6.1: its framing is faulty) or without {@code chunked} as its final coding (section
+ *       6.3: the body's length cannot be determined);</li>
  *   <li>obsolete line folding, a header line starting with a space or tab (section 5.2: reject with 400), which Netty
  *       joins to the previous header's value.</li>
  * </ul>
+ * Every request of a connection is checked, pipelined ones included: Netty's decoder consumes one head, one piece of a
+ * body or one trailer section per {@code decode} call, never two, so the bytes a call consumes between one request's
+ * end and the next one's head are that head's, whatever the reads that brought them.
  * It also tells its {@link ConnectionGuard} when a request head begins and when it is complete, for the header timeout.
- * The fold check reads each head's bytes once as the decoder consumes them; a head that arrives in the same read as the
- * end of a previous request's body (pipelining) is not checked.
  */
 final class StrictRequestDecoder extends VertxHttpRequestDecoder {
     private final ConnectionGuard guard;
@@ -59,6 +65,8 @@ final class StrictRequestDecoder extends VertxHttpRequestDecoder {
                 guard.headRead();
                 if (folded) {
                     refuse(request, "obsolete line folding (a header line starting with a space or tab) is not accepted");
+                } else if (request.decoderResult().isSuccess()) {
+                    refuseFaultyTransferEncoding(request);
                 }
             }
             if (o instanceof LastHttpContent) {
@@ -76,6 +84,29 @@ final class StrictRequestDecoder extends VertxHttpRequestDecoder {
     protected void handleTransferEncodingChunkedWithContentLength(HttpMessage message) {
         super.handleTransferEncodingChunkedWithContentLength(message);
         refuse(message, "a request with both Content-Length and Transfer-Encoding is not accepted");
+    }
+
+    /**
+     * Refuses a Transfer-Encoding that Netty would frame by guesswork: on HTTP/1.0 it decodes chunks anyway, and a
+     * final coding other than chunked it reads as an empty body followed by a next request made of the body's bytes.
+     */
+    private static void refuseFaultyTransferEncoding(HttpRequest request) {
+        List<String> codings = request.headers().getAll(HttpHeaderNames.TRANSFER_ENCODING);
+        if (codings.isEmpty()) {
+            return;
+        }
+        if (request.headers().contains(HttpHeaderNames.CONTENT_LENGTH)) {
+            refuse(request, "a request with both Content-Length and Transfer-Encoding is not accepted");
+        } else if (!request.protocolVersion().equals(HttpVersion.HTTP_1_1)) {
+            refuse(request, "Transfer-Encoding is not accepted in an HTTP/1.0 request");
+        } else if (!finalCodingIsChunked(codings.get(codings.size() - 1))) {
+            refuse(request, "a Transfer-Encoding whose final coding is not chunked is not accepted");
+        }
+    }
+
+    private static boolean finalCodingIsChunked(String lastHeader) {
+        int comma = lastHeader.lastIndexOf(',');
+        return lastHeader.substring(comma + 1).trim().equalsIgnoreCase(HttpHeaderValues.CHUNKED.toString());
     }
 
     private static void refuse(HttpMessage message, String why) {

@@ -46,6 +46,19 @@ interface Wire {
         default void start(OutputStream out, Choice c, boolean last, boolean withTruth) throws IOException {
             throw new UnsupportedOperationException("this format writes every start on the event loop");
         }
+
+        /**
+         * Whether the end of the stream ({@link #done}) is too large to write on an event loop, so that {@link Exchange}
+         * has a worker thread write it with {@link #done(OutputStream)}; no, unless a format says so.
+         */
+        default boolean largeEnd() {
+            return false;
+        }
+
+        /** The end of the stream, written by a worker thread into {@code out}: what the event loop would have sent. */
+        default void done(OutputStream out) throws IOException {
+            throw new UnsupportedOperationException("this format writes its end on the event loop");
+        }
     }
 
     /** What an exchange answers without streaming. */

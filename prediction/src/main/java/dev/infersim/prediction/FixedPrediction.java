@@ -5,10 +5,14 @@ import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.TruncatedNormal;
 import dev.infersim.queueing.AllenCunneenGGc;
 import dev.infersim.queueing.UnstableQueueException;
+import dev.infersim.result.MetricSummaries;
+import dev.infersim.result.MetricSummary;
+import dev.infersim.result.PredictionResult;
+import dev.infersim.result.RunHeader;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadRequest;
 
-import java.util.Map;
+import java.util.List;
 
 /**
  * {@code predict --timing fixed}: each request holds one of c = max-num-seqs slots for its service time
@@ -104,40 +108,44 @@ public final class FixedPrediction {
         return meanServiceS;
     }
 
-    /** The prediction's fields, in the result schema's keys, into {@code f}. */
-    public void put(Map<String, Object> f, double rate, double arrivalScv, double meanPromptTokens) {
-        f.put("infersim_timing", "fixed");
+    /**
+     * The prediction at {@code rate} in the result schema: vLLM's throughput keys and mean latencies below saturation,
+     * the queue's own keys either way.
+     */
+    public PredictionResult<FixedPredictionKeys> result(RunHeader run, double rate, double arrivalScv,
+                                                        double meanPromptTokens) {
+        PredictionResult.Throughput throughput = null;
+        MetricSummaries latencies = MetricSummaries.NONE;
+        String reason = null;
+        Double utilization = null;
+        Double pWait = null;
+        Double waitMs = null;
+        Double p99WaitMs = null;
+        Double inSystem = null;
         try {
             AllenCunneenGGc q = at(rate, arrivalScv);
             double waitS = q.meanWaitSeconds();
-            double pWait = q.probabilityOfWait();
-            f.put("request_throughput", rate);
-            f.put("output_throughput", rate * meanOutputTokens);
-            f.put("total_token_throughput", rate * (meanOutputTokens + meanPromptTokens));
-            f.put("mean_ttft_ms", 1e3 * (waitS + meanTtftS));
-            f.put("mean_tpot_ms", 1e3 * meanItlS);
-            f.put("mean_itl_ms", 1e3 * meanItlS);
-            f.put("mean_e2el_ms", 1e3 * q.meanSojournSeconds());
-            f.put("infersim_saturated", false);
-            f.put("infersim_utilization", q.utilization());
-            f.put("infersim_probability_of_wait", pWait);
-            f.put("infersim_mean_queue_time_ms", 1e3 * waitS);
-            f.put("infersim_p99_queue_time_ms", 1e3 * waitPercentileSeconds(q, 0.99));
-            f.put("infersim_mean_requests_in_system", q.metrics().meanNumberInSystem());
+            throughput = PredictionResult.Throughput.of(rate, meanPromptTokens, meanOutputTokens);
+            latencies = new MetricSummaries(List.of(mean("ttft", 1e3 * (waitS + meanTtftS)), mean("tpot", 1e3 * meanItlS),
+                    mean("itl", 1e3 * meanItlS), mean("e2el", 1e3 * q.meanSojournSeconds())));
+            utilization = q.utilization();
+            pWait = q.probabilityOfWait();
+            waitMs = 1e3 * waitS;
+            p99WaitMs = 1e3 * waitPercentileSeconds(q, 0.99);
+            inSystem = q.metrics().meanNumberInSystem();
         } catch (UnstableQueueException e) {
-            f.put("infersim_saturated", true);
-            f.put("infersim_saturation_reason", String.format(java.util.Locale.ROOT,
+            reason = String.format(java.util.Locale.ROOT,
                     "request rate %.3f req/s is at or above the saturation rate %.3f req/s (%d slots / %.1f ms per request)",
-                    rate, saturationRatePerS(), servers, meanServiceS * 1e3));
+                    rate, saturationRatePerS(), servers, meanServiceS * 1e3);
         }
-        f.put("infersim_saturation_rate_per_s", saturationRatePerS());
-        f.put("infersim_saturation_output_tokens_per_s", saturationRatePerS() * meanOutputTokens);
-        f.put("infersim_batch_limit", servers);
-        f.put("infersim_mean_prompt_tokens", meanPromptTokens);
-        f.put("infersim_mean_output_tokens", meanOutputTokens);
-        f.put("infersim_service_time_mean_ms", meanServiceS * 1e3);
-        f.put("infersim_service_time_scv", serviceScv);
-        f.put("infersim_time_to_first_token_ms", timing.timeToFirstTokenMs());
-        f.put("infersim_inter_token_latency_ms", timing.interTokenLatencyMs());
+        FixedPredictionKeys keys = new FixedPredictionKeys(reason != null, reason, utilization, pWait, waitMs, p99WaitMs,
+                inSystem, saturationRatePerS(), saturationRatePerS() * meanOutputTokens, servers, meanPromptTokens,
+                meanOutputTokens, meanServiceS * 1e3, serviceScv, timing.timeToFirstTokenMs(),
+                timing.interTokenLatencyMs());
+        return new PredictionResult<>(run, "fixed", throughput, latencies, keys);
+    }
+
+    private static MetricSummary mean(String metric, double ms) {
+        return new MetricSummary(metric, ms, null, null, List.of());
     }
 }

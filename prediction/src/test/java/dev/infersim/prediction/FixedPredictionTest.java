@@ -6,6 +6,8 @@ import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.Profiles;
 import dev.infersim.engine.SchedulingPolicies;
+import dev.infersim.result.PredictionResult;
+import dev.infersim.result.RunHeader;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
@@ -13,8 +15,6 @@ import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import org.junit.jupiter.api.Test;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -24,7 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 class FixedPredictionTest {
 
-    private static Map<String, Object> simulateAndPredict(FixedTiming timing, int slots, double rate, WorkloadSpec spec,
+    private static PredictionResult<FixedPredictionKeys> simulateAndPredict(FixedTiming timing, int slots, double rate, WorkloadSpec spec,
                                                           double[] simulated) {
         Deployment d = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).maxNumSeqs(slots).build();
         EngineCore engine = EngineCore.fixed(d, KvCapacity.of(d), SchedulingPolicies.byName("fcfs"), timing, 3);
@@ -32,9 +32,9 @@ class FixedPredictionTest {
         simulated[0] = r.stats().queueTime().meanMs();
         simulated[1] = r.stats().queueTime().percentileMs(99);
         simulated[2] = r.stats().ttft().meanMs();
-        Map<String, Object> f = new LinkedHashMap<>();
-        new FixedPrediction(timing, slots, Workload.open(spec), 100_000).put(f, rate, 1, 16);
-        return f;
+        RunHeader run = new RunHeader("d", "infersim-predict", "m", "m", spec.numPrompts(), rate, 1.0, null, null, null,
+                null);
+        return new FixedPrediction(timing, slots, Workload.open(spec), 100_000).result(run, rate, 1, 16);
     }
 
     /**
@@ -48,13 +48,13 @@ class FixedPredictionTest {
         WorkloadSpec spec = WorkloadSpec.builder().datasetName("random").randomInputLen(16).randomOutputLen(100_000)
                 .eosMeanTokens(20).requestRate(rate).normalizeDuration(false).numPrompts(200_000).seed(5).build();
         double[] sim = new double[3];
-        Map<String, Object> f = simulateAndPredict(timing, 4, rate, spec, sim);
-        assertEquals(0.7, (double) f.get("infersim_utilization"), 0.01);
-        double wait = (double) f.get("infersim_mean_queue_time_ms");
+        PredictionResult<FixedPredictionKeys> f = simulateAndPredict(timing, 4, rate, spec, sim);
+        assertEquals(0.7, f.model().utilization(), 0.01);
+        double wait = f.model().meanQueueTimeMs();
         assertEquals(wait, sim[0], 0.05 * wait, "mean queue time");
-        double p99 = (double) f.get("infersim_p99_queue_time_ms");
+        double p99 = f.model().p99QueueTimeMs();
         assertEquals(p99, sim[1], 0.05 * p99, "p99 queue time");
-        double ttft = (double) f.get("mean_ttft_ms");
+        double ttft = f.latencies().metric("ttft").meanMs();
         assertEquals(ttft, sim[2], 0.05 * ttft, "mean TTFT");
     }
 }

@@ -1,8 +1,13 @@
 package dev.infersim.result;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.JsonSerializable;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.SerializerProvider;
+import com.fasterxml.jackson.databind.jsontype.TypeSerializer;
+
+import java.io.IOException;
 
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -27,12 +32,12 @@ public final class BenchmarkReport {
     private final Map<String, Object> fields;
     private final RunInfo info;
     private final ServingSummary stats;
-    private final double durationS;
+    private final long durationNanos;
 
-    private BenchmarkReport(RunInfo info, ServingSummary stats, double durationS, Map<String, Object> fields) {
+    private BenchmarkReport(RunInfo info, ServingSummary stats, long durationNanos, Map<String, Object> fields) {
         this.info = info;
         this.stats = stats;
-        this.durationS = durationS;
+        this.durationNanos = durationNanos;
         this.fields = fields;
     }
 
@@ -87,7 +92,7 @@ public final class BenchmarkReport {
         f.put("infersim_percentile_ci95_ms", intervals);
         f.put("infersim_percentile_ci_method", PercentileInterval.METHOD);
         f.putAll(extra);
-        return new BenchmarkReport(info, stats, durationS, f);
+        return new BenchmarkReport(info, stats, durationNanos, f);
     }
 
     private static double perSecond(long count, double seconds) {
@@ -121,17 +126,37 @@ public final class BenchmarkReport {
 
     /** Writes the result as pretty-printed JSON, creating parent directories; whole or not at all ({@link OutputFile}). */
     public void write(Path file) {
-        write(file, Map.of());
+        OutputFile.write(file, out -> JSON.writeValue(out, fields));
     }
 
     /**
-     * Writes the result followed by {@code more} keys, which only the file gets (such as per-request arrays that
-     * stream themselves from disk as they are written).
+     * Writes the result followed by vLLM's per-request arrays, which only the file gets (they stream themselves from
+     * the run's per-request file as they are written).
      */
-    public void write(Path file, Map<String, Object> more) {
-        Map<String, Object> all = new LinkedHashMap<>(fields);
-        all.putAll(more);
-        OutputFile.write(file, out -> JSON.writeValue(out, all));
+    public void write(Path file, VllmDetailArrays details) {
+        OutputFile.write(file, out -> JSON.writeValue(out, withDetails(fields, details)));
+    }
+
+    /** A result's keys followed by vLLM's per-request arrays, as one JSON object. */
+    public static JsonSerializable withDetails(Map<String, Object> fields, VllmDetailArrays details) {
+        return new JsonSerializable.Base() {
+            @Override
+            public void serialize(JsonGenerator json, SerializerProvider provider) throws IOException {
+                json.writeStartObject();
+                for (Map.Entry<String, Object> e : fields.entrySet()) {
+                    json.writeFieldName(e.getKey());
+                    provider.defaultSerializeValue(e.getValue(), json);
+                }
+                provider.findValueSerializer(VllmDetailArrays.class).serialize(details, json, provider);
+                json.writeEndObject();
+            }
+
+            @Override
+            public void serializeWithType(JsonGenerator json, SerializerProvider provider, TypeSerializer type)
+                    throws IOException {
+                serialize(json, provider);
+            }
+        };
     }
 
     /** vLLM's default file name for this result; see {@link RunInfo#defaultResultFileName()}. */
@@ -139,81 +164,8 @@ public final class BenchmarkReport {
         return info.defaultResultFileName();
     }
 
-    /** Prints vLLM's "Serving Benchmark Result" block, then infersim's server-side lines when the server sent them. */
+    /** Prints vLLM's "Serving Benchmark Result" block, as {@link ServingReport#printSummary} does for a typed result. */
     public void printSummary(PrintStream out) {
-        out.println(center(" Serving Benchmark Result ", '='));
-        line(out, "Successful requests:", stats.completed());
-        line(out, "Failed requests:", stats.failed());
-        if (info.maxConcurrency() > 0) {
-            line(out, "Maximum request concurrency:", info.maxConcurrency());
-        }
-        if (!Double.isInfinite(info.requestRatePerS())) {
-            line(out, "Request rate configured (RPS):", info.requestRatePerS());
-        }
-        line(out, "Benchmark duration (s):", durationS);
-        line(out, "Total input tokens:", stats.inputTokens());
-        line(out, "Total generated tokens:", stats.outputTokens());
-        line(out, "Request throughput (req/s):", (double) fields.get("request_throughput"));
-        if (stats.measuresGoodput()) {
-            line(out, "Request goodput (req/s):", (double) fields.get("request_goodput"));
-        }
-        line(out, "Output token throughput (tok/s):", (double) fields.get("output_throughput"));
-        if (stats.maxOutputTokensPerS() >= 0) {
-            line(out, "Peak output token throughput (tok/s):", (double) stats.maxOutputTokensPerS());
-            line(out, "Peak concurrent requests:", (double) stats.maxConcurrentRequests());
-        }
-        line(out, "Total Token throughput (tok/s):", (double) fields.get("total_token_throughput"));
-        for (String metric : info.percentileMetrics()) {
-            printMetric(out, metric);
-        }
-        // Only an infersim server (or the simulator) reports queue times; from any other server the block would be
-        // all zeros that read as measurements.
-        if (stats.queueTime().count() > 0) {
-            out.println(center("Server side (infersim)", '-'));
-            line(out, "Mean queue time (ms):", stats.queueTime().meanMs());
-            line(out, "Mean prefill time (ms):", stats.prefillTime().meanMs());
-            line(out, "Prefix cache hit rate:", (double) fields.get("infersim_prefix_cache_hit_rate"));
-            line(out, "Preemptions:", stats.preemptions());
-        }
-        out.println("=".repeat(50));
-    }
-
-    private void printMetric(PrintStream out, String metric) {
-        String label = metric.toUpperCase(Locale.ROOT);
-        String header = switch (metric) {
-            case "ttft" -> "Time to First Token";
-            case "tpot" -> "Time per Output Token (excl. 1st token)";
-            case "itl" -> "Inter-token Latency";
-            default -> "End-to-end Latency";
-        };
-        LatencyStats s = stats.metric(metric);
-        out.println(center(header, '-'));
-        line(out, "Mean " + label + " (ms):", s.meanMs());
-        percentileLine(out, "Median " + label + " (ms):", s, 50);
-        for (double p : info.metricPercentiles()) {
-            percentileLine(out, "P" + RunInfo.percentileWord(p) + " " + label + " (ms):", s, p);
-        }
-    }
-
-    /** vLLM's line, then the 95% interval after the value's column (vLLM's readers take the first number). */
-    private static void percentileLine(PrintStream out, String label, LatencyStats s, double percentile) {
-        PercentileInterval i = s.percentileInterval(percentile);
-        String interval = i == null ? "" : String.format(Locale.ROOT, " 95%% CI %.2f-%s", i.lowMs(),
-                i.bounded() ? String.format(Locale.ROOT, "%.2f", i.highMs()) : "? (too few samples beyond it)");
-        out.printf(Locale.ROOT, "%-40s %-10.2f%s%n", label, s.percentileMs(percentile), interval);
-    }
-
-    private static String center(String text, char fill) {
-        int pad = Math.max(0, 50 - text.length());
-        int left = pad / 2;
-        return String.valueOf(fill).repeat(left) + text + String.valueOf(fill).repeat(pad - left);
-    }
-
-    private static void line(PrintStream out, String label, long value) {
-        out.printf(Locale.ROOT, "%-40s %-10d%n", label, value);
-    }
-
-    private static void line(PrintStream out, String label, double value) {
-        out.printf(Locale.ROOT, "%-40s %-10.2f%n", label, value);
+        ServingReport.of(info, stats, durationNanos, null).printSummary(out);
     }
 }

@@ -1,8 +1,9 @@
 package dev.infersim.result;
 
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
+
 import java.util.Arrays;
-import java.util.LinkedHashMap;
-import java.util.Map;
 
 /**
  * Per-request latency and SLO attainment over time, bucketed by the time each request was sent: requests, mean and
@@ -81,11 +82,8 @@ public final class LatencySeries {
         return slo.isSet() && requests[i] > 0 ? (double) sloMet[i] / requests[i] : Double.NaN;
     }
 
-    /**
-     * JSON columns: time_s (bucket start), requests, mean_ttft_ms and max_ttft_ms (null in empty buckets) and
-     * slo_attainment (null without an SLO or requests).
-     */
-    public Map<String, Object> toJson() {
+    /** The buckets as a result holds them ({@code infersim_latency_over_time}); see {@link Buckets}. */
+    public Buckets buckets() {
         Double[] mean = new Double[used];
         Double[] max = new Double[used];
         Double[] attained = new Double[used];
@@ -99,14 +97,16 @@ public final class LatencySeries {
             double a = attainment(i);
             attained[i] = Double.isNaN(a) ? null : round(a);
         }
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("interval_s", widthNanos / 1e9);
-        m.put("time_s", seconds);
-        m.put("requests", counts);
-        m.put("mean_ttft_ms", mean);
-        m.put("max_ttft_ms", max);
-        m.put("slo_attainment", attained);
-        return m;
+        return new Buckets(widthNanos / 1e9, seconds, counts, mean, max, attained);
+    }
+
+    /**
+     * Columns, one entry per bucket: time_s (bucket start), requests, mean_ttft_ms and max_ttft_ms (null in empty
+     * buckets) and slo_attainment (null without an SLO or requests), values rounded to 1e-4.
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record Buckets(double intervalS, double[] timeS, int[] requests, Double[] meanTtftMs, Double[] maxTtftMs,
+                          Double[] sloAttainment) {
     }
 
     private static double round(double v) {

@@ -1,12 +1,16 @@
 package dev.infersim.result;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonValue;
+
 import java.util.Arrays;
 import java.util.List;
 
 /**
  * A 95% confidence interval for one percentile of a latency metric, in milliseconds; {@code highMs} is
  * {@code +Infinity} where the samples cannot bound the percentile from above (too few of them beyond it: a p99 of
- * fewer than about 370 samples). See {@link PercentileSections} for the method.
+ * fewer than about 370 samples). See {@link PercentileSections} for the method. In a result it is the array
+ * {@code [low, high]} rounded to 0.1 µs, high null where unbounded.
  */
 public record PercentileInterval(double lowMs, double highMs) {
     /** The confidence level of every interval infersim reports. */
@@ -29,8 +33,20 @@ public record PercentileInterval(double lowMs, double highMs) {
     }
 
     /** The interval as a JSON array {@code [low, high]}, high null where unbounded. */
+    @JsonValue
     public List<Double> toJson() {
         return Arrays.asList(round(lowMs), bounded() ? round(highMs) : null);
+    }
+
+    /** This interval as a result states it: both ends rounded to 0.1 µs (1e-4 ms). */
+    public PercentileInterval rounded() {
+        return new PercentileInterval(round(lowMs), bounded() ? round(highMs) : highMs);
+    }
+
+    /** An interval read back from its JSON array. */
+    @JsonCreator(mode = JsonCreator.Mode.DELEGATING)
+    static PercentileInterval fromJson(List<Double> lowHigh) {
+        return new PercentileInterval(lowHigh.get(0), lowHigh.get(1) == null ? Double.POSITIVE_INFINITY : lowHigh.get(1));
     }
 
     private static double round(double ms) {

@@ -1,17 +1,20 @@
 package dev.infersim.result;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.databind.JsonSerializable;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.databind.DeserializationContext;
+import com.fasterxml.jackson.databind.JsonDeserializer;
+import com.fasterxml.jackson.databind.JsonSerializer;
 import com.fasterxml.jackson.databind.SerializerProvider;
-import com.fasterxml.jackson.databind.jsontype.TypeSerializer;
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
+import com.fasterxml.jackson.databind.annotation.JsonSerialize;
+import com.fasterxml.jackson.databind.util.NameTransformer;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The per-request arrays {@code vllm bench serve --save-detailed} puts in its result JSON, under vLLM's keys and in
@@ -21,25 +24,26 @@ import java.util.Map;
  * has output length 0, TTFT 0, no ITLs, no text and its error message (its error type when the server sent no
  * message; "" for the others), as in vLLM.
  *
- * <p>The arrays are not in memory: each map value writes its array when the result is serialized, reading the run's
- * per-request JSONL file one row at a time, so a run of any length can have them. Add them to the result map only for
- * writing the result file.
+ * <p>The arrays are not in memory: they are written when the result is serialized (a result holds them
+ * {@code @JsonUnwrapped}, after its keys), reading the run's per-request JSONL file one row at a time, so a run of any
+ * length can have them. Readers of a result leave them out ({@link ResultJson#readObject}): a result read back has
+ * none.
  */
+@JsonSerialize(using = VllmDetailArrays.Writer.class)
+@JsonDeserialize(using = VllmDetailArrays.Skipped.class)
 public final class VllmDetailArrays {
     /** vLLM's keys of the arrays, in its order. */
     public static final List<String> KEYS = Arrays.stream(Array.values()).map(a -> a.key).toList();
 
-    private VllmDetailArrays() {
+    private final RequestLogReader rows;
+
+    private VllmDetailArrays(RequestLogReader rows) {
+        this.rows = rows;
     }
 
-    /** The six arrays, keyed as vLLM names them, read from the per-request file of a run. */
-    public static Map<String, Object> of(Path requestLog) {
-        RequestLogReader rows = new RequestLogReader(requestLog);
-        Map<String, Object> arrays = new LinkedHashMap<>();
-        for (Array a : Array.values()) {
-            arrays.put(a.key, new Streamed(rows, a));
-        }
-        return arrays;
+    /** The six arrays of the per-request file of a run. */
+    public static VllmDetailArrays of(Path requestLog) {
+        return new VllmDetailArrays(new RequestLogReader(requestLog));
     }
 
     private enum Array {
@@ -79,18 +83,15 @@ public final class VllmDetailArrays {
                         && row.client().errorType() != null ? row.client().errorType() : r.error());
             }
         }
-    }
 
-    /** One array as a JSON value that writes itself from the file. */
-    private record Streamed(RequestLogReader rows, Array array) implements JsonSerializable {
-        @Override
-        public void serialize(JsonGenerator out, SerializerProvider provider) throws IOException {
+        /** This array, one entry per measured row of the file. */
+        void writeArray(RequestLogReader rows, JsonGenerator out) throws IOException {
             out.writeStartArray();
             try {
-                rows.forEach(array.needsStream(), row -> {
+                rows.forEach(needsStream(), row -> {
                     if (!row.warmup()) {
                         try {
-                            array.write(row, out);
+                            write(row, out);
                         } catch (IOException e) {
                             throw new UncheckedIOException(e);
                         }
@@ -101,11 +102,46 @@ public final class VllmDetailArrays {
             }
             out.writeEndArray();
         }
+    }
+
+    /** A result read back has no arrays: they are the per-request file's, which its reader reads instead. */
+    static final class Skipped extends JsonDeserializer<VllmDetailArrays> {
+        @Override
+        public VllmDetailArrays deserialize(JsonParser in, DeserializationContext context) throws IOException {
+            in.skipChildren();
+            return null;
+        }
+    }
+
+    /** Writes the six keys and their arrays into the enclosing result object. */
+    static final class Writer extends JsonSerializer<VllmDetailArrays> {
+        private final NameTransformer names;
+
+        Writer() {
+            this(NameTransformer.NOP);
+        }
+
+        private Writer(NameTransformer names) {
+            this.names = names;
+        }
 
         @Override
-        public void serializeWithType(JsonGenerator out, SerializerProvider provider, TypeSerializer type)
+        public boolean isUnwrappingSerializer() {
+            return true;
+        }
+
+        @Override
+        public JsonSerializer<VllmDetailArrays> unwrappingSerializer(NameTransformer unwrapper) {
+            return new Writer(NameTransformer.chainedTransformer(unwrapper, names));
+        }
+
+        @Override
+        public void serialize(VllmDetailArrays arrays, JsonGenerator out, SerializerProvider provider)
                 throws IOException {
-            serialize(out, provider); // a plain JSON array: there is no type to record
+            for (Array a : Array.values()) {
+                out.writeFieldName(names.transform(a.key));
+                a.writeArray(arrays.rows, out);
+            }
         }
     }
 }

@@ -1,13 +1,12 @@
 package dev.infersim.sim;
 
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
 import dev.infersim.common.ConfigException;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.KvTransferLink;
 import dev.infersim.engine.KvTransferListener;
-
-import java.util.LinkedHashMap;
-import java.util.Map;
 
 /**
  * A fleet split into a prefill pool and a decode pool, each behind its own {@link Router}: prefill/decode
@@ -80,10 +79,7 @@ public final class DisaggregatedFleet {
     }
 
     /** Per-pool figures: replicas, GPUs, engine counters, and the KV moved between the pools. */
-    Map<String, Object> toJson(double spanSeconds) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("prefill", pool(prefill, spanSeconds));
-        m.put("decode", pool(decode, spanSeconds));
+    Pools pools(double spanSeconds) {
         long transfers = 0;
         long tokens = 0;
         for (Replica r : decode) {
@@ -91,16 +87,12 @@ public final class DisaggregatedFleet {
             tokens += r.engine().kvTransferredTokens();
         }
         KvTransferLink link = decode[0].engine().kvTransferLink();
-        m.put("kv_transfers", transfers);
-        m.put("kv_transferred_tokens", tokens);
-        m.put("kv_transferred_bytes", tokens * decode[0].engine().capacity().kvBytesPerTokenPerGpu()
-                * decode[0].engine().deployment().tensorParallelSize());
-        m.put("kv_transfer_gbps", link.gbps());
-        m.put("kv_transfer_latency_ms", link.latencyMs());
-        return m;
+        return new Pools(pool(prefill, spanSeconds), pool(decode, spanSeconds), transfers, tokens,
+                tokens * decode[0].engine().capacity().kvBytesPerTokenPerGpu()
+                        * decode[0].engine().deployment().tensorParallelSize(), link.gbps(), link.latencyMs());
     }
 
-    private static Map<String, Object> pool(Replica[] replicas, double spanSeconds) {
+    private static Pool pool(Replica[] replicas, double spanSeconds) {
         long steps = 0;
         long preemptions = 0;
         long peakWaiting = 0;
@@ -114,15 +106,19 @@ public final class DisaggregatedFleet {
             peakKv = Math.max(peakKv, r.peakKvUsage());
             gpus += e.deployment().tensorParallelSize();
         }
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("replicas", replicas.length);
-        m.put("gpus", gpus);
-        m.put("gpu_seconds", spanSeconds * gpus);
-        m.put("engine_steps", steps);
-        m.put("engine_preemptions", preemptions);
-        m.put("waiting_peak", peakWaiting);
-        m.put("kv_cache_usage_peak", peakKv);
-        return m;
+        return new Pool(replicas.length, gpus, spanSeconds * gpus, steps, preemptions, peakWaiting, peakKv);
+    }
+
+    /** The pools of a disaggregated run as its result holds them ({@code infersim_disaggregation}). */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record Pools(Pool prefill, Pool decode, long kvTransfers, long kvTransferredTokens,
+                        double kvTransferredBytes, double kvTransferGbps, double kvTransferLatencyMs) {
+    }
+
+    /** One pool: its replicas and GPUs, the GPU-seconds they held, and their engines' counters and peaks. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record Pool(int replicas, int gpus, double gpuSeconds, long engineSteps, long enginePreemptions,
+                       long waitingPeak, double kvCacheUsagePeak) {
     }
 
     /** Whether {@code r} is a prefill-pool request (its tokens are the proxy's, not the client's). */

@@ -4,6 +4,7 @@ import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.StepOutcome;
 import dev.infersim.engine.StepPlan;
+import dev.infersim.result.ReplicaLatency;
 
 /**
  * One engine replica in virtual time: its {@link EngineCore} and the step it is running, if any. The replica's next
@@ -180,14 +181,10 @@ public final class Replica implements RoutingTarget {
         queue.record(queueNanos);
     }
 
-    /** {@code requests}, {@code mean_ttft_ms}, {@code p99_ttft_ms} and {@code mean_queue_ms} of the measured requests it served. */
-    java.util.Map<String, Object> servedSummary() {
-        java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
-        m.put("requests", ttft.count());
-        m.put("mean_ttft_ms", ttft.count() == 0 ? null : ttft.meanMs());
-        m.put("p99_ttft_ms", ttft.count() == 0 ? null : ttft.percentileMs(99));
-        m.put("mean_queue_ms", queue.count() == 0 ? null : queue.meanMs());
-        return m;
+    /** The measured requests it served, with their mean and p99 TTFT and mean queue time. */
+    ReplicaLatency servedSummary() {
+        return new ReplicaLatency(ttft.count(), ttft.count() == 0 ? null : ttft.meanMs(),
+                ttft.count() == 0 ? null : ttft.percentileMs(99), queue.count() == 0 ? null : queue.meanMs());
     }
 
     /** Most requests ever waiting in this engine's queue. */

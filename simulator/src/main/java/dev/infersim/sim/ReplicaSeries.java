@@ -1,8 +1,9 @@
 package dev.infersim.sim;
 
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
+
 import java.util.Arrays;
-import java.util.LinkedHashMap;
-import java.util.Map;
 
 /**
  * Ready and desired replica counts of a fleet over time, one point per change (a step function from its first point):
@@ -56,15 +57,17 @@ public final class ReplicaSeries {
         return value;
     }
 
-    public Map<String, Object> toJson() {
+    /** The points as a result holds them ({@code infersim_replicas}). */
+    public Points points() {
         double[] seconds = new double[count];
         for (int i = 0; i < count; i++) {
             seconds[i] = timeNanos[i] / 1e9;
         }
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("time_s", seconds);
-        m.put("ready", Arrays.copyOf(ready, count));
-        m.put("desired", Arrays.copyOf(desired, count));
-        return m;
+        return new Points(seconds, Arrays.copyOf(ready, count), Arrays.copyOf(desired, count));
+    }
+
+    /** Ready and desired replicas from each point's time (seconds) on. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record Points(double[] timeS, int[] ready, int[] desired) {
     }
 }

@@ -1,7 +1,8 @@
 package dev.infersim.sim;
 
-import dev.infersim.result.BenchmarkReport;
+import dev.infersim.result.ServingReport;
 import dev.infersim.result.LatencySeries;
+import dev.infersim.result.ReplicaLatency;
 import dev.infersim.result.RunInfo;
 import dev.infersim.result.ServingStats;
 import dev.infersim.engine.EngineCore;
@@ -38,18 +39,19 @@ public record SimulationResult(ServingStats stats, long durationNanos, Timeline 
                                LatencySeries latencySeries, double dollarsPerGpuHour, DisaggregatedFleet disaggregation) {
 
     /** The vLLM-schema result with the simulator's keys appended. */
-    public BenchmarkReport report(RunInfo info) {
-        return BenchmarkReport.of(info, stats, durationNanos, simulatorKeys());
+    public ServingReport<SimulatorKeys> report(RunInfo info) {
+        return ServingReport.of(info, stats, durationNanos, simulatorKeys());
     }
 
-    /** Keys only the simulator knows, all prefixed {@code infersim_}. */
-    public Map<String, Object> simulatorKeys() {
+    /** Keys only the simulator knows, written prefixed {@code infersim_}. */
+    public SimulatorKeys simulatorKeys() {
         long steps = 0;
         long preemptions = 0;
         long queried = 0;
         long hits = 0;
         long peakWaiting = 0;
         double peakKv = 0;
+        Map<String, ReplicaLatency> perReplica = new LinkedHashMap<>();
         for (Replica r : replicas) {
             EngineCore e = r.engine();
             steps += e.steps();
@@ -58,40 +60,17 @@ public record SimulationResult(ServingStats stats, long durationNanos, Timeline 
             hits += e.kvCache().hitTokens();
             peakWaiting = Math.max(peakWaiting, r.peakWaiting());
             peakKv = Math.max(peakKv, r.peakKvUsage());
-        }
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("infersim_saturated", saturation.saturated());
-        m.put("infersim_saturation_reason", saturation.reason());
-        m.put("infersim_queue_growth_requests",
-                Double.isNaN(saturation.queueGrowth()) ? null : (double) Math.round(saturation.queueGrowth()));
-        m.put("infersim_arrivals_in_second_half", saturation.arrivalsInHalf());
-        m.put("infersim_replicas", replicaSeries.toJson());
-        Map<String, Object> perReplica = new LinkedHashMap<>();
-        for (Replica r : replicas) {
             perReplica.put(Integer.toString(r.id()), r.servedSummary());
         }
-        m.put("infersim_per_replica", perReplica);
-        m.put("infersim_gpu_seconds", gpuSeconds);
-        if (!Double.isNaN(dollarsPerGpuHour)) {
-            m.put("infersim_cost_dollars", gpuSeconds / 3600 * dollarsPerGpuHour);
-        }
-        m.put("infersim_warmup_requests", unmeasuredRequests);
-        m.put("infersim_interrupted", stopped);
-        m.put("infersim_engine_steps", steps);
-        m.put("infersim_engine_preemptions", preemptions);
-        m.put("infersim_engine_prefix_cache_hit_rate", queried == 0 ? 0.0 : (double) hits / queried);
-        m.put("infersim_kv_cache_usage_peak", peakKv);
-        m.put("infersim_waiting_peak", peakWaiting);
-        m.put("infersim_mean_requests_in_system", meanRequestsInSystem);
-        m.put("infersim_steady_request_throughput", finiteOrNull(stats.steadyRequestThroughput()));
-        m.put("infersim_steady_output_throughput", finiteOrNull(stats.steadyOutputThroughput()));
-        m.put("infersim_steady_send_rate", finiteOrNull(stats.steadySendRate()));
-        if (disaggregation != null) {
-            m.put("infersim_disaggregation", disaggregation.toJson(spanSeconds()));
-        }
-        m.put("infersim_timelines", timeline.toJson());
-        m.put("infersim_latency_over_time", latencySeries.toJson());
-        return m;
+        return new SimulatorKeys(saturation.saturated(), saturation.reason(),
+                Double.isNaN(saturation.queueGrowth()) ? null : (double) Math.round(saturation.queueGrowth()),
+                saturation.arrivalsInHalf(), replicaSeries.points(), perReplica, gpuSeconds,
+                Double.isNaN(dollarsPerGpuHour) ? null : gpuSeconds / 3600 * dollarsPerGpuHour, unmeasuredRequests,
+                stopped, steps, preemptions, queried == 0 ? 0.0 : (double) hits / queried, peakKv, peakWaiting,
+                meanRequestsInSystem, finiteOrNull(stats.steadyRequestThroughput()),
+                finiteOrNull(stats.steadyOutputThroughput()), finiteOrNull(stats.steadySendRate()),
+                disaggregation == null ? null : disaggregation.pools(spanSeconds()), timeline.columns(),
+                latencySeries.buckets(), null);
     }
 
     /** Seconds every replica of a fixed fleet held its GPUs: the GPU-seconds over the GPUs. */

@@ -1,8 +1,9 @@
 package dev.infersim.sim;
 
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
+
 import java.util.Arrays;
-import java.util.LinkedHashMap;
-import java.util.Map;
 
 /**
  * Engine state sampled over virtual time at a fixed interval, in a bounded number of points: when the buffer fills, every
@@ -131,24 +132,22 @@ public final class Timeline {
     public record QueueTrend(double slopePerS, double jitter) {
     }
 
-    /** The columns as JSON-ready arrays (infersim_timelines). */
-    public Map<String, Object> toJson() {
-        Map<String, Object> m = new LinkedHashMap<>();
+    /** The columns as a result holds them (infersim_timelines): seconds, and KV usage rounded to 1e-4. */
+    public Columns columns() {
         double[] seconds = new double[count];
         double[] kv = new double[count];
         for (int i = 0; i < count; i++) {
             seconds[i] = timeNanos[i] / 1e9;
             kv[i] = Math.round(kvUsage[i] * 1e4) / 1e4;
         }
-        m.put("interval_s", intervalNanos / 1e9);
-        m.put("time_s", seconds);
-        m.put("arrivals", Arrays.copyOf(arrivals, count));
-        m.put("running", Arrays.copyOf(running, count));
-        m.put("waiting", Arrays.copyOf(waiting, count));
-        m.put("backlog", Arrays.copyOf(backlog, count));
-        m.put("kv_cache_usage", kv);
-        m.put("batch_size", Arrays.copyOf(batchSize, count));
-        m.put("batch_tokens", Arrays.copyOf(batchTokens, count));
-        return m;
+        return new Columns(intervalNanos / 1e9, seconds, Arrays.copyOf(arrivals, count), Arrays.copyOf(running, count),
+                Arrays.copyOf(waiting, count), Arrays.copyOf(backlog, count), kv, Arrays.copyOf(batchSize, count),
+                Arrays.copyOf(batchTokens, count));
+    }
+
+    /** The sampled columns of a result's {@code infersim_timelines}, one entry per sample; see the class doc. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record Columns(double intervalS, double[] timeS, long[] arrivals, int[] running, int[] waiting,
+                          int[] backlog, double[] kvCacheUsage, int[] batchSize, int[] batchTokens) {
     }
 }

@@ -1,12 +1,16 @@
 package dev.infersim.result;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ServingStatsTest {
     private static final long MS = 1_000_000;
@@ -33,19 +37,19 @@ class ServingStatsTest {
         assertEquals(300, stats.inputTokens());
         assertEquals(203, stats.outputTokens());
 
-        BenchmarkReport report = BenchmarkReport.of(new RunInfo("20260101-000000", "infersim", "org/model", "org/model", 4,
+        ServingResult<Void> result = ServingResult.of(new RunInfo("20260101-000000", "infersim", "org/model", "org/model", 4,
                 Double.POSITIVE_INFINITY, 1, 0, List.of("ttft", "tpot", "itl", "e2el"), List.of(50.0, 99.9)), stats,
-                2_000_000_000L, Map.of());
-        Map<String, Object> f = report.fields();
-        assertEquals("inf", f.get("request_rate"));
-        assertNull(f.get("max_concurrency"));
-        assertEquals(1.5, (double) f.get("request_throughput"), 1e-12);
-        assertEquals(1.0, (double) f.get("request_goodput"), 1e-12);
+                2_000_000_000L, null);
+        JsonNode f = ResultJson.tree(result);
+        assertEquals("inf", f.get("request_rate").asText());
+        assertTrue(f.get("max_concurrency").isNull());
+        assertEquals(1.5, result.totals().requestThroughput(), 1e-12);
+        assertEquals(1.0, result.totals().requestGoodput(), 1e-12);
         assertEquals(List.of("date", "backend", "model_id", "tokenizer_id", "num_prompts", "request_rate", "burstiness",
                 "max_concurrency", "duration", "completed", "failed", "total_input_tokens", "total_output_tokens",
                 "request_throughput", "request_goodput", "output_throughput", "total_token_throughput",
                 "max_output_tokens_per_s", "max_concurrent_requests", "mean_ttft_ms", "median_ttft_ms", "std_ttft_ms",
-                "p50_ttft_ms", "p99.9_ttft_ms"), f.keySet().stream().limit(24).toList());
+                "p50_ttft_ms", "p99.9_ttft_ms"), iterable(f.fieldNames()).stream().limit(24).toList());
         assertEquals(3, stats.peaks().maxConcurrentRequests());
     }
 
@@ -59,11 +63,13 @@ class ServingStatsTest {
         measured.recordIcl(100 * MS);
         measured.recordItl(50 * MS, 2);
 
-        Map<String, Object> sim = BenchmarkReport.of(info, simulated, MS, Map.of()).fields();
-        Map<String, Object> client = BenchmarkReport.of(info, measured, MS, Map.of()).fields();
-        assertNull(sim.get("infersim_mean_icl_ms"));
-        assertEquals(100.0, (double) client.get("infersim_mean_icl_ms"), 1e-9);
-        assertEquals(50.0, (double) client.get("mean_itl_ms"), 1e-9);
+        ServingResult<Void> sim = ServingResult.of(info, simulated, MS, null);
+        ServingResult<Void> client = ServingResult.of(info, measured, MS, null);
+        assertNull(sim.serverLatency("icl"));
+        assertFalse(ResultJson.tree(sim).has("infersim_mean_icl_ms"));
+        assertEquals(100.0, client.serverLatency("icl").meanMs(), 1e-9);
+        assertEquals(100.0, ResultJson.tree(client).get("infersim_mean_icl_ms").asDouble(), 1e-9);
+        assertEquals(50.0, client.metric("itl").meanMs(), 1e-9);
     }
 
     @Test
@@ -77,5 +83,11 @@ class ServingStatsTest {
         peaks.recordRequest(3_000 * MS, 3_100 * MS);
         assertEquals(10, peaks.maxOutputTokensPerS());
         assertEquals(2, peaks.maxConcurrentRequests());
+    }
+
+    private static List<String> iterable(Iterator<String> names) {
+        List<String> out = new ArrayList<>();
+        names.forEachRemaining(out::add);
+        return out;
     }
 }

@@ -1,5 +1,6 @@
 package dev.infersim.result;
 
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
@@ -47,7 +48,7 @@ class VllmDetailArraysTest {
             log.write(succeeded(4, 50, 40 * MS), 0, true, client("warm", null), new long[0], 0);
         }
 
-        JsonNode json = new ObjectMapper().readTree(new ObjectMapper().writeValueAsString(VllmDetailArrays.of(file)));
+        JsonNode json = new ObjectMapper().readTree(new ObjectMapper().writeValueAsString(new Holder(VllmDetailArrays.of(file))));
 
         List<String> keys = new ArrayList<>();
         json.fieldNames().forEachRemaining(keys::add);
@@ -59,6 +60,10 @@ class VllmDetailArraysTest {
         assertEquals(List.of("", "x", "a \"quoted\" caf\u00e9", ""), texts(json.get("generated_texts")));
         assertEquals(List.of("too many requests", "", "", "http_500"), texts(json.get("errors")),
                 "a failure without a message keeps its type");
+    }
+
+    /** The arrays are written into the result object that holds them. */
+    private record Holder(@JsonUnwrapped VllmDetailArrays arrays) {
     }
 
     private static List<String> texts(JsonNode array) {

@@ -12,7 +12,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -124,11 +123,9 @@ class AutoscaledFleetTest {
                 .run(Workload.open(WorkloadSpec.builder().datasetName("random").randomInputLen(256).randomOutputLen(32)
                         .numPrompts(200).seed(1).build()));
         assertEquals(4 * r.durationNanos() / 1e9, r.gpuSeconds(), 1e-9);
-        Map<String, Object> keys = r.simulatorKeys();
-        assertEquals(r.gpuSeconds() / 1000, (double) keys.get("infersim_cost_dollars"), 1e-12);
-        @SuppressWarnings("unchecked")
-        Map<String, Object> replicas = (Map<String, Object>) keys.get("infersim_replicas");
-        assertArrayEquals(new int[] {2}, (int[]) replicas.get("ready"));
+        SimulatorKeys keys = r.simulatorKeys();
+        assertEquals(r.gpuSeconds() / 1000, keys.costDollars(), 1e-12);
+        assertArrayEquals(new int[] {2}, keys.replicas().ready());
     }
 
     @Test

@@ -11,7 +11,6 @@ import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import org.junit.jupiter.api.Test;
 
-import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -72,11 +71,10 @@ class DisaggregatedSimulationTest {
             transfers += d.engine().kvTransfers();
         }
         assertEquals(300, transfers);
-        @SuppressWarnings("unchecked")
-        Map<String, Object> keys = (Map<String, Object>) r.simulatorKeys().get("infersim_disaggregation");
-        assertEquals(300L, keys.get("kv_transfers"));
-        assertEquals(2, ((Map<?, ?>) keys.get("prefill")).get("replicas"));
-        assertEquals(2, ((Map<?, ?>) keys.get("decode")).get("gpus"));
+        DisaggregatedFleet.Pools pools = r.simulatorKeys().disaggregation();
+        assertEquals(300L, pools.kvTransfers());
+        assertEquals(2, pools.prefill().replicas());
+        assertEquals(2, pools.decode().gpus());
         assertTrue(r.littlesLawError() < 0.01);
         double oneDecode = new RooflineCostModel(D).stepNanos(new BatchShape().addDecode(2000)) / 1e6;
         assertTrue(r.stats().itl().histogram().getMinValue() / 1e6 >= oneDecode * 0.999,

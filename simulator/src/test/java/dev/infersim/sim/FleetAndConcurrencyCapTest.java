@@ -40,7 +40,7 @@ class FleetAndConcurrencyCapTest {
         long steps1 = two.replicas()[1].engine().steps();
         assertTrue(Math.abs(steps0 - steps1) < 0.1 * (steps0 + steps1), "balanced: " + steps0 + " vs " + steps1);
         assertTrue(two.littlesLawError() < 0.01);
-        assertEquals(2, ((int[]) ((java.util.Map<?, ?>) two.simulatorKeys().get("infersim_replicas")).get("ready"))[0]);
+        assertEquals(2, two.simulatorKeys().replicas().ready()[0]);
     }
 
     @Test

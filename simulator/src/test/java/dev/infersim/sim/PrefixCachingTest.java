@@ -84,7 +84,6 @@ class PrefixCachingTest {
         double expectedHitRate = warmShare * PREFIX / (PREFIX + SUFFIX);
         double engineHitRate = (double) engine.kvCache().hitTokens() / engine.kvCache().queriedTokens();
         assertEquals(expectedHitRate, engineHitRate, 1e-9);
-        assertEquals(expectedHitRate, (double) result.report(SaturationTest.info()).fields()
-                .get("infersim_prefix_cache_hit_rate"), 1e-9);
+        assertEquals(expectedHitRate, result.report(SaturationTest.info()).result().prefixCacheHitRate(), 1e-9);
     }
 }

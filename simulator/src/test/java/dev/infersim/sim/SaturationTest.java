@@ -45,7 +45,7 @@ class SaturationTest {
         assertTrue(waitingAt(t, lastArrival * 3 / 4) > waitingAt(t, lastArrival / 2) + 100,
                 "waiting queue keeps growing: " + waitingAt(t, lastArrival / 2) + " -> " + waitingAt(t, lastArrival * 3 / 4));
         assertEquals(3000, result.stats().completed(), "the queue drains after the last arrival");
-        assertEquals(true, result.report(info()).fields().get("infersim_saturated"));
+        assertEquals(true, result.report(info()).producer().saturated());
     }
 
     @Test

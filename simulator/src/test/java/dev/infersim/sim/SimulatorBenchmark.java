@@ -59,7 +59,7 @@ public final class SimulatorBenchmark {
         double cpuS = (processCpuNanos() - cpuBefore) / 1e9;
         ServingStats s = result.stats();
         System.out.printf(Locale.ROOT, "simulated: %d requests, %d output tokens, %d engine steps, %.0f s of virtual time, saturated=%s%n",
-                s.completed(), s.outputTokens(), result.simulatorKeys().get("infersim_engine_steps"),
+                s.completed(), s.outputTokens(), result.simulatorKeys().engineSteps(),
                 result.durationNanos() / 1e9, result.saturation().saturated());
         System.out.printf(Locale.ROOT, "latency: mean TTFT %.1f ms, p99 TTFT %.1f ms, mean TPOT %.2f ms, p99 ITL %.2f ms%n",
                 s.ttft().meanMs(), s.ttft().percentileMs(99), s.tpot().meanMs(), s.itl().percentileMs(99));

@@ -7,7 +7,6 @@ import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import org.junit.jupiter.api.Test;
 
-import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -28,10 +27,10 @@ class SteadyThroughputTest {
     void shortStableRunShowsTheSteadyStateThatItsWholeWindowHides() {
         // 100 requests at 10 req/s take ~10 s to send, then each streams 512 tokens for several seconds more.
         SimulationResult r = run(10, 100);
-        Map<String, Object> keys = r.simulatorKeys();
-        double sent = (double) keys.get("infersim_steady_send_rate");
-        double takenIn = (double) keys.get("infersim_steady_request_throughput");
-        double steadyOutput = (double) keys.get("infersim_steady_output_throughput");
+        SimulatorKeys keys = r.simulatorKeys();
+        double sent = keys.steadySendRate();
+        double takenIn = keys.steadyRequestThroughput();
+        double steadyOutput = keys.steadyOutputThroughput();
         double wholeWindow = r.stats().outputTokens() / (r.durationNanos() / 1e9);
         assertEquals(1, takenIn / sent, 0.05, "the engine keeps up: " + takenIn + " of " + sent + " req/s");
         assertEquals(takenIn * 512, steadyOutput, 1e-6);
@@ -41,8 +40,8 @@ class SteadyThroughputTest {
     @Test
     void saturatedRunTakesInFewerRequestsThanItIsSent() {
         SimulationResult r = run(40, 400);
-        Map<String, Object> keys = r.simulatorKeys();
-        double ratio = (double) keys.get("infersim_steady_request_throughput") / (double) keys.get("infersim_steady_send_rate");
+        SimulatorKeys keys = r.simulatorKeys();
+        double ratio = keys.steadyRequestThroughput() / keys.steadySendRate();
         assertTrue(r.saturation().saturated(), r.saturation().reason());
         assertTrue(ratio < 0.9, "taken in / sent = " + ratio);
     }
@@ -55,6 +54,6 @@ class SteadyThroughputTest {
         sim.stop();
         SimulationResult r = sim.run(Workload.open(WorkloadSpec.builder().datasetName("random").randomInputLen(16)
                 .randomOutputLen(4).requestRate(10).numPrompts(10).seed(1).build()));
-        assertNull(r.simulatorKeys().get("infersim_steady_send_rate"));
+        assertNull(r.simulatorKeys().steadySendRate());
     }
 }

@@ -1,0 +1,15 @@
+package dev.infersim.prediction;
+
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
+
+/**
+ * The keys {@code predict --max-concurrency N} adds to its result from the closed-loop batching model
+ * ({@link EnginePrediction#closedLoop}), each prefixed {@code infersim_} there: the clients, the batch they keep, the
+ * mean wait, requests in the engine (throughput x mean E2EL, Little's law), and what the model was derived from.
+ */
+@JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+public record ClosedLoopPredictionKeys(int closedLoopClients, double meanBatchSize, double meanQueueTimeMs,
+                                       double meanRequestsInSystem, int batchLimit, double meanPromptTokens,
+                                       double meanOutputTokens, long kvCacheTokens) {
+}
