@@ -284,7 +284,7 @@ public final class PredictCommand implements Runnable {
                     latency("e2el", model.meanE2elSeconds(), model::e2elPercentileSeconds)));
             if (rate / saturation > TRUSTED_LOAD) {
                 note = String.format(Locale.ROOT, "at %.0f%% of the saturation rate the queue's tail is least "
-                        + "certain: at 95%% (llama-3.1-8b, h100, 1024/128 tokens) mean TTFT came out 17%% and p99 TTFT 50%% "
+                        + "certain: at 95%% (llama-3.1-8b, h100, 1024/128 tokens) mean TTFT came out 18%% and p99 TTFT 53%% "
                         + "short of a 20,000-request simulation (bench/queueing/README.md); read TTFT and E2EL as lower "
                         + "bounds here", 100 * rate / saturation);
                 System.err.println("infersim: " + note);

@@ -56,7 +56,7 @@ class PredictCommandTest {
         double saturation = Double.parseDouble(field(r, "infersim_saturation_rate_per_s"));
         CliRun near = CliRun.of("predict", "--request-rate", String.valueOf(0.95 * saturation));
         assertEquals(0, near.exitCode(), near.err());
-        assertTrue(near.err().contains("mean TTFT came out 17% and p99 TTFT 50% short"), near.err());
+        assertTrue(near.err().contains("mean TTFT came out 18% and p99 TTFT 53% short"), near.err());
         assertTrue(field(near, "infersim_trust_note").startsWith("at 95% of the saturation rate"));
         assertTrue(CliRun.of("predict", "--request-rate", String.valueOf(0.9 * saturation)).err().isEmpty());
     }
