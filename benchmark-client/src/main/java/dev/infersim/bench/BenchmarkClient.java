@@ -49,6 +49,7 @@ public final class BenchmarkClient implements AutoCloseable {
     private final BenchConfig config;
     private final Vertx vertx;
     private final List<HttpClientAgent> clients = new ArrayList<>();
+    private final ClientClock clock;
     private final LoadRun load;
     private final TokenCounter counter;
     private final LoopCpu loopCpu;
@@ -77,6 +78,7 @@ public final class BenchmarkClient implements AutoCloseable {
         List<Context> loops = new ArrayList<>();
         List<LaneConnections> connections = new ArrayList<>();
         HttpConnectOptions target = connectOptions(config.baseUrl());
+        this.clock = ClientClock.system(vertx);
         VertxInternal internal = (VertxInternal) vertx;
         for (EventExecutor loop : internal.nettyEventLoopGroup()) {
             // Each lane's context is bound to its own loop by name: taking "the next" loop would not do, as creating an
@@ -92,7 +94,7 @@ public final class BenchmarkClient implements AutoCloseable {
                 .setAbsoluteURI(config.baseUrl() + config.endpoint())
                 .putHeader("content-type", "application/json")
                 .putHeader("accept", "text/event-stream"));
-        this.load = new LoadRun(vertx, loops, connections, options, PromptRenderer.cl100k(), counter, config);
+        this.load = new LoadRun(clock, loops, connections, options, PromptRenderer.cl100k(), counter, config);
         internal.nettyEventLoopGroup().forEach(eventLoops::add);
         this.loopCpu = LoopCpu.of(eventLoops);
     }
@@ -153,7 +155,7 @@ public final class BenchmarkClient implements AutoCloseable {
         warmUp(workload);
         long startNanos = plan.startAtEpochMillis() > 0 ? startNanos(plan.startAtEpochMillis()) : LoadRun.NOW;
         MetricsScraper scraper = config.scrapeUrl() == null ? null
-                : new MetricsScraper(vertx, config.scrapeUrl(), config.scrapeIntervalMillis(), System.nanoTime());
+                : new MetricsScraper(vertx, config.scrapeUrl(), config.scrapeIntervalMillis(), clock.nanoTime());
         if (scraper != null) {
             scraper.start();
         }
@@ -196,7 +198,7 @@ public final class BenchmarkClient implements AutoCloseable {
     }
 
     private MeasuredWindow emptyWindow() {
-        long now = System.nanoTime();
+        long now = clock.nanoTime();
         return new MeasuredWindow(now, now, config.slo(), null, !config.chat());
     }
 
@@ -211,12 +213,12 @@ public final class BenchmarkClient implements AutoCloseable {
         return cap / shard.count() + (shard.index() < cap % shard.count() ? 1 : 0);
     }
 
-    /** The wall-clock instant {@code --start-at} on the monotonic clock; it must still be ahead once set up. */
-    private static long startNanos(long epochMillis) {
+    /** The wall-clock instant {@code --start-at} on the client's clock; it must still be ahead once set up. */
+    private long startNanos(long epochMillis) {
         long aheadMillis = epochMillis - System.currentTimeMillis();
         ConfigException.check(aheadMillis > 0, "--start-at %d is %d ms in the past: give an instant after every shard "
                 + "has started (its initial test request included)", epochMillis, -aheadMillis);
-        return System.nanoTime() + aheadMillis * 1_000_000L;
+        return clock.nanoTime() + aheadMillis * 1_000_000L;
     }
 
     /**
