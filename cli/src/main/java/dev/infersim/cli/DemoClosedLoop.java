@@ -9,7 +9,7 @@ import dev.infersim.sim.RoundRobinRouter;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.workload.Workload;
-import dev.infersim.workload.WorkloadSpec;
+import dev.infersim.workload.WorkloadSpecBuilder;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -36,9 +36,9 @@ final class DemoClosedLoop {
     private static final int REQUESTS_PER_CLIENT = 30;
     private static final int MIN_REQUESTS = 600;
 
-    /** The workload of {@code clients} clients in a closed loop sending {@code requests} requests in all. */
-    interface ClosedLoopSpec {
-        WorkloadSpec of(int clients, long requests);
+    /** The demo's workload of {@code requests} requests, to which the closed loop sets its concurrency. */
+    interface Requests {
+        WorkloadSpecBuilder of(long requests);
     }
 
     private DemoClosedLoop() {
@@ -55,15 +55,30 @@ final class DemoClosedLoop {
         return n;
     }
 
+    /**
+     * The demo's closed loop, printed: run with the engine model's prediction; null under fixed timing, whose closed
+     * form is the open loop's M/G/c queue only.
+     */
+    static DemoResult.ClosedLoop runAndPrint(DemoPrediction prediction, Requests requests, Supplier<EngineCore> engine,
+                                             PrintStream out) {
+        if (!(prediction instanceof DemoPrediction.Chain chain)) {
+            return null;
+        }
+        DemoResult.ClosedLoop c = run(chain.p(), requests, engine);
+        print(c, out);
+        return c;
+    }
+
     /** Simulates and predicts the closed loop at each of {@link #concurrencies}, with a fresh engine each time. */
-    static DemoResult.ClosedLoop run(EnginePrediction prediction, ClosedLoopSpec spec, Supplier<EngineCore> engine) {
+    static DemoResult.ClosedLoop run(EnginePrediction prediction, Requests requests, Supplier<EngineCore> engine) {
         double meanOutput = prediction.moments().meanOutputTokens();
         List<DemoResult.ClosedLoopPoint> points = new ArrayList<>();
         for (int n : concurrencies(prediction.batchLimit())) {
             long warmups = 3L * n;
             ServingStats s = new Simulation(new Replica[] {new Replica(0, engine.get())}, new RoundRobinRouter(),
                     SimulationOptions.defaults().withWarmups(warmups), null)
-                    .run(Workload.open(spec.of(n, warmups + Math.max(MIN_REQUESTS, (long) REQUESTS_PER_CLIENT * n))))
+                    .run(Workload.open(requests.of(warmups + Math.max(MIN_REQUESTS, (long) REQUESTS_PER_CLIENT * n))
+                            .maxConcurrency(n).build()))
                     .stats();
             ClosedLoopBatchingModel m = prediction.closedLoop(n);
             points.add(new DemoResult.ClosedLoopPoint(n,

@@ -195,12 +195,8 @@ public final class DemoCommand implements Callable<Integer> {
         DemoReport report = new DemoReport(rows, saturation, simulatedSaturation(saturation), timeScale, sloTtftP99Ms,
                 prediction.description(), fixed != null, simulatedCurve, prediction.curve(), stability, extraRuns);
         report.print(out);
-        DemoResult result = report.result().withClosedLoop(prediction instanceof DemoPrediction.Chain chain
-                ? DemoClosedLoop.run(chain.p(), (clients, n) -> builder(Double.POSITIVE_INFINITY, n, seed)
-                        .maxConcurrency(clients).build(), () -> deployment.engine(null, seed)) : null);
-        if (result.closedLoop() != null) {
-            DemoClosedLoop.print(result.closedLoop(), out);
-        }
+        DemoResult result = report.result().withClosedLoop(DemoClosedLoop.runAndPrint(prediction,
+                n -> builder(Double.POSITIVE_INFINITY, n, seed), () -> deployment.engine(null, seed), out));
         int near = report.rowNearestTheKnee(rows);
         DemoPage.KneeTimeline kneeTimeline = near < 0 ? null
                 : new DemoPage.KneeTimeline(pairedRuns.get(near).timeline().columns(), rows.get(near).rate());

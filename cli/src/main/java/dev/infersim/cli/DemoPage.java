@@ -228,7 +228,7 @@ final class DemoPage {
               $('closed-words').textContent = 'N clients, each sending its next request the moment its last one ends (vllm bench --max-concurrency N '
                 + '--request-rate inf), simulated (same engine, virtual time) and predicted (predict --max-concurrency N). Up to the batch the engine '
                 + 'sustains ('+L.batch_limit+' sequences) every client adds throughput at little cost in latency; past it the extra clients only queue: '
-                + 'throughput stays flat and latency grows in proportion to N. Little\'s law for a closed loop, N = X \u00d7 R (throughput times mean E2EL), '
+                + 'throughput stays flat and latency grows in proportion to N. Little\\'s law for a closed loop, N = X \u00d7 R (throughput times mean E2EL), '
                 + 'holds in the simulation within '+n(100*L.littles_law_tolerance)+'% at every N (last column); the prediction is held within '
                 + n(100*L.prediction_tolerance)+'% of the simulation.';
               const line = (name, m, key, axis, type) => ({name:name, type:'line', yAxisIndex:axis, color:COLOR[m], symbolSize:6,

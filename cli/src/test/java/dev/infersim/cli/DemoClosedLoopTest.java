@@ -7,6 +7,7 @@ import dev.infersim.prediction.EnginePrediction;
 import dev.infersim.prediction.WorkloadMoments;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
+import dev.infersim.workload.WorkloadSpecBuilder;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -27,15 +28,15 @@ class DemoClosedLoopTest {
     private static final int BATCH = 16;
     private static DemoResult.ClosedLoop closedLoop;
 
-    private static WorkloadSpec spec(int clients, long requests) {
+    private static WorkloadSpecBuilder spec(long requests) {
         return WorkloadSpec.builder().datasetName("random").randomInputLen(512).randomOutputLen(1024).eosMeanTokens(128)
-                .requestRate(Double.POSITIVE_INFINITY).maxConcurrency(clients).numPrompts(requests).seed(7).build();
+                .requestRate(Double.POSITIVE_INFINITY).numPrompts(requests).seed(7);
     }
 
     @BeforeAll
     static void run() {
         Deployment d = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).maxNumSeqs(BATCH).build();
-        EnginePrediction prediction = new EnginePrediction(d, WorkloadMoments.of(Workload.open(spec(1, 50_000)), 50_000));
+        EnginePrediction prediction = new EnginePrediction(d, WorkloadMoments.of(Workload.open(spec(50_000).build()), 50_000));
         closedLoop = DemoClosedLoop.run(prediction, DemoClosedLoopTest::spec, () -> EngineCore.create(d));
     }
 
