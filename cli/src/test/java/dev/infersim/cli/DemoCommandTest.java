@@ -104,6 +104,7 @@ class DemoCommandTest {
         assertEquals(0, fixed.exitCode(), fixed.out() + fixed.err());
         assertTrue(new ObjectMapper().readTree(dir.resolve("fixed.json").toFile()).get("closed_loop").isNull(),
                 "fixed timing has no closed-loop prediction");
+        assertTrue(fixed.out().contains("Closed loop: not run under --timing fixed"), fixed.out());
     }
 
     @Test
