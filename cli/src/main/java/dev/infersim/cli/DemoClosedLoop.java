@@ -56,17 +56,21 @@ final class DemoClosedLoop {
     }
 
     /**
-     * The demo's closed loop, printed: run with the engine model's prediction; null under fixed timing, whose closed
-     * form is the open loop's M/G/c queue only.
+     * The demo's closed loop, printed: run with the engine model's prediction; null (saying why) under fixed timing,
+     * whose closed form is the open loop's M/G/c queue only, and for an engine that runs one sequence at a time, where
+     * the closed loop's model (of a batch) does not apply.
      */
     static DemoResult.ClosedLoop runAndPrint(DemoPrediction prediction, Requests requests, Supplier<EngineCore> engine,
                                              PrintStream out) {
-        if (!(prediction instanceof DemoPrediction.Chain chain)) {
+        String skipped = !(prediction instanceof DemoPrediction.Chain chain) ? "under --timing fixed (its closed form "
+                + "here is the engine model's)" : chain.p().batchLimit() <= 1 ? "for an engine that runs one sequence at "
+                + "a time (its closed form is a batch's)" : null;
+        if (skipped != null) {
             out.println();
-            out.println("Closed loop: not run under --timing fixed (its closed form here is the engine model's).");
+            out.println("Closed loop: not run " + skipped + ".");
             return null;
         }
-        DemoResult.ClosedLoop c = run(chain.p(), requests, engine);
+        DemoResult.ClosedLoop c = run(((DemoPrediction.Chain) prediction).p(), requests, engine);
         print(c, out);
         return c;
     }

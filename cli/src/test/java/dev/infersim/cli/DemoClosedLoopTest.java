@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -83,6 +84,18 @@ class DemoClosedLoopTest {
                 assertEquals(2 * before.meanE2elMs(), after.meanE2elMs(), 0.15 * after.meanE2elMs(), "latency ~ N past the limit");
             }
         }
+    }
+
+    @Test
+    void oneSequenceAtATimeIsNotRunAndSaysWhy() {
+        Deployment one = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).maxNumSeqs(1).build();
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        DemoPrediction chain = new DemoPrediction.Chain(
+                new EnginePrediction(one, WorkloadMoments.of(Workload.open(spec(2_000).build()), 2_000)));
+        assertNull(DemoClosedLoop.runAndPrint(chain, DemoClosedLoopTest::spec, () -> EngineCore.create(one),
+                new PrintStream(bytes, true, StandardCharsets.UTF_8)));
+        assertTrue(bytes.toString(StandardCharsets.UTF_8).contains("Closed loop: not run for an engine that runs one "
+                + "sequence at a time"), bytes.toString(StandardCharsets.UTF_8));
     }
 
     @Test
