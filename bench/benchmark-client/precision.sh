@@ -45,7 +45,7 @@ kill -0 $SERVER 2> /dev/null && curl -sf "$URL/v1/models" > /dev/null ||
   { echo "mock did not start (is PORT $PORT taken?); see $OUT/server.log"; exit 1; }
 if [ "$PREWARM" -gt 0 ]; then
   ./infersim bench --base-url "$URL" --model llama-3.1-8b --ignore-eos --request-rate inf --max-concurrency 64 \
-    --num-prompts "$PREWARM" --random-input-len 64 --random-output-len 4 --seed 999999 > "$OUT/prewarm.txt" 2>&1
+    --num-prompts "$PREWARM" --random-input-len 64 --random-output-len 4 --seed 999999 > "$OUT/prewarm.txt" 2>&1 || true
 fi
 
 seed=0

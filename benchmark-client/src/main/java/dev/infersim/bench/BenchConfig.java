@@ -4,7 +4,10 @@ import dev.infersim.result.GoodputSlo;
 
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * How to drive the endpoint, independent of which requests are sent (that is the workload's job).
@@ -15,8 +18,9 @@ import java.util.List;
  * @param apiKey               bearer token, or null ({@code --api-key}, else OPENAI_API_KEY)
  * @param ignoreEos            send {@code ignore_eos} ({@code --ignore-eos})
  * @param requestTimeoutMillis a request still unfinished after this long fails as {@code timeout}
- * @param maxSendLagNanos      a run whose p99 send lag exceeds this may be flagged invalid ({@code --max-send-lag-ms},
- *                             see {@link SendLagVerdict}); {@link #FIT_TO_MACHINE} to derive it from a calibration
+ * @param maxSendLagNanos      with {@code strictTiming}, a run whose p99 send lag exceeds this may be flagged invalid
+ *                             ({@code --max-send-lag-ms}, see {@link SendLagVerdict}); {@link #FIT_TO_MACHINE} to
+ *                             derive it from a calibration
  * @param maxFailureRate       a run with a larger share of failed requests is flagged invalid ({@code --max-failure-rate})
  * @param slo                  goodput objectives ({@code --goodput})
  * @param percentileMetrics    {@code --percentile-metrics}
@@ -24,11 +28,19 @@ import java.util.List;
  * @param maxConnections       HTTP/1.1 keep-alive connection pool size (one stream per connection)
  * @param scrapeUrl            Prometheus endpoint polled during the run, or null ({@code --scrape-metrics})
  * @param scrapeIntervalMillis polling interval for {@code scrapeUrl}
+ * @param strictTiming         judge the client's timing by its send lag against {@code maxSendLagNanos}
+ *                             ({@code --strict-timing}, the verdict of earlier versions) instead of by its share of
+ *                             the latencies measured ({@link TimingError}); the arrival process is judged either way
+ * @param headers              extra HTTP headers sent with every request ({@code --header}); they replace the
+ *                             client's own of the same name (content-type, accept, authorization)
+ * @param clientWarmups        short unmeasured requests sent before the first run to compile the client's own code
+ *                             ({@code --client-warmups}); 0 for none
  */
 public record BenchConfig(String baseUrl, String endpoint, String model, String apiKey, boolean ignoreEos,
                           long requestTimeoutMillis, long maxSendLagNanos, double maxFailureRate, GoodputSlo slo,
                           List<String> percentileMetrics, List<Double> metricPercentiles, int maxConnections,
-                          String scrapeUrl, long scrapeIntervalMillis) {
+                          String scrapeUrl, long scrapeIntervalMillis, boolean strictTiming,
+                          Map<String, String> headers, int clientWarmups) {
 
     /** {@code maxSendLagNanos} that asks for a limit fitted to the machine's measured scheduling noise. */
     public static final long FIT_TO_MACHINE = -1;
@@ -66,6 +78,36 @@ public record BenchConfig(String baseUrl, String endpoint, String model, String 
         }
         percentileMetrics = List.copyOf(percentileMetrics);
         metricPercentiles = List.copyOf(metricPercentiles);
+        if (clientWarmups < 0) {
+            throw new IllegalArgumentException("--client-warmups must be >= 0, got " + clientWarmups);
+        }
+        headers.forEach(BenchConfig::checkHeader);
+        headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+    }
+
+    /**
+     * Without {@code --strict-timing}, {@code --header} or client warm-up: a given send-lag limit asks for strict
+     * timing, as {@code --max-send-lag-ms} does on the command line.
+     */
+    public BenchConfig(String baseUrl, String endpoint, String model, String apiKey, boolean ignoreEos,
+                       long requestTimeoutMillis, long maxSendLagNanos, double maxFailureRate, GoodputSlo slo,
+                       List<String> percentileMetrics, List<Double> metricPercentiles, int maxConnections,
+                       String scrapeUrl, long scrapeIntervalMillis) {
+        this(baseUrl, endpoint, model, apiKey, ignoreEos, requestTimeoutMillis, maxSendLagNanos, maxFailureRate, slo,
+                percentileMetrics, metricPercentiles, maxConnections, scrapeUrl, scrapeIntervalMillis,
+                maxSendLagNanos != FIT_TO_MACHINE, Map.of(), 0);
+    }
+
+    /** A header name must be an HTTP token (RFC 9110, section 5.6.2) and its value must not break the line. */
+    private static void checkHeader(String name, String value) {
+        if (name.isEmpty() || !name.chars().allMatch(c -> c < 128 && (Character.isLetterOrDigit(c)
+                || "!#$%&'*+-.^_`|~".indexOf(c) >= 0))) {
+            throw new IllegalArgumentException("--header: '" + name + "' is not an HTTP header name (letters, digits "
+                    + "and !#$%&'*+-.^_`|~)");
+        }
+        if (value.chars().anyMatch(c -> c == '\r' || c == '\n' || c == 0)) {
+            throw new IllegalArgumentException("--header: the value of '" + name + "' holds a line break");
+        }
     }
 
     /**

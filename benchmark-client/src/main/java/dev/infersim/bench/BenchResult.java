@@ -45,6 +45,29 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
         return new BenchResult(report, errors, reasons);
     }
 
+    /**
+     * This result judged against a direct run to one replica behind the same gateway ({@code --baseline-url}): the
+     * baseline's ground-truth error is kept as {@code infersim_baseline}, and the findings are drawn again, now with
+     * the gateway's added latency.
+     */
+    @SuppressWarnings("unchecked")
+    public BenchResult withBaseline(BenchResult baseline, String baselineUrl) {
+        Map<String, Object> truth = (Map<String, Object>) fields().get("infersim_ground_truth");
+        Map<String, Object> direct = (Map<String, Object>) baseline.fields().get("infersim_ground_truth");
+        Map<String, Object> b = new java.util.LinkedHashMap<>();
+        b.put("base_url", baselineUrl);
+        b.put("request_rate", baseline.fields().get("request_rate"));
+        b.put("completed", baseline.fields().get("completed"));
+        b.put("valid", baseline.valid());
+        b.put("infersim_ground_truth", direct);
+        double[] added = StreamFindings.addedTtftMs(truth, direct);
+        b.put("added_ttft_p50_ms", added == null ? null : added[0]);
+        b.put("added_ttft_p99_ms", added == null ? null : added[1]);
+        fields().put("infersim_baseline", b);
+        fields().put("infersim_findings", StreamFindings.toJson(StreamFindings.of(truth, direct)));
+        return this;
+    }
+
     /** vLLM's summary block, then send lag, errors, ground-truth error and validity. */
     @SuppressWarnings("unchecked")
     public void printSummary(PrintStream out) {
@@ -54,6 +77,11 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
         out.println(center("Client (infersim)"));
         out.printf(Locale.ROOT, "%-40s %.3f / %.3f / %.3f%n", "Send lag p50 / p99 / max (ms):", lag.get("p50"),
                 lag.get("p99"), lag.get("max"));
+        Map<String, Object> reads = (Map<String, Object>) f.get("infersim_read_delay_ms");
+        if (reads != null && ((Number) reads.get("samples")).longValue() > 0) {
+            out.printf(Locale.ROOT, "%-40s %.3f / %.3f / %.3f%n", "Read delay p50 / p99 / max (ms):", reads.get("p50"),
+                    reads.get("p99"), reads.get("max"));
+        }
         Map<String, Object> noise = (Map<String, Object>) f.get("infersim_scheduling_noise_ms");
         if (noise != null) {
             out.printf(Locale.ROOT, "%-40s %.3f / %.3f%n", "Machine noise p99, idle / in run (ms):",
@@ -70,10 +98,7 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
             out.printf(Locale.ROOT, "%-40s %.0f / %.0f%n", "Client event loops on / waiting for CPU (ms):",
                     loops.get("on_cpu"), loops.get("waiting_for_cpu"));
         }
-        Map<String, Object> verdict = (Map<String, Object>) f.get("infersim_send_lag_verdict");
-        if (verdict != null && !invalidReasons.contains(verdict.get("message"))) {
-            out.println("Send lag: " + verdict.get("message"));
-        }
+        printVerdicts(f, out);
         out.printf(Locale.ROOT, "%-40s %s / %.1f%n", "Max / mean requests in flight:", f.get("infersim_max_in_flight"),
                 f.get("infersim_mean_in_flight"));
         out.println("  (in flight: at one instant, as the client counts them; \"Peak concurrent requests\" above is "
@@ -115,6 +140,15 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
                 out.printf(Locale.ROOT, "%-40s %s%n", "Server TTFT / queue per replica (ms):", times);
             }
         }
+        Map<String, Object> baseline = (Map<String, Object>) f.get("infersim_baseline");
+        if (baseline != null && baseline.get("added_ttft_p50_ms") != null) {
+            out.printf(Locale.ROOT, "%-40s %.3f / %.3f (direct to %s)%n", "Gateway's added TTFT p50 / p99 (ms):",
+                    baseline.get("added_ttft_p50_ms"), baseline.get("added_ttft_p99_ms"), baseline.get("base_url"));
+        }
+        for (Object o : (List<?>) f.getOrDefault("infersim_findings", List.of())) {
+            Map<String, Object> finding = (Map<String, Object>) o;
+            out.println("Finding " + finding.get("name") + ": " + finding.get("message") + ". " + finding.get("cause"));
+        }
         Object scale = f.get("infersim_time_scale");
         Map<String, Object> model = (Map<String, Object>) f.get("infersim_model_time_ms");
         if (model != null) {
@@ -134,6 +168,33 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
         }
         out.println(valid() ? "Run valid: yes" : "RUN INVALID: " + String.join("; ", invalidReasons));
         out.println("=".repeat(50));
+    }
+
+    /**
+     * What the run is judged by, each once (a reason the run is invalid is printed with the verdict at the end): the
+     * arrival process, the client's timing error (whose message says whether the latencies can be trusted), and
+     * with --strict-timing the send-lag verdict. The machine's noise above is information only.
+     */
+    @SuppressWarnings("unchecked")
+    private void printVerdicts(Map<String, Object> f, PrintStream out) {
+        Map<String, Object> validity = (Map<String, Object>) f.get("infersim_validity");
+        if (validity != null) {
+            Map<String, Object> arrivals = (Map<String, Object>) validity.get("arrivals");
+            String line = Boolean.TRUE.equals(arrivals.get("judged")) ? (String) arrivals.get("message")
+                    : "not judged: " + arrivals.get("reason");
+            if (!invalidReasons.contains("the requests did not go out as the requested arrival process: " + line)) {
+                out.println("Arrivals: " + line);
+            }
+            Map<String, Object> timing = (Map<String, Object>) validity.get("timing");
+            if (timing != null && !invalidReasons.contains(timing.get("message"))) {
+                out.println((Boolean.TRUE.equals(validity.get("strict_timing"))
+                        ? "Timing (information: --strict-timing judges send lag): " : "Timing: ") + timing.get("message"));
+            }
+        }
+        Map<String, Object> verdict = (Map<String, Object>) f.get("infersim_send_lag_verdict");
+        if (verdict != null && !invalidReasons.contains(verdict.get("message"))) {
+            out.println("Send lag: " + verdict.get("message"));
+        }
     }
 
     /** What --scrape-metrics got, so that a wrong URL shows on the console and not only deep in the JSON. */

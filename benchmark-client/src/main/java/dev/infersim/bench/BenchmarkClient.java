@@ -1,6 +1,7 @@
 package dev.infersim.bench;
 
 import dev.infersim.common.ConfigException;
+import dev.infersim.common.SplitMix64;
 import dev.infersim.result.BenchmarkReport;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.LatencyStats;
@@ -46,6 +47,10 @@ public final class BenchmarkClient implements AutoCloseable {
     /** The send lag's name in a shard's latency log and moments. */
     static final String SEND_LAG = "send_lag";
     private static final long CALIBRATION_NANOS = 300_000_000;
+    /** A client warm-up request's prompt and output at most: the code paths matter, not the lengths. */
+    private static final int WARMUP_PROMPT_TOKENS = 64;
+    private static final int WARMUP_OUTPUT_TOKENS = 8;
+    private static final int WARMUP_USERS = 8;
     /** Above this share of unshared prompt tokens served from cache, the prompts were evidently sent before. */
     private static final double UNEXPECTED_CACHE_HIT_RATE = 0.5;
     private static final DateTimeFormatter VLLM_DATE = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
@@ -58,8 +63,11 @@ public final class BenchmarkClient implements AutoCloseable {
     private final LoadRun load;
     private final TokenCounter counter;
     private final LoopCpu loopCpu;
+    private final List<EventExecutor> eventLoops = new ArrayList<>();
     /** Wake-up lateness of an idle probe thread, measured once before the first run. */
     private LatencyStats calibration;
+    /** Whether the client's warm-up requests went out (once, before the first run). */
+    private boolean warmedUp;
 
     /** Connects nothing yet; builds the cl100k_base vocabulary (about a second). */
     public BenchmarkClient(BenchConfig config) {
@@ -91,15 +99,22 @@ public final class BenchmarkClient implements AutoCloseable {
             clients.add(client);
             connections.add(new LaneConnections(client, target, (config.maxConnections() + lanes - 1) / lanes));
         }
-        RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST)
+        RequestOptions options = withHeaders(new RequestOptions().setMethod(HttpMethod.POST)
                 .setAbsoluteURI(config.baseUrl() + config.endpoint())
                 .putHeader("content-type", "application/json")
-                .putHeader("accept", "text/event-stream");
+                .putHeader("accept", "text/event-stream"));
+        this.load = new LoadRun(vertx, loops, connections, options, PromptRenderer.cl100k(), counter, config);
+        internal.nettyEventLoopGroup().forEach(eventLoops::add);
+        this.loopCpu = LoopCpu.of(eventLoops);
+    }
+
+    /** {@code options} with the API key's authorization and then the user's {@code --header}s, which replace any. */
+    private RequestOptions withHeaders(RequestOptions options) {
         if (config.apiKey() != null && !config.apiKey().isBlank()) {
             options.putHeader("authorization", "Bearer " + config.apiKey());
         }
-        this.load = new LoadRun(vertx, loops, connections, options, PromptRenderer.cl100k(), counter, config);
-        this.loopCpu = LoopCpu.of(internal.nettyEventLoopGroup());
+        config.headers().forEach((name, value) -> options.removeHeader(name).putHeader(name, value));
+        return options;
     }
 
     /** Where the lanes connect: the base URL's host and port, TLS for https. */
@@ -143,9 +158,10 @@ public final class BenchmarkClient implements AutoCloseable {
         String probeError = probe(workload);
         if (probeError != null) {
             LoadRun.Phase nothing = new LoadRun.Phase(emptyWindow(), emptyWindow(), 0, 0, false);
-            return result(date, workload, plan, nothing, new LatencyStats(), ClientGc.start().since(),
-                    new long[] {-1, -1}, null, probeError);
+            return result(date, workload, plan, nothing, new LatencyStats(), new LatencyStats(),
+                    ClientGc.start().since(), new long[] {-1, -1}, null, probeError);
         }
+        warmUp(workload);
         long startNanos = plan.startAtEpochMillis() > 0 ? startNanos(plan.startAtEpochMillis()) : LoadRun.NOW;
         MetricsScraper scraper = config.scrapeUrl() == null ? null
                 : new MetricsScraper(vertx, config.scrapeUrl(), config.scrapeIntervalMillis(), System.nanoTime());
@@ -154,22 +170,25 @@ public final class BenchmarkClient implements AutoCloseable {
         }
         LoadRun.Phase phase;
         SchedulingNoise probe = SchedulingNoise.start();
+        LoopLateness reads = LoopLateness.start(eventLoops);
         ClientGc gc = ClientGc.start();
         long[] loopsAtStart = loopCpu.sample();
         LatencyStats noise;
+        LatencyStats readDelay;
         RequestLogWriter log = plan.detailFile() == null ? null : new RequestLogWriter(plan.detailFile(), true);
         try {
             phase = load.run(shard.requests(workload), workload.isClosedLoop(), users, plan.numWarmups(),
                     plan.warmupDurationNanos(), plan.durationNanos(), config.slo(), log, startNanos);
         } finally {
             noise = probe.stop();
+            readDelay = reads.stop();
             if (log != null) {
                 log.close();
             }
         }
         Map<String, Object> scraped = scraper == null ? null : scraper.stop();
         long[] loops = LoopCpu.between(loopsAtStart, loopCpu.sample());
-        BenchResult result = result(date, workload, plan, phase, noise, gc.since(), loops, scraped, null);
+        BenchResult result = result(date, workload, plan, phase, noise, readDelay, gc.since(), loops, scraped, null);
         if (log != null && log.failure() != null) {
             // the run is measured all the same; the command reports the file it could not write once it has printed it
             result.fields().put("infersim_detailed_file", null);
@@ -235,16 +254,57 @@ public final class BenchmarkClient implements AutoCloseable {
     }
 
     /**
+     * Before the first run only: {@link BenchConfig#clientWarmups()} short requests in a closed loop, none measured,
+     * with token ids of their own. The client's send and read paths run interpreted until the JIT has seen each
+     * method a few hundred times; at 200 requests/s on two cores that took the first second of a run, whose TTFT
+     * error p99 was twice the rest's (bench/benchmark-client). A failure here is not the run's: the initial test
+     * request already proved the endpoint.
+     */
+    private void warmUp(Workload workload) {
+        int n = config.clientWarmups();
+        if (warmedUp || n == 0) {
+            return;
+        }
+        warmedUp = true;
+        WorkloadRequest first = workload.iterator().next();
+        List<WorkloadRequest> requests = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            requests.add(new WorkloadRequest(i, 0, Math.min(first.promptTokens(), WARMUP_PROMPT_TOKENS), 0, -1,
+                    Math.min(first.maxTokens(), WARMUP_OUTPUT_TOKENS), Math.min(first.outputTokens(), WARMUP_OUTPUT_TOKENS),
+                    SplitMix64.mix64(~first.contentSeed() + 1 + i), 0, false, first.requestClass(), null));
+        }
+        load.run(requests.iterator(), true, Math.min(n, WARMUP_USERS), n, 0, 0, GoodputSlo.NONE, null, LoadRun.NOW);
+    }
+
+    /**
+     * Asks the server to forget its prefix cache ({@code POST /reset_prefix_cache}, which infersim serve and vLLM
+     * mount with {@code VLLM_SERVER_DEV_MODE=1}), so that the next run's TTFT is not shortened by prompts an earlier run sent.
+     *
+     * @return why it failed (no such route, an error status, no answer), or null when the server reset its cache
+     */
+    public String resetPrefixCache() {
+        RequestOptions reset = withHeaders(new RequestOptions().setMethod(HttpMethod.POST)
+                .setAbsoluteURI(config.baseUrl() + "/reset_prefix_cache").setTimeout(10_000));
+        try {
+            return clients.get(0).request(reset).compose(req -> req.send().compose(resp -> resp.body().map(body ->
+                    resp.statusCode() == 200 ? null : "POST " + config.baseUrl() + "/reset_prefix_cache answered "
+                            + resp.statusCode() + (body.length() == 0 ? "" : ": " + body.toString().strip())
+                            + (resp.statusCode() == 404 ? " (vLLM and infersim serve mount it only with "
+                            + "VLLM_SERVER_DEV_MODE=1 in the server's environment)" : ""))))
+                    .await();
+        } catch (RuntimeException e) {
+            return "POST " + config.baseUrl() + "/reset_prefix_cache failed: " + e.getMessage();
+        }
+    }
+
+    /**
      * The model names the server lists at {@code /v1/models}, as "; the server serves: a, b", so that a wrong
      * {@code --model} shows the right one; "" when it lists none.
      */
     private String servedModels() {
         try {
-            RequestOptions models = new RequestOptions().setMethod(HttpMethod.GET)
-                    .setAbsoluteURI(config.baseUrl() + "/v1/models").setTimeout(5_000);
-            if (config.apiKey() != null && !config.apiKey().isBlank()) {
-                models.putHeader("authorization", "Bearer " + config.apiKey());
-            }
+            RequestOptions models = withHeaders(new RequestOptions().setMethod(HttpMethod.GET)
+                    .setAbsoluteURI(config.baseUrl() + "/v1/models").setTimeout(5_000));
             Buffer body = clients.get(0).request(models)
                     .compose(req -> req.send().compose(HttpClientResponse::body)).await();
             List<String> names = new ArrayList<>();
@@ -258,13 +318,14 @@ public final class BenchmarkClient implements AutoCloseable {
 
     /**
      * @param noise      wake-up lateness of the noise probe during the run
+     * @param readDelay  how late the event loops ran what was due during the run ({@link LoopLateness})
      * @param gc         the client JVM's own garbage collections during the run ({@link ClientGc#since})
      * @param loops      the event loops' time on a CPU and waiting for one during the run ({@link LoopCpu})
      * @param probeError why the initial test request failed (nothing else was sent), or null
      */
     private BenchResult result(String date, Workload measured, RunPlan plan, LoadRun.Phase phase, LatencyStats noise,
-                               Map<String, Object> gc, long[] loops, Map<String, Object> scraped,
-                               String probeError) {
+                               LatencyStats readDelay, Map<String, Object> gc, long[] loops,
+                               Map<String, Object> scraped, String probeError) {
         MeasuredWindow w = phase.window();
         // num_prompts is what was asked for, as vLLM writes it, even when --duration or an interrupt cut the run short;
         // a shard's is its own share.
@@ -283,15 +344,28 @@ public final class BenchmarkClient implements AutoCloseable {
         if (failures != null) {
             invalid.add(failures);
         }
+        String unjudged = arrivalsNotJudged(measured, plan, w);
+        ArrivalFit arrivals = unjudged == null ? w.arrivals(measured.load().requestRatePerS(),
+                measured.load().burstiness()) : null;
+        if (arrivals != null && arrivals.off()) {
+            invalid.add("the requests did not go out as the requested arrival process: " + arrivals.describe());
+        }
+        TimingError timing = w.stats.completed() == 0 ? null : TimingError.judge(
+                hasSchedule(measured) && w.sendLag.count() > 0 ? nanos(w.sendLag.percentileMs(99)) : -1,
+                readDelay.count() == 0 ? -1 : nanos(readDelay.percentileMs(99)), nanos(w.stats.ttft().medianMs()),
+                w.stats.itl().count() == 0 ? -1 : nanos(w.stats.itl().meanMs()));
+        if (timing != null && timing.material() && !config.strictTiming()) {
+            invalid.add(timing.describe());
+        }
         boolean fitted = config.maxSendLagNanos() == BenchConfig.FIT_TO_MACHINE;
         long limit = fitted ? SendLagVerdict.limitFromCalibration(nanos(calibration.percentileMs(99)))
                 : config.maxSendLagNanos();
-        SendLagVerdict lag = SendLagVerdict.judge(hasSchedule(measured), nanos(w.sendLag.percentileMs(99)),
-                nanos(w.startLag.percentileMs(99)),
+        SendLagVerdict lag = !config.strictTiming() ? null : SendLagVerdict.judge(hasSchedule(measured),
+                nanos(w.sendLag.percentileMs(99)), nanos(w.startLag.percentileMs(99)),
                 w.spacedSendLag.count() == 0 ? -1 : nanos(w.spacedSendLag.percentileMs(99)),
                 noise.count() == 0 ? -1 : nanos(noise.percentileMs(99)), loops[0], loops[1], limit,
                 fitted ? "the machine-fitted limit" : "--max-send-lag-ms");
-        if (lag.invalid() && w.sendLag.count() > 0) {
+        if (lag != null && lag.invalid() && w.sendLag.count() > 0) {
             invalid.add(lag.message());
         }
         if (phase.interrupted()) {
@@ -306,9 +380,14 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_valid", invalid.isEmpty());
         extra.put("infersim_invalid_reasons", invalid);
         extra.put("infersim_send_lag_ms", lagSummary(w.sendLag));
-        extra.put("infersim_max_send_lag_ms", limit / 1e6);
-        extra.put("infersim_send_lag_verdict", ordered("cause", lag.cause().name().toLowerCase(java.util.Locale.ROOT),
-                "message", lag.message(), "limit_source", fitted ? "calibration" : "flag"));
+        extra.put("infersim_read_delay_ms", lagSummary(readDelay));
+        extra.put("infersim_validity", ordered("arrivals", arrivals == null ? ordered("judged", false, "reason", unjudged)
+                : arrivalsJson(arrivals), "timing", timing == null ? null : timingJson(timing),
+                "strict_timing", config.strictTiming()));
+        extra.put("infersim_max_send_lag_ms", lag == null ? null : limit / 1e6);
+        extra.put("infersim_send_lag_verdict", lag == null ? null : ordered("cause",
+                lag.cause().name().toLowerCase(java.util.Locale.ROOT), "message", lag.message(),
+                "limit_source", fitted ? "calibration" : "flag"));
         extra.put("infersim_scheduling_noise_ms", ordered("calibration", lagSummary(calibration),
                 "during_run", lagSummary(noise)));
         extra.put("infersim_client_gc", gc);
@@ -330,7 +409,9 @@ public final class BenchmarkClient implements AutoCloseable {
         extra.put("infersim_prompt_token_mismatches", w.promptMismatches);
         extra.put("infersim_prompt_token_mismatch_max_tokens", w.promptMismatchMaxTokens);
         extra.put("infersim_prompt_token_mismatch_examples", w.promptMismatchExamples);
-        extra.put("infersim_ground_truth", groundTruth(w));
+        Map<String, Object> truth = groundTruth(w);
+        extra.put("infersim_ground_truth", truth);
+        extra.put("infersim_findings", StreamFindings.toJson(StreamFindings.of(truth, null)));
         extra.put("infersim_time_scale", w.timeScale);
         extra.put("infersim_model_time_ms", w.timeScale == 1 ? null : modelTime(w));
         TokenCountMethod counted = w.weakestTokenCountMethod();
@@ -439,6 +520,47 @@ public final class BenchmarkClient implements AutoCloseable {
                 + "first: %s", failed, ended, 100.0 * failed / ended, config.maxFailureRate(), w.errors.describe().get(0));
     }
 
+    /**
+     * Why the sends cannot be tested against a stationary arrival process, or null when they can: only a finite
+     * --request-rate without ramp, trace or rate schedule asks for one, a shard sends a thinned part of it, and a
+     * concurrency cap that held requests back moved their sends on purpose.
+     */
+    private static String arrivalsNotJudged(Workload w, RunPlan plan, MeasuredWindow window) {
+        if (w.isClosedLoop() || Double.isInfinite(w.load().requestRatePerS())) {
+            return "no request rate: everything at once or a closed loop";
+        }
+        if (w.load().rampUp() != null || w.load().schedule() != null || w.dataset().recordedArrivals() != null) {
+            return "the rate changes over the run (a ramp, a rate schedule or a trace)";
+        }
+        if (plan.shard() != null && !plan.shard().isWhole()) {
+            return "a shard sends every N-th request of the schedule";
+        }
+        if (window.clientQueued > 0) {
+            return window.clientQueued + " requests waited for a --max-concurrency slot, which delays sends on purpose";
+        }
+        return null;
+    }
+
+    private static Map<String, Object> arrivalsJson(ArrivalFit a) {
+        return ordered("judged", true, "sends", a.sends(), "requested_rate_per_s", a.requestedRate(),
+                "achieved_rate_per_s", finite(a.achievedRate()), "rate_tolerance", a.tolerance(),
+                "gap_cv", finite(a.gapCv()), "ks_d", finite(a.ksD()), "ks_p_value", finite(a.ksP()),
+                "significance", ArrivalFit.ALPHA, "rate_off", a.rateOff(), "gaps_off", a.gapsOff(),
+                "message", a.describe());
+    }
+
+    private static Map<String, Object> timingJson(TimingError t) {
+        return ordered("send_lag_p99_ms", t.sendLagP99Nanos() < 0 ? null : t.sendLagP99Nanos() / 1e6,
+                "read_delay_p99_ms", t.readDelayP99Nanos() < 0 ? null : t.readDelayP99Nanos() / 1e6,
+                "ttft_error_p99_ms", t.ttftErrorNanos() / 1e6, "ttft_p50_ms", t.ttftP50Nanos() / 1e6,
+                "mean_itl_ms", t.meanItlNanos() < 0 ? null : t.meanItlNanos() / 1e6,
+                "material_share", TimingError.MATERIAL_SHARE, "material", t.material(), "message", t.describe());
+    }
+
+    private static Double finite(double x) {
+        return Double.isFinite(x) ? x : null;
+    }
+
     /** Whether requests had intended send times: not so for a closed loop or everything at once (rate inf). */
     private static boolean hasSchedule(Workload w) {
         return !w.isClosedLoop() && (Double.isFinite(w.load().requestRatePerS()) || w.load().rampUp() != null
@@ -478,6 +600,11 @@ public final class BenchmarkClient implements AutoCloseable {
         m.put("ttft_abs_error_ms", lagSummary(w.ttftError));
         m.put("e2el_abs_error_ms", lagSummary(w.e2elError));
         m.put("negative_errors", w.negativeErrors);
+        m.put("streams", ordered("checked", w.streamsChecked, "bunched", w.streamsBunched, "chunks", w.truthChunks,
+                "tokens", w.truthTokens, "lost_token_requests", w.lostTokenRequests, "lost_tokens", w.lostTokens,
+                "reordered_requests", w.reorderedRequests));
+        m.put("pre_arrival_ms", lagSummary(w.preArrival));
+        m.put("late_arrivals", w.lateArrivals);
         Map<String, Object> spread = new LinkedHashMap<>();
         w.requestsPerReplica.forEach((replica, n) -> spread.put(Integer.toString(replica), n));
         m.put("requests_per_replica", spread);

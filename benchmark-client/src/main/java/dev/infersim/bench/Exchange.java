@@ -49,6 +49,8 @@ final class Exchange implements Handler<Buffer> {
     int chunks;
     int countedTokens;
     long usageCompletionTokens;
+    /** Chunks whose running completion_tokens fell below an earlier chunk's: tokens that arrived out of order. */
+    int reorderedChunks;
     long usagePromptTokens;
     long usageCachedPromptTokens;
     TokenCountMethod tokenCountMethod;
@@ -137,6 +139,7 @@ final class Exchange implements Handler<Buffer> {
         chunks = 0;
         countedTokens = 0;
         usageCompletionTokens = -1;
+        reorderedChunks = 0;
         usagePromptTokens = -1;
         usageCachedPromptTokens = -1;
         tokenCountMethod = null;
@@ -244,6 +247,9 @@ final class Exchange implements Handler<Buffer> {
             recordChunk(now, usageTokens);
         }
         if (chunk.completionTokens >= 0) {
+            if (chunk.completionTokens < usageCompletionTokens) {
+                reorderedChunks++;
+            }
             usageCompletionTokens = chunk.completionTokens;
         }
         if (chunk.promptTokens >= 0) {

@@ -16,9 +16,10 @@ import com.fasterxml.jackson.databind.JsonNode;
  * @param timeScale          how many times faster than the modelled GPU the server runs (model time = wall time x
  *                           this); 1 when absent
  * @param replica            which replica of a fleet served the request; -1 when absent
+ * @param arrivalEpochMs     when the request reached the server's engine, Unix epoch ms; NaN when absent
  */
 public record GroundTruth(long ttftNanos, long e2elNanos, long queueNanos, long prefillNanos, int cachedPromptTokens,
-                          int preemptions, double timeScale, int replica) {
+                          int preemptions, double timeScale, int replica, double arrivalEpochMs) {
 
     /**
      * Reads the {@code infersim} object of an infersim mock: the first choice's wall-clock timeline
@@ -34,7 +35,8 @@ public record GroundTruth(long ttftNanos, long e2elNanos, long queueNanos, long 
         }
         return new GroundTruth(ttft, nanos(wall, "e2e_ms"), nanos(wall, "queue_time_ms"),
                 nanos(wall, "prefill_time_ms"), count(choice, "cached_prompt_tokens"), count(choice, "preemptions"),
-                infersim.path("time_scale").isNumber() ? infersim.get("time_scale").asDouble() : 1, count(infersim, "replica"));
+                infersim.path("time_scale").isNumber() ? infersim.get("time_scale").asDouble() : 1, count(infersim, "replica"),
+                wall.path("arrival_ms").isNumber() ? wall.get("arrival_ms").asDouble() : Double.NaN);
     }
 
     private static long nanos(JsonNode node, String msField) {

@@ -4,12 +4,8 @@ import dev.infersim.bench.HarnessResults.Results;
 import dev.infersim.bench.RequestMatcher.Matching;
 import dev.infersim.bench.RequestMatcher.Pair;
 import dev.infersim.bench.TruthTimeline.Row;
-import org.apache.commons.math3.distribution.ExponentialDistribution;
-import org.apache.commons.math3.distribution.GammaDistribution;
-import org.apache.commons.math3.distribution.RealDistribution;
 import org.apache.commons.math3.stat.correlation.PearsonsCorrelation;
 import org.apache.commons.math3.stat.descriptive.rank.Percentile;
-import org.apache.commons.math3.stat.inference.KolmogorovSmirnovTest;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -25,11 +21,13 @@ import java.util.TreeMap;
  * what rests on arrivals uses the matched rows' arrival instants at the server.
  * <ul>
  *   <li>{@code rate_off_target}: the rate at the server, (n - 1) over the span of arrivals, off the requested rate in
- *       either direction by more than {@value #RATE_TOLERANCE} (constant rate) or three standard errors of a rate
+ *       either direction by more than {@value ArrivalFit#RATE_TOLERANCE} (constant rate) or three standard errors of a rate
  *       from n - 1 gaps of the requested coefficient of variation, whichever is more.</li>
  *   <li>{@code arrival_process_off}: Poisson or gamma asked: the gaps between arrivals rejected by a one-sample
- *       Kolmogorov-Smirnov test (Commons Math) against the requested gap distribution at significance {@value #ALPHA};
- *       constant asked: gaps whose coefficient of variation exceeds {@value #CONSTANT_CV}.</li>
+ *       Kolmogorov-Smirnov test (Commons Math) against the requested gap distribution at significance
+ *       {@value ArrivalFit#ALPHA}; constant asked: gaps whose coefficient of variation exceeds
+ *       {@value ArrivalFit#CONSTANT_CV}. Both tests are {@link ArrivalFit}'s, which {@code bench} judges its own sends
+ *       by.</li>
  *   <li>{@code repeated_schedule_gaps}: Poisson or gamma asked: the harness's own planned send instants repeat a gap
  *       (to the microsecond) {@value #REPEATS} or more times, which independent continuous draws do not.</li>
  *   <li>{@code token_coalescing}: requests whose tokens reached the harness in fewer chunks than tokens.</li>
@@ -48,9 +46,6 @@ import java.util.TreeMap;
  * </ul>
  */
 public final class HarnessFindings {
-    static final double RATE_TOLERANCE = 0.05;
-    static final double ALPHA = 0.001;
-    static final double CONSTANT_CV = 0.5;
     static final int REPEATS = 3;
     static final double BUNCHED = 0.25;
     static final double STALL_SHARE = 0.01;
@@ -91,17 +86,26 @@ public final class HarnessFindings {
                 : (n - 1) / ((sortedArrivalsMs[n - 1] - sortedArrivalsMs[0]) / 1e3);
     }
 
+    /** The arrivals against the target's process; null when the target asks for no rate or no known process. */
+    private static ArrivalFit fit(double[] sortedArrivalsMs, HarnessTarget target) {
+        double burstiness = switch (target.process()) {
+            case POISSON -> 1;
+            case GAMMA -> target.burstiness();
+            case CONSTANT -> Double.POSITIVE_INFINITY;
+            default -> Double.NaN;
+        };
+        return target.rateReqPerS() > 0 && !Double.isNaN(burstiness)
+                ? ArrivalFit.ofSortedMs(sortedArrivalsMs, target.rateReqPerS(), burstiness) : null;
+    }
+
     static HarnessFinding rateOffTarget(double[] arrivals, HarnessTarget target) {
-        double cv = target.gapCv();
-        if (!(target.rateReqPerS() > 0) || Double.isNaN(cv) || arrivals.length < 3) {
+        ArrivalFit fit = arrivals.length < 3 ? null : fit(arrivals, target);
+        if (fit == null || !fit.rateOff()) {
             return null;
         }
         double achieved = achievedRate(arrivals);
         double ratio = achieved / target.rateReqPerS();
-        double tolerance = Math.max(RATE_TOLERANCE, 3 * cv / Math.sqrt(arrivals.length - 1));
-        if (!(Math.abs(ratio - 1) > tolerance)) {
-            return null;
-        }
+        double tolerance = fit.tolerance();
         boolean fast = ratio > 1;
         return new HarnessFinding("rate_off_target", String.format(Locale.ROOT,
                 "the server saw %.2f req/s against %.2f requested (%+.0f%%; tolerance %.0f%% over %d arrivals)",
@@ -116,49 +120,32 @@ public final class HarnessFindings {
     }
 
     static HarnessFinding arrivalProcessOff(double[] arrivals, HarnessTarget target) {
-        double[] gaps = gaps(arrivals);
-        if (gaps.length < 20 || !(target.rateReqPerS() > 0)) {
+        ArrivalFit fit = fit(arrivals, target);
+        if (fit == null || !fit.judged() || !fit.gapsOff()) {
             return null;
         }
-        double cv = cv(gaps);
+        int gaps = arrivals.length - 1;
         if (target.process() == HarnessTarget.Process.CONSTANT) {
-            return cv <= CONSTANT_CV ? null : new HarnessFinding("arrival_process_off", String.format(Locale.ROOT,
+            return new HarnessFinding("arrival_process_off", String.format(Locale.ROOT,
                     "constant rate asked, but the gaps between arrivals vary with a coefficient of variation of %.2f "
-                            + "(over %.2f; 0 is constant, 1 Poisson) over %d gaps", cv, CONSTANT_CV, gaps.length),
-                    evidence("gap_cv", cv, "gaps", gaps.length),
+                            + "(over %.2f; 0 is constant, 1 Poisson) over %d gaps", fit.gapCv(), ArrivalFit.CONSTANT_CV,
+                    gaps),
+                    evidence("gap_cv", fit.gapCv(), "gaps", gaps),
                     "The harness does not hold its sends to a fixed period: sends wait on a busy loop or on workers that "
                             + "take requests in bursts.");
         }
-        if (target.process() != HarnessTarget.Process.POISSON && target.process() != HarnessTarget.Process.GAMMA) {
-            return null;
-        }
-        KolmogorovSmirnovTest ks = new KolmogorovSmirnovTest();
-        double mean = 1e3 / target.rateReqPerS();
-        RealDistribution asked = gapLaw(target, mean);
-        double p = ks.kolmogorovSmirnovTest(asked, gaps);
-        if (p >= ALPHA) {
-            return null;
-        }
-        double d = ks.kolmogorovSmirnovStatistic(asked, gaps);
-        double pShape = ks.kolmogorovSmirnovTest(gapLaw(target, Arrays.stream(gaps).average().orElse(mean)), gaps);
+        double pShape = fit.ksPAtAchievedRate();
         String law = target.process() == HarnessTarget.Process.POISSON ? "exponential" : "gamma";
         return new HarnessFinding("arrival_process_off", String.format(Locale.ROOT,
                 "the gaps between arrivals are not %s at the requested rate: Kolmogorov-Smirnov D = %.3f, p = %.2g < %s "
                         + "over %d gaps (gap CV %.2f against %.2f asked; at the achieved mean gap p = %.2g)",
-                law, d, p, ALPHA, gaps.length, cv, target.gapCv(), pShape),
-                evidence("ks_d", d, "p_value", p, "significance", ALPHA, "gaps", gaps.length, "gap_cv", cv,
-                        "p_value_at_achieved_rate", pShape),
-                pShape >= ALPHA ? "The gaps have the requested shape at another mean: the rate is off (rate_off_target)."
+                law, fit.ksD(), fit.ksP(), ArrivalFit.ALPHA, gaps, fit.gapCv(), target.gapCv(), pShape),
+                evidence("ks_d", fit.ksD(), "p_value", fit.ksP(), "significance", ArrivalFit.ALPHA, "gaps", gaps,
+                        "gap_cv", fit.gapCv(), "p_value_at_achieved_rate", pShape),
+                pShape >= ArrivalFit.ALPHA ? "The gaps have the requested shape at another mean: the rate is off "
+                        + "(rate_off_target)."
                         : "The gaps are not independent draws of the requested law even at the achieved rate: sends come "
                         + "in clumps or repeats (workers sharing one seed, bursts after stalls, or a coarse sleep).");
-    }
-
-    private static RealDistribution gapLaw(HarnessTarget target, double meanMs) {
-        if (target.process() == HarnessTarget.Process.GAMMA) {
-            return new GammaDistribution(null, target.burstiness(), meanMs / target.burstiness(),
-                    GammaDistribution.DEFAULT_INVERSE_ABSOLUTE_ACCURACY);
-        }
-        return new ExponentialDistribution(null, meanMs);
     }
 
     static HarnessFinding repeatedScheduleGaps(double[] scheduledMs, HarnessTarget target) {
@@ -437,15 +424,6 @@ public final class HarnessFindings {
             g[i] = sorted[i + 1] - sorted[i];
         }
         return g;
-    }
-
-    private static double cv(double[] v) {
-        double m = mean(v);
-        double s = 0;
-        for (double x : v) {
-            s += (x - m) * (x - m);
-        }
-        return Math.sqrt(s / (v.length - 1)) / m;
     }
 
     static double mean(double[] v) {

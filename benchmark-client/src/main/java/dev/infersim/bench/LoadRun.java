@@ -145,6 +145,7 @@ final class LoadRun {
             long origin = Math.max(scheduled, slotNanos);
             if (!isWarmup && measured == null) {
                 measured = new MeasuredWindow(origin, start, slo, log, !config.chat());
+                measured.keepSendTimes();
             }
             MeasuredWindow into = isWarmup ? warm : measured;
             inFlight.handedOff();

@@ -38,6 +38,8 @@ final class MeasuredWindow {
     final ErrorTally errors = new ErrorTally();
     /** Sent but cut off in flight by an interrupt: neither a success nor a server failure, yet part of what was sent. */
     long cancelled;
+    /** Requests that waited for a --max-concurrency slot past their scheduled time (the client's own queue). */
+    long clientQueued;
     long negativeErrors;
     long promptMismatches;
     long promptMismatchMaxTokens;
@@ -52,6 +54,29 @@ final class MeasuredWindow {
     long sharedPrefixTokens;
     /** Successful requests by how their per-chunk token counts were found, indexed by {@link TokenCountMethod}. */
     final long[] tokenCountMethods = new long[TokenCountMethod.values().length];
+    /**
+     * What reached the client of the streams the server timed (ground truth), against the server's own account: the
+     * server sends each token in its own chunk, so fewer chunks than tokens means chunks were lost on the way, and a
+     * stream whose tokens reached the client over less than {@link StreamFindings#BUNCHED_SPAN} of the time the server
+     * took to emit them (its decode time, of at least {@link StreamFindings#MIN_DECODE_NANOS}) was held and released
+     * in bunches on the way.
+     */
+    long truthChunks;
+    long truthTokens;
+    long streamsChecked;
+    long streamsBunched;
+    long lostTokenRequests;
+    long lostTokens;
+    long reorderedRequests;
+    /**
+     * How long after the client sent it each request reached the server that answered it (its engine's arrival, epoch
+     * ms, against the send on this machine's wall clock): transport and the server's request parsing, plus whatever a
+     * gateway added before it; and the requests that arrived {@link StreamFindings#LATE_ARRIVAL_NANOS} or later.
+     */
+    final LatencyStats preArrival = new LatencyStats();
+    long lateArrivals;
+    /** The wall clock (epoch ms) at nanoTime 0, to put send instants on the server's clock. */
+    private final double epochMsAtNanoZero = System.currentTimeMillis() - System.nanoTime() / 1e6;
     /** Requests by the replica that served them ({@code infersim.replica}): how a gateway spread the load. */
     final java.util.TreeMap<Integer, Long> requestsPerReplica = new java.util.TreeMap<>();
     /** Per replica, the server's TTFT and queue time of the requests it served, from their ground truth. */
@@ -59,6 +84,9 @@ final class MeasuredWindow {
     final java.util.TreeMap<Integer, LatencyStats> queuePerReplica = new java.util.TreeMap<>();
     private final RequestLogWriter log;
     private final boolean checkPromptLength;
+    /** Actual send instants, for the arrival-process test; null unless {@link #keepSendTimes()} was called. */
+    private long[] sendTimes;
+    private int sendTimeCount;
     private long[] sentPerS = new long[64];
     private long[] completedPerS = new long[64];
     private long[] tokensPerS = new long[64];
@@ -104,9 +132,31 @@ final class MeasuredWindow {
         return log != null;
     }
 
+    /** Keeps every request's actual send instant (8 bytes a request), for {@link #arrivals}: open loops only. */
+    void keepSendTimes() {
+        sendTimes = new long[256];
+    }
+
+    /**
+     * How the sends of this window fit the requested process ({@link ArrivalFit}); null unless send times were kept.
+     * Sorts the kept instants: call once the window is complete.
+     */
+    synchronized ArrivalFit arrivals(double requestedRate, double burstiness) {
+        return sendTimes == null ? null : ArrivalFit.test(sendTimes, sendTimeCount, requestedRate, burstiness);
+    }
+
     /** Records one finished (or failed) request. */
     synchronized void record(Exchange x, long nowNanos) {
         lastFinishNanos = Math.max(lastFinishNanos, nowNanos);
+        if (x.originNanos > x.scheduledNanos) {
+            clientQueued++;
+        }
+        if (x.sendNanos >= 0 && sendTimes != null) {
+            if (sendTimeCount == sendTimes.length) {
+                sendTimes = Arrays.copyOf(sendTimes, 2 * sendTimeCount);
+            }
+            sendTimes[sendTimeCount++] = x.sendNanos;
+        }
         if (x.sendNanos >= 0) {
             long lag = Math.max(0, x.sendNanos - x.originNanos);
             sendLag.record(lag);
@@ -152,6 +202,33 @@ final class MeasuredWindow {
             }
             recordGroundTruthError(ttftError, x.firstTokenNanos - x.originNanos, truth.ttftNanos());
             recordGroundTruthError(e2elError, x.lastTokenNanos - x.originNanos, truth.e2elNanos());
+            recordStream(x, truth, out);
+        }
+    }
+
+    private void recordStream(Exchange x, GroundTruth truth, int tokens) {
+        truthChunks += x.chunks;
+        truthTokens += tokens;
+        if (x.chunks < tokens) {
+            lostTokenRequests++;
+            lostTokens += tokens - x.chunks;
+        }
+        if (x.reorderedChunks > 0) {
+            reorderedRequests++;
+        }
+        if (!Double.isNaN(truth.arrivalEpochMs()) && x.sendNanos >= 0) {
+            long before = Math.round((truth.arrivalEpochMs() - epochMsAtNanoZero) * 1e6) - x.sendNanos;
+            preArrival.record(Math.max(0, before)); // clocks of two machines may disagree by a little either way
+            if (before >= StreamFindings.LATE_ARRIVAL_NANOS) {
+                lateArrivals++;
+            }
+        }
+        long serverDecode = truth.ttftNanos() < 0 || truth.e2elNanos() < 0 ? -1 : truth.e2elNanos() - truth.ttftNanos();
+        if (tokens >= 2 && serverDecode >= StreamFindings.MIN_DECODE_NANOS) {
+            streamsChecked++;
+            if (x.lastTokenNanos - x.firstTokenNanos < StreamFindings.BUNCHED_SPAN * serverDecode) {
+                streamsBunched++;
+            }
         }
     }
 

@@ -135,10 +135,17 @@ class BenchmarkClientTest {
     @Test
     void sendScheduleFollowsThePoissonArrivalProcess() throws IOException {
         Path detail = dir.resolve("d.jsonl");
+        BenchResult r;
         try (BenchmarkClient client = new BenchmarkClient(config(fast.baseUrl(), fast.options().servedModelName(),
                 30_000))) {
-            client.run(workload(300, 100, null, 16, 2), 0, 0, 0, Map.of(), detail);
+            r = client.run(workload(300, 100, null, 16, 2), 0, 0, 0, Map.of(), detail);
         }
+        // the run judges its own sends against the same process (whether they pass depends on the machine)
+        Map<?, ?> arrivals = (Map<?, ?>) ((Map<?, ?>) r.fields().get("infersim_validity")).get("arrivals");
+        assertEquals(true, arrivals.get("judged"), arrivals.toString());
+        assertEquals(300, arrivals.get("sends"));
+        assertEquals(100.0, arrivals.get("requested_rate_per_s"));
+        assertTrue((long) ((Map<?, ?>) r.fields().get("infersim_read_delay_ms")).get("samples") > 0);
         List<JsonNode> rows = Files.readAllLines(detail).stream().filter(l -> !l.isBlank())
                 .map(BenchmarkClientTest::tree).toList();
         assertEquals(300, rows.size());

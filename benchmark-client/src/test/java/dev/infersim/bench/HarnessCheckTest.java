@@ -81,7 +81,7 @@ class HarnessCheckTest {
         assertEquals(103.09, rate.evidence().get("achieved_rate_per_s"), 0.01);
         assertEquals(r.achievedRate(), rate.evidence().get("achieved_rate_per_s"), EXACT);
         HarnessFinding arrivals = finding(r, "arrival_process_off");
-        assertTrue(arrivals.evidence().get("p_value") < HarnessFindings.ALPHA, arrivals.summary());
+        assertTrue(arrivals.evidence().get("p_value") < ArrivalFit.ALPHA, arrivals.summary());
         assertEquals(199, arrivals.evidence().get("gaps"));
         HarnessFinding repeats = finding(r, "repeated_schedule_gaps");
         assertEquals(2.533, repeats.evidence().get("most_repeated_gap_ms"), EXACT);

@@ -92,7 +92,7 @@ class HarnessFindingsTest {
     void poissonSendsWhereConstantWasAskedAreNamed() {
         HarnessFinding f = HarnessFindings.arrivalProcessOff(poisson(10, 200, 5), CONSTANT_10);
         assertNotNull(f);
-        assertTrue(f.evidence().get("gap_cv") > HarnessFindings.CONSTANT_CV);
+        assertTrue(f.evidence().get("gap_cv") > ArrivalFit.CONSTANT_CV);
     }
 
     @Test

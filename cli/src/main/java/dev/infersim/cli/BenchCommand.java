@@ -61,6 +61,12 @@ public final class BenchCommand implements Callable<Integer> {
                     + "shards on several machines start together; it must be ahead once the client is set up.")
     Long startAt;
 
+    @Option(names = "--baseline-url", paramLabel = "URL",
+            description = "With --validate through a gateway: after the run, run the same workload directly against "
+                    + "this one replica (at the share of the load one replica got through the gateway) and report the "
+                    + "gateway's own added TTFT, client TTFT minus server TTFT through it against direct.")
+    String baselineUrl;
+
     @Mixin
     ClientOptions client;
 
@@ -71,6 +77,8 @@ public final class BenchCommand implements Callable<Integer> {
                 "--shard: needs --save-result, or the shard's result is lost");
         ConfigException.check(startAt == null || startAt > 0, "--start-at: expected milliseconds since the epoch, got %d",
                 startAt);
+        ConfigException.check(baselineUrl == null || client.validate && part == null,
+                "--baseline-url: needs --validate (the comparison is against the server's ground truth) and no --shard");
         WorkloadSpec spec = workload.spec(requestRate == null ? null : WorkloadOptions.parseRate("--request-rate", requestRate),
                 maxConcurrency,
                 client.report.numWarmups);
@@ -86,18 +94,33 @@ public final class BenchCommand implements Callable<Integer> {
         Path detail = client.report.saveDetailed ? scratchFile(".jsonl") : null;
         Path latencyLog = part == null ? null : scratchFile(".hlog");
         BenchResult result;
-        try (BenchmarkClient bench = new BenchmarkClient(config, client.tokenizer);
-             InterruptGuard guard = new InterruptGuard(bench::stop)) {
-            out.printf("Benchmarking %s%s: %d requests, %s%s%n", config.baseUrl(), config.endpoint(), stream.size(),
-                    describeLoad(spec, stream), part == null ? "" : "; shard " + part + " sends "
-                            + part.size(stream.size(), stream.isClosedLoop()) + " of them");
-            RunPlan plan = new RunPlan(client.report.numWarmups, client.warmupDurationNanos(), client.durationNanos(),
-                    metadata, detail, part, startAt == null ? 0 : startAt, latencyLog);
-            result = client.validated(bench.run(stream, plan));
+        ConfigException baselineFailed = null;
+        try {
+            try (BenchmarkClient bench = new BenchmarkClient(config, client.tokenizer);
+                 InterruptGuard guard = new InterruptGuard(bench::stop)) {
+                out.printf("Benchmarking %s%s: %d requests, %s%s%n", config.baseUrl(), config.endpoint(), stream.size(),
+                        describeLoad(spec, stream), part == null ? "" : "; shard " + part + " sends "
+                                + part.size(stream.size(), stream.isClosedLoop()) + " of them");
+                RunPlan plan = new RunPlan(client.report.numWarmups, client.warmupDurationNanos(),
+                        client.durationNanos(), metadata, detail, part, startAt == null ? 0 : startAt, latencyLog);
+                result = client.validated(bench.run(stream, plan));
+            }
+            if (baselineUrl != null && result.fields().get("infersim_error") == null
+                    && !Boolean.TRUE.equals(result.fields().get("infersim_interrupted"))) {
+                try {
+                    result = result.withBaseline(runBaseline(spec, result, out), baselineUrl);
+                } catch (ConfigException e) {
+                    baselineFailed = e; // the run itself stands: it is written first
+                    result.fields().put("infersim_baseline", Map.of("base_url", baselineUrl, "error", e.getMessage()));
+                }
+            }
             write(result, detail, latencyLog, out);
         } finally {
             deleteScratch(detail);
             deleteScratch(latencyLog);
+        }
+        if (baselineFailed != null) {
+            throw baselineFailed;
         }
         Object error = result.fields().get("infersim_error");
         if (error != null) {
@@ -105,6 +128,30 @@ public final class BenchCommand implements Callable<Integer> {
             throw new ConfigException(error.toString());
         }
         return result.valid() ? ExitCodes.OK : ExitCodes.INVALID_RUN;
+    }
+
+    /**
+     * The direct run beside a gateway run: the same workload with the share of its load one replica got (the
+     * replicas that served the gateway run), against --baseline-url.
+     */
+    @SuppressWarnings("unchecked")
+    private BenchResult runBaseline(WorkloadSpec whole, BenchResult throughGateway, PrintStream out) {
+        Map<String, Object> truth = (Map<String, Object>) throughGateway.fields().get("infersim_ground_truth");
+        int replicas = Math.max(1, ((Map<String, Object>) truth.get("requests_per_replica")).size());
+        WorkloadSpec share = workload.shareOf(whole, replicas, client.report.numWarmups);
+        BenchConfig direct = client.config(share.ignoreEos(), baselineUrl);
+        out.printf("Baseline: %d requests directly to %s, %s%n", share.numPrompts(), baselineUrl,
+                describeLoad(share, Workload.open(share)));
+        try (BenchmarkClient bench = new BenchmarkClient(direct, client.tokenizer);
+             InterruptGuard guard = new InterruptGuard(bench::stop)) {
+            BenchResult r = bench.run(Workload.open(share), RunPlan.of(client.report.numWarmups,
+                    client.warmupDurationNanos(), client.durationNanos(), Map.of(), null));
+            ConfigException.check(r.fields().get("infersim_error") == null, "--baseline-url: %s",
+                    r.fields().get("infersim_error"));
+            ConfigException.check(r.hasGroundTruth(), "--baseline-url: %s sent no ground truth: the baseline must be an "
+                    + "infersim replica", baselineUrl);
+            return r;
+        }
     }
 
     /**

@@ -41,10 +41,29 @@ public final class ClientOptions {
             description = "A request not finished after S seconds fails as 'timeout' (default: ${DEFAULT-VALUE}).")
     double requestTimeoutS;
 
+    @Option(names = "--header", arity = "1..*", paramLabel = "KEY=VALUE",
+            description = "HTTP headers sent with every request (repeatable, as vllm bench serve's), e.g. for a gateway "
+                    + "that routes on them; they replace the client's own of the same name (authorization...).")
+    List<String> headers = List.of();
+
+    @Option(names = "--client-warmups", defaultValue = "256",
+            description = "Short requests (at most 64 tokens in, 8 out, new prompts, 8 at a time, not measured) sent "
+                    + "after the initial test request and before the first run, so that the client's own code is "
+                    + "compiled before it measures; 0 for none (default: ${DEFAULT-VALUE}).")
+    int clientWarmups;
+
+    @Option(names = "--strict-timing",
+            description = "Judge the client's timing as earlier versions did: the run is invalid when p99 send lag "
+                    + "(actual - scheduled send) exceeds --max-send-lag-ms and the client caused it, however small "
+                    + "beside the latencies measured. Without it, timing invalidates a run only when the client's "
+                    + "timing error p99 exceeds 25% of the TTFT p50 or its read delay p99 25% of the mean ITL. The "
+                    + "arrival process is judged either way.")
+    boolean strictTiming;
+
     @Option(names = "--max-send-lag-ms",
-            description = "Flag the run invalid when p99 send lag (actual - scheduled send) exceeds this and the client "
-                    + "caused it (default: fitted to the machine, twice the p99 scheduling noise a 0.3 s calibration "
-                    + "measures at start, at least 1 ms). Not judged at --request-rate inf or in a closed loop.")
+            description = "The send-lag limit of --strict-timing, which it implies (default: fitted to the machine, "
+                    + "twice the p99 scheduling noise a 0.3 s calibration measures at start, at least 1 ms). Not judged "
+                    + "at --request-rate inf or in a closed loop.")
     Double maxSendLagMs;
 
     @Option(names = "--max-failure-rate", defaultValue = "0",
@@ -99,6 +118,11 @@ public final class ClientOptions {
     }
 
     BenchConfig config(boolean ignoreEos) {
+        return config(ignoreEos, baseUrl);
+    }
+
+    /** The configuration with another server than --base-url (a direct baseline beside a gateway). */
+    BenchConfig config(boolean ignoreEos, String baseUrl) {
         ConfigException.check(requestTimeoutS > 0, "--request-timeout must be > 0 s, got %s", requestTimeoutS);
         ConfigException.check(durationS >= 0, "--duration must be >= 0 s, got %s", durationS);
         ConfigException.check(maxSendLagMs == null || maxSendLagMs >= 0, "--max-send-lag-ms must be >= 0, got %s",
@@ -110,7 +134,8 @@ public final class ClientOptions {
                     Math.round(requestTimeoutS * 1000),
                     maxSendLagMs == null ? BenchConfig.FIT_TO_MACHINE : Math.round(maxSendLagMs * 1e6), maxFailureRate,
                     report.slo(),
-                    report.metrics(), report.percentiles(), maxConnections, scrapeMetrics, scrapeIntervalMs);
+                    report.metrics(), report.percentiles(), maxConnections, scrapeMetrics, scrapeIntervalMs,
+                    strictTiming || maxSendLagMs != null, headerMap(), clientWarmups);
         } catch (ConfigException e) {
             throw e;
         } catch (IllegalArgumentException e) {
@@ -127,6 +152,17 @@ public final class ClientOptions {
                 ? result.invalidatedBy("--validate: the server sent no ground truth (no 'infersim' object in its last "
                         + "chunk): it is not an infersim mock, so there is nothing to compare with")
                 : result;
+    }
+
+    /** {@code --header KEY=VALUE} pairs; a later one of the same name wins. */
+    Map<String, String> headerMap() {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (String pair : headers) {
+            int eq = pair.indexOf('=');
+            ConfigException.check(eq > 0, "--header: expected KEY=VALUE, got '%s'", pair);
+            m.put(pair.substring(0, eq).strip(), pair.substring(eq + 1).strip());
+        }
+        return m;
     }
 
     /** User metadata: {@code --metadata k=v} pairs, as vLLM writes them at the top level of the result. */

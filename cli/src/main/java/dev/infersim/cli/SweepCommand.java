@@ -50,6 +50,12 @@ public final class SweepCommand implements Callable<Integer> {
             description = "Closed-loop concurrencies to run, e.g. 1,4,16,64 (run lightest first, each once).")
     List<Integer> concurrencies;
 
+    @Option(names = "--reset-prefix-cache",
+            description = "Before each load point, ask the server to forget its prefix cache (POST /reset_prefix_cache, "
+                    + "which infersim serve and vLLM mount with VLLM_SERVER_DEV_MODE=1). Each point sends new prompts anyway "
+                    + "(point i uses --seed + i); this also clears what earlier runs left.")
+    boolean resetPrefixCache;
+
     @Option(names = "--slo-attainment", defaultValue = "0.9",
             description = "Share of requests that must meet every --goodput SLO for a load to pass (default: ${DEFAULT-VALUE}).")
     double sloAttainment;
@@ -90,13 +96,27 @@ public final class SweepCommand implements Callable<Integer> {
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
             for (int i = 0; i < loads.size(); i++) {
                 double load = loads.get(i);
-                WorkloadSpec spec = mode == LoadSweep.Mode.REQUEST_RATE ? workload.spec(load, null, client.report.numWarmups)
-                        : workload.spec(Double.POSITIVE_INFINITY, (int) load, client.report.numWarmups);
+                // New prompts at every load: the same seed would send the lightest point's prompts again, and the
+                // server's prefix cache would serve them, so TTFT would fall as the load rises.
+                long seed = workload.seed + i;
+                WorkloadSpec spec = mode == LoadSweep.Mode.REQUEST_RATE
+                        ? workload.spec(load, null, client.report.numWarmups, seed)
+                        : workload.spec(Double.POSITIVE_INFINITY, (int) load, client.report.numWarmups, seed);
                 progress.show(i, mode.key() + " " + format(load));
+                if (resetPrefixCache) {
+                    String failed = bench.resetPrefixCache();
+                    // before the first point the flag is wrong for this server; later, the points measured stand
+                    ConfigException.check(failed == null || !points.isEmpty(), "--reset-prefix-cache: %s", failed);
+                    if (failed != null) {
+                        out.println("Warning at " + mode.key() + " " + format(load) + ": --reset-prefix-cache: " + failed);
+                    }
+                }
                 Path detail = client.report.saveDetailed ? detailFile(resultName, mode, load) : null;
                 Workload stream = Workload.open(spec);
+                Map<String, Object> pointMetadata = new LinkedHashMap<>(metadata);
+                pointMetadata.put("infersim_workload_seed", seed);
                 BenchResult r = client.validated(bench.run(stream, client.report.numWarmups,
-                        client.warmupDurationNanos(), client.durationNanos(), metadata, detail));
+                        client.warmupDurationNanos(), client.durationNanos(), pointMetadata, detail));
                 Object error = r.fields().get("infersim_error");
                 if (error != null) {
                     if (points.isEmpty()) {
@@ -156,6 +176,9 @@ public final class SweepCommand implements Callable<Integer> {
                             100 * num(p.get("slo_attainment"))), p.get("infersim_valid"));
         }
         for (Map<String, Object> run : runs) {
+            for (String warning : stringList(run.get("infersim_warnings"))) {
+                out.println("Warning at " + mode.key() + " " + run.get(mode.key()) + ": " + warning);
+            }
             if (Boolean.FALSE.equals(run.get("infersim_valid"))) {
                 out.println("Invalid at " + mode.key() + " " + run.get(mode.key()) + ": "
                         + String.join("; ", stringList(run.get("infersim_invalid_reasons"))));

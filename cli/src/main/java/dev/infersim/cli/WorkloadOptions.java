@@ -123,6 +123,30 @@ public final class WorkloadOptions {
      * @param warmups         unmeasured requests sent first, on top of --num-prompts as in vLLM
      */
     public WorkloadSpec spec(Double requestRatePerS, Integer maxConcurrency, long warmups) {
+        return spec(requestRatePerS, maxConcurrency, warmups, seed);
+    }
+
+    /** The spec at a given load with another seed than --seed (a sweep's later points: new prompts at each load). */
+    WorkloadSpec spec(Double requestRatePerS, Integer maxConcurrency, long warmups, long seed) {
+        return spec(requestRatePerS, maxConcurrency, warmups, seed, 0);
+    }
+
+    /**
+     * The spec of a direct baseline beside a run through a gateway to {@code replicas} replicas: the same workload and
+     * seed with a {@code replicas}-th of the load (rate or concurrency) and of the measured prompts, so that one
+     * replica sees what it saw behind the gateway, for as long.
+     */
+    WorkloadSpec shareOf(WorkloadSpec whole, int replicas, long warmups) {
+        double rate = whole.load().requestRatePerS();
+        int cap = whole.load().maxConcurrency();
+        long measured = whole.numPrompts() - warmups;
+        return spec(Double.isFinite(rate) ? rate / replicas : rate, cap == 0 ? null : Math.max(1, cap / replicas),
+                warmups, seed, Math.max(1, (measured + replicas - 1) / replicas));
+    }
+
+    /** @param measuredPrompts the measured prompts instead of --num-prompts, or 0 for --num-prompts */
+    private WorkloadSpec spec(Double requestRatePerS, Integer maxConcurrency, long warmups, long seed,
+                              long measuredPrompts) {
         WorkloadSpecBuilder b = WorkloadSpec.builder()
                 .seed(seed)
                 .ignoreEos(ignoreEos)
@@ -161,6 +185,9 @@ public final class WorkloadOptions {
             }
             if (eosMeanTokens != null) {
                 b.eosMeanTokens(eosMeanTokens);
+            }
+            if (measuredPrompts > 0) {
+                b.numPrompts(measuredPrompts);
             }
             WorkloadSpec spec = b.build();
             return warmups == 0 ? spec : b.numPrompts(spec.numPrompts() + warmups).build();

@@ -89,6 +89,44 @@ class BenchCommandTest {
                 + "--save-result)", compare.err().strip().replaceFirst("^infersim: ", ""));
     }
 
+    /**
+     * Each load point sends prompts of its own (point i uses --seed + i), so no point's TTFT is shortened by a cache
+     * an earlier point filled; a sweep whose prompts the server has seen before says so on the terminal, and
+     * --reset-prefix-cache makes the server forget them first.
+     */
+    @Test
+    void everySweepPointSendsNewPromptsAndCacheHitsAreWarnedOnTheTerminal() throws Exception {
+        List<String> args = List.of("sweep", "--base-url", MOCK.server().baseUrl(), "--model",
+                MOCK.server().options().servedModelName(), "--request-rates", "20,40", "--num-prompts", "6",
+                "--random-input-len", "256", "--random-output-len", "2", "--seed", "9191", "--max-send-lag-ms", "1000",
+                "--save-result", "--save-detailed", "--result-dir", dir.toString());
+        CliRun first = CliRun.of(concat(args, "--result-filename", "fresh.json"));
+        assertEquals(0, first.exitCode(), first.out() + first.err());
+        assertFalse(first.out().contains("Warning at"), first.out());
+        for (String point : List.of("rate-20", "rate-40")) {
+            assertTrue(DetailRows.read(dir.resolve("fresh-" + point + ".jsonl")).stream()
+                    .allMatch(row -> row.get("cached_tokens").asInt() == 0), point + ": a prompt came from the cache");
+        }
+        JsonNode runs = new ObjectMapper().readTree(dir.resolve("fresh.json").toFile()).get("runs");
+        assertEquals(9191, runs.get(0).get("infersim_workload_seed").asLong());
+        assertEquals(9192, runs.get(1).get("infersim_workload_seed").asLong());
+
+        CliRun again = CliRun.of(concat(args, "--result-filename", "again.json"));
+        assertEquals(0, again.exitCode(), again.out() + again.err());
+        assertTrue(again.out().contains("Warning at request_rate 20.0: the server served")
+                && again.out().contains("Warning at request_rate 40.0: the server served"), again.out());
+
+        CliRun reset = CliRun.of(concat(args, "--result-filename", "reset.json", "--reset-prefix-cache"));
+        assertEquals(0, reset.exitCode(), reset.out() + reset.err());
+        assertFalse(reset.out().contains("Warning at"), reset.out());
+    }
+
+    private static String[] concat(List<String> args, String... more) {
+        List<String> all = new java.util.ArrayList<>(args);
+        all.addAll(List.of(more));
+        return all.toArray(String[]::new);
+    }
+
     @Test
     void benchReplaysATraceAtItsOwnTimestampsWithoutARateFlag() throws Exception {
         Path trace = dir.resolve("trace.jsonl");
@@ -277,5 +315,43 @@ class BenchCommandTest {
         assertEquals(2, r.exitCode());
         assertTrue(r.err().contains("did you mean --request-rate"), r.err());
         assertEquals(1, r.err().strip().lines().count(), r.err());
+    }
+
+    /**
+     * By default a scheduled run is judged by its arrival process and the client's timing error against what it
+     * measured; --strict-timing (or a --max-send-lag-ms, which implies it) keeps the send-lag limit earlier versions
+     * judged by, fitted to the machine or as given, and reports the timing error as information only.
+     */
+    @Test
+    void strictTimingJudgesSendLagAgainstALimitWhereTheDefaultJudgesTheTimingErrorAgainstTheLatencies() throws Exception {
+        JsonNode byDefault = timingRun("default.json");
+        assertFalse(byDefault.at("/infersim_validity/strict_timing").asBoolean(), byDefault.toString());
+        assertTrue(byDefault.get("infersim_send_lag_verdict").isNull(), byDefault.toString());
+        assertTrue(byDefault.at("/infersim_validity/arrivals/judged").asBoolean(), byDefault.toString());
+        assertTrue(byDefault.at("/infersim_validity/timing/message").asText().startsWith("client timing error p99"),
+                byDefault.toString());
+
+        JsonNode strict = timingRun("strict.json", "--strict-timing");
+        assertTrue(strict.at("/infersim_validity/strict_timing").asBoolean(), strict.toString());
+        assertEquals("calibration", strict.at("/infersim_send_lag_verdict/limit_source").asText(), strict.toString());
+        assertTrue(strict.get("infersim_max_send_lag_ms").asDouble() >= 1, "at least 1 ms: " + strict);
+
+        JsonNode limited = timingRun("limited.json", "--max-send-lag-ms", "1000");
+        assertTrue(limited.at("/infersim_validity/strict_timing").asBoolean(), limited.toString());
+        assertEquals("flag", limited.at("/infersim_send_lag_verdict/limit_source").asText(), limited.toString());
+        assertEquals(1000.0, limited.get("infersim_max_send_lag_ms").asDouble());
+        assertTrue(limited.at("/infersim_send_lag_verdict/message").asText().contains("within --max-send-lag-ms"),
+                limited.toString());
+    }
+
+    private JsonNode timingRun(String name, String... flags) throws Exception {
+        List<String> args = new java.util.ArrayList<>(List.of("bench", "--base-url", MOCK.server().baseUrl(), "--model",
+                MOCK.server().options().servedModelName(), "--num-prompts", "30", "--request-rate", "60",
+                "--random-input-len", "32", "--random-output-len", "4", "--ignore-eos", "--seed", "31",
+                "--client-warmups", "0", "--save-result", "--result-dir", dir.toString(), "--result-filename", name));
+        args.addAll(List.of(flags));
+        CliRun r = CliRun.of(args.toArray(String[]::new));
+        assertTrue(r.exitCode() == 0 || r.exitCode() == 3, r.out() + r.err());
+        return new ObjectMapper().readTree(dir.resolve(name).toFile());
     }
 }

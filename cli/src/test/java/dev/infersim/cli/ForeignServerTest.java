@@ -28,6 +28,8 @@ class ForeignServerTest {
     private static HttpServer server;
     /** Requests for model "broken": the first (the initial test request) succeeds, all later ones fail. */
     private static final java.util.concurrent.atomic.AtomicInteger brokenRequests = new java.util.concurrent.atomic.AtomicInteger();
+    /** The headers of the last completion request, as the server read them. */
+    private static volatile com.sun.net.httpserver.Headers lastHeaders;
 
     @TempDir
     Path dir;
@@ -48,6 +50,7 @@ class ForeignServerTest {
 
     /** Two tokens and the usage, as any vLLM-like server streams them, and no 'infersim' object. */
     private static void complete(HttpExchange x) throws IOException {
+        lastHeaders = x.getRequestHeaders();
         String request = new String(x.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
         if (request.contains("\"hostile\"")) {
             // a message that would clear the screen, overwrite the line and set the window title if printed raw
@@ -136,6 +139,38 @@ class ForeignServerTest {
         assertEquals(0, r.exitCode(), r.out() + r.err());
         assertTrue(r.out().matches("(?s).*Server metrics scrape: +(\\d+) of \\1 polls .* failed, first failure: .*"),
                 r.out());
+    }
+
+    /** vllm bench serve's --header: every request carries them, and they replace the client's own of the same name. */
+    @Test
+    void everyRequestCarriesTheHeadersGivenAndTheyReplaceTheClientsOwn() {
+        CliRun r = bench("--api-key", "k", "--header", "x-route=canary", "--header", "Authorization=Basic dTpw",
+                "x-team=a=b");
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        assertEquals(java.util.List.of("canary"), lastHeaders.get("x-route"));
+        assertEquals(java.util.List.of("a=b"), lastHeaders.get("x-team"), "the value is everything after the first =");
+        assertEquals(java.util.List.of("Basic dTpw"), lastHeaders.get("authorization"), "replaced, not added");
+        assertEquals(java.util.List.of("application/json"), lastHeaders.get("content-type"));
+    }
+
+    @Test
+    void aHeaderThatIsNotKeyEqualsValueOrNoHeaderNameIsOneLineNamingTheFlag() {
+        for (String bad : java.util.List.of("x-route", "=v", "x route=v")) {
+            CliRun r = bench("--header", bad);
+            assertEquals(2, r.exitCode(), bad + ": " + r.out() + r.err());
+            assertTrue(r.err().strip().startsWith("infersim: --header: ") && r.err().strip().lines().count() == 1, r.err());
+        }
+    }
+
+    @Test
+    void aSweepThatCannotResetTheServersPrefixCacheStopsBeforeItsFirstPointNamingTheFlag() {
+        CliRun r = CliRun.of("sweep", "--base-url", "http://127.0.0.1:" + server.getAddress().getPort(), "--model", "m",
+                "--request-rates", "5", "--num-prompts", "2", "--random-input-len", "16", "--random-output-len", "2",
+                "--reset-prefix-cache");
+        assertEquals(2, r.exitCode(), r.out() + r.err());
+        assertTrue(r.err().strip().startsWith("infersim: --reset-prefix-cache: POST http://127.0.0.1:")
+                && r.err().contains("/reset_prefix_cache answered 404")
+                && r.err().contains("only with VLLM_SERVER_DEV_MODE=1"), r.err());
     }
 
     @Test

@@ -13,8 +13,9 @@ import java.util.concurrent.TimeUnit;
  * A real nginx or HAProxy on loopback in front of mock replicas, configured as a team would front vLLM pods for SSE:
  * nginx with {@code proxy_buffering off}, HTTP/1.1 keep-alive to the upstreams and a read timeout above any token gap;
  * HAProxy in HTTP mode with {@code option http-no-delay}, so that each event is sent as it comes (without it HAProxy
- * held small writes for more and added 13.5 ms to the TTFT p50). Tests skip where the binary is missing unless
- * {@code INFERSIM_REQUIRE_GATEWAYS=1} (CI) makes that a failure.
+ * held small writes for more and added 13.5 ms to the TTFT p50). Either can also be started as teams misconfigure
+ * it for streaming: nginx with its default {@code proxy_buffering on}, HAProxy without {@code http-no-delay}. Tests
+ * skip where the binary is missing unless {@code INFERSIM_REQUIRE_GATEWAYS=1} (CI) makes that a failure.
  */
 final class Gateway implements AutoCloseable {
     enum Kind {
@@ -45,13 +46,36 @@ final class Gateway implements AutoCloseable {
 
     /** Starts {@code kind} balancing over {@code replicaPorts} by least connections or round robin. */
     static Gateway start(Kind kind, boolean leastConnections, List<Integer> replicaPorts, Path dir) throws Exception {
+        return start(kind, leastConnections, replicaPorts, dir, true);
+    }
+
+    /**
+     * @param forStreaming configured for event streams as above; false leaves the setting at the gateway's default
+     *                     (nginx buffers responses, HAProxy lets the kernel hold small writes)
+     */
+    static Gateway start(Kind kind, boolean leastConnections, List<Integer> replicaPorts, Path dir, boolean forStreaming)
+            throws Exception {
+        return start(kind, leastConnections, replicaPorts, dir, forStreaming, 0);
+    }
+
+    /**
+     * nginx that gives up on a replica whose response has not begun within {@code retryAfterMs} and sends the request
+     * to the next one (proxy_next_upstream for POST too), never taking the slow replica out of rotation.
+     */
+    static Gateway nginxRetrying(List<Integer> replicaPorts, Path dir, long retryAfterMs) throws Exception {
+        return start(Kind.NGINX, false, replicaPorts, dir, true, retryAfterMs);
+    }
+
+    private static Gateway start(Kind kind, boolean leastConnections, List<Integer> replicaPorts, Path dir,
+                                 boolean forStreaming, long retryAfterMs) throws Exception {
         Files.createDirectories(dir);
         // A gateway cannot bind port 0 and report it back, so take a free port and retry if another process wins it.
         for (int attempt = 0; ; attempt++) {
             int port = FreePorts.one();
             Path config = dir.resolve(kind.name().toLowerCase(Locale.ROOT) + ".conf");
-            Files.writeString(config, kind == Kind.NGINX ? nginx(dir, port, leastConnections, replicaPorts)
-                    : haproxy(port, leastConnections, replicaPorts));
+            Files.writeString(config, kind == Kind.NGINX
+                    ? nginx(dir, port, leastConnections, replicaPorts, forStreaming, retryAfterMs)
+                    : haproxy(port, leastConnections, replicaPorts, forStreaming));
             List<String> command = kind == Kind.NGINX
                     ? List.of(kind.binary, "-p", dir.toString(), "-e", dir.resolve("error.log").toString(), "-c", config.toString())
                     : List.of(kind.binary, "-db", "-f", config.toString());
@@ -79,9 +103,11 @@ final class Gateway implements AutoCloseable {
         }
     }
 
-    private static String nginx(Path dir, int port, boolean leastConnections, List<Integer> replicas) {
+    private static String nginx(Path dir, int port, boolean leastConnections, List<Integer> replicas,
+                                boolean forStreaming, long retryAfterMs) {
         StringBuilder servers = new StringBuilder();
-        replicas.forEach(p -> servers.append("    server 127.0.0.1:").append(p).append(";\n"));
+        replicas.forEach(p -> servers.append("    server 127.0.0.1:").append(p)
+                .append(retryAfterMs > 0 ? " max_fails=0" : "").append(";\n"));
         return String.join("\n",
                 "daemon off;",
                 "master_process off;",
@@ -106,14 +132,15 @@ final class Gateway implements AutoCloseable {
                 "      proxy_pass http://fleet;",
                 "      proxy_http_version 1.1;",
                 "      proxy_set_header Connection \"\";",
-                "      proxy_buffering off;",
-                "      proxy_read_timeout 300s;",
+                "      proxy_buffering " + (forStreaming ? "off" : "on") + ";",
+                retryAfterMs > 0 ? "      proxy_read_timeout " + retryAfterMs + "ms;\n"
+                        + "      proxy_next_upstream error timeout non_idempotent;" : "      proxy_read_timeout 300s;",
                 "    }",
                 "  }",
                 "}", "");
     }
 
-    private static String haproxy(int port, boolean leastConnections, List<Integer> replicas) {
+    private static String haproxy(int port, boolean leastConnections, List<Integer> replicas, boolean forStreaming) {
         StringBuilder servers = new StringBuilder();
         for (int i = 0; i < replicas.size(); i++) {
             servers.append("  server r").append(i).append(" 127.0.0.1:").append(replicas.get(i)).append('\n');
@@ -124,7 +151,7 @@ final class Gateway implements AutoCloseable {
                 "defaults",
                 "  mode http",
                 // forward each SSE event at once: by default HAProxy asks the kernel to hold small writes for more
-                "  option http-no-delay",
+                forStreaming ? "  option http-no-delay" : "",
                 "  timeout connect 5s",
                 "  timeout client 300s",
                 "  timeout server 300s",

@@ -199,6 +199,94 @@ class GatewayTest {
         return new ObjectMapper().readTree(dir.resolve(name).toFile());
     }
 
+    /**
+     * A bench run with {@code --validate} through a fresh gateway configured for event streams or left at its defaults,
+     * compared with a direct run to replica 0 ({@code --baseline-url}): its result.
+     */
+    private static JsonNode findingsRun(Gateway.Kind kind, boolean forStreaming) throws Exception {
+        String name = kind.name().toLowerCase(Locale.ROOT) + (forStreaming ? "-streaming" : "-defaults");
+        try (Gateway gateway = Gateway.start(kind, true, ports, dir.resolve(name), forStreaming)) {
+            CliRun run = CliRun.of("bench", "--base-url", gateway.baseUrl(), "--model", "llama-3.1-8b",
+                    "--random-input-len", "64", "--random-output-len", "32", "--ignore-eos", "--num-prompts", "40",
+                    "--request-rate", "20", "--seed", "21", "--validate", "--client-warmups", "0",
+                    "--max-send-lag-ms", "2000", "--baseline-url", "http://127.0.0.1:" + ports.get(0),
+                    "--save-result", "--result-dir", dir.toString(), "--result-filename", name + ".json");
+            // 3: --validate found the run invalid, which on a busy machine is the client's send lag, not the gateway.
+            assertTrue(run.exitCode() == 0 || run.exitCode() == 3, run.out() + run.err());
+            System.out.println(name + ": " + run.out().lines().filter(l -> l.startsWith("Finding")
+                    || l.startsWith("Gateway's added")).toList());
+            return new ObjectMapper().readTree(dir.resolve(name + ".json").toFile());
+        }
+    }
+
+    private static List<String> findings(JsonNode result) {
+        List<String> names = new java.util.ArrayList<>();
+        result.get("infersim_findings").forEach(f -> names.add(f.get("name").asText()));
+        return names;
+    }
+
+    /** Without http-no-delay HAProxy let the kernel hold each stream's small writes: named; with it, nothing is. */
+    @Test
+    void haproxyWithoutHttpNoDelayIsFoundCoalescingTokensAndWithItNothingIsFound() throws Exception {
+        assumeInstalled(Gateway.Kind.HAPROXY);
+        JsonNode defaults = findingsRun(Gateway.Kind.HAPROXY, false);
+        assertTrue(findings(defaults).contains("token_coalescing"), defaults.get("infersim_findings").toString());
+        JsonNode streaming = findingsRun(Gateway.Kind.HAPROXY, true);
+        assertEquals(List.of(), findings(streaming), streaming.get("infersim_findings").toString());
+        assertTrue(streaming.at("/infersim_baseline/added_ttft_p50_ms").isNumber(), streaming.toString());
+    }
+
+    /**
+     * nginx 1.22 passes each read from the upstream on to the client even with its default proxy_buffering on, so
+     * these streams arrive as the server sent them and nothing is named, either way; what would be named is shown by
+     * HAProxy above.
+     */
+    @Test
+    void nginxPassesTheseStreamsOnWithOrWithoutBufferingAndNothingIsFound() throws Exception {
+        assumeInstalled(Gateway.Kind.NGINX);
+        for (boolean forStreaming : List.of(false, true)) {
+            JsonNode r = findingsRun(Gateway.Kind.NGINX, forStreaming);
+            assertEquals(List.of(), findings(r), r.get("infersim_findings").toString());
+            JsonNode streams = r.at("/infersim_ground_truth/streams");
+            assertTrue(streams.get("bunched").asLong() * 2 < streams.get("checked").asLong(), streams.toString());
+        }
+    }
+
+    /**
+     * Replica 0 holds every first token for 3 s; nginx gives up on it after 500 ms and retries the request on the next
+     * replica. The client only ever sees the retry's answer, but that replica's ground truth shows the request
+     * arriving half a second after it was sent: named.
+     */
+    @Test
+    void requestsNginxRetriedAfterATimeoutAreFound() throws Exception {
+        assumeInstalled(Gateway.Kind.NGINX);
+        String faults = "http://127.0.0.1:" + ports.get(0) + "/admin/faults";
+        post(faults, "{\"failure_rate\": 1.0, \"failure_types\": [\"slow_first_token\"], \"slow_first_token_ms\": 3000}");
+        try (Gateway gateway = Gateway.nginxRetrying(ports, dir.resolve("nginx-retrying"), 500)) {
+            CliRun run = CliRun.of("bench", "--base-url", gateway.baseUrl(), "--model", "llama-3.1-8b",
+                    "--random-input-len", "64", "--random-output-len", "8", "--ignore-eos", "--num-prompts", "40",
+                    "--request-rate", "20", "--seed", "22", "--validate", "--client-warmups", "0",
+                    "--max-send-lag-ms", "2000", "--save-result", "--result-dir", dir.toString(),
+                    "--result-filename", "nginx-retrying.json");
+            assertTrue(run.exitCode() == 0 || run.exitCode() == 3, run.out() + run.err());
+            JsonNode r = new ObjectMapper().readTree(dir.resolve("nginx-retrying.json").toFile());
+            assertEquals(40, r.get("completed").asInt(), r.toString());
+            assertTrue(findings(r).contains("retried_or_queued"), r.get("infersim_findings").toString());
+            JsonNode retried = r.get("infersim_findings").get(findings(r).indexOf("retried_or_queued"));
+            assertTrue(retried.at("/evidence/send_to_arrival_max_ms").asDouble() >= 500, retried.toString());
+        } finally {
+            post(faults, "{\"failure_rate\": 0}");
+        }
+    }
+
+    private static void post(String url, String json) throws Exception {
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create(url)).header("content-type", "application/json")
+                        .POST(java.net.http.HttpRequest.BodyPublishers.ofString(json)).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, r.statusCode(), r.body());
+    }
+
     /** The gateways' two policies as {@code simulate}'s routers: least connections wins there too, no gateway needed. */
     @Test
     void leastOutstandingRequestsBeatsRoundRobinOnTtftP99InSimulate() throws Exception {

@@ -10,7 +10,10 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.util.concurrent.TimeUnit;
 
-/** One in-process mock for a test class: Llama 3.1 8B on an H100 with vLLM's defaults, 10x faster than real time. */
+/**
+ * One in-process mock for a test class: Llama 3.1 8B on an H100 with vLLM's defaults, 10x faster than real time, with
+ * vLLM's development routes ({@code VLLM_SERVER_DEV_MODE=1}: {@code /reset_prefix_cache}) mounted.
+ */
 final class InProcessMock implements BeforeAllCallback, AfterAllCallback {
     private MockServer server;
 
@@ -21,7 +24,7 @@ final class InProcessMock implements BeforeAllCallback, AfterAllCallback {
     @Override
     public void beforeAll(ExtensionContext context) throws Exception {
         Deployment d = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).build();
-        server = MockServer.start(ServerOptions.builder(d).port(0).timeScale(10).eventLoops(1).build())
+        server = MockServer.start(ServerOptions.builder(d).port(0).timeScale(10).eventLoops(1).devMode(true).build())
                 .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     }
 

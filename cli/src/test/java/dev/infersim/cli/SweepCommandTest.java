@@ -67,12 +67,14 @@ class SweepCommandTest {
     void aPointWhoseInitialRequestFailsEndsTheSweepButKeepsThePointsMeasuredBeforeIt() throws Exception {
         // The first point takes its test request and 40 measured ones; the server fails from the second point's test
         // request on. That used to end the sweep with exit 2 and no result, losing the first point. (With only a few
-        // requests the first point's steady throughput is too noisy to tell from a knee.)
+        // requests the first point's steady throughput is too noisy to tell from a knee.) No client warm-up requests,
+        // which would take some of the 41.
         HttpServer server = serverAnsweringFirst(41);
         try {
             CliRun r = CliRun.of("sweep", "--base-url", "http://127.0.0.1:" + server.getAddress().getPort(),
                     "--model", "m", "--request-rates", "20,40,80", "--num-prompts", "40", "--random-input-len", "16",
-                    "--random-output-len", "1", "--max-send-lag-ms", "1000", "--save-result", "--result-dir",
+                    "--random-output-len", "1", "--max-send-lag-ms", "1000", "--client-warmups", "0", "--save-result",
+                    "--result-dir",
                     dir.toString(), "--result-filename", "s.json");
             assertEquals(3, r.exitCode(), "a point that measured nothing makes the sweep invalid: " + r.out() + r.err());
             assertTrue(r.out().contains("Sweep result written"), r.out());
