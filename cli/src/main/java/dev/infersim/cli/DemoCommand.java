@@ -27,6 +27,7 @@ import dev.infersim.sim.SimulationResult;
 import dev.infersim.sim.SimulatorKeys;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
+import dev.infersim.workload.WorkloadSpecBuilder;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -194,10 +195,12 @@ public final class DemoCommand implements Callable<Integer> {
         DemoReport report = new DemoReport(rows, saturation, simulatedSaturation(saturation), timeScale, sloTtftP99Ms,
                 prediction.description(), fixed != null, simulatedCurve, prediction.curve(), stability, extraRuns);
         report.print(out);
+        DemoResult result = report.result().withClosedLoop(DemoClosedLoop.runAndPrint(prediction,
+                n -> builder(Double.POSITIVE_INFINITY, n, seed), () -> deployment.engine(null, seed), out));
         int near = report.rowNearestTheKnee(rows);
         DemoPage.KneeTimeline kneeTimeline = near < 0 ? null
                 : new DemoPage.KneeTimeline(pairedRuns.get(near).timeline().columns(), rows.get(near).rate());
-        DemoPage.write(html, report, new DemoPage.Story(workloadWords(),
+        DemoPage.write(html, result, new DemoPage.Story(workloadWords(),
                 fixed == null ? EngineSummary.of(d, PROMPT_TOKENS + (int) MEAN_OUTPUT_TOKENS) : null,
                 fixed == null ? null : timingWords(d) + ": each request holds one slot from its first scheduling to its last "
                         + "token, whatever else runs, so the deployment is an M/G/c queue with c = --max-num-seqs.",
@@ -206,7 +209,7 @@ public final class DemoCommand implements Callable<Integer> {
         out.println("HTML report written to " + html + " (model time throughout)");
         if (saveResult != null) {
             try {
-                ResultJson.write(saveResult, report.result());
+                ResultJson.write(saveResult, result);
             } catch (ConfigException e) {
                 throw new ConfigException("--save-result: " + e.getMessage(), e);
             }
@@ -347,8 +350,12 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     private WorkloadSpec spec(double ratePerS, long requests, long workloadSeed) {
+        return builder(ratePerS, requests, workloadSeed).build();
+    }
+
+    private WorkloadSpecBuilder builder(double ratePerS, long requests, long workloadSeed) {
         return WorkloadSpec.builder().datasetName("random").randomInputLen(PROMPT_TOKENS).randomOutputLen(MAX_TOKENS)
-                .eosMeanTokens(MEAN_OUTPUT_TOKENS).requestRate(ratePerS).numPrompts(requests).seed(workloadSeed).build();
+                .eosMeanTokens(MEAN_OUTPUT_TOKENS).requestRate(ratePerS).numPrompts(requests).seed(workloadSeed);
     }
 
     /**

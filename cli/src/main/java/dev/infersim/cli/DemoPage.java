@@ -15,8 +15,10 @@ import java.util.Map;
  * simulated (a dense curve of replications with its band) and predicted (a curve up to its asymptote) on the same axes
  * in model time, latencies on log axes so the knee's bend shows, each method's knee a legend entry with its value and
  * interval, the TTFT objective marked and the prediction saying "unstable" past its knee; whether the conclusions are
- * stable; where the three disagree and why; and a timeline of one simulated run near the knee, each series on an axis
- * of its own unit. Self-contained (the charting library and the data are inlined), so it opens offline.
+ * stable; where the three disagree and why; a timeline of one simulated run near the knee, each series on an axis
+ * of its own unit; and the closed loop ({@link DemoClosedLoop}): throughput and mean latency against concurrency,
+ * simulated and predicted, with Little's law's X R beside each N. Self-contained (the charting library and the data are
+ * inlined), so it opens offline.
  */
 final class DemoPage {
     /**
@@ -39,8 +41,8 @@ final class DemoPage {
     private DemoPage() {
     }
 
-    static void write(Path file, DemoReport report, Story story) {
-        Data data = new Data(story.workload(), story.engine(), story.timing(), report.result(), story.kneeTimeline(),
+    static void write(Path file, DemoResult result, Story story) {
+        Data data = new Data(story.workload(), story.engine(), story.timing(), result, story.kneeTimeline(),
                 story.metadata());
         try {
             HtmlReport.writePage(file, TEMPLATE, data);
@@ -77,6 +79,8 @@ final class DemoPage {
             <div class="pair"><div class="chart" id="chart-throughput"></div><div class="chart" id="chart-waiting"></div></div>
             <h2>4. Where they disagree, and why</h2><div id="table"></div><ul id="notes"></ul>
             <h2>5. One run near the knee</h2><p id="timeline-words"></p><div class="chart" id="chart-timeline"></div>
+            <h2>6. A closed loop: throughput and latency against concurrency</h2><p id="closed-words"></p>
+            <div class="chart wide" id="chart-closed-loop"></div><div id="closed-table"></div>
             <h2>About this run</h2><div id="metadata"></div>
             <script>
             const DATA = %DATA%;
@@ -218,6 +222,34 @@ final class DemoPage {
                 grid:{top:70,left:16,right:E?48:16,bottom:36,containLabel:true},
                 xAxis:{type:'value',name:'model time, s',nameLocation:'middle',nameGap:26},yAxis:yAxis,series:series});
             } else { $('timeline-words').textContent = 'No run was simulated.'; }
+            const L = C.closed_loop;
+            if(L){
+              const pts = L.points;
+              $('closed-words').textContent = 'N clients, each sending its next request the moment its last one ends (vllm bench --max-concurrency N '
+                + '--request-rate inf), simulated (same engine, virtual time) and predicted (predict --max-concurrency N). Up to the batch the engine '
+                + 'sustains ('+L.batch_limit+' sequences) every client adds throughput at little cost in latency; past it the extra clients only queue: '
+                + 'throughput stays flat and latency grows in proportion to N. Little\\'s law for a closed loop, N = X \u00d7 R (throughput times mean E2EL), '
+                + 'holds in the simulation within '+n(100*L.littles_law_tolerance)+'% at every N (last column); the prediction is held within '
+                + n(100*L.prediction_tolerance)+'% of the simulation.';
+              const line = (name, m, key, axis, type) => ({name:name, type:'line', yAxisIndex:axis, color:COLOR[m], symbolSize:6,
+                lineStyle:{type:type,width:2}, data:pts.map(p=>[p.max_concurrency, p[m][key]])});
+              const series = [];
+              for(const [m] of METHODS.slice(1)){
+                series.push(line('req/s, '+m, m, 'request_throughput', 0, 'solid'), line('E2EL, '+m, m, 'mean_e2el_ms', 1, 'dashed'),
+                  line('TTFT, '+m, m, 'mean_ttft_ms', 1, 'dotted'));
+              }
+              draw('chart-closed-loop', {title:{text:'Throughput (req/s, left) and mean latency (ms, right, log) vs concurrency',textStyle:{fontSize:14}},
+                tooltip:{trigger:'axis'},legend:{top:26},grid:{top:70,left:16,right:16,bottom:36,containLabel:true},
+                xAxis:{type:'log',logBase:2,name:'concurrency N (clients)',nameLocation:'middle',nameGap:26},
+                yAxis:[{type:'value',name:'req/s',min:0},{type:'log',name:'ms',position:'right'}],series:series});
+              let t = '<table><tr><th>N</th><th>req/s<br>simulated / predicted</th><th>output tokens/s<br>simulated / predicted</th>'
+                + '<th>mean E2EL, ms<br>simulated / predicted</th><th>mean TTFT, ms<br>simulated / predicted</th><th>X \u00d7 R, simulated<br>(Little: = N)</th></tr>';
+              for(const p of pts){ const pair = k=>n(p.simulated[k])+' / '+n(p.predicted[k]);
+                t += '<tr><td>'+p.max_concurrency+'</td><td>'+pair('request_throughput')+'</td><td>'+pair('output_throughput')+'</td><td>'
+                  + pair('mean_e2el_ms')+'</td><td>'+pair('mean_ttft_ms')+'</td><td>'+n(p.simulated.throughput_times_mean_e2el)+'</td></tr>'; }
+              $('closed-table').innerHTML = t+'</table>';
+            } else { $('closed-words').textContent = 'The closed loop is predicted for the engine model only, so it is not run under fixed timing.';
+              $('chart-closed-loop').remove(); }
             $('metadata').innerHTML = '<table>'+Object.entries(DATA.metadata).map(([k,v])=>'<tr><th>'+esc(k)+'</th><td>'+esc(typeof v==='object'?JSON.stringify(v):v)+'</td></tr>').join('')+'</table>';
             </script></body></html>
             """;

@@ -521,6 +521,6 @@ final class DemoReport {
         return new DemoResult(timeScale, predictor, predictedSaturation, finite(simulatedSaturation),
                 byMethod(mk, sk, pk), intervalsByMethod(mk, sk, pk), sloTtftP99Ms, byMethod(ms, ss, ps),
                 intervalsByMethod(ms, ss, ps), stability == null ? null : stability.toResult(), extraRuns,
-                PercentileInterval.METHOD, list, simulated, predicted, notes());
+                PercentileInterval.METHOD, list, simulated, predicted, notes(), null);
     }
 }

@@ -16,6 +16,7 @@ import java.util.List;
  *
  * @param simulatedSaturationRatePerS null when the simulated capacity was not run
  * @param stability                   null before the sweep's conclusions were judged
+ * @param closedLoop                  null until the closed loop has run, and under fixed timing
  */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 record DemoResult(double timeScale, String predictor, double predictedSaturationRatePerS,
@@ -23,7 +24,37 @@ record DemoResult(double timeScale, String predictor, double predictedSaturation
                   ByMethod<List<Double>> kneeRateCi95, double sloTtftP99Ms, ByMethod<Double> highestRateMeetingSlo,
                   ByMethod<List<Double>> highestRateMeetingSloCi95, Stability stability, int extraRuns,
                   String percentileCiMethod, List<Row> rows, List<SimulatedPoint> simulatedCurve,
-                  List<PredictedPoint> predictedCurve, List<String> notes) {
+                  List<PredictedPoint> predictedCurve, List<String> notes, ClosedLoop closedLoop) {
+
+    /** This comparison with the closed loop's points ({@link DemoClosedLoop}). */
+    DemoResult withClosedLoop(ClosedLoop c) {
+        return new DemoResult(timeScale, predictor, predictedSaturationRatePerS, simulatedSaturationRatePerS,
+                kneeRatePerS, kneeRateCi95, sloTtftP99Ms, highestRateMeetingSlo, highestRateMeetingSloCi95, stability,
+                extraRuns, percentileCiMethod, rows, simulatedCurve, predictedCurve, notes, c);
+    }
+
+    /**
+     * The closed loop ({@link DemoClosedLoop}): the batch the engine sustains, the tolerances of Little's law in the
+     * simulation and of the prediction against it, and each concurrency's means.
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record ClosedLoop(int batchLimit, double littlesLawTolerance, double predictionTolerance,
+                      List<ClosedLoopPoint> points) {
+    }
+
+    /** One concurrency (vLLM's {@code max_concurrency}), simulated and predicted. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record ClosedLoopPoint(int maxConcurrency, ClosedLoopSide simulated, ClosedLoopSide predicted) {
+    }
+
+    /**
+     * One method's means at one concurrency, in model time: vLLM's request and output throughputs (steady state), mean
+     * E2EL and TTFT, and throughput times mean E2EL, which Little's law says is the concurrency.
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record ClosedLoopSide(double requestThroughput, double outputThroughput, double meanE2elMs, double meanTtftMs,
+                          double throughputTimesMeanE2el) {
+    }
 
     /** One value of each method. */
     record ByMethod<T>(T measured, T simulated, T predicted) {

@@ -85,6 +85,28 @@ class DemoCommandTest {
         }
     }
 
+    /** After the open loop's conclusions, the closed loop (engine model only): saved, printed, one point per N. */
+    @Test
+    void demoAddsTheClosedLoopAfterTheConclusions() throws Exception {
+        assertEquals(0, engine.exitCode(), engine.out() + engine.err());
+        assertTrue(engine.out().indexOf("Closed loop: N clients") > engine.out().indexOf("knee (capacity), req/s:"),
+                engine.out());
+        JsonNode closed = new ObjectMapper().readTree(dir.resolve("demo.json").toFile()).get("closed_loop");
+        List<Integer> n = new ArrayList<>();
+        closed.get("points").forEach(p -> n.add(p.get("max_concurrency").asInt()));
+        int limit = closed.get("batch_limit").asInt();
+        assertEquals(DemoClosedLoop.concurrencies(limit), n, closed.toString());
+        for (JsonNode p : closed.get("points")) {
+            int clients = p.get("max_concurrency").asInt();
+            assertEquals(clients, p.get("simulated").get("throughput_times_mean_e2el").asDouble(),
+                    DemoClosedLoop.LITTLES_LAW_TOLERANCE * clients, "Little's law in the simulation: " + p);
+        }
+        assertEquals(0, fixed.exitCode(), fixed.out() + fixed.err());
+        assertTrue(new ObjectMapper().readTree(dir.resolve("fixed.json").toFile()).get("closed_loop").isNull(),
+                "fixed timing has no closed-loop prediction");
+        assertTrue(fixed.out().contains("Closed loop: not run under --timing fixed"), fixed.out());
+    }
+
     @Test
     void badFractionIsOneLine() {
         CliRun run = CliRun.of("demo", "--loads", "0,0.5");
@@ -115,7 +137,7 @@ class DemoCommandTest {
 
     /**
      * What a reader sees: no label over another or cut off, every series and knee marker inside its plot, each
-     * method's knee in the legend with its value, and the TTFT p99 chart showing the bend: the simulated curve rises
+     * knee found in the legend with its value (the simulated and predicted ones always), and the TTFT p99 chart showing the bend: the simulated curve rises
      * over its upper half of rates (across the knee) far more than over its lower half. The layout also holds when a
      * measured run is flagged invalid, whatever this machine's load did to this run.
      */
@@ -133,9 +155,13 @@ class DemoCommandTest {
                 List<String> legend = new ArrayList<>();
                 browser.eval("echarts.getInstanceByDom(document.getElementById('chart-ttft-p99')).getOption().legend[1].data")
                         .forEach(n -> legend.add(n.asText()));
+                // a knee is in the legend where its method found one: the measured one rests on this machine's runs
+                JsonNode knees = new ObjectMapper().readTree(dir.resolve(name + ".json").toFile()).get("knee_rate_per_s");
+                assertTrue(knees.get("simulated").isNumber() && knees.get("predicted").isNumber(), name + ": " + knees);
                 for (String method : List.of("measured", "simulated", "predicted")) {
-                    assertTrue(legend.stream().anyMatch(l -> l.matches(method + " knee [0-9.]+ req/s.*")),
-                            name + ": the " + method + " knee with its value in the legend: " + legend);
+                    boolean shown = legend.stream().anyMatch(l -> l.matches(method + " knee [0-9.]+ req/s.*"));
+                    assertEquals(knees.get(method).isNumber(), shown,
+                            name + ": the " + method + " knee with its value in the legend where found: " + legend + " " + knees);
                 }
                 // the simulated curve, in virtual time, shows the bend whatever this machine's load did to the measured
                 JsonNode p99 = browser.eval("echarts.getInstanceByDom(document.getElementById('chart-ttft-p99')).getOption()"
@@ -144,6 +170,8 @@ class DemoCommandTest {
                 double middle = p99.get(p99.size() / 2).get(1).asDouble();
                 double last = p99.get(p99.size() - 1).get(1).asDouble();
                 assertTrue(last / middle > 3 * (middle / first), name + ": the curve bends at the knee: " + p99);
+                assertEquals(name.equals("demo"), browser.eval("!!document.getElementById('chart-closed-loop')").asBoolean(),
+                        name + ": the closed-loop chart under the engine model only");
                 browser.screenshot(Path.of("target", name.equals("demo") ? "demo-quick.png" : "demo-quick-fixed.png"));
             }
             // a machine too busy to send on time flags a measured run invalid, which adds a fourth legend entry
