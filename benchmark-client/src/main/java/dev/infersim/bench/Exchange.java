@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infersim.workload.WorkloadRequest;
 import io.vertx.core.Handler;
-import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
@@ -28,7 +27,7 @@ final class Exchange implements Handler<Buffer> {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final byte[] DONE = "[DONE]".getBytes(StandardCharsets.US_ASCII);
 
-    private final Vertx vertx;
+    private final ClientClock clock;
     private final LaneConnections connections;
     private final RequestOptions options;
     private final TokenCounter tokenizer;
@@ -83,9 +82,9 @@ final class Exchange implements Handler<Buffer> {
     private int[] chunkTokens = new int[256];
     private int[] chunkTextEnds = new int[256];
 
-    Exchange(Vertx vertx, LaneConnections connections, RequestOptions options, TokenCounter tokenizer,
+    Exchange(ClientClock clock, LaneConnections connections, RequestOptions options, TokenCounter tokenizer,
              Consumer<Exchange> onFinish) {
-        this.vertx = vertx;
+        this.clock = clock;
         this.connections = connections;
         this.options = options;
         this.tokenizer = tokenizer;
@@ -95,8 +94,8 @@ final class Exchange implements Handler<Buffer> {
     /** Sends {@code body} now; latencies count from {@code originNanos}. Must run on the event loop. */
     void start(WorkloadRequest request, Buffer body, long scheduledNanos, long originNanos, long timeoutMillis) {
         prepare(request, body, scheduledNanos, originNanos, timeoutMillis);
-        startNanos = System.nanoTime();
-        timerId = vertx.setTimer(timeoutMillis, onTimeout);
+        startNanos = clock.nanoTime();
+        timerId = clock.setTimer(timeoutMillis, onTimeout);
         int use = ++generation;
         connections.acquire().onComplete(ar -> {
             if (use != generation || finished) {
@@ -167,7 +166,7 @@ final class Exchange implements Handler<Buffer> {
                 failWith(t);
             }
         });
-        sendNanos = System.nanoTime();
+        sendNanos = clock.nanoTime();
         req.send(body).onComplete(ar -> {
             if (use != generation) {
                 return;
@@ -198,7 +197,7 @@ final class Exchange implements Handler<Buffer> {
             resp.handler(this);
             resp.endHandler(v -> {
                 if (use == generation) {
-                    ended(System.nanoTime());
+                    ended(clock.nanoTime());
                 }
             });
         });
@@ -206,7 +205,7 @@ final class Exchange implements Handler<Buffer> {
 
     @Override
     public void handle(Buffer chunk) {
-        read(chunk, System.nanoTime());
+        read(chunk, clock.nanoTime());
     }
 
     /** One network read at {@code nowNanos}: the SSE decoder hands every event it completes to {@link #event}. */
@@ -408,7 +407,7 @@ final class Exchange implements Handler<Buffer> {
         if (response != null) {
             response.handler(null);
         }
-        vertx.cancelTimer(timerId);
+        clock.cancelTimer(timerId);
         body = null;
         onFinish.accept(this);
     }

@@ -5,7 +5,6 @@ import dev.infersim.result.RequestLogWriter;
 import dev.infersim.workload.WorkloadRequest;
 import io.netty.channel.EventLoop;
 import io.vertx.core.Context;
-import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.http.RequestOptions;
@@ -16,21 +15,19 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * Sends one stream of requests on an absolute schedule and measures them.
  *
- * <p>Open loop: the calling thread is the pacer. For each request it renders the body ahead of time and, about
- * {@value #HANDOFF_LEAD_NANOS} ns before the request's time {@code start + arrivalNanos}, hands it to the next lane,
- * whose event loop sends it from its own timer (Netty's, nanosecond-precise): so a send waits on one thread wake-up,
- * not on the pacer's and then the loop's, whatever the responses are doing. Latencies count from the scheduled time,
- * so a slow server cannot hide queueing behind a slow client (coordinated omission); the actual send time is kept as
- * send lag. With a concurrency cap the pacer first takes a permit (vLLM's {@code --max-concurrency} semaphore), then
- * waits for the scheduled time itself (parking until {@value #SPIN_NANOS} ns before, then spinning), so that no
- * permit is held before its request's time: latencies then count from when the request got its slot, and the wait is
- * the client queue time.
+ * <p>Open loop: the calling thread is the {@link OpenLoopPacer}. For each request it renders the body ahead of time
+ * and, about {@value OpenLoopPacer#HANDOFF_LEAD_NANOS} ns before the request's time {@code start + arrivalNanos}, hands
+ * it to the next lane, whose event loop sends it from its own timer (Netty's, nanosecond-precise): so a send waits on
+ * one thread wake-up, not on the pacer's and then the loop's, whatever the responses are doing. Latencies count from
+ * the scheduled time, so a slow server cannot hide queueing behind a slow client (coordinated omission); the actual
+ * send time is kept as send lag. With a concurrency cap the pacer first takes a permit (vLLM's
+ * {@code --max-concurrency} semaphore), then waits for the scheduled time itself, so that no permit is held before its
+ * request's time: latencies then count from when the request got its slot, and the wait is the client queue time.
  *
  * <p>Closed loop (rate inf, cap N): no pacer; the event loop sends the next request the moment one ends, so exactly N
  * are in flight until the stream runs out, and latencies count from that moment.
@@ -41,21 +38,19 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Every request ends: by its response, its timeout, or the run's deadline (last send + request timeout + 5 s),
  * after which whatever is still in flight is aborted and counted as {@code deadline}.
+ *
+ * <p>All of it reads time from a {@link ClientClock}: the schedule, the sends' timers, the send lag and the timeouts.
  */
 final class LoadRun {
-    private static final long SPIN_NANOS = 100_000;
-    /**
-     * Far enough ahead that the pacer's own lateness never reaches a send: on a 2-core machine at load 3-10 the pacer
-     * woke more than 2 ms late for 1-13% of requests (up to 244 ms late), and each of those sends was late by as much.
-     * Handed over 50 ms ahead, the lane's timer alone decides when a request goes out.
-     */
-    private static final long HANDOFF_LEAD_NANOS = 50_000_000;
     private static final long LEAD_NANOS = 20_000_000;
     private static final long DEADLINE_GRACE_NANOS = 5_000_000_000L;
     private static final String INTERRUPTED = "interrupted";
     /** A start time meaning "as soon as the run is set up". */
     static final long NOW = Long.MIN_VALUE;
 
+    private final ClientClock clock;
+    private final OpenLoopPacer pacer;
+    private final OpenLoopPacer.Sends sends = this::handOff;
     private final RequestOptions options;
     private final PromptRenderer renderer;
     private final TokenCounter counter;
@@ -68,15 +63,17 @@ final class LoadRun {
     private volatile ClosedLoop closedLoop;
 
     /** One lane per pair of an event-loop context and the connections used only from it. */
-    LoadRun(Vertx vertx, List<Context> loops, List<LaneConnections> connections, RequestOptions options,
+    LoadRun(ClientClock clock, List<Context> loops, List<LaneConnections> connections, RequestOptions options,
             PromptRenderer renderer, TokenCounter counter, BenchConfig config) {
+        this.clock = clock;
         this.options = options;
         this.renderer = renderer;
         this.counter = counter;
         this.config = config;
         this.bodies = new RequestBodies(config.model(), config.chat(), config.ignoreEos(), renderer);
+        this.pacer = new OpenLoopPacer(clock, bodies, !config.chat(), () -> stopped, this::stop);
         for (int i = 0; i < loops.size(); i++) {
-            lanes.add(new Lane(vertx, loops.get(i), connections.get(i)));
+            lanes.add(new Lane(loops.get(i), connections.get(i)));
         }
         // Lanes sharing a loop would share its thread too: the client would silently run on fewer cores.
         if (lanes.stream().map(l -> l.timers).distinct().count() != lanes.size()) {
@@ -108,65 +105,37 @@ final class LoadRun {
      * @param maxConcurrency cap on requests in flight; 0 for none
      * @param durationNanos  stop issuing measured requests this long after the window starts; 0 for no limit
      * @param log            per-request detail sink for measured requests, or null
-     * @param startNanos     when the schedule starts ({@link System#nanoTime()}), so that shards on several machines
+     * @param startNanos     when the schedule starts (on the {@link ClientClock}), so that shards on several machines
      *                       start together; {@link #NOW} for right away
      */
     Phase run(Iterator<WorkloadRequest> requests, boolean closedLoop, int maxConcurrency, long warmupCount,
               long warmupNanos, long durationNanos, GoodputSlo slo, RequestLogWriter log, long startNanos) {
-        long start = startNanos == NOW ? System.nanoTime() + LEAD_NANOS : startNanos;
+        long start = startNanos == NOW ? clock.nanoTime() + LEAD_NANOS : startNanos;
         if (closedLoop) {
             return runClosedLoop(requests, maxConcurrency, warmupCount, warmupNanos, durationNanos, slo, log, start);
         }
-        MeasuredWindow warm = new MeasuredWindow(start, start, GoodputSlo.NONE, null, !config.chat());
-        MeasuredWindow measured = null;
         Semaphore cap = maxConcurrency > 0 ? new Semaphore(maxConcurrency) : null;
         permits = cap;
         inFlight.reset(start);
-        long issued = 0;
-        long lastOrigin = start;
-        long lastScheduled = Long.MIN_VALUE;
-        while (!stopped && requests.hasNext()) {
-            WorkloadRequest r = requests.next();
-            long scheduled = start + r.arrivalNanos();
-            boolean isWarmup = r.index() < warmupCount || r.arrivalNanos() < warmupNanos;
-            if (measured != null && durationNanos > 0
-                    && Math.max(scheduled, System.nanoTime()) - measured.startNanos >= durationNanos) {
-                break;
-            }
-            Buffer body = bodies.body(r);
-            long slotNanos = Long.MIN_VALUE;
-            if (cap != null) {
-                if (!acquire(cap)) {
-                    break;
-                }
-                slotNanos = System.nanoTime();
-            }
-            waitUntil(scheduled - (cap == null ? HANDOFF_LEAD_NANOS : 0));
-            long origin = Math.max(scheduled, slotNanos);
-            if (!isWarmup && measured == null) {
-                measured = new MeasuredWindow(origin, start, slo, log, !config.chat());
-                measured.keepSendTimes();
-            }
-            MeasuredWindow into = isWarmup ? warm : measured;
-            inFlight.handedOff();
-            long gap = lastScheduled == Long.MIN_VALUE ? Long.MAX_VALUE : scheduled - lastScheduled;
-            lanes.get((int) (issued % lanes.size())).sendAt(r, body, scheduled, gap, origin, into);
-            issued++;
-            lastScheduled = scheduled;
-            lastOrigin = origin;
-        }
-        if (!stopped) {
-            waitUntil(lastOrigin); // the lanes send up to the hand-off lead after the pacer's last hand-off
-        }
-        long sendingEnd = System.nanoTime();
+        OpenLoopPacer.Paced paced = pacer.run(requests, start, cap, warmupCount, warmupNanos, durationNanos, slo, log,
+                sends);
+        MeasuredWindow measured = paced.measured();
+        long sendingEnd = clock.nanoTime();
         double sendingMean = inFlight.mean(sendingEnd);
         if (measured != null) {
             measured.sendingEnded(sendingEnd);
         }
-        awaitDrain(lastOrigin + config.requestTimeoutMillis() * 1_000_000L + DEADLINE_GRACE_NANOS);
+        awaitDrain(paced.lastOriginNanos() + config.requestTimeoutMillis() * 1_000_000L + DEADLINE_GRACE_NANOS);
         MeasuredWindow window = measured != null ? measured
-                : new MeasuredWindow(System.nanoTime(), start, slo, null, !config.chat());
-        return new Phase(warm, window, inFlight.max(), sendingMean, stopped);
+                : new MeasuredWindow(clock.nanoTime(), start, slo, null, !config.chat());
+        return new Phase(paced.warmup(), window, inFlight.max(), sendingMean, stopped);
+    }
+
+    /** Hands a paced request to the lanes in turn, counted as handed off until its time comes. */
+    private void handOff(long issued, WorkloadRequest r, Buffer body, long scheduled, long gap, long origin,
+                         MeasuredWindow into) {
+        inFlight.handedOff();
+        lanes.get((int) (issued % lanes.size())).sendAt(r, body, scheduled, gap, origin, into);
     }
 
     /**
@@ -177,7 +146,7 @@ final class LoadRun {
      */
     private Phase runClosedLoop(Iterator<WorkloadRequest> requests, int users, long warmupCount, long warmupNanos,
                                 long durationNanos, GoodputSlo slo, RequestLogWriter log, long start) {
-        waitUntil(start);
+        clock.sleepUntil(start);
         ClosedLoop feed = new ClosedLoop(requests, warmupCount, warmupNanos, durationNanos, slo, log, start);
         permits = null;
         inFlight.reset(feed.start);
@@ -192,16 +161,16 @@ final class LoadRun {
             });
         }
         // The in-flight average starts once all users are in: it measures the loop, not its start-up.
-        inFlight.startAveraging(System.nanoTime());
+        inFlight.startAveraging(clock.nanoTime());
         while (!feed.exhausted && !stopped) {
             LockSupport.parkNanos(5_000_000);
         }
-        awaitDrain(System.nanoTime() + config.requestTimeoutMillis() * 1_000_000L + DEADLINE_GRACE_NANOS);
+        awaitDrain(clock.nanoTime() + config.requestTimeoutMillis() * 1_000_000L + DEADLINE_GRACE_NANOS);
         closedLoop = null;
         synchronized (feed) {
-            feed.markExhausted(System.nanoTime());
+            feed.markExhausted(clock.nanoTime());
             MeasuredWindow window = feed.measured != null ? feed.measured
-                    : new MeasuredWindow(System.nanoTime(), feed.start, slo, null, !config.chat());
+                    : new MeasuredWindow(clock.nanoTime(), feed.start, slo, null, !config.chat());
             return new Phase(feed.warm, window, inFlight.max(), feed.sendingMean, stopped);
         }
     }
@@ -238,7 +207,7 @@ final class LoadRun {
             MeasuredWindow into;
             long now;
             synchronized (this) {
-                now = System.nanoTime();
+                now = clock.nanoTime();
                 boolean pastDuration = measured != null && durationNanos > 0 && now - measured.startNanos >= durationNanos;
                 if (exhausted || stopped || pastDuration || !requests.hasNext()) {
                     markExhausted(now);
@@ -273,15 +242,13 @@ final class LoadRun {
     private final class Lane {
         final Context loop;
         final RequestBodies bodies;
-        private final Vertx vertx;
         private final LaneConnections connections;
         private final ContextInternal context;
         private final EventLoop timers;
         private final ArrayDeque<Exchange> pool = new ArrayDeque<>();
         private final List<Exchange> active = new ArrayList<>();
 
-        Lane(Vertx vertx, Context loop, LaneConnections connections) {
-            this.vertx = vertx;
+        Lane(Context loop, LaneConnections connections) {
             this.loop = loop;
             this.context = (ContextInternal) loop;
             this.timers = context.nettyEventLoop();
@@ -294,19 +261,19 @@ final class LoadRun {
          * request whose time comes after the run was stopped is dropped.
          */
         void sendAt(WorkloadRequest r, Buffer body, long scheduled, long gap, long origin, MeasuredWindow into) {
-            timers.schedule(() -> context.emit(v -> {
-                inFlight.sent(!stopped, System.nanoTime());
+            clock.schedule(timers, origin, () -> context.emit(v -> {
+                inFlight.sent(!stopped, clock.nanoTime());
                 if (!stopped) {
                     dispatch(r, body, scheduled, gap, origin, into);
                 }
-            }), origin - System.nanoTime(), TimeUnit.NANOSECONDS);
+            }));
         }
 
         /** @param gap scheduled time since the previous request's; {@code Long.MAX_VALUE} when unscheduled or first */
         void dispatch(WorkloadRequest r, Buffer body, long scheduled, long gap, long origin, MeasuredWindow into) {
             Exchange x = pool.poll();
             if (x == null) {
-                x = new Exchange(vertx, connections, options, counter, this::finished);
+                x = new Exchange(clock, connections, options, counter, this::finished);
             }
             active.add(x);
             x.window = into;
@@ -315,7 +282,7 @@ final class LoadRun {
         }
 
         private void finished(Exchange x) {
-            long now = System.nanoTime();
+            long now = clock.nanoTime();
             int at = active.lastIndexOf(x);
             active.set(at, active.get(active.size() - 1));
             active.remove(active.size() - 1);
@@ -410,34 +377,10 @@ final class LoadRun {
         }
     }
 
-    private boolean acquire(Semaphore cap) {
-        try {
-            while (!stopped) {
-                if (cap.tryAcquire(50, TimeUnit.MILLISECONDS)) {
-                    return true;
-                }
-            }
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            stopped = true;
-            return false;
-        }
-    }
 
-    private static void waitUntil(long deadlineNanos) {
-        long remaining;
-        while ((remaining = deadlineNanos - System.nanoTime()) > 0) {
-            if (remaining > SPIN_NANOS) {
-                LockSupport.parkNanos(remaining - SPIN_NANOS);
-            } else {
-                Thread.onSpinWait();
-            }
-        }
-    }
 
     private void awaitDrain(long deadlineNanos) {
-        while (inFlight.count() > 0 && System.nanoTime() < deadlineNanos && !stopped) {
+        while (inFlight.count() > 0 && clock.nanoTime() < deadlineNanos && !stopped) {
             LockSupport.parkNanos(5_000_000);
         }
         if (inFlight.count() > 0) {

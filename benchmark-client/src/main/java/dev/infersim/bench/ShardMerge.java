@@ -65,7 +65,7 @@ public final class ShardMerge {
                         moments.path("mean_ms").asDouble(), moments.path("std_ms").asDouble()));
             });
         }
-        LatencyStats sendLag = latencies.remove(BenchmarkClient.SEND_LAG);
+        LatencyStats sendLag = latencies.remove(BenchResultAssembly.SEND_LAG);
         if (sendLag == null) {
             sendLag = new LatencyStats();
         }
@@ -182,12 +182,12 @@ public final class ShardMerge {
         }
         m.put("infersim_valid", invalid.isEmpty());
         m.put("infersim_invalid_reasons", invalid);
-        m.put("infersim_send_lag_ms", BenchmarkClient.lagSummary(sendLag));
+        m.put("infersim_send_lag_ms", BenchResultAssembly.lagSummary(sendLag));
         m.put("infersim_sent", sum(shards, "infersim_sent"));
         m.put("infersim_cancelled", sum(shards, "infersim_cancelled"));
         m.put("infersim_errors", errors(shards));
         m.put("infersim_interrupted", shards.stream().anyMatch(s -> s.result().path("infersim_interrupted").asBoolean()));
-        m.put("infersim_percentile_curves", BenchmarkClient.curves(stats, sendLag));
+        m.put("infersim_percentile_curves", BenchResultAssembly.curves(stats, sendLag));
         List<Map<String, Object>> each = new ArrayList<>();
         for (ShardResult s : shards) {
             Map<String, Object> one = new LinkedHashMap<>();

@@ -43,7 +43,7 @@ class ExchangeTimingTest {
     void ttftItlIclAndTpotFollowTheMetricDefinitions() {
         MeasuredWindow window = new MeasuredWindow(ORIGIN, ORIGIN, GoodputSlo.NONE, null, true);
         List<Exchange> finished = new ArrayList<>();
-        Exchange x = new Exchange(vertx, null, null, WORDS, e -> {
+        Exchange x = new Exchange(ClientClock.system(vertx), null, null, WORDS, e -> {
             finished.add(e);
             window.record(e, ORIGIN + 441 * MS);
         });

@@ -61,7 +61,7 @@ class SseClientFuzzTest {
 
         MeasuredWindow window = new MeasuredWindow(0, 0, GoodputSlo.NONE, null, false);
         List<Exchange> finished = new ArrayList<>();
-        Exchange x = new Exchange(VERTX, null, null, WORDS, e -> {
+        Exchange x = new Exchange(ClientClock.system(VERTX), null, null, WORDS, e -> {
             finished.add(e);
             window.record(e, e.lastTokenNanos > 0 ? e.lastTokenNanos : 0);
         });

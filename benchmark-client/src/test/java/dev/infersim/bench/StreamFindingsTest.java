@@ -41,11 +41,11 @@ class StreamFindingsTest {
             Exchange x = request.apply(i);
             w.record(x, x.lastTokenNanos);
         }
-        return Map.of("requests", w.ttftError.count(), "ttft_abs_error_ms", BenchmarkClient.lagSummary(w.ttftError),
+        return Map.of("requests", w.ttftError.count(), "ttft_abs_error_ms", BenchResultAssembly.lagSummary(w.ttftError),
                 "streams", Map.of("checked", w.streamsChecked, "bunched", w.streamsBunched, "chunks", w.truthChunks,
                         "tokens", w.truthTokens, "lost_token_requests", w.lostTokenRequests, "lost_tokens", w.lostTokens,
                         "reordered_requests", w.reorderedRequests),
-                "pre_arrival_ms", BenchmarkClient.lagSummary(w.preArrival), "late_arrivals", w.lateArrivals);
+                "pre_arrival_ms", BenchResultAssembly.lagSummary(w.preArrival), "late_arrivals", w.lateArrivals);
     }
 
     private static List<String> names(List<StreamFindings.Finding> findings) {
