@@ -103,7 +103,7 @@ final class BenchResultAssembly {
         extra.put("infersim_token_count_method", counted == null ? null : counted.key());
         extra.put("infersim_warnings", warnings(w));
         MeasuredWindow warm = phase.warmup();
-        extra.put("infersim_warmup", Map.of("requests", warm.finished(), "failed", warm.stats.failed(),
+        extra.put("infersim_warmup", ordered("requests", warm.finished(), "failed", warm.stats.failed(),
                 "cancelled", warm.cancelled, "duration_s", warm.finished() == 0 ? 0.0 : warm.durationNanos() / 1e9));
         extra.put("infersim_interrupted", phase.interrupted());
         extra.put("infersim_error", probeError);
@@ -139,7 +139,7 @@ final class BenchResultAssembly {
         }
         latencies.put(SEND_LAG, w.sendLag);
         Map<String, Object> moments = new LinkedHashMap<>();
-        latencies.forEach((name, s) -> moments.put(name, Map.of("count", s.count(), "mean_ms", s.meanMs(),
+        latencies.forEach((name, s) -> moments.put(name, ordered("count", s.count(), "mean_ms", s.meanMs(),
                 "std_ms", s.stdMs())));
         double windowStartS = (w.startNanos - w.scheduleStartNanos) / 1e9;
         double windowEndS = windowStartS + w.durationNanos() / 1e9;

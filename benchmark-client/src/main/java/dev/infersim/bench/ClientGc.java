@@ -42,7 +42,7 @@ final class ClientGc {
             long ms = Math.max(0, collectors.get(i).getCollectionTime() - millis[i]);
             total += n;
             totalMillis += ms;
-            byCollector.put(collectors.get(i).getName(), Map.of("collections", n, "time_ms", ms));
+            byCollector.put(collectors.get(i).getName(), BenchResultAssembly.ordered("collections", n, "time_ms", ms));
         }
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("collections", total);

@@ -222,7 +222,7 @@ public final class ShardMerge {
             });
         }
         Map<String, Object> out = new LinkedHashMap<>();
-        counts.forEach((type, count) -> out.put(type, Map.of("count", count, "first_messages", messages.get(type))));
+        counts.forEach((type, count) -> out.put(type, BenchResultAssembly.ordered("count", count, "first_messages", messages.get(type))));
         return out;
     }
 }

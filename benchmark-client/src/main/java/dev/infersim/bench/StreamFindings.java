@@ -83,7 +83,7 @@ public final class StreamFindings {
                     "A proxy buffers the response: nginx needs proxy_buffering off for event streams (or the server's "
                             + "X-Accel-Buffering: no), HAProxy option http-no-delay; load balancers and CDNs may buffer "
                             + "by default.",
-                    ordered("streams_checked", checked, "streams_bunched", bunched, "chunks_per_token",
+                    BenchResultAssembly.ordered("streams_checked", checked, "streams_bunched", bunched, "chunks_per_token",
                             Double.isNaN(chunksPerToken) ? null : chunksPerToken)));
         }
         long lost = count(streams, "lost_token_requests");
@@ -92,7 +92,7 @@ public final class StreamFindings {
                     + "server's tokens (%d tokens missing in all)", lost, count(streams, "lost_tokens")),
                     "Something between the server and the client dropped stream events: a proxy that rewrites the "
                             + "stream, or one that splices a retried upstream response into the first.",
-                    ordered("requests", lost, "tokens", count(streams, "lost_tokens"))));
+                    BenchResultAssembly.ordered("requests", lost, "tokens", count(streams, "lost_tokens"))));
         }
         long reordered = count(streams, "reordered_requests");
         if (reordered > 0) {
@@ -100,7 +100,7 @@ public final class StreamFindings {
                     + "running completion_tokens went backwards", reordered),
                     "Stream events arrived out of order: a proxy that mixes upstream responses, or a retry whose "
                             + "response was spliced into the first.",
-                    ordered("requests", reordered)));
+                    BenchResultAssembly.ordered("requests", reordered)));
         }
         long late = count(truth, "late_arrivals");
         if (late > 0) {
@@ -111,7 +111,7 @@ public final class StreamFindings {
                     "A gateway retried them after an attempt at another replica failed or timed out (nginx "
                             + "proxy_next_upstream, HAProxy retry-on), or queued them while every replica was busy "
                             + "(HAProxy maxconn).",
-                    ordered("requests", late, "send_to_arrival_p99_ms", number(before, "p99"),
+                    BenchResultAssembly.ordered("requests", late, "send_to_arrival_p99_ms", number(before, "p99"),
                             "send_to_arrival_max_ms", number(before, "max"))));
         }
         Finding latency = gatewayLatency(truth, baseline);
@@ -132,7 +132,7 @@ public final class StreamFindings {
                 added[1]),
                 "The gateway holds the first chunk (buffering, as with token_coalescing), queues requests before a "
                         + "replica takes them, or spends that long choosing one.",
-                ordered("added_ttft_p50_ms", added[0], "added_ttft_p99_ms", added[1]));
+                BenchResultAssembly.ordered("added_ttft_p50_ms", added[0], "added_ttft_p99_ms", added[1]));
     }
 
     /**
@@ -167,11 +167,4 @@ public final class StreamFindings {
         return m.get(key) instanceof Number n ? n.doubleValue() : Double.NaN;
     }
 
-    private static Map<String, Object> ordered(Object... keysAndValues) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        for (int i = 0; i < keysAndValues.length; i += 2) {
-            m.put((String) keysAndValues[i], keysAndValues[i + 1]);
-        }
-        return m;
-    }
 }
