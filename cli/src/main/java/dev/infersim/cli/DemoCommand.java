@@ -3,10 +3,7 @@ package dev.infersim.cli;
 import dev.infersim.prediction.EnginePrediction;
 import dev.infersim.prediction.FixedPrediction;
 import dev.infersim.prediction.WorkloadMoments;
-import dev.infersim.result.PercentileInterval;
 import dev.infersim.result.ResultJson;
-import dev.infersim.result.ServingResult;
-import dev.infersim.result.RunInfo;
 import dev.infersim.bench.BenchConfig;
 import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
@@ -17,14 +14,12 @@ import dev.infersim.engine.FixedTiming;
 import dev.infersim.server.MockServer;
 import dev.infersim.server.ServerOptions;
 import dev.infersim.result.GoodputSlo;
-import dev.infersim.result.MeanInterval;
 import dev.infersim.result.RequestLogWriter;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.RoundRobinRouter;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
-import dev.infersim.sim.SimulatorKeys;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import dev.infersim.workload.WorkloadSpecBuilder;
@@ -158,7 +153,7 @@ public final class DemoCommand implements Callable<Integer> {
                 + "requests), then up to %d extra runs until the conclusions are stable%n", saturation, loads, runSeconds,
                 numWarmups, maxExtraRuns);
 
-        List<Row> rows = new ArrayList<>();
+        List<DemoRow> rows = new ArrayList<>();
         List<SimulationResult> pairedRuns = new ArrayList<>();
         List<Map<String, Object>> measuredRuns = new ArrayList<>();
         DemoReport.Stability stability;
@@ -190,7 +185,7 @@ public final class DemoCommand implements Callable<Integer> {
                 (rate, replication) -> {
                     SimulatedRun run = simulateWithCapacity(rate, requestsAt(rate), curveSeed(rate, replication),
                             prediction.meanOutputTokens());
-                    return Side.simulated(run.result(), run.capacityWindows());
+                    return DemoSide.simulated(run.result(), run.capacityWindows());
                 });
         DemoReport report = new DemoReport(rows, saturation, simulatedSaturation(saturation), timeScale, sloTtftP99Ms,
                 prediction.description(), fixed != null, simulatedCurve, prediction.curve(), stability, extraRuns);
@@ -223,7 +218,7 @@ public final class DemoCommand implements Callable<Integer> {
      * the same requests and a long run at that rate, and adds the row.
      */
     private void measure(BenchmarkClient client, double rate, double saturation, String why, DemoPrediction prediction,
-                         List<Row> rows, List<SimulationResult> pairedRuns, List<Map<String, Object>> measuredRuns,
+                         List<DemoRow> rows, List<SimulationResult> pairedRuns, List<Map<String, Object>> measuredRuns,
                          PrintStream out) throws IOException {
         long pointSeed = nextSeed++;
         out.printf(Locale.ROOT, "  rate %.2f req/s (%.0f%% of saturation)%s: measuring, simulating, predicting...%n",
@@ -241,16 +236,16 @@ public final class DemoCommand implements Callable<Integer> {
         }
         SimulatedRun simulated = simulateWithCapacity(rate, requests, pointSeed, prediction.meanOutputTokens());
         SimulationResult steady = simulate(rate, STEADY_RUN_REQUESTS, pointSeed, null);
-        rows.add(new Row(rate, rate / saturation, Side.measured(measured.fields(), timeScale, serviceWindows),
-                Side.simulated(simulated.result(), simulated.capacityWindows()),
-                prediction.at(rate), Side.simulated(steady, new double[0]), groundTruthP99(measured.fields()), measured.valid(),
+        rows.add(new DemoRow(rate, rate / saturation, DemoSide.measured(measured.fields(), timeScale, serviceWindows),
+                DemoSide.simulated(simulated.result(), simulated.capacityWindows()),
+                prediction.at(rate), DemoSide.simulated(steady, new double[0]), groundTruthP99(measured.fields()), measured.valid(),
                 invalidReasons(measured.fields()), why));
         pairedRuns.add(simulated.result());
         measuredRuns.add(measured.fields());
     }
 
     /** The conclusions from the measured rows alone, as the sweep goes. */
-    private DemoReport measuredReport(List<Row> rows, double saturation, DemoPrediction prediction) {
+    private DemoReport measuredReport(List<DemoRow> rows, double saturation, DemoPrediction prediction) {
         return new DemoReport(rows, saturation, Double.NaN, timeScale, sloTtftP99Ms, prediction.description(),
                 fixed != null, null, List.of(), null, 0);
     }
@@ -259,8 +254,8 @@ public final class DemoCommand implements Callable<Integer> {
      * The simulated curve's rates: every 5% of the predicted saturation rate up to past the highest measured rate,
      * and every measured rate.
      */
-    private static double[] curveRates(List<Row> rows, double saturation) {
-        double top = rows.stream().mapToDouble(Row::rate).max().orElse(saturation);
+    private static double[] curveRates(List<DemoRow> rows, double saturation) {
+        double top = rows.stream().mapToDouble(DemoRow::rate).max().orElse(saturation);
         java.util.TreeSet<Double> rates = new java.util.TreeSet<>();
         for (int k = 1; k * 0.05 * saturation < top * 1.001; k++) {
             rates.add(k * 0.05 * saturation);
@@ -415,138 +410,6 @@ public final class DemoCommand implements Callable<Integer> {
         Map<String, Object> truth = (Map<String, Object>) fields.get("infersim_ground_truth");
         Map<String, Object> ttft = truth == null ? null : (Map<String, Object>) truth.get("ttft_abs_error_ms");
         return ttft == null || ttft.get("p99") == null ? Double.NaN : ((Number) ttft.get("p99")).doubleValue();
-    }
-
-    /**
-     * One rate of the sweep, seen three ways. {@code why} says why a run was added after the sweep (null for the
-     * sweep's own rates).
-     */
-    record Row(double rate, double fraction, Side measured, Side simulated, Side predicted, Side steadySimulated,
-               double groundTruthP99Ms, boolean measuredValid, List<String> invalidReasons, String why) {
-    }
-
-    /** A 95% interval, in the unit of the value it bounds; NaN sides where unknown, high +Infinity where unbounded. */
-    record Span(double low, double high) {
-        static final Span NONE = new Span(Double.NaN, Double.NaN);
-
-        static Span of(MeanInterval m) {
-            return new Span(m.low(), m.high());
-        }
-
-        /** From a result's interval ({@code null} where it has none), times {@code scale}; high +Infinity if unbounded. */
-        static Span of(PercentileInterval interval, double scale) {
-            if (interval == null) {
-                return NONE;
-            }
-            return new Span(interval.lowMs() * scale, interval.bounded() ? interval.highMs() * scale : Double.POSITIVE_INFINITY);
-        }
-
-        /** From a result's {@code infersim_percentile_ci95_ms} entry ({@code [low, high]}, high null if unbounded). */
-        static Span ofJson(Object interval, double scale) {
-            if (!(interval instanceof List<?> l) || l.size() != 2 || !(l.get(0) instanceof Number low)) {
-                return NONE;
-            }
-            double high = l.get(1) instanceof Number h ? h.doubleValue() * scale : Double.POSITIVE_INFINITY;
-            return new Span(low.doubleValue() * scale, high);
-        }
-
-        List<Double> toJson() {
-            return Double.isNaN(low) ? null : java.util.Arrays.asList(low, Double.isFinite(high) ? high : null);
-        }
-    }
-
-    /**
-     * The numbers the table and charts compare, in model time (milliseconds and per second of the modelled GPU), with
-     * the 95% intervals of TTFT p50 and p99 and of TPOT p50 (none for the closed form), and the requests served per
-     * second over the second half of sending with the rates of its consecutive windows ({@link LateServiceRate}), whose
-     * batch means bound the knee.
-     * Requests waiting is Little's law on the engine's waiting room (requests taken in per second times the mean wait
-     * from arrival to first scheduling); past saturation it measures how long the run lasted, not a steady state.
-     * {@code sendRatePerS} is the rate actually offered while sending (a short Poisson run misses its nominal rate).
-     */
-    record Side(double ttftP50Ms, double ttftP99Ms, double tpotP50Ms, double outputTokensPerS, double requestsPerS,
-                double meanWaiting, double sendRatePerS, double lateServiceRatePerS, boolean saturated,
-                Span ttftP50, Span ttftP99, Span tpotP50, double[] serviceWindows) {
-
-        /** Point values only: a closed form's, or a test's. */
-        Side(double ttftP50Ms, double ttftP99Ms, double tpotP50Ms, double outputTokensPerS, double requestsPerS,
-             double meanWaiting, double sendRatePerS, double lateServiceRatePerS, boolean saturated) {
-            this(ttftP50Ms, ttftP99Ms, tpotP50Ms, outputTokensPerS, requestsPerS, meanWaiting, sendRatePerS,
-                    lateServiceRatePerS, saturated, Span.NONE, Span.NONE, Span.NONE, new double[0]);
-        }
-
-        /**
-         * @param serviceWindows the run's service rate windows per second of wall time ({@link LateServiceRate#windows})
-         */
-        static Side measured(Map<String, Object> f, double timeScale, double[] serviceWindows) {
-            double requestsPerS = num(f, "infersim_steady_request_throughput") / timeScale;
-            Map<?, ?> ci = f.get("infersim_percentile_ci95_ms") instanceof Map<?, ?> m ? m : Map.of();
-            double[] windows = serviceWindows.clone();
-            for (int i = 0; i < windows.length; i++) {
-                windows[i] /= timeScale;
-            }
-            return new Side(num(f, "median_ttft_ms") * timeScale, num(f, "p99_ttft_ms") * timeScale,
-                    num(f, "median_tpot_ms") * timeScale, num(f, "infersim_steady_output_throughput") / timeScale,
-                    requestsPerS, requestsPerS * num(f, "infersim_mean_queue_time_ms") * timeScale / 1e3,
-                    num(f, "infersim_steady_send_rate") / timeScale,
-                    windows.length > 0 ? MeanInterval.of(windows).mean() : LateServiceRate.ofSeries(f) / timeScale, false,
-                    Span.ofJson(ci.get("median_ttft_ms"), timeScale), Span.ofJson(ci.get("p99_ttft_ms"), timeScale),
-                    Span.ofJson(ci.get("median_tpot_ms"), timeScale), windows);
-        }
-
-        /** @param capacityWindows the run's capacity windows per model second ({@link LateServiceRate.windows}) */
-        static Side simulated(SimulationResult r, double[] capacityWindows) {
-            ServingResult<SimulatorKeys> f = r.report(new RunInfo("", "infersim-sim", "m", "m", 1, 1, 1, 0,
-                    List.of("ttft", "tpot"), List.of(50.0, 99.0))).result();
-            SimulatorKeys keys = f.producer();
-            double requestsPerS = orNaN(keys.steadyRequestThroughput());
-            return new Side(f.metric("ttft").medianMs(), f.metric("ttft").percentileMs(99), f.metric("tpot").medianMs(),
-                    orNaN(keys.steadyOutputThroughput()), requestsPerS,
-                    requestsPerS * f.serverLatency("queue_time").meanMs() / 1e3, orNaN(keys.steadySendRate()),
-                    capacityWindows.length > 0 ? MeanInterval.of(capacityWindows).mean()
-                            : LateServiceRate.ofTimeline(r.timeline()), r.saturation().saturated(),
-                    Span.of(f.interval("median_ttft_ms"), 1), Span.of(f.interval("p99_ttft_ms"), 1),
-                    Span.of(f.interval("median_tpot_ms"), 1), capacityWindows);
-        }
-
-        private static double orNaN(Double v) {
-            return v == null ? Double.NaN : v;
-        }
-
-        /**
-         * The mean of independent replications with each mean's 95% t interval; the late completion rate's windows
-         * are the replications' own rates, so that its interval too is across replications. Saturated when most were.
-         */
-        static Side mean(List<Side> replications) {
-            MeanInterval p50 = MeanInterval.of(field(replications, Side::ttftP50Ms));
-            MeanInterval p99 = MeanInterval.of(field(replications, Side::ttftP99Ms));
-            MeanInterval tpot = MeanInterval.of(field(replications, Side::tpotP50Ms));
-            double[] late = field(replications, Side::lateServiceRatePerS);
-            long saturated = replications.stream().filter(Side::saturated).count();
-            return new Side(p50.mean(), p99.mean(), tpot.mean(),
-                    MeanInterval.of(field(replications, Side::outputTokensPerS)).mean(),
-                    MeanInterval.of(field(replications, Side::requestsPerS)).mean(),
-                    MeanInterval.of(field(replications, Side::meanWaiting)).mean(),
-                    MeanInterval.of(field(replications, Side::sendRatePerS)).mean(), MeanInterval.of(late).mean(),
-                    2 * saturated > replications.size(), Span.of(p50), Span.of(p99), Span.of(tpot), late);
-        }
-
-        private static double[] field(List<Side> sides, java.util.function.ToDoubleFunction<Side> f) {
-            return sides.stream().mapToDouble(f).toArray();
-        }
-
-        /**
-         * Overloaded: over the second half of sending, requests were served at under 90% of the rate they were sent
-         * (the 90% of LoadSweep's rule); below the knee they are served as fast as they come.
-         */
-        boolean overloaded() {
-            return saturated || lateServiceRatePerS < 0.9 * sendRatePerS;
-        }
-
-        private static double num(Map<String, Object> f, String key) {
-            Object v = f.get(key);
-            return v instanceof Number n ? n.doubleValue() : Double.NaN;
-        }
     }
 
 }

@@ -16,7 +16,7 @@ sealed interface DemoPrediction {
     double saturationRatePerS();
 
     /** The prediction at {@code rate} (Poisson arrivals), in model time; numbers are NaN past saturation. */
-    DemoCommand.Side at(double rate);
+    DemoSide at(double rate);
 
     /** What the prediction is, for the table's legend. */
     String description();
@@ -25,7 +25,7 @@ sealed interface DemoPrediction {
     double meanOutputTokens();
 
     /** A point of the prediction's curve. */
-    record Point(double rate, DemoCommand.Side side) {
+    record Point(double rate, DemoSide side) {
     }
 
     /**
@@ -51,10 +51,10 @@ sealed interface DemoPrediction {
         }
 
         @Override
-        public DemoCommand.Side at(double rate) {
+        public DemoSide at(double rate) {
             try {
                 LatencyModel chain = p.at(rate);
-                return new DemoCommand.Side(1e3 * chain.ttftPercentileSeconds(0.5), 1e3 * chain.ttftPercentileSeconds(0.99),
+                return new DemoSide(1e3 * chain.ttftPercentileSeconds(0.5), 1e3 * chain.ttftPercentileSeconds(0.99),
                         1e3 * chain.meanTpotSeconds(), rate * p.moments().meanOutputTokens(), rate,
                         chain.meanNumberWaiting(), rate, rate, false);
             } catch (UnstableQueueException e) {
@@ -84,11 +84,11 @@ sealed interface DemoPrediction {
         }
 
         @Override
-        public DemoCommand.Side at(double rate) {
+        public DemoSide at(double rate) {
             try {
                 AllenCunneenGGc q = p.at(rate, 1);
                 double ttftS = p.meanTtftSeconds();
-                return new DemoCommand.Side(1e3 * (ttftS + FixedPrediction.waitPercentileSeconds(q, 0.5)),
+                return new DemoSide(1e3 * (ttftS + FixedPrediction.waitPercentileSeconds(q, 0.5)),
                         1e3 * (ttftS + FixedPrediction.waitPercentileSeconds(q, 0.99)), 1e3 * p.meanItlSeconds(),
                         rate * p.meanOutputTokens(), rate, rate * q.meanWaitSeconds(), rate, rate, false);
             } catch (UnstableQueueException e) {
@@ -108,8 +108,8 @@ sealed interface DemoPrediction {
     }
 
     /** No stationary numbers: completions at capacity, latencies unknown. */
-    private static DemoCommand.Side saturated(double sat, double rate, double meanOutputTokens) {
-        return new DemoCommand.Side(Double.NaN, Double.NaN, Double.NaN, sat * meanOutputTokens, sat, Double.NaN, rate, sat,
+    private static DemoSide saturated(double sat, double rate, double meanOutputTokens) {
+        return new DemoSide(Double.NaN, Double.NaN, Double.NaN, sat * meanOutputTokens, sat, Double.NaN, rate, sat,
                 true);
     }
 }

@@ -31,9 +31,6 @@ import java.util.function.Function;
  * +-{@value #OBJECTIVE_TOLERANCE}, at 95%; until then the demo adds runs where they narrow the interval most.
  */
 final class DemoReport {
-    private static final double CLOSE = 0.10;
-    /** A client error (against the server's truth) above this share of the measured TTFT p99 is worth a word. */
-    private static final double CLIENT_ERROR_SHARE = 0.25;
     static final double KNEE_TOLERANCE = 0.05;
     static final double OBJECTIVE_TOLERANCE = 0.10;
     /** Rates closer than this share count as the same rate (a repeat). */
@@ -41,7 +38,7 @@ final class DemoReport {
     /** A new rate is never put closer than this share to one already measured: it would teach nothing new. */
     private static final double MIN_GAP = 0.02;
 
-    private final List<DemoCommand.Row> rows;
+    private final List<DemoRow> rows;
     private final double predictedSaturation;
     private final double simulatedSaturation;
     private final double timeScale;
@@ -59,10 +56,10 @@ final class DemoReport {
      * @param predictedCurve the prediction up to its asymptote; empty to use the prediction at the swept rates
      * @param stability      what the sweep concluded of its own stability, or null while it is still running
      */
-    DemoReport(List<DemoCommand.Row> rows, double predictedSaturation, double simulatedSaturation, double timeScale,
+    DemoReport(List<DemoRow> rows, double predictedSaturation, double simulatedSaturation, double timeScale,
                double sloTtftP99Ms, String predictor, boolean fixedTiming, ReplicatedSweep simulatedCurve,
                List<DemoPrediction.Point> predictedCurve, Stability stability, int extraRuns) {
-        this.rows = rows.stream().sorted(Comparator.comparingDouble(DemoCommand.Row::rate)).toList();
+        this.rows = rows.stream().sorted(Comparator.comparingDouble(DemoRow::rate)).toList();
         this.predictedSaturation = predictedSaturation;
         this.simulatedSaturation = simulatedSaturation;
         this.timeScale = timeScale;
@@ -75,7 +72,7 @@ final class DemoReport {
         this.extraRuns = extraRuns;
     }
 
-    List<DemoCommand.Row> rows() {
+    List<DemoRow> rows() {
         return rows;
     }
 
@@ -83,19 +80,19 @@ final class DemoReport {
         return sloTtftP99Ms;
     }
 
-    static final Function<DemoCommand.Row, DemoCommand.Side> MEASURED = DemoCommand.Row::measured;
-    static final Function<DemoCommand.Row, DemoCommand.Side> SIMULATED = DemoCommand.Row::simulated;
-    static final Function<DemoCommand.Row, DemoCommand.Side> PREDICTED = DemoCommand.Row::predicted;
+    static final Function<DemoRow, DemoSide> MEASURED = DemoRow::measured;
+    static final Function<DemoRow, DemoSide> SIMULATED = DemoRow::simulated;
+    static final Function<DemoRow, DemoSide> PREDICTED = DemoRow::predicted;
 
     /** The rows a method's conclusions rest on: every row, less the measured runs flagged invalid. */
-    private List<DemoCommand.Row> usable(Function<DemoCommand.Row, DemoCommand.Side> side) {
-        return side == MEASURED ? rows.stream().filter(DemoCommand.Row::measuredValid).toList() : rows;
+    private List<DemoRow> usable(Function<DemoRow, DemoSide> side) {
+        return side == MEASURED ? rows.stream().filter(DemoRow::measuredValid).toList() : rows;
     }
 
     /** The most overloaded usable row of a method (the highest rate among the overloaded), or null. */
-    private DemoCommand.Row kneeRow(Function<DemoCommand.Row, DemoCommand.Side> side) {
-        DemoCommand.Row best = null;
-        for (DemoCommand.Row r : usable(side)) {
+    private DemoRow kneeRow(Function<DemoRow, DemoSide> side) {
+        DemoRow best = null;
+        for (DemoRow r : usable(side)) {
             if (side.apply(r).overloaded() && (best == null || r.rate() > best.rate())) {
                 best = r;
             }
@@ -117,7 +114,7 @@ final class DemoReport {
         if (simulatedCurve == null) {
             return sweepKnee(SIMULATED);
         }
-        DemoCommand.Row measured = kneeRow(MEASURED);
+        DemoRow measured = kneeRow(MEASURED);
         ReplicatedSweep.Point at = measured == null ? null : simulatedCurve.at(measured.rate());
         // A measured run can look overloaded where the engine was not (a client short of CPU sends late and serves
         // less): the simulated knee then comes from the simulated overload, not from a rate the engine kept up with.
@@ -136,13 +133,13 @@ final class DemoReport {
     }
 
     /** The knee row's service rate windows, pooled over every usable run at its rate (repeats). */
-    private RateEstimate sweepKnee(Function<DemoCommand.Row, DemoCommand.Side> side) {
-        DemoCommand.Row knee = kneeRow(side);
+    private RateEstimate sweepKnee(Function<DemoRow, DemoSide> side) {
+        DemoRow knee = kneeRow(side);
         if (knee == null) {
             return RateEstimate.NONE;
         }
         List<Double> windows = new ArrayList<>();
-        for (DemoCommand.Row r : usable(side)) {
+        for (DemoRow r : usable(side)) {
             if (Math.abs(r.rate() / knee.rate() - 1) < SAME_RATE) {
                 for (double w : side.apply(r).serviceWindows()) {
                     windows.add(w);
@@ -155,7 +152,7 @@ final class DemoReport {
     }
 
     /** The highest rate whose TTFT p99 meets the objective, with its interval (see {@link ObjectiveCrossing}). */
-    RateEstimate highestRateMeetingSlo(Function<DemoCommand.Row, DemoCommand.Side> side) {
+    RateEstimate highestRateMeetingSlo(Function<DemoRow, DemoSide> side) {
         if (side == SIMULATED && simulatedCurve != null) {
             return crossing(simulatedCurve.points().stream().map(p -> new DemoPrediction.Point(p.rate(), p.mean())).toList());
         }
@@ -172,7 +169,7 @@ final class DemoReport {
         double[] lows = new double[n];
         double[] highs = new double[n];
         for (int i = 0; i < n; i++) {
-            DemoCommand.Side s = points.get(i).side();
+            DemoSide s = points.get(i).side();
             rates[i] = points.get(i).rate();
             values[i] = s.ttftP99Ms();
             boolean spanned = !Double.isNaN(s.ttftP99().low());
@@ -205,7 +202,7 @@ final class DemoReport {
         boolean sloStable = sloWidth <= OBJECTIVE_TOLERANCE;
         double next = Double.NaN;
         String why = null;
-        DemoCommand.Row invalid = firstUnrepeatedInvalid();
+        DemoRow invalid = firstUnrepeatedInvalid();
         if (invalid != null) {
             next = invalid.rate();
             why = "again: the run at this rate was flagged invalid";
@@ -215,8 +212,8 @@ final class DemoReport {
                     slo.words("below every rate swept"));
         }
         if (Double.isNaN(next) && !kneeStable) {
-            DemoCommand.Row kneeRow = kneeRow(MEASURED);
-            double top = rows.stream().filter(DemoCommand.Row::measuredValid).mapToDouble(DemoCommand.Row::rate).max()
+            DemoRow kneeRow = kneeRow(MEASURED);
+            double top = rows.stream().filter(DemoRow::measuredValid).mapToDouble(DemoRow::rate).max()
                     .orElse(Double.NaN);
             next = kneeRow != null ? kneeRow.rate() : 1.25 * top;
             why = kneeRow != null ? "repeating the most overloaded rate, for the knee (now " + knee.words("none") + ")"
@@ -228,8 +225,8 @@ final class DemoReport {
     }
 
     /** The first run flagged invalid whose rate was not run again, or null. */
-    private DemoCommand.Row firstUnrepeatedInvalid() {
-        for (DemoCommand.Row r : rows) {
+    private DemoRow firstUnrepeatedInvalid() {
+        for (DemoRow r : rows) {
             if (!r.measuredValid() && rows.stream().filter(o -> Math.abs(o.rate() / r.rate() - 1) < SAME_RATE).count() == 1) {
                 return r;
             }
@@ -242,7 +239,7 @@ final class DemoReport {
      * it); where a measured rate lies within {@value #MIN_GAP} of it, the middle of the wider gap beside that rate.
      */
     private double bisect(RateEstimate slo) {
-        double[] measured = rows.stream().filter(DemoCommand.Row::measuredValid).mapToDouble(DemoCommand.Row::rate)
+        double[] measured = rows.stream().filter(DemoRow::measuredValid).mapToDouble(DemoRow::rate)
                 .sorted().toArray();
         if (measured.length == 0) {
             return Double.NaN;
@@ -280,12 +277,12 @@ final class DemoReport {
     }
 
     /** The index, in the order rows were run, of the valid row nearest the measured knee (or the predicted one). */
-    int rowNearestTheKnee(List<DemoCommand.Row> runOrder) {
+    int rowNearestTheKnee(List<DemoRow> runOrder) {
         RateEstimate knee = measuredKnee();
         double target = knee.found() ? knee.perS() : predictedSaturation;
         int best = -1;
         for (int i = 0; i < runOrder.size(); i++) {
-            DemoCommand.Row r = runOrder.get(i);
+            DemoRow r = runOrder.get(i);
             if (best < 0 || Math.abs(r.rate() - target) < Math.abs(runOrder.get(best).rate() - target)) {
                 best = i;
             }
@@ -314,8 +311,8 @@ final class DemoReport {
                 + "requests ('?' where too few requests lie beyond the p99 to bound it).");
         out.printf(Locale.ROOT, "%-14s %-22s %-24s %-18s %-22s %-22s %-18s %s%n", "rate req/s", "TTFT p50 ms", "TTFT p99 ms",
                 "measured p99 CI", "TPOT p50 ms", "output tok/s", "waiting", "client vs server p99 ms");
-        for (DemoCommand.Row r : rows) {
-            DemoCommand.Span ci = r.measured().ttftP99();
+        for (DemoRow r : rows) {
+            DemoSpan ci = r.measured().ttftP99();
             out.printf(Locale.ROOT, "%-14s %-22s %-24s %-18s %-22s %-22s %-18s %.3f%s%s%n",
                     String.format(Locale.ROOT, "%.2f (%.0f%%)", r.rate(), 100 * r.fraction()),
                     triple(r.measured().ttftP50Ms(), r.simulated().ttftP50Ms(), r.predicted().ttftP50Ms(), 1),
@@ -353,127 +350,9 @@ final class DemoReport {
         notes.forEach(n -> out.println("  - " + n));
     }
 
+    /** Where the three methods disagree by more than 10%, each with its reason. */
     private List<String> notes() {
-        List<String> notes = new ArrayList<>();
-        RateEstimate simulatedKnee = simulatedKnee();
-        if (simulatedKnee.found() && !simulatedKnee.contains(predictedSaturation)) {
-            compare(notes, "", "knee", predictedSaturation, simulatedKnee.perS(), "predicted", "simulated", fixedTiming
-                    ? "the queue's capacity is the slots over the mean service time of the configured output lengths, while "
-                            + "a run draws its own output lengths and ends while long requests still hold slots"
-                    : "the chain prices each batch size with the engine's cost model and the prompts admitted per "
-                            + "iteration, while near the knee the engine's batch and its prefills swing around those means");
-        }
-        boolean pastKnee = false;
-        boolean waitingExplained = false;
-        for (DemoCommand.Row r : rows) {
-            String at = String.format(Locale.ROOT, "at %.2f req/s", r.rate());
-            if (r.simulated().saturated() || r.predicted().saturated()) {
-                if (!pastKnee) {
-                    notes.add(at + " and above, the offered load is past the knee: the queue grows for as long as the run "
-                            + "lasts, so latencies measure the run's length, not a steady state, and the closed form has "
-                            + "no stationary answer (it says unstable). " + pastKneeThroughput());
-                    pastKnee = true;
-                }
-                continue;
-            }
-            if (r.groundTruthP99Ms() > CLIENT_ERROR_SHARE * r.measured().ttftP99Ms()) {
-                notes.add(String.format(Locale.ROOT, "%s the client's own error against the server's truth (p99 %.1f ms "
-                        + "in model time) is %.0f%% of the measured TTFT p99: this machine was too busy during this run "
-                        + "for the measured tail to mean much; the simulated one, in virtual time, is what the engine did.",
-                        at, r.groundTruthP99Ms(), 100 * r.groundTruthP99Ms() / r.measured().ttftP99Ms()));
-            }
-            compare(notes, at, "TTFT p50", r.measured().ttftP50Ms(), r.simulated().ttftP50Ms(), "measured", "simulated",
-                    measuredWhy());
-            compare(notes, at, "TPOT p50", r.measured().tpotP50Ms(), r.simulated().tpotP50Ms(), "measured", "simulated",
-                    measuredWhy());
-            comparePredicted(notes, at, "TTFT p50", r.predicted().ttftP50Ms(), r.simulated().ttftP50Ms(),
-                    r.steadySimulated().ttftP50Ms(), fixedTiming ? FIXED_WAIT : "the chain holds the batch size fixed while an arrival waits for "
-                            + "its iteration and is prefilled; in the engine the batch moves meanwhile");
-            comparePredicted(notes, at, "TTFT p99", r.predicted().ttftP99Ms(), r.simulated().ttftP99Ms(),
-                    r.steadySimulated().ttftP99Ms(), fixedTiming ? FIXED_WAIT : "the chain's tail is the wait for a batch slot, for the iteration "
-                            + "an arrival lands in (runs of long prefill iterations included) and for the prompts sharing "
-                            + "its prefill, each at a fixed batch size; the longer a run near saturation, the more bursts "
-                            + "its tail holds");
-            comparePredicted(notes, at, "TPOT p50", r.predicted().tpotP50Ms(), r.simulated().tpotP50Ms(),
-                    r.steadySimulated().tpotP50Ms(), fixedTiming ? "the queue gives every token the mean inter-token "
-                            + "latency; a run draws its own jitter" : "the chain gives each request the mean iteration of the batch it "
-                            + "finds on arrival; in the engine the batch changes over the request's life");
-            comparePredicted(notes, at, "output tok/s", r.predicted().outputTokensPerS(), r.simulated().outputTokensPerS(),
-                    r.steadySimulated().outputTokensPerS(), "the closed form multiplies the nominal rate by the configured "
-                            + "mean output length, while a run draws its own Poisson arrivals and output lengths");
-            if (!waitingExplained && r.simulated().meanWaiting() >= 0.1
-                    && r.predicted().meanWaiting() < 0.5 * r.simulated().meanWaiting()) {
-                notes.add(String.format(Locale.ROOT, "%s requests waiting: predicted %.1f vs simulated %.1f: %s", at,
-                        r.predicted().meanWaiting(), r.simulated().meanWaiting(), fixedTiming
-                                ? "the queue counts only requests waiting for a free slot, which below the knee is rare; "
-                                + "the engine also counts a request from its arrival to its first scheduling, however short."
-                                : "the chain counts only requests waiting for a batch slot (above --max-num-seqs or the KV "
-                                + "cache's limit), which below the knee is rare; the engine also counts every request from "
-                                + "its arrival until its first iteration starts, a wait the chain puts inside TTFT."));
-                waitingExplained = true;
-            }
-        }
-        return notes;
-    }
-
-    /** Why measured throughput still rises past the knee, with the numbers when the sweep shows it. */
-    private String pastKneeThroughput() {
-        List<DemoCommand.Row> over = rows.stream().filter(r -> r.predicted().saturated() && r.measuredValid()).toList();
-        String rise = over.size() < 2 ? "" : String.format(Locale.ROOT, " (measured output %,.0f -> %,.0f tokens/s from "
-                        + "%.2f to %.2f req/s)", over.get(0).measured().outputTokensPerS(),
-                over.get(over.size() - 1).measured().outputTokensPerS(), over.get(0).rate(), over.get(over.size() - 1).rate());
-        return fixedTiming ? "Completions stay at the slots' capacity: a slot serves one request whatever the others do."
-                : "Throughput still creeps up past the knee" + rise + ": the longer queue keeps the batch fuller, and one "
-                + "step of a bigger batch serves more tokens per second (section 2: the step time grows far slower than the "
-                + "batch), until --max-num-seqs or the KV cache caps the batch. The knee is measured at the most "
-                + "overloaded rate, where the batch settles within the run; just past the knee a run of a few seconds "
-                + "still serves a batch on its way there, of fresh short contexts, a little faster than the steady state "
-                + "the closed form describes.";
-    }
-
-    private static final String FIXED_WAIT = "the M/G/c wait is Allen and Cunneen's approximation, exact only for "
-            + "exponential service times, and its percentiles read the wait as exponential once a request waits";
-
-    private String measuredWhy() {
-        return String.format(Locale.ROOT, "the measurement adds HTTP, SSE and client overheads and this machine's scheduling "
-                + "jitter, multiplied by the time scale (%.0fx) when converted to model time; the client-vs-server column "
-                + "bounds the client's own error", timeScale);
-    }
-
-    /**
-     * Predicted against the simulated run, and when they differ against a {@value DemoCommand#STEADY_RUN_REQUESTS}-request
-     * simulation at the same rate: the chain describes the steady state, which a short run near saturation has not
-     * reached when it ends, so a gap that the long run closes is the run's length, not the model.
-     */
-    private static void comparePredicted(List<String> notes, String at, String metric, double predicted, double simulated,
-                                         double steady, String modelWhy) {
-        if (Double.isNaN(predicted) || Double.isNaN(simulated) || simulated == 0
-                || Math.abs(predicted / simulated - 1) <= CLOSE) {
-            return;
-        }
-        String head = String.format(Locale.ROOT, "%s %s predicted is %+.0f%% vs simulated", at, metric,
-                100 * (predicted / simulated - 1));
-        if (Double.isNaN(steady) || steady == 0) {
-            notes.add(head + ": " + modelWhy + ".");
-        } else if (Math.abs(predicted / steady - 1) <= CLOSE) {
-            notes.add(String.format(Locale.ROOT, "%s but %+.0f%% vs %,d simulated requests: the chain describes the steady "
-                    + "state, which this short run does not reach (near saturation the batch keeps filling for longer "
-                    + "than the run lasts).", head, 100 * (predicted / steady - 1), DemoCommand.STEADY_RUN_REQUESTS));
-        } else {
-            notes.add(String.format(Locale.ROOT, "%s and %+.0f%% vs %,d simulated requests: %s.", head,
-                    100 * (predicted / steady - 1), DemoCommand.STEADY_RUN_REQUESTS, modelWhy));
-        }
-    }
-
-    private static void compare(List<String> notes, String at, String metric, double a, double b, String aName,
-                                String bName, String why) {
-        if (Double.isNaN(a) || Double.isNaN(b) || b == 0) {
-            return;
-        }
-        double diff = a / b - 1;
-        if (Math.abs(diff) > CLOSE) {
-            notes.add(String.format(Locale.ROOT, "%s%s %s is %+.0f%% vs %s: %s.", at.isEmpty() ? "" : at + " ", metric, aName, 100 * diff, bName, why));
-        }
+        return new DemoNotes(rows, predictedSaturation, simulatedKnee(), timeScale, fixedTiming).notes();
     }
 
     /** Measured, simulated and predicted rates; null where a method found none. */

@@ -67,7 +67,7 @@ record DemoResult(double timeScale, String predictor, double predictedSaturation
     }
 
     /**
-     * One method's numbers at one rate ({@link DemoCommand.Side}): latency percentiles with their 95% intervals
+     * One method's numbers at one rate ({@link DemoSide}): latency percentiles with their 95% intervals
      * ({@code [low, high]}, high null where unbounded), steady throughputs, requests waiting, the rate sent and served
      * late in the run, and whether the run saturated or was overloaded.
      */
@@ -77,7 +77,7 @@ record DemoResult(double timeScale, String predictor, double predictedSaturation
                 Double steadyRequestThroughput, Double meanRequestsWaiting, Double sendRate, Double lateServiceRate,
                 boolean saturated, boolean overloaded) {
 
-        static Side of(DemoCommand.Side s) {
+        static Side of(DemoSide s) {
             return new Side(finite(s.ttftP50Ms()), s.ttftP50().toJson(), finite(s.ttftP99Ms()), s.ttftP99().toJson(),
                     finite(s.tpotP50Ms()), s.tpotP50().toJson(), finite(s.outputTokensPerS()), finite(s.requestsPerS()),
                     finite(s.meanWaiting()), finite(s.sendRatePerS()), finite(s.lateServiceRatePerS()), s.saturated(),

@@ -10,13 +10,13 @@ import java.util.List;
  */
 final class ReplicatedSweep {
 
-    /** One rate: the replications' mean with its intervals ({@link DemoCommand.Side#mean}), and the replications. */
-    record Point(double rate, DemoCommand.Side mean, List<DemoCommand.Side> replications) {
+    /** One rate: the replications' mean with its intervals ({@link DemoSide#mean}), and the replications. */
+    record Point(double rate, DemoSide mean, List<DemoSide> replications) {
     }
 
     /** Runs one replication at a rate. */
     interface Runner {
-        DemoCommand.Side run(double ratePerS, int replication);
+        DemoSide run(double ratePerS, int replication);
     }
 
     private final List<Point> points;
@@ -28,11 +28,11 @@ final class ReplicatedSweep {
     static ReplicatedSweep run(double[] rates, int replications, Runner runner) {
         List<Point> points = new ArrayList<>();
         for (double rate : rates) {
-            List<DemoCommand.Side> runs = new ArrayList<>();
+            List<DemoSide> runs = new ArrayList<>();
             for (int k = 0; k < replications; k++) {
                 runs.add(runner.run(rate, k));
             }
-            points.add(new Point(rate, DemoCommand.Side.mean(runs), List.copyOf(runs)));
+            points.add(new Point(rate, DemoSide.mean(runs), List.copyOf(runs)));
         }
         return new ReplicatedSweep(List.copyOf(points));
     }

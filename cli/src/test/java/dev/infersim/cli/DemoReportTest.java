@@ -15,16 +15,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class DemoReportTest {
     private static final String CHAIN = "continuous-batching queueing chain";
 
-    private static DemoReport report(List<DemoCommand.Row> rows, double predictedKnee) {
+    private static DemoReport report(List<DemoRow> rows, double predictedKnee) {
         return new DemoReport(rows, predictedKnee, predictedKnee, 2, 150, CHAIN, false, null, List.of(), null, 0);
     }
 
     /** One row in which only TPOT differs: simulated in the short run, in the long run, and predicted. */
     private static String printed(double shortRunTpot, double steadyTpot, double predictedTpot) {
-        DemoCommand.Side simulated = new DemoCommand.Side(30, 70, shortRunTpot, 5600, 40, 1, 40, 40, false);
-        DemoCommand.Side steady = new DemoCommand.Side(30, 70, steadyTpot, 5600, 40, 1, 40, 40, false);
-        DemoCommand.Side predicted = new DemoCommand.Side(30, 70, predictedTpot, 5600, 40, 1, 40, 40, false);
-        DemoCommand.Row row = new DemoCommand.Row(43.76, 0.9, simulated, simulated, predicted, steady, 8, true, List.of(), null);
+        DemoSide simulated = new DemoSide(30, 70, shortRunTpot, 5600, 40, 1, 40, 40, false);
+        DemoSide steady = new DemoSide(30, 70, steadyTpot, 5600, 40, 1, 40, 40, false);
+        DemoSide predicted = new DemoSide(30, 70, predictedTpot, 5600, 40, 1, 40, 40, false);
+        DemoRow row = new DemoRow(43.76, 0.9, simulated, simulated, predicted, steady, 8, true, List.of(), null);
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         report(List.of(row), 48.6).print(new PrintStream(bytes, true, StandardCharsets.UTF_8));
         return bytes.toString(StandardCharsets.UTF_8);
@@ -48,27 +48,27 @@ class DemoReportTest {
      * A side at one rate: TTFT p99 with an interval of +-10%, requests finished per second late in the run (four
      * windows spread +-1 around it), the rate sent; overloaded below 90%.
      */
-    private static DemoCommand.Side side(double ttftP99, double taken, double sent) {
+    private static DemoSide side(double ttftP99, double taken, double sent) {
         return side(ttftP99, 0.1, taken, sent);
     }
 
-    private static DemoCommand.Side side(double ttftP99, double spread, double taken, double sent) {
-        return new DemoCommand.Side(ttftP99 / 2, ttftP99, 10, taken * 128, taken, 1, sent, taken, false,
-                DemoCommand.Span.NONE, new DemoCommand.Span((1 - spread) * ttftP99, (1 + spread) * ttftP99),
-                DemoCommand.Span.NONE, new double[] {taken - 1, taken + 1, taken - 1, taken + 1});
+    private static DemoSide side(double ttftP99, double spread, double taken, double sent) {
+        return new DemoSide(ttftP99 / 2, ttftP99, 10, taken * 128, taken, 1, sent, taken, false,
+                DemoSpan.NONE, new DemoSpan((1 - spread) * ttftP99, (1 + spread) * ttftP99),
+                DemoSpan.NONE, new double[] {taken - 1, taken + 1, taken - 1, taken + 1});
     }
 
-    private static DemoCommand.Row row(double rate, DemoCommand.Side measured, DemoCommand.Side predicted) {
-        return new DemoCommand.Row(rate, rate / 50, measured, measured, predicted, measured, 1, true, List.of(), null);
+    private static DemoRow row(double rate, DemoSide measured, DemoSide predicted) {
+        return new DemoRow(rate, rate / 50, measured, measured, predicted, measured, 1, true, List.of(), null);
     }
 
-    private static DemoCommand.Row invalid(double rate, DemoCommand.Side measured) {
-        return new DemoCommand.Row(rate, rate / 50, measured, measured, measured, measured, 1, false,
+    private static DemoRow invalid(double rate, DemoSide measured) {
+        return new DemoRow(rate, rate / 50, measured, measured, measured, measured, 1, false,
                 List.of("p99 send lag 6 ms > 1 ms"), null);
     }
 
-    private static final DemoCommand.Side UNSTABLE =
-            new DemoCommand.Side(Double.NaN, Double.NaN, Double.NaN, 50 * 128, 50, Double.NaN, 65, 50, true);
+    private static final DemoSide UNSTABLE =
+            new DemoSide(Double.NaN, Double.NaN, Double.NaN, 50 * 128, 50, Double.NaN, 65, 50, true);
 
     @Test
     void theKneeIsTheMostOverloadedRunsLateServiceRateWithTheirBatchMeansInterval() {
@@ -91,7 +91,7 @@ class DemoReportTest {
      */
     @Test
     void aMeasuredOverloadTheSimulationDidNotSeeLeavesTheSimulatedKneeToTheSimulation() {
-        List<DemoCommand.Row> rows = List.of(row(25, side(400, 20, 25), side(55, 25, 25)),
+        List<DemoRow> rows = List.of(row(25, side(400, 20, 25), side(55, 25, 25)),
                 invalid(65, side(900, 48, 65)));
         ReplicatedSweep simulated = ReplicatedSweep.run(new double[] {25, 65}, 2,
                 (rate, k) -> rate < 50 ? side(55, 25, 25) : side(900, 48, 65));
@@ -145,14 +145,14 @@ class DemoReportTest {
         assertTrue(s.nextRatePerS() > 35 && s.nextRatePerS() < 55, s.toString());
         assertTrue(s.words().startsWith("Conclusions NOT stable"), s.words());
 
-        DemoCommand.Side tight = new DemoCommand.Side(30, 140, 10, 48 * 128, 48, 1, 60, 48, false, DemoCommand.Span.NONE,
-                new DemoCommand.Span(139, 141), DemoCommand.Span.NONE, new double[] {47.9, 48.1, 47.9, 48.1});
+        DemoSide tight = new DemoSide(30, 140, 10, 48 * 128, 48, 1, 60, 48, false, DemoSpan.NONE,
+                new DemoSpan(139, 141), DemoSpan.NONE, new double[] {47.9, 48.1, 47.9, 48.1});
         DemoReport narrow = report(List.of(
                 row(40, side(100, 40, 40), side(100, 40, 40)),
-                row(42, new DemoCommand.Side(30, 140, 10, 42 * 128, 42, 1, 42, 42, false, DemoCommand.Span.NONE,
-                        new DemoCommand.Span(139, 141), DemoCommand.Span.NONE, new double[0]), side(140, 42, 42)),
-                row(44, new DemoCommand.Side(30, 160, 10, 44 * 128, 44, 1, 44, 44, false, DemoCommand.Span.NONE,
-                        new DemoCommand.Span(159, 161), DemoCommand.Span.NONE, new double[0]), side(160, 44, 44)),
+                row(42, new DemoSide(30, 140, 10, 42 * 128, 42, 1, 42, 42, false, DemoSpan.NONE,
+                        new DemoSpan(139, 141), DemoSpan.NONE, new double[0]), side(140, 42, 42)),
+                row(44, new DemoSide(30, 160, 10, 44 * 128, 44, 1, 44, 44, false, DemoSpan.NONE,
+                        new DemoSpan(159, 161), DemoSpan.NONE, new double[0]), side(160, 44, 44)),
                 row(60, tight, UNSTABLE)), 50);
         DemoReport.Stability done = narrow.stability(1, 2);
         assertTrue(done.stable(), done.words());
@@ -187,9 +187,9 @@ class DemoReportTest {
 
     @Test
     void aClientErrorThatIsAMaterialShareOfTheTailIsNamed() {
-        DemoCommand.Side measured = new DemoCommand.Side(60, 400, 20, 5600, 40, 0.6, 40, 40, false);
-        DemoCommand.Side simulated = new DemoCommand.Side(30, 140, 20, 5600, 40, 0.6, 40, 40, false);
-        DemoCommand.Row row = new DemoCommand.Row(40, 0.9, measured, simulated, simulated, simulated, 250, true, List.of(), null);
+        DemoSide measured = new DemoSide(60, 400, 20, 5600, 40, 0.6, 40, 40, false);
+        DemoSide simulated = new DemoSide(30, 140, 20, 5600, 40, 0.6, 40, 40, false);
+        DemoRow row = new DemoRow(40, 0.9, measured, simulated, simulated, simulated, 250, true, List.of(), null);
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         report(List.of(row), 45).print(new PrintStream(bytes, true, StandardCharsets.UTF_8));
         String out = bytes.toString(StandardCharsets.UTF_8);
@@ -199,9 +199,9 @@ class DemoReportTest {
 
     @Test
     void predictedWaitingBelowTheEnginesIsExplained() {
-        DemoCommand.Side simulated = new DemoCommand.Side(30, 70, 20, 5600, 40, 0.6, 40, 40, false);
-        DemoCommand.Side predicted = new DemoCommand.Side(30, 70, 20, 5600, 40, 0.0, 40, 40, false);
-        DemoCommand.Row row = new DemoCommand.Row(40, 0.9, simulated, simulated, predicted, simulated, 8, true, List.of(), null);
+        DemoSide simulated = new DemoSide(30, 70, 20, 5600, 40, 0.6, 40, 40, false);
+        DemoSide predicted = new DemoSide(30, 70, 20, 5600, 40, 0.0, 40, 40, false);
+        DemoRow row = new DemoRow(40, 0.9, simulated, simulated, predicted, simulated, 8, true, List.of(), null);
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         report(List.of(row), 45).print(new PrintStream(bytes, true, StandardCharsets.UTF_8));
         String out = bytes.toString(StandardCharsets.UTF_8);

@@ -1,0 +1,35 @@
+package dev.infersim.cli;
+
+import dev.infersim.result.PercentileInterval;
+import dev.infersim.result.MeanInterval;
+import java.util.List;
+
+/** A 95% interval, in the unit of the value it bounds; NaN sides where unknown, high +Infinity where unbounded. */
+record DemoSpan(double low, double high) {
+    static final DemoSpan NONE = new DemoSpan(Double.NaN, Double.NaN);
+
+    static DemoSpan of(MeanInterval m) {
+        return new DemoSpan(m.low(), m.high());
+    }
+
+    /** From a result's interval ({@code null} where it has none), times {@code scale}; high +Infinity if unbounded. */
+    static DemoSpan of(PercentileInterval interval, double scale) {
+        if (interval == null) {
+            return NONE;
+        }
+        return new DemoSpan(interval.lowMs() * scale, interval.bounded() ? interval.highMs() * scale : Double.POSITIVE_INFINITY);
+    }
+
+    /** From a result's {@code infersim_percentile_ci95_ms} entry ({@code [low, high]}, high null if unbounded). */
+    static DemoSpan ofJson(Object interval, double scale) {
+        if (!(interval instanceof List<?> l) || l.size() != 2 || !(l.get(0) instanceof Number low)) {
+            return NONE;
+        }
+        double high = l.get(1) instanceof Number h ? h.doubleValue() * scale : Double.POSITIVE_INFINITY;
+        return new DemoSpan(low.doubleValue() * scale, high);
+    }
+
+    List<Double> toJson() {
+        return Double.isNaN(low) ? null : java.util.Arrays.asList(low, Double.isFinite(high) ? high : null);
+    }
+}
