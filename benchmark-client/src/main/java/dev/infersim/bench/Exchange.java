@@ -309,7 +309,14 @@ final class Exchange implements Handler<Buffer> {
                     + " chunks");
         } else {
             countTokens();
-            finish();
+            if (outputTokens() < 1) {
+                // content arrived, yet the server's counts (usage, or per-chunk usage) say no token was generated:
+                // no latency per token can be drawn from that, and a success needs at least one output token
+                fail("no_tokens", "the stream carried " + chunks + " content chunks but the server counts "
+                        + outputTokens() + " completion tokens");
+            } else {
+                finish();
+            }
         }
     }
 
