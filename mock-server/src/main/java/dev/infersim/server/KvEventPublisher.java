@@ -83,7 +83,7 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
             pub.setSndHWM(config.hwm());
             pub.setHandshakeIvl(HANDSHAKE_MS);
             pub.setMaxMsgSize(MAX_INBOUND_BYTES);
-            pub.setMsgAllocator(ZmtpFrameAllocator.INSTANCE);
+            pub.setMsgAllocator(new ZmtpFrameAllocator(MAX_INBOUND_BYTES));
             pub.setIPv6(endpoint.startsWith("tcp://["));
             open(endpoint, config.binds() ? "bind" : "connect", () -> config.binds() ? pub.bind(endpoint) : pub.connect(endpoint));
             socket = pub;

@@ -49,7 +49,7 @@ final class KvEventReplay implements AutoCloseable {
         router.setLinger(0);
         router.setHandshakeIvl(KvEventPublisher.HANDSHAKE_MS);
         router.setMaxMsgSize(MAX_REQUEST_BYTES);
-        router.setMsgAllocator(ZmtpFrameAllocator.INSTANCE);
+        router.setMsgAllocator(new ZmtpFrameAllocator(MAX_REQUEST_BYTES));
         router.setIPv6(endpoint.startsWith("tcp://["));
         router.bind(endpoint);
         thread = new Thread(this::serve, threadName);
