@@ -69,7 +69,7 @@ final class LoadRun {
         this(clock, VertxLaneLoop.of(clock, loops, connections, options, counter), renderer, config);
     }
 
-    /** One lane per loop. */
+    /** One lane per loop: {@link VertxLaneLoop}s for a run, virtual ones in tests. */
     LoadRun(ClientClock clock, List<LaneLoop> loops, PromptRenderer renderer, BenchConfig config) {
         this.clock = clock;
         this.renderer = renderer;
