@@ -93,9 +93,7 @@ final class Exchange implements Handler<Buffer> {
 
     /** Sends {@code body} now; latencies count from {@code originNanos}. Must run on the event loop. */
     void start(WorkloadRequest request, Buffer body, long scheduledNanos, long originNanos, long timeoutMillis) {
-        prepare(request, body, scheduledNanos, originNanos, timeoutMillis);
-        startNanos = clock.nanoTime();
-        timerId = clock.setTimer(timeoutMillis, onTimeout);
+        begin(request, body, scheduledNanos, originNanos, timeoutMillis);
         int use = ++generation;
         connections.acquire().onComplete(ar -> {
             if (use != generation || finished) {
@@ -119,6 +117,16 @@ final class Exchange implements Handler<Buffer> {
                 });
             }
         });
+    }
+
+    /**
+     * Takes the request up now and starts its timeout, sending nothing: {@link #start} then sends it over a connection;
+     * a test's server answers through {@link #read} and {@link #ended} instead.
+     */
+    void begin(WorkloadRequest request, Buffer body, long scheduledNanos, long originNanos, long timeoutMillis) {
+        prepare(request, body, scheduledNanos, originNanos, timeoutMillis);
+        startNanos = clock.nanoTime();
+        timerId = clock.setTimer(timeoutMillis, onTimeout);
     }
 
     /** Takes on a new request and forgets the last one, sending nothing; {@link #start} sends it. */

@@ -3,19 +3,15 @@ package dev.infersim.bench;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.RequestLogWriter;
 import dev.infersim.workload.WorkloadRequest;
-import io.netty.channel.EventLoop;
 import io.vertx.core.Context;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.http.RequestOptions;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * Sends one stream of requests on an absolute schedule and measures them.
@@ -32,18 +28,25 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Closed loop (rate inf, cap N): no pacer; the event loop sends the next request the moment one ends, so exactly N
  * are in flight until the stream runs out, and latencies count from that moment.
  *
- * <p>Requests are spread over {@link Lane}s, one per event loop, each with its own connections so that a connection,
- * its requests and their callbacks stay on one thread: one loop alone runs out of CPU near 500 streamed requests/s.
- * Open-loop sends go to the lanes in turn; the users of a closed loop are dealt out to them.
+ * <p>Requests are spread over {@link Lane}s, one per event loop ({@link LaneLoop}), each with its own connections so
+ * that a connection, its requests and their callbacks stay on one thread: one loop alone runs out of CPU near 500
+ * streamed requests/s. Open-loop sends go to the lanes in turn; the users of a closed loop are dealt out to them.
  *
  * <p>Every request ends: by its response, its timeout, or the run's deadline (last send + request timeout + 5 s),
- * after which whatever is still in flight is aborted and counted as {@code deadline}.
+ * after which whatever is still in flight is aborted and counted as {@code deadline}; on {@link #stop} it is aborted
+ * at once and counted as cancelled.
  *
- * <p>All of it reads time from a {@link ClientClock}: the schedule, the sends' timers, the send lag and the timeouts.
+ * <p>All of it reads time from a {@link ClientClock}: the schedule, the sends' timers, the send lag, the timeouts, and
+ * the waits for the closed loop's end and for the drain; so with a virtual clock and lanes whose server answers in
+ * virtual time, a whole run (open or closed loop, warmup, duration, drain, interrupt) runs in virtual time.
  */
 final class LoadRun {
     private static final long LEAD_NANOS = 20_000_000;
     private static final long DEADLINE_GRACE_NANOS = 5_000_000_000L;
+    /** How often the run's own thread looks whether the lanes are done: they end requests on their own threads. */
+    private static final long POLL_NANOS = 5_000_000;
+    /** The same once everything in flight was aborted, which takes a moment only. */
+    private static final long ABORT_POLL_NANOS = 1_000_000;
     private static final String INTERRUPTED = "interrupted";
     /** A start time meaning "as soon as the run is set up". */
     static final long NOW = Long.MIN_VALUE;
@@ -51,9 +54,7 @@ final class LoadRun {
     private final ClientClock clock;
     private final OpenLoopPacer pacer;
     private final OpenLoopPacer.Sends sends = this::handOff;
-    private final RequestOptions options;
     private final PromptRenderer renderer;
-    private final TokenCounter counter;
     private final RequestBodies bodies;
     private final BenchConfig config;
     private final List<Lane> lanes = new ArrayList<>();
@@ -65,19 +66,18 @@ final class LoadRun {
     /** One lane per pair of an event-loop context and the connections used only from it. */
     LoadRun(ClientClock clock, List<Context> loops, List<LaneConnections> connections, RequestOptions options,
             PromptRenderer renderer, TokenCounter counter, BenchConfig config) {
+        this(clock, VertxLaneLoop.of(clock, loops, connections, options, counter), renderer, config);
+    }
+
+    /** One lane per loop: {@link VertxLaneLoop}s for a run, virtual ones in tests. */
+    LoadRun(ClientClock clock, List<LaneLoop> loops, PromptRenderer renderer, BenchConfig config) {
         this.clock = clock;
-        this.options = options;
         this.renderer = renderer;
-        this.counter = counter;
         this.config = config;
         this.bodies = new RequestBodies(config.model(), config.chat(), config.ignoreEos(), renderer);
         this.pacer = new OpenLoopPacer(clock, bodies, !config.chat(), () -> stopped, this::stop);
-        for (int i = 0; i < loops.size(); i++) {
-            lanes.add(new Lane(loops.get(i), connections.get(i)));
-        }
-        // Lanes sharing a loop would share its thread too: the client would silently run on fewer cores.
-        if (lanes.stream().map(l -> l.timers).distinct().count() != lanes.size()) {
-            throw new IllegalArgumentException("each lane needs its own event loop");
+        for (LaneLoop loop : loops) {
+            lanes.add(new Lane(loop));
         }
     }
 
@@ -146,7 +146,7 @@ final class LoadRun {
      */
     private Phase runClosedLoop(Iterator<WorkloadRequest> requests, int users, long warmupCount, long warmupNanos,
                                 long durationNanos, GoodputSlo slo, RequestLogWriter log, long start) {
-        clock.sleepUntil(start);
+        clock.sleepUntil(start, ClientClock.SPIN_NANOS);
         ClosedLoop feed = new ClosedLoop(requests, warmupCount, warmupNanos, durationNanos, slo, log, start);
         permits = null;
         inFlight.reset(feed.start);
@@ -154,7 +154,7 @@ final class LoadRun {
         for (int l = 0; l < lanes.size(); l++) {
             Lane lane = lanes.get(l);
             int laneUsers = users / lanes.size() + (l < users % lanes.size() ? 1 : 0);
-            onLane(lane, () -> {
+            lane.loop.runAndWait(() -> {
                 for (int i = 0; i < laneUsers; i++) {
                     feed.sendNext(lane);
                 }
@@ -162,9 +162,7 @@ final class LoadRun {
         }
         // The in-flight average starts once all users are in: it measures the loop, not its start-up.
         inFlight.startAveraging(clock.nanoTime());
-        while (!feed.exhausted && !stopped) {
-            LockSupport.parkNanos(5_000_000);
-        }
+        clock.awaitCondition(() -> feed.exhausted || stopped, Long.MAX_VALUE, POLL_NANOS);
         awaitDrain(clock.nanoTime() + config.requestTimeoutMillis() * 1_000_000L + DEADLINE_GRACE_NANOS);
         closedLoop = null;
         synchronized (feed) {
@@ -235,24 +233,15 @@ final class LoadRun {
         }
     }
 
-    /**
-     * One event loop and the connections used only from it, so a connection, its requests and their callbacks stay on
-     * one thread. Its state belongs to that event loop.
-     */
+    /** One lane's requests, on its loop: the exchanges in flight there and a pool of idle ones to reuse. */
     private final class Lane {
-        final Context loop;
+        final LaneLoop loop;
         final RequestBodies bodies;
-        private final LaneConnections connections;
-        private final ContextInternal context;
-        private final EventLoop timers;
         private final ArrayDeque<Exchange> pool = new ArrayDeque<>();
         private final List<Exchange> active = new ArrayList<>();
 
-        Lane(Context loop, LaneConnections connections) {
+        Lane(LaneLoop loop) {
             this.loop = loop;
-            this.context = (ContextInternal) loop;
-            this.timers = context.nettyEventLoop();
-            this.connections = connections;
             this.bodies = new RequestBodies(config.model(), config.chat(), config.ignoreEos(), renderer);
         }
 
@@ -261,24 +250,24 @@ final class LoadRun {
          * request whose time comes after the run was stopped is dropped.
          */
         void sendAt(WorkloadRequest r, Buffer body, long scheduled, long gap, long origin, MeasuredWindow into) {
-            clock.schedule(timers, origin, () -> context.emit(v -> {
+            loop.runAt(origin, () -> {
                 inFlight.sent(!stopped, clock.nanoTime());
                 if (!stopped) {
                     dispatch(r, body, scheduled, gap, origin, into);
                 }
-            }));
+            });
         }
 
         /** @param gap scheduled time since the previous request's; {@code Long.MAX_VALUE} when unscheduled or first */
         void dispatch(WorkloadRequest r, Buffer body, long scheduled, long gap, long origin, MeasuredWindow into) {
             Exchange x = pool.poll();
             if (x == null) {
-                x = new Exchange(clock, connections, options, counter, this::finished);
+                x = loop.newExchange(this::finished);
             }
             active.add(x);
             x.window = into;
             x.scheduleGapNanos = gap;
-            x.start(r, body, scheduled, origin, config.requestTimeoutMillis());
+            loop.start(x, r, body, scheduled, origin, config.requestTimeoutMillis());
         }
 
         private void finished(Exchange x) {
@@ -286,9 +275,7 @@ final class LoadRun {
             int at = active.lastIndexOf(x);
             active.set(at, active.get(active.size() - 1));
             active.remove(active.size() - 1);
-            if (x.connection != null) {
-                connections.release(x.connection, x.httpCompleted);
-            }
+            loop.release(x);
             try {
                 if (INTERRUPTED.equals(x.errorType)) {
                     x.window.recordCancelled(); // the server did not fail it: the client gave up on it
@@ -318,93 +305,18 @@ final class LoadRun {
     }
 
     /**
-     * Requests in flight over all lanes: the count, its maximum, and its time integral for the mean; and those handed
-     * to a lane but not yet due, so that a run does not end before they are sent.
+     * Waits until nothing is in flight, the run is stopped or {@code deadlineNanos} passed; then aborts what is left
+     * (as {@code deadline}, or cancelled when stopped) and waits until every lane has ended it.
      */
-    private static final class InFlight {
-        private int count;
-        private int handedOff;
-        private int max;
-        private double integralNanos;
-        private long sinceNanos;
-        private long averagingFromNanos;
-
-        synchronized void reset(long nowNanos) {
-            max = count;
-            integralNanos = 0;
-            sinceNanos = nowNanos;
-            averagingFromNanos = nowNanos;
-        }
-
-        synchronized void startAveraging(long nowNanos) {
-            add(0, nowNanos);
-            integralNanos = 0;
-            averagingFromNanos = nowNanos;
-        }
-
-        synchronized void add(int delta, long nowNanos) {
-            integralNanos += (double) count * Math.max(0, nowNanos - sinceNanos);
-            sinceNanos = Math.max(sinceNanos, nowNanos);
-            count += delta;
-            max = Math.max(max, count);
-        }
-
-        synchronized void handedOff() {
-            handedOff++;
-        }
-
-        /** A handed-off request's time came: it is in flight from {@code nowNanos} if {@code sent}, else dropped. */
-        synchronized void sent(boolean sent, long nowNanos) {
-            handedOff--;
-            if (sent) {
-                add(1, nowNanos);
-            }
-        }
-
-        /** Time-average of the count from the last reset or {@link #startAveraging} to {@code nowNanos}. */
-        synchronized double mean(long nowNanos) {
-            add(0, nowNanos);
-            return integralNanos / Math.max(1, nowNanos - averagingFromNanos);
-        }
-
-        /** Requests in flight or still to be sent by a lane. */
-        synchronized int count() {
-            return count + handedOff;
-        }
-
-        synchronized int max() {
-            return max;
-        }
-    }
-
-
-
     private void awaitDrain(long deadlineNanos) {
-        while (inFlight.count() > 0 && clock.nanoTime() < deadlineNanos && !stopped) {
-            LockSupport.parkNanos(5_000_000);
-        }
+        clock.awaitCondition(() -> inFlight.count() == 0 || stopped, deadlineNanos, POLL_NANOS);
         if (inFlight.count() > 0) {
             String abortType = stopped ? INTERRUPTED : "deadline";
             String message = stopped ? "the run was interrupted" : "still in flight when the run's deadline passed";
             for (Lane lane : lanes) {
-                onLane(lane, () -> lane.abortAll(abortType, message));
+                lane.loop.runAndWait(() -> lane.abortAll(abortType, message));
             }
-            while (inFlight.count() > 0) {
-                LockSupport.parkNanos(1_000_000);
-            }
+            clock.awaitCondition(() -> inFlight.count() == 0, Long.MAX_VALUE, ABORT_POLL_NANOS);
         }
-    }
-
-    private static void onLane(Lane lane, Runnable action) {
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        lane.loop.runOnContext(v -> {
-            try {
-                action.run();
-                done.complete(null);
-            } catch (RuntimeException e) {
-                done.completeExceptionally(e);
-            }
-        });
-        done.join();
     }
 }

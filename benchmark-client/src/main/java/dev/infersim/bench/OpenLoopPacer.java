@@ -89,7 +89,7 @@ final class OpenLoopPacer {
                 }
                 slotNanos = clock.nanoTime();
             }
-            clock.sleepUntil(scheduled - (permits == null ? HANDOFF_LEAD_NANOS : 0));
+            clock.sleepUntil(scheduled - (permits == null ? HANDOFF_LEAD_NANOS : 0), ClientClock.SPIN_NANOS);
             long origin = Math.max(scheduled, slotNanos);
             if (!isWarmup && measured == null) {
                 measured = new MeasuredWindow(origin, startNanos, slo, log, countTextTokens);
@@ -102,7 +102,8 @@ final class OpenLoopPacer {
             lastOrigin = origin;
         }
         if (!stopped.getAsBoolean()) {
-            clock.sleepUntil(lastOrigin); // the receivers send up to the hand-off lead after the last hand-off
+            // the receivers send up to the hand-off lead after the last hand-off
+            clock.sleepUntil(lastOrigin, ClientClock.SPIN_NANOS);
         }
         return new Paced(warm, measured, lastOrigin);
     }

@@ -1,6 +1,7 @@
 package dev.infersim.server;
 
 import dev.infersim.common.ConfigException;
+import dev.infersim.common.NanoClock;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.FinishReason;
@@ -289,7 +290,7 @@ final class EngineLoop implements Runnable {
             recordPlanned(plan);
             loras.reportRunning(engine);
             long deadline = clock.toWall(plan.endNanos());
-            wall.sleepUntil(deadline, realtime ? RealtimePriority.SPIN_NANOS : SPIN_NANOS);
+            wall.sleepUntil(deadline, spinNanos(deadline));
             long lag = wall.nanoTime() - deadline;
             StepOutcome out = engine.completeStep(plan);
             cursorNanos = plan.endNanos();
@@ -463,6 +464,11 @@ final class EngineLoop implements Runnable {
             LockSupport.park(this);
         }
         sleeping.set(false);
+    }
+
+    /** The spin before {@code deadline}: {@value #SPIN_NANOS} ns (on SCHED_FIFO more), never more than half the wait. */
+    private long spinNanos(long deadline) {
+        return Math.min(realtime ? RealtimePriority.SPIN_NANOS : SPIN_NANOS, (deadline - wall.nanoTime()) / 2);
     }
 
     private void sleepUntilWork() {

@@ -1,5 +1,6 @@
 package dev.infersim.server;
 
+import dev.infersim.common.NanoClock;
 import dev.infersim.engine.CostModel;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.FixedTiming;

@@ -1,5 +1,7 @@
 package dev.infersim.server;
 
+import dev.infersim.common.NanoClock;
+
 /**
  * Maps the engine's model time to the wall clock. Model time is what the modelled GPU would take, in nanoseconds since
  * the server started; at time scale k the server runs k times faster, so {@code wall = start + model / k}. Every

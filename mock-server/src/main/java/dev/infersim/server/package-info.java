@@ -5,7 +5,7 @@
  * dev.infersim.server.HttpBasics}, request checks in {@link dev.infersim.server.RequestParser} reading fields through
  * {@link dev.infersim.server.JsonFields}) in front of one engine thread per engine
  * ({@link dev.infersim.server.EngineLoop}) that runs the simulator's {@link dev.infersim.engine.EngineCore} on an
- * injected clock ({@link dev.infersim.server.NanoClock}, mapped to model time by {@link
+ * injected clock ({@link dev.infersim.common.NanoClock}, mapped to model time by {@link
  * dev.infersim.server.ModelClock}), admitting requests by the simulator's rule, so the mock and the simulator give the
  * same timeline for the same arrivals.
  *

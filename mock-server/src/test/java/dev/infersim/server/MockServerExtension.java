@@ -1,5 +1,6 @@
 package dev.infersim.server;
 
+import dev.infersim.common.NanoClock;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;

@@ -1,5 +1,7 @@
 package dev.infersim.server;
 
+import dev.infersim.common.NanoClock;
+
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -18,7 +20,7 @@ final class VirtualClock implements NanoClock {
     }
 
     @Override
-    public void sleepUntil(long deadlineNanos, long maxSpinNanos) {
+    public void sleepUntil(long deadlineNanos, long spinNanos) {
         try {
             started.await();
         } catch (InterruptedException e) {

@@ -1,0 +1,87 @@
+package dev.infersim.bench;
+
+import dev.infersim.workload.WorkloadRequest;
+import io.netty.channel.EventLoop;
+import io.vertx.core.Context;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.RequestOptions;
+import io.vertx.core.internal.ContextInternal;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+/**
+ * A lane's loop on Vert.x: an event-loop context, its Netty event loop for nanosecond-precise timers, and the HTTP
+ * connections of the lane ({@link LaneConnections}).
+ */
+final class VertxLaneLoop implements LaneLoop {
+    private final ClientClock clock;
+    private final ContextInternal context;
+    private final EventLoop timers;
+    private final LaneConnections connections;
+    private final RequestOptions options;
+    private final TokenCounter counter;
+
+    private VertxLaneLoop(ClientClock clock, Context loop, LaneConnections connections, RequestOptions options,
+                          TokenCounter counter) {
+        this.clock = clock;
+        this.context = (ContextInternal) loop;
+        this.timers = context.nettyEventLoop();
+        this.connections = connections;
+        this.options = options;
+        this.counter = counter;
+    }
+
+    /** One loop per pair of an event-loop context and the connections used only from it; each on its own thread. */
+    static List<LaneLoop> of(ClientClock clock, List<Context> loops, List<LaneConnections> connections,
+                             RequestOptions options, TokenCounter counter) {
+        List<VertxLaneLoop> lanes = new ArrayList<>();
+        for (int i = 0; i < loops.size(); i++) {
+            lanes.add(new VertxLaneLoop(clock, loops.get(i), connections.get(i), options, counter));
+        }
+        // Lanes sharing a loop would share its thread too: the client would silently run on fewer cores.
+        if (lanes.stream().map(l -> l.timers).distinct().count() != lanes.size()) {
+            throw new IllegalArgumentException("each lane needs its own event loop");
+        }
+        return List.copyOf(lanes);
+    }
+
+    @Override
+    public void runAt(long atNanos, Runnable task) {
+        clock.schedule(timers, atNanos, () -> context.emit(task, Runnable::run));
+    }
+
+    @Override
+    public void runAndWait(Runnable action) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        context.runOnContext(v -> {
+            try {
+                action.run();
+                done.complete(null);
+            } catch (RuntimeException e) {
+                done.completeExceptionally(e);
+            }
+        });
+        done.join();
+    }
+
+    @Override
+    public Exchange newExchange(Consumer<Exchange> onFinish) {
+        return new Exchange(clock, connections, options, counter, onFinish);
+    }
+
+    @Override
+    public void start(Exchange x, WorkloadRequest r, Buffer body, long scheduledNanos, long originNanos,
+                      long timeoutMillis) {
+        x.start(r, body, scheduledNanos, originNanos, timeoutMillis);
+    }
+
+    @Override
+    public void release(Exchange x) {
+        if (x.connection != null) {
+            connections.release(x.connection, x.httpCompleted);
+        }
+    }
+}
