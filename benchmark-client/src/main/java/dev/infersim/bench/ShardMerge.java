@@ -182,7 +182,7 @@ public final class ShardMerge {
         }
         m.put("infersim_valid", invalid.isEmpty());
         m.put("infersim_invalid_reasons", invalid);
-        m.put("infersim_send_lag_ms", BenchResultAssembly.lagSummary(sendLag));
+        m.put("infersim_send_lag_ms", ClientKeys.LagSummary.of(sendLag));
         m.put("infersim_sent", sum(shards, "infersim_sent"));
         m.put("infersim_cancelled", sum(shards, "infersim_cancelled"));
         m.put("infersim_errors", errors(shards));
@@ -222,7 +222,7 @@ public final class ShardMerge {
             });
         }
         Map<String, Object> out = new LinkedHashMap<>();
-        counts.forEach((type, count) -> out.put(type, BenchResultAssembly.ordered("count", count, "first_messages", messages.get(type))));
+        counts.forEach((type, count) -> out.put(type, new ErrorTally.Quoted(count, List.copyOf(messages.get(type)))));
         return out;
     }
 }

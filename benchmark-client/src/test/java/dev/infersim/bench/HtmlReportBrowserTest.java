@@ -1,5 +1,8 @@
 package dev.infersim.bench;
 
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.result.ResultJson;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.Profiles;
@@ -65,7 +68,8 @@ class HtmlReportBrowserTest {
         Map<String, Object> slow;
         Map<String, Object> one;
         Map<String, Object> failed;
-        Map<String, Object> meta = Map.of("infersim_version", VERSION, "infersim_workload", "random 16 in, 8 out");
+        ObjectNode meta = ResultJson.mapper().createObjectNode().put("infersim_version", VERSION)
+                .put("infersim_workload", "random 16 in, 8 out");
         try (FakeStreamingServer server = new FakeStreamingServer(10, 5, 1, 0, 0, 0)) {
             baseUrl = server.baseUrl();
             // the query string puts an '&' into a chart title: it must show as '&', not '&amp;'
@@ -73,11 +77,11 @@ class HtmlReportBrowserTest {
                     new GoodputSlo(Double.NaN, 50, Double.NaN), List.of("ttft", "tpot", "itl", "e2el"),
                     List.of(50.0, 99.0), 100, baseUrl + "/metrics?a=1&b=2", 100);
             try (BenchmarkClient client = new BenchmarkClient(config)) {
-                normal = client.run(workload(44, 40), 4, 0, 0, meta).fields();
-                slow = client.run(workload(10, 20), 0, 0, 0, meta).fields();
-                one = client.run(workload(1, 10), 0, 0, 0, meta).fields();
+                normal = fields(client.run(workload(44, 40), 4, 0, 0, meta));
+                slow = fields(client.run(workload(10, 20), 0, 0, 0, meta));
+                one = fields(client.run(workload(1, 10), 0, 0, 0, meta));
                 server.failFrom.set(server.received.get() + 2); // the initial test request passes, then all fail
-                failed = client.run(workload(5, 50), 0, 0, 0, meta).fields();
+                failed = fields(client.run(workload(5, 50), 0, 0, 0, meta));
             }
         }
         Path run = dir.resolve("run.html");
@@ -94,6 +98,11 @@ class HtmlReportBrowserTest {
         Path broken = dir.resolve("broken.html");
         HtmlReport.writeRun(broken, Map.of("completed", 1, "infersim_percentile_curves", Map.of("percentiles", List.of(50))));
         pages = HeadlessChromium.render(dir, List.of(run, sweep, onePoint, allFailed, fleet, broken));
+    }
+
+    /** A run's result as the JSON object its file holds. */
+    private static Map<String, Object> fields(BenchResult r) {
+        return ResultJson.mapper().convertValue(r.tree(), new TypeReference<Map<String, Object>>() { });
     }
 
     /** A simulated fleet that an HPA scales through a ramp, with a TTFT SLO: the report simulate --html writes. */

@@ -1,5 +1,7 @@
 package dev.infersim.cli;
 
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.prediction.EnginePrediction;
 import dev.infersim.prediction.FixedPrediction;
 import dev.infersim.prediction.WorkloadMoments;
@@ -51,6 +53,7 @@ import java.util.concurrent.TimeUnit;
         description = "Measure (mock server + benchmark client), simulate and predict one workload side by side over a "
                 + "request-rate sweep past the knee; prints one table and writes an HTML page. Bundled defaults, about 1.5 minutes.")
 public final class DemoCommand implements Callable<Integer> {
+    private static final TypeReference<Map<String, Object>> FIELDS = new TypeReference<>() { };
     private static final int PROMPT_TOKENS = 512;
     private static final int MAX_TOKENS = 1024;
     private static final double MEAN_OUTPUT_TOKENS = 128;
@@ -236,12 +239,13 @@ public final class DemoCommand implements Callable<Integer> {
         }
         SimulatedRun simulated = simulateWithCapacity(rate, requests, pointSeed, prediction.meanOutputTokens());
         SimulationResult steady = simulate(rate, STEADY_RUN_REQUESTS, pointSeed, null);
-        rows.add(new DemoRow(rate, rate / saturation, DemoSide.measured(measured.fields(), timeScale, serviceWindows),
+        Map<String, Object> fields = ResultJson.mapper().convertValue(measured.tree(), FIELDS);
+        rows.add(new DemoRow(rate, rate / saturation, DemoSide.measured(fields, timeScale, serviceWindows),
                 DemoSide.simulated(simulated.result(), simulated.capacityWindows()),
-                prediction.at(rate), DemoSide.simulated(steady, new double[0]), groundTruthP99(measured.fields()), measured.valid(),
-                invalidReasons(measured.fields()), why));
+                prediction.at(rate), DemoSide.simulated(steady, new double[0]), groundTruthP99(fields), measured.valid(),
+                invalidReasons(fields), why));
         pairedRuns.add(simulated.result());
-        measuredRuns.add(measured.fields());
+        measuredRuns.add(fields);
     }
 
     /** The conclusions from the measured rows alone, as the sweep goes. */
@@ -330,16 +334,16 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     /** A measured run's metadata: the report must carry the version and workload, as bench and sweep reports do. */
-    private Map<String, Object> metadata(long workloadSeed) {
-        Map<String, Object> workload = new LinkedHashMap<>();
+    private ObjectNode metadata(long workloadSeed) {
+        ObjectNode workload = ResultJson.mapper().createObjectNode();
         workload.put("dataset_name", "random");
         workload.put("random_input_len", PROMPT_TOKENS);
         workload.put("eos_mean_tokens", MEAN_OUTPUT_TOKENS);
         workload.put("max_tokens", MAX_TOKENS);
         workload.put("seed", workloadSeed);
-        Map<String, Object> m = new LinkedHashMap<>();
+        ObjectNode m = ResultJson.mapper().createObjectNode();
         m.put("infersim_version", Version.current());
-        m.put("infersim_workload", workload);
+        m.set("infersim_workload", workload);
         m.put("infersim_demo_time_scale", timeScale);
         return m;
     }

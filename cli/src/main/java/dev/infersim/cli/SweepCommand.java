@@ -8,7 +8,10 @@ import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.bench.HtmlReport;
 import dev.infersim.bench.LoadSweep;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.result.BenchmarkReport;
+import dev.infersim.result.ResultJson;
 import dev.infersim.result.VllmDetailArrays;
 import dev.infersim.common.ConfigException;
 import dev.infersim.result.GoodputSlo;
@@ -41,6 +44,7 @@ import java.util.concurrent.Callable;
         description = "Run bench at several request rates or concurrencies; find the saturation knee and the highest load "
                 + "meeting the --goodput SLO; write one combined result.")
 public final class SweepCommand implements Callable<Integer> {
+    private static final TypeReference<Map<String, Object>> FIELDS = new TypeReference<>() { };
 
     @Option(names = "--request-rates", split = ",", paramLabel = "REQ_PER_S",
             description = "Open-loop rates to run, req/s, e.g. 1,2,4,8 (run lightest first, each once).")
@@ -86,9 +90,9 @@ public final class SweepCommand implements Callable<Integer> {
         Progress progress = new Progress(loads.size(), System.console() != null);
         List<LoadSweep.Point> points = new ArrayList<>();
         List<Map<String, Object>> runs = new ArrayList<>();
-        Map<String, Object> metadata = new LinkedHashMap<>(client.userMetadata());
+        ObjectNode metadata = client.userMetadata();
         metadata.put("infersim_version", Version.current());
-        metadata.put("infersim_workload", workload.describe());
+        metadata.set("infersim_workload", workload.describe());
         boolean allValid = true;
         BenchConfig config = client.config(workload.ignoreEos);
         client.prepareOutputs(); // an unusable --result-dir or --html must fail now, not after the whole sweep
@@ -113,11 +117,12 @@ public final class SweepCommand implements Callable<Integer> {
                 }
                 Path detail = client.report.saveDetailed ? detailFile(resultName, mode, load) : null;
                 Workload stream = Workload.open(spec);
-                Map<String, Object> pointMetadata = new LinkedHashMap<>(metadata);
+                ObjectNode pointMetadata = metadata.deepCopy();
                 pointMetadata.put("infersim_workload_seed", seed);
-                BenchResult r = client.validated(bench.run(stream, client.report.numWarmups,
+                BenchResult measured = client.validated(bench.run(stream, client.report.numWarmups,
                         client.warmupDurationNanos(), client.durationNanos(), pointMetadata, detail));
-                Object error = r.fields().get("infersim_error");
+                Map<String, Object> r = ResultJson.mapper().convertValue(measured.tree(), FIELDS);
+                Object error = r.get("infersim_error");
                 if (error != null) {
                     if (points.isEmpty()) {
                         // nothing measured yet: the endpoint or the flags are wrong, as bench reports it
@@ -131,10 +136,10 @@ public final class SweepCommand implements Callable<Integer> {
                     allValid = false;
                     break;
                 }
-                allValid &= r.valid();
-                points.add(new LoadSweep.Point(load, r.fields()));
-                runs.add(r.fields());
-                if (Boolean.TRUE.equals(r.fields().get("infersim_interrupted"))) {
+                allValid &= measured.valid();
+                points.add(new LoadSweep.Point(load, r));
+                runs.add(r);
+                if (Boolean.TRUE.equals(r.get("infersim_interrupted"))) {
                     break;
                 }
             }
