@@ -1,6 +1,5 @@
 package dev.infersim.cli;
 
-import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.prediction.EnginePrediction;
 import dev.infersim.prediction.FixedPrediction;
@@ -36,10 +35,8 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
@@ -53,7 +50,6 @@ import java.util.concurrent.TimeUnit;
         description = "Measure (mock server + benchmark client), simulate and predict one workload side by side over a "
                 + "request-rate sweep past the knee; prints one table and writes an HTML page. Bundled defaults, about 1.5 minutes.")
 public final class DemoCommand implements Callable<Integer> {
-    private static final TypeReference<Map<String, Object>> FIELDS = new TypeReference<>() { };
     private static final int PROMPT_TOKENS = 512;
     private static final int MAX_TOKENS = 1024;
     private static final double MEAN_OUTPUT_TOKENS = 128;
@@ -158,7 +154,7 @@ public final class DemoCommand implements Callable<Integer> {
 
         List<DemoRow> rows = new ArrayList<>();
         List<SimulationResult> pairedRuns = new ArrayList<>();
-        List<Map<String, Object>> measuredRuns = new ArrayList<>();
+        List<BenchResult> measuredRuns = new ArrayList<>();
         DemoReport.Stability stability;
         int extraRuns = 0;
         MockServer server = MockServer.start(ServerOptions.builder(d).port(0).timeScale(timeScale).seed(seed)
@@ -203,7 +199,7 @@ public final class DemoCommand implements Callable<Integer> {
                 fixed == null ? null : timingWords(d) + ": each request holds one slot from its first scheduling to its last "
                         + "token, whatever else runs, so the deployment is an M/G/c queue with c = --max-num-seqs.",
                 kneeTimeline,
-                measuredRuns.isEmpty() ? Map.of() : runMetadata(measuredRuns.get(0))));
+                measuredRuns.isEmpty() ? ResultJson.mapper().createObjectNode() : runMetadata(measuredRuns.get(0))));
         out.println("HTML report written to " + html + " (model time throughout)");
         if (saveResult != null) {
             try {
@@ -221,7 +217,7 @@ public final class DemoCommand implements Callable<Integer> {
      * the same requests and a long run at that rate, and adds the row.
      */
     private void measure(BenchmarkClient client, double rate, double saturation, String why, DemoPrediction prediction,
-                         List<DemoRow> rows, List<SimulationResult> pairedRuns, List<Map<String, Object>> measuredRuns,
+                         List<DemoRow> rows, List<SimulationResult> pairedRuns, List<BenchResult> measuredRuns,
                          PrintStream out) throws IOException {
         long pointSeed = nextSeed++;
         out.printf(Locale.ROOT, "  rate %.2f req/s (%.0f%% of saturation)%s: measuring, simulating, predicting...%n",
@@ -239,13 +235,12 @@ public final class DemoCommand implements Callable<Integer> {
         }
         SimulatedRun simulated = simulateWithCapacity(rate, requests, pointSeed, prediction.meanOutputTokens());
         SimulationResult steady = simulate(rate, STEADY_RUN_REQUESTS, pointSeed, null);
-        Map<String, Object> fields = ResultJson.mapper().convertValue(measured.tree(), FIELDS);
-        rows.add(new DemoRow(rate, rate / saturation, DemoSide.measured(fields, timeScale, serviceWindows),
+        rows.add(new DemoRow(rate, rate / saturation, DemoSide.measured(measured.result(), timeScale, serviceWindows),
                 DemoSide.simulated(simulated.result(), simulated.capacityWindows()),
-                prediction.at(rate), DemoSide.simulated(steady, new double[0]), groundTruthP99(fields), measured.valid(),
-                invalidReasons(fields), why));
+                prediction.at(rate), DemoSide.simulated(steady, new double[0]), measured.keys().groundTruth().ttftAbsErrorMs().p99(), measured.valid(),
+                measured.invalidReasons(), why));
         pairedRuns.add(simulated.result());
-        measuredRuns.add(fields);
+        measuredRuns.add(measured);
     }
 
     /** The conclusions from the measured rows alone, as the sweep goes. */
@@ -316,21 +311,17 @@ public final class DemoCommand implements Callable<Integer> {
         return (int) Math.max(20, Math.round(rate * runSeconds));
     }
 
-    private static Map<String, Object> runMetadata(Map<String, Object> run) {
-        Map<String, Object> m = new LinkedHashMap<>();
+    /** What the page tells of the measured runs: the first one's version, workload, time scale, machine, model, date. */
+    private static ObjectNode runMetadata(BenchResult run) {
+        ObjectNode written = run.tree();
+        ObjectNode m = ResultJson.mapper().createObjectNode();
         for (String k : List.of("infersim_version", "infersim_workload", "infersim_demo_time_scale", "infersim_machine",
                 "model_id", "date")) {
-            if (run.containsKey(k)) {
-                m.put(k, run.get(k));
+            if (written.has(k)) {
+                m.set(k, written.get(k));
             }
         }
         return m;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static List<String> invalidReasons(Map<String, Object> fields) {
-        Object reasons = fields.get("infersim_invalid_reasons");
-        return reasons instanceof List<?> l ? (List<String>) l : List.of();
     }
 
     /** A measured run's metadata: the report must carry the version and workload, as bench and sweep reports do. */
@@ -409,11 +400,5 @@ public final class DemoCommand implements Callable<Integer> {
                 4096, null, 500);
     }
 
-    @SuppressWarnings("unchecked")
-    private static double groundTruthP99(Map<String, Object> fields) {
-        Map<String, Object> truth = (Map<String, Object>) fields.get("infersim_ground_truth");
-        Map<String, Object> ttft = truth == null ? null : (Map<String, Object>) truth.get("ttft_abs_error_ms");
-        return ttft == null || ttft.get("p99") == null ? Double.NaN : ((Number) ttft.get("p99")).doubleValue();
-    }
 
 }
