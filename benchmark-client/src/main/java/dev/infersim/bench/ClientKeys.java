@@ -16,6 +16,7 @@ import dev.infersim.result.ReplicaLatency;
 import dev.infersim.result.ResultJson;
 import dev.infersim.result.RunHeader;
 import dev.infersim.result.ServingResult;
+import dev.infersim.result.VllmDetailArrays;
 
 import java.nio.file.Path;
 import java.util.Iterator;
@@ -74,13 +75,22 @@ public record ClientKeys(String backend, String baseUrl, String endpoint, String
      * do not hold (its keys are the user's own), taken from the keys of the file that the typed result does not write.
      */
     public static ServingResult<ClientKeys> read(Path file) {
-        ServingResult<ClientKeys> typed = ServingResult.read(file, ClientKeys.class);
+        return withMetadata(ServingResult.read(file, ClientKeys.class), ResultJson.readObject(file));
+    }
+
+    /** A bench result read back whole from its JSON object (as a sweep's result lists its runs); see {@link #read(Path)}. */
+    public static ServingResult<ClientKeys> read(ObjectNode flat) {
+        return withMetadata(ResultJson.mapper().convertValue(flat, ResultJson.mapper().getTypeFactory()
+                .constructParametricType(ServingResult.class, ClientKeys.class)), flat);
+    }
+
+    private static ServingResult<ClientKeys> withMetadata(ServingResult<ClientKeys> typed, ObjectNode flat) {
         Set<String> written = ResultJson.tree(typed).properties().stream().map(Map.Entry::getKey)
                 .collect(java.util.stream.Collectors.toSet());
         ObjectNode rest = ResultJson.mapper().createObjectNode();
-        for (Iterator<Map.Entry<String, JsonNode>> it = ResultJson.readObject(file).fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = flat.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
-            if (!written.contains(e.getKey())) {
+            if (!written.contains(e.getKey()) && !VllmDetailArrays.KEYS.contains(e.getKey())) {
                 rest.set(e.getKey(), e.getValue());
             }
         }
