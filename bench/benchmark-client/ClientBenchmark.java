@@ -6,6 +6,7 @@ import dev.infersim.engine.Profiles;
 import dev.infersim.server.MockServer;
 import dev.infersim.server.ServerOptions;
 import dev.infersim.result.GoodputSlo;
+import dev.infersim.result.ResultJson;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 
@@ -16,7 +17,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -43,13 +43,13 @@ public class ClientBenchmark {
         try (BenchmarkClient client = new BenchmarkClient(config)) {
             r = switch (scenario) {
                 case "open-loop" -> client.run(workload(Long.parseLong(args[2]), Double.parseDouble(args[1]), null,
-                        Integer.parseInt(args[3]), Integer.parseInt(args[4])), 0, 0, 0, Map.of(), detail);
+                        Integer.parseInt(args[3]), Integer.parseInt(args[4])), 0, 0, 0, ResultJson.mapper().createObjectNode(), detail);
                 case "streams" -> client.run(workload(Long.parseLong(args[2]), Double.POSITIVE_INFINITY,
                         Integer.parseInt(args[1]), Integer.parseInt(args[3]), Integer.parseInt(args[4])), 0, 0, 0,
-                        Map.of(), detail);
+                        ResultJson.mapper().createObjectNode(), detail);
                 case "million" -> client.run(workload(Long.parseLong(args[2]), Double.POSITIVE_INFINITY,
                         Integer.parseInt(args[1]), Integer.parseInt(args[3]), Integer.parseInt(args[4])), 0, 0, 0,
-                        Map.of(), detail);
+                        ResultJson.mapper().createObjectNode(), detail);
                 default -> throw new IllegalArgumentException("scenario: open-loop, streams or million");
             };
         }

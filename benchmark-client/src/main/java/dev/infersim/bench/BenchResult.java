@@ -1,48 +1,76 @@
 package dev.infersim.bench;
 
-import dev.infersim.result.BenchmarkReport;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.result.ResultJson;
+import dev.infersim.result.ServingReport;
+import dev.infersim.result.ServingResult;
+import dev.infersim.result.VllmDetailArrays;
 
 import java.io.PrintStream;
-import java.util.ArrayList;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
 /**
- * One measured run: the vLLM-schema report (with infersim's client keys), the errors by type, and why the run is
- * invalid if it is (send lag over the limit, interrupted). Prints vLLM's console block followed by the client's own.
+ * One measured run: its result in vLLM's schema with the client's keys ({@link ClientKeys}), with what the console
+ * summary needs, and the errors by type. Prints vLLM's console block followed by the client's own.
  *
- * @param report         the result in vLLM's schema
- * @param errors         failures by type
- * @param invalidReasons empty when the run's numbers can be trusted
+ * @param report the result and its console summary
+ * @param errors failures by type
  */
-public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String> invalidReasons) {
+public record BenchResult(ServingReport<ClientKeys> report, ErrorTally errors) {
 
-    public BenchResult {
-        invalidReasons = List.copyOf(invalidReasons);
+    /** The result, as its file holds it. */
+    public ServingResult<ClientKeys> result() {
+        return report.result();
     }
 
-    public Map<String, Object> fields() {
-        return report.fields();
+    /** The client's keys. */
+    public ClientKeys keys() {
+        return report.producer();
+    }
+
+    /** Why the run is invalid; empty when its numbers can be trusted. */
+    public List<String> invalidReasons() {
+        return keys().invalidReasons();
     }
 
     public boolean valid() {
-        return invalidReasons.isEmpty();
+        return invalidReasons().isEmpty();
+    }
+
+    /** The result as a JSON tree, its keys in the order they are written. */
+    public ObjectNode tree() {
+        return ResultJson.tree(result());
     }
 
     /** Whether any request came with the server's ground truth (the {@code infersim} object of the mock). */
-    @SuppressWarnings("unchecked")
     public boolean hasGroundTruth() {
-        return ((Number) ((Map<String, Object>) fields().get("infersim_ground_truth")).get("requests")).longValue() > 0;
+        return keys().groundTruth().requests() > 0;
     }
 
-    /** This result with one more reason it is invalid, recorded in the report's fields as well. */
+    /** This result with one more reason it is invalid, recorded in its keys as well. */
     public BenchResult invalidatedBy(String reason) {
-        List<String> reasons = new ArrayList<>(invalidReasons);
-        reasons.add(reason);
-        fields().put("infersim_valid", false);
-        fields().put("infersim_invalid_reasons", reasons);
-        return new BenchResult(report, errors, reasons);
+        return with(keys().invalidatedBy(reason));
+    }
+
+    /** This result naming its per-request file ({@code null}: none was written). */
+    public BenchResult withDetailedFile(String file) {
+        return with(keys().withDetailedFile(file));
+    }
+
+    /**
+     * This result with one more file it could not write in {@code infersim_output_errors}; with {@code null}, the
+     * list written as it is (empty if nothing failed).
+     */
+    public BenchResult withOutputError(String failure) {
+        return with(keys().withOutputError(failure));
+    }
+
+    /** The files this run could not write, one line each naming the file and why. */
+    public List<String> outputErrors() {
+        return keys().outputErrors() == null ? List.of() : keys().outputErrors();
     }
 
     /**
@@ -50,123 +78,124 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
      * baseline's ground-truth error is kept as {@code infersim_baseline}, and the findings are drawn again, now with
      * the gateway's added latency.
      */
-    @SuppressWarnings("unchecked")
     public BenchResult withBaseline(BenchResult baseline, String baselineUrl) {
-        Map<String, Object> truth = (Map<String, Object>) fields().get("infersim_ground_truth");
-        Map<String, Object> direct = (Map<String, Object>) baseline.fields().get("infersim_ground_truth");
-        Map<String, Object> b = new java.util.LinkedHashMap<>();
-        b.put("base_url", baselineUrl);
-        b.put("request_rate", baseline.fields().get("request_rate"));
-        b.put("completed", baseline.fields().get("completed"));
-        b.put("valid", baseline.valid());
-        b.put("infersim_ground_truth", direct);
+        ClientKeys.TruthError truth = keys().groundTruth();
+        ClientKeys.TruthError direct = baseline.keys().groundTruth();
         double[] added = StreamFindings.addedTtftMs(truth, direct);
-        b.put("added_ttft_p50_ms", added == null ? null : added[0]);
-        b.put("added_ttft_p99_ms", added == null ? null : added[1]);
-        fields().put("infersim_baseline", b);
-        fields().put("infersim_findings", StreamFindings.toJson(StreamFindings.of(truth, direct)));
-        return this;
+        ClientKeys.BaselineRun run = new ClientKeys.BaselineRun(baseline.result().run().requestRate(),
+                baseline.result().totals().completed(), baseline.valid(), direct, added == null ? null : added[0],
+                added == null ? null : added[1]);
+        return with(keys().withBaseline(new ClientKeys.Baseline(baselineUrl, run, null),
+                StreamFindings.of(truth, direct)));
+    }
+
+    /** This result with the direct baseline run that failed, and why. */
+    public BenchResult withBaselineError(String baselineUrl, String error) {
+        return with(keys().withBaseline(new ClientKeys.Baseline(baselineUrl, null, error), keys().findings()));
+    }
+
+    /** Writes the result as pretty-printed JSON, creating parent directories; whole or not at all. */
+    public void write(Path file) {
+        report.write(file);
+    }
+
+    /** Writes the result followed by vLLM's per-request arrays from the run's per-request file. */
+    public void write(Path file, VllmDetailArrays details) {
+        report.write(file, details);
+    }
+
+    private BenchResult with(ClientKeys keys) {
+        return new BenchResult(report.withProducer(keys), errors);
     }
 
     /** vLLM's summary block, then send lag, errors, ground-truth error and validity. */
-    @SuppressWarnings("unchecked")
     public void printSummary(PrintStream out) {
         report.printSummary(out);
-        Map<String, Object> f = fields();
-        Map<String, Object> lag = (Map<String, Object>) f.get("infersim_send_lag_ms");
+        ClientKeys k = keys();
+        ClientKeys.LagSummary lag = k.sendLagMs();
         out.println(center("Client (infersim)"));
-        out.printf(Locale.ROOT, "%-40s %.3f / %.3f / %.3f%n", "Send lag p50 / p99 / max (ms):", lag.get("p50"),
-                lag.get("p99"), lag.get("max"));
-        Map<String, Object> reads = (Map<String, Object>) f.get("infersim_read_delay_ms");
-        if (reads != null && ((Number) reads.get("samples")).longValue() > 0) {
-            out.printf(Locale.ROOT, "%-40s %.3f / %.3f / %.3f%n", "Read delay p50 / p99 / max (ms):", reads.get("p50"),
-                    reads.get("p99"), reads.get("max"));
+        out.printf(Locale.ROOT, "%-40s %.3f / %.3f / %.3f%n", "Send lag p50 / p99 / max (ms):", lag.p50(), lag.p99(),
+                lag.max());
+        ClientKeys.LagSummary reads = k.readDelayMs();
+        if (reads != null && reads.samples() > 0) {
+            out.printf(Locale.ROOT, "%-40s %.3f / %.3f / %.3f%n", "Read delay p50 / p99 / max (ms):", reads.p50(),
+                    reads.p99(), reads.max());
         }
-        Map<String, Object> noise = (Map<String, Object>) f.get("infersim_scheduling_noise_ms");
+        ClientKeys.NoiseMs noise = k.schedulingNoiseMs();
         if (noise != null) {
             out.printf(Locale.ROOT, "%-40s %.3f / %.3f%n", "Machine noise p99, idle / in run (ms):",
-                    ((Map<String, Object>) noise.get("calibration")).get("p99"),
-                    ((Map<String, Object>) noise.get("during_run")).get("p99"));
+                    noise.calibration().p99(), noise.duringRun().p99());
         }
-        Map<String, Object> gc = (Map<String, Object>) f.get("infersim_client_gc");
+        ClientGc.Collections gc = k.clientGc();
         if (gc != null) {
-            out.printf(Locale.ROOT, "%-40s %s / %s%n", "Client GC in run, collections / ms:", gc.get("collections"),
-                    gc.get("time_ms"));
+            out.printf(Locale.ROOT, "%-40s %s / %s%n", "Client GC in run, collections / ms:", gc.collections(),
+                    gc.timeMs());
         }
-        Map<String, Object> loops = (Map<String, Object>) f.get("infersim_client_loops_ms");
+        ClientKeys.LoopsMs loops = k.clientLoopsMs();
         if (loops != null) {
             out.printf(Locale.ROOT, "%-40s %.0f / %.0f%n", "Client event loops on / waiting for CPU (ms):",
-                    loops.get("on_cpu"), loops.get("waiting_for_cpu"));
+                    loops.onCpu(), loops.waitingForCpu());
         }
-        printVerdicts(f, out);
-        out.printf(Locale.ROOT, "%-40s %s / %.1f%n", "Max / mean requests in flight:", f.get("infersim_max_in_flight"),
-                f.get("infersim_mean_in_flight"));
+        printVerdicts(k, out);
+        out.printf(Locale.ROOT, "%-40s %s / %.1f%n", "Max / mean requests in flight:", k.maxInFlight(),
+                k.meanInFlight());
         out.println("  (in flight: at one instant, as the client counts them; \"Peak concurrent requests\" above is "
                 + "vLLM's: requests active at any time within the same one-second bin)");
-        long cancelled = (long) f.get("infersim_cancelled");
-        if (cancelled > 0) {
-            out.printf(Locale.ROOT, "%-40s %d of %d sent%n", "Cancelled in flight by the interrupt:", cancelled,
-                    f.get("infersim_sent"));
+        if (k.cancelled() > 0) {
+            out.printf(Locale.ROOT, "%-40s %d of %d sent%n", "Cancelled in flight by the interrupt:", k.cancelled(),
+                    k.sent());
         }
-        long mismatches = (long) f.get("infersim_prompt_token_mismatches");
-        if (mismatches > 0) {
+        if (k.promptTokenMismatches() > 0) {
             out.printf(Locale.ROOT, "%-40s %d (max %d tokens)%n", "Prompt length mismatches (server usage):",
-                    mismatches, f.get("infersim_prompt_token_mismatch_max_tokens"));
+                    k.promptTokenMismatches(), k.promptTokenMismatchMaxTokens());
         }
-        printScrape((Map<String, Object>) f.get("infersim_server_metrics"), out);
-        Map<String, Object> truth = (Map<String, Object>) f.get("infersim_ground_truth");
+        printScrape(k.serverMetrics(), out);
+        ClientKeys.TruthError truth = k.groundTruth();
         if (hasGroundTruth()) {
-            Map<String, Object> ttft = (Map<String, Object>) truth.get("ttft_abs_error_ms");
-            Map<String, Object> e2el = (Map<String, Object>) truth.get("e2el_abs_error_ms");
+            ClientKeys.LagSummary ttft = truth.ttftAbsErrorMs();
+            ClientKeys.LagSummary e2el = truth.e2elAbsErrorMs();
             out.printf(Locale.ROOT, "%-40s %.3f / %.3f / %.3f%n", "TTFT error vs server p50/p99/max (ms):",
-                    ttft.get("p50"), ttft.get("p99"), ttft.get("max"));
+                    ttft.p50(), ttft.p99(), ttft.max());
             out.printf(Locale.ROOT, "%-40s %.3f / %.3f / %.3f%n", "E2EL error vs server p50/p99/max (ms):",
-                    e2el.get("p50"), e2el.get("p99"), e2el.get("max"));
-            Map<String, Object> spread = (Map<String, Object>) truth.getOrDefault("requests_per_replica", Map.of());
+                    e2el.p50(), e2el.p99(), e2el.max());
+            Map<String, Long> spread = truth.requestsPerReplica() == null ? Map.of() : truth.requestsPerReplica();
             if (spread.size() > 1) {
                 StringBuilder line = new StringBuilder();
                 spread.forEach((replica, n) -> line.append(line.length() == 0 ? "" : ", ").append(replica).append(": ").append(n));
                 out.printf(Locale.ROOT, "%-40s %s%n", "Requests per replica:", line);
-                Map<String, Object> perReplica = (Map<String, Object>) truth.getOrDefault("per_replica", Map.of());
                 StringBuilder times = new StringBuilder();
-                perReplica.forEach((replica, o) -> {
-                    Map<String, Object> r = (Map<String, Object>) o;
+                truth.perReplica().forEach((replica, r) -> {
                     times.append(times.length() == 0 ? "" : ", ").append(replica).append(": ")
-                            .append(String.format(Locale.ROOT, "%.1f", ((Number) r.get("mean_ttft_ms")).doubleValue()));
-                    if (r.get("mean_queue_ms") != null) {
-                        times.append(String.format(Locale.ROOT, " / %.1f", ((Number) r.get("mean_queue_ms")).doubleValue()));
+                            .append(String.format(Locale.ROOT, "%.1f", r.meanTtftMs()));
+                    if (r.meanQueueMs() != null) {
+                        times.append(String.format(Locale.ROOT, " / %.1f", r.meanQueueMs()));
                     }
                 });
                 out.printf(Locale.ROOT, "%-40s %s%n", "Server TTFT / queue per replica (ms):", times);
             }
         }
-        Map<String, Object> baseline = (Map<String, Object>) f.get("infersim_baseline");
-        if (baseline != null && baseline.get("added_ttft_p50_ms") != null) {
+        ClientKeys.Baseline baseline = k.baseline();
+        if (baseline != null && baseline.run() != null && baseline.run().addedTtftP50Ms() != null) {
             out.printf(Locale.ROOT, "%-40s %.3f / %.3f (direct to %s)%n", "Gateway's added TTFT p50 / p99 (ms):",
-                    baseline.get("added_ttft_p50_ms"), baseline.get("added_ttft_p99_ms"), baseline.get("base_url"));
+                    baseline.run().addedTtftP50Ms(), baseline.run().addedTtftP99Ms(), baseline.baseUrl());
         }
-        for (Object o : (List<?>) f.getOrDefault("infersim_findings", List.of())) {
-            Map<String, Object> finding = (Map<String, Object>) o;
-            out.println("Finding " + finding.get("name") + ": " + finding.get("message") + ". " + finding.get("cause"));
+        for (StreamFindings.Finding finding : k.findings()) {
+            out.println("Finding " + finding.name() + ": " + finding.message() + ". " + finding.cause());
         }
-        Object scale = f.get("infersim_time_scale");
-        Map<String, Object> model = (Map<String, Object>) f.get("infersim_model_time_ms");
-        if (model != null) {
+        if (k.modelTimeMs() != null) {
             out.printf(Locale.ROOT, "Times above are wall-clock; the server runs %sx faster than the modelled GPU. "
-                    + "In model time (wall x %s):%n", scale, scale);
-            model.forEach((metric, v) -> {
-                Map<String, Object> m = (Map<String, Object>) v;
-                out.printf(Locale.ROOT, "%-40s %.2f / %.2f / %.2f%n", "Model-time " + metric.toUpperCase(Locale.ROOT)
-                        + " mean/median/p99 (ms):", m.get("mean"), m.get("median"), m.get("p99"));
-            });
+                    + "In model time (wall x %s):%n", k.timeScale(), k.timeScale());
+            k.modelTimeMs().forEach((metric, m) -> out.printf(Locale.ROOT, "%-40s %.2f / %.2f / %.2f%n",
+                    "Model-time " + metric.toUpperCase(Locale.ROOT) + " mean/median/p99 (ms):", m.mean(), m.median(),
+                    m.p99()));
         }
-        for (Object warning : (List<?>) f.getOrDefault("infersim_warnings", List.of())) {
+        for (String warning : k.warnings()) {
             out.println("Warning: " + warning);
         }
         for (String line : errors.describe()) {
             out.println("Error " + line);
         }
-        out.println(valid() ? "Run valid: yes" : "RUN INVALID: " + String.join("; ", invalidReasons));
+        out.println(valid() ? "Run valid: yes" : "RUN INVALID: " + String.join("; ", invalidReasons()));
         out.println("=".repeat(50));
     }
 
@@ -175,45 +204,44 @@ public record BenchResult(BenchmarkReport report, ErrorTally errors, List<String
      * arrival process, the client's timing error (whose message says whether the latencies can be trusted), and
      * with --strict-timing the send-lag verdict. The machine's noise above is information only.
      */
-    @SuppressWarnings("unchecked")
-    private void printVerdicts(Map<String, Object> f, PrintStream out) {
-        Map<String, Object> validity = (Map<String, Object>) f.get("infersim_validity");
+    private void printVerdicts(ClientKeys k, PrintStream out) {
+        RunValidity.Validity validity = k.validity();
         if (validity != null) {
-            Map<String, Object> arrivals = (Map<String, Object>) validity.get("arrivals");
-            String line = Boolean.TRUE.equals(arrivals.get("judged")) ? (String) arrivals.get("message")
-                    : "not judged: " + arrivals.get("reason");
-            if (!invalidReasons.contains("the requests did not go out as the requested arrival process: " + line)) {
+            RunValidity.Arrivals arrivals = validity.arrivals();
+            String line = arrivals.judged() ? arrivals.test().message() : "not judged: " + arrivals.reason();
+            if (!invalidReasons().contains("the requests did not go out as the requested arrival process: " + line)) {
                 out.println("Arrivals: " + line);
             }
-            Map<String, Object> timing = (Map<String, Object>) validity.get("timing");
-            if (timing != null && !invalidReasons.contains(timing.get("message"))) {
-                out.println((Boolean.TRUE.equals(validity.get("strict_timing"))
-                        ? "Timing (information: --strict-timing judges send lag): " : "Timing: ") + timing.get("message"));
+            RunValidity.Timing timing = validity.timing();
+            if (timing != null && !invalidReasons().contains(timing.message())) {
+                out.println((validity.strictTiming()
+                        ? "Timing (information: --strict-timing judges send lag): " : "Timing: ") + timing.message());
             }
         }
-        Map<String, Object> verdict = (Map<String, Object>) f.get("infersim_send_lag_verdict");
-        if (verdict != null && !invalidReasons.contains(verdict.get("message"))) {
-            out.println("Send lag: " + verdict.get("message"));
+        RunValidity.LagJudgement verdict = k.sendLagVerdict();
+        if (verdict != null && !invalidReasons().contains(verdict.message())) {
+            out.println("Send lag: " + verdict.message());
         }
     }
 
     /** What --scrape-metrics got, so that a wrong URL shows on the console and not only deep in the JSON. */
-    private static void printScrape(Map<String, Object> scraped, PrintStream out) {
+    private static void printScrape(MetricsScraper.Timeline scraped, PrintStream out) {
         if (scraped == null) {
             return;
         }
-        int polls = ((Object[]) scraped.get("time_s")).length;
-        long failed = ((Number) scraped.get("failed_polls")).longValue();
+        int polls = scraped.timeS().size();
+        long failed = scraped.failedPolls();
         boolean anyGauge = false;
-        for (String gauge : List.of("num_requests_running", "num_requests_waiting", "kv_cache_usage_perc")) {
-            for (Object v : (Object[]) scraped.get(gauge)) {
+        for (List<Double> gauge : List.of(scraped.numRequestsRunning(), scraped.numRequestsWaiting(),
+                scraped.kvCacheUsagePerc())) {
+            for (Double v : gauge) {
                 anyGauge |= v != null;
             }
         }
-        String verdict = failed > 0 ? ", first failure: " + scraped.get("first_failure")
+        String verdict = failed > 0 ? ", first failure: " + scraped.firstFailure()
                 : polls > 0 && !anyGauge ? ": no vllm: gauge on the page (is it a vLLM /metrics endpoint?)" : "";
         out.printf(Locale.ROOT, "%-40s %d of %d polls of %s failed%s%n", "Server metrics scrape:", failed,
-                polls + failed, scraped.get("url"), verdict);
+                polls + failed, scraped.url(), verdict);
     }
 
     private static String center(String text) {

@@ -1,5 +1,6 @@
 package dev.infersim.bench;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.common.ConfigException;
 import dev.infersim.common.SplitMix64;
 import dev.infersim.result.GoodputSlo;
@@ -123,13 +124,13 @@ public final class BenchmarkClient implements AutoCloseable {
 
     /** Sends the workload and measures it, keeping no per-request detail; see the overload. */
     public BenchResult run(Workload workload, long numWarmups, long warmupDurationNanos, long durationNanos,
-                           Map<String, Object> metadata) {
+                           ObjectNode metadata) {
         return run(workload, numWarmups, warmupDurationNanos, durationNanos, metadata, null);
     }
 
     /** Sends the workload and measures it; see {@link #run(Workload, RunPlan)}. */
     public BenchResult run(Workload workload, long numWarmups, long warmupDurationNanos, long durationNanos,
-                           Map<String, Object> metadata, Path detailFile) {
+                           ObjectNode metadata, Path detailFile) {
         return run(workload, RunPlan.of(numWarmups, warmupDurationNanos, durationNanos, metadata, detailFile));
     }
 
@@ -177,24 +178,14 @@ public final class BenchmarkClient implements AutoCloseable {
                 log.close();
             }
         }
-        Map<String, Object> scraped = scraper == null ? null : scraper.stop();
+        MetricsScraper.Timeline scraped = scraper == null ? null : scraper.stop();
         long[] loops = LoopCpu.between(loopsAtStart, loopCpu.sample());
         BenchResult result = results.assemble(date, workload, plan, phase, noise, readDelay, gc.since(), loops, scraped, null);
         if (log != null && log.failure() != null) {
             // the run is measured all the same; the command reports the file it could not write once it has printed it
-            result.fields().put("infersim_detailed_file", null);
-            outputErrors(result).add(log.failure());
+            result = result.withDetailedFile(null).withOutputError(log.failure());
         }
         return result;
-    }
-
-    /**
-     * The files this run could not write (the per-request rows, the histogram log), one line each naming the file and
-     * why: {@code infersim_output_errors}, which the command turns into its exit code.
-     */
-    @SuppressWarnings("unchecked")
-    public static List<String> outputErrors(BenchResult result) {
-        return (List<String>) result.fields().computeIfAbsent("infersim_output_errors", k -> new ArrayList<String>());
     }
 
     private MeasuredWindow emptyWindow() {

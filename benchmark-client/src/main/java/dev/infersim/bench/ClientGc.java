@@ -1,5 +1,8 @@
 package dev.infersim.bench;
 
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
+
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.util.LinkedHashMap;
@@ -33,21 +36,27 @@ final class ClientGc {
      * Collections since {@link #start}: their number and time in all, and per collector (for G1 its young and old
      * generations; for Shenandoah and ZGC their pauses and their concurrent cycles).
      */
-    Map<String, Object> since() {
+    Collections since() {
         long total = 0;
         long totalMillis = 0;
-        Map<String, Object> byCollector = new LinkedHashMap<>();
+        Map<String, Count> byCollector = new LinkedHashMap<>();
         for (int i = 0; i < counts.length; i++) {
             long n = Math.max(0, collectors.get(i).getCollectionCount() - counts[i]);
             long ms = Math.max(0, collectors.get(i).getCollectionTime() - millis[i]);
             total += n;
             totalMillis += ms;
-            byCollector.put(collectors.get(i).getName(), BenchResultAssembly.ordered("collections", n, "time_ms", ms));
+            byCollector.put(collectors.get(i).getName(), new Count(n, ms));
         }
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("collections", total);
-        m.put("time_ms", totalMillis);
-        m.put("by_collector", byCollector);
-        return m;
+        return new Collections(total, totalMillis, byCollector);
+    }
+
+    /** Collections over a run: their number and time in all, and per collector. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record Collections(long collections, long timeMs, Map<String, Count> byCollector) {
+    }
+
+    /** One collector's collections and their time (ms). */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record Count(long collections, long timeMs) {
     }
 }

@@ -1,5 +1,8 @@
 package dev.infersim.bench;
 
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
+
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -39,15 +42,15 @@ public final class ErrorTally {
     }
 
     /** {type: {count, first_messages}} for the result JSON. */
-    public Map<String, Object> toJson() {
-        Map<String, Object> out = new LinkedHashMap<>();
-        counts.forEach((type, count) -> {
-            Map<String, Object> entry = new LinkedHashMap<>();
-            entry.put("count", count);
-            entry.put("first_messages", firstMessages.get(type));
-            out.put(type, entry);
-        });
+    public Map<String, Quoted> byType() {
+        Map<String, Quoted> out = new LinkedHashMap<>();
+        counts.forEach((type, count) -> out.put(type, new Quoted(count, List.copyOf(firstMessages.get(type)))));
         return out;
+    }
+
+    /** One type's failures: how many, and the first few messages verbatim. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record Quoted(long count, List<String> firstMessages) {
     }
 
     /** One line per type: count and the first message, safe to print ({@link TerminalText}: it is the server's text). */

@@ -1,13 +1,21 @@
 package dev.infersim.bench;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
+import dev.infersim.result.FlatRecordReader;
+import dev.infersim.result.MetricSummary;
+import dev.infersim.result.PercentileInterval;
+import dev.infersim.result.RunTotals;
+import dev.infersim.result.ServingResult;
 import org.apache.commons.math3.distribution.BetaDistribution;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * Analysis of a sweep over offered load (request rates for open loops, concurrencies for closed loops): where the
@@ -58,19 +66,97 @@ public final class LoadSweep {
         }
     }
 
-    /** One measured load point: the offered load and the run's result fields. */
-    public record Point(double load, Map<String, Object> result) {
+    /**
+     * One load point: the offered load, its run's figures, the measured window's length (s), why nothing could be
+     * measured (null when something was), and its percentiles' 95% intervals (null where it measured nothing).
+     */
+    public record Point(double load, Figures figures, Double duration, String error, Intervals intervals) {
+
+        /** A measured run's point. */
+        public static Point of(double load, ServingResult<ClientKeys> r) {
+            MetricSummary ttft = r.metric("ttft");
+            MetricSummary tpot = r.metric("tpot");
+            MetricSummary e2el = r.metric("e2el");
+            ClientKeys keys = r.producer();
+            RunTotals totals = r.totals();
+            return new Point(load, new Figures(totals.requestThroughput(), keys.steadyRequestThroughput(),
+                    keys.steadySendRate(), totals.requestGoodput(), totals.outputThroughput(), median(ttft), p99(ttft),
+                    median(tpot), p99(tpot), median(e2el), p99(e2el), totals.completed(), totals.failed(),
+                    keys.valid()), totals.duration(), keys.error(), new Intervals(r.interval("median_ttft_ms"),
+                    r.interval("p99_ttft_ms"), r.interval("median_tpot_ms"), r.interval("p99_e2el_ms")));
+        }
+
+        /** A load point whose initial test request failed: nothing measured, nothing sent, invalid. */
+        public static Point unmeasured(double load, String error) {
+            return new Point(load, new Figures(null, null, null, null, null, null, null, null, null, null, null, 0L,
+                    0L, false), null, error, null);
+        }
+
+        private static Double median(MetricSummary m) {
+            return m == null ? null : m.medianMs();
+        }
+
+        private static Double p99(MetricSummary m) {
+            if (m != null) {
+                for (MetricSummary.Percentile p : m.percentiles()) {
+                    if (p.percentile() == 99) {
+                        return p.valueMs();
+                    }
+                }
+            }
+            return null;
+        }
+    }
+
+    /**
+     * What the sweep reads of a load point's run, each null where the run has none: vLLM's throughputs, TTFT, TPOT and
+     * E2EL at the median and p99 and counts, the client's throughput and send rate while sending, and its validity.
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record Figures(Double requestThroughput,
+                          @JsonProperty("infersim_steady_request_throughput") Double steadyRequestThroughput,
+                          @JsonProperty("infersim_steady_send_rate") Double steadySendRate, Double requestGoodput,
+                          Double outputThroughput, Double medianTtftMs, Double p99TtftMs, Double medianTpotMs,
+                          Double p99TpotMs, Double medianE2elMs, Double p99E2elMs, Long completed, Long failed,
+                          @JsonProperty("infersim_valid") Boolean valid) {
+    }
+
+    /** A point's percentile intervals, as its row lists them (each null where the run has none). */
+    public record Intervals(@JsonProperty("median_ttft_ms_ci95") PercentileInterval medianTtftMs,
+                            @JsonProperty("p99_ttft_ms_ci95") PercentileInterval p99TtftMs,
+                            @JsonProperty("median_tpot_ms_ci95") PercentileInterval medianTpotMs,
+                            @JsonProperty("p99_e2el_ms_ci95") PercentileInterval p99E2elMs) {
+    }
+
+    /**
+     * A point of the sweep's result: the load, its figures, its SLO attainment and that attainment's 95% interval
+     * (null without a goodput SLO), then its percentiles' intervals when it measured any.
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    @JsonDeserialize(using = FlatRecordReader.class)
+    public record Row(double load, @JsonUnwrapped Figures figures, Double sloAttainment, List<Double> sloAttainmentCi95,
+                      @JsonUnwrapped Intervals intervals) {
+    }
+
+    /**
+     * The sweep's conclusions: what it varied, its points, the saturation knee with its reason and interval, the
+     * attainment threshold, the highest load meeting the SLO with its interval, and the loads whose runs were invalid.
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record Summary(String mode, List<Row> points, Double kneeLoad, String kneeReason,
+                          List<Double> kneeLoadInterval, double sloAttainmentThreshold, Double maxLoadMeetingSlo,
+                          List<Double> maxLoadMeetingSloInterval, List<Double> invalidLoads) {
     }
 
     private LoadSweep() {
     }
 
     /** The sweep summary: mode, per-point key figures, the knee, and the highest load meeting the SLO. */
-    public static Map<String, Object> analyze(Mode mode, List<Point> points, double attainmentThreshold) {
+    public static Summary analyze(Mode mode, List<Point> points, double attainmentThreshold) {
         if (points.isEmpty()) {
             throw new IllegalArgumentException("a sweep needs at least one load point");
         }
-        List<Map<String, Object>> rows = new ArrayList<>();
+        List<Row> rows = new ArrayList<>();
         Double knee = null;
         String kneeReason = "no saturation up to the highest load";
         Double bestSlo = null;
@@ -78,27 +164,14 @@ public final class LoadSweep {
         Double sureSlo = null;
         Double possibleSlo = null;
         List<Double> invalidLoads = new ArrayList<>();
-        double baseTtft = number(points.get(0).result(), "median_ttft_ms");
+        double baseTtft = number(points.get(0).figures().medianTtftMs());
         for (int i = 0; i < points.size(); i++) {
             Point p = points.get(i);
-            Map<String, Object> r = p.result();
-            double attainment = attainment(r);
-            Map<String, Object> row = new LinkedHashMap<>();
-            row.put("load", p.load());
-            for (String k : List.of("request_throughput", "infersim_steady_request_throughput", "infersim_steady_send_rate",
-                    "request_goodput", "output_throughput", "median_ttft_ms", "p99_ttft_ms", "median_tpot_ms",
-                    "p99_tpot_ms", "median_e2el_ms", "p99_e2el_ms", "completed", "failed", "infersim_valid")) {
-                row.put(k, r.get(k));
-            }
-            row.put("slo_attainment", Double.isNaN(attainment) ? null : attainment);
-            double[] attainmentCi = attainmentInterval(r);
-            row.put("slo_attainment_ci95", attainmentCi == null ? null : Arrays.asList(attainmentCi[0], attainmentCi[1]));
-            if (r.get("infersim_percentile_ci95_ms") instanceof Map<?, ?> ci) {
-                for (String k : List.of("median_ttft_ms", "p99_ttft_ms", "median_tpot_ms", "p99_e2el_ms")) {
-                    row.put(k + "_ci95", ci.get(k));
-                }
-            }
-            rows.add(row);
+            Figures r = p.figures();
+            double attainment = attainment(p);
+            double[] attainmentCi = attainmentInterval(p);
+            rows.add(new Row(p.load(), r, Double.isNaN(attainment) ? null : attainment,
+                    attainmentCi == null ? null : Arrays.asList(attainmentCi[0], attainmentCi[1]), p.intervals()));
             if (knee == null) {
                 String reason = saturation(mode, points, i, baseTtft);
                 if (reason != null) {
@@ -107,7 +180,7 @@ public final class LoadSweep {
                     kneeInterval = Arrays.asList(i == 0 ? null : points.get(i - 1).load(), p.load());
                 }
             }
-            boolean valid = !Boolean.FALSE.equals(r.get("infersim_valid"));
+            boolean valid = !Boolean.FALSE.equals(r.valid());
             if (!valid) {
                 invalidLoads.add(p.load());
             }
@@ -120,32 +193,23 @@ public final class LoadSweep {
                 possibleSlo = attainmentCi[1] >= attainmentThreshold ? max(possibleSlo, p.load()) : possibleSlo;
             }
         }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("mode", mode.key());
-        out.put("points", rows);
-        out.put("knee_load", knee);
-        out.put("knee_reason", kneeReason);
-        out.put("knee_load_interval", kneeInterval);
-        out.put("slo_attainment_threshold", attainmentThreshold);
-        out.put("max_load_meeting_slo", bestSlo);
-        out.put("max_load_meeting_slo_interval", possibleSlo == null ? null : Arrays.asList(sureSlo, possibleSlo));
-        out.put("invalid_loads", invalidLoads);
-        return out;
+        return new Summary(mode.key(), rows, knee, kneeReason, kneeInterval, attainmentThreshold, bestSlo,
+                possibleSlo == null ? null : Arrays.asList(sureSlo, possibleSlo), invalidLoads);
     }
 
     private static String saturation(Mode mode, List<Point> points, int i, double baseTtft) {
-        Map<String, Object> r = points.get(i).result();
-        if (r.get("infersim_error") != null) {
-            return "nothing could be measured at this load: " + r.get("infersim_error");
+        Figures r = points.get(i).figures();
+        if (points.get(i).error() != null) {
+            return "nothing could be measured at this load: " + points.get(i).error();
         }
         double load = points.get(i).load();
-        double ttft = number(r, "median_ttft_ms");
+        double ttft = number(r.medianTtftMs());
         if (i > 0 && baseTtft > 0 && ttft > TTFT_GROWTH * baseTtft) {
             return String.format(Locale.ROOT, "median TTFT %.1f ms is over %.0fx the lightest load's %.1f ms", ttft,
                     TTFT_GROWTH, baseTtft);
         }
         double sending = sendingThroughput(r);
-        double offered = number(r, "infersim_steady_send_rate");
+        double offered = number(r.steadySendRate());
         if (Double.isNaN(offered)) {
             offered = load;
         }
@@ -156,7 +220,7 @@ public final class LoadSweep {
         if (mode == Mode.MAX_CONCURRENCY && i > 0) {
             double throughput = sendingThroughput(r);
             double prevLoad = points.get(i - 1).load();
-            double prevThroughput = sendingThroughput(points.get(i - 1).result());
+            double prevThroughput = sendingThroughput(points.get(i - 1).figures());
             double linearGain = load / prevLoad - 1;
             double gain = prevThroughput > 0 ? throughput / prevThroughput - 1 : 0;
             if (linearGain > 0 && gain < MARGINAL_GAIN * linearGain) {
@@ -168,19 +232,20 @@ public final class LoadSweep {
     }
 
     /** Request throughput while requests were still being sent when the result has it, else over the whole run. */
-    private static double sendingThroughput(Map<String, Object> r) {
-        double steady = number(r, "infersim_steady_request_throughput");
-        return Double.isNaN(steady) ? number(r, "request_throughput") : steady;
+    private static double sendingThroughput(Figures r) {
+        double steady = number(r.steadyRequestThroughput());
+        return Double.isNaN(steady) ? number(r.requestThroughput()) : steady;
     }
 
     /** Good requests over all that ended; NaN when no goodput SLO was set or nothing ended. */
-    static double attainment(Map<String, Object> r) {
-        Object goodput = r.get("request_goodput");
-        double ended = number(r, "completed") + number(r, "failed");
-        if (!(goodput instanceof Number g) || ended == 0) {
+    static double attainment(Point p) {
+        Figures r = p.figures();
+        Double goodput = r.requestGoodput();
+        double ended = number(r.completed()) + number(r.failed());
+        if (goodput == null || ended == 0) {
             return Double.NaN;
         }
-        return Math.min(1, g.doubleValue() * number(r, "duration") / ended);
+        return Math.min(1, goodput * number(p.duration()) / ended);
     }
 
     private static Double max(Double a, double b) {
@@ -191,21 +256,21 @@ public final class LoadSweep {
      * The 95% Clopper-Pearson interval of a point's attainment: good requests out of all that ended, as independent
      * trials; null without a goodput SLO or a request.
      */
-    static double[] attainmentInterval(Map<String, Object> r) {
-        Object goodput = r.get("request_goodput");
-        long ended = Math.round(number(r, "completed") + number(r, "failed"));
-        if (!(goodput instanceof Number g) || ended <= 0) {
+    static double[] attainmentInterval(Point p) {
+        Figures r = p.figures();
+        Double goodput = r.requestGoodput();
+        long ended = Math.round(number(r.completed()) + number(r.failed()));
+        if (goodput == null || ended <= 0) {
             return null;
         }
-        long good = Math.min(ended, Math.round(g.doubleValue() * number(r, "duration")));
+        long good = Math.min(ended, Math.round(goodput * number(p.duration())));
         double low = good == 0 ? 0 : new BetaDistribution(null, good, ended - good + 1).inverseCumulativeProbability(0.025);
         double high = good == ended ? 1
                 : new BetaDistribution(null, good + 1, ended - good).inverseCumulativeProbability(0.975);
         return new double[] {low, high};
     }
 
-    private static double number(Map<String, Object> r, String key) {
-        Object v = r.get(key);
-        return v instanceof Number n ? n.doubleValue() : Double.NaN;
+    private static double number(Number v) {
+        return v == null ? Double.NaN : v.doubleValue();
     }
 }

@@ -354,27 +354,25 @@ final class MeasuredWindow {
      * last, which ends with the window), and per bucket the counts sent, completed, output_tokens, and the mean_ttft_ms
      * and mean_e2el_ms of the requests that finished in it. A rate is a count over its bucket's length.
      */
-    Map<String, Object> timeSeries() {
+    ClientKeys.TimeSeries timeSeries() {
         double seconds = durationNanos() / 1e9;
         int n = (int) Math.min(completedPerS.length, (long) Math.ceil(seconds));
-        double[] time = new double[n];
-        double[] length = new double[n];
-        Double[] meanTtft = new Double[n];
-        Double[] meanE2el = new Double[n];
+        List<Double> time = new ArrayList<>(n);
+        List<Double> length = new ArrayList<>(n);
+        List<Long> sent = new ArrayList<>(n);
+        List<Long> completed = new ArrayList<>(n);
+        List<Long> tokens = new ArrayList<>(n);
+        List<Double> meanTtft = new ArrayList<>(n);
+        List<Double> meanE2el = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            time[i] = i;
-            length[i] = Math.min(1, seconds - i);
-            meanTtft[i] = completedPerS[i] == 0 ? null : ttftSumMsPerS[i] / completedPerS[i];
-            meanE2el[i] = completedPerS[i] == 0 ? null : e2elSumMsPerS[i] / completedPerS[i];
+            time.add((double) i);
+            length.add(Math.min(1, seconds - i));
+            sent.add(sentPerS[i]);
+            completed.add(completedPerS[i]);
+            tokens.add(tokensPerS[i]);
+            meanTtft.add(completedPerS[i] == 0 ? null : ttftSumMsPerS[i] / completedPerS[i]);
+            meanE2el.add(completedPerS[i] == 0 ? null : e2elSumMsPerS[i] / completedPerS[i]);
         }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("time_s", time);
-        out.put("bucket_s", length);
-        out.put("sent", Arrays.copyOf(sentPerS, n));
-        out.put("completed", Arrays.copyOf(completedPerS, n));
-        out.put("output_tokens", Arrays.copyOf(tokensPerS, n));
-        out.put("mean_ttft_ms", meanTtft);
-        out.put("mean_e2el_ms", meanE2el);
-        return out;
+        return new ClientKeys.TimeSeries(time, length, sent, completed, tokens, meanTtft, meanE2el);
     }
 }

@@ -1,5 +1,7 @@
 package dev.infersim.bench;
 
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -50,13 +52,13 @@ public final class MetricsScraper {
     }
 
     /** Stops polling and returns the timeline: time_s, running, waiting, kv_cache_usage_perc, plus failure counts. */
-    Map<String, Object> stop() {
-        java.util.concurrent.CompletableFuture<Map<String, Object>> result = new java.util.concurrent.CompletableFuture<>();
+    Timeline stop() {
+        java.util.concurrent.CompletableFuture<Timeline> result = new java.util.concurrent.CompletableFuture<>();
         context.runOnContext(v -> {
             vertx.cancelTimer(timerId);
             result.complete(timeline());
         });
-        Map<String, Object> out = result.join();
+        Timeline out = result.join();
         web.close();
         return out;
     }
@@ -113,24 +115,27 @@ public final class MetricsScraper {
         return line.substring(0, i);
     }
 
-    private Map<String, Object> timeline() {
+    private Timeline timeline() {
         int n = points.size();
-        Double[][] columns = new Double[4][n];
-        for (int i = 0; i < n; i++) {
-            for (int c = 0; c < 4; c++) {
-                double v = points.get(i)[c];
-                columns[c][i] = Double.isNaN(v) ? null : v;
+        List<List<Double>> columns = new ArrayList<>(4);
+        for (int c = 0; c < 4; c++) {
+            List<Double> column = new ArrayList<>(n);
+            for (double[] point : points) {
+                column.add(Double.isNaN(point[c]) ? null : point[c]);
             }
+            columns.add(java.util.Collections.unmodifiableList(column));
         }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("url", url);
-        out.put("interval_ms", intervalMillis);
-        out.put("time_s", columns[0]);
-        out.put("num_requests_running", columns[1]);
-        out.put("num_requests_waiting", columns[2]);
-        out.put("kv_cache_usage_perc", columns[3]);
-        out.put("failed_polls", failures);
-        out.put("first_failure", firstFailure);
-        return out;
+        return new Timeline(url, intervalMillis, columns.get(0), columns.get(1), columns.get(2), columns.get(3),
+                failures, firstFailure);
+    }
+
+    /**
+     * What a scrape got: the URL and interval, each poll's time (s from the run's start) and the three gauges' sums
+     * (null where the page lacked one), the failed polls and the first failure.
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record Timeline(String url, long intervalMs, List<Double> timeS, List<Double> numRequestsRunning,
+                           List<Double> numRequestsWaiting, List<Double> kvCacheUsagePerc, long failedPolls,
+                           String firstFailure) {
     }
 }

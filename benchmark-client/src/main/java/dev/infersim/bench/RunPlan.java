@@ -1,11 +1,9 @@
 package dev.infersim.bench;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.workload.Shard;
 
 import java.nio.file.Path;
-import java.util.Collections;
-import java.util.LinkedHashMap;
-import java.util.Map;
 
 /**
  * How one run of a workload goes: which of its requests are warmup, how long it may last, where its per-request
@@ -21,15 +19,15 @@ import java.util.Map;
  * @param startAtEpochMillis  wall-clock instant the schedule starts ({@code --start-at}); 0 for right away
  * @param latencyLog          HdrHistogram log of the measured latencies, for {@code infersim merge}; or null
  */
-public record RunPlan(long numWarmups, long warmupDurationNanos, long durationNanos, Map<String, Object> metadata,
+public record RunPlan(long numWarmups, long warmupDurationNanos, long durationNanos, ObjectNode metadata,
                       Path detailFile, Shard shard, long startAtEpochMillis, Path latencyLog) {
 
     public RunPlan {
-        metadata = Collections.unmodifiableMap(new LinkedHashMap<>(metadata)); // in order, as written
+        metadata = metadata.deepCopy(); // in order, as written
     }
 
     /** An unsharded run starting right away. */
-    public static RunPlan of(long numWarmups, long warmupDurationNanos, long durationNanos, Map<String, Object> metadata,
+    public static RunPlan of(long numWarmups, long warmupDurationNanos, long durationNanos, ObjectNode metadata,
                              Path detailFile) {
         return new RunPlan(numWarmups, warmupDurationNanos, durationNanos, metadata, detailFile, null, 0, null);
     }

@@ -1,13 +1,18 @@
 package dev.infersim.bench;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
+import dev.infersim.result.FlatRecordReader;
 import dev.infersim.result.LatencyStats;
 import dev.infersim.workload.Workload;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * Whether a run's measurement can be trusted, and why not: the initial test request, the share of failed requests
@@ -77,10 +82,13 @@ final class RunValidity {
     }
 
     /** {@code infersim_validity}: the arrival-process test (or why it was not made), the timing error, the mode. */
-    Map<String, Object> validityJson() {
-        return BenchResultAssembly.ordered("arrivals", arrivals == null
-                        ? BenchResultAssembly.ordered("judged", false, "reason", unjudged) : arrivalsJson(arrivals),
-                "timing", timing == null ? null : timingJson(timing), "strict_timing", config.strictTiming());
+    Validity validity() {
+        return new Validity(arrivals == null ? new Arrivals(false, unjudged, null) : new Arrivals(true, null,
+                new ArrivalTest(arrivals.sends(), arrivals.requestedRate(), finite(arrivals.achievedRate()),
+                        arrivals.tolerance(), finite(arrivals.gapCv()), finite(arrivals.ksD()),
+                        finite(arrivals.ksP()), ArrivalFit.ALPHA, arrivals.rateOff(), arrivals.gapsOff(),
+                        arrivals.describe())),
+                timing == null ? null : timing(timing), config.strictTiming());
     }
 
     /** {@code infersim_max_send_lag_ms}: the send-lag limit, judged only with --strict-timing. */
@@ -89,10 +97,9 @@ final class RunValidity {
     }
 
     /** {@code infersim_send_lag_verdict}, or null without --strict-timing. */
-    Map<String, Object> sendLagVerdictJson() {
-        return lag == null ? null : BenchResultAssembly.ordered("cause",
-                lag.cause().name().toLowerCase(Locale.ROOT), "message", lag.message(),
-                "limit_source", fitted ? "calibration" : "flag");
+    LagJudgement sendLagVerdict() {
+        return lag == null ? null : new LagJudgement(lag.cause().name().toLowerCase(Locale.ROOT), lag.message(),
+                fitted ? "calibration" : "flag");
     }
 
     /** Why the share of failed requests makes the run invalid, or null when it is within --max-failure-rate. */
@@ -127,20 +134,11 @@ final class RunValidity {
         return null;
     }
 
-    private static Map<String, Object> arrivalsJson(ArrivalFit a) {
-        return BenchResultAssembly.ordered("judged", true, "sends", a.sends(), "requested_rate_per_s",
-                a.requestedRate(), "achieved_rate_per_s", finite(a.achievedRate()), "rate_tolerance", a.tolerance(),
-                "gap_cv", finite(a.gapCv()), "ks_d", finite(a.ksD()), "ks_p_value", finite(a.ksP()),
-                "significance", ArrivalFit.ALPHA, "rate_off", a.rateOff(), "gaps_off", a.gapsOff(),
-                "message", a.describe());
-    }
-
-    private static Map<String, Object> timingJson(TimingError t) {
-        return BenchResultAssembly.ordered("send_lag_p99_ms", t.sendLagP99Nanos() < 0 ? null : t.sendLagP99Nanos() / 1e6,
-                "read_delay_p99_ms", t.readDelayP99Nanos() < 0 ? null : t.readDelayP99Nanos() / 1e6,
-                "ttft_error_p99_ms", t.ttftErrorNanos() / 1e6, "ttft_p50_ms", t.ttftP50Nanos() / 1e6,
-                "mean_itl_ms", t.meanItlNanos() < 0 ? null : t.meanItlNanos() / 1e6,
-                "material_share", TimingError.MATERIAL_SHARE, "material", t.material(), "message", t.describe());
+    private static Timing timing(TimingError t) {
+        return new Timing(t.sendLagP99Nanos() < 0 ? null : t.sendLagP99Nanos() / 1e6,
+                t.readDelayP99Nanos() < 0 ? null : t.readDelayP99Nanos() / 1e6, t.ttftErrorNanos() / 1e6,
+                t.ttftP50Nanos() / 1e6, t.meanItlNanos() < 0 ? null : t.meanItlNanos() / 1e6,
+                TimingError.MATERIAL_SHARE, t.material(), t.describe());
     }
 
     private static Double finite(double x) {
@@ -155,5 +153,43 @@ final class RunValidity {
 
     private static long nanos(double ms) {
         return Math.round(ms * 1e6);
+    }
+
+    /**
+     * {@code infersim_validity}: the arrival-process test, the client's timing error (null without a completed
+     * request) and whether --strict-timing judged send lag.
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record Validity(Arrivals arrivals, Timing timing, boolean strictTiming) {
+    }
+
+    /**
+     * Whether the sends were tested against the requested arrival process: why not ({@code reason}), or the test.
+     *
+     * @param reason null when judged (and then not written)
+     * @param test   null when not judged
+     */
+    @JsonDeserialize(using = FlatRecordReader.class)
+    public record Arrivals(boolean judged, @JsonInclude(JsonInclude.Include.NON_NULL) String reason,
+                           @JsonUnwrapped ArrivalTest test) {
+    }
+
+    /** The test of the sends against the arrival process ({@link ArrivalFit}); null where a figure is not finite. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record ArrivalTest(int sends, double requestedRatePerS, Double achievedRatePerS, double rateTolerance,
+                              Double gapCv, Double ksD, @JsonProperty("ks_p_value") Double ksPValue,
+                              double significance, boolean rateOff,
+                              boolean gapsOff, String message) {
+    }
+
+    /** The client's timing error against the latencies ({@link TimingError}), in ms; null where not measured. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record Timing(Double sendLagP99Ms, Double readDelayP99Ms, double ttftErrorP99Ms, double ttftP50Ms,
+                         Double meanItlMs, double materialShare, boolean material, String message) {
+    }
+
+    /** {@code infersim_send_lag_verdict}: the cause ({@link SendLagVerdict.Cause}), its message, where the limit came from. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record LagJudgement(String cause, String message, String limitSource) {
     }
 }

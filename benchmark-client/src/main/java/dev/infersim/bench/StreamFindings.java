@@ -1,6 +1,7 @@
 package dev.infersim.bench;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -43,15 +44,13 @@ public final class StreamFindings {
      * @param cause    what usually causes it and how to fix it
      * @param evidence the figures
      */
-    public record Finding(String name, String message, String cause, Map<String, Object> evidence) {
+    public record Finding(String name, String message, String cause, Map<String, Number> evidence) {
 
-        Map<String, Object> toJson() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("name", name);
-            m.put("message", message);
-            m.put("cause", cause);
-            m.put("evidence", evidence);
-            return m;
+        /** Whole numbers as longs, as they were recorded, whichever way the JSON was read. */
+        public Finding {
+            Map<String, Number> figures = new LinkedHashMap<>();
+            evidence.forEach((k, v) -> figures.put(k, v instanceof Integer i ? Long.valueOf(i) : v));
+            evidence = Collections.unmodifiableMap(figures);
         }
     }
 
@@ -65,16 +64,12 @@ public final class StreamFindings {
      * @param truth    the run's {@code infersim_ground_truth}
      * @param baseline the baseline run's {@code infersim_ground_truth}, or null without one
      */
-    public static List<Finding> of(Map<String, Object> truth, Map<String, Object> baseline) {
+    public static List<Finding> of(ClientKeys.TruthError truth, ClientKeys.TruthError baseline) {
         List<Finding> found = new ArrayList<>();
-        Map<String, Object> streams = map(truth.get("streams"));
-        if (streams == null) {
-            return found;
-        }
-        long checked = count(streams, "checked");
-        long bunched = count(streams, "bunched");
-        double chunksPerToken = count(streams, "tokens") == 0 ? Double.NaN
-                : count(streams, "chunks") / (double) count(streams, "tokens");
+        ClientKeys.Streams streams = truth.streams();
+        long checked = streams.checked();
+        long bunched = streams.bunched();
+        double chunksPerToken = streams.tokens() == 0 ? Double.NaN : streams.chunks() / (double) streams.tokens();
         if (checked > 0 && bunched > BUNCHED_SHARE * checked || chunksPerToken < BUNCHED_SPAN) {
             found.add(new Finding("token_coalescing", String.format(Locale.ROOT, "%d of %d streams reached the client in "
                     + "under half the time the server took to emit their tokens, %.2f chunks per token against the "
@@ -83,36 +78,36 @@ public final class StreamFindings {
                     "A proxy buffers the response: nginx needs proxy_buffering off for event streams (or the server's "
                             + "X-Accel-Buffering: no), HAProxy option http-no-delay; load balancers and CDNs may buffer "
                             + "by default.",
-                    BenchResultAssembly.ordered("streams_checked", checked, "streams_bunched", bunched, "chunks_per_token",
+                    evidence("streams_checked", checked, "streams_bunched", bunched, "chunks_per_token",
                             Double.isNaN(chunksPerToken) ? null : chunksPerToken)));
         }
-        long lost = count(streams, "lost_token_requests");
+        long lost = streams.lostTokenRequests();
         if (lost > 0) {
             found.add(new Finding("lost_tokens", String.format(Locale.ROOT, "%d requests received fewer chunks than the "
-                    + "server's tokens (%d tokens missing in all)", lost, count(streams, "lost_tokens")),
+                    + "server's tokens (%d tokens missing in all)", lost, streams.lostTokens()),
                     "Something between the server and the client dropped stream events: a proxy that rewrites the "
                             + "stream, or one that splices a retried upstream response into the first.",
-                    BenchResultAssembly.ordered("requests", lost, "tokens", count(streams, "lost_tokens"))));
+                    evidence("requests", lost, "tokens", streams.lostTokens())));
         }
-        long reordered = count(streams, "reordered_requests");
+        long reordered = streams.reorderedRequests();
         if (reordered > 0) {
             found.add(new Finding("reordered_tokens", String.format(Locale.ROOT, "%d requests received chunks whose "
                     + "running completion_tokens went backwards", reordered),
                     "Stream events arrived out of order: a proxy that mixes upstream responses, or a retry whose "
                             + "response was spliced into the first.",
-                    BenchResultAssembly.ordered("requests", reordered)));
+                    evidence("requests", reordered)));
         }
-        long late = count(truth, "late_arrivals");
+        long late = truth.lateArrivals();
         if (late > 0) {
-            Map<String, Object> before = map(truth.get("pre_arrival_ms"));
+            ClientKeys.LagSummary before = truth.preArrivalMs();
             found.add(new Finding("retried_or_queued", String.format(Locale.ROOT, "%d requests reached the server that "
                     + "answered %.0f ms or more after they were sent (send to arrival p99 %.1f ms, max %.1f ms)", late,
-                    LATE_ARRIVAL_NANOS / 1e6, number(before, "p99"), number(before, "max")),
+                    LATE_ARRIVAL_NANOS / 1e6, before.p99(), before.max()),
                     "A gateway retried them after an attempt at another replica failed or timed out (nginx "
                             + "proxy_next_upstream, HAProxy retry-on), or queued them while every replica was busy "
                             + "(HAProxy maxconn).",
-                    BenchResultAssembly.ordered("requests", late, "send_to_arrival_p99_ms", number(before, "p99"),
-                            "send_to_arrival_max_ms", number(before, "max"))));
+                    evidence("requests", late, "send_to_arrival_p99_ms", before.p99(),
+                            "send_to_arrival_max_ms", before.max())));
         }
         Finding latency = gatewayLatency(truth, baseline);
         if (latency != null) {
@@ -122,7 +117,7 @@ public final class StreamFindings {
     }
 
     /** The gateway's added TTFT against the baseline, when over {@link #ADDED_TTFT_MS}; null otherwise. */
-    private static Finding gatewayLatency(Map<String, Object> truth, Map<String, Object> baseline) {
+    private static Finding gatewayLatency(ClientKeys.TruthError truth, ClientKeys.TruthError baseline) {
         double[] added = addedTtftMs(truth, baseline);
         if (added == null || !(added[0] > ADDED_TTFT_MS)) {
             return null;
@@ -132,39 +127,27 @@ public final class StreamFindings {
                 added[1]),
                 "The gateway holds the first chunk (buffering, as with token_coalescing), queues requests before a "
                         + "replica takes them, or spends that long choosing one.",
-                BenchResultAssembly.ordered("added_ttft_p50_ms", added[0], "added_ttft_p99_ms", added[1]));
+                evidence("added_ttft_p50_ms", added[0], "added_ttft_p99_ms", added[1]));
     }
 
     /**
      * Client TTFT minus server TTFT at p50 and p99 through the gateway minus the same direct: {p50, p99} in ms; null
      * without a baseline or without requests on either side.
      */
-    public static double[] addedTtftMs(Map<String, Object> truth, Map<String, Object> baseline) {
-        if (baseline == null || count(truth, "requests") == 0 || count(baseline, "requests") == 0) {
+    public static double[] addedTtftMs(ClientKeys.TruthError truth, ClientKeys.TruthError baseline) {
+        if (baseline == null || truth.requests() == 0 || baseline.requests() == 0) {
             return null;
         }
-        Map<String, Object> through = map(truth.get("ttft_abs_error_ms"));
-        Map<String, Object> direct = map(baseline.get("ttft_abs_error_ms"));
-        return new double[] {number(through, "p50") - number(direct, "p50"),
-                number(through, "p99") - number(direct, "p99")};
+        return new double[] {truth.ttftAbsErrorMs().p50() - baseline.ttftAbsErrorMs().p50(),
+                truth.ttftAbsErrorMs().p99() - baseline.ttftAbsErrorMs().p99()};
     }
 
-    /** The findings as the result's JSON list. */
-    public static List<Map<String, Object>> toJson(List<Finding> findings) {
-        return findings.stream().map(Finding::toJson).toList();
+    /** Figures in order, as a finding states them. */
+    private static Map<String, Number> evidence(Object... namesAndFigures) {
+        Map<String, Number> m = new LinkedHashMap<>();
+        for (int i = 0; i < namesAndFigures.length; i += 2) {
+            m.put((String) namesAndFigures[i], (Number) namesAndFigures[i + 1]);
+        }
+        return m;
     }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> map(Object o) {
-        return o instanceof Map<?, ?> m ? (Map<String, Object>) m : null;
-    }
-
-    private static long count(Map<String, Object> m, String key) {
-        return m.get(key) instanceof Number n ? n.longValue() : 0;
-    }
-
-    private static double number(Map<String, Object> m, String key) {
-        return m.get(key) instanceof Number n ? n.doubleValue() : Double.NaN;
-    }
-
 }

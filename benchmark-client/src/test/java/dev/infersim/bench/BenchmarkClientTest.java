@@ -1,5 +1,7 @@
 package dev.infersim.bench;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.result.ResultJson;
 import dev.infersim.result.VllmDetailArrays;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -36,6 +38,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The client against the in-process infersim mock server (and a scripted server for faults). */
 class BenchmarkClientTest {
+    private static final ObjectNode NO_METADATA = ResultJson.mapper().createObjectNode();
     private static final ObjectMapper JSON = new ObjectMapper();
     private static MockServer realTime;
     private static MockServer fast;
@@ -83,27 +86,26 @@ class BenchmarkClientTest {
         BenchResult r;
         try (BenchmarkClient client = new BenchmarkClient(config(realTime.baseUrl(),
                 realTime.options().servedModelName(), 30_000))) {
-            r = client.run(workload(110, 10, null, 100, 16), 10, 0, 0, Map.of("infersim_version", "test"), detail);
+            r = client.run(workload(110, 10, null, 100, 16), 10, 0, 0, ResultJson.mapper().createObjectNode().put("infersim_version", "test"), detail);
         }
-        Map<String, Object> f = r.fields();
-        assertEquals(100L, f.get("completed"), "110 sent, the first 10 are warmup");
-        assertEquals(0L, f.get("failed"));
-        assertEquals(100L * 16, f.get("total_output_tokens"));
-        assertEquals(0L, f.get("infersim_prompt_token_mismatches"), "rendered prompts are exactly 100 tokens");
-        Map<?, ?> truth = (Map<?, ?>) f.get("infersim_ground_truth");
-        assertEquals(100L, truth.get("requests"));
+        assertEquals(100L, r.result().totals().completed(), "110 sent, the first 10 are warmup");
+        assertEquals(0L, r.result().totals().failed());
+        assertEquals(100L * 16, r.result().totals().totalOutputTokens());
+        assertEquals(0L, r.keys().promptTokenMismatches(), "rendered prompts are exactly 100 tokens");
+        ClientKeys.TruthError truth = r.keys().groundTruth();
+        assertEquals(100L, truth.requests());
         // Client latency = server latency + send lag + network + client parsing: under a millisecond at the median on
         // an idle machine, tens of ms on a saturated one (bench/benchmark-client). The bound only catches gross errors
         // (wrong origin, a missed first chunk on a slow server); the client can never see a token before the server
         // emitted it, so no error may be negative.
-        double ttftErrorMedian = (double) ((Map<?, ?>) truth.get("ttft_abs_error_ms")).get("p50");
-        double e2elErrorMedian = (double) ((Map<?, ?>) truth.get("e2el_abs_error_ms")).get("p50");
+        double ttftErrorMedian = truth.ttftAbsErrorMs().p50();
+        double e2elErrorMedian = truth.e2elAbsErrorMs().p50();
         assertTrue(ttftErrorMedian < 50, "median TTFT error " + ttftErrorMedian + " ms");
         assertTrue(e2elErrorMedian < 50, "median E2EL error " + e2elErrorMedian + " ms");
-        assertEquals(0L, truth.get("negative_errors"));
+        assertEquals(0L, truth.negativeErrors());
         // Every request has 16 tokens, so the mean per-token gap equals the mean TPOT.
-        double itl = (double) f.get("mean_itl_ms");
-        double tpot = (double) f.get("mean_tpot_ms");
+        double itl = r.result().metric("itl").meanMs();
+        double tpot = r.result().metric("tpot").meanMs();
         assertEquals(tpot, itl, tpot * 0.02, "per-token ITL vs TPOT");
 
         Path file = dir.resolve("result.json");
@@ -122,7 +124,7 @@ class BenchmarkClientTest {
         assertEquals(100, Files.readAllLines(detail).stream().filter(l -> !l.isBlank()).count());
 
         Path html = dir.resolve("r.html");
-        HtmlReport.writeRun(html, r.fields());
+        HtmlReport.writeRun(html, r.result());
         String page = Files.readString(html);
         assertTrue(page.contains("echarts") && page.contains("\"mean_ttft_ms\"") && page.length() > 1_000_000);
     }
@@ -138,14 +140,14 @@ class BenchmarkClientTest {
         BenchResult r;
         try (BenchmarkClient client = new BenchmarkClient(config(fast.baseUrl(), fast.options().servedModelName(),
                 30_000))) {
-            r = client.run(workload(300, 100, null, 16, 2), 0, 0, 0, Map.of(), detail);
+            r = client.run(workload(300, 100, null, 16, 2), 0, 0, 0, NO_METADATA, detail);
         }
         // the run judges its own sends against the same process (whether they pass depends on the machine)
-        Map<?, ?> arrivals = (Map<?, ?>) ((Map<?, ?>) r.fields().get("infersim_validity")).get("arrivals");
-        assertEquals(true, arrivals.get("judged"), arrivals.toString());
-        assertEquals(300, arrivals.get("sends"));
-        assertEquals(100.0, arrivals.get("requested_rate_per_s"));
-        assertTrue((long) ((Map<?, ?>) r.fields().get("infersim_read_delay_ms")).get("samples") > 0);
+        RunValidity.Arrivals arrivals = r.keys().validity().arrivals();
+        assertEquals(true, arrivals.judged(), arrivals.toString());
+        assertEquals(300, arrivals.test().sends());
+        assertEquals(100.0, arrivals.test().requestedRatePerS());
+        assertTrue(r.keys().readDelayMs().samples() > 0);
         List<JsonNode> rows = Files.readAllLines(detail).stream().filter(l -> !l.isBlank())
                 .map(BenchmarkClientTest::tree).toList();
         assertEquals(300, rows.size());
@@ -172,12 +174,12 @@ class BenchmarkClientTest {
         BenchResult r;
         try (FakeStreamingServer server = new FakeStreamingServer(20, 10, 2, 4, 0, 0);
              BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000))) {
-            r = client.run(workload(20, 50, null, 16, 9), 0, 0, 0, Map.of(), detail);
+            r = client.run(workload(20, 50, null, 16, 9), 0, 0, 0, NO_METADATA, detail);
         }
         Path file = dir.resolve("result.json");
         r.report().write(file, VllmDetailArrays.of(detail));
         JsonNode json = JSON.readTree(file.toFile());
-        assertTrue((long) r.fields().get("failed") > 0 && (long) r.fields().get("completed") > 0);
+        assertTrue(r.result().totals().failed() > 0 && r.result().totals().completed() > 0);
         List<JsonNode> rows = Files.readAllLines(detail).stream().filter(l -> !l.isBlank())
                 .map(BenchmarkClientTest::tree).sorted(java.util.Comparator.comparingLong(n -> n.get("index").asLong()))
                 .toList();
@@ -217,23 +219,23 @@ class BenchmarkClientTest {
         BenchResult r;
         try (BenchmarkClient client = new BenchmarkClient(config(fast.baseUrl(), fast.options().servedModelName(),
                 30_000))) {
-            r = client.run(workload(120, Double.POSITIVE_INFINITY, 8, 64, 32), 0, 0, 0, Map.of());
+            r = client.run(workload(120, Double.POSITIVE_INFINITY, 8, 64, 32), 0, 0, 0, NO_METADATA);
         }
-        assertEquals("closed_loop", r.fields().get("infersim_load_mode"));
-        assertEquals(8, r.fields().get("infersim_max_in_flight"));
-        double mean = (double) r.fields().get("infersim_mean_in_flight");
+        assertEquals("closed_loop", r.keys().loadMode());
+        assertEquals(8, r.keys().maxInFlight());
+        double mean = r.keys().meanInFlight();
         assertTrue(mean > 0.95 * 8 && mean <= 8, "mean in flight while sending " + mean);
-        assertEquals(120L, r.fields().get("completed"));
+        assertEquals(120L, r.result().totals().completed());
         // Little's law while every user is busy: throughput = users in flight / mean E2EL, without the drain.
-        double steady = (double) r.fields().get("infersim_steady_request_throughput");
-        assertEquals(mean / ((double) r.fields().get("mean_e2el_ms") / 1e3), steady, 1e-9);
+        double steady = r.keys().steadyRequestThroughput();
+        assertEquals(mean / (r.result().metric("e2el").meanMs() / 1e3), steady, 1e-9);
     }
 
     @Test
     void errorsTimeoutsAndResetsAreCountedByType() throws Exception {
         try (FakeStreamingServer server = new FakeStreamingServer(5, 5, 2, 5, 7, 11);
              BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 1_000))) {
-            BenchResult r = client.run(workload(70, 100, null, 16, 6), 0, 0, 0, Map.of());
+            BenchResult r = client.run(workload(70, 100, null, 16, 6), 0, 0, 0, NO_METADATA);
             // The server numbers requests from 1, the initial test request included: the run is 2..71.
             long http429 = 0;
             long timeouts = 0;
@@ -251,10 +253,9 @@ class BenchmarkClientTest {
             assertEquals(http429, counts.get("http_429"), counts.toString());
             assertEquals(timeouts, counts.get("timeout"), counts.toString());
             assertEquals(resets, counts.get("connection_reset"), counts.toString());
-            assertEquals(http429 + timeouts + resets, r.fields().get("failed"));
-            assertEquals(70 - http429 - timeouts - resets, r.fields().get("completed"));
-            Map<?, ?> http429Entry = (Map<?, ?>) ((Map<?, ?>) r.fields().get("infersim_errors")).get("http_429");
-            assertEquals("too many requests", ((List<?>) http429Entry.get("first_messages")).get(0));
+            assertEquals(http429 + timeouts + resets, r.result().totals().failed());
+            assertEquals(70 - http429 - timeouts - resets, r.result().totals().completed());
+            assertEquals("too many requests", r.keys().errors().get("http_429").firstMessages().get(0));
         }
     }
 
@@ -263,10 +264,10 @@ class BenchmarkClientTest {
         // 8 users on at most 4 connections; every 5th answer is a 429, whose connection stays usable.
         try (FakeStreamingServer server = new FakeStreamingServer(2, 2, 1, 5, 0, 0);
              BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000, 4, null))) {
-            BenchResult r = client.run(workload(60, Double.POSITIVE_INFINITY, 8, 16, 4), 0, 0, 0, Map.of());
+            BenchResult r = client.run(workload(60, Double.POSITIVE_INFINITY, 8, 16, 4), 0, 0, 0, NO_METADATA);
             long http429 = r.errors().counts().getOrDefault("http_429", 0L);
             assertEquals(12, http429, r.errors().counts().toString()); // requests 2..61 of the server's count
-            assertEquals(60 - http429, r.fields().get("completed"));
+            assertEquals(60 - http429, r.result().totals().completed());
             assertTrue(server.maxConnectionsOpen.get() <= 4, "open at once: " + server.maxConnectionsOpen.get());
             assertTrue(server.connectionsOpened.get() <= 4, "opened in all: " + server.connectionsOpened.get());
             assertTrue(server.maxInFlight.get() <= 4, "in flight at the server: " + server.maxInFlight.get());
@@ -279,17 +280,17 @@ class BenchmarkClientTest {
         try (FakeStreamingServer server = new FakeStreamingServer(5, 20, 1, 0, 0, 0);
              BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000))) {
             CompletableFuture<BenchResult> run = CompletableFuture.supplyAsync(
-                    () -> client.run(workload(1000, 50, null, 16, 10), 0, 0, 0, Map.of()));
+                    () -> client.run(workload(1000, 50, null, 16, 10), 0, 0, 0, NO_METADATA));
             Thread.sleep(1500);
             client.stop();
             BenchResult r = run.get(30, TimeUnit.SECONDS);
-            assertTrue((boolean) r.fields().get("infersim_interrupted"));
+            assertTrue(r.keys().interrupted());
             assertFalse(r.valid());
-            long completed = (long) r.fields().get("completed");
+            long completed = r.result().totals().completed();
             assertTrue(completed > 10 && completed < 1000, completed + " completed");
-            assertEquals(1000L, r.fields().get("num_prompts"), "what was asked for, as vLLM writes it");
-            assertEquals(0L, r.fields().get("failed"), "requests cut off by the interrupt are not failures");
-            assertNotNull(r.fields().get("mean_ttft_ms"));
+            assertEquals(1000L, r.result().run().numPrompts(), "what was asked for, as vLLM writes it");
+            assertEquals(0L, r.result().totals().failed(), "requests cut off by the interrupt are not failures");
+            assertNotNull(r.result().metric("ttft"));
         }
     }
 
@@ -300,14 +301,14 @@ class BenchmarkClientTest {
         try (FakeStreamingServer server = new FakeStreamingServer(5, 60, 1, 0, 0, 0);
              BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000))) {
             CompletableFuture<BenchResult> run = CompletableFuture.supplyAsync(
-                    () -> client.run(workload(1000, 50, null, 16, 16), 0, 0, 0, Map.of()));
+                    () -> client.run(workload(1000, 50, null, 16, 16), 0, 0, 0, NO_METADATA));
             Thread.sleep(2000);
             client.stop();
             BenchResult r = run.get(30, TimeUnit.SECONDS);
-            long completed = (long) r.fields().get("completed");
-            long failed = (long) r.fields().get("failed");
-            long cancelled = (long) r.fields().get("infersim_cancelled");
-            long sent = (long) r.fields().get("infersim_sent");
+            long completed = r.result().totals().completed();
+            long failed = r.result().totals().failed();
+            long cancelled = r.keys().cancelled();
+            long sent = r.keys().sent();
             assertTrue(cancelled > 0, "requests were in flight at the interrupt");
             assertEquals(sent, completed + failed + cancelled);
             assertEquals(server.received.get() - 1, sent, "every request the server received but the initial test one");

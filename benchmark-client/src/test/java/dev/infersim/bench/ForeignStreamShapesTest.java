@@ -1,5 +1,8 @@
 package dev.infersim.bench;
 
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.result.ResultJson;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
@@ -191,7 +194,8 @@ class ForeignStreamShapesTest {
                 .ignoreEos(true).seed(3).build());
         Map<String, Object> r;
         try (BenchmarkClient client = new BenchmarkClient(config)) {
-            r = client.run(workload, 0, 0, 0, Map.of()).fields();
+            r = ResultJson.mapper().convertValue(client.run(workload, 0, 0, 0, ResultJson.mapper().createObjectNode()).tree(),
+                    new TypeReference<Map<String, Object>>() { });
         }
         assertEquals((long) REQUESTS, r.get("completed"), r.get("infersim_errors").toString());
         int tokens = CHUNKS * shape.tokensPerChunk;

@@ -1,5 +1,8 @@
 package dev.infersim.bench;
 
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.result.ResultJson;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.Profiles;
@@ -55,17 +58,18 @@ class HtmlReportBrowserTest {
     @TempDir
     static Path dir;
     private static String baseUrl;
-    private static Map<String, Object> normal;
+    private static BenchResult normal;
     private static Map<String, RenderedReport> pages;
     private static ServingResult<SimulatorKeys> simulated;
 
     @BeforeAll
     static void writeAndRenderReports() throws Exception {
         assumeTrue(HeadlessChromium.available(), HeadlessChromium.BINARY + " is not installed");
-        Map<String, Object> slow;
-        Map<String, Object> one;
-        Map<String, Object> failed;
-        Map<String, Object> meta = Map.of("infersim_version", VERSION, "infersim_workload", "random 16 in, 8 out");
+        BenchResult slow;
+        BenchResult one;
+        BenchResult failed;
+        ObjectNode meta = ResultJson.mapper().createObjectNode().put("infersim_version", VERSION)
+                .put("infersim_workload", "random 16 in, 8 out");
         try (FakeStreamingServer server = new FakeStreamingServer(10, 5, 1, 0, 0, 0)) {
             baseUrl = server.baseUrl();
             // the query string puts an '&' into a chart title: it must show as '&', not '&amp;'
@@ -73,21 +77,21 @@ class HtmlReportBrowserTest {
                     new GoodputSlo(Double.NaN, 50, Double.NaN), List.of("ttft", "tpot", "itl", "e2el"),
                     List.of(50.0, 99.0), 100, baseUrl + "/metrics?a=1&b=2", 100);
             try (BenchmarkClient client = new BenchmarkClient(config)) {
-                normal = client.run(workload(44, 40), 4, 0, 0, meta).fields();
-                slow = client.run(workload(10, 20), 0, 0, 0, meta).fields();
-                one = client.run(workload(1, 10), 0, 0, 0, meta).fields();
+                normal = client.run(workload(44, 40), 4, 0, 0, meta);
+                slow = client.run(workload(10, 20), 0, 0, 0, meta);
+                one = client.run(workload(1, 10), 0, 0, 0, meta);
                 server.failFrom.set(server.received.get() + 2); // the initial test request passes, then all fail
-                failed = client.run(workload(5, 50), 0, 0, 0, meta).fields();
+                failed = client.run(workload(5, 50), 0, 0, 0, meta);
             }
         }
         Path run = dir.resolve("run.html");
-        HtmlReport.writeRun(run, normal);
+        HtmlReport.writeRun(run, normal.result());
         Path sweep = dir.resolve("sweep.html");
-        HtmlReport.writeSweep(sweep, analyze(Map.of(20.0, slow, 40.0, normal)), List.of(slow, normal));
+        HtmlReport.writeSweep(sweep, analyze(Map.of(20.0, slow, 40.0, normal)), List.of(slow.result(), normal.result()));
         Path onePoint = dir.resolve("one-request.html");
-        HtmlReport.writeSweep(onePoint, analyze(Map.of(10.0, one)), List.of(one));
+        HtmlReport.writeSweep(onePoint, analyze(Map.of(10.0, one)), List.of(one.result()));
         Path allFailed = dir.resolve("all-failed.html");
-        HtmlReport.writeSweep(allFailed, analyze(Map.of(50.0, failed)), List.of(failed));
+        HtmlReport.writeSweep(allFailed, analyze(Map.of(50.0, failed)), List.of(failed.result()));
         simulated = simulatedFleet();
         Path fleet = dir.resolve("fleet.html");
         HtmlReport.writeRun(fleet, simulated);
@@ -117,9 +121,9 @@ class HtmlReportBrowserTest {
                 .requestRate(rate).ignoreEos(true).seed(3).build());
     }
 
-    private static Map<String, Object> analyze(Map<Double, Map<String, Object>> byLoad) {
+    private static LoadSweep.Summary analyze(Map<Double, BenchResult> byLoad) {
         return LoadSweep.analyze(LoadSweep.Mode.REQUEST_RATE, byLoad.entrySet().stream().sorted(Map.Entry.comparingByKey())
-                .map(e -> new LoadSweep.Point(e.getKey(), e.getValue())).toList(), 0.9);
+                .map(e -> LoadSweep.Point.of(e.getKey(), e.getValue().result())).toList(), 0.9);
     }
 
     private static List<String> runCharts() {
@@ -145,11 +149,13 @@ class HtmlReportBrowserTest {
         assertEquals(runCharts(), page.chartTitles());
         assertEquals(List.of(), page.noDataNotes());
         Map<String, String> rows = page.rows();
+        Map<String, Object> normalJson = ResultJson.mapper().convertValue(normal.tree(),
+                new TypeReference<Map<String, Object>>() { });
         Map<String, Object> expected = new LinkedHashMap<>();
         for (String key : List.of("date", "model_id", "infersim_base_url", "infersim_endpoint", "num_prompts",
                 "request_rate", "burstiness", "max_concurrency", "infersim_load_mode", "infersim_max_send_lag_ms",
                 "completed", "failed", "total_input_tokens", "total_output_tokens", "infersim_workload", "infersim_version")) {
-            expected.put(key, normal.get(key));
+            expected.put(key, normalJson.get(key));
         }
         expected.forEach((key, value) -> assertEquals(shown(value), rows.get(key), key));
         assertEquals(VERSION, rows.get("infersim_version"));

@@ -52,14 +52,14 @@ class MeasuredWindowTest {
     void timeSeriesBucketsEndWithTheWindowSoTheLastOneIsNotReadAsAFullSecond() {
         // Sends over 9.9 s, every request 2 s long: the window is 11.9 s, its last bucket 0.9 s with 10 completions.
         MeasuredWindow w = tenPerSecond(i -> SECOND, i -> 2 * SECOND);
-        java.util.Map<String, Object> t = w.timeSeries();
-        double[] length = (double[]) t.get("bucket_s");
-        assertEquals(12, length.length);
-        assertEquals(1.0, length[0], 1e-9);
-        assertEquals(0.9, length[11], 1e-9);
-        long[] completed = (long[]) t.get("completed");
-        assertEquals(10, completed[11], "completions at 11.0-11.9 s");
-        assertEquals(100, java.util.Arrays.stream(completed).sum());
+        ClientKeys.TimeSeries t = w.timeSeries();
+        java.util.List<Double> length = t.bucketS();
+        assertEquals(12, length.size());
+        assertEquals(1.0, length.get(0), 1e-9);
+        assertEquals(0.9, length.get(11), 1e-9);
+        java.util.List<Long> completed = t.completed();
+        assertEquals(10, completed.get(11), "completions at 11.0-11.9 s");
+        assertEquals(100, completed.stream().mapToLong(Long::longValue).sum());
     }
 
     @Test

@@ -35,17 +35,13 @@ class StreamFindingsTest {
     }
 
     /** The ground-truth block of a window of 20 such requests, as the result holds it. */
-    private static Map<String, Object> truthOf(java.util.function.LongFunction<Exchange> request) {
+    private static ClientKeys.TruthError truthOf(java.util.function.LongFunction<Exchange> request) {
         MeasuredWindow w = new MeasuredWindow(0, 0, GoodputSlo.NONE, null, true);
         for (long i = 0; i < 20; i++) {
             Exchange x = request.apply(i);
             w.record(x, x.lastTokenNanos);
         }
-        return Map.of("requests", w.ttftError.count(), "ttft_abs_error_ms", BenchResultAssembly.lagSummary(w.ttftError),
-                "streams", Map.of("checked", w.streamsChecked, "bunched", w.streamsBunched, "chunks", w.truthChunks,
-                        "tokens", w.truthTokens, "lost_token_requests", w.lostTokenRequests, "lost_tokens", w.lostTokens,
-                        "reordered_requests", w.reorderedRequests),
-                "pre_arrival_ms", BenchResultAssembly.lagSummary(w.preArrival), "late_arrivals", w.lateArrivals);
+        return BenchResultAssembly.groundTruth(w);
     }
 
     private static List<String> names(List<StreamFindings.Finding> findings) {
@@ -54,14 +50,14 @@ class StreamFindingsTest {
 
     @Test
     void streamsThatArriveAsTheServerSentThemShowNothing() {
-        Map<String, Object> truth = truthOf(i -> stream(i, 11 * MS, 125 * MS, 32));
+        ClientKeys.TruthError truth = truthOf(i -> stream(i, 11 * MS, 125 * MS, 32));
         assertEquals(List.of(), names(StreamFindings.of(truth, null)));
     }
 
     /** HAProxy without http-no-delay delivered each 32-token stream in one read, 131 ms after the send. */
     @Test
     void streamsHeldAndReleasedInOneBunchAreTokenCoalescingNamingTheProxySettings() {
-        Map<String, Object> truth = truthOf(i -> stream(i, 131 * MS, 0, 32));
+        ClientKeys.TruthError truth = truthOf(i -> stream(i, 131 * MS, 0, 32));
         List<StreamFindings.Finding> found = StreamFindings.of(truth, null);
         assertEquals(List.of("token_coalescing"), names(found));
         assertTrue(found.get(0).message().startsWith("20 of 20 streams reached the client in under half the time"),
@@ -72,13 +68,13 @@ class StreamFindingsTest {
     @Test
     void aFewStreamsStalledByABusyClientAreNotCoalescing() {
         // 4 of 20 streams read in a bunch (a stalled event loop): under half, so no finding
-        Map<String, Object> truth = truthOf(i -> stream(i, 11 * MS, i % 5 == 0 ? 10 * MS : 125 * MS, 32));
+        ClientKeys.TruthError truth = truthOf(i -> stream(i, 11 * MS, i % 5 == 0 ? 10 * MS : 125 * MS, 32));
         assertEquals(List.of(), names(StreamFindings.of(truth, null)));
     }
 
     @Test
     void chunksCarryingSeveralTokensAreCoalescingToo() {
-        Map<String, Object> truth = truthOf(i -> stream(i, 11 * MS, 125 * MS, 8));
+        ClientKeys.TruthError truth = truthOf(i -> stream(i, 11 * MS, 125 * MS, 8));
         List<StreamFindings.Finding> found = StreamFindings.of(truth, null);
         assertTrue(names(found).contains("token_coalescing"), names(found).toString());
         assertTrue(found.get(0).message().contains("0.25 chunks per token"), found.get(0).message());
@@ -86,7 +82,7 @@ class StreamFindingsTest {
 
     @Test
     void fewerChunksThanTokensAndTokensGoingBackwardsAreNamed() {
-        Map<String, Object> truth = truthOf(i -> {
+        ClientKeys.TruthError truth = truthOf(i -> {
             Exchange x = stream(i, 11 * MS, 125 * MS, i == 3 ? 30 : 32);
             x.reorderedChunks = i == 7 ? 1 : 0;
             return x;
@@ -101,7 +97,7 @@ class StreamFindingsTest {
     @Test
     void requestsThatReachTheServerLongAfterTheSendAreRetriedOrQueued() {
         double epochAtNanoZero = System.currentTimeMillis() - System.nanoTime() / 1e6;
-        Map<String, Object> truth = truthOf(i -> {
+        ClientKeys.TruthError truth = truthOf(i -> {
             Exchange x = stream(i, 11 * MS, 125 * MS, 32);
             double arrival = epochAtNanoZero + (x.sendNanos + (i % 4 == 0 ? 1_000 * MS : MS / 2)) / 1e6;
             x.groundTruth = new GroundTruth(10 * MS, 134 * MS, 0, 10 * MS, 0, 0, 1, 0, arrival);
@@ -121,14 +117,14 @@ class StreamFindingsTest {
 
     @Test
     void theGatewaysAddedLatencyIsJudgedOnlyAgainstADirectBaseline() {
-        Map<String, Object> direct = truthOf(i -> stream(i, 11 * MS, 125 * MS, 32));
-        Map<String, Object> slow = truthOf(i -> stream(i, 24 * MS, 125 * MS, 32));
+        ClientKeys.TruthError direct = truthOf(i -> stream(i, 11 * MS, 125 * MS, 32));
+        ClientKeys.TruthError slow = truthOf(i -> stream(i, 24 * MS, 125 * MS, 32));
         assertEquals(List.of(), names(StreamFindings.of(slow, null)), "without a baseline it is not judged");
         List<StreamFindings.Finding> found = StreamFindings.of(slow, direct);
         assertEquals(List.of("gateway_latency"), names(found));
-        assertEquals(13.0, (double) found.get(0).evidence().get("added_ttft_p50_ms"), 0.1);
+        assertEquals(13.0, found.get(0).evidence().get("added_ttft_p50_ms").doubleValue(), 0.1);
         assertNull(StreamFindings.addedTtftMs(slow, null));
-        Map<String, Object> quick = truthOf(i -> stream(i, 12 * MS, 125 * MS, 32));
+        ClientKeys.TruthError quick = truthOf(i -> stream(i, 12 * MS, 125 * MS, 32));
         assertEquals(List.of(), names(StreamFindings.of(quick, direct)), "1 ms added is within 5 ms");
     }
 }

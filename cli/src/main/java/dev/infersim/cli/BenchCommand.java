@@ -1,5 +1,6 @@
 package dev.infersim.cli;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.bench.BenchConfig;
 import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
@@ -8,6 +9,7 @@ import dev.infersim.bench.RunPlan;
 import dev.infersim.bench.ShardMerge;
 import dev.infersim.common.ConfigException;
 import dev.infersim.result.OutputFile;
+import dev.infersim.result.ResultJson;
 import dev.infersim.result.VllmDetailArrays;
 import dev.infersim.workload.RampUp;
 import dev.infersim.workload.Shard;
@@ -22,10 +24,8 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -85,9 +85,9 @@ public final class BenchCommand implements Callable<Integer> {
         Workload stream = Workload.open(spec);
         PrintStream out = System.out;
 
-        Map<String, Object> metadata = new LinkedHashMap<>(client.userMetadata());
+        ObjectNode metadata = client.userMetadata();
         metadata.put("infersim_version", Version.current());
-        metadata.put("infersim_workload", workload.describe());
+        metadata.set("infersim_workload", workload.describe());
         BenchConfig config = client.config(spec.ignoreEos());
         client.prepareOutputs(); // an unusable --result-dir or --html must fail now, not after the run
         // Written under a name of their own until the result's name (with the run's date) is known.
@@ -105,16 +105,15 @@ public final class BenchCommand implements Callable<Integer> {
                         client.durationNanos(), metadata, detail, part, startAt == null ? 0 : startAt, latencyLog);
                 result = client.validated(bench.run(stream, plan));
             }
-            if (baselineUrl != null && result.fields().get("infersim_error") == null
-                    && !Boolean.TRUE.equals(result.fields().get("infersim_interrupted"))) {
+            if (baselineUrl != null && result.keys().error() == null && !result.keys().interrupted()) {
                 try {
                     result = result.withBaseline(runBaseline(spec, result, out), baselineUrl);
                 } catch (ConfigException e) {
                     baselineFailed = e; // the run itself stands: it is written first
-                    result.fields().put("infersim_baseline", Map.of("base_url", baselineUrl, "error", e.getMessage()));
+                    result = result.withBaselineError(baselineUrl, e.getMessage());
                 }
             }
-            write(result, detail, latencyLog, out);
+            result = write(result, detail, latencyLog, out);
         } finally {
             deleteScratch(detail);
             deleteScratch(latencyLog);
@@ -122,10 +121,10 @@ public final class BenchCommand implements Callable<Integer> {
         if (baselineFailed != null) {
             throw baselineFailed;
         }
-        Object error = result.fields().get("infersim_error");
+        String error = result.keys().error();
         if (error != null) {
             // nothing was measured: the endpoint or the flags are wrong; the result file says so too
-            throw new ConfigException(error.toString());
+            throw new ConfigException(error);
         }
         return result.valid() ? ExitCodes.OK : ExitCodes.INVALID_RUN;
     }
@@ -134,10 +133,8 @@ public final class BenchCommand implements Callable<Integer> {
      * The direct run beside a gateway run: the same workload with the share of its load one replica got (the
      * replicas that served the gateway run), against --baseline-url.
      */
-    @SuppressWarnings("unchecked")
     private BenchResult runBaseline(WorkloadSpec whole, BenchResult throughGateway, PrintStream out) {
-        Map<String, Object> truth = (Map<String, Object>) throughGateway.fields().get("infersim_ground_truth");
-        int replicas = Math.max(1, ((Map<String, Object>) truth.get("requests_per_replica")).size());
+        int replicas = Math.max(1, throughGateway.keys().groundTruth().requestsPerReplica().size());
         WorkloadSpec share = workload.shareOf(whole, replicas, client.report.numWarmups);
         BenchConfig direct = client.config(share.ignoreEos(), baselineUrl);
         out.printf("Baseline: %d requests directly to %s, %s%n", share.numPrompts(), baselineUrl,
@@ -145,9 +142,8 @@ public final class BenchCommand implements Callable<Integer> {
         try (BenchmarkClient bench = new BenchmarkClient(direct, client.tokenizer);
              InterruptGuard guard = new InterruptGuard(bench::stop)) {
             BenchResult r = bench.run(Workload.open(share), RunPlan.of(client.report.numWarmups,
-                    client.warmupDurationNanos(), client.durationNanos(), Map.of(), null));
-            ConfigException.check(r.fields().get("infersim_error") == null, "--baseline-url: %s",
-                    r.fields().get("infersim_error"));
+                    client.warmupDurationNanos(), client.durationNanos(), ResultJson.mapper().createObjectNode(), null));
+            ConfigException.check(r.keys().error() == null, "--baseline-url: %s", r.keys().error());
             ConfigException.check(r.hasGroundTruth(), "--baseline-url: %s sent no ground truth: the baseline must be an "
                     + "infersim replica", baselineUrl);
             return r;
@@ -158,32 +154,35 @@ public final class BenchCommand implements Callable<Integer> {
      * Prints the summary, then writes every file it can (each whole or not at all); the files it could not write, during
      * the run or now, end the command with one line naming each and why (exit code 2).
      */
-    private void write(BenchResult result, Path detail, Path latencyLog, PrintStream out) {
-        result.printSummary(out);
+    private BenchResult write(BenchResult measured, Path detail, Path latencyLog, PrintStream out) {
+        measured.printSummary(out);
         out.flush();
-        String file = client.report.resultFilename != null ? client.report.resultFilename : result.report().defaultFileName();
+        String file = client.report.resultFilename != null ? client.report.resultFilename
+                : measured.report().defaultFileName();
         Path named = detail == null ? null : client.report.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl");
         Path path = client.report.resultDir.resolve(file);
         List<String> failures = new ArrayList<>();
-        for (String e : BenchmarkClient.outputErrors(result)) {
+        for (String e : measured.outputErrors()) {
             // the run wrote under scratch names; the user knows the files by the names they were to have
             failures.add(rename(rename(e, detail, named), latencyLog, ShardMerge.latencyLog(path)));
         }
-        boolean detailWritten = detail != null && result.fields().get("infersim_detailed_file") != null;
+        BenchResult result = measured.withOutputError(null); // the result lists them, none or some
+        boolean detailWritten = detail != null && result.keys().detailedFile() != null;
         if (detailWritten) {
             detailWritten = attempt(failures, () -> OutputFile.move(detail, named));
-            result.fields().put("infersim_detailed_file", detailWritten ? named.toString() : null);
+            result = result.withDetailedFile(detailWritten ? named.toString() : null);
             if (detailWritten) {
                 out.println("Per-request detail written to " + named);
             }
         }
+        BenchResult written = result;
         if (client.report.saveResult) {
             boolean withArrays = detailWritten;
             if (attempt(failures, () -> {
                 if (withArrays) {
-                    result.report().write(path, VllmDetailArrays.of(named));
+                    written.write(path, VllmDetailArrays.of(named));
                 } else {
-                    result.report().write(path);
+                    written.write(path);
                 }
             })) {
                 out.println("Result written to " + path);
@@ -194,12 +193,13 @@ public final class BenchCommand implements Callable<Integer> {
             }
         }
         if (client.html != null) {
-            attempt(failures, () -> client.writeHtml(() -> HtmlReport.writeRun(client.html, result.fields()), out));
+            attempt(failures, () -> client.writeHtml(() -> HtmlReport.writeRun(client.html, written.result()), out));
         }
         out.flush();
         if (!failures.isEmpty()) {
             throw new ConfigException(String.join("; ", failures));
         }
+        return written;
     }
 
     /** Runs {@code write}; false, with its one-line reason added to {@code failures}, when a file could not be written. */

@@ -1,8 +1,10 @@
 package dev.infersim.cli;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.bench.BenchConfig;
 import dev.infersim.bench.BenchResult;
 import dev.infersim.common.ConfigException;
+import dev.infersim.result.ResultJson;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
@@ -166,8 +168,8 @@ public final class ClientOptions {
     }
 
     /** User metadata: {@code --metadata k=v} pairs, as vLLM writes them at the top level of the result. */
-    Map<String, Object> userMetadata() {
-        Map<String, Object> m = new LinkedHashMap<>();
+    ObjectNode userMetadata() {
+        ObjectNode m = ResultJson.mapper().createObjectNode();
         for (String pair : metadata) {
             int eq = pair.indexOf('=');
             ConfigException.check(eq > 0, "--metadata: expected KEY=VALUE, got '%s'", pair);

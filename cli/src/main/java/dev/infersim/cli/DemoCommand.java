@@ -1,5 +1,6 @@
 package dev.infersim.cli;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.prediction.EnginePrediction;
 import dev.infersim.prediction.FixedPrediction;
 import dev.infersim.prediction.WorkloadMoments;
@@ -34,10 +35,8 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
@@ -155,7 +154,7 @@ public final class DemoCommand implements Callable<Integer> {
 
         List<DemoRow> rows = new ArrayList<>();
         List<SimulationResult> pairedRuns = new ArrayList<>();
-        List<Map<String, Object>> measuredRuns = new ArrayList<>();
+        List<BenchResult> measuredRuns = new ArrayList<>();
         DemoReport.Stability stability;
         int extraRuns = 0;
         MockServer server = MockServer.start(ServerOptions.builder(d).port(0).timeScale(timeScale).seed(seed)
@@ -200,7 +199,7 @@ public final class DemoCommand implements Callable<Integer> {
                 fixed == null ? null : timingWords(d) + ": each request holds one slot from its first scheduling to its last "
                         + "token, whatever else runs, so the deployment is an M/G/c queue with c = --max-num-seqs.",
                 kneeTimeline,
-                measuredRuns.isEmpty() ? Map.of() : runMetadata(measuredRuns.get(0))));
+                measuredRuns.isEmpty() ? ResultJson.mapper().createObjectNode() : runMetadata(measuredRuns.get(0))));
         out.println("HTML report written to " + html + " (model time throughout)");
         if (saveResult != null) {
             try {
@@ -218,7 +217,7 @@ public final class DemoCommand implements Callable<Integer> {
      * the same requests and a long run at that rate, and adds the row.
      */
     private void measure(BenchmarkClient client, double rate, double saturation, String why, DemoPrediction prediction,
-                         List<DemoRow> rows, List<SimulationResult> pairedRuns, List<Map<String, Object>> measuredRuns,
+                         List<DemoRow> rows, List<SimulationResult> pairedRuns, List<BenchResult> measuredRuns,
                          PrintStream out) throws IOException {
         long pointSeed = nextSeed++;
         out.printf(Locale.ROOT, "  rate %.2f req/s (%.0f%% of saturation)%s: measuring, simulating, predicting...%n",
@@ -236,12 +235,12 @@ public final class DemoCommand implements Callable<Integer> {
         }
         SimulatedRun simulated = simulateWithCapacity(rate, requests, pointSeed, prediction.meanOutputTokens());
         SimulationResult steady = simulate(rate, STEADY_RUN_REQUESTS, pointSeed, null);
-        rows.add(new DemoRow(rate, rate / saturation, DemoSide.measured(measured.fields(), timeScale, serviceWindows),
+        rows.add(new DemoRow(rate, rate / saturation, DemoSide.measured(measured.result(), timeScale, serviceWindows),
                 DemoSide.simulated(simulated.result(), simulated.capacityWindows()),
-                prediction.at(rate), DemoSide.simulated(steady, new double[0]), groundTruthP99(measured.fields()), measured.valid(),
-                invalidReasons(measured.fields()), why));
+                prediction.at(rate), DemoSide.simulated(steady, new double[0]), measured.keys().groundTruth().ttftAbsErrorMs().p99(), measured.valid(),
+                measured.invalidReasons(), why));
         pairedRuns.add(simulated.result());
-        measuredRuns.add(measured.fields());
+        measuredRuns.add(measured);
     }
 
     /** The conclusions from the measured rows alone, as the sweep goes. */
@@ -312,34 +311,30 @@ public final class DemoCommand implements Callable<Integer> {
         return (int) Math.max(20, Math.round(rate * runSeconds));
     }
 
-    private static Map<String, Object> runMetadata(Map<String, Object> run) {
-        Map<String, Object> m = new LinkedHashMap<>();
+    /** What the page tells of the measured runs: the first one's version, workload, time scale, machine, model, date. */
+    private static ObjectNode runMetadata(BenchResult run) {
+        ObjectNode written = run.tree();
+        ObjectNode m = ResultJson.mapper().createObjectNode();
         for (String k : List.of("infersim_version", "infersim_workload", "infersim_demo_time_scale", "infersim_machine",
                 "model_id", "date")) {
-            if (run.containsKey(k)) {
-                m.put(k, run.get(k));
+            if (written.has(k)) {
+                m.set(k, written.get(k));
             }
         }
         return m;
     }
 
-    @SuppressWarnings("unchecked")
-    private static List<String> invalidReasons(Map<String, Object> fields) {
-        Object reasons = fields.get("infersim_invalid_reasons");
-        return reasons instanceof List<?> l ? (List<String>) l : List.of();
-    }
-
     /** A measured run's metadata: the report must carry the version and workload, as bench and sweep reports do. */
-    private Map<String, Object> metadata(long workloadSeed) {
-        Map<String, Object> workload = new LinkedHashMap<>();
+    private ObjectNode metadata(long workloadSeed) {
+        ObjectNode workload = ResultJson.mapper().createObjectNode();
         workload.put("dataset_name", "random");
         workload.put("random_input_len", PROMPT_TOKENS);
         workload.put("eos_mean_tokens", MEAN_OUTPUT_TOKENS);
         workload.put("max_tokens", MAX_TOKENS);
         workload.put("seed", workloadSeed);
-        Map<String, Object> m = new LinkedHashMap<>();
+        ObjectNode m = ResultJson.mapper().createObjectNode();
         m.put("infersim_version", Version.current());
-        m.put("infersim_workload", workload);
+        m.set("infersim_workload", workload);
         m.put("infersim_demo_time_scale", timeScale);
         return m;
     }
@@ -405,11 +400,5 @@ public final class DemoCommand implements Callable<Integer> {
                 4096, null, 500);
     }
 
-    @SuppressWarnings("unchecked")
-    private static double groundTruthP99(Map<String, Object> fields) {
-        Map<String, Object> truth = (Map<String, Object>) fields.get("infersim_ground_truth");
-        Map<String, Object> ttft = truth == null ? null : (Map<String, Object>) truth.get("ttft_abs_error_ms");
-        return ttft == null || ttft.get("p99") == null ? Double.NaN : ((Number) ttft.get("p99")).doubleValue();
-    }
 
 }

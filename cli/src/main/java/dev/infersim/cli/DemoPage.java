@@ -2,12 +2,12 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonUnwrapped;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.bench.HtmlReport;
 import dev.infersim.common.ConfigException;
 import dev.infersim.sim.Timeline;
 
 import java.nio.file.Path;
-import java.util.Map;
 
 /**
  * The demo's page: one story told in order, for a class. The workload; what the engine can do (step time against batch,
@@ -26,7 +26,7 @@ final class DemoPage {
      * {@code timing} then describes), one run's timeline, metadata.
      */
     record Story(String workload, EngineSummary engine, String timing, KneeTimeline kneeTimeline,
-                 Map<String, Object> metadata) {
+                 ObjectNode metadata) {
     }
 
     /** The timeline of the simulated run nearest the knee, and its rate. */
@@ -35,7 +35,7 @@ final class DemoPage {
 
     /** What the page draws: the story and the comparison. */
     private record Data(String workload, EngineSummary engine, String timing, DemoResult comparison,
-                        KneeTimeline timeline, Map<String, Object> metadata) {
+                        KneeTimeline timeline, ObjectNode metadata) {
     }
 
     private DemoPage() {

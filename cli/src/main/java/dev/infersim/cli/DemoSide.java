@@ -1,12 +1,13 @@
 package dev.infersim.cli;
 
+import dev.infersim.bench.ClientKeys;
+import dev.infersim.result.MetricSummary;
 import dev.infersim.result.ServingResult;
 import dev.infersim.result.RunInfo;
 import dev.infersim.result.MeanInterval;
 import dev.infersim.sim.SimulationResult;
 import dev.infersim.sim.SimulatorKeys;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The numbers the table and charts compare, in model time (milliseconds and per second of the modelled GPU), with
@@ -31,20 +32,29 @@ record DemoSide(double ttftP50Ms, double ttftP99Ms, double tpotP50Ms, double out
     /**
      * @param serviceWindows the run's service rate windows per second of wall time ({@link LateServiceRate#windows})
      */
-    static DemoSide measured(Map<String, Object> f, double timeScale, double[] serviceWindows) {
-        double requestsPerS = num(f, "infersim_steady_request_throughput") / timeScale;
-        Map<?, ?> ci = f.get("infersim_percentile_ci95_ms") instanceof Map<?, ?> m ? m : Map.of();
+    static DemoSide measured(ServingResult<ClientKeys> r, double timeScale, double[] serviceWindows) {
+        ClientKeys keys = r.producer();
+        double requestsPerS = orNaN(keys.steadyRequestThroughput()) / timeScale;
         double[] windows = serviceWindows.clone();
         for (int i = 0; i < windows.length; i++) {
             windows[i] /= timeScale;
         }
-        return new DemoSide(num(f, "median_ttft_ms") * timeScale, num(f, "p99_ttft_ms") * timeScale,
-                num(f, "median_tpot_ms") * timeScale, num(f, "infersim_steady_output_throughput") / timeScale,
-                requestsPerS, requestsPerS * num(f, "infersim_mean_queue_time_ms") * timeScale / 1e3,
-                num(f, "infersim_steady_send_rate") / timeScale,
-                windows.length > 0 ? MeanInterval.of(windows).mean() : LateServiceRate.ofSeries(f) / timeScale, false,
-                DemoSpan.ofJson(ci.get("median_ttft_ms"), timeScale), DemoSpan.ofJson(ci.get("p99_ttft_ms"), timeScale),
-                DemoSpan.ofJson(ci.get("median_tpot_ms"), timeScale), windows);
+        return new DemoSide(median(r.metric("ttft")) * timeScale, p99(r.metric("ttft")) * timeScale,
+                median(r.metric("tpot")) * timeScale, orNaN(keys.steadyOutputThroughput()) / timeScale,
+                requestsPerS, requestsPerS * orNaN(r.serverLatency("queue_time").meanMs()) * timeScale / 1e3,
+                orNaN(keys.steadySendRate()) / timeScale,
+                windows.length > 0 ? MeanInterval.of(windows).mean()
+                        : LateServiceRate.ofSeries(keys.timeseries()) / timeScale, false,
+                DemoSpan.of(r.interval("median_ttft_ms"), timeScale), DemoSpan.of(r.interval("p99_ttft_ms"), timeScale),
+                DemoSpan.of(r.interval("median_tpot_ms"), timeScale), windows);
+    }
+
+    private static double median(MetricSummary m) {
+        return m == null ? Double.NaN : orNaN(m.medianMs());
+    }
+
+    private static double p99(MetricSummary m) {
+        return m == null ? Double.NaN : m.percentileMs(99);
     }
 
     /** @param capacityWindows the run's capacity windows per model second ({@link LateServiceRate.windows}) */
@@ -96,8 +106,4 @@ record DemoSide(double ttftP50Ms, double ttftP99Ms, double tpotP50Ms, double out
         return saturated || lateServiceRatePerS < 0.9 * sendRatePerS;
     }
 
-    private static double num(Map<String, Object> f, String key) {
-        Object v = f.get(key);
-        return v instanceof Number n ? n.doubleValue() : Double.NaN;
-    }
 }

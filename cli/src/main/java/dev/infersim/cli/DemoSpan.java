@@ -20,15 +20,6 @@ record DemoSpan(double low, double high) {
         return new DemoSpan(interval.lowMs() * scale, interval.bounded() ? interval.highMs() * scale : Double.POSITIVE_INFINITY);
     }
 
-    /** From a result's {@code infersim_percentile_ci95_ms} entry ({@code [low, high]}, high null if unbounded). */
-    static DemoSpan ofJson(Object interval, double scale) {
-        if (!(interval instanceof List<?> l) || l.size() != 2 || !(l.get(0) instanceof Number low)) {
-            return NONE;
-        }
-        double high = l.get(1) instanceof Number h ? h.doubleValue() * scale : Double.POSITIVE_INFINITY;
-        return new DemoSpan(low.doubleValue() * scale, high);
-    }
-
     List<Double> toJson() {
         return Double.isNaN(low) ? null : java.util.Arrays.asList(low, Double.isFinite(high) ? high : null);
     }

@@ -1,6 +1,6 @@
 package dev.infersim.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infersim.bench.ClientKeys;
 import dev.infersim.result.RequestLogReader;
 import dev.infersim.result.RequestRecord;
 import dev.infersim.sim.Timeline;
@@ -8,7 +8,6 @@ import dev.infersim.sim.Timeline;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Requests served per second over the second half of a run's sending: the engine's throughput once the batch has had
@@ -19,7 +18,6 @@ import java.util.Map;
  * simulator's timeline (completed = arrived minus backlog) or the benchmark client's per-second series.
  */
 final class LateServiceRate {
-    private static final ObjectMapper JSON = new ObjectMapper();
     /** Windows the second half of sending is cut into for batch means. */
     static final int WINDOWS = 8;
 
@@ -53,11 +51,11 @@ final class LateServiceRate {
     }
 
     /**
-     * Completions from a measured run's per-second series ({@code infersim_timeseries}: arrays in memory, lists once read back
-     * from JSON), per second of wall time; NaN if absent.
+     * Completions from a measured run's per-second series ({@code infersim_timeseries}), per second of wall time; NaN if
+     * absent.
      */
-    static double ofSeries(Map<String, Object> result) {
-        double[][] buckets = secondHalf(result);
+    static double ofSeries(ClientKeys.TimeSeries series) {
+        double[][] buckets = secondHalf(series);
         if (buckets == null) {
             return Double.NaN;
         }
@@ -126,17 +124,15 @@ final class LateServiceRate {
     }
 
     /** (completed, seconds) of each bucket in the second half of sending, or null if the series is absent or short. */
-    private static double[][] secondHalf(Map<String, Object> result) {
-        if (!(result.get("infersim_timeseries") instanceof Map<?, ?> series) || series.get("sent") == null) {
+    private static double[][] secondHalf(ClientKeys.TimeSeries series) {
+        if (series == null || series.sent() == null) {
             return null;
         }
-        double[] sent = JSON.convertValue(series.get("sent"), double[].class);
-        double[] completed = JSON.convertValue(series.get("completed"), double[].class);
-        double[] seconds = JSON.convertValue(series.get("bucket_s"), double[].class);
+        List<Long> sent = series.sent();
         int first = -1;
         int last = -1;
-        for (int i = 0; i < sent.length; i++) {
-            if (sent[i] > 0) {
+        for (int i = 0; i < sent.size(); i++) {
+            if (sent.get(i) > 0) {
                 first = first < 0 ? i : first;
                 last = i;
             }
@@ -147,7 +143,7 @@ final class LateServiceRate {
         int from = (first + last + 1) / 2;
         double[][] out = new double[last - from + 1][];
         for (int i = from; i <= last; i++) {
-            out[i - from] = new double[] {completed[i], seconds[i]};
+            out[i - from] = new double[] {series.completed().get(i), series.bucketS().get(i)};
         }
         return out;
     }

@@ -1,8 +1,9 @@
 package dev.infersim.cli;
 
 import dev.infersim.bench.HtmlReport;
+import dev.infersim.bench.MergeKeys;
 import dev.infersim.bench.ShardMerge;
-import dev.infersim.result.BenchmarkReport;
+import dev.infersim.result.ServingReport;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -46,7 +47,7 @@ public final class MergeCommand implements Callable<Integer> {
         if (html != null) {
             ReportOptions.writableFile("--html", html);
         }
-        BenchmarkReport merged = ShardMerge.merge(shards);
+        ServingReport<MergeKeys> merged = ShardMerge.merge(shards);
         PrintStream out = System.out;
         out.println("Merged " + shards.size() + " shards");
         merged.printSummary(out);
@@ -56,9 +57,9 @@ public final class MergeCommand implements Callable<Integer> {
             out.println("Result written to " + path);
         }
         if (html != null) {
-            HtmlReport.writeRun(html, merged.fields());
+            HtmlReport.writeRun(html, merged.result());
             out.println("HTML report written to " + html);
         }
-        return Boolean.TRUE.equals(merged.fields().get("infersim_valid")) ? 0 : 3;
+        return merged.producer().valid() ? 0 : 3;
     }
 }

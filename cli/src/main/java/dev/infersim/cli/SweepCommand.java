@@ -1,17 +1,20 @@
 package dev.infersim.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
-import dev.infersim.result.OutputFile;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
+import com.fasterxml.jackson.databind.annotation.JsonSerialize;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.bench.BenchConfig;
 import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.bench.HtmlReport;
 import dev.infersim.bench.LoadSweep;
-import dev.infersim.result.BenchmarkReport;
-import dev.infersim.result.VllmDetailArrays;
 import dev.infersim.common.ConfigException;
 import dev.infersim.result.GoodputSlo;
+import dev.infersim.result.ResultJson;
+import dev.infersim.result.RunHeader;
+import dev.infersim.result.VllmDetailArrays;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import picocli.CommandLine.Command;
@@ -23,10 +26,8 @@ import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -85,10 +86,11 @@ public final class SweepCommand implements Callable<Integer> {
         String resultName = resultName(mode);
         Progress progress = new Progress(loads.size(), System.console() != null);
         List<LoadSweep.Point> points = new ArrayList<>();
-        List<Map<String, Object>> runs = new ArrayList<>();
-        Map<String, Object> metadata = new LinkedHashMap<>(client.userMetadata());
+        List<BenchResult> runs = new ArrayList<>();
+        UnmeasuredRun unmeasured = null;
+        ObjectNode metadata = client.userMetadata();
         metadata.put("infersim_version", Version.current());
-        metadata.put("infersim_workload", workload.describe());
+        metadata.set("infersim_workload", workload.describe());
         boolean allValid = true;
         BenchConfig config = client.config(workload.ignoreEos);
         client.prepareOutputs(); // an unusable --result-dir or --html must fail now, not after the whole sweep
@@ -113,95 +115,113 @@ public final class SweepCommand implements Callable<Integer> {
                 }
                 Path detail = client.report.saveDetailed ? detailFile(resultName, mode, load) : null;
                 Workload stream = Workload.open(spec);
-                Map<String, Object> pointMetadata = new LinkedHashMap<>(metadata);
+                ObjectNode pointMetadata = metadata.deepCopy();
                 pointMetadata.put("infersim_workload_seed", seed);
-                BenchResult r = client.validated(bench.run(stream, client.report.numWarmups,
+                BenchResult measured = client.validated(bench.run(stream, client.report.numWarmups,
                         client.warmupDurationNanos(), client.durationNanos(), pointMetadata, detail));
-                Object error = r.fields().get("infersim_error");
+                String error = measured.keys().error();
                 if (error != null) {
                     if (points.isEmpty()) {
                         // nothing measured yet: the endpoint or the flags are wrong, as bench reports it
-                        throw new ConfigException(error.toString());
+                        throw new ConfigException(error);
                     }
                     // The server stopped answering at this load. Heavier loads would fare no better; keep what was
                     // measured, mark this point, and write the sweep.
-                    Map<String, Object> failed = unmeasuredPoint(mode, load, error.toString());
-                    points.add(new LoadSweep.Point(load, failed));
-                    runs.add(failed);
+                    unmeasured = UnmeasuredRun.of(mode, load, error);
+                    points.add(LoadSweep.Point.unmeasured(load, error));
                     allValid = false;
                     break;
                 }
-                allValid &= r.valid();
-                points.add(new LoadSweep.Point(load, r.fields()));
-                runs.add(r.fields());
-                if (Boolean.TRUE.equals(r.fields().get("infersim_interrupted"))) {
+                allValid &= measured.valid();
+                points.add(LoadSweep.Point.of(load, measured.result()));
+                runs.add(measured);
+                if (measured.keys().interrupted()) {
                     break;
                 }
             }
             progress.done();
-            Map<String, Object> sweep = LoadSweep.analyze(mode, points, sloAttainment);
-            print(mode, sweep, runs, out);
-            write(resultName, sweep, runs, out);
+            LoadSweep.Summary sweep = LoadSweep.analyze(mode, points, sloAttainment);
+            print(mode, sweep, runs, unmeasured, out);
+            write(resultName, sweep, runs, unmeasured, out);
         }
         return allValid ? ExitCodes.OK : ExitCodes.INVALID_RUN;
     }
 
-    /** The result entry of a load point whose initial test request failed, so that none of its requests was sent. */
-    private static Map<String, Object> unmeasuredPoint(LoadSweep.Mode mode, double load, String error) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        boolean rate = mode == LoadSweep.Mode.REQUEST_RATE;
-        m.put("request_rate", !rate || Double.isInfinite(load) ? "inf" : load);
-        m.put("max_concurrency", rate ? null : (int) load);
-        m.put("completed", 0L);
-        m.put("failed", 0L);
-        m.put("infersim_valid", false);
-        m.put("infersim_invalid_reasons", List.of("no request was sent: " + error));
-        m.put("infersim_error", error);
-        return m;
+    /**
+     * The result entry of a load point whose initial test request failed, so that none of its requests was sent: its
+     * load (request_rate {@code "inf"} for a concurrency), nothing completed or failed, invalid, and why.
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record UnmeasuredRun(@JsonSerialize(using = RunHeader.RequestRateWriter.class) double requestRate,
+                         Integer maxConcurrency, long completed, long failed,
+                         @JsonProperty("infersim_valid") boolean valid,
+                         @JsonProperty("infersim_invalid_reasons") List<String> invalidReasons,
+                         @JsonProperty("infersim_error") String error) {
+
+        static UnmeasuredRun of(LoadSweep.Mode mode, double load, String error) {
+            boolean rate = mode == LoadSweep.Mode.REQUEST_RATE;
+            return new UnmeasuredRun(rate ? load : Double.POSITIVE_INFINITY, rate ? null : (int) load, 0, 0, false,
+                    List.of("no request was sent: " + error), error);
+        }
     }
 
-    private void print(LoadSweep.Mode mode, Map<String, Object> sweep, List<Map<String, Object>> runs, PrintStream out) {
-        out.println("=".repeat(20) + " Sweep over " + sweep.get("mode") + " " + "=".repeat(20));
+    /** A sweep's result file: its conclusions, then each load point's run as bench writes it. */
+    record SweepFile(@JsonProperty("infersim_sweep") LoadSweep.Summary sweep, List<?> runs) {
+    }
+
+    private void print(LoadSweep.Mode mode, LoadSweep.Summary sweep, List<BenchResult> runs, UnmeasuredRun unmeasured,
+                       PrintStream out) {
+        out.println("=".repeat(20) + " Sweep over " + sweep.mode() + " " + "=".repeat(20));
         out.printf(Locale.ROOT, "%10s %10s %10s %12s %12s %12s %8s %6s%n", "load", "req/s", "tok/s", "p50 TTFT ms",
                 "p99 TTFT ms", "p50 TPOT ms", "SLO ok", "valid");
-        for (Object o : (List<?>) sweep.get("points")) {
-            Map<?, ?> p = (Map<?, ?>) o;
+        for (LoadSweep.Row row : sweep.points()) {
+            LoadSweep.Figures p = row.figures();
             // A point where nothing completed has no latencies (vLLM writes 0 for them): show none rather than 0 or NaN.
-            boolean measured = num(p.get("completed")) > 0;
-            out.printf(Locale.ROOT, "%10s %10s %10s %12s %12s %12s %8s %6s%n", format((Double) p.get("load")),
-                    cell(p.get("request_throughput"), "%.2f"), cell(p.get("output_throughput"), "%.1f"),
-                    measured ? cell(p.get("median_ttft_ms"), "%.2f") : "-", measured ? cell(p.get("p99_ttft_ms"), "%.2f") : "-",
-                    measured ? cell(p.get("median_tpot_ms"), "%.2f") : "-",
-                    p.get("slo_attainment") == null ? "-" : String.format(Locale.ROOT, "%.1f%%",
-                            100 * num(p.get("slo_attainment"))), p.get("infersim_valid"));
+            boolean measured = num(p.completed()) > 0;
+            out.printf(Locale.ROOT, "%10s %10s %10s %12s %12s %12s %8s %6s%n", format(row.load()),
+                    cell(p.requestThroughput(), "%.2f"), cell(p.outputThroughput(), "%.1f"),
+                    measured ? cell(p.medianTtftMs(), "%.2f") : "-", measured ? cell(p.p99TtftMs(), "%.2f") : "-",
+                    measured ? cell(p.medianTpotMs(), "%.2f") : "-",
+                    row.sloAttainment() == null ? "-" : String.format(Locale.ROOT, "%.1f%%",
+                            100 * row.sloAttainment()), p.valid());
         }
-        for (Map<String, Object> run : runs) {
-            for (String warning : stringList(run.get("infersim_warnings"))) {
-                out.println("Warning at " + mode.key() + " " + run.get(mode.key()) + ": " + warning);
+        for (BenchResult run : runs) {
+            String load = load(mode, run.result().run().requestRate(), run.result().run().maxConcurrency());
+            for (String warning : run.keys().warnings()) {
+                out.println("Warning at " + mode.key() + " " + load + ": " + warning);
             }
-            if (Boolean.FALSE.equals(run.get("infersim_valid"))) {
-                out.println("Invalid at " + mode.key() + " " + run.get(mode.key()) + ": "
-                        + String.join("; ", stringList(run.get("infersim_invalid_reasons"))));
+            if (!run.keys().valid()) {
+                out.println("Invalid at " + mode.key() + " " + load + ": " + String.join("; ", run.invalidReasons()));
             }
         }
-        out.println("Saturation knee: " + (sweep.get("knee_load") == null ? "none" : format((Double) sweep.get("knee_load")))
-                + between(sweep.get("knee_load_interval")) + " (" + sweep.get("knee_reason") + ")");
-        Object best = sweep.get("max_load_meeting_slo");
-        List<?> invalid = (List<?>) sweep.get("invalid_loads");
+        if (unmeasured != null) {
+            out.println("Invalid at " + mode.key() + " " + load(mode, unmeasured.requestRate(),
+                    unmeasured.maxConcurrency()) + ": " + String.join("; ", unmeasured.invalidReasons()));
+        }
+        out.println("Saturation knee: " + (sweep.kneeLoad() == null ? "none" : format(sweep.kneeLoad()))
+                + between(sweep.kneeLoadInterval()) + " (" + sweep.kneeReason() + ")");
+        Double best = sweep.maxLoadMeetingSlo();
+        List<Double> invalid = sweep.invalidLoads();
         String skipped = invalid.isEmpty() ? "" : " (invalid loads not counted: " + invalid.stream()
-                .map(l -> format((Double) l)).collect(java.util.stream.Collectors.joining(", ")) + ")";
+                .map(SweepCommand::format).collect(java.util.stream.Collectors.joining(", ")) + ")";
         out.println("Highest load meeting the goodput SLO: " + (best == null ? "none" + (client.report.slo().equals(GoodputSlo.NONE)
-                ? " (no --goodput given)" : "") : format((Double) best) + between(sweep.get("max_load_meeting_slo_interval")))
+                ? " (no --goodput given)" : "") : format(best) + between(sweep.maxLoadMeetingSloInterval()))
                 + skipped);
     }
 
+    /** A run's load as its result has it: the request rate ({@code inf} for all at once), or the concurrency. */
+    private static String load(LoadSweep.Mode mode, double requestRate, Integer maxConcurrency) {
+        return mode == LoadSweep.Mode.REQUEST_RATE
+                ? Double.isInfinite(requestRate) ? "inf" : String.valueOf(requestRate) : String.valueOf(maxConcurrency);
+    }
+
     /** A conclusion's 95% interval among the loads swept ({@link LoadSweep}), or nothing. */
-    private static String between(Object interval) {
-        if (!(interval instanceof List<?> l) || l.size() != 2) {
+    private static String between(List<Double> interval) {
+        if (interval == null || interval.size() != 2) {
             return "";
         }
-        return ", 95%: between " + (l.get(0) == null ? "below the lightest load" : format((Double) l.get(0))) + " and "
-                + format((Double) l.get(1));
+        return ", 95%: between " + (interval.get(0) == null ? "below the lightest load" : format(interval.get(0)))
+                + " and " + format(interval.get(1));
     }
 
     /** The combined result's file name: --result-filename, else sweep-MODE-MODEL-DATE.json. */
@@ -217,51 +237,47 @@ public final class SweepCommand implements Callable<Integer> {
         return client.report.resultDir.resolve(resultName.replaceFirst("\\.json$", "") + "-" + point + ".jsonl");
     }
 
-    private void write(String resultName, Map<String, Object> sweep, List<Map<String, Object>> runs, PrintStream out) {
-        for (Map<String, Object> run : runs) {
-            if (run.get("infersim_detailed_file") != null) {
-                out.println("Per-request detail written to " + run.get("infersim_detailed_file"));
+    private void write(String resultName, LoadSweep.Summary sweep, List<BenchResult> runs, UnmeasuredRun unmeasured,
+                       PrintStream out) {
+        for (BenchResult run : runs) {
+            if (run.keys().detailedFile() != null) {
+                out.println("Per-request detail written to " + run.keys().detailedFile());
             }
         }
+        List<Object> written = new ArrayList<>();
+        List<Object> drawn = new ArrayList<>();
+        for (BenchResult run : runs) {
+            String detail = run.keys().detailedFile();
+            written.add(detail == null ? run.result() : run.result().withDetails(VllmDetailArrays.of(Path.of(detail))));
+            drawn.add(run.result());
+        }
+        if (unmeasured != null) {
+            written.add(unmeasured);
+            drawn.add(unmeasured);
+        }
         if (client.report.saveResult) {
-            Map<String, Object> combined = new LinkedHashMap<>();
-            combined.put("infersim_sweep", sweep);
-            combined.put("runs", runs.stream().map(SweepCommand::withDetailArrays).toList());
             Path path = client.report.resultDir.resolve(resultName);
-            OutputFile.write(path, stream -> new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(stream, combined));
+            ResultJson.write(path, new SweepFile(sweep, written));
             out.println("Sweep result written to " + path);
         }
         if (client.html != null) {
-            client.writeHtml(() -> HtmlReport.writeSweep(client.html, sweep, runs), out);
+            client.writeHtml(() -> HtmlReport.writeSweep(client.html, sweep, drawn), out);
         }
         // files a run could not write (its per-request rows on a full disk): after everything else, one line, exit 2
         List<String> failures = new ArrayList<>();
-        for (Map<String, Object> run : runs) {
-            Object errors = run.get("infersim_output_errors");
-            if (errors instanceof List<?> list) {
-                list.forEach(e -> failures.add(e.toString()));
-            }
+        for (BenchResult run : runs) {
+            failures.addAll(run.outputErrors());
         }
         if (!failures.isEmpty()) {
             throw new ConfigException(String.join("; ", failures));
         }
     }
 
-    /** A run as its result file has it: with vLLM's per-request arrays when it kept per-request detail. */
-    private static Object withDetailArrays(Map<String, Object> run) {
-        Object detail = run.get("infersim_detailed_file");
-        return detail == null ? run : BenchmarkReport.withDetails(run, VllmDetailArrays.of(Path.of(detail.toString())));
+    private static double num(Number v) {
+        return v == null ? Double.NaN : v.doubleValue();
     }
 
-    private static List<String> stringList(Object v) {
-        return v instanceof List<?> l ? l.stream().map(String::valueOf).toList() : List.of();
-    }
-
-    private static double num(Object v) {
-        return v instanceof Number n ? n.doubleValue() : Double.NaN;
-    }
-
-    private static String cell(Object v, String format) {
+    private static String cell(Number v, String format) {
         double x = num(v);
         return Double.isNaN(x) ? "-" : String.format(Locale.ROOT, format, x);
     }

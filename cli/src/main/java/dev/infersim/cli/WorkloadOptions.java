@@ -1,6 +1,8 @@
 package dev.infersim.cli;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.common.ConfigException;
+import dev.infersim.result.ResultJson;
 import dev.infersim.workload.PrefixOrder;
 import dev.infersim.workload.RampStrategy;
 import dev.infersim.workload.WorkloadProfile;
@@ -10,7 +12,6 @@ import dev.infersim.workload.WorkloadSpecBuilder;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -208,8 +209,8 @@ public final class WorkloadOptions {
     }
 
     /** The workload settings for a report's metadata. */
-    public Map<String, Object> describe() {
-        Map<String, Object> m = new LinkedHashMap<>();
+    public ObjectNode describe() {
+        ObjectNode m = ResultJson.mapper().createObjectNode();
         m.put("dataset_name", workloadProfile != null ? "workload" : datasetName != null ? datasetName : "random");
         m.put("workload", workloadProfile);
         m.put("dataset_path", datasetPath == null ? null : datasetPath.toString());

@@ -64,7 +64,7 @@ public record RunHeader(String date, String backend, String modelId, String toke
     }
 
     /** vLLM's request_rate: a number, or {@code "inf"} for all at once. */
-    static final class RequestRateWriter extends JsonSerializer<Double> {
+    public static final class RequestRateWriter extends JsonSerializer<Double> {
         @Override
         public void serialize(Double rate, JsonGenerator out, SerializerProvider provider) throws IOException {
             if (Double.isInfinite(rate)) {
@@ -76,7 +76,7 @@ public record RunHeader(String date, String backend, String modelId, String toke
     }
 
     /** A number, {@code "inf"} as infinity; anything else is no rate (NaN). */
-    static final class RequestRateReader extends JsonDeserializer<Double> {
+    public static final class RequestRateReader extends JsonDeserializer<Double> {
         @Override
         public Double deserialize(JsonParser in, DeserializationContext context) throws IOException {
             JsonNode rate = in.readValueAsTree();

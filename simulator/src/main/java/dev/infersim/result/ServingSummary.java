@@ -3,7 +3,7 @@ package dev.infersim.result;
 import java.util.List;
 
 /**
- * What a {@link BenchmarkReport} reports of a run's measured window: counts, tokens and latency statistics. Kept by
+ * What a {@link ServingResult} reports of a run's measured window: counts, tokens and latency statistics. Kept by
  * {@link ServingStats} as a run goes, or put together from the shards of a distributed run
  * ({@link MergedServingStats}).
  */

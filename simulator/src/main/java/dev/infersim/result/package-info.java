@@ -3,8 +3,7 @@
  * records that {@link dev.infersim.result.ResultJson} writes and reads back ({@link dev.infersim.result.ServingResult}
  * of a run, its producer's {@code infersim_} keys typed by the producer; {@link dev.infersim.result.RunHeader},
  * {@link dev.infersim.result.RunTotals}, {@link dev.infersim.result.MetricSummaries}; {@link dev.infersim.result.PredictionResult}
- * of a closed-form prediction), the same keys from a map for
- * the benchmark client ({@link dev.infersim.result.BenchmarkReport}), what a producer knows of its run
+ * of a closed-form prediction), what a producer knows of its run
  * ({@link dev.infersim.result.RunInfo}), the statistics behind them
  * ({@link dev.infersim.result.ServingStats}, {@link dev.infersim.result.LatencyStats}, latency and SLO attainment over
  * time in {@link dev.infersim.result.LatencySeries}), and one typed per-request
