@@ -44,6 +44,7 @@ EOC
 }
 
 mock_pid=""
+mock_url=""
 stop_mock() {
   if [[ -n "$mock_pid" ]]; then
     kill "$mock_pid" 2>/dev/null || true
@@ -55,7 +56,7 @@ trap stop_mock EXIT
 
 # start_mock JAR LOG: starts a mock on a free port with fixed timing (TTFT 100 ms, ITL 40 ms: long beside the client's
 # own delays on a busy machine, which would otherwise flag runs invalid at random; short enough for runs of seconds)
-# and prints its URL once it listens.
+# and sets mock_url once it listens. It runs in this shell, not in a $(...) subshell, so that stop_mock knows its pid.
 start_mock() {
   local jar="$1" log="$2" port=""
   java -Xmx1g -jar "$jar" serve --port 0 --timing fixed --time-to-first-token 100 --inter-token-latency 40 \
@@ -64,7 +65,7 @@ start_mock() {
   for _ in $(seq 1 120); do
     port="$(sed -n -E 's|.* at http://127\.0\.0\.1:([0-9]+)/v1 .*|\1|p' "$log" | head -1)"
     if [[ -n "$port" ]] && curl -sf "http://127.0.0.1:$port/health" >/dev/null; then
-      echo "http://127.0.0.1:$port"
+      mock_url="http://127.0.0.1:$port"
       return
     fi
     kill -0 "$mock_pid" 2>/dev/null || break
@@ -82,7 +83,8 @@ free_port() {
 run_side() {
   local side="$1" run="$2" jar="$3" url refused name args dir step rc
   mkdir -p "$work/$side/$run"
-  url="$(start_mock "$jar" "$work/$side/$run/mock.log")"
+  start_mock "$jar" "$work/$side/$run/mock.log"
+  url="$mock_url"
   refused="http://127.0.0.1:$(free_port)"
   echo "$side $run: mock at $url" >&2
   while IFS='|' read -r name args; do
