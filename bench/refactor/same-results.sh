@@ -19,23 +19,8 @@ fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 fixtures="$here/../../benchmark-client/src/test/resources/harness"
 
-jar_of() {
-  local arg="$1"
-  if [[ -f "$arg" ]]; then
-    readlink -f "$arg"
-  elif [[ -d "$arg" ]]; then
-    local root
-    root="$(readlink -f "$arg")"
-    if [[ ! -f "$root/cli/target/infersim.jar" ]]; then
-      echo "building $root/cli/target/infersim.jar ..." >&2
-      (cd "$root" && mvn -B -q -o -Dstyle.color=never -pl cli -am package -DskipTests >&2)
-    fi
-    echo "$root/cli/target/infersim.jar"
-  else
-    echo "$0: $arg is neither a jar nor a checkout" >&2
-    exit 2
-  fi
-}
+# shellcheck source=jar.sh
+source "$here/jar.sh"
 before_jar="$(jar_of "$1")"
 after_jar="$(jar_of "$2")"
 work="${WORK:-$(mktemp -d /tmp/same-results.XXXXXX)}"
