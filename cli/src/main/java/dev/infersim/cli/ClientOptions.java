@@ -58,7 +58,7 @@ public final class ClientOptions {
             description = "Judge the client's timing as earlier versions did: the run is invalid when p99 send lag "
                     + "(actual - scheduled send) exceeds --max-send-lag-ms and the client caused it, however small "
                     + "beside the latencies measured. Without it, timing invalidates a run only when the client's "
-                    + "timing error p99 exceeds 25% of the TTFT p50 or its read delay p99 25% of the mean ITL. The "
+                    + "timing error p99 exceeds 25%% of the TTFT p50 or its read delay p99 25%% of the mean ITL. The "
                     + "arrival process is judged either way.")
     boolean strictTiming;
 

@@ -82,7 +82,7 @@ public final class DemoCommand implements Callable<Integer> {
     int maxExtraRuns;
 
     @Option(names = "--replications", defaultValue = "6",
-            description = "Simulated runs per rate, each with its own seed, for the simulated curve's 95% band "
+            description = "Simulated runs per rate, each with its own seed, for the simulated curve's 95%% band "
                     + "(default: ${DEFAULT-VALUE}).")
     int replications;
 
