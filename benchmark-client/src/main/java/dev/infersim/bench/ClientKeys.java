@@ -101,58 +101,43 @@ public record ClientKeys(String backend, String baseUrl, String endpoint, String
     public ClientKeys invalidatedBy(String reason) {
         List<String> reasons = new java.util.ArrayList<>(invalidReasons);
         reasons.add(reason);
-        return new ClientKeys(backend, baseUrl, endpoint, loadMode, false, List.copyOf(reasons), sendLagMs,
-                readDelayMs, validity, maxSendLagMs, sendLagVerdict, schedulingNoiseMs, clientGc, clientLoopsMs,
-                maxInFlight, meanInFlight, steadyRequestThroughput, steadyOutputThroughput, steadySendRate, sent,
-                cancelled, errors, promptTokenMismatches, promptTokenMismatchMaxTokens, promptTokenMismatchExamples,
-                groundTruth, findings, timeScale, modelTimeMs, tokenCountMethod, warnings, warmup, interrupted, error,
-                detailedFile, percentileCurves, timeseries, serverMetrics, machine, shard, metadata, baseline,
-                outputErrors);
+        return after(false, List.copyOf(reasons), findings, detailedFile, metadata, baseline, outputErrors);
     }
 
     /** These keys naming the run's per-request file (null: none was written). */
     public ClientKeys withDetailedFile(String file) {
-        return new ClientKeys(backend, baseUrl, endpoint, loadMode, valid, invalidReasons, sendLagMs, readDelayMs,
-                validity, maxSendLagMs, sendLagVerdict, schedulingNoiseMs, clientGc, clientLoopsMs, maxInFlight,
-                meanInFlight, steadyRequestThroughput, steadyOutputThroughput, steadySendRate, sent, cancelled, errors,
-                promptTokenMismatches, promptTokenMismatchMaxTokens, promptTokenMismatchExamples, groundTruth,
-                findings, timeScale, modelTimeMs, tokenCountMethod, warnings, warmup, interrupted, error, file,
-                percentileCurves, timeseries, serverMetrics, machine, shard, metadata, baseline, outputErrors);
+        return after(valid, invalidReasons, findings, file, metadata, baseline, outputErrors);
     }
 
     /** These keys with the run's metadata. */
     public ClientKeys withMetadata(RunMetadata m) {
+        return after(valid, invalidReasons, findings, detailedFile, m, baseline, outputErrors);
+    }
+
+    /** These keys judged against a direct baseline run: the baseline, and the findings drawn again with it. */
+    public ClientKeys withBaseline(Baseline b, List<StreamFindings.Finding> redrawn) {
+        return after(valid, invalidReasons, redrawn, detailedFile, metadata, b, outputErrors);
+    }
+
+    /** These keys with one more file the run could not write ({@code null}: the list, empty if it was absent). */
+    public ClientKeys withOutputError(String failure) {
+        List<String> failures = new java.util.ArrayList<>(outputErrors == null ? List.of() : outputErrors);
+        if (failure != null) {
+            failures.add(failure);
+        }
+        return after(valid, invalidReasons, findings, detailedFile, metadata, baseline, List.copyOf(failures));
+    }
+
+    /** These keys with what can change once the run is measured (its verdict, findings and files); the rest kept. */
+    private ClientKeys after(boolean valid, List<String> invalidReasons, List<StreamFindings.Finding> findings,
+                             String detailedFile, RunMetadata metadata, Baseline baseline, List<String> outputErrors) {
         return new ClientKeys(backend, baseUrl, endpoint, loadMode, valid, invalidReasons, sendLagMs, readDelayMs,
                 validity, maxSendLagMs, sendLagVerdict, schedulingNoiseMs, clientGc, clientLoopsMs, maxInFlight,
                 meanInFlight, steadyRequestThroughput, steadyOutputThroughput, steadySendRate, sent, cancelled, errors,
                 promptTokenMismatches, promptTokenMismatchMaxTokens, promptTokenMismatchExamples, groundTruth,
                 findings, timeScale, modelTimeMs, tokenCountMethod, warnings, warmup, interrupted, error,
-                detailedFile, percentileCurves, timeseries, serverMetrics, machine, shard, m, baseline, outputErrors);
-    }
-
-    /** These keys judged against a direct baseline run: the baseline, and the findings drawn again with it. */
-    public ClientKeys withBaseline(Baseline b, List<StreamFindings.Finding> redrawn) {
-        return new ClientKeys(backend, baseUrl, endpoint, loadMode, valid, invalidReasons, sendLagMs, readDelayMs,
-                validity, maxSendLagMs, sendLagVerdict, schedulingNoiseMs, clientGc, clientLoopsMs, maxInFlight,
-                meanInFlight, steadyRequestThroughput, steadyOutputThroughput, steadySendRate, sent, cancelled, errors,
-                promptTokenMismatches, promptTokenMismatchMaxTokens, promptTokenMismatchExamples, groundTruth,
-                redrawn, timeScale, modelTimeMs, tokenCountMethod, warnings, warmup, interrupted, error,
-                detailedFile, percentileCurves, timeseries, serverMetrics, machine, shard, metadata, b, outputErrors);
-    }
-
-    /** These keys with one more file the run could not write ({@code null}: the list, empty if it was absent). */
-    public ClientKeys withOutputError(String failure) {
-        List<String> errors = new java.util.ArrayList<>(outputErrors == null ? List.of() : outputErrors);
-        if (failure != null) {
-            errors.add(failure);
-        }
-        return new ClientKeys(backend, baseUrl, endpoint, loadMode, valid, invalidReasons, sendLagMs, readDelayMs,
-                validity, maxSendLagMs, sendLagVerdict, schedulingNoiseMs, clientGc, clientLoopsMs, maxInFlight,
-                meanInFlight, steadyRequestThroughput, steadyOutputThroughput, steadySendRate, sent, cancelled,
-                this.errors, promptTokenMismatches, promptTokenMismatchMaxTokens, promptTokenMismatchExamples,
-                groundTruth, findings, timeScale, modelTimeMs, tokenCountMethod, warnings, warmup, interrupted, error,
                 detailedFile, percentileCurves, timeseries, serverMetrics, machine, shard, metadata, baseline,
-                List.copyOf(errors));
+                outputErrors);
     }
 
     /** A latency-like sample's summary in ms: count, mean, median, p99 and max. */
