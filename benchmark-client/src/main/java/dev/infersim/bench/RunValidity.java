@@ -83,7 +83,9 @@ final class RunValidity {
 
     /** {@code infersim_validity}: the arrival-process test (or why it was not made), the timing error, the mode. */
     Validity validity() {
-        return new Validity(arrivals == null ? new Arrivals(false, unjudged, null) : new Arrivals(true, null,
+        // no send instants without a reason: the measured window never began (the test request failed, an interrupt)
+        return new Validity(arrivals == null ? new Arrivals(false, unjudged == null ? "no measured request was sent"
+                : unjudged, null) : new Arrivals(true, null,
                 new ArrivalTest(arrivals.sends(), arrivals.requestedRate(), finite(arrivals.achievedRate()),
                         arrivals.tolerance(), finite(arrivals.gapCv()), finite(arrivals.ksD()),
                         finite(arrivals.ksP()), ArrivalFit.ALPHA, arrivals.rateOff(), arrivals.gapsOff(),

@@ -294,13 +294,16 @@ class BenchCommandTest {
     @Test
     void aFailedInitialRequestStillWritesTheResultFileWithTheError() throws Exception {
         CliRun r = CliRun.of("bench", "--base-url", MOCK.server().baseUrl(), "--model", "no-such-model", "--num-prompts", "2",
-                "--random-input-len", "16", "--random-output-len", "2", "--save-result", "--result-dir",
+                "--request-rate", "10", "--random-input-len", "16", "--random-output-len", "2", "--save-result", "--result-dir",
                 dir.toString(), "--result-filename", "failed.json");
         assertEquals(2, r.exitCode(), r.out() + r.err());
         assertTrue(r.err().contains("the server serves: " + MOCK.server().options().servedModelName()), r.err());
         JsonNode json = new ObjectMapper().readTree(dir.resolve("failed.json").toFile());
         assertTrue(json.get("infersim_error").asText().contains("initial test request"), json.toString());
         assertFalse(json.get("infersim_valid").asBoolean());
+        JsonNode arrivals = json.path("infersim_validity").path("arrivals");
+        assertFalse(arrivals.path("judged").asBoolean(true), arrivals.toString());
+        assertEquals("no measured request was sent", arrivals.path("reason").asText(), arrivals.toString());
     }
 
     @Test
