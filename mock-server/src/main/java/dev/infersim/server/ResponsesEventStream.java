@@ -84,7 +84,7 @@ final class ResponsesEventStream implements Wire.Stream {
     public void token(ByteBuf out, Choice c, int i, boolean last, boolean withTruth) {
         String piece = c.streamedPiece(i, last);
         OutputPlan plan = c.plan;
-        OutputPlan.Channel channel = plan == null ? OutputPlan.Channel.CONTENT : plan.channel(i);
+        OutputPlan.Channel channel = c.channel(i);
         switch (channel) {
             case REASONING -> {
                 move(out, State.REASONING, plan);
@@ -123,7 +123,7 @@ final class ResponsesEventStream implements Wire.Stream {
 
     @Override
     public void finish(ByteBuf out, Choice c, boolean withTruth) {
-        String held = c.stops == null ? "" : c.release("", true);
+        String held = c.releaseHeld();
         if (!held.isEmpty()) {
             move(out, State.CONTENT, c.plan);
             contentDelta(out, held);
@@ -171,7 +171,7 @@ final class ResponsesEventStream implements Wire.Stream {
         close(out);
         state = target;
         accumulated.setLength(0);
-        itemId = String.format("%016x%016x", object.response().id().hashCode() * 0x9E3779B97F4A7C15L, (long) outputIndex);
+        itemId = object.response().derivedId(outputIndex);
         switch (target) {
             case CONTENT -> {
                 event(out, "response.output_item.added", g -> {
