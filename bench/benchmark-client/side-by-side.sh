@@ -37,10 +37,7 @@ source bench/benchmark-client/mock.sh
 # consecutive token ids) and a cache would shorten vLLM's TTFTs only.
 start_mock "$PORT" "$OUT/server.log" --time-scale "$TIME_SCALE" --no-enable-prefix-caching \
   --truth-log "$OUT/truth.jsonl"
-if [ "$PREWARM" -gt 0 ]; then
-  ./infersim bench --base-url "$URL" --model llama-3.1-8b --ignore-eos --request-rate inf --max-concurrency 64 \
-    --num-prompts "$PREWARM" --random-input-len 64 --random-output-len 4 --seed 999999 > "$OUT/prewarm.txt" 2>&1 || true
-fi
+prewarm_mock "$PORT" "$PREWARM" "$OUT/prewarm.txt"
 
 # The stand-ins for the two Hugging Face packages benchmark_serving.py imports.
 mkdir -p "$OUT/standin/transformers" "$OUT/standin/huggingface_hub"
