@@ -30,23 +30,11 @@ mkdir -p "$OUT"
 # the inline-cache buffer, so that the server's own stalls stay out of the TTFT error as far as they can.
 MOCK_JAVA_OPTS=${MOCK_JAVA_OPTS:--Xms512m -Xmx512m -XX:+UseShenandoahGC -XX:+UnlockDiagnosticVMOptions
   -XX:GuaranteedSafepointInterval=0 -XX:+UnlockExperimentalVMOptions -XX:InlineCacheBufferSize=1048576}
-! curl -s -o /dev/null "$URL/" || { echo "port $PORT is taken (another benchmark?): pass PORT=..."; exit 1; }
-INFERSIM_JAVA_OPTS="$MOCK_JAVA_OPTS" ./infersim serve --port "$PORT" --gpu h100 --model llama-3.1-8b \
-  --max-num-seqs 1024 > "$OUT/server.log" 2>&1 &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true' EXIT
-# Only this run's own mock will do: another one on PORT would serve two benchmarks at once.
-for _ in $(seq 240); do
-  kill -0 $SERVER 2> /dev/null || break
-  curl -sf "$URL/v1/models" > /dev/null 2>&1 && break
-  sleep 0.5
-done
-kill -0 $SERVER 2> /dev/null && curl -sf "$URL/v1/models" > /dev/null ||
-  { echo "mock did not start (is PORT $PORT taken?); see $OUT/server.log"; exit 1; }
-if [ "$PREWARM" -gt 0 ]; then
-  ./infersim bench --base-url "$URL" --model llama-3.1-8b --ignore-eos --request-rate inf --max-concurrency 64 \
-    --num-prompts "$PREWARM" --random-input-len 64 --random-output-len 4 --seed 999999 > "$OUT/prewarm.txt" 2>&1 || true
-fi
+# shellcheck source=mock.sh
+source bench/benchmark-client/mock.sh
+INFERSIM_JAVA_OPTS="$MOCK_JAVA_OPTS" start_mock "$PORT" "$OUT/server.log" --gpu h100 --model llama-3.1-8b \
+  --max-num-seqs 1024
+prewarm_mock "$PORT" "$PREWARM" "$OUT/prewarm.txt"
 
 seed=0
 for rate in $RATES; do

@@ -31,23 +31,13 @@ URL=http://127.0.0.1:$PORT
 PYTHON=/usr/bin/python3
 mkdir -p "$OUT"
 
-! curl -s -o /dev/null "$URL/" || { echo "port $PORT is taken (another benchmark?): pass PORT=..."; exit 1; }
+# shellcheck source=mock.sh
+source bench/benchmark-client/mock.sh
 # The mock as `serve` starts by default; no prefix cache, because vLLM's random prompts repeat (they are runs of
 # consecutive token ids) and a cache would shorten vLLM's TTFTs only.
-./infersim serve --port "$PORT" --time-scale "$TIME_SCALE" --no-enable-prefix-caching \
-  --truth-log "$OUT/truth.jsonl" > "$OUT/server.log" 2>&1 &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true' EXIT
-for _ in $(seq 240); do
-  kill -0 $SERVER 2> /dev/null || break
-  curl -sf "$URL/v1/models" > /dev/null 2>&1 && break
-  sleep 0.5
-done
-curl -sf "$URL/v1/models" > /dev/null || { echo "mock did not start; see $OUT/server.log"; exit 1; }
-if [ "$PREWARM" -gt 0 ]; then
-  ./infersim bench --base-url "$URL" --model llama-3.1-8b --ignore-eos --request-rate inf --max-concurrency 64 \
-    --num-prompts "$PREWARM" --random-input-len 64 --random-output-len 4 --seed 999999 > "$OUT/prewarm.txt" 2>&1 || true
-fi
+start_mock "$PORT" "$OUT/server.log" --time-scale "$TIME_SCALE" --no-enable-prefix-caching \
+  --truth-log "$OUT/truth.jsonl"
+prewarm_mock "$PORT" "$PREWARM" "$OUT/prewarm.txt"
 
 # The stand-ins for the two Hugging Face packages benchmark_serving.py imports.
 mkdir -p "$OUT/standin/transformers" "$OUT/standin/huggingface_hub"

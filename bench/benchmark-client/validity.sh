@@ -21,16 +21,9 @@ LAUNCHERS=("$@")
 URL=http://127.0.0.1:$PORT
 mkdir -p "$OUT"
 
-! curl -s -o /dev/null "$URL/" || { echo "port $PORT is taken (another benchmark?): pass PORT=..."; exit 1; }
-./infersim serve --model llama-3.1-8b --gpu h100 --port "$PORT" > "$OUT/server.log" 2>&1 &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true' EXIT
-for _ in $(seq 240); do
-  kill -0 $SERVER 2> /dev/null || break
-  curl -sf "$URL/v1/models" > /dev/null 2>&1 && break
-  sleep 0.5
-done
-curl -sf "$URL/v1/models" > /dev/null || { echo "mock did not start; see $OUT/server.log"; exit 1; }
+# shellcheck source=mock.sh
+source bench/benchmark-client/mock.sh
+start_mock "$PORT" "$OUT/server.log" --model llama-3.1-8b --gpu h100
 
 # Runs CMD... under LOCK, with BUSY spinning processes beside it.
 measured() {

@@ -100,8 +100,7 @@ final class StreamChunk {
         boolean errorObject = false;
         String message = null;
         String error = null;
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String key = p.currentName();
+        for (String key; (key = p.nextFieldName()) != null; ) {
             JsonToken value = p.nextToken();
             switch (key) {
                 case "choices" -> readChoices(p, value);
@@ -137,14 +136,12 @@ final class StreamChunk {
         if (value == JsonToken.VALUE_STRING) {
             return p.getText();
         }
-        if (value != JsonToken.START_OBJECT) {
-            p.skipChildren();
+        if (!opens(p, value, JsonToken.START_OBJECT)) {
             return null;
         }
         String message = null;
         String type = null;
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String key = p.currentName();
+        for (String key; (key = p.nextFieldName()) != null; ) {
             JsonToken v = p.nextToken();
             if (v == JsonToken.VALUE_STRING && key.equals("message")) {
                 message = p.getText();
@@ -158,16 +155,14 @@ final class StreamChunk {
     }
 
     private void readChoices(JsonParser p, JsonToken value) throws IOException {
-        if (value != JsonToken.START_ARRAY) {
-            p.skipChildren();
+        if (!opens(p, value, JsonToken.START_ARRAY)) {
             return;
         }
         while (p.nextToken() == JsonToken.START_OBJECT) {
             hasChoices = true;
             int before = text.length();
             boolean toolCall = false;
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String key = p.currentName();
+            for (String key; (key = p.nextFieldName()) != null; ) {
                 JsonToken v = p.nextToken();
                 switch (key) {
                     case "text" -> appendText(p, v);
@@ -188,13 +183,11 @@ final class StreamChunk {
 
     /** A chat delta; returns whether it carried a tool call. */
     private boolean readDelta(JsonParser p, JsonToken value) throws IOException {
-        if (value != JsonToken.START_OBJECT) {
-            p.skipChildren();
+        if (!opens(p, value, JsonToken.START_OBJECT)) {
             return false;
         }
         boolean toolCall = false;
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String key = p.currentName();
+        for (String key; (key = p.nextFieldName()) != null; ) {
             JsonToken v = p.nextToken();
             switch (key) {
                 case "content", "reasoning_content", "reasoning" -> appendText(p, v);
@@ -207,41 +200,43 @@ final class StreamChunk {
 
     /** Tool-call deltas: their function arguments are generated text; a call's first delta may carry only its name. */
     private boolean readToolCalls(JsonParser p, JsonToken value) throws IOException {
-        if (value != JsonToken.START_ARRAY) {
-            p.skipChildren();
+        if (!opens(p, value, JsonToken.START_ARRAY)) {
             return false;
         }
         boolean any = false;
         while (p.nextToken() == JsonToken.START_OBJECT) {
             any = true;
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String key = p.currentName();
+            for (String key; (key = p.nextFieldName()) != null; ) {
                 JsonToken v = p.nextToken();
-                if (key.equals("function") && v == JsonToken.START_OBJECT) {
-                    while (p.nextToken() == JsonToken.FIELD_NAME) {
-                        String field = p.currentName();
-                        JsonToken f = p.nextToken();
-                        if (field.equals("arguments")) {
-                            appendText(p, f);
-                        } else {
-                            p.skipChildren();
-                        }
-                    }
-                } else {
-                    p.skipChildren();
+                switch (key) {
+                    case "function" -> readArguments(p, v);
+                    default -> p.skipChildren();
                 }
             }
         }
         return any;
     }
 
-    private void readUsage(JsonParser p, JsonToken value) throws IOException {
-        if (value != JsonToken.START_OBJECT) {
-            p.skipChildren();
+    /** A tool call's function: its arguments (not its name) are generated text. */
+    private void readArguments(JsonParser p, JsonToken value) throws IOException {
+        if (!opens(p, value, JsonToken.START_OBJECT)) {
             return;
         }
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String key = p.currentName();
+        for (String key; (key = p.nextFieldName()) != null; ) {
+            JsonToken v = p.nextToken();
+            if (key.equals("arguments")) {
+                appendText(p, v);
+            } else {
+                p.skipChildren();
+            }
+        }
+    }
+
+    private void readUsage(JsonParser p, JsonToken value) throws IOException {
+        if (!opens(p, value, JsonToken.START_OBJECT)) {
+            return;
+        }
+        for (String key; (key = p.nextFieldName()) != null; ) {
             JsonToken v = p.nextToken();
             switch (key) {
                 case "prompt_tokens" -> promptTokens = v == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : -1;
@@ -253,12 +248,10 @@ final class StreamChunk {
     }
 
     private void readPromptDetails(JsonParser p, JsonToken value) throws IOException {
-        if (value != JsonToken.START_OBJECT) {
-            p.skipChildren();
+        if (!opens(p, value, JsonToken.START_OBJECT)) {
             return;
         }
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String key = p.currentName();
+        for (String key; (key = p.nextFieldName()) != null; ) {
             JsonToken v = p.nextToken();
             if (key.equals("cached_tokens") && v == JsonToken.VALUE_NUMBER_INT) {
                 cachedPromptTokens = p.getLongValue();
@@ -266,6 +259,18 @@ final class StreamChunk {
                 p.skipChildren();
             }
         }
+    }
+
+    /**
+     * Whether {@code value} starts the object or array ({@code start}) a reader expects, the parser then inside it;
+     * any other value is skipped whole.
+     */
+    private static boolean opens(JsonParser p, JsonToken value, JsonToken start) throws IOException {
+        if (value == start) {
+            return true;
+        }
+        p.skipChildren();
+        return false;
     }
 
     /** Appends a string value without making a String of it. */

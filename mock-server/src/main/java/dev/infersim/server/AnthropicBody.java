@@ -35,7 +35,7 @@ final class AnthropicBody implements Wire.Body {
                 g.writeStartObject();
                 g.writeStringField("type", "thinking");
                 g.writeStringField("thinking", reasoning);
-                g.writeStringField("signature", String.format("%016x%016x", id.hashCode() * 0x9E3779B97F4A7C15L, (long) n));
+                g.writeStringField("signature", response.derivedId(n));
                 g.writeEndObject();
             }
             String content = plan == null ? c.finalText() : plan.content(n, c.stopTextLength());

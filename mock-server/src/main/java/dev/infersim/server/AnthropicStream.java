@@ -59,7 +59,7 @@ final class AnthropicStream implements Wire.Stream {
     public void token(ByteBuf out, Choice c, int i, boolean last, boolean withTruth) {
         String piece = c.streamedPiece(i, last);
         OutputPlan plan = c.plan;
-        OutputPlan.Channel channel = plan == null ? OutputPlan.Channel.CONTENT : plan.channel(i);
+        OutputPlan.Channel channel = c.channel(i);
         if (last) {
             finish = c.finishName();
             stopSequence = c.stopReason();
@@ -112,7 +112,7 @@ final class AnthropicStream implements Wire.Stream {
     @Override
     public void finish(ByteBuf out, Choice c, boolean withTruth) {
         finish = c.finishName();
-        String held = c.stops == null ? "" : c.release("", true);
+        String held = c.releaseHeld();
         if (!held.isEmpty()) {
             open(out, "text", g -> g.writeStringField("text", ""));
             delta(out, "text_delta", "text", held);
@@ -164,8 +164,7 @@ final class AnthropicStream implements Wire.Stream {
             return;
         }
         if (block.equals("thinking")) {
-            String signature = String.format("%016x%016x", response.id().hashCode() * 0x9E3779B97F4A7C15L, (long) blockIndex);
-            delta(out, "signature_delta", "signature", signature);
+            delta(out, "signature_delta", "signature", response.derivedId(blockIndex));
         }
         event(out, "content_block_stop", g -> g.writeNumberField("index", blockIndex));
         block = null;

@@ -118,6 +118,19 @@ final class Choice {
         return stops == null ? text.piece(i) : release(text.piece(i), last);
     }
 
+    /** Where token {@code i} goes: its {@link OutputPlan}'s channel, or content for plain text. */
+    OutputPlan.Channel channel(int i) {
+        return plan == null ? OutputPlan.Channel.CONTENT : plan.channel(i);
+    }
+
+    /**
+     * Event loop: the text a stream still owes at the finish, when its last token went out before the finish was
+     * known: what {@link #release} held back with stop strings, else nothing.
+     */
+    String releaseHeld() {
+        return stops == null ? "" : release("", true);
+    }
+
     /**
      * Event loop: the text a stream with stop strings may send once {@code piece} is generated, as vLLM's detokenizer
      * releases it ({@code get_next_output_text}): until the choice finishes, the last {@code longest stop - 1}

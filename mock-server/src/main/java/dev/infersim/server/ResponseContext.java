@@ -30,4 +30,12 @@ record ResponseContext(CompletionRequest request, String id, long created, Strin
         g.writeNumberField("created", created);
         g.writeStringField("model", model);
     }
+
+    /**
+     * An id of 32 hex digits made of this response's id and {@code n}, the same for the same response: a Responses
+     * output item's id, a Messages thinking block's signature.
+     */
+    String derivedId(long n) {
+        return String.format("%016x%016x", id.hashCode() * 0x9E3779B97F4A7C15L, n);
+    }
 }

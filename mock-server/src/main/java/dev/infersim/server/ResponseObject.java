@@ -102,7 +102,7 @@ record ResponseObject(ObjectNode req, long echoedBytes, ResponseContext response
         OutputPlan plan = c.plan;
         int keep = c.stopTextLength();
         if (plan == null) {
-            message(g, "msg_" + id, c.finalText());
+            message(g, "msg_" + id, c.finalText(), "completed");
             return;
         }
         String reasoning = plan.reasoning(n, keep);
@@ -111,7 +111,7 @@ record ResponseObject(ObjectNode req, long echoedBytes, ResponseContext response
         }
         String content = plan.content(n, keep);
         if (content != null && !content.isEmpty()) {
-            message(g, "msg_" + id, content);
+            message(g, "msg_" + id, content, "completed");
         }
         if (plan.listsCall(n)) {
             functionCall(g, "fc_" + id, plan.toolCallId, plan.toolName, plan.text(OutputPlan.Channel.ARGUMENTS, n, keep),
@@ -163,7 +163,7 @@ record ResponseObject(ObjectNode req, long echoedBytes, ResponseContext response
         g.writeEndObject();
     }
 
-    static void message(JsonGenerator g, String itemId, String text) throws IOException {
+    static void message(JsonGenerator g, String itemId, String text, String status) throws IOException {
         g.writeStartObject();
         g.writeStringField("id", itemId);
         g.writeArrayFieldStart("content");
@@ -172,7 +172,7 @@ record ResponseObject(ObjectNode req, long echoedBytes, ResponseContext response
         }
         g.writeEndArray();
         g.writeStringField("role", "assistant");
-        g.writeStringField("status", "completed");
+        g.writeStringField("status", status);
         g.writeStringField("type", "message");
         g.writeEndObject();
     }

@@ -1,5 +1,6 @@
 package dev.infersim.server;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufOutputStream;
 import io.netty.buffer.Unpooled;
@@ -84,7 +85,7 @@ final class ResponsesEventStream implements Wire.Stream {
     public void token(ByteBuf out, Choice c, int i, boolean last, boolean withTruth) {
         String piece = c.streamedPiece(i, last);
         OutputPlan plan = c.plan;
-        OutputPlan.Channel channel = plan == null ? OutputPlan.Channel.CONTENT : plan.channel(i);
+        OutputPlan.Channel channel = c.channel(i);
         switch (channel) {
             case REASONING -> {
                 move(out, State.REASONING, plan);
@@ -123,7 +124,7 @@ final class ResponsesEventStream implements Wire.Stream {
 
     @Override
     public void finish(ByteBuf out, Choice c, boolean withTruth) {
-        String held = c.stops == null ? "" : c.release("", true);
+        String held = c.releaseHeld();
         if (!held.isEmpty()) {
             move(out, State.CONTENT, c.plan);
             contentDelta(out, held);
@@ -171,25 +172,11 @@ final class ResponsesEventStream implements Wire.Stream {
         close(out);
         state = target;
         accumulated.setLength(0);
-        itemId = String.format("%016x%016x", object.response().id().hashCode() * 0x9E3779B97F4A7C15L, (long) outputIndex);
+        itemId = object.response().derivedId(outputIndex);
         switch (target) {
             case CONTENT -> {
-                event(out, "response.output_item.added", g -> {
-                    g.writeFieldName("item");
-                    g.writeStartObject();
-                    g.writeStringField("id", itemId);
-                    g.writeArrayFieldStart("content");
-                    g.writeEndArray();
-                    g.writeStringField("role", "assistant");
-                    g.writeStringField("status", "in_progress");
-                    g.writeStringField("type", "message");
-                    g.writeEndObject();
-                    g.writeNumberField("output_index", outputIndex);
-                });
-                event(out, "response.content_part.added", g -> {
-                    g.writeNumberField("content_index", 0);
-                    g.writeStringField("item_id", itemId);
-                    g.writeNumberField("output_index", outputIndex);
+                itemEvent(out, "response.output_item.added", g -> ResponseObject.message(g, itemId, "", "in_progress"));
+                partEvent(out, "response.content_part.added", g -> {
                     g.writeObjectFieldStart("part");
                     g.writeArrayFieldStart("annotations");
                     g.writeEndArray();
@@ -201,8 +188,7 @@ final class ResponsesEventStream implements Wire.Stream {
                 });
             }
             case REASONING -> {
-                event(out, "response.output_item.added", g -> {
-                    g.writeFieldName("item");
+                itemEvent(out, "response.output_item.added", g -> {
                     g.writeStartObject();
                     g.writeStringField("id", itemId);
                     g.writeArrayFieldStart("summary");
@@ -212,23 +198,11 @@ final class ResponsesEventStream implements Wire.Stream {
                     g.writeNullField("encrypted_content");
                     g.writeStringField("status", "in_progress");
                     g.writeEndObject();
-                    g.writeNumberField("output_index", outputIndex);
                 });
-                event(out, "response.reasoning_part.added", g -> {
-                    g.writeNumberField("content_index", 0);
-                    g.writeStringField("item_id", itemId);
-                    g.writeNumberField("output_index", outputIndex);
-                    g.writeObjectFieldStart("part");
-                    g.writeStringField("text", "");
-                    g.writeStringField("type", "reasoning_text");
-                    g.writeEndObject();
-                });
+                partEvent(out, "response.reasoning_part.added", g -> reasoningPart(g, ""));
             }
-            case TOOL_CALL -> event(out, "response.output_item.added", g -> {
-                g.writeFieldName("item");
-                ResponseObject.functionCall(g, itemId, plan.toolCallId, plan.toolName, "", "in_progress");
-                g.writeNumberField("output_index", outputIndex);
-            });
+            case TOOL_CALL -> itemEvent(out, "response.output_item.added",
+                    g -> ResponseObject.functionCall(g, itemId, plan.toolCallId, plan.toolName, "", "in_progress"));
             default -> { }
         }
     }
@@ -246,40 +220,16 @@ final class ResponsesEventStream implements Wire.Stream {
                     g.writeNumberField("output_index", outputIndex);
                     g.writeStringField("text", text);
                 });
-                event(out, "response.content_part.done", g -> {
-                    g.writeNumberField("content_index", 0);
-                    g.writeStringField("item_id", itemId);
-                    g.writeNumberField("output_index", outputIndex);
+                partEvent(out, "response.content_part.done", g -> {
                     g.writeFieldName("part");
                     ResponseObject.outputText(g, text);
                 });
-                event(out, "response.output_item.done", g -> {
-                    g.writeFieldName("item");
-                    ResponseObject.message(g, itemId, text);
-                    g.writeNumberField("output_index", outputIndex);
-                });
+                itemEvent(out, "response.output_item.done", g -> ResponseObject.message(g, itemId, text, "completed"));
             }
             case REASONING -> {
-                event(out, "response.reasoning_text.done", g -> {
-                    g.writeNumberField("content_index", 0);
-                    g.writeStringField("item_id", itemId);
-                    g.writeNumberField("output_index", outputIndex);
-                    g.writeStringField("text", text);
-                });
-                event(out, "response.reasoning_part.done", g -> {
-                    g.writeNumberField("content_index", 0);
-                    g.writeStringField("item_id", itemId);
-                    g.writeNumberField("output_index", outputIndex);
-                    g.writeObjectFieldStart("part");
-                    g.writeStringField("text", text);
-                    g.writeStringField("type", "reasoning_text");
-                    g.writeEndObject();
-                });
-                event(out, "response.output_item.done", g -> {
-                    g.writeFieldName("item");
-                    ResponseObject.reasoningItem(g, itemId, text, "completed");
-                    g.writeNumberField("output_index", outputIndex);
-                });
+                partEvent(out, "response.reasoning_text.done", g -> g.writeStringField("text", text));
+                partEvent(out, "response.reasoning_part.done", g -> reasoningPart(g, text));
+                itemEvent(out, "response.output_item.done", g -> ResponseObject.reasoningItem(g, itemId, text, "completed"));
             }
             case TOOL_CALL -> {
                 if (!text.isEmpty()) {
@@ -290,11 +240,8 @@ final class ResponsesEventStream implements Wire.Stream {
                         g.writeNumberField("output_index", outputIndex);
                     });
                 }
-                event(out, "response.output_item.done", g -> {
-                    g.writeFieldName("item");
-                    ResponseObject.functionCall(g, itemId, plan.toolCallId, plan.toolName, text, "completed");
-                    g.writeNumberField("output_index", outputIndex);
-                });
+                itemEvent(out, "response.output_item.done",
+                        g -> ResponseObject.functionCall(g, itemId, plan.toolCallId, plan.toolName, text, "completed"));
             }
             default -> {
                 return;
@@ -302,6 +249,32 @@ final class ResponsesEventStream implements Wire.Stream {
         }
         outputIndex++;
         state = State.NONE;
+    }
+
+    /** {@code response.output_item.added} or {@code .done}: the open item, written by {@code item}, and its index. */
+    private void itemEvent(ByteBuf out, String type, Json.Writer item) {
+        event(out, type, g -> {
+            g.writeFieldName("item");
+            item.write(g);
+            g.writeNumberField("output_index", outputIndex);
+        });
+    }
+
+    /** An event of the open item's one part: the part's and the item's place, then {@code fields}. */
+    private void partEvent(ByteBuf out, String type, Json.Writer fields) {
+        event(out, type, g -> {
+            g.writeNumberField("content_index", 0);
+            g.writeStringField("item_id", itemId);
+            g.writeNumberField("output_index", outputIndex);
+            fields.write(g);
+        });
+    }
+
+    private static void reasoningPart(JsonGenerator g, String text) throws IOException {
+        g.writeObjectFieldStart("part");
+        g.writeStringField("text", text);
+        g.writeStringField("type", "reasoning_text");
+        g.writeEndObject();
     }
 
     private void event(ByteBuf out, String type, Json.Writer fields) {

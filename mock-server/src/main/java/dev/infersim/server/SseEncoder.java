@@ -216,7 +216,7 @@ final class SseEncoder implements Wire.Stream {
     }
 
     private void finish(OutputStream out, Choice c, boolean withTruth) throws IOException {
-        String held = c.stops == null ? "" : c.release("", true);
+        String held = c.releaseHeld();
         chunk(out, c, g -> {
             g.writeNumberField("index", c.index);
             if (request.chat()) {

@@ -5,8 +5,6 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.JsonDeserializer;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.JsonSerializer;
-import com.fasterxml.jackson.databind.SerializerProvider;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import com.fasterxml.jackson.databind.annotation.JsonSerialize;
 import com.fasterxml.jackson.databind.util.NameTransformer;
@@ -116,41 +114,21 @@ public record MetricSummaries(List<MetricSummary> metrics) {
     }
 
     /** Writes the keys into the enclosing object (this part is always unwrapped), each after the unwrapping prefix. */
-    static final class Writer extends JsonSerializer<MetricSummaries> {
-        private final NameTransformer names;
-
-        Writer() {
-            this(NameTransformer.NOP);
-        }
-
-        private Writer(NameTransformer names) {
-            this.names = names;
-        }
-
+    static final class Writer extends UnwrappingWriter<MetricSummaries> {
         @Override
-        public boolean isUnwrappingSerializer() {
-            return true;
-        }
-
-        @Override
-        public JsonSerializer<MetricSummaries> unwrappingSerializer(NameTransformer unwrapper) {
-            return new Writer(NameTransformer.chainedTransformer(unwrapper, names));
-        }
-
-        @Override
-        public void serialize(MetricSummaries summaries, JsonGenerator out, SerializerProvider provider)
-                throws IOException {
+        void write(MetricSummaries summaries, JsonGenerator out, NameTransformer names) throws IOException {
             for (MetricSummary m : summaries.metrics()) {
-                number(out, MetricSummary.key("mean", m.metric()), m.meanMs());
-                number(out, MetricSummary.key("median", m.metric()), m.medianMs());
-                number(out, MetricSummary.key("std", m.metric()), m.stdMs());
+                number(out, names, MetricSummary.key("mean", m.metric()), m.meanMs());
+                number(out, names, MetricSummary.key("median", m.metric()), m.medianMs());
+                number(out, names, MetricSummary.key("std", m.metric()), m.stdMs());
                 for (MetricSummary.Percentile p : m.percentiles()) {
-                    number(out, MetricSummary.percentileKey(p.percentile(), m.metric()), p.valueMs());
+                    number(out, names, MetricSummary.percentileKey(p.percentile(), m.metric()), p.valueMs());
                 }
             }
         }
 
-        private void number(JsonGenerator out, String key, Double value) throws IOException {
+        private static void number(JsonGenerator out, NameTransformer names, String key, Double value)
+                throws IOException {
             if (value != null) {
                 out.writeFieldName(names.transform(key));
                 out.writeNumber(value);

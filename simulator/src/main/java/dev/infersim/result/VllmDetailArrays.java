@@ -4,8 +4,6 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.JsonDeserializer;
-import com.fasterxml.jackson.databind.JsonSerializer;
-import com.fasterxml.jackson.databind.SerializerProvider;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import com.fasterxml.jackson.databind.annotation.JsonSerialize;
 import com.fasterxml.jackson.databind.util.NameTransformer;
@@ -114,30 +112,9 @@ public final class VllmDetailArrays {
     }
 
     /** Writes the six keys and their arrays into the enclosing result object. */
-    static final class Writer extends JsonSerializer<VllmDetailArrays> {
-        private final NameTransformer names;
-
-        Writer() {
-            this(NameTransformer.NOP);
-        }
-
-        private Writer(NameTransformer names) {
-            this.names = names;
-        }
-
+    static final class Writer extends UnwrappingWriter<VllmDetailArrays> {
         @Override
-        public boolean isUnwrappingSerializer() {
-            return true;
-        }
-
-        @Override
-        public JsonSerializer<VllmDetailArrays> unwrappingSerializer(NameTransformer unwrapper) {
-            return new Writer(NameTransformer.chainedTransformer(unwrapper, names));
-        }
-
-        @Override
-        public void serialize(VllmDetailArrays arrays, JsonGenerator out, SerializerProvider provider)
-                throws IOException {
+        void write(VllmDetailArrays arrays, JsonGenerator out, NameTransformer names) throws IOException {
             for (Array a : Array.values()) {
                 out.writeFieldName(names.transform(a.key));
                 a.writeArray(arrays.rows, out);
