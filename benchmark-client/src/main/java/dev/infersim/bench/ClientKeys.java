@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonAnyGetter;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonUnwrapped;
+import com.fasterxml.jackson.databind.JavaType;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
@@ -66,6 +67,9 @@ public record ClientKeys(String backend, String baseUrl, String endpoint, String
                          @JsonInclude(JsonInclude.Include.NON_NULL) Baseline baseline,
                          @JsonInclude(JsonInclude.Include.NON_NULL) List<String> outputErrors) {
 
+    private static final JavaType RESULT = ResultJson.mapper().getTypeFactory()
+            .constructParametricType(ServingResult.class, ClientKeys.class);
+
     public ClientKeys {
         metadata = metadata == null ? RunMetadata.NONE : metadata;
     }
@@ -75,13 +79,13 @@ public record ClientKeys(String backend, String baseUrl, String endpoint, String
      * do not hold (its keys are the user's own), taken from the keys of the file that the typed result does not write.
      */
     public static ServingResult<ClientKeys> read(Path file) {
-        return withMetadata(ServingResult.read(file, ClientKeys.class), ResultJson.readObject(file));
+        ObjectNode flat = ResultJson.readObject(file);
+        return withMetadata(ResultJson.read(file, flat, RESULT), flat);
     }
 
     /** A bench result read back whole from its JSON object (as a sweep's result lists its runs); see {@link #read(Path)}. */
     public static ServingResult<ClientKeys> read(ObjectNode flat) {
-        return withMetadata(ResultJson.mapper().convertValue(flat, ResultJson.mapper().getTypeFactory()
-                .constructParametricType(ServingResult.class, ClientKeys.class)), flat);
+        return withMetadata(ResultJson.mapper().convertValue(flat, RESULT), flat);
     }
 
     private static ServingResult<ClientKeys> withMetadata(ServingResult<ClientKeys> typed, ObjectNode flat) {

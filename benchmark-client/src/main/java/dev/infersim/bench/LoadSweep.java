@@ -97,14 +97,8 @@ public final class LoadSweep {
         }
 
         private static Double p99(MetricSummary m) {
-            if (m != null) {
-                for (MetricSummary.Percentile p : m.percentiles()) {
-                    if (p.percentile() == 99) {
-                        return p.valueMs();
-                    }
-                }
-            }
-            return null;
+            double p99 = m == null ? Double.NaN : m.percentileMs(99);
+            return Double.isNaN(p99) ? null : p99;
         }
     }
 

@@ -108,7 +108,11 @@ public final class ResultJson {
      * {@link UncheckedIOException} with one line naming the file and what is wrong.
      */
     public static <T> T read(Path file, JavaType type) {
-        ObjectNode flat = readObject(file);
+        return read(file, readObject(file), type);
+    }
+
+    /** {@code flat}, the object {@link #readObject} read from {@code file}, as {@code type}; errors as {@link #read}. */
+    public static <T> T read(Path file, ObjectNode flat, JavaType type) {
         try {
             return JSON.treeToValue(flat, type);
         } catch (JsonProcessingException e) {
