@@ -29,7 +29,7 @@ public final class Profiles {
     public static final List<String> BUNDLED_GPUS = List.of("h100", "h200", "a100-80g", "l40s", "l4", "mi300x", "b200");
     public static final List<String> BUNDLED_MODELS = List.of(
             "llama-3.1-8b", "llama-3.1-70b", "qwen2.5-1.5b", "qwen2.5-7b", "mistral-7b", "mixtral-8x7b", "e5-mistral-7b",
-            "llama-2-7b", "llama-2-70b", "codellama-34b");
+            "llama-2-7b", "llama-2-70b", "codellama-34b", "llama-3.1-405b");
 
     private static final ObjectMapper YAML = JsonMapper.builder(new YAMLFactory())
             .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
