@@ -28,14 +28,14 @@ final class BundledNames {
         System.setProperty(WORKLOADS, lines(WorkloadProfiles.BUNDLED));
     }
 
-    /** The names, comma-separated, in lines of at most {@value #WIDTH} characters ({@code %n} between lines). */
+    /** The names, comma-separated, in lines of at most {@value #WIDTH} characters. */
     static String lines(List<String> names) {
         StringBuilder all = new StringBuilder();
         int line = 0;
         for (int i = 0; i < names.size(); i++) {
             String name = names.get(i) + (i < names.size() - 1 ? "," : "");
             if (line > 0 && line + 1 + name.length() > WIDTH) {
-                all.append("%n");
+                all.append('\n');
                 line = 0;
             } else if (line > 0) {
                 all.append(' ');
