@@ -6,6 +6,7 @@ import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.LoraConfig;
 import io.vertx.core.Context;
+import io.vertx.core.internal.ContextInternal;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -40,6 +41,7 @@ final class ModelService {
     volatile int sleepLevel = -1;
     private final AtomicLong requestSeq = new AtomicLong();
     private final AtomicLong engineIds = new AtomicLong();
+    /** One delivery batch per event loop, keyed by the loop's own context (never a request's duplicate of it). */
     private final ConcurrentHashMap<Context, EventLoopBatch> batches = new ConcurrentHashMap<>();
     private final long idSalt;
 
@@ -159,9 +161,12 @@ final class ModelService {
         return n;
     }
 
-    /** The delivery batch of the calling event loop. */
+    /**
+     * The delivery batch of the event loop that runs {@code context}. Vert.x gives each HTTP request a duplicate of its
+     * loop's context; keyed by those, the map kept a batch (and its two choice arrays) for every request ever served.
+     */
     EventLoopBatch batchFor(Context context) {
-        return batches.computeIfAbsent(context, EventLoopBatch::new);
+        return batches.computeIfAbsent(((ContextInternal) context).unwrap(), EventLoopBatch::new);
     }
 
     /** Sequence number of the next HTTP request (drives derived seeds). */
