@@ -37,8 +37,8 @@ final class ModelService {
     final AtomicInteger activeExchanges = new AtomicInteger();
     /** False during the cold start ({@link ServerOptions#startupDelay()}): /health and /v1 answer 503 meanwhile. */
     volatile boolean loaded;
-    /** The level of the sleep the engines are in ({@link SleepMode}), or -1 while awake. */
-    volatile int sleepLevel = -1;
+    /** Sleep and wake-up of the engines, one operation at a time. */
+    final SleepMode sleepMode = new SleepMode(this);
     private final AtomicLong requestSeq = new AtomicLong();
     private final AtomicLong engineIds = new AtomicLong();
     /** One delivery batch per event loop, keyed by the loop's own context (never a request's duplicate of it). */
@@ -143,6 +143,17 @@ final class ModelService {
     /** The engines' metrics, or the fixed ones of --fake-metrics. */
     List<ServerMetrics> shownMetrics() {
         return fakeMetrics != null ? fakeMetrics : metrics;
+    }
+
+    /** Why an engine stopped (the first found), or null while all live. */
+    Throwable deadEngine() {
+        for (EngineLoop loop : loops) {
+            Throwable died = loop.deathCause();
+            if (died != null) {
+                return died;
+            }
+        }
+        return null;
     }
 
     int running() {
