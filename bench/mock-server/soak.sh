@@ -6,9 +6,12 @@
 # defaults). Its capacity is what `simulate` gives the same fleet and workload (random 256-token prompts, 128 output
 # tokens, ignore_eos) at request rate inf; `bench` then sends LOAD x capacity x TIME_SCALE requests a second (Poisson)
 # for MINUTES. Once a minute the server's live heap is measured: `jcmd PID GC.class_histogram` runs a full GC and sums
-# what is still reachable. The slope of live MB over minutes (least squares, from minute 5: JIT and pools warm up
-# before) is the leak rate; flat is under 0.1 MB/min. The jar is copied first, so rebuilding the checkout meanwhile
-# does not touch the running JVMs.
+# what is still reachable; beside it the requests served and those in flight (running + waiting, the replicas'
+# /metrics), since what is in flight is live too. The slope of live MB over minutes from minute 5 (JIT and pools warm
+# up before) is the leak rate, by least squares and by Theil-Sen (the median of the slopes between every two samples,
+# which a few samples taken while a busy machine held more in flight do not move); flat is under 0.1 MB/min. The
+# histograms of minute 5 and of the end are kept, and the classes that grew most between them printed. The jar is
+# copied first, so rebuilding the checkout meanwhile does not touch the running JVMs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 MINUTES=${1:-60}
@@ -40,23 +43,37 @@ INFERSIM_JAVA_OPTS="-Xmx3g -XX:TieredStopAtLevel=1" "$INFERSIM" bench --base-url
 CLIENT=$!
 trap 'kill $CLIENT $SERVER 2>/dev/null || true' EXIT
 
-served() { # requests the replicas finished, from their /metrics
+counts() { # requests the replicas finished, and those they hold (running + waiting), from their /metrics
   for p in $((PORT + 1)) $((PORT + 2)); do curl -s "http://127.0.0.1:$p/metrics"; done |
-    awk '/^vllm:request_success_total\{/ {n += $2} END {printf "%d", n}'
+    awk '/^vllm:request_success_total\{/ {n += $2} /^vllm:num_requests_(running|waiting)\{/ {f += $2}
+      END {printf "%d,%d", n, f}'
 }
-echo "minute,served,live_mb" > "$OUT/heap.csv"
+echo "minute,served,in_flight,live_mb" > "$OUT/heap.csv"
 start=$(date +%s)
 for minute in $(seq 0 "$MINUTES"); do
   sleep $((start + minute * 60 - $(date +%s) > 0 ? start + minute * 60 - $(date +%s) : 0))
   kill -0 "$SERVER" 2>/dev/null || { echo "the server exited; see $OUT/server.log"; exit 1; }
-  live=$(jcmd "$SERVER" GC.class_histogram | awk '/^Total/ {printf "%.2f", $3 / 1048576}')
-  echo "$minute,$(served),$live" | tee -a "$OUT/heap.csv"
+  jcmd "$SERVER" GC.class_histogram > "$OUT/histogram.txt"
+  [ "$minute" = 5 ] && cp "$OUT/histogram.txt" "$OUT/histogram-5.txt"
+  live=$(awk '/^Total/ {printf "%.2f", $3 / 1048576}' "$OUT/histogram.txt")
+  echo "$minute,$(counts),$live" | tee -a "$OUT/heap.csv"
 done
 wait "$CLIENT" || true
 
-awk -F, -v from=$((MINUTES >= 10 ? 5 : 0)) 'NR > 1 && $1 >= from {n++; sx += $1; sy += $3; sxx += $1 * $1; sxy += $1 * $3}
-  END {slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-       printf "live heap slope from minute %d: %.4f MB/min (%s)\n", from, slope, slope < 0.1 ? "flat" : "GROWING"}' \
-  "$OUT/heap.csv" | tee "$OUT/verdict.txt"
+FROM=$((MINUTES >= 10 ? 5 : 0))
+samples() { awk -F, -v from="$FROM" 'NR > 1 && $1 >= from {print $1, $4}' "$OUT/heap.csv"; }
+ls=$(samples | awk '{n++; sx += $1; sy += $2; sxx += $1 * $1; sxy += $1 * $2}
+  END {printf "%.4f", (n * sxy - sx * sy) / (n * sxx - sx * sx)}')
+ts=$(samples | awk 'BEGIN {n = 0} {x[n] = $1; y[n] = $2; n++} END {for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
+  print (y[j] - y[i]) / (x[j] - x[i])}' | sort -g | awk '{s[++m] = $1} END {printf "%.4f", m % 2 ? s[(m + 1) / 2] : (s[m / 2] + s[m / 2 + 1]) / 2}')
+verdict() { awk -v s="$1" 'BEGIN {print (s < 0.1 ? "flat" : "GROWING")}'; }
+echo "live heap slope from minute $FROM: $ls MB/min least squares ($(verdict "$ls")), $ts MB/min Theil-Sen ($(verdict "$ts"))" |
+  tee "$OUT/verdict.txt"
+if [ -f "$OUT/histogram-5.txt" ]; then
+  echo "classes that grew most from minute 5 to the end (bytes, instances):" | tee -a "$OUT/verdict.txt"
+  awk 'FNR == NR && $1 ~ /^[0-9]+:$/ {b[$4] = $3; c[$4] = $2; next}
+       $1 ~ /^[0-9]+:$/ {printf "%d %d %s\n", $3 - b[$4], $2 - c[$4], $4}' "$OUT/histogram-5.txt" "$OUT/histogram.txt" |
+    sort -rn | head -12 | tee -a "$OUT/verdict.txt"
+fi
 grep -E "^(Successful requests|Failed requests|Benchmark duration|Request throughput)" "$OUT/bench.log" | tee -a "$OUT/verdict.txt"
 echo "output in $OUT"
