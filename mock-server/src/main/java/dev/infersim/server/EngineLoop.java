@@ -431,6 +431,7 @@ final class EngineLoop implements Runnable {
      * first; returns the model time the next step starts at: the KV's arrival, or that request's if earlier.
      */
     private long awaitKvOrArrival(long kvArrivalNanos) {
+        metrics.snapshot(engine, arrived.size()); // the pulls show as waiting meanwhile, as vLLM's WAITING_FOR_REMOTE_KVS
         sleeping.set(true);
         long remaining = clock.toWall(kvArrivalNanos) - wall.nanoTime();
         if (remaining > 0 && submits.isEmpty() && aborts.isEmpty() && !commands.pending() && !stopping) {

@@ -254,6 +254,40 @@ class PrefillDecodeTest {
     }
 
     @Test
+    void aRequestPullingItsKvCountsAsWaitingMeanwhile() throws Exception {
+        // 1 MB/s: the pull of this prompt's KV takes seconds (once, the gauges kept the last step's 0 throughout)
+        MockServer decode = SERVERS.start(TestServers.options(D, 1).kvTransfer(new KvTransferConfig("kv_consumer", null, 30,
+                "127.0.0.1", 0, new KvTransferLink(0.001, 0))).build());
+        String body = pull().replace("\"prompt\": \"hi\"", "\"prompt\": \"" + PROMPT + "\"");
+        java.util.concurrent.CompletableFuture<TestServers.Reply> reply = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return TestServers.post(decode, "/v1/completions", body);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertTrue(TestServers.eventually(10, () -> {
+            try {
+                return metric(decode, "vllm:num_requests_waiting") == 1 && metric(decode, "vllm:num_requests_waiting_by_reason",
+                        "deferred") == 1;
+            } catch (Exception e) {
+                return false;
+            }
+        }), "the pulling request counts as waiting, for reason deferred");
+        assertTrue(!reply.isDone(), "seen while it pulled");
+        assertEquals(200, reply.get(30, java.util.concurrent.TimeUnit.SECONDS).status());
+        assertEquals(0, metric(decode, "vllm:num_requests_waiting"));
+    }
+
+    /** The value of the series of {@code name} whose label has {@code value}, in a server's /metrics. */
+    private static double metric(MockServer server, String name, String value) throws Exception {
+        String text = TestServers.get(server, "/metrics").raw().body();
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "\\{[^}]*\"" + Pattern.quote(value) + "\"[^}]*} (\\S+)$").matcher(text);
+        assertTrue(m.find(), name + " " + value + " not in /metrics");
+        return Double.parseDouble(m.group(1));
+    }
+
+    @Test
     void remoteHostsAreTheConfiguredPeersAndTheFleetsOwnSideChannelHost() throws Exception {
         KvTransferConfig c = connector("kv_both", 30).withSideChannel("mock-0.lab", 0).withPeers(java.util.Set.of("Prefill-1.lab"));
         assertTrue(c.allowsPeer("mock-0.lab"), "the fleet's own side channel");
