@@ -92,9 +92,8 @@ final class AdminRoutes {
      * away exactly while requests would get 503.
      */
     private void health(RoutingContext rc) {
-        Throwable died = service.deadEngine();
-        if (died != null) {
-            HttpBasics.error(rc, 503, "The engine has stopped: " + died, null); // vLLM: 503 on EngineDeadError
+        if (service.engineStopped()) {
+            HttpBasics.error(rc, 503, "The engine has stopped", null); // vLLM: 503 on EngineDeadError
         } else if (shutdown.closing() && service.options.listenWhileLoading()) {
             HttpBasics.error(rc, 503, "The server is shutting down", null);
         } else if (!service.loaded) {

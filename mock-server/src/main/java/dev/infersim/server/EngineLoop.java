@@ -352,7 +352,7 @@ final class EngineLoop implements Runnable {
         while ((c = submits.poll()) != null) {
             live.add(c);
         }
-        String why = "the engine stopped (" + t + ")";
+        String why = "the engine has stopped";
         for (Choice dead : live) {
             dead.fail(why);
             dead.markFinished();
@@ -365,8 +365,18 @@ final class EngineLoop implements Runnable {
 
     /** Engine thread: {@code c}'s own work threw; it is aborted once the step is over and its client gets the error. */
     private void failLater(Choice c, RuntimeException e) {
-        c.fail("the engine failed this request (" + e + ")");
+        c.fail("the engine failed this request" + failureNote(c, e));
         failing.add(c);
+    }
+
+    /** What the client is told of {@code e}: that it was injected; anything else goes to stderr, the client told nothing. */
+    private String failureNote(Choice c, RuntimeException e) {
+        if (e instanceof ExchangeFault.Injected) {
+            return " (injected fault)";
+        }
+        System.err.println("infersim: request " + c.exchange.requestId() + " failed on engine " + thread.getName() + ": " + e);
+        e.printStackTrace();
+        return "";
     }
 
     private void abortFailing() {
@@ -477,7 +487,7 @@ final class EngineLoop implements Runnable {
 
     /** The engine would not take {@code c} (it threw): the request fails, never having reached the engine. */
     private void refuse(Choice c, RuntimeException e) {
-        c.fail("the engine refused this request (" + e + ")");
+        c.fail("the engine refused this request" + failureNote(c, e));
         live.remove(c);
         if (kv != null && c.remotePrefill != null) {
             kv.pullDone(c, rank);
@@ -532,7 +542,7 @@ final class EngineLoop implements Runnable {
                 try {
                     holds.hold(c, end);
                 } catch (RuntimeException e) {
-                    c.fail("the engine failed to hold this request's KV blocks (" + e + ")");
+                    c.fail("the engine failed to hold this request's KV blocks" + failureNote(c, e));
                 }
             }
             live.remove(c);

@@ -13,6 +13,7 @@ import io.vertx.core.internal.buffer.BufferInternal;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 
 /**
  * One completion request on its event loop, from submission to the last byte: hands its choices ({@link Choices}) to
@@ -116,9 +117,8 @@ final class Exchange {
         loop.submit(choices);
         service.activeExchanges.incrementAndGet();
         response.closeHandler(v -> clientGone());
-        Throwable died = loop.deathCause();
-        if (died != null) {
-            failed(null, "the engine stopped (" + died + ")"); // it may be gone before it could fail these choices
+        if (loop.deathCause() != null) {
+            failed(null, "the engine has stopped"); // it may be gone before it could fail these choices
         }
         return true;
     }
@@ -187,11 +187,12 @@ final class Exchange {
         }
         ByteBuf out = Unpooled.buffer(1024);
         if (c != null && (c.roleSent || !request.chat())) {
-            for (int emitted = Choice.emitted(c.published()); c.written < emitted; ) {
+            int emitted = Choice.emitted(c.published());
+            while (c.written < emitted) {
                 sse.token(out, c, c.written++, false, false);
             }
         }
-        out.writeCharSequence("data: " + error + "\n\ndata: [DONE]\n\n", java.nio.charset.StandardCharsets.UTF_8);
+        out.writeCharSequence("data: " + error + "\n\ndata: [DONE]\n\n", StandardCharsets.UTF_8);
         response.end(BufferInternal.buffer(out));
     }
 

@@ -16,10 +16,17 @@ final class ExchangeFault {
         this.settings = settings;
     }
 
+    /** The exception {@link FaultType#ENGINE_ERROR} throws on the engine thread. */
+    static final class Injected extends RuntimeException {
+        Injected(int token) {
+            super("injected engine fault at token " + token, null, false, false);
+        }
+    }
+
     /** Engine thread: throws, as a fault of the engine's own work on this request, once it has produced {@code tokens}. */
     void failEngineAt(int tokens) {
         if (type == FaultType.ENGINE_ERROR && tokens == settings.afterTokens() + 1) {
-            throw new IllegalStateException("injected engine fault at token " + tokens);
+            throw new Injected(tokens);
         }
     }
 

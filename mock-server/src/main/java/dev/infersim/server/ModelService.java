@@ -145,15 +145,14 @@ final class ModelService {
         return fakeMetrics != null ? fakeMetrics : metrics;
     }
 
-    /** Why an engine stopped (the first found), or null while all live. */
-    Throwable deadEngine() {
+    /** Whether an engine has stopped ({@link EngineLoop#deathCause}). */
+    boolean engineStopped() {
         for (EngineLoop loop : loops) {
-            Throwable died = loop.deathCause();
-            if (died != null) {
-                return died;
+            if (loop.deathCause() != null) {
+                return true;
             }
         }
-        return null;
+        return false;
     }
 
     int running() {
