@@ -9,9 +9,11 @@
 # what is still reachable; beside it the requests served and those in flight (running + waiting, the replicas'
 # /metrics), since what is in flight is live too. The slope of live MB over minutes from minute 5 (JIT and pools warm
 # up before) is the leak rate, by least squares and by Theil-Sen (the median of the slopes between every two samples,
-# which a few samples taken while a busy machine held more in flight do not move); flat is under 0.1 MB/min. The
-# histograms of minute 5 and of the end are kept, and the classes that grew most between them printed. The jar is
-# copied first, so rebuilding the checkout meanwhile does not touch the running JVMs.
+# which a few samples taken while a busy machine held more in flight do not move) and with the requests in flight held
+# constant (least squares of live MB on minute and in-flight: a busy machine's backlog is live, not leaked); flat is
+# under 0.1 MB/min. The histograms of minute 5 and of the end are kept, and the classes that grew most between them
+# printed. The jar is copied first, so rebuilding the checkout meanwhile does not touch the running JVMs (the script
+# itself must not change while it runs: bash reads it as it goes).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 MINUTES=${1:-60}
@@ -66,9 +68,19 @@ ls=$(samples | awk '{n++; sx += $1; sy += $2; sxx += $1 * $1; sxy += $1 * $2}
   END {printf "%.4f", (n * sxy - sx * sy) / (n * sxx - sx * sx)}')
 ts=$(samples | awk 'BEGIN {n = 0} {x[n] = $1; y[n] = $2; n++} END {for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
   print (y[j] - y[i]) / (x[j] - x[i])}' | sort -g | awk '{s[++m] = $1} END {printf "%.4f", m % 2 ? s[(m + 1) / 2] : (s[m / 2] + s[m / 2 + 1]) / 2}')
+# live = a + b minute + c in_flight by least squares: b is the slope with what is in flight held constant
+read -r lsf per <<< "$(awk -F, -v from="$FROM" 'NR > 1 && $1 >= from {n++; t = $1; f = $3; y = $4;
+    st += t; sf += f; sy += y; stt += t * t; sff += f * f; stf += t * f; sty += t * y; sfy += f * y}
+  END {a11 = n; a12 = st; a13 = sf; a22 = stt; a23 = stf; a33 = sff;
+       det = a11 * (a22 * a33 - a23 * a23) - a12 * (a12 * a33 - a23 * a13) + a13 * (a12 * a23 - a22 * a13);
+       b = (a11 * (sty * a33 - a23 * sfy) - sy * (a12 * a33 - a23 * a13) + a13 * (a12 * sfy - sty * a13)) / det;
+       c = (a11 * (a22 * sfy - sty * a23) - a12 * (a12 * sfy - sty * a13) + sy * (a12 * a23 - a22 * a13)) / det;
+       printf "%.4f %.1f", b, c * 1024}' "$OUT/heap.csv")"
 verdict() { awk -v s="$1" 'BEGIN {print (s < 0.1 ? "flat" : "GROWING")}'; }
-echo "live heap slope from minute $FROM: $ls MB/min least squares ($(verdict "$ls")), $ts MB/min Theil-Sen ($(verdict "$ts"))" |
-  tee "$OUT/verdict.txt"
+{
+  echo "live heap slope from minute $FROM: $ls MB/min least squares ($(verdict "$ls")), $ts MB/min Theil-Sen ($(verdict "$ts"))"
+  echo "with the requests in flight held constant: $lsf MB/min ($(verdict "$lsf")); $per KB live per request in flight"
+} | tee "$OUT/verdict.txt"
 if [ -f "$OUT/histogram-5.txt" ]; then
   echo "classes that grew most from minute 5 to the end (bytes, instances):" | tee -a "$OUT/verdict.txt"
   awk 'FNR == NR && $1 ~ /^[0-9]+:$/ {b[$4] = $3; c[$4] = $2; next}
