@@ -46,12 +46,7 @@ class DescriptorExhaustionTest {
             assertTrue(child.isAlive(), output.toString());
             assertTrue(healthAnswers(port), "the server accepts and answers again; its output:\n" + output);
         } finally {
-            for (Socket s : held) {
-                s.close();
-            }
-            child.getOutputStream().close();
-            child.destroy();
-            child.waitFor();
+            release(held, child);
         }
     }
 
@@ -73,13 +68,18 @@ class DescriptorExhaustionTest {
             }
             assertTrue(child.isAlive(), output.toString());
         } finally {
-            for (Socket s : held) {
-                s.close();
-            }
-            child.getOutputStream().close();
-            child.destroy();
-            child.waitFor();
+            release(held, child);
         }
+    }
+
+    /** Closes the connections still held, then ends the child. */
+    private static void release(List<Socket> held, Process child) throws Exception {
+        for (Socket s : held) {
+            s.close();
+        }
+        child.getOutputStream().close();
+        child.destroy();
+        child.waitFor();
     }
 
     /** Whether a completion gets a 200 within 30 s. */
