@@ -141,6 +141,12 @@ public final class ServeCommand implements Runnable {
                     + "do_remote_prefill pull it; the side channel listens on VLLM_NIXL_SIDE_CHANNEL_HOST:PORT (localhost:5600).")
     String kvTransferConfig;
 
+    @Option(names = "--kv-transfer-peers", paramLabel = "HOST[,HOST...]", split = ",",
+            description = "Hosts a decode request's kv_transfer_params.remote_host may name, compared as written (never "
+                    + "resolved), besides this fleet's own side-channel host (default: localhost, 127.0.0.1, ::1). Any "
+                    + "other is refused with 400: a request cannot make the mock connect to a host of its choosing.")
+    java.util.List<String> kvTransferPeers;
+
     @Mixin
     KvTransferOptions kvTransferLink;
 
@@ -291,6 +297,9 @@ public final class ServeCommand implements Runnable {
     /** The KV connector of --kv-transfer-config, its side channel where vLLM's environment puts it; null for none. */
     private KvTransferConfig kvTransfer(String hostEnv, String portEnv) {
         if (kvTransferConfig == null) {
+            if (kvTransferPeers != null) {
+                throw new IllegalArgumentException("--kv-transfer-peers needs --kv-transfer-config (a KV connector)");
+            }
             return null;
         }
         int port = KvTransferConfig.DEFAULT_SIDE_CHANNEL_PORT;
@@ -304,6 +313,12 @@ public final class ServeCommand implements Runnable {
         KvTransferConfig c = KvTransferConfig.fromVllmJson(kvTransferConfig,
                 hostEnv == null || hostEnv.isBlank() ? KvTransferConfig.DEFAULT_SIDE_CHANNEL_HOST : hostEnv, port,
                 kvTransferLink.link());
+        if (kvTransferPeers != null) {
+            if (c == null) {
+                throw new IllegalArgumentException("--kv-transfer-peers needs --kv-transfer-config with a kv_connector");
+            }
+            c = c.withPeers(new java.util.LinkedHashSet<>(kvTransferPeers));
+        }
         if (c != null && c.engineId() != null && replicas > 1) {
             throw new IllegalArgumentException("--kv-transfer-config engine_id names one engine; with --replicas leave it out "
                     + "(each replica draws its own)");

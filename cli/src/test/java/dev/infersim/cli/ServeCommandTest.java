@@ -66,6 +66,13 @@ class ServeCommandTest {
     }
 
     @Test
+    void kvTransferPeersNeedAConnectorAndNoBlankHost() {
+        assertTrue(runFailing("serve", "--kv-transfer-peers", "prefill-0").contains("--kv-transfer-peers needs --kv-transfer-config"));
+        assertTrue(runFailing("serve", "--kv-transfer-config", "{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}",
+                "--kv-transfer-peers", "a, ").contains("--kv-transfer-peers"));
+    }
+
+    @Test
     void aKvEventEndpointThatCannotBindStopsTheStartWithOneLineNamingIt() throws Exception {
         try (ServerSocket busy = new ServerSocket(0)) {
             String replay = "tcp://*:" + busy.getLocalPort();

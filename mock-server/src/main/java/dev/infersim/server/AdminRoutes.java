@@ -86,12 +86,15 @@ final class AdminRoutes {
 
     /**
      * vLLM's {@code /health} ({@code vllm/entrypoints/serve/instrumentator/health.py}): 200 while the engine lives, so
-     * also while in-flight requests drain after SIGTERM (the server stops listening once they have). With
+     * also while in-flight requests drain after SIGTERM (the server stops listening once they have); 503 once it has
+     * stopped ({@link EngineLoop#deathCause}; vLLM's answer to EngineDeadError). With
      * {@code listenWhileLoading}, 503 while the model loads and once shutdown began, so a readiness probe keeps traffic
      * away exactly while requests would get 503.
      */
     private void health(RoutingContext rc) {
-        if (shutdown.closing() && service.options.listenWhileLoading()) {
+        if (service.engineStopped()) {
+            HttpBasics.error(rc, 503, "The engine has stopped", null); // vLLM: 503 on EngineDeadError
+        } else if (shutdown.closing() && service.options.listenWhileLoading()) {
             HttpBasics.error(rc, 503, "The server is shutting down", null);
         } else if (!service.loaded) {
             HttpBasics.error(rc, 503, basics.loadingMessage(), null);

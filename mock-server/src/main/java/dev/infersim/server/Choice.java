@@ -46,6 +46,8 @@ final class Choice {
     private int charsScanned;
     /** Tokens emitted, shifted left by one, with the finished flag in the low bit. */
     private volatile int published;
+    /** Why the engine failed this choice, or null; written before the finish is published. */
+    private String failure;
 
     // event loop only
     int written;
@@ -207,6 +209,21 @@ final class Choice {
         return heldKv;
     }
 
+    /**
+     * Engine thread: the engine failed this choice ({@code why}, in our words); it then finishes as an error. Ignored
+     * once the finish is published: the client may already have its answer.
+     */
+    void fail(String why) {
+        if (failure == null && !finished(published)) {
+            failure = why;
+        }
+    }
+
+    /** Why the engine failed this choice, or null (read after a finished snapshot). */
+    String failure() {
+        return failure;
+    }
+
     /** Engine thread: the engine finished (or aborted) this request; publishes everything written before. */
     void markFinished() {
         published = published | 1;
@@ -235,8 +252,14 @@ final class Choice {
         return tokenTimes == null ? null : Arrays.copyOf(tokenTimes, request.outputTokens());
     }
 
-    /** The OpenAI finish_reason ({@code tool_calls} where a tool was called), {@code abort} when the engine gave none. */
+    /**
+     * The OpenAI finish_reason ({@code tool_calls} where a tool was called), {@code abort} when the engine gave none,
+     * {@code error} when it failed the choice.
+     */
     String finishName() {
+        if (failure != null) {
+            return "error"; // vLLM's FinishReason.ERROR
+        }
         FinishReason r = request.finishReason();
         String name = r == null ? "abort" : r.openAiName();
         return plan == null ? name : plan.finishName(name, r, request.outputTokens(), exchange.streams());

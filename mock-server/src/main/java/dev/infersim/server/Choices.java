@@ -47,7 +47,8 @@ final class Choices {
         long id = service.nextEngineId();
         int eosAfterTokens = eos;
         // with a KV connector, kv_transfer_params make this a prefill to hold or a decode to pull (else vLLM ignores them)
-        KvTransferParams kv = service.kvConnector == null ? null : KvTransferParams.parse(request.kvTransferParams());
+        KvTransferParams kv = service.kvConnector == null ? null
+                : KvTransferParams.parse(request.kvTransferParams(), service.kvConnector.config(), service.capacity.maxModelLen());
         EngineRequest.Disaggregation role = kv == null ? EngineRequest.Disaggregation.NONE
                 : kv.remotePrefill() ? EngineRequest.Disaggregation.REMOTE_PREFILL
                 : kv.remoteDecode() ? EngineRequest.Disaggregation.REMOTE_DECODE : EngineRequest.Disaggregation.NONE;

@@ -13,6 +13,7 @@ import io.vertx.core.internal.buffer.BufferInternal;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 
 /**
  * One completion request on its event loop, from submission to the last byte: hands its choices ({@link Choices}) to
@@ -39,6 +40,7 @@ final class Exchange {
     private final WorkerExecutor bodies;
     private final ExchangeFault fault;
     private final Choice[] choices;
+    private final Wire wire;
     private final Wire.Stream sse;
     private final Wire.Body body;
     private int finishedChoices;
@@ -61,6 +63,7 @@ final class Exchange {
         this.bodies = bodies;
         this.fault = new ExchangeFault(fault, service.faults.get());
         this.requestId = requestId;
+        this.wire = wire;
         this.choices = Choices.create(service, request, this, seq, service.batchFor(context));
         ResponseContext answer = ResponseContext.open(service, wire, request, requestId, choices);
         this.truth = answer.truth();
@@ -114,7 +117,15 @@ final class Exchange {
         loop.submit(choices);
         service.activeExchanges.incrementAndGet();
         response.closeHandler(v -> clientGone());
+        if (loop.deathCause() != null) {
+            failed(null, "the engine has stopped"); // it may be gone before it could fail these choices
+        }
         return true;
+    }
+
+    /** Engine thread: the injected {@link FaultType#ENGINE_ERROR} throws once the engine has produced {@code tokens}. */
+    void engineFault(int tokens) {
+        fault.failEngineAt(tokens);
     }
 
     private void clientGone() {
@@ -158,8 +169,39 @@ final class Exchange {
         }
     }
 
+    /**
+     * The engine failed the request ({@code c}, or every choice when it stopped): the other choices are aborted, the
+     * failed one gets its truth row, and the client a 500, or, where its stream has begun, the tokens produced before
+     * the failure, then an error event and {@code [DONE]}, as vLLM streams an error.
+     */
+    private void failed(Choice c, String why) {
+        if (c != null && !c.finishHandled) {
+            c.finishHandled = true;
+            truth.finished(c);
+        }
+        abortAll();
+        String error = wire.error(500, "Internal server error: " + why, null, "InternalServerError");
+        if (!headWritten) {
+            response.setStatusCode(500).putHeader("content-type", "application/json").end(error);
+            return;
+        }
+        ByteBuf out = Unpooled.buffer(1024);
+        if (c != null && (c.roleSent || !request.chat())) {
+            int emitted = Choice.emitted(c.published());
+            while (c.written < emitted) {
+                sse.token(out, c, c.written++, false, false);
+            }
+        }
+        out.writeCharSequence("data: " + error + "\n\ndata: [DONE]\n\n", StandardCharsets.UTF_8);
+        response.end(BufferInternal.buffer(out));
+    }
+
     private void deliverWhole(Choice c) {
         int published = c.published();
+        if (Choice.finished(published) && c.failure() != null) {
+            failed(c, c.failure());
+            return;
+        }
         if (fault.dropsWhole(Choice.emitted(published), Choice.finished(published))) {
             // Waiting for the whole generation made the fault a late reset counted as a 'length' success.
             dropConnection();
@@ -184,11 +226,17 @@ final class Exchange {
             response.drainHandler(v -> deliverAll());
             return;
         }
+        // One snapshot of what the engine published for this turn: a failure seen finished is never written as a finish.
+        int published = c.published();
+        if (Choice.finished(published) && c.failure() != null) {
+            failed(c, c.failure());
+            return;
+        }
         // A pooled direct buffer, given back once the socket has taken it: a heap Buffer per write was the largest
         // allocation of a busy server (young GCs stop the engine thread) and Netty copied it to a direct one anyway.
-        int unsent = Choice.emitted(c.published()) - c.written;
+        int unsent = Choice.emitted(published) - c.written;
         ByteBuf bytes = PooledByteBufAllocator.DEFAULT.directBuffer(sse.capacityFor(c, Math.min(unsent, TOKENS_PER_TURN)));
-        boolean ended = stream(c, bytes);
+        boolean ended = stream(c, bytes, published);
         if (!headWritten) {
             headWritten = true;
             response.setChunked(true).putHeader("content-type", "text/event-stream; charset=utf-8");
@@ -227,9 +275,8 @@ final class Exchange {
         }
     }
 
-    /** Appends every unsent event of {@code c}; true when the response is complete. */
-    private boolean stream(Choice c, ByteBuf out) {
-        int published = c.published();
+    /** Appends every unsent event of {@code c} up to what {@code published} says; true when the response is complete. */
+    private boolean stream(Choice c, ByteBuf out, int published) {
         boolean finished = Choice.finished(published);
         int emitted = Choice.emitted(published);
         long firstTokenHold = fault.firstTokenHoldMs(emitted);

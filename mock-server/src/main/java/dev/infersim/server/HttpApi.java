@@ -1,18 +1,12 @@
 package dev.infersim.server;
 
-import io.netty.handler.codec.TooLongFrameException;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.WorkerExecutor;
-import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServer;
-import io.vertx.core.http.HttpServerOptions;
-import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.handler.BodyHandler;
 
-import java.util.HashMap;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -53,8 +47,6 @@ final class HttpApi extends VerticleBase {
     private final DashboardFeed dashboard;
     private volatile int boundPort;
     private HttpServer server;
-    /** Each open connection's timeouts; this verticle's event loop only. */
-    private final Map<HttpConnection, ConnectionGuard> guards = new HashMap<>();
     /** Threads that write responses too large for an event loop (shared by name among a Vert.x's servers). */
     private WorkerExecutor bodies;
 
@@ -77,7 +69,7 @@ final class HttpApi extends VerticleBase {
     @Override
     public Future<?> start() {
         bodies = vertx.createSharedWorkerExecutor(LARGE_BODY_WRITERS, LARGE_BODY_THREADS);
-        HttpBasics basics = new HttpBasics(service, guards::get, () -> boundPort);
+        HttpBasics basics = new HttpBasics(service, () -> boundPort);
         Router router = Router.router(vertx);
         router.route().handler(basics::assignRequestId);
         router.route("/v1/*").handler(basics::authenticate);
@@ -93,38 +85,13 @@ final class HttpApi extends VerticleBase {
                 + " bytes", null));
         router.errorHandler(400, rc -> HttpBasics.error(rc, 400, "Bad request", null));
         router.errorHandler(500, HttpBasics::failed);
-        // HTTP/1.1 only, as vLLM's server: a client offering a cleartext HTTP/2 upgrade (Java's HttpClient does by
-        // default) gets a plain HTTP/1.1 answer; with the upgrade accepted, large responses such as /metrics stalled.
-        HttpTimeouts timeouts = service.options.timeouts();
-        HttpServerOptions options = new HttpServerOptions().setTcpNoDelay(true).setAcceptBacklog(4096)
-                .setIdleTimeout((int) Math.min(Integer.MAX_VALUE, timeouts.idleMs())).setIdleTimeoutUnit(TimeUnit.MILLISECONDS)
-                .setHttp2ClearTextEnabled(false);
-        server = vertx.createHttpServer(options);
-        server.connectionHandler(c -> guards.put(c, ConnectionGuard.attach(vertx, c, options, timeouts, () -> guards.remove(c))));
-        return server.requestHandler(router).invalidRequestHandler(HttpApi::invalidRequest).listen(port, service.options.host())
-                .onSuccess(s -> boundPort = s.actualPort());
+        server = HardenedHttpServer.create(vertx, service.options.timeouts(), router);
+        return server.listen(port, service.options.host()).onSuccess(s -> boundPort = s.actualPort());
     }
 
     /** By now every stream has ended (MockServer.close drains or aborts them first); idle keep-alive connections just close. */
     @Override
     public Future<?> stop() {
         return server.shutdown(200, TimeUnit.MILLISECONDS).eventually(() -> bodies.close());
-    }
-
-    /**
-     * A request the HTTP decoder refused (a control character in a header, a header or request line too long): error
-     * JSON with {@code Connection: close}, then the connection closes. Its framing can no longer be trusted, and a
-     * client told to close does not send its next request on a connection about to go away.
-     */
-    private static void invalidRequest(HttpServerRequest request) {
-        Throwable cause = request.decoderResult().cause();
-        String why = cause == null || cause.getMessage() == null ? "malformed request" : cause.getMessage();
-        int status = 400;
-        if (cause instanceof TooLongFrameException) {
-            status = why.startsWith("An HTTP line is larger than") ? 414 : 431;
-        }
-        request.response().setStatusCode(status).putHeader("content-type", "application/json").putHeader("connection", "close")
-                .end(HttpBasics.errorJson(status, "Invalid HTTP request: " + why, null))
-                .onComplete(done -> request.connection().close());
     }
 }

@@ -6,6 +6,7 @@ import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.LoraConfig;
 import io.vertx.core.Context;
+import io.vertx.core.internal.ContextInternal;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -36,10 +37,11 @@ final class ModelService {
     final AtomicInteger activeExchanges = new AtomicInteger();
     /** False during the cold start ({@link ServerOptions#startupDelay()}): /health and /v1 answer 503 meanwhile. */
     volatile boolean loaded;
-    /** The level of the sleep the engines are in ({@link SleepMode}), or -1 while awake. */
-    volatile int sleepLevel = -1;
+    /** Sleep and wake-up of the engines, one operation at a time. */
+    final SleepMode sleepMode = new SleepMode(this);
     private final AtomicLong requestSeq = new AtomicLong();
     private final AtomicLong engineIds = new AtomicLong();
+    /** One delivery batch per event loop, keyed by the loop's own context (never a request's duplicate of it). */
     private final ConcurrentHashMap<Context, EventLoopBatch> batches = new ConcurrentHashMap<>();
     private final long idSalt;
 
@@ -143,6 +145,16 @@ final class ModelService {
         return fakeMetrics != null ? fakeMetrics : metrics;
     }
 
+    /** Whether an engine has stopped ({@link EngineLoop#deathCause}). */
+    boolean engineStopped() {
+        for (EngineLoop loop : loops) {
+            if (loop.deathCause() != null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     int running() {
         int n = 0;
         for (ServerMetrics m : metrics) {
@@ -159,9 +171,12 @@ final class ModelService {
         return n;
     }
 
-    /** The delivery batch of the calling event loop. */
+    /**
+     * The delivery batch of the event loop that runs {@code context}. Vert.x gives each HTTP request a duplicate of its
+     * loop's context; keyed by those, the map kept a batch (and its two choice arrays) for every request ever served.
+     */
     EventLoopBatch batchFor(Context context) {
-        return batches.computeIfAbsent(context, EventLoopBatch::new);
+        return batches.computeIfAbsent(((ContextInternal) context).unwrap(), EventLoopBatch::new);
     }
 
     /** Sequence number of the next HTTP request (drives derived seeds). */
