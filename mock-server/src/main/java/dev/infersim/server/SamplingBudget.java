@@ -1,0 +1,53 @@
+package dev.infersim.server;
+
+import java.util.Locale;
+
+/**
+ * What drawing one request's structured output may cost, all its choices together: characters written (the JSON
+ * values of {@link JsonSchemaSampler} and {@link RegexSampler}, tool-call wrappers and names) and schema or pattern
+ * nodes visited. A few hundred bytes of schema ($refs doubling at each level, arrays of 4,096 arrays of 4,096) or of
+ * pattern (nested repetitions) would otherwise ask for minutes of work and more than the heap; past either limit the
+ * request is refused with a 400 that names the limit. The limits are far above what a model answers (a reply of
+ * 131,072 tokens is about 500,000 characters) and keep one request's planning to tens of milliseconds and megabytes.
+ * One request's planning runs on one thread: not thread-safe.
+ */
+final class SamplingBudget {
+    /** Characters of structured output a request's choices may draw in all. */
+    static final long MAX_CHARS = 1 << 20;
+    /** Schema and pattern nodes a request's choices may visit in all (each visit of a node counts). */
+    static final long MAX_NODES = 1_000_000;
+
+    private long chars;
+    private long nodes;
+
+    /** Counts {@code n} characters drawn; past {@link #MAX_CHARS}, refuses the request. */
+    void chars(long n) {
+        chars += n;
+        if (chars > MAX_CHARS) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "the structured output of this request (all its "
+                    + "choices) would exceed %,d characters, the mock's limit", MAX_CHARS));
+        }
+    }
+
+    /** Counts one node visited. */
+    void node() {
+        nodes(1);
+    }
+
+    /** Counts {@code n} nodes visited; past {@link #MAX_NODES}, refuses the request. */
+    void nodes(long n) {
+        nodes += n;
+        if (nodes > MAX_NODES) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "drawing the structured output of this request "
+                    + "(all its choices) would visit over %,d schema and pattern nodes, the mock's limit", MAX_NODES));
+        }
+    }
+
+    long charsDrawn() {
+        return chars;
+    }
+
+    long nodesVisited() {
+        return nodes;
+    }
+}
