@@ -7,15 +7,16 @@ import java.util.Locale;
  * values of {@link JsonSchemaSampler} and {@link RegexSampler}, tool-call wrappers and names) and schema or pattern
  * nodes visited. A few hundred bytes of schema ($refs doubling at each level, arrays of 4,096 arrays of 4,096) or of
  * pattern (nested repetitions) would otherwise ask for minutes of work and more than the heap; past either limit the
- * request is refused with a 400 that names the limit. The limits are far above what a model answers (a reply of
- * 131,072 tokens is about 500,000 characters) and keep one request's planning to tens of milliseconds and megabytes.
- * One request's planning runs on one thread: not thread-safe.
+ * request is refused with a 400 that names the limit. A value is drawn only as far as the reply's max_tokens reaches
+ * ({@link JsonSchemaSampler}), so the limits bind only where the replies would carry that much: 262,144 characters
+ * are about 65,000 tokens of JSON, across all of a request's choices. They keep one request's drawing to tens of
+ * milliseconds and a few megabytes. One request's drawing runs on one thread: not thread-safe.
  */
 final class SamplingBudget {
     /** Characters of structured output a request's choices may draw in all. */
-    static final long MAX_CHARS = 1 << 20;
+    static final long MAX_CHARS = 1 << 18;
     /** Schema and pattern nodes a request's choices may visit in all (each visit of a node counts). */
-    static final long MAX_NODES = 1_000_000;
+    static final long MAX_NODES = 250_000;
 
     private long chars;
     private long nodes;
