@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Replays the hostile-body corpus (mock-server/src/test/resources/.../HostileBodiesFuzzTestInputs) against
-# `infersim serve` at -Xms64m -Xmx512m (./infersim's default heap), one body at a time: status, answer time (a stream:
-# its head), and the longest wait of four connections polling /health meanwhile (the event-loop stall other clients
-# saw). A server that no longer answers /health within 2 s after a body is killed and started afresh for the next one.
+# `infersim serve` at -Xms64m -Xmx512m (./infersim's default heap), one body at a time: status, the time to the
+# answer's head and to its whole body (a stream: its head), and the longest wait of four connections polling /health
+# meanwhile (the event-loop stall other clients saw). A server that no longer answers /health within 2 s after a body is killed and started afresh for the next one.
 # Usage: bench/mock-server/hostile-bodies.sh [NAME_PREFIX...]
 #   FRESH=1: a fresh server for every body; SERVER_JAR=path: serve from another build (a baseline), the corpus and the
 #   replaying client from this checkout.
@@ -30,7 +30,7 @@ start() { # $1: pooling or generate
 }
 stop() { [ -n "$SERVER" ] && { kill -9 "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; }; SERVER=; }
 
-printf '%-56s %6s %10s %14s  %s\n' body status "answer ms" "health max ms" answer
+printf '%-56s %6s %9s %9s %14s  %s\n' body status "head ms" "whole ms" "health max ms" answer
 KIND=
 for f in $(ls "$CORPUS"); do
   if [ $# -gt 0 ]; then match=0; for p in "$@"; do [[ "$f" == "$p"* ]] && match=1; done; [ $match = 1 ] || continue; fi

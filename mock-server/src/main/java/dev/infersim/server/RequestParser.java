@@ -144,8 +144,13 @@ final class RequestParser {
             List<PromptTokenizer.Message> messages = messages(body);
             chatEcho = fields.optBool("echo", false);
             echoMessage = chatEcho ? ChatEcho.text(messages) : null;
-            // a prompt longer than the context is refused below, whatever its length: tokenizing stops past the context
-            prompts.add(tokenizer.applyChatTemplate(messages, templateEnding(body), maxModelLen));
+            // a prompt longer than the context is refused, whatever its length: tokenizing stops past the context, and
+            // nothing else of the conversation is tokenized
+            int[] prompt = tokenizer.applyChatTemplate(messages, templateEnding(body), maxModelLen);
+            if (prompt.length > maxModelLen) {
+                checkContext(prompt.length, null, true);
+            }
+            prompts.add(prompt);
             String lastUser = "";
             for (PromptTokenizer.Message m : messages) {
                 if (m.role().equals("user")) {

@@ -10,8 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Coverage-guided fuzzing (Jazzer) of whole requests against running servers, from the hostile-body corpus
  * ({@link HostileCorpus}, its seeds under {@code src/test/resources/dev/infersim/server/HostileBodiesFuzzTestInputs}):
  * an input is a route line and a body (with the corpus' repetitions, so that a mutation can ask for megabytes). Every
- * request is answered with a status below 500, the second time within {@value HostileServers#ANSWER_LIMIT_MS} ms (a
- * stream: its head; the first answer of a kind loads classes and compiles), and the event loop never works more than
+ * request is answered with a status below 500, the second time within {@value HostileServers#ANSWER_LIMIT_MS} ms (its
+ * head; the first answer of a kind loads classes and compiles), and the event loop never works more than
  * {@value HostileServers#STALL_LIMIT_MS} ms of CPU at a stretch.
  *
  * <p>{@code JAZZER_FUZZ=1} fuzzes for {@code maxDuration} (CI: {@code .ci/run}); {@code mvn verify} leaves it out (tag

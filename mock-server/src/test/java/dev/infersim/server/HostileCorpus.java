@@ -112,12 +112,17 @@ final class HostileCorpus {
     }
 
     /**
-     * How a server answered: the status, when the answer was complete (a whole body read, or a stream's head: a stream
-     * goes on by design, and the test hangs up after its head), and the first bytes of a body that is not a stream.
+     * How a server answered: the status; when its head came (the answer: a body then comes as fast as the client reads
+     * it, a stream goes on by design and the test hangs up after the head); when a body that is no stream was read
+     * whole; and its first bytes.
      */
-    record Answer(int status, long nanos, String start) {
+    record Answer(int status, long headNanos, long wholeNanos, String start) {
         double ms() {
-            return nanos / 1e6;
+            return headNanos / 1e6;
+        }
+
+        double wholeMs() {
+            return wholeNanos / 1e6;
         }
     }
 
@@ -127,14 +132,15 @@ final class HostileCorpus {
                 .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(e.body())).build();
         long start = System.nanoTime();
         HttpResponse<InputStream> r = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+        long head = System.nanoTime() - start;
         try (InputStream body = r.body()) {
             if (r.headers().firstValue("content-type").orElse("").startsWith("text/event-stream")) {
-                return new Answer(r.statusCode(), System.nanoTime() - start, "(stream)");
+                return new Answer(r.statusCode(), head, head, "(stream)");
             }
-            byte[] head = body.readNBytes(200);
+            byte[] first = body.readNBytes(200);
             long rest = body.transferTo(java.io.OutputStream.nullOutputStream());
-            String start200 = new String(head, StandardCharsets.UTF_8).replaceAll("\\s+", " ");
-            return new Answer(r.statusCode(), System.nanoTime() - start, rest > 0 ? start200 + "..." : start200);
+            String text = new String(first, StandardCharsets.UTF_8).replaceAll("\\s+", " ");
+            return new Answer(r.statusCode(), head, System.nanoTime() - start, rest > 0 ? text + "..." : text);
         }
     }
 
@@ -204,8 +210,8 @@ final class HostileCorpus {
 
     /**
      * Replays the corpus against a running server: {@code BASE_URL CORPUS_DIR [NAME...]} (embeddings only against a
-     * pooling server, the rest only against a generating one: give their names). One line per body:
-     * status, answer time, the longest {@code /health} wait meanwhile, and the answer's start
+     * pooling server, the rest only against a generating one: give their names). One line per body: status, answer
+     * time (its head), the time to its whole body, the longest {@code /health} wait meanwhile, and the answer's start
      * ({@code bench/mock-server/hostile-bodies.sh} prints the header).
      */
     public static void main(String[] args) throws Exception {
@@ -222,21 +228,24 @@ final class HostileCorpus {
                 probe.takeLongestMs();
                 String status;
                 String ms;
+                String whole;
                 String start;
                 long t0 = System.nanoTime();
                 try {
                     Answer a = send(http, base, e, Duration.ofSeconds(20));
                     status = Integer.toString(a.status());
                     ms = String.format(Locale.ROOT, "%.0f", a.ms());
+                    whole = String.format(Locale.ROOT, "%.0f", a.wholeMs());
                     start = a.start();
                 } catch (IOException ex) {
                     status = "none";
                     ms = String.format(Locale.ROOT, ">%.0f", (System.nanoTime() - t0) / 1e6);
+                    whole = "-";
                     start = ex.getClass().getSimpleName() + (ex.getMessage() == null ? "" : ": " + ex.getMessage());
                 }
                 Thread.sleep(50);
-                System.out.printf(Locale.ROOT, "%-56s %6s %10s %14.0f  %s%n", e.name(), status, ms, probe.takeLongestMs(),
-                        start.length() > 150 ? start.substring(0, 150) : start);
+                System.out.printf(Locale.ROOT, "%-56s %6s %9s %9s %14.0f  %s%n", e.name(), status, ms, whole,
+                        probe.takeLongestMs(), start.length() > 150 ? start.substring(0, 150) : start);
             }
         }
     }

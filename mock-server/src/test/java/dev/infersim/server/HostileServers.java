@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
 final class HostileServers implements AutoCloseable {
     /** The longest the event loop may work at a stretch while a hostile body is answered. */
     static final double STALL_LIMIT_MS = 100;
-    /** The longest a hostile body's answer may take (a stream: its head). */
+    /** The longest a hostile body's answer may take to begin: a large body then comes as fast as the client reads it. */
     static final double ANSWER_LIMIT_MS = 400;
 
     private final Vertx vertx;
