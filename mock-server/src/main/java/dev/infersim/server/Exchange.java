@@ -23,10 +23,14 @@ import java.nio.charset.StandardCharsets;
  */
 final class Exchange {
     /**
-     * Token chunks of one choice written in one event-loop task: when the engine has run ahead of a stream (a fast time
-     * scale, a slow reader), the rest waits behind the loop's other connections rather than holding them up.
+     * Token chunks of one stream written in one event-loop turn, its choices together: when the engine has run ahead of
+     * a stream (a fast time scale, a slow reader), the rest waits behind the loop's other connections rather than
+     * holding them up. Each choice gets its share (at least one chunk), so that a turn of {@code n: 999} with
+     * {@code top_logprobs: 20} writes hundreds of kilobytes, not hundreds of megabytes.
      */
     private static final int TOKENS_PER_TURN = 256;
+    /** This stream's share of {@link #TOKENS_PER_TURN} per choice. */
+    private final int tokensPerChoiceTurn;
     private final ModelService service;
     /** The pinned data-parallel rank, or -1 for the load balancer's choice. */
     private final int pinnedRank;
@@ -54,7 +58,7 @@ final class Exchange {
     private ResponseOutputStream offLoop;
 
     Exchange(ModelService service, int pinnedRank, CompletionRequest request, HttpServerResponse response, Context context,
-             WorkerExecutor bodies, String requestId, long seq, FaultType fault, Wire wire) {
+             WorkerExecutor bodies, String requestId, Choices.Output[] outputs, FaultType fault, Wire wire) {
         this.service = service;
         this.pinnedRank = pinnedRank;
         this.request = request;
@@ -64,7 +68,8 @@ final class Exchange {
         this.fault = new ExchangeFault(fault, service.faults.get());
         this.requestId = requestId;
         this.wire = wire;
-        this.choices = Choices.create(service, request, this, seq, service.batchFor(context));
+        this.choices = Choices.create(service, request, this, outputs, service.batchFor(context));
+        this.tokensPerChoiceTurn = Math.max(1, TOKENS_PER_TURN / choices.length);
         ResponseContext answer = ResponseContext.open(service, wire, request, requestId, choices);
         this.truth = answer.truth();
         this.sse = request.stream() ? wire.stream(answer) : null;
@@ -235,7 +240,7 @@ final class Exchange {
         // A pooled direct buffer, given back once the socket has taken it: a heap Buffer per write was the largest
         // allocation of a busy server (young GCs stop the engine thread) and Netty copied it to a direct one anyway.
         int unsent = Choice.emitted(published) - c.written;
-        ByteBuf bytes = PooledByteBufAllocator.DEFAULT.directBuffer(sse.capacityFor(c, Math.min(unsent, TOKENS_PER_TURN)));
+        ByteBuf bytes = PooledByteBufAllocator.DEFAULT.directBuffer(sse.capacityFor(c, Math.min(unsent, tokensPerChoiceTurn)));
         boolean ended = stream(c, bytes, published);
         if (!headWritten) {
             headWritten = true;
@@ -292,7 +297,7 @@ final class Exchange {
                 sse.echoMessage(out, c);
             }
         }
-        for (int turn = 0; turn < TOKENS_PER_TURN && c.written < emitted; turn++) {
+        for (int turn = 0; turn < tokensPerChoiceTurn && c.written < emitted; turn++) {
             if (fault.interruptsAt(tokensSent)) {
                 if (fault.stalls()) {
                     hold(fault.stallMs());

@@ -11,6 +11,7 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 
+import java.util.concurrent.Callable;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -78,7 +79,10 @@ final class OpenAiRoutes {
     private record Translated(CompletionRequest request, Wire.Translation translation) {
     }
 
-    /** Admits a parsed request (faults, queue room) and starts its exchange, answering in {@code wire}'s format. */
+    /**
+     * Admits a parsed request (faults, queue room), draws its choices' outputs (on a worker thread where they may cost
+     * an event loop too much: {@link Choices#drawnOffLoop}) and starts its exchange, answering in {@code wire}'s format.
+     */
     private void admit(RoutingContext rc, boolean chat, CompletionRequest request, Wire wire) {
         long seq = service.nextRequestSeq();
         FaultType fault = chooseFault(rc, seq);
@@ -96,8 +100,22 @@ final class OpenAiRoutes {
         }
         String route = rc.request().getHeader(FrontDoor.ROUTE_HEADER);
         String decision = route == null ? null : routeDecision(route);
-        Exchange exchange = new Exchange(service, pinnedRank(rc), request, rc.response(), vertx.getOrCreateContext(), bodies,
-                rc.get("requestId"), seq, fault, wire);
+        int rank = pinnedRank(rc);
+        if (Choices.drawnOffLoop(service.options, request)) {
+            offLoop(rc, () -> Choices.outputs(service, request, seq), outputs -> start(rc, request, wire, rank, decision, fault, outputs));
+        } else {
+            start(rc, request, wire, rank, decision, fault, Choices.outputs(service, request, seq));
+        }
+    }
+
+    /** Starts the exchange of an admitted request whose outputs are drawn; 429 when the waiting queue is full. */
+    private void start(RoutingContext rc, CompletionRequest request, Wire wire, int rank, String decision, FaultType fault,
+                       Choices.Output[] outputs) {
+        if (shutdown.closing()) {
+            throw new ApiException(503, "The server is shutting down", null); // it began while the outputs were drawn
+        }
+        Exchange exchange = new Exchange(service, rank, request, rc.response(), vertx.getOrCreateContext(), bodies,
+                rc.get("requestId"), outputs, fault, wire);
         if (decision != null) {
             exchange.routedBy(decision);
         }
@@ -121,19 +139,27 @@ final class OpenAiRoutes {
             HttpBasics.answering(rc, () -> next.accept(parse.apply(bytes)));
             return;
         }
-        vertx.executeBlocking(() -> parse.apply(bytes), false).onComplete(parsed -> {
+        offLoop(rc, () -> parse.apply(bytes), next);
+    }
+
+    /**
+     * Runs {@code work} on a worker thread, then {@code next} with its result on this event loop; an
+     * {@link ApiException} from either is answered as error JSON, nothing is answered to a client that left meanwhile.
+     */
+    private <T> void offLoop(RoutingContext rc, Callable<T> work, Consumer<T> next) {
+        vertx.executeBlocking(work, false).onComplete(done -> {
             if (rc.response().closed()) {
-                return; // the client left while its body was parsed
+                return; // the client left meanwhile
             }
-            if (parsed.failed() && !(parsed.cause() instanceof ApiException)) {
-                rc.fail(parsed.cause());
+            if (done.failed() && !(done.cause() instanceof ApiException)) {
+                rc.fail(done.cause());
                 return;
             }
             HttpBasics.answering(rc, () -> {
-                if (parsed.failed()) {
-                    throw (ApiException) parsed.cause();
+                if (done.failed()) {
+                    throw (ApiException) done.cause();
                 }
-                next.accept(parsed.result());
+                next.accept(done.result());
             });
         });
     }

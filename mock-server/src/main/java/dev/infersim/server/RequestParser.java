@@ -144,14 +144,20 @@ final class RequestParser {
             List<PromptTokenizer.Message> messages = messages(body);
             chatEcho = fields.optBool("echo", false);
             echoMessage = chatEcho ? ChatEcho.text(messages) : null;
-            prompts.add(tokenizer.applyChatTemplate(messages, templateEnding(body)));
+            // a prompt longer than the context is refused, whatever its length: tokenizing stops past the context, and
+            // nothing else of the conversation is tokenized
+            int[] prompt = tokenizer.applyChatTemplate(messages, templateEnding(body), maxModelLen);
+            if (prompt.length > maxModelLen) {
+                checkContext(prompt.length, null, true);
+            }
+            prompts.add(prompt);
             String lastUser = "";
             for (PromptTokenizer.Message m : messages) {
                 if (m.role().equals("user")) {
                     lastUser = m.content();
                 }
             }
-            echo.add(tokenizer.encode(lastUser.isEmpty() ? messages.get(messages.size() - 1).content() : lastUser));
+            echo.add(tokenizer.encode(lastUser.isEmpty() ? messages.get(messages.size() - 1).content() : lastUser, maxModelLen));
         } else {
             // vLLM serves no fill-in-the-middle: any suffix, even "", is refused before the prompt is looked at.
             if (fields.optString("suffix") != null) {
@@ -297,9 +303,17 @@ final class RequestParser {
                 : generationPrompt ? PromptTokenizer.Ending.GENERATION_PROMPT : PromptTokenizer.Ending.CLOSED;
     }
 
-    /** vLLM's context-length check: the prompt must leave room, and prompt + max_tokens must fit max-model-len. */
+    /**
+     * vLLM's context-length check: the prompt must leave room, and prompt + max_tokens must fit max-model-len. A prompt
+     * counted past max-model-len was counted only that far (tokenizing stops there), and the message says "at least".
+     */
     void checkContext(int promptTokens, Integer maxTokens, boolean chat) {
         String input = chat ? "messages" : "prompt";
+        if (promptTokens > maxModelLen) {
+            throw ApiException.badRequest(input, String.format("This model's maximum context length is %d tokens. However, "
+                    + "your request has at least %d input tokens. Please reduce the length of the input %s.", maxModelLen,
+                    promptTokens, input));
+        }
         if (promptTokens >= maxModelLen || (maxTokens != null && promptTokens + (long) maxTokens > maxModelLen)) {
             String message = maxTokens == null
                     ? String.format("This model's maximum context length is %d tokens. However, your request has %d input "
@@ -369,7 +383,7 @@ final class RequestParser {
         }
         List<int[]> out = new ArrayList<>();
         if (p.isTextual()) {
-            out.add(tokenizer.encodePrompt(p.asText()));
+            out.add(tokenizer.encodePrompt(p.asText(), maxModelLen));
             texts.add(p.asText());
         } else if (p.isArray() && !p.isEmpty() && p.get(0).isIntegralNumber()) {
             out.add(tokenIds(p));
@@ -381,7 +395,7 @@ final class RequestParser {
                     throw ApiException.badRequest("prompt", "prompt: a list must hold only strings or only token id lists");
                 }
                 if (e.isTextual()) {
-                    out.add(tokenizer.encodePrompt(e.asText()));
+                    out.add(tokenizer.encodePrompt(e.asText(), maxModelLen));
                     texts.add(e.asText());
                 } else if (e.isArray()) {
                     out.add(tokenIds(e));

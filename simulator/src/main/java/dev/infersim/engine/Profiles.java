@@ -1,6 +1,7 @@
 package dev.infersim.engine;
 
 import dev.infersim.common.ConfigException;
+import dev.infersim.common.InputFile;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.annotation.JsonProperty;
@@ -62,8 +63,8 @@ public final class Profiles {
     public static <T> T load(String nameOrPath, String dir, String flag, List<String> bundled, Class<T> type) {
         ConfigException.check(nameOrPath != null && !nameOrPath.isBlank(), "%s is required", flag);
         Path file = Path.of(nameOrPath);
-        if (nameOrPath.endsWith(".yaml") || nameOrPath.endsWith(".yml") || Files.isRegularFile(file)) {
-            ConfigException.check(Files.isRegularFile(file), "%s: file %s does not exist", flag, nameOrPath);
+        if (nameOrPath.endsWith(".yaml") || nameOrPath.endsWith(".yml") || Files.exists(file)) {
+            InputFile.requireReadable(flag, "file", file);
             try (InputStream in = Files.newInputStream(file)) {
                 return parse(in, nameOrPath, type);
             } catch (IOException e) {
