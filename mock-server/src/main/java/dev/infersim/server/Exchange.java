@@ -68,6 +68,11 @@ final class Exchange {
         this.body = request.stream() ? null : wire.body(answer);
     }
 
+    /** Model time at which the request's head was read, before its body was parsed: the truth log's {@code received_ms}. */
+    void receivedAt(long modelNanos) {
+        truth.receivedAt(modelNanos);
+    }
+
     /** The front door's routing decision (a JSON object), for the truth log. */
     void routedBy(String decision) {
         truth.routedBy(decision);
@@ -245,6 +250,7 @@ final class Exchange {
                 sse.echoMessage(out, c);
             }
         }
+        long turnNanos = -1;
         for (int turn = 0; turn < TOKENS_PER_TURN && c.written < emitted; turn++) {
             if (fault.interruptsAt(tokensSent)) {
                 if (fault.stalls()) {
@@ -253,6 +259,10 @@ final class Exchange {
                 return false;
             }
             int i = c.written++;
+            if (turnNanos < 0) {
+                turnNanos = service.clock.modelNow(); // this turn's bytes go to the socket before the task ends
+            }
+            c.recordWritten(i, turnNanos);
             boolean last = finished && i == emitted - 1;
             boolean withTruth = last && finishedChoices + 1 == choices.length && !request.includeUsage();
             c.finalChunkSent = last;

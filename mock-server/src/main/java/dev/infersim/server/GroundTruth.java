@@ -21,6 +21,8 @@ final class GroundTruth {
     private final ModelClock clock;
     private final TruthLog log;
     private int engine;
+    /** Model time at which the request's head was read (before parsing and tokenizing); -1 where unknown. */
+    private long receivedNanos = -1;
     /** The front door's routing decision, a JSON object; null when no front door routed the request. */
     private volatile String route;
 
@@ -60,6 +62,11 @@ final class GroundTruth {
     /** The decision of the front door that routed the request here ({@code x-infersim-route}), a JSON object. */
     void routedBy(String decision) {
         route = decision;
+    }
+
+    /** Event loop, before the exchange is submitted: the request's head was read at model time {@code modelNanos}. */
+    void receivedAt(long modelNanos) {
+        receivedNanos = modelNanos;
     }
 
     /** The data-parallel rank of the engine that took the request. */
@@ -149,6 +156,7 @@ final class GroundTruth {
             instant(g, "kv_transfer_end_ms", r.kvTransferEndNanos(), nanosPerMs, epoch);
             duration(g, "kv_transfer_ms", r.kvTransferStartNanos(), r.kvTransferEndNanos(), nanosPerMs);
         }
+        wire(g, c, nanosPerMs, epoch);
         long[] times = tokenTimes ? c.tokenTimes() : null;
         if (times != null) {
             g.writeArrayFieldStart("token_times_ms");
@@ -156,7 +164,30 @@ final class GroundTruth {
                 g.writeNumber(ms(t, nanosPerMs, epoch));
             }
             g.writeEndArray();
+            long[] written = c.writtenTimes();
+            if (written != null) {
+                g.writeArrayFieldStart("token_written_ms");
+                long lateness = 0;
+                for (int i = 0; i < written.length; i++) {
+                    g.writeNumber(ms(written[i], nanosPerMs, epoch));
+                    lateness = Math.max(lateness, written[i] - times[i]);
+                }
+                g.writeEndArray();
+                g.writeNumberField("write_lateness_max_ms", lateness / nanosPerMs);
+            }
         }
+    }
+
+    /**
+     * The truth at the wire beside the planned instants: when the request's head was read (before its body was parsed
+     * and tokenized; {@code ingest_ms} from there to the engine's arrival), and when the chunks of the first and the last
+     * token were handed to the connection (streams only; null for a body written whole).
+     */
+    private void wire(JsonGenerator g, Choice c, double nanosPerMs, boolean epoch) throws IOException {
+        instant(g, "received_ms", receivedNanos, nanosPerMs, epoch);
+        duration(g, "ingest_ms", receivedNanos, c.request.arrivalNanos(), nanosPerMs);
+        instant(g, "first_token_written_ms", c.firstWrittenNanos(), nanosPerMs, epoch);
+        instant(g, "last_token_written_ms", c.lastWrittenNanos(), nanosPerMs, epoch);
     }
 
     private double ms(long modelNanos, double nanosPerMs, boolean epoch) {

@@ -20,6 +20,8 @@ import java.util.function.IntSupplier;
 final class HttpBasics {
     /** The routing context's key of the wire whose error format a translated request's errors take. */
     static final String WIRE_KEY = "infersim.wire";
+    /** The routing context's key of the model time at which the request's head was read (a Long). */
+    static final String RECEIVED_KEY = "infersim.received";
 
     private final ModelService service;
     private final String replica;
@@ -40,6 +42,7 @@ final class HttpBasics {
      * the replica that answers, and llm-d-inference-sim's pod headers where the pod is known.
      */
     void assignRequestId(RoutingContext rc) {
+        rc.put(RECEIVED_KEY, service.clock.modelNow()); // first: the request's bytes were just read, nothing parsed yet
         String id = rc.request().getHeader("x-request-id");
         if (id == null || id.isBlank()) {
             id = service.newRequestId(service.nextRequestSeq());

@@ -101,6 +101,10 @@ final class OpenAiRoutes {
         if (decision != null) {
             exchange.routedBy(decision);
         }
+        Long received = rc.get(HttpBasics.RECEIVED_KEY);
+        if (received != null) {
+            exchange.receivedAt(received);
+        }
         if (!exchange.submit()) {
             rc.response().putHeader("retry-after", "1");
             throw new ApiException(429, "Too many waiting requests: the queue holds at most "
