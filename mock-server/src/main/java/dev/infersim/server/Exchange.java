@@ -73,6 +73,11 @@ final class Exchange {
         truth.receivedAt(modelNanos);
     }
 
+    /** Which attempt of the client's request this is ({@link Attempts}), for the ground truth. */
+    void attempt(int n) {
+        truth.attempt(n);
+    }
+
     /** The front door's routing decision (a JSON object), for the truth log. */
     void routedBy(String decision) {
         truth.routedBy(decision);

@@ -21,6 +21,8 @@ final class GroundTruth {
     private final ModelClock clock;
     private final TruthLog log;
     private int engine;
+    /** Which attempt of the client's request this was ({@link Attempts}); 0 where not counted. */
+    private int attempt;
     /** Model time at which the request's head was read (before parsing and tokenizing); -1 where unknown. */
     private long receivedNanos = -1;
     /** The front door's routing decision, a JSON object; null when no front door routed the request. */
@@ -51,6 +53,7 @@ final class GroundTruth {
         g.writeNumberField("engine", engine);
         writeLora(g);
         g.writeNumberField("time_scale", clock.timeScale());
+        writeAttempt(g);
         if (route != null) {
             g.writeFieldName("route");
             g.writeRawValue(route);
@@ -69,6 +72,11 @@ final class GroundTruth {
         receivedNanos = modelNanos;
     }
 
+    /** Event loop, before the exchange is submitted: this is attempt {@code n} of the client's request. */
+    void attempt(int n) {
+        attempt = n;
+    }
+
     /** The data-parallel rank of the engine that took the request. */
     void servedByEngine(int rank) {
         engine = rank;
@@ -81,6 +89,7 @@ final class GroundTruth {
         g.writeNumberField("engine", engine);
         writeLora(g);
         g.writeNumberField("time_scale", clock.timeScale());
+        writeAttempt(g);
         g.writeArrayFieldStart("choices");
         for (Choice c : choices) {
             g.writeStartObject();
@@ -89,6 +98,15 @@ final class GroundTruth {
         }
         g.writeEndArray();
         g.writeEndObject();
+    }
+
+    /** How many times the servers were asked to answer the client's request, this attempt included; null if not counted. */
+    private void writeAttempt(JsonGenerator g) throws IOException {
+        if (attempt > 0) {
+            g.writeNumberField("attempt", attempt);
+        } else {
+            g.writeNullField("attempt");
+        }
     }
 
     /** The LoRA adapter the request ran on; null for the base model. */

@@ -194,7 +194,7 @@ class TruthLogTest {
     /** The row without the request-level fields, which is the shape of a choice in the response's ground truth. */
     private static ObjectNode rowChoice(JsonNode row) {
         ObjectNode c = row.deepCopy();
-        c.remove(List.of("seq", "request_id", "replica", "engine", "lora", "time_scale"));
+        c.remove(List.of("seq", "request_id", "replica", "engine", "lora", "time_scale", "attempt"));
         return c;
     }
 }
