@@ -242,7 +242,7 @@ final class LoadRun {
 
         Lane(LaneLoop loop) {
             this.loop = loop;
-            this.bodies = new RequestBodies(config.model(), config.chat(), config.ignoreEos(), renderer);
+            this.bodies = new RequestBodies(config.model(), config.chat(), config.ignoreEos(), renderer, config.tokenTimes());
         }
 
         /**

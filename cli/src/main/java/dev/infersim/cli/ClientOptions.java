@@ -137,7 +137,7 @@ public final class ClientOptions {
                     maxSendLagMs == null ? BenchConfig.FIT_TO_MACHINE : Math.round(maxSendLagMs * 1e6), maxFailureRate,
                     report.slo(),
                     report.metrics(), report.percentiles(), maxConnections, scrapeMetrics, scrapeIntervalMs,
-                    strictTiming || maxSendLagMs != null, headerMap(), clientWarmups);
+                    strictTiming || maxSendLagMs != null, headerMap(), clientWarmups, validate);
         } catch (ConfigException e) {
             throw e;
         } catch (IllegalArgumentException e) {
