@@ -30,7 +30,9 @@ import java.util.Map;
  *   {@value #LATE_ARRIVAL_NANOS} ns or more after the client's bytes were in its socket (by the server's wall clock
  *   against the client's, so on one machine or clocks kept in step): a gateway retried them after a failed or timed-out
  *   attempt at a replica of another process, or held them in a queue. A retry after a timeout is never that quick, and
- *   no healthy hop that slow.</li>
+ *   no healthy hop that slow. Not named when the longest such delay is within the client's own TTFT error bound at
+ *   p99: a machine that holds the client's loops off their CPUs that long holds the server's too, and the server read
+ *   the request late.</li>
  *   <li>{@code gateway_latency}: the TTFT error beyond the client's own bound on it (client TTFT minus the server's TTFT
  *   at the wire, less the client's send lag and first-read lateness) is more than {@value #ADDED_TTFT_MS} ms at the
  *   median, and more than the client's own bound at p99 (a machine that delays the client's reads delays the server's
@@ -127,7 +129,8 @@ public final class StreamFindings {
                     evidence("requests", retried.requests(), "max_attempts", retried.maxAttempts())));
         }
         long late = truth.lateArrivals();
-        if (late > 0) {
+        ClientKeys.LagSummary bound = truth.ttftErrorBoundMs();
+        if (late > 0 && (bound == null || bound.samples() == 0 || truth.preArrivalMs().max() > bound.p99())) {
             ClientKeys.LagSummary before = truth.preArrivalMs();
             found.add(new Finding("retried_or_queued", String.format(Locale.ROOT, "%d requests reached the server that "
                     + "answered %.0f ms or more after they were sent (send to arrival p99 %.1f ms, max %.1f ms)", late,

@@ -288,4 +288,24 @@ class StreamFindingsTest {
                 steps(16, 113 * MS, 28 * MS), steps(16, 300_000, 0), 1));
         assertEquals(List.of("gateway_latency"), names(StreamFindings.of(slower, direct)));
     }
+
+    /**
+     * Requests that reached the server 300 ms after the client's bytes were in its socket: named when the client's own
+     * loops kept time; not when they were themselves held off their CPUs for 400 ms (the server's were too, on one
+     * machine, and it read the requests late).
+     */
+    @Test
+    void lateArrivalsAreNotBlamedOnTheWayWhenTheClientWasHeldUpLongerThanThat() {
+        java.util.function.LongFunction<Exchange> late = i -> i % 4 != 0 ? healthy(i) : wire(i, 300 * MS,
+                steps(16, 100 * MS, 28 * MS), steps(16, 401 * MS + 300_000, 28 * MS), steps(16, 300_000, 0), 1);
+        List<StreamFindings.Finding> found = StreamFindings.of(wireTruthOf(late), null);
+        assertTrue(names(found).contains("retried_or_queued"), names(found).toString());
+        java.util.function.LongFunction<Exchange> starved = i -> {
+            long[] lateness = steps(16, 300_000, 0);
+            lateness[0] = 400 * MS;
+            return i % 4 != 0 ? healthy(i) : wire(i, 300 * MS, steps(16, 100 * MS, 28 * MS),
+                    steps(16, 401 * MS + 300_000, 28 * MS), lateness, 1);
+        };
+        assertEquals(List.of(), names(StreamFindings.of(wireTruthOf(starved), null)));
+    }
 }

@@ -281,7 +281,7 @@ class GatewayTest {
         }
     }
 
-    private static void post(String url, String json) throws Exception {
+    static void post(String url, String json) throws Exception {
         java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
                 java.net.http.HttpRequest.newBuilder(java.net.URI.create(url)).header("content-type", "application/json")
                         .POST(java.net.http.HttpRequest.BodyPublishers.ofString(json)).build(),
