@@ -2,6 +2,7 @@ package dev.infersim.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infersim.common.ReadLateness;
 import dev.infersim.workload.WorkloadRequest;
 import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;

@@ -25,19 +25,22 @@ import com.fasterxml.jackson.databind.JsonNode;
  * @param wireTtftNanos      the request's head read to the first token's chunk handed to the connection; -1 when absent
  * @param wireE2elNanos      the request's head read to the last token's chunk handed to the connection; -1 when absent
  * @param receivedEpochMs    when the server read the request's head, Unix epoch ms; NaN when absent
+ * @param receivedLatenessNanos how long at most the head had waited in the server's socket before that (its event
+ *                           loop's own bound); -1 when absent
  * @param attempt            which attempt of the client's request this answer was, as the server counted; -1 when absent
  * @param tokenWrittenMs     when each token's chunk was handed to the connection, Unix epoch ms; null when absent (the
  *                           request did not ask for {@code infersim.token_times})
  */
 public record GroundTruth(long ttftNanos, long e2elNanos, long queueNanos, long prefillNanos, int cachedPromptTokens,
                           int preemptions, double timeScale, int replica, double arrivalEpochMs, long wireTtftNanos,
-                          long wireE2elNanos, double receivedEpochMs, int attempt, double[] tokenWrittenMs) {
+                          long wireE2elNanos, double receivedEpochMs, long receivedLatenessNanos, int attempt,
+                          double[] tokenWrittenMs) {
 
     /** A planned timeline without the wire, as servers before the wire truth give it. */
     public GroundTruth(long ttftNanos, long e2elNanos, long queueNanos, long prefillNanos, int cachedPromptTokens,
                        int preemptions, double timeScale, int replica, double arrivalEpochMs) {
         this(ttftNanos, e2elNanos, queueNanos, prefillNanos, cachedPromptTokens, preemptions, timeScale, replica,
-                arrivalEpochMs, -1, -1, Double.NaN, -1, null);
+                arrivalEpochMs, -1, -1, Double.NaN, -1, -1, null);
     }
 
     /**
@@ -63,7 +66,7 @@ public record GroundTruth(long ttftNanos, long e2elNanos, long queueNanos, long 
                 infersim.path("time_scale").isNumber() ? infersim.get("time_scale").asDouble() : 1, count(infersim, "replica"),
                 epochMs(wall, "arrival_ms"), between(wall, "received_ms", "first_token_written_ms"),
                 between(wall, "received_ms", "last_token_written_ms"), epochMs(wall, "received_ms"),
-                count(infersim, "attempt"), writtenMs);
+                nanos(wall, "received_lateness_ms"), count(infersim, "attempt"), writtenMs);
     }
 
     /** Whether the server said what reached the wire, so that the client is checked against that. */
@@ -79,6 +82,11 @@ public record GroundTruth(long ttftNanos, long e2elNanos, long queueNanos, long 
     /** The E2EL the client's is checked against: the wire's where the server says, else the planned one. */
     public long clientE2elNanos() {
         return atWire() ? wireE2elNanos : e2elNanos;
+    }
+
+    /** The server's bound on how late it read the request's head (0 where it gave none): the server's, not the client's. */
+    public long serverReadLatenessNanos() {
+        return Math.max(0, receivedLatenessNanos);
     }
 
     /** When the request reached the server: its head read where the server says, else its engine's arrival; NaN when absent. */

@@ -1,5 +1,6 @@
 package dev.infersim.bench;
 
+import dev.infersim.common.ReadLateness;
 import dev.infersim.result.ClientObservation;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.LatencyStats;
@@ -46,8 +47,8 @@ final class MeasuredWindow {
     /** Requests whose ground truth gave the wire's instants, so that their error is the client's and the path's only. */
     long truthAtWire;
     /**
-     * Per request, the TTFT error beyond the client's own bound on it: what the path between the wire and the client
-     * (a gateway, the network) added, or the server's event loop before it read the request.
+     * Per request, the TTFT error beyond the client's own bound on it and the server's bound on its late read of the
+     * request: what the path between the wire and the client (a gateway, the network) added.
      */
     final LatencyStats unexplainedTtftError = new LatencyStats();
     /**
@@ -252,7 +253,8 @@ final class MeasuredWindow {
             }
             long error = recordGroundTruthError(ttftError, x.firstTokenNanos - x.originNanos, truth.clientTtftNanos());
             if (error != Long.MIN_VALUE && bound >= 0) {
-                unexplainedTtftError.record(Math.max(0, Math.abs(error) - bound));
+                // neither the client's own error nor the server's late read of the request is the path's
+                unexplainedTtftError.record(Math.max(0, Math.abs(error) - bound - truth.serverReadLatenessNanos()));
             }
             recordGroundTruthError(e2elError, x.lastTokenNanos - x.originNanos, truth.clientE2elNanos());
             recordStream(x, truth, out, attempt);
@@ -272,7 +274,8 @@ final class MeasuredWindow {
         if (!Double.isNaN(truth.reachedEpochMs()) && x.sendNanos >= 0) {
             // from the bytes being in the client's socket where it knows, so that its own late write is not counted
             long sent = x.writtenNanos >= 0 ? x.writtenNanos : x.sendNanos;
-            long before = Math.round((truth.reachedEpochMs() - epochMsAtNanoZero) * 1e6) - sent;
+            long before = Math.round((truth.reachedEpochMs() - epochMsAtNanoZero) * 1e6) - sent
+                    - truth.serverReadLatenessNanos(); // the server's own late read of the request is not the way's
             preArrival.record(Math.max(0, before)); // clocks of two machines may disagree by a little either way
             if (before >= StreamFindings.LATE_ARRIVAL_NANOS && attempt <= 1) {
                 lateArrivals++; // a request answered more than once is named as retried, by the server's own count

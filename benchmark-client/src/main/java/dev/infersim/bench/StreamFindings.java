@@ -1,5 +1,7 @@
 package dev.infersim.bench;
 
+import dev.infersim.common.ReadLateness;
+
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;

@@ -1,5 +1,7 @@
 package dev.infersim.bench;
 
+import dev.infersim.common.ReadLateness;
+
 import java.util.Locale;
 
 /**

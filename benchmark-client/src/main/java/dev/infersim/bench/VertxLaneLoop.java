@@ -1,5 +1,6 @@
 package dev.infersim.bench;
 
+import dev.infersim.common.ReadLateness;
 import dev.infersim.workload.WorkloadRequest;
 import io.netty.channel.EventLoop;
 import io.vertx.core.Context;

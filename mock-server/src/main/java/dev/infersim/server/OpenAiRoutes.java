@@ -119,7 +119,8 @@ final class OpenAiRoutes {
         }
         Long received = rc.get(HttpBasics.RECEIVED_KEY);
         if (received != null) {
-            exchange.receivedAt(received);
+            Long lateness = rc.get(HttpBasics.RECEIVED_LATENESS_KEY);
+            exchange.receivedAt(received, lateness == null ? -1 : lateness);
         }
         Integer attempt = rc.get(Attempts.HEADER);
         if (attempt != null) {

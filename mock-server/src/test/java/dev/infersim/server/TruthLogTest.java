@@ -106,7 +106,8 @@ class TruthLogTest {
             double received = wall.get("received_ms").asDouble();
             double arrival = wall.get("arrival_ms").asDouble();
             assertTrue(received <= arrival, line);
-            assertEquals(arrival - received, wall.get("ingest_ms").asDouble(), 1e-3, line); // epoch ms as doubles: 0.25 µs apart
+            assertEquals(arrival - received, wall.get("ingest_ms").asDouble(), 1e-3, line);
+            assertTrue(wall.get("received_lateness_ms").asDouble() >= 0, line); // this loop's own bound (Linux) // epoch ms as doubles: 0.25 µs apart
             JsonNode planned = wall.get("token_times_ms");
             JsonNode written = wall.get("token_written_ms");
             assertEquals(6, written.size(), line);

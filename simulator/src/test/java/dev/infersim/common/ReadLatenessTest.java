@@ -1,4 +1,4 @@
-package dev.infersim.bench;
+package dev.infersim.common;
 
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package dev.infersim.bench;
+package dev.infersim.common;
 
 import java.io.IOException;
 import java.lang.management.GarbageCollectorMXBean;
@@ -12,9 +12,10 @@ import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
 
 /**
- * How late one event loop of the client read each chunk: an upper bound on the time from the chunk's bytes reaching
- * the socket to the loop handing them to the exchange, built from what the loop itself can observe at each read, not
- * from a periodic probe. A loop reads in batches: it returns from {@code epoll_wait} with the sockets that became
+ * How late one event loop read each message: an upper bound on the time from its bytes reaching the socket to the loop
+ * handing them on, built from what the loop itself can observe at each read, not from a periodic probe. The benchmark
+ * client bounds its read of each chunk with it (its read delay), the mock server its read of each request's head (the
+ * truth log's {@code received_lateness_ms}). A loop reads in batches: it returns from {@code epoll_wait} with the sockets that became
  * readable and reads each in turn, then runs its queued tasks, then waits again. The first read of a batch queues a
  * marker task, which runs once the batch's reads are done; between the marker and the next batch's first read the
  * loop's own accounts say what it did: its time on a CPU ({@code CLOCK_THREAD_CPUTIME_ID}), its time runnable but
@@ -33,14 +34,14 @@ import java.util.function.LongSupplier;
  * scheduler's accounts cannot be read (not Linux) the lateness is unknown (-1). One instance per event loop, used on
  * that loop only.
  */
-final class ReadLateness {
+public final class ReadLateness {
     /** Wall time beyond the loop's accounted time that counts as sleep: above the accounts' own reading error. */
-    static final long IDLE_NANOS = 50_000;
+    public static final long IDLE_NANOS = 50_000;
     /** A lateness the loop cannot bound. */
-    static final long UNKNOWN = -1;
+    public static final long UNKNOWN = -1;
 
     /** The loop thread's cumulative accounts, ns; -1 from {@link #runQueueNanos} where unreadable. */
-    interface Accounts {
+    public interface Accounts {
         long cpuNanos();
 
         long runQueueNanos();
@@ -68,7 +69,7 @@ final class ReadLateness {
      * @param clock the client's clock (the one each read's instant is taken from)
      * @param loop  runs the marker task after the current batch's reads (the event loop's own task queue)
      */
-    ReadLateness(LongSupplier clock, Executor loop) {
+    public ReadLateness(LongSupplier clock, Executor loop) {
         this.clock = clock;
         this.loop = loop;
     }
@@ -77,7 +78,7 @@ final class ReadLateness {
      * On the loop, before its first read: from now on reads are bounded with {@code accounts}, the loop thread's own
      * ({@link #ofCurrentThread}); where they cannot be read, lateness stays unknown.
      */
-    void open(Accounts accounts) {
+    public void open(Accounts accounts) {
         if (accounts.runQueueNanos() < 0) {
             return;
         }
@@ -89,7 +90,7 @@ final class ReadLateness {
     }
 
     /** On the loop: the lateness bound of a read at {@code nowNanos}, ns; {@link #UNKNOWN} where it cannot be bounded. */
-    long at(long nowNanos) {
+    public long at(long nowNanos) {
         if (!open) {
             return UNKNOWN;
         }
@@ -124,7 +125,7 @@ final class ReadLateness {
     }
 
     /** The calling thread's accounts: its CPU clock, its schedstat run-queue time, the JVM's collections. */
-    static Accounts ofCurrentThread() {
+    public static Accounts ofCurrentThread() {
         return new ThreadAccounts();
     }
 
