@@ -94,7 +94,7 @@ def summary(values):
 def main():
     capture, result_file, detail_file, truth_file = sys.argv[1:5]
     result = json.load(open(result_file))
-    port = int(result["base_url"].rsplit(":", 1)[1].split("/")[0])
+    port = int(result["infersim_base_url"].rsplit(":", 1)[1].split("/")[0])
     wire = requests_on_the_wire(capture, port)
     truth = {}
     for line in open(truth_file):
