@@ -44,6 +44,23 @@ final class Gateway implements AutoCloseable {
         return "1".equals(System.getenv("INFERSIM_REQUIRE_GATEWAYS"));
     }
 
+    /** Skips the test where {@code kind} is not installed, unless CI requires the gateways. */
+    static void assumeInstalled(Kind kind) {
+        if (required()) {
+            org.junit.jupiter.api.Assertions.assertTrue(kind.installed(), kind.binary
+                    + " is missing but INFERSIM_REQUIRE_GATEWAYS=1");
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(kind.installed(), kind.binary
+                + " is not installed (apt-get install nginx haproxy); gateway test skipped");
+    }
+
+    /** Closes the replicas behind the gateways, if they started. */
+    static void stop(dev.infersim.server.MockFleet fleet) throws Exception {
+        if (fleet != null) {
+            fleet.close(java.time.Duration.ofSeconds(5)).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+    }
+
     /** Starts {@code kind} balancing over {@code replicaPorts} by least connections or round robin. */
     static Gateway start(Kind kind, boolean leastConnections, List<Integer> replicaPorts, Path dir) throws Exception {
         return start(kind, leastConnections, replicaPorts, dir, true);

@@ -24,7 +24,6 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Four mock replicas behind a real nginx and a real HAProxy on loopback: {@code infersim bench --validate} through the
@@ -72,16 +71,7 @@ class GatewayTest {
 
     @AfterAll
     static void stopFleet() throws Exception {
-        if (fleet != null) {
-            fleet.close(Duration.ofSeconds(5)).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-        }
-    }
-
-    private static void assumeInstalled(Gateway.Kind kind) {
-        if (Gateway.required()) {
-            assertTrue(kind.installed(), kind.binary + " is missing but INFERSIM_REQUIRE_GATEWAYS=1");
-        }
-        assumeTrue(kind.installed(), kind.binary + " is not installed (apt-get install nginx haproxy); gateway test skipped");
+        Gateway.stop(fleet);
     }
 
     /** A bench run through one gateway: its result JSON and the replicas' TTFT of each measured request (wall ms). */
@@ -229,7 +219,7 @@ class GatewayTest {
     @Test
     @Tag("wallclock") // "nothing found" holds only where the machine adds no delay of its own (5 ms at the median)
     void haproxyWithoutHttpNoDelayIsFoundCoalescingTokensAndWithItNothingIsFound() throws Exception {
-        assumeInstalled(Gateway.Kind.HAPROXY);
+        Gateway.assumeInstalled(Gateway.Kind.HAPROXY);
         JsonNode defaults = findingsRun(Gateway.Kind.HAPROXY, false);
         assertTrue(findings(defaults).contains("token_coalescing"), defaults.get("infersim_findings").toString());
         JsonNode streaming = findingsRun(Gateway.Kind.HAPROXY, true);
@@ -245,7 +235,7 @@ class GatewayTest {
     @Test
     @Tag("wallclock") // "nothing found" holds only where the machine adds no delay of its own (5 ms at the median)
     void nginxPassesTheseStreamsOnWithOrWithoutBufferingAndNothingIsFound() throws Exception {
-        assumeInstalled(Gateway.Kind.NGINX);
+        Gateway.assumeInstalled(Gateway.Kind.NGINX);
         for (boolean forStreaming : List.of(false, true)) {
             JsonNode r = findingsRun(Gateway.Kind.NGINX, forStreaming);
             assertEquals(List.of(), findings(r), r.get("infersim_findings").toString());
@@ -263,7 +253,7 @@ class GatewayTest {
      */
     @Test
     void requestsNginxRetriedAfterATimeoutAreFound() throws Exception {
-        assumeInstalled(Gateway.Kind.NGINX);
+        Gateway.assumeInstalled(Gateway.Kind.NGINX);
         String faults = "http://127.0.0.1:" + ports.get(0) + "/admin/faults";
         post(faults, "{\"failure_rate\": 1.0, \"failure_types\": [\"slow_first_token\"], \"slow_first_token_ms\": 3000}");
         try (Gateway gateway = Gateway.nginxRetrying(ports, dir.resolve("nginx-retrying"), 500)) {
@@ -304,14 +294,14 @@ class GatewayTest {
     @Test
     @Tag("wallclock") // live TTFT p99s compared, and with a simulation
     void leastConnBeatsRoundRobinOnTtftP99ThroughNginx() throws Exception {
-        assumeInstalled(Gateway.Kind.NGINX);
+        Gateway.assumeInstalled(Gateway.Kind.NGINX);
         compare("nginx", benchThrough(Gateway.Kind.NGINX, false), benchThrough(Gateway.Kind.NGINX, true));
     }
 
     @Test
     @Tag("wallclock") // live TTFT p99s compared, and with a simulation
     void leastConnBeatsRoundRobinOnTtftP99ThroughHaproxy() throws Exception {
-        assumeInstalled(Gateway.Kind.HAPROXY);
+        Gateway.assumeInstalled(Gateway.Kind.HAPROXY);
         compare("HAProxy", benchThrough(Gateway.Kind.HAPROXY, false), benchThrough(Gateway.Kind.HAPROXY, true));
     }
 
@@ -322,8 +312,8 @@ class GatewayTest {
      */
     @Test
     void aColdStartIsARefusedConnectionToNginxAndHaproxyAsWithVllm() throws Exception {
-        assumeInstalled(Gateway.Kind.NGINX);
-        assumeInstalled(Gateway.Kind.HAPROXY);
+        Gateway.assumeInstalled(Gateway.Kind.NGINX);
+        Gateway.assumeInstalled(Gateway.Kind.HAPROXY);
         Deployment d = Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).maxNumSeqs(4).build();
         for (boolean listenWhileLoading : new boolean[] {false, true}) {
             int port = FreePorts.one();

@@ -22,7 +22,6 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@code bench --validate} through real gateways, each finding with a planted fault where it must be named and a
@@ -50,16 +49,7 @@ class ValidateThroughGatewaysTest {
 
     @AfterAll
     static void stopFleet() throws Exception {
-        if (fleet != null) {
-            fleet.close(Duration.ofSeconds(5)).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-        }
-    }
-
-    private static void assumeInstalled(Gateway.Kind kind) {
-        if (Gateway.required()) {
-            assertTrue(kind.installed(), kind.binary + " is missing but INFERSIM_REQUIRE_GATEWAYS=1");
-        }
-        assumeTrue(kind.installed(), kind.binary + " is not installed (apt-get install nginx haproxy); gateway test skipped");
+        Gateway.stop(fleet);
     }
 
     /** {@code bench --validate} against {@code baseUrl}: its result, after printing its findings. */
@@ -96,7 +86,7 @@ class ValidateThroughGatewaysTest {
     @Test
     @Tag("wallclock") // real gateway, real clock: 5 s runs
     void haproxyAtItsDefaultIsNamedCoalescingAtFiveRequestsASecondWithAndWithoutABaseline() throws Exception {
-        assumeInstalled(Gateway.Kind.HAPROXY);
+        Gateway.assumeInstalled(Gateway.Kind.HAPROXY);
         try (Gateway haproxy = Gateway.start(Gateway.Kind.HAPROXY, false, ports, dir.resolve("haproxy-default"), false)) {
             JsonNode alone = bench("haproxy-default", haproxy.baseUrl(), "5", "25", "32");
             assertTrue(findings(alone).contains("token_coalescing"), alone.get("infersim_findings").toString());
@@ -111,7 +101,7 @@ class ValidateThroughGatewaysTest {
     @Test
     @Tag("wallclock") // "nothing found" on a real clock
     void haproxyWithHttpNoDelayPassesTokensOnAndNothingIsNamed() throws Exception {
-        assumeInstalled(Gateway.Kind.HAPROXY);
+        Gateway.assumeInstalled(Gateway.Kind.HAPROXY);
         try (Gateway haproxy = Gateway.start(Gateway.Kind.HAPROXY, false, ports, dir.resolve("haproxy-no-delay"), true)) {
             JsonNode r = bench("haproxy-no-delay", haproxy.baseUrl(), "5", "25", "32");
             assertEquals(List.of(), findings(r), r.get("infersim_findings").toString());
@@ -150,13 +140,13 @@ class ValidateThroughGatewaysTest {
 
     @Test
     void anNginxInstantRetryOfA429IsNamed() throws Exception {
-        assumeInstalled(Gateway.Kind.NGINX);
+        Gateway.assumeInstalled(Gateway.Kind.NGINX);
         retriedRefusalsAreNamed(Gateway.Kind.NGINX, 429, "rate_limit");
     }
 
     @Test
     void anHaproxyRetryOfA503IsNamed() throws Exception {
-        assumeInstalled(Gateway.Kind.HAPROXY);
+        Gateway.assumeInstalled(Gateway.Kind.HAPROXY);
         retriedRefusalsAreNamed(Gateway.Kind.HAPROXY, 503, "service_unavailable");
     }
 
