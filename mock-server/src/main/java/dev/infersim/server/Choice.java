@@ -57,6 +57,13 @@ final class Choice {
     /** Completions logprobs: characters (code points) streamed so far, where the next chunk's text_offset starts. */
     int logprobOffset;
     boolean roleSent;
+    /**
+     * Model time at which each token's chunk was handed to the connection (kept beside {@code tokenTimes}, null without
+     * them), and the first's and the last's (always): the truth at the wire, beside the planned instants.
+     */
+    private long[] writtenTimes;
+    private long firstWrittenNanos = -1;
+    private long lastWrittenNanos = -1;
     /** More tokens were published than one turn writes: a task of its own writes on (see Exchange). */
     boolean catchingUp;
     boolean finishHandled;
@@ -181,6 +188,42 @@ final class Choice {
         }
         lastTokenNanos = endNanos;
         published = n << 1 | (request.isFinished() ? 1 : 0);
+    }
+
+    /**
+     * Event loop: token {@code i}'s chunk is handed to the connection at model time {@code modelNanos} (the turn that
+     * writes it began then; Netty writes to the socket within the same task unless the client is behind on reading).
+     */
+    void recordWritten(int i, long modelNanos) {
+        if (i == 0) {
+            firstWrittenNanos = modelNanos;
+        }
+        lastWrittenNanos = modelNanos;
+        if (tokenTimes != null) {
+            if (writtenTimes == null || i >= writtenTimes.length) {
+                writtenTimes = writtenTimes == null ? new long[Math.max(16, i + 1)]
+                        : Arrays.copyOf(writtenTimes, Math.max(i + 1, writtenTimes.length * 2));
+            }
+            writtenTimes[i] = modelNanos;
+        }
+    }
+
+    /** Model time the first token's chunk was handed to the connection; -1 before (and for a non-stream answer). */
+    long firstWrittenNanos() {
+        return firstWrittenNanos;
+    }
+
+    /** Model time the last written token's chunk was handed to the connection; -1 before. */
+    long lastWrittenNanos() {
+        return lastWrittenNanos;
+    }
+
+    /**
+     * Model times at which each written token's chunk was handed to the connection, or null when token times are not
+     * kept or nothing was written (a non-stream answer); event loop, or after the row was handed to the truth log.
+     */
+    long[] writtenTimes() {
+        return writtenTimes == null ? null : Arrays.copyOf(writtenTimes, written);
     }
 
     /** Engine thread: the request was preempted (recompute) in the step starting at {@code nowNanos}. */

@@ -76,6 +76,19 @@ final class Exchange {
         this.body = request.stream() ? null : wire.body(answer);
     }
 
+    /**
+     * Model time at which the request's head was read, before its body was parsed (the truth log's {@code received_ms}),
+     * and the bound on how long it waited in the socket before that, wall ns (-1: unknown).
+     */
+    void receivedAt(long modelNanos, long latenessWallNanos) {
+        truth.receivedAt(modelNanos, latenessWallNanos);
+    }
+
+    /** Which attempt of the client's request this is ({@link Attempts}), for the ground truth. */
+    void attempt(int n) {
+        truth.attempt(n);
+    }
+
     /** The front door's routing decision (a JSON object), for the truth log. */
     void routedBy(String decision) {
         truth.routedBy(decision);
@@ -297,6 +310,7 @@ final class Exchange {
                 sse.echoMessage(out, c);
             }
         }
+        long turnNanos = -1;
         for (int turn = 0; turn < tokensPerChoiceTurn && c.written < emitted; turn++) {
             if (fault.interruptsAt(tokensSent)) {
                 if (fault.stalls()) {
@@ -305,6 +319,10 @@ final class Exchange {
                 return false;
             }
             int i = c.written++;
+            if (turnNanos < 0) {
+                turnNanos = service.clock.modelNow(); // this turn's bytes go to the socket before the task ends
+            }
+            c.recordWritten(i, turnNanos);
             boolean last = finished && i == emitted - 1;
             boolean withTruth = last && finishedChoices + 1 == choices.length && !request.includeUsage();
             c.finalChunkSent = last;

@@ -1,9 +1,11 @@
 package dev.infersim.server;
 
+import dev.infersim.common.ReadLateness;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.WorkerExecutor;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.internal.ContextInternal;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.handler.BodyHandler;
 
@@ -69,7 +71,10 @@ final class HttpApi extends VerticleBase {
     @Override
     public Future<?> start() {
         bodies = vertx.createSharedWorkerExecutor(LARGE_BODY_WRITERS, LARGE_BODY_THREADS);
-        HttpBasics basics = new HttpBasics(service, () -> boundPort);
+        // start runs on this verticle's event loop: the read bound's accounts are that loop thread's own
+        ReadLateness reads = new ReadLateness(System::nanoTime, ((ContextInternal) context).nettyEventLoop());
+        reads.open(ReadLateness.ofCurrentThread());
+        HttpBasics basics = new HttpBasics(service, () -> boundPort, reads);
         Router router = Router.router(vertx);
         router.route().handler(basics::assignRequestId);
         router.route("/v1/*").handler(basics::authenticate);
