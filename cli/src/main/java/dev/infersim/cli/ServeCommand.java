@@ -342,6 +342,10 @@ public final class ServeCommand implements Runnable {
     }
 
     private void serve(ServerOptions options) {
+        String hashWarning = HashSeedWarning.message(options.deployment(), replicas);
+        if (hashWarning != null) {
+            System.err.println(hashWarning);
+        }
         try {
             serveFleet(options);
         } finally {

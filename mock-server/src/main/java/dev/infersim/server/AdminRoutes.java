@@ -56,7 +56,8 @@ final class AdminRoutes {
         }
         router.get("/health").handler(this::health);
         router.get("/health/ready").handler(this::ready);
-        router.get("/version").handler(rc -> HttpBasics.json(rc, Json.MAPPER.createObjectNode().put("version", version())));
+        router.get("/version").handler(rc -> HttpBasics.json(rc, Json.MAPPER.createObjectNode().put("version", VLLM_VERSION)
+                .put("infersim_version", version())));
         router.get("/metrics").handler(rc -> rc.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
                 .end(ServerMetrics.render(service.shownMetrics(), service.options.metrics().legacy()) + loraMetrics()
                         + truthLogMetrics() + (service.kvConnector == null ? "" : service.kvConnector.renderMetrics())
@@ -104,6 +105,14 @@ final class AdminRoutes {
     private void ready(RoutingContext rc) {
         rc.response().putHeader("content-type", "application/json").setStatusCode(service.loaded ? 200 : 503).end();
     }
+
+    /**
+     * The vLLM release the mock answers as on {@code /version} ({@code {"version": VLLM_VERSION}}, vLLM's
+     * {@code vllm/entrypoints/serve/instrumentator/basic.py}): v0.26.0, the newest release when the interfaces cited
+     * across this package were last checked. A client parses it as a vLLM version (PEP 440), so infersim's own
+     * version goes beside it as {@code infersim_version}, never in its place.
+     */
+    static final String VLLM_VERSION = "0.26.0";
 
     private static String version() {
         String v = AdminRoutes.class.getPackage().getImplementationVersion();
