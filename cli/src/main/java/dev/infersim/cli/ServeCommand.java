@@ -7,6 +7,7 @@ import dev.infersim.server.MockFleet;
 import dev.infersim.server.FakeMetrics;
 import dev.infersim.server.FaultSettings;
 import dev.infersim.server.FrontDoor;
+import dev.infersim.server.GrpcOptions;
 import dev.infersim.sim.Routers;
 import dev.infersim.sim.TieBreak;
 import dev.infersim.server.MetricsOptions;
@@ -178,6 +179,13 @@ public final class ServeCommand implements Runnable {
                     + "(connections are refused) and /health stays 200 while requests drain, as vLLM.")
     boolean listenWhileLoading;
 
+    @Option(names = "--grpc-port", paramLabel = "PORT|http",
+            description = "Also serve vLLM's gRPC engine service (vllm.grpc.engine.VllmEngine: Generate, Embed, "
+                    + "HealthCheck, Abort, GetModelInfo, GetServerInfo, GetLoads; server reflection on), HTTP/2 "
+                    + "cleartext: on PORT (replica i on PORT + i; 0 any free port), or 'http' on --port itself beside "
+                    + "the HTTP API, as llm-d-inference-sim (default: not served).")
+    String grpcPort;
+
     @Option(names = "--lora-metrics-by-queue",
             description = "Fill vllm:lora_requests_info's waiting_lora_adapters and running_lora_adapters from the "
                     + "scheduler's waiting and running queues, as vLLM did before its PR #26801 (2025-11) and "
@@ -282,7 +290,8 @@ public final class ServeCommand implements Runnable {
                             fakeMetrics == null ? null : FakeMetrics.parse(fakeMetrics))).listenWhileLoading(listenWhileLoading)
                     .tokenizer(tokenizer == null ? null : PromptTokenizer.huggingFace(tokenizer))
                     .kvTransfer(kvTransfer(System.getenv("VLLM_NIXL_SIDE_CHANNEL_HOST"), System.getenv("VLLM_NIXL_SIDE_CHANNEL_PORT")))
-                    .timeouts(timeouts.timeouts()).truthLog(truthLog.open()).build();
+                    .timeouts(timeouts.timeouts()).grpc(grpcPort == null ? null : GrpcOptions.parse(grpcPort))
+                    .truthLog(truthLog.open()).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }

@@ -16,7 +16,7 @@ import java.util.function.LongFunction;
 final class Choice {
     private static final long[] NO_TIMES = new long[0];
 
-    final Exchange exchange;
+    final ChoiceSink exchange;
     final int index;
     private final LongFunction<EngineRequest> requestArrivingAt;
     /** Set by {@link #arrive}, before the engine thread or a response sees this choice. */
@@ -60,7 +60,7 @@ final class Choice {
     boolean finishHandled;
     boolean finalChunkSent;
 
-    Choice(Exchange exchange, int index, LongFunction<EngineRequest> requestArrivingAt, TokenText text, StopStrings stops,
+    Choice(ChoiceSink exchange, int index, LongFunction<EngineRequest> requestArrivingAt, TokenText text, StopStrings stops,
            EventLoopBatch batch, boolean recordTokenTimes, OutputPlan plan) {
         this.plan = plan;
         this.exchange = exchange;

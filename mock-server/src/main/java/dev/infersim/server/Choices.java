@@ -11,7 +11,7 @@ final class Choices {
     private Choices() {
     }
 
-    static Choice[] create(ModelService service, CompletionRequest request, Exchange exchange, long seq,
+    static Choice[] create(ModelService service, CompletionRequest request, ChoiceSink exchange, long seq,
                            EventLoopBatch batch) {
         int perPrompt = request.n();
         Choice[] choices = new Choice[request.prompts().size() * perPrompt];
@@ -24,7 +24,7 @@ final class Choices {
         return choices;
     }
 
-    private static Choice create(ModelService service, CompletionRequest request, Exchange exchange, int index, int promptIndex,
+    private static Choice create(ModelService service, CompletionRequest request, ChoiceSink exchange, int index, int promptIndex,
                                  long seq, EventLoopBatch batch) {
         ServerOptions o = service.options;
         int[] prompt = request.prompts().get(promptIndex);

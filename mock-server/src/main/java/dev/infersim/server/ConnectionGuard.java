@@ -29,6 +29,11 @@ final class ConnectionGuard {
         this.timeouts = timeouts;
     }
 
+    /** Whether {@code connection} is HTTP/1.x, whose decoder a guard replaces (an HTTP/2 one has none). */
+    static boolean guards(HttpConnection connection) {
+        return ((ConnectionBase) connection).channel().pipeline().get("httpDecoder") != null;
+    }
+
     /**
      * Guards a new connection; the returned guard is told of each request's end ({@link #requestEnded}), and
      * {@code onClose} runs when the connection closes.

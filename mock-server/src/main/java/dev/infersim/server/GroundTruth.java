@@ -23,6 +23,8 @@ final class GroundTruth {
     private int engine;
     /** The front door's routing decision, a JSON object; null when no front door routed the request. */
     private volatile String route;
+    /** The API that answered in token ids ({@code grpc}, {@code generate}), whose rows carry them; null otherwise. */
+    private String tokenApi;
 
     GroundTruth(ModelService service, CompletionRequest request, String requestId, Choice[] choices) {
         this.requestId = requestId;
@@ -53,8 +55,27 @@ final class GroundTruth {
             g.writeFieldName("route");
             g.writeRawValue(route);
         }
+        if (tokenApi != null) {
+            g.writeStringField("api", tokenApi);
+        }
         choiceFields(g, c, true);
+        if (tokenApi != null) {
+            // what the client was sent, so a token-id client can be checked id by id
+            g.writeArrayFieldStart("token_ids");
+            for (int i = 0; i < c.request.outputTokens(); i++) {
+                g.writeNumber(c.text.id(i));
+            }
+            g.writeEndArray();
+        }
         g.writeEndObject();
+    }
+
+    /**
+     * The request is answered in token ids by {@code api} (before the exchange starts): its truth-log rows name the API
+     * and carry each choice's output token ids.
+     */
+    void answeredInTokenIds(String api) {
+        tokenApi = api;
     }
 
     /** The decision of the front door that routed the request here ({@code x-infersim-route}), a JSON object. */

@@ -10,6 +10,7 @@ import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.handler.BodyHandler;
+import io.vertx.grpc.server.GrpcServer;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -53,6 +54,9 @@ final class HttpApi extends VerticleBase {
     private final DashboardFeed dashboard;
     private volatile int boundPort;
     private HttpServer server;
+    /** The gRPC server on a port of its own ({@code --grpc-port N}); null otherwise. */
+    private HttpServer grpcServer;
+    private volatile int boundGrpcPort;
     /** Each open connection's timeouts; this verticle's event loop only. */
     private final Map<HttpConnection, ConnectionGuard> guards = new HashMap<>();
     /** Threads that write responses too large for an event loop (shared by name among a Vert.x's servers). */
@@ -72,6 +76,12 @@ final class HttpApi extends VerticleBase {
 
     int boundPort() {
         return boundPort;
+    }
+
+    /** The port gRPC listens on: its own, or the HTTP port ({@code --grpc-port http}); 0 without gRPC. */
+    int boundGrpcPort() {
+        GrpcOptions grpc = service.options.grpc();
+        return grpc == null ? 0 : grpc.onHttpPort() ? boundPort : boundGrpcPort;
     }
 
     @Override
@@ -95,20 +105,43 @@ final class HttpApi extends VerticleBase {
         router.errorHandler(500, HttpBasics::failed);
         // HTTP/1.1 only, as vLLM's server: a client offering a cleartext HTTP/2 upgrade (Java's HttpClient does by
         // default) gets a plain HTTP/1.1 answer; with the upgrade accepted, large responses such as /metrics stalled.
+        // With --grpc-port http, HTTP/2 cleartext is on for vLLM's gRPC engine service (see GrpcOptions for the cost).
+        GrpcOptions grpcOptions = service.options.grpc();
+        GrpcServer grpc = grpcOptions == null ? null : new VllmGrpcService(service, shutdown).server(vertx);
+        boolean grpcHere = grpc != null && grpcOptions.onHttpPort();
         HttpTimeouts timeouts = service.options.timeouts();
         HttpServerOptions options = new HttpServerOptions().setTcpNoDelay(true).setAcceptBacklog(4096)
                 .setIdleTimeout((int) Math.min(Integer.MAX_VALUE, timeouts.idleMs())).setIdleTimeoutUnit(TimeUnit.MILLISECONDS)
-                .setHttp2ClearTextEnabled(false);
+                .setHttp2ClearTextEnabled(grpcHere);
         server = vertx.createHttpServer(options);
-        server.connectionHandler(c -> guards.put(c, ConnectionGuard.attach(vertx, c, options, timeouts, () -> guards.remove(c))));
-        return server.requestHandler(router).invalidRequestHandler(HttpApi::invalidRequest).listen(port, service.options.host())
+        server.connectionHandler(c -> {
+            if (ConnectionGuard.guards(c)) { // an HTTP/2 connection (gRPC) has no HTTP/1.1 decoder to guard
+                guards.put(c, ConnectionGuard.attach(vertx, c, options, timeouts, () -> guards.remove(c)));
+            }
+        });
+        Future<?> http = server.requestHandler(!grpcHere ? router : request -> {
+            if (VllmGrpcService.isGrpc(request)) {
+                grpc.handle(request);
+            } else {
+                router.handle(request);
+            }
+        }).invalidRequestHandler(HttpApi::invalidRequest).listen(port, service.options.host())
                 .onSuccess(s -> boundPort = s.actualPort());
+        if (grpc == null || grpcHere) {
+            return http;
+        }
+        // a port of its own: HTTP/2 only, as a gRPC server
+        grpcServer = vertx.createHttpServer(new HttpServerOptions().setTcpNoDelay(true).setHttp2ClearTextEnabled(true)
+                .setIdleTimeout((int) Math.min(Integer.MAX_VALUE, timeouts.idleMs())).setIdleTimeoutUnit(TimeUnit.MILLISECONDS));
+        return Future.all(http, grpcServer.requestHandler(grpc).listen(grpcOptions.port(), service.options.host())
+                .onSuccess(s -> boundGrpcPort = s.actualPort()));
     }
 
     /** By now every stream has ended (MockServer.close drains or aborts them first); idle keep-alive connections just close. */
     @Override
     public Future<?> stop() {
-        return server.shutdown(200, TimeUnit.MILLISECONDS).eventually(() -> bodies.close());
+        Future<Void> grpcClosed = grpcServer == null ? Future.succeededFuture() : grpcServer.shutdown(200, TimeUnit.MILLISECONDS);
+        return Future.all(server.shutdown(200, TimeUnit.MILLISECONDS), grpcClosed).eventually(() -> bodies.close());
     }
 
     /**

@@ -34,6 +34,8 @@ final class ModelService {
     /** The KV connector (prefill/decode disaggregation); null without {@code --kv-transfer-config}. */
     final KvConnector kvConnector;
     final AtomicInteger activeExchanges = new AtomicInteger();
+    /** The requests answered in token ids now running, by id (vLLM's gRPC Abort names them). */
+    final TokenRequests tokenRequests = new TokenRequests();
     /** False during the cold start ({@link ServerOptions#startupDelay()}): /health and /v1 answer 503 meanwhile. */
     volatile boolean loaded;
     /** The level of the sleep the engines are in ({@link SleepMode}), or -1 while awake. */

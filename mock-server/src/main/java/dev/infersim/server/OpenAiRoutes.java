@@ -3,7 +3,6 @@ package dev.infersim.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infersim.common.SplitMix64;
 import io.vertx.core.Vertx;
 import io.vertx.core.WorkerExecutor;
 import io.vertx.core.buffer.Buffer;
@@ -179,8 +178,7 @@ final class OpenAiRoutes {
             }
             return t;
         }
-        long salt = service.options.seed() ^ 0xFA17L;
-        return service.faults.get().pick(SplitMix64.uniformAt(salt, seq), SplitMix64.uniformAt(salt, ~seq));
+        return service.faults.get().pickFor(service.options.seed(), seq);
     }
 
     private ApiException faultError(FaultType fault, boolean chat) {
