@@ -136,7 +136,7 @@ final class GrpcGenerate {
     private void refuseErrorFault(long seq) {
         FaultType fault = service.faults.get().pickFor(service.options.seed(), seq);
         if (fault != null && fault.isError()) {
-            throw new ApiException(fault.status(), "Injected fault: " + fault.wireName(), null);
+            throw OpenAiRoutes.faultError(service, fault, false);
         }
     }
 

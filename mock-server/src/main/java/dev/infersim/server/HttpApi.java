@@ -21,7 +21,8 @@ import java.util.concurrent.TimeUnit;
  * first gets its id ({@link HttpBasics}), {@code /v1}, {@code /admin} and {@code /infersim} routes an API key check,
  * {@code /v1} the loading gate; then the inference routes ({@link OpenAiRoutes}) and the operations routes
  * ({@link AdminRoutes}); every refusal, down to a request the HTTP decoder cannot read, is OpenAI error JSON with the
- * matching status. One instance per event loop; all share the {@link ModelService}.
+ * matching status; the token-id routes of disaggregated serving ({@link TokenRoutes}) and, with {@code --grpc-port},
+ * vLLM's gRPC engine service ({@link VllmGrpcService}). One instance per event loop; all share the {@link ModelService}.
  */
 final class HttpApi extends VerticleBase {
     static final String FAULT_HEADER = "x-infersim-fault";
@@ -95,6 +96,7 @@ final class HttpApi extends VerticleBase {
         router.route("/admin/*").handler(basics::authenticate);
         BodyHandler body = BodyHandler.create(false).setBodyLimit(service.options.maxBodyBytes());
         new OpenAiRoutes(vertx, service, shutdown, bodies).mount(router, body);
+        new TokenRoutes(vertx, service, shutdown, basics).mount(router, body);
         new AdminRoutes(vertx, service, shutdown, basics, fleet, dashboard).mount(router, body);
         router.errorHandler(404, rc -> HttpBasics.error(rc, 404, "Not Found: " + rc.request().method() + " " + rc.request().path(), null));
         router.errorHandler(405, rc -> HttpBasics.error(rc, 405, "Method Not Allowed: " + rc.request().method() + " "

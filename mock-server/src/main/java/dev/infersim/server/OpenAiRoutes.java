@@ -54,7 +54,7 @@ final class OpenAiRoutes {
             HttpBasics.error(rc, 503, "The server is shutting down", null);
             return;
         }
-        withParsed(rc, bytes -> service.parser.parse(RequestParser.object(bytes), chat), request -> admit(rc, chat, request, Wire.OPENAI));
+        withParsed(vertx, rc, bytes -> service.parser.parse(RequestParser.object(bytes), chat), request -> admit(rc, chat, request, Wire.OPENAI));
     }
 
     /**
@@ -67,7 +67,7 @@ final class OpenAiRoutes {
             HttpBasics.error(rc, 503, "The server is shutting down", null);
             return;
         }
-        withParsed(rc, bytes -> {
+        withParsed(vertx, rc, bytes -> {
             Wire.Translation t = translate.apply(RequestParser.object(bytes));
             rc.put(HttpBasics.WIRE_KEY, t.wire());
             return new Translated(service.parser.parse(t.request(), t.chat()), t);
@@ -80,12 +80,12 @@ final class OpenAiRoutes {
     /** Admits a parsed request (faults, queue room) and starts its exchange, answering in {@code wire}'s format. */
     private void admit(RoutingContext rc, boolean chat, CompletionRequest request, Wire wire) {
         long seq = service.nextRequestSeq();
-        FaultType fault = chooseFault(rc, seq);
+        FaultType fault = chooseFault(rc, service, seq);
         if (fault != null && fault.isError()) {
             if (fault == FaultType.RATE_LIMIT) {
                 rc.response().putHeader("retry-after", "1"); // as the real queue-full 429 below
             }
-            throw faultError(fault, chat);
+            throw faultError(service, fault, chat);
         }
         int sequences = request.prompts().size() * request.n();
         if (sequences > service.options.maxWaitingRequests()) {
@@ -95,7 +95,7 @@ final class OpenAiRoutes {
         }
         String route = rc.request().getHeader(FrontDoor.ROUTE_HEADER);
         String decision = route == null ? null : routeDecision(route);
-        Exchange exchange = new Exchange(service, pinnedRank(rc), request, rc.response(), vertx.getOrCreateContext(), bodies,
+        Exchange exchange = new Exchange(service, pinnedRank(rc, service), request, rc.response(), vertx.getOrCreateContext(), bodies,
                 rc.get("requestId"), seq, fault, wire);
         if (decision != null) {
             exchange.routedBy(decision);
@@ -113,7 +113,7 @@ final class OpenAiRoutes {
      * is parsed on a worker thread: tokenizing a 15 MiB prompt takes a cold tokenizer seconds, and the other connections
      * of this event loop must not wait for it.
      */
-    private <T> void withParsed(RoutingContext rc, Function<byte[], T> parse, Consumer<T> next) {
+    static <T> void withParsed(Vertx vertx, RoutingContext rc, Function<byte[], T> parse, Consumer<T> next) {
         Buffer body = rc.body().buffer();
         byte[] bytes = body == null ? new byte[0] : body.getBytes();
         if (bytes.length <= HttpApi.OFF_LOOP_BYTES) {
@@ -138,7 +138,7 @@ final class OpenAiRoutes {
     }
 
     /** vLLM's {@code X-data-parallel-rank} header pins a request to one engine; -1 lets the load balancer pick. */
-    private int pinnedRank(RoutingContext rc) {
+    static int pinnedRank(RoutingContext rc, ModelService service) {
         String pinned = rc.request().getHeader(HttpApi.DP_RANK_HEADER);
         if (pinned == null) {
             return -1;
@@ -169,7 +169,7 @@ final class OpenAiRoutes {
         throw ApiException.badRequest(FrontDoor.ROUTE_HEADER, FrontDoor.ROUTE_HEADER + ": expected a JSON object, got " + header);
     }
 
-    private FaultType chooseFault(RoutingContext rc, long seq) {
+    static FaultType chooseFault(RoutingContext rc, ModelService service, long seq) {
         String forced = rc.request().getHeader(HttpApi.FAULT_HEADER);
         if (forced != null) {
             FaultType t = FaultType.byName(forced);
@@ -181,7 +181,7 @@ final class OpenAiRoutes {
         return service.faults.get().pickFor(service.options.seed(), seq);
     }
 
-    private ApiException faultError(FaultType fault, boolean chat) {
+    static ApiException faultError(ModelService service, FaultType fault, boolean chat) {
         return switch (fault) {
             case RATE_LIMIT -> new ApiException(429, "Rate limit reached (injected fault)", null);
             case SERVER_ERROR -> new ApiException(500, "Internal server error (injected fault)", null);
@@ -229,7 +229,7 @@ final class OpenAiRoutes {
 
     /** Parsed, tokenized and serialized where {@link #withParsed} puts a body of its size: the answer grows with it. */
     private void tokenize(RoutingContext rc) {
-        withParsed(rc, bytes -> tokenized(bytes).toString(), out -> HttpBasics.jsonText(rc, out));
+        withParsed(vertx, rc, bytes -> tokenized(bytes).toString(), out -> HttpBasics.jsonText(rc, out));
     }
 
     private ObjectNode tokenized(byte[] bytes) {
@@ -263,7 +263,7 @@ final class OpenAiRoutes {
     }
 
     private void detokenize(RoutingContext rc) {
-        withParsed(rc, this::detokenized, out -> HttpBasics.jsonText(rc, out));
+        withParsed(vertx, rc, this::detokenized, out -> HttpBasics.jsonText(rc, out));
     }
 
     private String detokenized(byte[] bytes) {
