@@ -59,7 +59,7 @@ final class Exchange implements ChoiceSink {
         this.response = response;
         this.context = context;
         this.bodies = bodies;
-        this.fault = new ExchangeFault(fault, service.faults.get());
+        this.fault = new ExchangeFault(fault, service.faults());
         this.requestId = requestId;
         this.choices = Choices.create(service, request, this, seq, service.batchFor(context));
         ResponseContext answer = ResponseContext.open(service, wire, request, requestId, choices);

@@ -134,7 +134,7 @@ final class GrpcGenerate {
     }
 
     private void refuseErrorFault(long seq) {
-        FaultType fault = service.faults.get().pickFor(service.options.seed(), seq);
+        FaultType fault = service.faults().pickFor(service.options.seed(), seq);
         if (fault != null && fault.isError()) {
             throw OpenAiRoutes.faultError(service, fault, false);
         }

@@ -247,6 +247,11 @@ public final class MockServer {
         return service.options.replica();
     }
 
+    /** The served model behind this server (its settings, engines and metrics). */
+    ModelService service() {
+        return service;
+    }
+
     /** This server's metrics, one per data-parallel engine, for a fleet's dashboard. */
     List<ServerMetrics> metrics() {
         return service.metrics;
@@ -318,7 +323,7 @@ public final class MockServer {
 
     /** The current fault settings. */
     public FaultSettings faults() {
-        return service.faults.get();
+        return service.faults();
     }
 
     /** The KV connector's engine ids and side-channel ports, by data-parallel rank; null without one. */

@@ -178,7 +178,7 @@ final class OpenAiRoutes {
             }
             return t;
         }
-        return service.faults.get().pickFor(service.options.seed(), seq);
+        return service.faults().pickFor(service.options.seed(), seq);
     }
 
     static ApiException faultError(ModelService service, FaultType fault, boolean chat) {
