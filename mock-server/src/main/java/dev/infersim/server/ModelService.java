@@ -83,7 +83,7 @@ final class ModelService {
         this.tokenizer = tokenizer;
         this.vocabulary = vocabulary;
         this.parser = new RequestParser(tokenizer, options.servedModelNames(), loras, capacity.maxModelLen(),
-                options.schedulingPolicy().equals("priority"), options.features());
+                options.schedulingPolicy().equals("priority"), options.features(), options.deployment().model().vision());
         FakeMetrics fake = options.metrics().fake();
         this.runtime = new AtomicReference<>(RuntimeConfig.initial(options, fake == null ? null : fake.toJson()));
         // Replicas of one fleet start in the same millisecond: the index keeps their request ids apart.

@@ -101,8 +101,23 @@ public final class PromptTokenizer {
         return modelVocabularySize;
     }
 
-    /** A chat message's role and its text content. */
-    public record Message(String role, String content) {
+    /**
+     * A chat message's role, its text content and the media placed in it: each {@link Media}'s token ids stand at its
+     * offset in the text (a multimodal model's image placeholder), in order.
+     */
+    public record Message(String role, String content, List<Media> media) {
+        public Message {
+            media = List.copyOf(media);
+        }
+
+        /** A text-only message. */
+        public Message(String role, String content) {
+            this(role, content, List.of());
+        }
+    }
+
+    /** Token ids placed at character {@code offset} of a message's text (an image's placeholder tokens). */
+    public record Media(int offset, int[] ids) {
     }
 
     /** Token ids of plain text, without special tokens (special-token text is treated as ordinary text by cl100k). */
@@ -152,6 +167,9 @@ public final class PromptTokenizer {
      * apply_chat_template does.
      */
     public int[] applyChatTemplate(List<Message> messages, Ending ending) {
+        if (messages.stream().anyMatch(m -> !m.media().isEmpty())) {
+            return withMedia(messages, ending);
+        }
         if (model != null) {
             return encodePrompt(chatText(messages, ending));
         }
@@ -170,6 +188,66 @@ public final class PromptTokenizer {
             append(ids, "assistant\n");
         }
         return ids.toArray();
+    }
+
+    /** Stands for one medium in a message's text while the template is applied; no tokenizer meets it. */
+    private static final char MEDIA = '\uE000';
+
+    /**
+     * The template applied to a conversation with media: its text with a marker at each medium, tokenized piece by
+     * piece between markers (the first piece as a prompt, with the model tokenizer's special tokens), each medium's
+     * ids spliced in at its marker. A placeholder is a run of special tokens, so no text token spans it, as none spans
+     * a special token in a real tokenizer's output.
+     */
+    private int[] withMedia(List<Message> messages, Ending ending) {
+        List<Message> marked = new java.util.ArrayList<>();
+        List<int[]> media = new java.util.ArrayList<>();
+        for (Message m : messages) {
+            StringBuilder text = new StringBuilder(m.content());
+            for (int i = m.media().size() - 1; i >= 0; i--) {
+                text.insert(m.media().get(i).offset(), MEDIA);
+            }
+            m.media().forEach(x -> media.add(x.ids()));
+            marked.add(new Message(m.role(), text.toString()));
+        }
+        IntArrayList ids = new IntArrayList(256);
+        if (model != null) {
+            String[] pieces = chatText(marked, ending).split(String.valueOf(MEDIA), -1);
+            for (int p = 0; p < pieces.length; p++) {
+                addAll(ids, p == 0 ? encodePrompt(pieces[p]) : encode(pieces[p]));
+                if (p < media.size()) {
+                    addAll(ids, media.get(p));
+                }
+            }
+            return ids.toArray();
+        }
+        int next = 0;
+        for (int i = 0; i < marked.size(); i++) {
+            Message m = marked.get(i);
+            ids.add(IM_START);
+            String[] pieces = (m.role() + "\n" + m.content()).split(String.valueOf(MEDIA), -1);
+            for (int p = 0; p < pieces.length; p++) {
+                append(ids, pieces[p]);
+                if (p < pieces.length - 1) {
+                    addAll(ids, media.get(next++));
+                }
+            }
+            if (ending != Ending.CONTINUE_FINAL || i < marked.size() - 1) {
+                ids.add(IM_END);
+                append(ids, "\n");
+            }
+        }
+        if (ending == Ending.GENERATION_PROMPT) {
+            ids.add(IM_START);
+            append(ids, "assistant\n");
+        }
+        return ids.toArray();
+    }
+
+    private static void addAll(IntArrayList ids, int[] more) {
+        for (int id : more) {
+            ids.add(id);
+        }
     }
 
     /** The ChatML text of a conversation, ending as {@code ending} says. */

@@ -3,6 +3,7 @@ package dev.infersim.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.engine.VisionEncoder;
 
 import java.util.UUID;
 
@@ -11,7 +12,7 @@ import java.util.UUID;
  * ({@code vllm/entrypoints/serve/disagg/protocol.py}; made by {@code ServingRender.render_completion_request} and
  * {@code render_chat_request}): {@code request_id} ({@code cmpl-} or {@code chatcmpl-} and a fresh UUID),
  * {@code token_ids}, {@code assistant_tokens_mask} and {@code token_offsets} (null: not asked), {@code features}
- * (null for a text-only prompt), {@code sampling_params}, {@code model} as sent, {@code stream},
+ * (null for a text-only prompt; a chat prompt's images otherwise, see {@link #features}), {@code sampling_params}, {@code model} as sent, {@code stream},
  * {@code stream_options} (only with stream), {@code cache_salt}, {@code priority}, {@code kv_transfer_params} (null).
  *
  * <p>{@code sampling_params} holds the SamplingParams fields that decide what the engine does, with the request's value
@@ -24,8 +25,12 @@ final class RenderedRequest {
     private RenderedRequest() {
     }
 
-    /** The GenerateRequest of prompt {@code p} of {@code request} (parsed from {@code body}). */
-    static ObjectNode of(ObjectNode body, CompletionRequest request, int p, int maxModelLen) {
+    /**
+     * The GenerateRequest of prompt {@code p} of {@code request} (parsed from {@code body}); {@code vision}: the
+     * model's vision encoder, whose images give a chat render its {@code features}.
+     */
+    static ObjectNode of(ObjectNode body, CompletionRequest request, int p, int maxModelLen, VisionEncoder vision,
+                         String model) {
         int[] ids = request.prompts().get(p);
         ObjectNode g = Json.MAPPER.createObjectNode();
         g.put("request_id", (request.chat() ? "chatcmpl-" : "cmpl-") + UUID.randomUUID().toString().replace("-", ""));
@@ -35,7 +40,7 @@ final class RenderedRequest {
         }
         g.putNull("assistant_tokens_mask");
         g.putNull("token_offsets");
-        g.putNull("features");
+        g.set("features", request.chat() && vision != null ? features(body, ids, vision, model) : Json.MAPPER.nullNode());
         g.set("sampling_params", samplingParams(body, request, ids.length, maxModelLen));
         g.set("model", body.hasNonNull("model") ? body.get("model") : Json.MAPPER.nullNode());
         g.put("stream", request.stream());
@@ -45,6 +50,44 @@ final class RenderedRequest {
         g.put("priority", request.priority());
         g.putNull("kv_transfer_params");
         return g;
+    }
+
+    /**
+     * vLLM's {@code MultiModalFeatures} of a chat prompt with images: per modality the items' hashes ({@code mm_hashes};
+     * vLLM's are blake3 of the processed item, here SHA-256 of the image's bytes, or of a remote URL) and where each
+     * item's tokens lie in {@code token_ids} ({@code mm_placeholders}: offset and length of its run of image tokens);
+     * {@code kwargs_data} null, the metadata-only form (no tensors). Null for a prompt without images.
+     */
+    private static JsonNode features(ObjectNode body, int[] ids, VisionEncoder vision, String model) {
+        ArrayNode hashes = Json.MAPPER.createArrayNode();
+        JsonNode messages = body.get("messages");
+        for (int m = 0; m < messages.size(); m++) {
+            JsonNode content = messages.get(m).get("content");
+            if (content != null && content.isArray()) {
+                for (int i = 0; i < content.size(); i++) {
+                    if ("image_url".equals(content.get(i).path("type").asText())) {
+                        hashes.add(ImageParts.read(content.get(i), vision, model, "messages[" + m + "]").hash());
+                    }
+                }
+            }
+        }
+        if (hashes.isEmpty()) {
+            return Json.MAPPER.nullNode();
+        }
+        ObjectNode f = Json.MAPPER.createObjectNode();
+        f.putObject("mm_hashes").set("image", hashes);
+        ArrayNode ranges = f.putObject("mm_placeholders").putArray("image");
+        for (int i = 0; i < ids.length; i++) {
+            if (ids[i] == vision.imageTokenId()) {
+                int start = i;
+                while (i < ids.length && ids[i] == vision.imageTokenId()) {
+                    i++;
+                }
+                ranges.addObject().put("offset", start).put("length", i - start);
+            }
+        }
+        f.putNull("kwargs_data");
+        return f;
     }
 
     private static ObjectNode samplingParams(ObjectNode body, CompletionRequest request, int promptTokens, int maxModelLen) {

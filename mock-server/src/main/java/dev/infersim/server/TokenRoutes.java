@@ -3,6 +3,7 @@ package dev.infersim.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.engine.VisionEncoder;
 import io.vertx.core.Vertx;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -161,14 +162,22 @@ final class TokenRoutes {
             ObjectNode body = RequestParser.object(bytes);
             CompletionRequest request = service.parser.parse(body, chat);
             if (chat) {
-                return RenderedRequest.of(body, request, 0, service.capacity.maxModelLen()).toString();
+                return RenderedRequest.of(body, request, 0, service.capacity.maxModelLen(), vision(), model()).toString();
             }
             ArrayNode all = Json.MAPPER.createArrayNode();
             for (int p = 0; p < request.prompts().size(); p++) {
-                all.add(RenderedRequest.of(body, request, p, service.capacity.maxModelLen()));
+                all.add(RenderedRequest.of(body, request, p, service.capacity.maxModelLen(), vision(), model()));
             }
             return all.toString();
         }, out -> HttpBasics.jsonText(rc, out));
+    }
+
+    private VisionEncoder vision() {
+        return service.options.deployment().model().vision();
+    }
+
+    private String model() {
+        return service.options.servedModelName();
     }
 
     /**

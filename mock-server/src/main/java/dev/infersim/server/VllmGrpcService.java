@@ -135,7 +135,7 @@ final class VllmGrpcService {
             int maxLen = service.capacity.maxModelLen();
             call.response().end(GetModelInfoResponse.newBuilder().setModelPath(path)
                     .setIsGeneration(!service.options.features().pooling()).setMaxContextLength(maxLen)
-                    .setVocabSize(model.vocabSize()).setSupportsVision(false)
+                    .setVocabSize(model.vocabSize()).setSupportsVision(model.vision() != null)
                     .setServedModelName(service.options.servedModelName()).setTokenizerPath(path).setMaxReqInputLen(maxLen)
                     .build());
         });
