@@ -7,6 +7,7 @@ import dev.infersim.server.MockFleet;
 import dev.infersim.server.FakeMetrics;
 import dev.infersim.server.FaultSettings;
 import dev.infersim.server.FrontDoor;
+import dev.infersim.server.DatasetReplies;
 import dev.infersim.server.GrpcOptions;
 import dev.infersim.sim.Routers;
 import dev.infersim.sim.TieBreak;
@@ -179,6 +180,13 @@ public final class ServeCommand implements Runnable {
                     + "(connections are refused) and /health stays 200 while requests drain, as vLLM.")
     boolean listenWhileLoading;
 
+    @Option(names = "--dataset-responses", paramLabel = "FILE",
+            description = "Answer a prompt with a reply a conversation dataset stores for it, as llm-d-inference-sim: "
+                    + "its dataset tool's SQLite file, JSON, or JSON Lines of {prompt_hash, gen_tokens}, matched by the "
+                    + "SHA-256 of the prompt's token ids (tokenize as the dataset was: --tokenizer); a prompt it does not "
+                    + "hold gets the synthetic text; the truth log says which (default: synthetic text only).")
+    Path datasetResponses;
+
     @Option(names = "--grpc-port", paramLabel = "PORT|http",
             description = "Also serve vLLM's gRPC engine service (vllm.grpc.engine.VllmEngine: Generate, Embed, "
                     + "HealthCheck, Abort, GetModelInfo, GetServerInfo, GetLoads; server reflection on), HTTP/2 "
@@ -291,6 +299,7 @@ public final class ServeCommand implements Runnable {
                     .tokenizer(tokenizer == null ? null : PromptTokenizer.huggingFace(tokenizer))
                     .kvTransfer(kvTransfer(System.getenv("VLLM_NIXL_SIDE_CHANNEL_HOST"), System.getenv("VLLM_NIXL_SIDE_CHANNEL_PORT")))
                     .timeouts(timeouts.timeouts()).grpc(grpcPort == null ? null : GrpcOptions.parse(grpcPort))
+                    .datasetReplies(datasetResponses == null ? null : DatasetReplies.load(datasetResponses))
                     .truthLog(truthLog.open()).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());

@@ -27,6 +27,8 @@ final class Choice {
     final EventLoopBatch batch;
     /** How the output's tokens reach the client when the reply is more than plain text; null for plain text. */
     final OutputPlan plan;
+    /** Where the output comes from with --dataset-responses ({@code dataset} or {@code synthetic}); null without. */
+    String reply;
     /** The prefill this choice pulls its KV from ({@code do_remote_prefill}); null otherwise. Set before it arrives. */
     KvTransferParams remotePrefill;
     /** A prefill's id for the decode side ({@code remote_request_id}); null unless {@code do_remote_decode}. */

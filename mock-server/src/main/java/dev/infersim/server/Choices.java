@@ -38,6 +38,13 @@ final class Choices {
         int minTokens = Math.min(request.minTokens(), maxTokens);
         int eos = request.ignoreEos() || o.eosPosition() == null ? EngineRequest.NO_EOS
                 : o.eosPosition().sample(new SplitMix64(textSeed));
+        DatasetReplies.Reply stored = o.datasetReplies() == null || o.outputMode() == OutputMode.ECHO ? null
+                : o.datasetReplies().pick(prompt, maxTokens, request.ignoreEos(), textSeed);
+        if (stored != null) {
+            // the stored reply, which ends where it ends (unless ignore_eos runs the request on)
+            text = TokenText.reply(stored.ids(), stored.pieces(), service.vocabulary, textSeed);
+            eos = request.ignoreEos() ? EngineRequest.NO_EOS : Math.max(stored.length(), minTokens);
+        }
         OutputPlan plan = request.chat() ? OutputPlan.draw(request.output(), o.features(), text, textSeed,
                 Math.min(maxTokens, eos), service.tokenizer, service.vocabulary) : null;
         if (plan != null) {
@@ -55,6 +62,9 @@ final class Choices {
         Choice c = new Choice(exchange, index, arrival -> new EngineRequest(id, prompt.length, prompt, maxTokens, minTokens,
                 eosAfterTokens, request.priority(), arrival, request.lora()).disaggregate(role), text, request.stops(), batch,
                 request.tokenTimes() || o.truthLog() != null, plan);
+        if (o.datasetReplies() != null) {
+            c.reply = stored != null ? "dataset" : "synthetic";
+        }
         if (role == EngineRequest.Disaggregation.REMOTE_PREFILL) {
             c.remotePrefill = kv;
         } else if (role == EngineRequest.Disaggregation.REMOTE_DECODE) {

@@ -122,6 +122,9 @@ final class GroundTruth {
         g.writeNumberField("completion_tokens", r.outputTokens());
         g.writeStringField("finish_reason", c.finishName());
         g.writeNumberField("preemptions", r.preemptions());
+        if (c.reply != null) {
+            g.writeStringField("reply", c.reply);
+        }
         kvTransfer(g, c);
         g.writeObjectFieldStart("model");
         timeline(g, c, 1e6, false, tokenTimes);

@@ -348,7 +348,14 @@ public final class MockServer {
                         + "%,d tokens (%,d blocks of %d), max model len %,d", service.options.servedModelName(), baseUrl(),
                 replica(), d.model().name(), d.gpu().name(), d.tensorParallelSize(), dp, service.options.timeScale(), loadedIn,
                 kv.tokens(), kv.numBlocks(), kv.blockSize(), kv.maxModelLen()) + timingNote(service.options.fixedTiming(), d.maxNumSeqs())
-                + kvTransferNote() + (grpcPort > 0 ? "; gRPC " + VllmGrpcService.NAME.fullyQualifiedName() + " on port " + grpcPort : "");
+                + kvTransferNote() + (grpcPort > 0 ? "; gRPC " + VllmGrpcService.NAME.fullyQualifiedName() + " on port " + grpcPort : "")
+                + datasetNote();
+    }
+
+    private String datasetNote() {
+        DatasetReplies d = service.options.datasetReplies();
+        return d == null ? "" : String.format(Locale.ROOT, "; replies from %s (%,d for %,d prompts)", d.source(), d.size(),
+                d.prompts());
     }
 
     private String kvTransferNote() {
