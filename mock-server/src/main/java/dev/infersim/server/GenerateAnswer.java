@@ -148,11 +148,13 @@ final class GenerateAnswer implements TokenExchange.Writer {
         g.writeEndObject();
     }
 
-    private interface Body {
+    /** What writes one JSON value. */
+    interface Body {
         void write(JsonGenerator g) throws IOException;
     }
 
-    private static String json(Body body) {
+    /** The JSON text {@code body} writes. */
+    static String json(Body body) {
         StringWriter out = new StringWriter();
         try (JsonGenerator g = Json.MAPPER.getFactory().createGenerator(out)) {
             body.write(g);
@@ -163,12 +165,7 @@ final class GenerateAnswer implements TokenExchange.Writer {
     }
 
     @Override
-    public boolean writeQueueFull() {
-        return response.writeQueueFull();
-    }
-
-    @Override
-    public void drainHandler(Runnable drained) {
-        response.drainHandler(v -> drained.run());
+    public io.vertx.core.streams.WriteStream<?> out() {
+        return response;
     }
 }

@@ -1,6 +1,5 @@
 package dev.infersim.server;
 
-import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -17,7 +16,6 @@ import io.vertx.grpc.server.GrpcServerRequest;
 import io.vertx.grpc.server.GrpcServerResponse;
 
 import java.io.IOException;
-import java.io.StringWriter;
 import java.io.UncheckedIOException;
 
 /**
@@ -116,12 +114,8 @@ final class GrpcGenerate {
                     }
 
                     @Override
-                    public boolean writeQueueFull() {
-                        return false;
-                    }
-
-                    @Override
-                    public void drainHandler(Runnable drained) {
+                    public io.vertx.core.streams.WriteStream<?> out() {
+                        return call.response();
                     }
                 };
                 if (!exchange.submit(-1, answer)) {
@@ -244,16 +238,13 @@ final class GrpcGenerate {
         if (choices[0].heldKv() == null) {
             return null;
         }
-        StringWriter out = new StringWriter();
-        try (JsonGenerator g = Json.MAPPER.getFactory().createGenerator(out)) {
+        String wrapped = GenerateAnswer.json(g -> {
             g.writeStartObject();
             KvTransferParams.writeResponse(g, choices);
             g.writeEndObject();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        });
         try {
-            return Json.MAPPER.readTree(out.toString()).get(KvTransferParams.FIELD).toString();
+            return Json.MAPPER.readTree(wrapped).get(KvTransferParams.FIELD).toString();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -324,13 +315,8 @@ final class GrpcGenerate {
         }
 
         @Override
-        public boolean writeQueueFull() {
-            return response.writeQueueFull();
-        }
-
-        @Override
-        public void drainHandler(Runnable drained) {
-            response.drainHandler(v -> drained.run());
+        public io.vertx.core.streams.WriteStream<?> out() {
+            return response;
         }
     }
 }

@@ -167,17 +167,15 @@ public final class PromptTokenizer {
      * apply_chat_template does.
      */
     public int[] applyChatTemplate(List<Message> messages, Ending ending) {
-        if (messages.stream().anyMatch(m -> !m.media().isEmpty())) {
-            return withMedia(messages, ending);
-        }
+        boolean media = messages.stream().anyMatch(m -> !m.media().isEmpty());
         if (model != null) {
-            return encodePrompt(chatText(messages, ending));
+            return media ? hfWithMedia(messages, ending) : encodePrompt(chatText(messages, ending));
         }
         IntArrayList ids = new IntArrayList(64);
         for (int i = 0; i < messages.size(); i++) {
             Message m = messages.get(i);
             ids.add(IM_START);
-            append(ids, m.role() + "\n" + m.content());
+            appendWithMedia(ids, m.role() + "\n", m);
             if (ending != Ending.CONTINUE_FINAL || i < messages.size() - 1) {
                 ids.add(IM_END);
                 append(ids, "\n");
@@ -190,16 +188,31 @@ public final class PromptTokenizer {
         return ids.toArray();
     }
 
-    /** Stands for one medium in a message's text while the template is applied; no tokenizer meets it. */
+    /**
+     * A message's header and text, its media's ids spliced in where they stand. A placeholder is a run of special
+     * tokens, so no text token spans it (the text either side is tokenized apart), as none spans a special token in a
+     * real tokenizer's output.
+     */
+    private void appendWithMedia(IntArrayList ids, String header, Message m) {
+        String text = m.content();
+        List<Media> media = m.media();
+        append(ids, header + text.substring(0, media.isEmpty() ? text.length() : media.get(0).offset()));
+        for (int k = 0; k < media.size(); k++) {
+            addAll(ids, media.get(k).ids());
+            int next = k + 1 < media.size() ? media.get(k + 1).offset() : text.length();
+            append(ids, text.substring(media.get(k).offset(), next));
+        }
+    }
+
+    /** Stands for one medium in the template's text while a model tokenizer reads it; no tokenizer meets it. */
     private static final char MEDIA = '\uE000';
 
     /**
-     * The template applied to a conversation with media: its text with a marker at each medium, tokenized piece by
-     * piece between markers (the first piece as a prompt, with the model tokenizer's special tokens), each medium's
-     * ids spliced in at its marker. A placeholder is a run of special tokens, so no text token spans it, as none spans
-     * a special token in a real tokenizer's output.
+     * The model tokenizer's template of a conversation with media: the template's text with a marker at each medium,
+     * tokenized piece by piece between markers (the first as a prompt, with the tokenizer's special tokens), each
+     * medium's ids spliced in at its marker.
      */
-    private int[] withMedia(List<Message> messages, Ending ending) {
+    private int[] hfWithMedia(List<Message> messages, Ending ending) {
         List<Message> marked = new java.util.ArrayList<>();
         List<int[]> media = new java.util.ArrayList<>();
         for (Message m : messages) {
@@ -211,35 +224,12 @@ public final class PromptTokenizer {
             marked.add(new Message(m.role(), text.toString()));
         }
         IntArrayList ids = new IntArrayList(256);
-        if (model != null) {
-            String[] pieces = chatText(marked, ending).split(String.valueOf(MEDIA), -1);
-            for (int p = 0; p < pieces.length; p++) {
-                addAll(ids, p == 0 ? encodePrompt(pieces[p]) : encode(pieces[p]));
-                if (p < media.size()) {
-                    addAll(ids, media.get(p));
-                }
+        String[] pieces = chatText(marked, ending).split(String.valueOf(MEDIA), -1);
+        for (int p = 0; p < pieces.length; p++) {
+            addAll(ids, p == 0 ? encodePrompt(pieces[p]) : encode(pieces[p]));
+            if (p < media.size()) {
+                addAll(ids, media.get(p));
             }
-            return ids.toArray();
-        }
-        int next = 0;
-        for (int i = 0; i < marked.size(); i++) {
-            Message m = marked.get(i);
-            ids.add(IM_START);
-            String[] pieces = (m.role() + "\n" + m.content()).split(String.valueOf(MEDIA), -1);
-            for (int p = 0; p < pieces.length; p++) {
-                append(ids, pieces[p]);
-                if (p < pieces.length - 1) {
-                    addAll(ids, media.get(next++));
-                }
-            }
-            if (ending != Ending.CONTINUE_FINAL || i < marked.size() - 1) {
-                ids.add(IM_END);
-                append(ids, "\n");
-            }
-        }
-        if (ending == Ending.GENERATION_PROMPT) {
-            ids.add(IM_START);
-            append(ids, "assistant\n");
         }
         return ids.toArray();
     }

@@ -23,10 +23,8 @@ final class TokenExchange implements ChoiceSink {
         /** Every choice has finished: end the answer. */
         void done();
 
-        /** Whether the peer has not taken what was written yet: the exchange writes on after {@link #drainHandler}. */
-        boolean writeQueueFull();
-
-        void drainHandler(Runnable drained);
+        /** Where the answer is written: while the peer has not taken what was, the exchange waits for it to drain. */
+        io.vertx.core.streams.WriteStream<?> out();
     }
 
     private final ModelService service;
@@ -84,8 +82,8 @@ final class TokenExchange implements ChoiceSink {
         if (done) {
             return;
         }
-        if (writer.writeQueueFull()) {
-            writer.drainHandler(this::deliverAll);
+        if (writer.out().writeQueueFull()) {
+            writer.out().drainHandler(v -> deliverAll());
             return;
         }
         int published = c.published();

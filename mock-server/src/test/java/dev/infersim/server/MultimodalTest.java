@@ -87,22 +87,7 @@ class MultimodalTest {
         assertEquals(textOnly + 1369 + 2, remote, "a remote image is not fetched and counts as 1024 x 1024");
 
         // the image's tokens are prompt tokens: the engine prefills them, and the truth log counts them
-        JsonNode[] rows = new JsonNode[2];
-        assertTrue(TestServers.eventually(10, () -> {
-            for (String line : log.since(0, 10_000).body().split("\n")) {
-                try {
-                    JsonNode r = line.isEmpty() ? null : Json.MAPPER.readTree(line);
-                    if (r != null && r.get("request_id").asText().equals("mm-text")) {
-                        rows[0] = r;
-                    } else if (r != null && r.get("request_id").asText().equals("mm-png")) {
-                        rows[1] = r;
-                    }
-                } catch (java.io.IOException e) {
-                    throw new IllegalStateException(e);
-                }
-            }
-            return rows[0] != null && rows[1] != null;
-        }));
+        JsonNode[] rows = {TestServers.truthRows(log, "mm-text", 1).get(0), TestServers.truthRows(log, "mm-png", 1).get(0)};
         assertEquals(withPng, rows[1].get("prompt_tokens").asInt());
         assertEquals(0, rows[1].get("cached_prompt_tokens").asInt());
         assertTrue(rows[1].get("model").get("prefill_time_ms").asDouble() > 3 * rows[0].get("model").get("prefill_time_ms").asDouble(),

@@ -219,21 +219,6 @@ class TokenRoutesTest {
 
     /** The truth rows of {@code requestId}, once {@code count} are written. */
     private static List<JsonNode> rows(String requestId, int count) throws Exception {
-        List<JsonNode> rows = new ArrayList<>();
-        assertTrue(TestServers.eventually(10, () -> {
-            rows.clear();
-            for (String line : log.since(0, 10_000).body().split("\n")) {
-                try {
-                    JsonNode r = line.isEmpty() ? null : Json.MAPPER.readTree(line);
-                    if (r != null && r.get("request_id").asText().equals(requestId)) {
-                        rows.add(r);
-                    }
-                } catch (java.io.IOException e) {
-                    throw new IllegalStateException(e);
-                }
-            }
-            return rows.size() == count;
-        }), count + " truth rows for " + requestId);
-        return rows;
+        return TestServers.truthRows(log, requestId, count);
     }
 }

@@ -88,22 +88,7 @@ class VllmGrpcServiceTest {
 
     /** The truth-log row of {@code requestId}, once written. */
     private static JsonNode truth(String requestId) throws Exception {
-        JsonNode[] row = new JsonNode[1];
-        assertTrue(TestServers.eventually(10, () -> {
-            for (String line : log.since(0, 10_000).body().split("\n")) {
-                try {
-                    JsonNode r = line.isEmpty() ? null : Json.MAPPER.readTree(line);
-                    if (r != null && r.get("request_id").asText().equals(requestId)) {
-                        row[0] = r;
-                        return true;
-                    }
-                } catch (IOException e) {
-                    throw new IllegalStateException(e);
-                }
-            }
-            return false;
-        }), "a truth row for " + requestId);
-        return row[0];
+        return TestServers.truthRows(log, requestId, 1).get(0);
     }
 
     private static List<Integer> ints(JsonNode array) {

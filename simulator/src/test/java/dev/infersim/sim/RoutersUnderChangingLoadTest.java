@@ -105,7 +105,7 @@ class RoutersUnderChangingLoadTest {
     }
 
     /** A replica whose every read of a live signal returns a new value, now and then NaN or a negative count. */
-    private static final class ChangingTarget implements RoutingTarget {
+    private static final class ChangingTarget implements Shape {
         private final int id;
         private final Draws random;
 
@@ -145,19 +145,22 @@ class RoutersUnderChangingLoadTest {
         public int maxLoras() {
             return 2;
         }
+    }
 
+    /** What no router's decision here turns on: Llama 3's block size and vocabulary. */
+    private interface Shape extends RoutingTarget {
         @Override
-        public int blockSize() {
+        default int blockSize() {
             return 16;
         }
 
         @Override
-        public int vocabSize() {
+        default int vocabSize() {
             return 128_256;
         }
     }
 
-    private record StableTarget(int id, int load, double kvCacheUsage) implements RoutingTarget {
+    private record StableTarget(int id, int load, double kvCacheUsage) implements Shape {
         @Override
         public int requestsOnAdapter(String name) {
             return 0;
@@ -171,16 +174,6 @@ class RoutersUnderChangingLoadTest {
         @Override
         public int maxLoras() {
             return 0;
-        }
-
-        @Override
-        public int blockSize() {
-            return 16;
-        }
-
-        @Override
-        public int vocabSize() {
-            return 128_256;
         }
     }
 
