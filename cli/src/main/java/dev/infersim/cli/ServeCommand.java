@@ -8,6 +8,8 @@ import dev.infersim.server.FakeMetrics;
 import dev.infersim.server.FaultSettings;
 import dev.infersim.server.FrontDoor;
 import dev.infersim.server.JitWarmup;
+import dev.infersim.server.DatasetReplies;
+import dev.infersim.server.GrpcOptions;
 import dev.infersim.sim.Routers;
 import dev.infersim.sim.TieBreak;
 import dev.infersim.server.MetricsOptions;
@@ -185,6 +187,20 @@ public final class ServeCommand implements Runnable {
                     + "(connections are refused) and /health stays 200 while requests drain, as vLLM.")
     boolean listenWhileLoading;
 
+    @Option(names = "--dataset-responses", paramLabel = "FILE",
+            description = "Answer a prompt with a reply a conversation dataset stores for it, as llm-d-inference-sim: "
+                    + "its dataset tool's SQLite file, JSON, or JSON Lines of {prompt_hash, gen_tokens}, matched by the "
+                    + "SHA-256 of the prompt's token ids (tokenize as the dataset was: --tokenizer); a prompt it does not "
+                    + "hold gets the synthetic text; the truth log says which (default: synthetic text only).")
+    Path datasetResponses;
+
+    @Option(names = "--grpc-port", paramLabel = "PORT|http",
+            description = "Also serve vLLM's gRPC engine service (vllm.grpc.engine.VllmEngine: Generate, Embed, "
+                    + "HealthCheck, Abort, GetModelInfo, GetServerInfo, GetLoads; server reflection on), HTTP/2 "
+                    + "cleartext: on PORT (replica i on PORT + i; 0 any free port), or 'http' on --port itself beside "
+                    + "the HTTP API, as llm-d-inference-sim (default: not served).")
+    String grpcPort;
+
     @Option(names = "--lora-metrics-by-queue",
             description = "Fill vllm:lora_requests_info's waiting_lora_adapters and running_lora_adapters from the "
                     + "scheduler's waiting and running queues, as vLLM did before its PR #26801 (2025-11) and "
@@ -300,7 +316,9 @@ public final class ServeCommand implements Runnable {
                             fakeMetrics == null ? null : FakeMetrics.parse(fakeMetrics))).listenWhileLoading(listenWhileLoading)
                     .tokenizer(tokenizer == null ? null : PromptTokenizer.huggingFace(tokenizer))
                     .kvTransfer(kvTransfer(System.getenv("VLLM_NIXL_SIDE_CHANNEL_HOST"), System.getenv("VLLM_NIXL_SIDE_CHANNEL_PORT")))
-                    .timeouts(timeouts.timeouts()).truthLog(truthLog.open()).build();
+                    .timeouts(timeouts.timeouts()).grpc(grpcPort == null ? null : GrpcOptions.parse(grpcPort))
+                    .datasetReplies(datasetResponses == null ? null : DatasetReplies.load(datasetResponses))
+                    .truthLog(truthLog.open()).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
@@ -369,6 +387,10 @@ public final class ServeCommand implements Runnable {
     }
 
     private void serve(ServerOptions options) {
+        String hashWarning = HashSeedWarning.message(options.deployment(), replicas);
+        if (hashWarning != null) {
+            System.err.println(hashWarning);
+        }
         try {
             warmUp(options);
             serveFleet(options);

@@ -55,6 +55,8 @@ class ServeCommandTest {
         assertTrue(runFailing("serve", "--enable-lora", "--lora-modules", "a=/x", "a=/y").contains("--lora-modules"));
         assertTrue(runFailing("serve", "--api-key", "").contains("--api-key must not be empty"));
         assertTrue(runFailing("serve", "--header-timeout-s", "-1").contains("--header-timeout-s"));
+        assertTrue(runFailing("serve", "--grpc-port", "h2").contains("--grpc-port must be a port number or 'http'"));
+        assertTrue(runFailing("serve", "--grpc-port", "70000").contains("--grpc-port must be in 0..65535"));
     }
 
     @Test

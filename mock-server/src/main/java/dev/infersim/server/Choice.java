@@ -16,7 +16,7 @@ import java.util.function.LongFunction;
 final class Choice {
     private static final long[] NO_TIMES = new long[0];
 
-    final Exchange exchange;
+    final ChoiceSink exchange;
     final int index;
     private final LongFunction<EngineRequest> requestArrivingAt;
     /** Set by {@link #arrive}, before the engine thread or a response sees this choice. */
@@ -27,6 +27,8 @@ final class Choice {
     final EventLoopBatch batch;
     /** How the output's tokens reach the client when the reply is more than plain text; null for plain text. */
     final OutputPlan plan;
+    /** Where the output comes from with --dataset-responses ({@code dataset} or {@code synthetic}); null without. */
+    String reply;
     /** The prefill this choice pulls its KV from ({@code do_remote_prefill}); null otherwise. Set before it arrives. */
     KvTransferParams remotePrefill;
     /** A prefill's id for the decode side ({@code remote_request_id}); null unless {@code do_remote_decode}. */
@@ -69,7 +71,7 @@ final class Choice {
     boolean finishHandled;
     boolean finalChunkSent;
 
-    Choice(Exchange exchange, int index, LongFunction<EngineRequest> requestArrivingAt, TokenText text, StopStrings stops,
+    Choice(ChoiceSink exchange, int index, LongFunction<EngineRequest> requestArrivingAt, TokenText text, StopStrings stops,
            EventLoopBatch batch, boolean recordTokenTimes, OutputPlan plan) {
         this.plan = plan;
         this.exchange = exchange;

@@ -20,8 +20,11 @@ final class Choices {
     /** Echoed prompt tokens (all prompts) past which the outputs are drawn on a worker thread. */
     static final int ON_LOOP_ECHO_TOKENS = 16_384;
 
-    /** What one choice generates: its output text (and plan, when shaped) and where the model emits EOS. */
-    record Output(TokenText text, OutputPlan plan, int eos) {
+    /**
+     * What one choice generates: its output text (and plan, when shaped), where the model emits EOS, and where the text
+     * came from under {@code --dataset-responses} ({@code dataset} or {@code synthetic}; null without it).
+     */
+    record Output(TokenText text, OutputPlan plan, int eos, String reply) {
     }
 
     private Choices() {
@@ -63,9 +66,18 @@ final class Choices {
                 TokenText text = echo != null ? echo : TokenText.lorem(service.vocabulary, textSeed);
                 int eos = request.ignoreEos() || o.eosPosition() == null ? EngineRequest.NO_EOS
                         : o.eosPosition().sample(new SplitMix64(textSeed));
+                DatasetReplies.Reply stored = o.datasetReplies() == null || o.outputMode() == OutputMode.ECHO ? null
+                        : o.datasetReplies().pick(prompt, maxTokens, request.ignoreEos(), textSeed);
+                if (stored != null) {
+                    // the stored reply, which ends where it ends (unless ignore_eos runs the request on)
+                    text = TokenText.reply(stored.ids(), stored.pieces(), service.vocabulary, textSeed);
+                    eos = request.ignoreEos() ? EngineRequest.NO_EOS
+                            : Math.max(stored.length(), Math.min(request.minTokens(), maxTokens));
+                }
+                String reply = o.datasetReplies() == null ? null : stored != null ? "dataset" : "synthetic";
                 OutputPlan plan = request.chat() ? OutputPlan.draw(request.output(), o.features(), text, textSeed,
                         Math.min(maxTokens, eos), maxTokens, service.tokenizer, service.vocabulary, budget) : null;
-                out[index] = plan == null ? new Output(text, null, eos) : new Output(plan.text, plan, plan.eos(eos));
+                out[index] = plan == null ? new Output(text, null, eos, reply) : new Output(plan.text, plan, plan.eos(eos), reply);
             }
         }
         return out;
@@ -82,7 +94,7 @@ final class Choices {
         return request.maxTokens() == null ? room : Math.min(Math.max(1, request.maxTokens()), room);
     }
 
-    static Choice[] create(ModelService service, CompletionRequest request, Exchange exchange, Output[] outputs,
+    static Choice[] create(ModelService service, CompletionRequest request, ChoiceSink exchange, Output[] outputs,
                            EventLoopBatch batch) {
         int perPrompt = request.n();
         Choice[] choices = new Choice[outputs.length];
@@ -95,7 +107,7 @@ final class Choices {
         return choices;
     }
 
-    private static Choice create(ModelService service, CompletionRequest request, Exchange exchange, int index, int promptIndex,
+    private static Choice create(ModelService service, CompletionRequest request, ChoiceSink exchange, int index, int promptIndex,
                                  Output output, EventLoopBatch batch) {
         ServerOptions o = service.options;
         int[] prompt = request.prompts().get(promptIndex);
@@ -113,6 +125,7 @@ final class Choices {
         Choice c = new Choice(exchange, index, arrival -> new EngineRequest(id, prompt.length, prompt, maxTokens, minTokens,
                 eosAfterTokens, request.priority(), arrival, request.lora()).disaggregate(role), output.text(), request.stops(), batch,
                 request.tokenTimes() || o.truthLog() != null, output.plan());
+        c.reply = output.reply();
         if (role == EngineRequest.Disaggregation.REMOTE_PREFILL) {
             c.remotePrefill = kv;
         } else if (role == EngineRequest.Disaggregation.REMOTE_DECODE) {

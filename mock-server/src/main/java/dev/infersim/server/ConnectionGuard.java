@@ -40,6 +40,11 @@ final class ConnectionGuard {
         this.timeouts = timeouts;
     }
 
+    /** Whether {@code connection} is HTTP/1.x, whose decoder a guard replaces (an HTTP/2 one, gRPC's, has none). */
+    static boolean guards(HttpConnection connection) {
+        return ((ConnectionBase) connection).channel().pipeline().get("httpDecoder") != null;
+    }
+
     /** Guards a new connection of a server with {@code options}; {@link #of} finds the guard from the connection. */
     static void attach(Vertx vertx, HttpConnection connection, HttpServerOptions options, HttpTimeouts timeouts,
                        ConnectionBudget budget) {

@@ -23,6 +23,8 @@ final class EngineCommands {
     private final Runnable abortLive;
     private final ConcurrentLinkedQueue<PrefixCacheReset> resets = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<SleepCommand> sleeps = new ConcurrentLinkedQueue<>();
+    /** The latest timing asked ({@code /admin/config}), waiting for the engine thread; null when none is. */
+    private final java.util.concurrent.atomic.AtomicReference<TimingChange> timing = new java.util.concurrent.atomic.AtomicReference<>();
     /** Scheduling paused by a sleep: requests are taken in but no step runs until a wake-up. */
     private volatile boolean paused;
     /**
@@ -41,6 +43,10 @@ final class EngineCommands {
     }
 
     private record PrefixCacheReset(boolean preemptRunning, CompletableFuture<Boolean> done) {
+    }
+
+    /** A speed factor and fixed latencies (null under the cost model) for the steps from now on. */
+    private record TimingChange(double speedFactor, dev.infersim.engine.FixedTiming fixed) {
     }
 
     /** Completed with the model time the command took effect at (a wake-up: when steps may start again). */
@@ -68,9 +74,25 @@ final class EngineCommands {
         return c.done;
     }
 
+    /** Any thread: the engine times its steps from its next one with these; a later change replaces one not yet applied. */
+    void changeTiming(double speedFactor, dev.infersim.engine.FixedTiming fixed) {
+        timing.set(new TimingChange(speedFactor, fixed));
+    }
+
+    /** Engine thread, between two steps: applies the timing last asked for, if any. */
+    void applyTiming() {
+        TimingChange change = timing.getAndSet(null);
+        if (change != null) {
+            engine.setSpeedFactor(change.speedFactor());
+            if (change.fixed() != null) {
+                engine.setFixedTiming(change.fixed());
+            }
+        }
+    }
+
     /** Whether a command waits for the engine thread. */
     boolean pending() {
-        return !resets.isEmpty() || !sleeps.isEmpty();
+        return !resets.isEmpty() || !sleeps.isEmpty() || timing.get() != null;
     }
 
     boolean paused() {

@@ -252,6 +252,15 @@ final class EngineLoop implements Runnable {
         return done;
     }
 
+    /**
+     * Any thread ({@code /admin/config}): the engine's GPU runs {@code speedFactor} times as fast as its profile and,
+     * under fixed timing, draws latencies from {@code fixed}, from the step after this one.
+     */
+    void changeTiming(double speedFactor, dev.infersim.engine.FixedTiming fixed) {
+        commands.changeTiming(speedFactor, fixed);
+        wake();
+    }
+
     /** Stops the thread; requests still in the engine finish with {@code abort} and their connections are told. */
     void stop() throws InterruptedException {
         stopping = true;
@@ -403,6 +412,7 @@ final class EngineLoop implements Runnable {
         loras.apply(engine);
         flushTouched();
         commands.applyResets(cursorNanos);
+        commands.applyTiming();
     }
 
     private void abortChoice(Choice c, FinishReason reason) {

@@ -21,7 +21,7 @@ import java.nio.charset.StandardCharsets;
  * ({@link WholeBody}), applying the request's injected fault ({@link ExchangeFault}) on the way. A client that goes away
  * aborts its choices in the engine. Everything here runs on the exchange's event loop.
  */
-final class Exchange {
+final class Exchange implements ChoiceSink {
     /**
      * Token chunks of one stream written in one event-loop turn, its choices together: when the engine has run ahead of
      * a stream (a fast time scale, a slow reader), the rest waits behind the loop's other connections rather than
@@ -65,7 +65,7 @@ final class Exchange {
         this.response = response;
         this.context = context;
         this.bodies = bodies;
-        this.fault = new ExchangeFault(fault, service.faults.get());
+        this.fault = new ExchangeFault(fault, service.faults());
         this.requestId = requestId;
         this.wire = wire;
         this.choices = Choices.create(service, request, this, outputs, service.batchFor(context));
@@ -98,20 +98,24 @@ final class Exchange {
      * Whether each token must reach the event loop: a stream writes it, and a non-stream disconnect fault counts tokens
      * to drop the connection mid-generation. Other non-stream exchanges need only the finish.
      */
-    boolean wantsTokens() {
+    @Override
+    public boolean wantsTokens() {
         return request.stream() || fault.countsTokens();
     }
 
-    boolean streams() {
+    @Override
+    public boolean streams() {
         return request.stream();
     }
 
-    int choiceCount() {
+    @Override
+    public int choiceCount() {
         return choices.length;
     }
 
     /** The request's id ({@code x-request-id}, or one the server made). */
-    String requestId() {
+    @Override
+    public String requestId() {
         return requestId;
     }
 
@@ -142,7 +146,8 @@ final class Exchange {
     }
 
     /** Engine thread: the injected {@link FaultType#ENGINE_ERROR} throws once the engine has produced {@code tokens}. */
-    void engineFault(int tokens) {
+    @Override
+    public void engineFault(int tokens) {
         fault.failEngineAt(tokens);
     }
 
@@ -174,7 +179,8 @@ final class Exchange {
     }
 
     /** Event loop: the engine published tokens or a finish for {@code c}. */
-    void deliver(Choice c) {
+    @Override
+    public void deliver(Choice c) {
         if (done) {
             return;
         }

@@ -29,6 +29,8 @@ final class GroundTruth {
     private long receivedLatenessNanos = -1;
     /** The front door's routing decision, a JSON object; null when no front door routed the request. */
     private volatile String route;
+    /** The API that answered in token ids ({@code grpc}, {@code generate}), whose rows carry them; null otherwise. */
+    private String tokenApi;
 
     GroundTruth(ModelService service, CompletionRequest request, String requestId, Choice[] choices) {
         this.requestId = requestId;
@@ -60,8 +62,27 @@ final class GroundTruth {
             g.writeFieldName("route");
             g.writeRawValue(route);
         }
+        if (tokenApi != null) {
+            g.writeStringField("api", tokenApi);
+        }
         choiceFields(g, c, true);
+        if (tokenApi != null) {
+            // what the client was sent, so a token-id client can be checked id by id
+            g.writeArrayFieldStart("token_ids");
+            for (int i = 0; i < c.request.outputTokens(); i++) {
+                g.writeNumber(c.text.id(i));
+            }
+            g.writeEndArray();
+        }
         g.writeEndObject();
+    }
+
+    /**
+     * The request is answered in token ids by {@code api} (before the exchange starts): its truth-log rows name the API
+     * and carry each choice's output token ids.
+     */
+    void answeredInTokenIds(String api) {
+        tokenApi = api;
     }
 
     /** The decision of the front door that routed the request here ({@code x-infersim-route}), a JSON object. */
@@ -132,6 +153,9 @@ final class GroundTruth {
         g.writeNumberField("completion_tokens", r.outputTokens());
         g.writeStringField("finish_reason", c.finishName());
         g.writeNumberField("preemptions", r.preemptions());
+        if (c.reply != null) {
+            g.writeStringField("reply", c.reply);
+        }
         kvTransfer(g, c);
         g.writeObjectFieldStart("model");
         timeline(g, c, 1e6, false, tokenTimes);

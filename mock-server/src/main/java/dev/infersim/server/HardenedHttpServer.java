@@ -26,9 +26,18 @@ final class HardenedHttpServer {
 
     /** A server on {@code vertx} handing each request to {@code handler}; the caller listens. */
     static HttpServer create(Vertx vertx, HttpTimeouts timeouts, Handler<HttpServerRequest> handler) {
+        return create(vertx, timeouts, handler, false);
+    }
+
+    /**
+     * As {@link #create(Vertx, HttpTimeouts, Handler)}, with HTTP/2 cleartext also accepted when {@code h2c} (vLLM's
+     * gRPC engine service on the HTTP port): an HTTP/2 connection has no HTTP/1.1 decoder to guard, so only its idle
+     * timeout holds it.
+     */
+    static HttpServer create(Vertx vertx, HttpTimeouts timeouts, Handler<HttpServerRequest> handler, boolean h2c) {
         HttpServerOptions options = new HttpServerOptions().setTcpNoDelay(true).setAcceptBacklog(4096)
                 .setIdleTimeout((int) Math.min(Integer.MAX_VALUE, timeouts.idleMs())).setIdleTimeoutUnit(TimeUnit.MILLISECONDS)
-                .setHttp2ClearTextEnabled(false);
+                .setHttp2ClearTextEnabled(h2c);
         // what a new connection needs is loaded now: by the time one is set up the acceptor may have taken every
         // descriptor, and a class read from a directory (tests, an exploded deployment) could not be read then
         try {
@@ -39,7 +48,11 @@ final class HardenedHttpServer {
             throw new IllegalStateException(e);
         }
         HttpServer server = vertx.createHttpServer(options);
-        server.connectionHandler(c -> ConnectionGuard.attach(vertx, c, options, timeouts, ConnectionBudget.PROCESS));
+        server.connectionHandler(c -> {
+            if (ConnectionGuard.guards(c)) {
+                ConnectionGuard.attach(vertx, c, options, timeouts, ConnectionBudget.PROCESS);
+            }
+        });
         return server.invalidRequestHandler(HardenedHttpServer::invalidRequest).requestHandler(request -> {
             ConnectionGuard guard = ConnectionGuard.of(request.connection());
             if (guard != null) {

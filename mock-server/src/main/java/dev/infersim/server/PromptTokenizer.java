@@ -127,8 +127,23 @@ public final class PromptTokenizer {
         return modelVocabularySize;
     }
 
-    /** A chat message's role and its text content. */
-    public record Message(String role, String content) {
+    /**
+     * A chat message's role, its text content and the media placed in it: each {@link Media}'s token ids stand at its
+     * offset in the text (a multimodal model's image placeholder), in order.
+     */
+    public record Message(String role, String content, List<Media> media) {
+        public Message {
+            media = List.copyOf(media);
+        }
+
+        /** A text-only message. */
+        public Message(String role, String content) {
+            this(role, content, List.of());
+        }
+    }
+
+    /** Token ids placed at character {@code offset} of a message's text (an image's placeholder tokens). */
+    public record Media(int offset, int[] ids) {
     }
 
     /** Token ids of plain text, without special tokens (special-token text is treated as ordinary text by cl100k). */
@@ -202,14 +217,15 @@ public final class PromptTokenizer {
 
     /** {@link #applyChatTemplate(List, Ending)}, or a prefix longer than {@code limit}, as {@link #encode(String, int)}. */
     public int[] applyChatTemplate(List<Message> messages, Ending ending, int limit) {
+        boolean media = messages.stream().anyMatch(m -> !m.media().isEmpty());
         if (model != null) {
-            return encodePrompt(chatText(messages, ending));
+            return media ? hfWithMedia(messages, ending) : encodePrompt(chatText(messages, ending));
         }
         IntArrayList ids = new IntArrayList(64);
         for (int i = 0; i < messages.size() && ids.size() <= limit; i++) {
             Message m = messages.get(i);
             ids.add(IM_START);
-            append(ids, m.role() + "\n" + m.content(), limit);
+            appendWithMedia(ids, m.role() + "\n", m, limit);
             if (ending != Ending.CONTINUE_FINAL || i < messages.size() - 1) {
                 ids.add(IM_END);
                 append(ids, "\n", limit);
@@ -220,6 +236,58 @@ public final class PromptTokenizer {
             append(ids, "assistant\n", limit);
         }
         return ids.toArray();
+    }
+
+    /**
+     * A message's header and text, its media's ids spliced in where they stand. A placeholder is a run of special
+     * tokens, so no text token spans it (the text either side is tokenized apart), as none spans a special token in a
+     * real tokenizer's output.
+     */
+    private void appendWithMedia(IntArrayList ids, String header, Message m, int limit) {
+        String text = m.content();
+        List<Media> media = m.media();
+        append(ids, header + text.substring(0, media.isEmpty() ? text.length() : media.get(0).offset()), limit);
+        for (int k = 0; k < media.size() && ids.size() <= limit; k++) {
+            addAll(ids, media.get(k).ids());
+            int next = k + 1 < media.size() ? media.get(k + 1).offset() : text.length();
+            append(ids, text.substring(media.get(k).offset(), next), limit);
+        }
+    }
+
+    /** Stands for one medium in the template's text while a model tokenizer reads it; no tokenizer meets it. */
+    private static final char MEDIA = '\uE000';
+
+    /**
+     * The model tokenizer's template of a conversation with media: the template's text with a marker at each medium,
+     * tokenized piece by piece between markers (the first as a prompt, with the tokenizer's special tokens), each
+     * medium's ids spliced in at its marker.
+     */
+    private int[] hfWithMedia(List<Message> messages, Ending ending) {
+        List<Message> marked = new java.util.ArrayList<>();
+        List<int[]> media = new java.util.ArrayList<>();
+        for (Message m : messages) {
+            StringBuilder text = new StringBuilder(m.content());
+            for (int i = m.media().size() - 1; i >= 0; i--) {
+                text.insert(m.media().get(i).offset(), MEDIA);
+            }
+            m.media().forEach(x -> media.add(x.ids()));
+            marked.add(new Message(m.role(), text.toString()));
+        }
+        IntArrayList ids = new IntArrayList(256);
+        String[] pieces = chatText(marked, ending).split(String.valueOf(MEDIA), -1);
+        for (int p = 0; p < pieces.length; p++) {
+            addAll(ids, p == 0 ? encodePrompt(pieces[p]) : encode(pieces[p]));
+            if (p < media.size()) {
+                addAll(ids, media.get(p));
+            }
+        }
+        return ids.toArray();
+    }
+
+    private static void addAll(IntArrayList ids, int[] more) {
+        for (int id : more) {
+            ids.add(id);
+        }
     }
 
     /** The ChatML text of a conversation, ending as {@code ending} says. */

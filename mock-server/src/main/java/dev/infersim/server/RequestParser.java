@@ -1,6 +1,7 @@
 package dev.infersim.server;
 
 import dev.infersim.engine.LoraAdapter;
+import dev.infersim.engine.VisionEncoder;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -35,6 +36,7 @@ final class RequestParser {
     private final int maxModelLen;
     private final boolean priorityScheduling;
     private final ModelFeatures features;
+    private final VisionEncoder vision;
 
     RequestParser(PromptTokenizer tokenizer, List<String> servedModelNames, LoraAdapters loras, int maxModelLen,
                   boolean priorityScheduling) {
@@ -43,6 +45,13 @@ final class RequestParser {
 
     RequestParser(PromptTokenizer tokenizer, List<String> servedModelNames, LoraAdapters loras, int maxModelLen,
                   boolean priorityScheduling, ModelFeatures features) {
+        this(tokenizer, servedModelNames, loras, maxModelLen, priorityScheduling, features, null);
+    }
+
+    /** {@code vision}: the model's vision encoder, which sizes the image parts of chat messages; null for a text model. */
+    RequestParser(PromptTokenizer tokenizer, List<String> servedModelNames, LoraAdapters loras, int maxModelLen,
+                  boolean priorityScheduling, ModelFeatures features, VisionEncoder vision) {
+        this.vision = vision;
         this.features = features;
         this.tokenizer = tokenizer;
         this.servedModelNames = servedModelNames;
@@ -347,29 +356,45 @@ final class RequestParser {
             if (role == null || !role.isTextual()) {
                 throw ApiException.badRequest("messages", where + ".role: expected a string");
             }
-            out.add(new PromptTokenizer.Message(role.asText(), content(m.get("content"), where)));
+            out.add(message(role.asText(), m.get("content"), where));
         }
         return out;
     }
 
-    private static String content(JsonNode c, String where) {
+    /**
+     * A message of its content: a string, or text and image parts in order (each image's placeholder tokens where it
+     * stands, sized by the model's vision encoder: {@link ImageParts}); an image part to a text-only model, or an
+     * audio part, is a 400.
+     */
+    private PromptTokenizer.Message message(String role, JsonNode c, String where) {
         if (c == null || c.isNull()) {
-            return "";
+            return new PromptTokenizer.Message(role, "");
         }
         if (c.isTextual()) {
-            return c.asText();
+            return new PromptTokenizer.Message(role, c.asText());
         }
         if (c.isArray()) {
             StringBuilder text = new StringBuilder();
-            for (JsonNode part : c) {
-                JsonNode type = part.get("type");
+            List<PromptTokenizer.Media> media = new ArrayList<>();
+            for (int i = 0; i < c.size(); i++) {
+                JsonNode part = c.get(i);
+                String type = part.path("type").asText("");
                 JsonNode t = part.get("text");
-                if (type == null || !"text".equals(type.asText()) || t == null || !t.isTextual()) {
-                    throw ApiException.badRequest("messages", where + ".content: only {\"type\":\"text\",\"text\":...} parts are supported");
+                if (type.equals("text") && t != null && t.isTextual()) {
+                    text.append(t.asText());
+                } else if (type.equals("image_url")) {
+                    String model = servedModelNames.get(0);
+                    media.add(new PromptTokenizer.Media(text.length(),
+                            ImageParts.read(part, vision, model, where + ".content[" + i + "]").ids()));
+                } else if (type.equals("input_audio") || type.equals("audio_url")) {
+                    throw ApiException.badRequest("messages", where + ".content[" + i + "]: the model "
+                            + servedModelNames.get(0) + " has no audio encoder, so it takes no audio parts");
+                } else {
+                    throw ApiException.badRequest("messages", where + ".content: only {\"type\":\"text\",\"text\":...} and "
+                            + "{\"type\":\"image_url\",\"image_url\":{\"url\":...}} parts are supported");
                 }
-                text.append(t.asText());
             }
-            return text.toString();
+            return new PromptTokenizer.Message(role, text.toString(), media);
         }
         throw ApiException.badRequest("messages", where + ".content: expected a string or an array of text parts, got "
                 + JsonFields.describe(c));
@@ -421,7 +446,7 @@ final class RequestParser {
             }
             ids[i] = e.asInt();
             // vLLM refuses ids past its tokenizer's vocabulary; echo mode could not even decode them.
-            if (!tokenizer.isKnown(ids[i])) {
+            if (!tokenizer.isKnown(ids[i]) && (vision == null || !vision.isPlaceholder(ids[i]))) {
                 throw ApiException.badRequest("prompt", "Token id " + ids[i] + " is out of vocabulary");
             }
         }

@@ -47,6 +47,11 @@ final class SleepMode {
                 .end(Json.MAPPER.createObjectNode().put("is_sleeping", sleep.isSleeping()).toString()));
     }
 
+    /** The level the engines sleep at, or -1 while awake. */
+    int level() {
+        return level;
+    }
+
     boolean isSleeping() {
         return level >= 0;
     }
