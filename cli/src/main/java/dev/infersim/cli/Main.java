@@ -50,6 +50,11 @@ public final class Main implements Runnable {
         // every sub-command's -V prints the version too (picocli gives each its own, empty, provider)
         Version version = new Version();
         cli.getSubcommands().values().forEach(sub -> sub.getCommandSpec().versionProvider(version));
+        OptionLimits.register(cli);
+        cli.setExecutionStrategy(parsed -> {
+            OptionLimits.check(parsed);
+            return new CommandLine.RunLast().execute(parsed);
+        });
         cli.setExecutionExceptionHandler(Main::handleExecutionException);
         cli.setParameterExceptionHandler(Main::handleParameterException);
         return cli.execute(args);
@@ -91,8 +96,11 @@ public final class Main implements Runnable {
         return "";
     }
 
-    /** The message on one line, anything in it that could act on a terminal escaped (it may quote a server). */
+    /**
+     * The message on one line, in our words rather than a library's ({@link JavaWords}), anything in it that could act on
+     * a terminal escaped (it may quote a server).
+     */
     private static String oneLine(String message) {
-        return message == null ? "error" : TerminalText.printable(message.replaceAll("\\s*\\R\\s*", " ").trim());
+        return message == null ? "error" : TerminalText.printable(JavaWords.ours(message.replaceAll("\\s*\\R\\s*", " ").trim()));
     }
 }
