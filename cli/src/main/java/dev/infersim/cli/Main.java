@@ -50,6 +50,7 @@ public final class Main implements Runnable {
         // every sub-command's -V prints the version too (picocli gives each its own, empty, provider)
         Version version = new Version();
         cli.getSubcommands().values().forEach(sub -> sub.getCommandSpec().versionProvider(version));
+        GroupedHelp.install(cli);
         OptionLimits.register(cli);
         cli.setExecutionStrategy(parsed -> {
             OptionLimits.check(parsed);
