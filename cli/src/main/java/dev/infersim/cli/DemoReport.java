@@ -195,6 +195,11 @@ final class DemoReport {
         for (int i = 1; i < n; i++) {
             lows[i] = Math.max(lows[i], lows[i - 1]);
         }
+        // By the same argument a value outside those bounds is noise (a light run whose few slow requests a busy
+        // machine made): held within them, so that the estimate lies inside its own interval.
+        for (int i = 0; i < n; i++) {
+            values[i] = Math.max(lows[i], Math.min(values[i], highs[i]));
+        }
         return ObjectiveCrossing.highestRateMeeting(rates, values, lows, highs, sloTtftP99Ms);
     }
 

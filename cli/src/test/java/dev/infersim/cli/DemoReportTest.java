@@ -160,6 +160,22 @@ class DemoReportTest {
         assertTrue(done.words().startsWith("Conclusions stable after 1 extra run"), done.words());
     }
 
+    /**
+     * A light run's p99 above the objective (a few slow requests on a busy machine) that a heavier run's upper bound
+     * rules out does not end the curve there: the estimate lies inside its interval (a planted 170 ms at 16 req/s,
+     * bounded by 114 ms at 32).
+     */
+    @Test
+    void aNoisyLightRunIsHeldWithinItsNeighboursBoundsSoTheEstimateLiesInItsInterval() {
+        DemoReport report = report(List.of(
+                row(16, side(170, 0.6, 16, 16), side(40, 16, 16)),
+                row(32, side(95, 0.2, 32, 32), side(70, 32, 32)),
+                row(45, side(190, 0.2, 45, 45), side(110, 45, 45))), 50);
+        RateEstimate slo = report.highestRateMeetingSlo(DemoReport.MEASURED);
+        assertEquals(32 + 13 * (150 - 95) / (190.0 - 95), slo.perS(), 1e-6, slo.toString());
+        assertTrue(slo.lowPerS() <= slo.perS() && slo.perS() <= slo.highPerS(), slo.toString());
+    }
+
     @Test
     void aSweepThatNeverOverloadsHasNoKneeAndAsksForARatePastIt() {
         DemoReport report = report(List.of(row(25, side(60, 25, 25), side(55, 25, 25))), 50);
