@@ -48,7 +48,8 @@ import java.util.concurrent.TimeUnit;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Measure (mock server + benchmark client), simulate and predict one workload side by side over a "
-                + "request-rate sweep past the knee; prints one table and writes an HTML page. Bundled defaults, about 1.5 minutes.")
+                + "request-rate sweep past the knee; prints one table and writes an HTML page. How long it takes depends on "
+                + "the time scale its calibration chooses: the wall time is printed at the end.")
 public final class DemoCommand implements Callable<Integer> {
     private static final int PROMPT_TOKENS = 512;
     private static final int MAX_TOKENS = 1024;
