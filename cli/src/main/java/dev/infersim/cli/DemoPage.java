@@ -102,7 +102,9 @@ final class DemoPage {
                 const ys=[].concat(option.yAxis);
                 ys.forEach((y,i)=>{ y.nameLocation='middle'; y.nameRotate=i? -90 : 90; y.nameGap=y.nameGap||labelWidth(y)+22;
                   y.nameTextStyle=Object.assign({color:'#555'}, y.nameTextStyle||{}); });
-                option.grid=Object.assign({}, option.grid, {left:(option.grid.left||0)+24, right:(option.grid.right||0)+(ys.length>1?24:0)});
+                // containLabel reserves the tick labels and their margin; the name's far edge lies within its gap of the axis
+                // plus half its line, so the gap itself is always room enough
+                option.grid=Object.assign({}, option.grid, {left:(option.grid.left||0)+ys[0].nameGap, right:(option.grid.right||0)+(ys.length>1?ys[1].nameGap:0)});
                 const c=echarts.init($(id), null, {renderer:'svg'}); option.animation=false; c.setOption(option); return c; }
               catch(e){ reportError('chart '+id, e); } }
             // An axis maximum people read: 1, 2, 2.5, 5 or 10 times a power of ten, at or above the data.
@@ -250,7 +252,7 @@ final class DemoPage {
                 + 'sequences running in the batch and requests waiting for the engine (left axis), the KV cache in use (KV %, right axis)'
                 + (E ? ' and the tokens each engine step processes (grey, far right axis: steps with a prefill spike above the decode steps\\' one token per sequence).' : '.');
               const at = k=>T.time_s.map((s,i)=>[s,T[k][i]]);
-              const yAxis=[{type:'value',name:'running, waiting: requests',minInterval:1},
+              const yAxis=[{type:'value',name:'requests',minInterval:1},
                 {type:'value',name:'KV cache in use, %',min:0,max:100,position:'right'}];
               const series=[{name:'running',type:'line',showSymbol:false,data:at('running')},{name:'waiting',type:'line',showSymbol:false,data:at('waiting')},
                         {name:'KV cache %',type:'line',showSymbol:false,yAxisIndex:1,data:T.time_s.map((s,i)=>[s,100*T.kv_cache_usage[i]])}];
