@@ -1,6 +1,7 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import dev.infersim.common.TextKey;
 import dev.infersim.engine.EngineRequest;
 
 import java.io.IOException;
@@ -56,6 +57,9 @@ final class GroundTruth {
             g.writeRawValue(route);
         }
         choiceFields(g, c, true);
+        // The output text's identity, so that check-harness can match a harness's saved text to this row exactly.
+        g.writeStringField("output_text_sha256", TextKey.of(c.plan == null ? c.finalText()
+                : c.plan.content(c.request.outputTokens(), c.stopTextLength())));
         g.writeEndObject();
     }
 
