@@ -150,8 +150,7 @@ public final class BenchmarkClient implements AutoCloseable {
         String probeError = probe(workload);
         if (probeError != null) {
             LoadRun.Phase nothing = new LoadRun.Phase(emptyWindow(), emptyWindow(), 0, 0, false);
-            return results.assemble(date, workload, plan, nothing, new LatencyStats(), new LatencyStats(),
-                    ClientGc.start().since(), new long[] {-1, -1}, null, probeError);
+            return results.assemble(date, workload, plan, nothing, new LatencyStats(), ClientGc.start().since(), new long[] {-1, -1}, null, probeError);
         }
         warmUp(workload);
         long startNanos = plan.startAtEpochMillis() > 0 ? startNanos(plan.startAtEpochMillis()) : LoadRun.NOW;
@@ -162,25 +161,22 @@ public final class BenchmarkClient implements AutoCloseable {
         }
         LoadRun.Phase phase;
         SchedulingNoise probe = SchedulingNoise.start();
-        LoopLateness reads = LoopLateness.start(eventLoops);
         ClientGc gc = ClientGc.start();
         long[] loopsAtStart = loopCpu.sample();
         LatencyStats noise;
-        LatencyStats readDelay;
         RequestLogWriter log = plan.detailFile() == null ? null : new RequestLogWriter(plan.detailFile(), true);
         try {
             phase = load.run(shard.requests(workload), workload.isClosedLoop(), users, plan.numWarmups(),
                     plan.warmupDurationNanos(), plan.durationNanos(), config.slo(), log, startNanos);
         } finally {
             noise = probe.stop();
-            readDelay = reads.stop();
             if (log != null) {
                 log.close();
             }
         }
         MetricsScraper.Timeline scraped = scraper == null ? null : scraper.stop();
         long[] loops = LoopCpu.between(loopsAtStart, loopCpu.sample());
-        BenchResult result = results.assemble(date, workload, plan, phase, noise, readDelay, gc.since(), loops, scraped, null);
+        BenchResult result = results.assemble(date, workload, plan, phase, noise, gc.since(), loops, scraped, null);
         if (log != null && log.failure() != null) {
             // the run is measured all the same; the command reports the file it could not write once it has printed it
             result = result.withDetailedFile(null).withOutputError(log.failure());

@@ -79,8 +79,11 @@ public final class ClientOptions {
     int maxConnections;
 
     @Option(names = "--validate",
-            description = "Compare each request's TTFT and E2EL with the infersim server's own timeline and report the error "
-                    + "distribution; fails when the server sends no ground truth.")
+            description = "Compare each request's TTFT and E2EL with the infersim server's own timeline at the wire (asking "
+                    + "it for every token's times) and report the error distribution and what a gateway did: tokens "
+                    + "coalesced, retries hidden from the client, added latency (against the server's own TTFT, or "
+                    + "--baseline-url), never what the client's own timing error explains; fails when the server sends "
+                    + "no ground truth.")
     boolean validate;
 
     @Option(names = "--scrape-metrics", paramLabel = "URL",
@@ -137,7 +140,7 @@ public final class ClientOptions {
                     maxSendLagMs == null ? BenchConfig.FIT_TO_MACHINE : Math.round(maxSendLagMs * 1e6), maxFailureRate,
                     report.slo(),
                     report.metrics(), report.percentiles(), maxConnections, scrapeMetrics, scrapeIntervalMs,
-                    strictTiming || maxSendLagMs != null, headerMap(), clientWarmups);
+                    strictTiming || maxSendLagMs != null, headerMap(), clientWarmups, validate);
         } catch (ConfigException e) {
             throw e;
         } catch (IllegalArgumentException e) {

@@ -7,6 +7,7 @@ import dev.infersim.server.MockFleet;
 import dev.infersim.server.FakeMetrics;
 import dev.infersim.server.FaultSettings;
 import dev.infersim.server.FrontDoor;
+import dev.infersim.server.JitWarmup;
 import dev.infersim.sim.Routers;
 import dev.infersim.sim.TieBreak;
 import dev.infersim.server.MetricsOptions;
@@ -201,6 +202,14 @@ public final class ServeCommand implements Runnable {
                     + "a router computes with the same file (default: cl100k_base).")
     Path tokenizer;
 
+    @Option(names = "--warmup", arity = "0..1", defaultValue = "0", fallbackValue = "" + JitWarmup.DEFAULT_REQUESTS,
+            paramLabel = "N",
+            description = "Before listening, send N requests (default with the flag: " + JitWarmup.DEFAULT_REQUESTS
+                    + ") to a throwaway server of the same model and features on a free loopback port, so that the JIT "
+                    + "has compiled the server before the first measured run; nothing of them reaches this server's "
+                    + "metrics, truth log or cache. Prints how many and how long (some seconds). 0: none (default).")
+    int warmup;
+
     @Option(names = "--config", paramLabel = "FILE", description = "YAML file of these flags (keys without '--'); command-line flags win.")
     Path config;
 
@@ -248,6 +257,9 @@ public final class ServeCommand implements Runnable {
 
     private ServerOptions options() {
         try {
+            if (warmup < 0) {
+                throw new IllegalArgumentException("--warmup must be >= 0 requests, got " + warmup);
+            }
             if (shutdownGraceMs < 0) {
                 throw new IllegalArgumentException("--shutdown-grace-ms must be >= 0, got " + shutdownGraceMs);
             }
@@ -343,9 +355,26 @@ public final class ServeCommand implements Runnable {
 
     private void serve(ServerOptions options) {
         try {
+            warmUp(options);
             serveFleet(options);
         } finally {
             truthLog.close(options.truthLog());
+        }
+    }
+
+    /** {@code --warmup N}: the JIT warmed on a throwaway server before this one listens ({@link JitWarmup}). */
+    private void warmUp(ServerOptions options) {
+        if (warmup == 0) {
+            return;
+        }
+        try {
+            System.out.println(JitWarmup.run(options, warmup).describe());
+            System.out.flush();
+        } catch (IOException e) {
+            throw new ConfigException("--warmup: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while warming up", e);
         }
     }
 

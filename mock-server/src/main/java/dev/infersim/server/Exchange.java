@@ -68,9 +68,17 @@ final class Exchange {
         this.body = request.stream() ? null : wire.body(answer);
     }
 
-    /** Model time at which the request's head was read, before its body was parsed: the truth log's {@code received_ms}. */
-    void receivedAt(long modelNanos) {
-        truth.receivedAt(modelNanos);
+    /**
+     * Model time at which the request's head was read, before its body was parsed (the truth log's {@code received_ms}),
+     * and the bound on how long it waited in the socket before that, wall ns (-1: unknown).
+     */
+    void receivedAt(long modelNanos, long latenessWallNanos) {
+        truth.receivedAt(modelNanos, latenessWallNanos);
+    }
+
+    /** Which attempt of the client's request this is ({@link Attempts}), for the ground truth. */
+    void attempt(int n) {
+        truth.attempt(n);
     }
 
     /** The front door's routing decision (a JSON object), for the truth log. */

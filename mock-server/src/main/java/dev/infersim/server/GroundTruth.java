@@ -22,8 +22,12 @@ final class GroundTruth {
     private final ModelClock clock;
     private final TruthLog log;
     private int engine;
+    /** Which attempt of the client's request this was ({@link Attempts}); 0 where not counted. */
+    private int attempt;
     /** Model time at which the request's head was read (before parsing and tokenizing); -1 where unknown. */
     private long receivedNanos = -1;
+    /** Model nanoseconds the head can have waited in the socket before that (the event loop's read bound); -1 unknown. */
+    private long receivedLatenessNanos = -1;
     /** The front door's routing decision, a JSON object; null when no front door routed the request. */
     private volatile String route;
 
@@ -52,6 +56,7 @@ final class GroundTruth {
         g.writeNumberField("engine", engine);
         writeLora(g);
         g.writeNumberField("time_scale", clock.timeScale());
+        writeAttempt(g);
         if (route != null) {
             g.writeFieldName("route");
             g.writeRawValue(route);
@@ -68,9 +73,18 @@ final class GroundTruth {
         route = decision;
     }
 
-    /** Event loop, before the exchange is submitted: the request's head was read at model time {@code modelNanos}. */
-    void receivedAt(long modelNanos) {
+    /**
+     * Event loop, before the exchange is submitted: the request's head was read at model time {@code modelNanos}, having
+     * waited at most {@code latenessWallNanos} (wall; -1 unknown) in the socket.
+     */
+    void receivedAt(long modelNanos, long latenessWallNanos) {
         receivedNanos = modelNanos;
+        receivedLatenessNanos = latenessWallNanos < 0 ? -1 : (long) (latenessWallNanos * clock.timeScale());
+    }
+
+    /** Event loop, before the exchange is submitted: this is attempt {@code n} of the client's request. */
+    void attempt(int n) {
+        attempt = n;
     }
 
     /** The data-parallel rank of the engine that took the request. */
@@ -85,6 +99,7 @@ final class GroundTruth {
         g.writeNumberField("engine", engine);
         writeLora(g);
         g.writeNumberField("time_scale", clock.timeScale());
+        writeAttempt(g);
         g.writeArrayFieldStart("choices");
         for (Choice c : choices) {
             g.writeStartObject();
@@ -93,6 +108,15 @@ final class GroundTruth {
         }
         g.writeEndArray();
         g.writeEndObject();
+    }
+
+    /** How many times the servers were asked to answer the client's request, this attempt included; null if not counted. */
+    private void writeAttempt(JsonGenerator g) throws IOException {
+        if (attempt > 0) {
+            g.writeNumberField("attempt", attempt);
+        } else {
+            g.writeNullField("attempt");
+        }
     }
 
     /** The LoRA adapter the request ran on; null for the base model. */
@@ -184,11 +208,13 @@ final class GroundTruth {
 
     /**
      * The truth at the wire beside the planned instants: when the request's head was read (before its body was parsed
-     * and tokenized; {@code ingest_ms} from there to the engine's arrival), and when the chunks of the first and the last
-     * token were handed to the connection (streams only; null for a body written whole).
+     * and tokenized; {@code ingest_ms} from there to the engine's arrival) and how long at most it had waited in the
+     * socket before that ({@code received_lateness_ms}, the event loop's own bound), and when the chunks of the first
+     * and the last token were handed to the connection (streams only; null for a body written whole).
      */
     private void wire(JsonGenerator g, Choice c, double nanosPerMs, boolean epoch) throws IOException {
         instant(g, "received_ms", receivedNanos, nanosPerMs, epoch);
+        duration(g, "received_lateness_ms", 0, receivedLatenessNanos, nanosPerMs);
         duration(g, "ingest_ms", receivedNanos, c.request.arrivalNanos(), nanosPerMs);
         instant(g, "first_token_written_ms", c.firstWrittenNanos(), nanosPerMs, epoch);
         instant(g, "last_token_written_ms", c.lastWrittenNanos(), nanosPerMs, epoch);

@@ -1,5 +1,6 @@
 package dev.infersim.server;
 
+import dev.infersim.common.ReadLateness;
 import io.netty.handler.codec.TooLongFrameException;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -8,6 +9,7 @@ import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.internal.ContextInternal;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.handler.BodyHandler;
 
@@ -77,7 +79,10 @@ final class HttpApi extends VerticleBase {
     @Override
     public Future<?> start() {
         bodies = vertx.createSharedWorkerExecutor(LARGE_BODY_WRITERS, LARGE_BODY_THREADS);
-        HttpBasics basics = new HttpBasics(service, guards::get, () -> boundPort);
+        // start runs on this verticle's event loop: the read bound's accounts are that loop thread's own
+        ReadLateness reads = new ReadLateness(System::nanoTime, ((ContextInternal) context).nettyEventLoop());
+        reads.open(ReadLateness.ofCurrentThread());
+        HttpBasics basics = new HttpBasics(service, guards::get, () -> boundPort, reads);
         Router router = Router.router(vertx);
         router.route().handler(basics::assignRequestId);
         router.route("/v1/*").handler(basics::authenticate);

@@ -1,6 +1,7 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.common.ReadLateness;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
@@ -22,6 +23,8 @@ final class HttpBasics {
     static final String WIRE_KEY = "infersim.wire";
     /** The routing context's key of the model time at which the request's head was read (a Long). */
     static final String RECEIVED_KEY = "infersim.received";
+    /** The routing context's key of the bound on how long the head waited in the socket before that, wall ns (a Long). */
+    static final String RECEIVED_LATENESS_KEY = "infersim.received.lateness";
 
     private final ModelService service;
     private final String replica;
@@ -30,7 +33,13 @@ final class HttpBasics {
     /** The port the server listens on, once it does. */
     private final IntSupplier boundPort;
 
-    HttpBasics(ModelService service, Function<HttpConnection, ConnectionGuard> guards, IntSupplier boundPort) {
+    /** How late this event loop read what reached its sockets ({@link ReadLateness}). */
+    private final ReadLateness reads;
+
+    /** {@code reads}: this event loop's read bound, opened on the loop. */
+    HttpBasics(ModelService service, Function<HttpConnection, ConnectionGuard> guards, IntSupplier boundPort,
+               ReadLateness reads) {
+        this.reads = reads;
         this.service = service;
         this.replica = Integer.toString(service.options.replica());
         this.guards = guards;
@@ -42,7 +51,9 @@ final class HttpBasics {
      * the replica that answers, and llm-d-inference-sim's pod headers where the pod is known.
      */
     void assignRequestId(RoutingContext rc) {
-        rc.put(RECEIVED_KEY, service.clock.modelNow()); // first: the request's bytes were just read, nothing parsed yet
+        // first: the request's bytes were just read, nothing parsed yet; and how long they can have waited for the loop
+        rc.put(RECEIVED_KEY, service.clock.modelNow());
+        rc.put(RECEIVED_LATENESS_KEY, reads.at(System.nanoTime()));
         String id = rc.request().getHeader("x-request-id");
         if (id == null || id.isBlank()) {
             id = service.newRequestId(service.nextRequestSeq());

@@ -28,9 +28,12 @@ final class OpenAiRoutes {
     private final HttpApi.Shutdown shutdown;
     /** Threads that write responses too large for an event loop. */
     private final WorkerExecutor bodies;
+    /** The attempts of each client request answered by the servers of this Vert.x (a fleet's replicas share it). */
+    private final Attempts attempts;
 
     OpenAiRoutes(Vertx vertx, ModelService service, HttpApi.Shutdown shutdown, WorkerExecutor bodies) {
         this.vertx = vertx;
+        this.attempts = Attempts.of(vertx);
         this.service = service;
         this.shutdown = shutdown;
         this.bodies = bodies;
@@ -51,6 +54,7 @@ final class OpenAiRoutes {
     }
 
     private void complete(RoutingContext rc, boolean chat) {
+        countAttempt(rc);
         if (shutdown.closing()) {
             HttpBasics.error(rc, 503, "The server is shutting down", null);
             return;
@@ -64,6 +68,7 @@ final class OpenAiRoutes {
      * take the wire's error format.
      */
     private void translated(RoutingContext rc, Function<ObjectNode, Wire.Translation> translate) {
+        countAttempt(rc);
         if (shutdown.closing()) {
             HttpBasics.error(rc, 503, "The server is shutting down", null);
             return;
@@ -73,6 +78,17 @@ final class OpenAiRoutes {
             rc.put(HttpBasics.WIRE_KEY, t.wire());
             return new Translated(service.parser.parse(t.request(), t.chat()), t);
         }, p -> admit(rc, p.translation().chat(), p.request(), p.translation().wire()));
+    }
+
+    /**
+     * Counts this attempt of the client's request ({@link Attempts}), whatever the answer will be, and names its number
+     * in the answer's {@code x-infersim-attempt} header and, through the routing context, in the ground truth.
+     */
+    private void countAttempt(RoutingContext rc) {
+        int n = attempts.count(Attempts.key(rc.request().getHeader("x-request-id"), rc.request().path(), rc.body().buffer()),
+                System.nanoTime());
+        rc.response().putHeader(Attempts.HEADER, Integer.toString(n));
+        rc.put(Attempts.HEADER, n);
     }
 
     private record Translated(CompletionRequest request, Wire.Translation translation) {
@@ -103,7 +119,12 @@ final class OpenAiRoutes {
         }
         Long received = rc.get(HttpBasics.RECEIVED_KEY);
         if (received != null) {
-            exchange.receivedAt(received);
+            Long lateness = rc.get(HttpBasics.RECEIVED_LATENESS_KEY);
+            exchange.receivedAt(received, lateness == null ? -1 : lateness);
+        }
+        Integer attempt = rc.get(Attempts.HEADER);
+        if (attempt != null) {
+            exchange.attempt(attempt);
         }
         if (!exchange.submit()) {
             rc.response().putHeader("retry-after", "1");
