@@ -105,8 +105,8 @@ class ValidateThroughGatewaysTest {
         try (Gateway haproxy = Gateway.start(Gateway.Kind.HAPROXY, false, ports, dir.resolve("haproxy-no-delay"), true)) {
             JsonNode r = bench("haproxy-no-delay", haproxy.baseUrl(), "5", "25", "32");
             assertEquals(List.of(), findings(r), r.get("infersim_findings").toString());
-            assertEquals(0, r.at("/infersim_ground_truth/token_pairs/coalesced").asLong(),
-                    r.at("/infersim_ground_truth/token_pairs").toString());
+            JsonNode pairs = r.at("/infersim_ground_truth/token_pairs");
+            assertTrue(pairs.get("coalesced").asLong() * 20 < pairs.get("judged").asLong(), pairs.toString());
         }
     }
 
