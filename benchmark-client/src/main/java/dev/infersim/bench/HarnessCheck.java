@@ -26,10 +26,14 @@ import java.util.function.ToDoubleFunction;
  * matches each measured request to the choice the server timed ({@link RequestMatcher}), gives each metric's error
  * (harness minus truth, wall ms) as a distribution over the trusted pairs, the rate at which the measured requests
  * reached the server, with its interval, against the target the harness recorded, the findings of
- * {@link HarnessFindings}, and a verdict. The verdict is never clean on weak evidence: under
- * {@value #MIN_MATCHED_SHARE} of the harness's requests matched (by identity, or by an assignment that is unambiguous
- * and physically possible), the check is inconclusive and the findings are the diagnosis of why, tried in order: a
- * clock started late or early, times in another unit, a truth log of another run, requests the harness dropped.
+ * {@link HarnessFindings}, and a verdict. The verdict is never clean on weak evidence. Under
+ * {@value #MIN_MATCHED_SHARE} of the harness's requests matched possibly right (by identity, or by an assignment that
+ * is physically possible), the check is inconclusive and the one finding is the diagnosis of why, tried in order: a
+ * clock started late or early, times in another unit, a truth log of another run, requests the harness dropped,
+ * requests too alike to pair. Matched, but under that share trusted (identified, or assigned unambiguously), the
+ * findings that rest only on which rows the requests are (rate, arrivals, concurrency, dropped or retried requests,
+ * the clock's tick) stand, and those that rest on each pair's errors are not judged: with none of the former, the check
+ * is inconclusive ({@code weak_evidence}).
  *
  * <p>Before matching, the harness's time unit is checked on the decode spans (E2EL - TTFT, which a clock started
  * early or late leaves alone): 1000 or 10^6 times the server's, or the inverse, is a unit the format does not declare,
@@ -69,14 +73,16 @@ public final class HarnessCheck {
 
     /**
      * How the harness's requests were matched to the server's truth rows: how many by request id, by output text and
-     * by assignment (ambiguous ones and matching errors, a negative TTFT or E2EL error, among the assigned), how many
-     * findings may rest on ({@code trusted}) and their share of the harness's requests, the truth rows (those before the
+     * by assignment (ambiguous ones and matching errors, a negative TTFT or E2EL error, among the assigned), the share
+     * of the harness's requests matched possibly right ({@code matched_share}: all but the matching errors), how many
+     * per-request findings may rest on ({@code trusted}: identified, or assigned unambiguously) and their share, the
+     * truth rows (those before the
      * first matched request: test or warm-up requests; the others left unmatched), and the harness's requests without a
      * truth row and failed in the harness.
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     public record MatchSummary(int harnessRequests, int matched, int byId, int byText, int byAssignment, int ambiguous,
-                               int matchingErrors, int trusted, double trustedShare, int truthRows,
+                               int matchingErrors, double matchedShare, int trusted, double trustedShare, int truthRows,
                                @JsonProperty("truth_before_first_matched") int truthBeforeFirst, int truthOtherUnmatched,
                                @JsonProperty("harness_unmatched") int unmatched,
                                @JsonProperty("harness_failed") int failed) {
@@ -95,6 +101,9 @@ public final class HarnessCheck {
      * {@code itl_count}, {@code output_tokens}, {@code prompt_tokens}, and where the format has the instants
      * {@code ttft_before_send_ms} and {@code ttft_after_first_token_ms}), what the truth charges to the server rather
      * than the harness ({@code ingest_ms}: reading, parsing and tokenizing before the engine had the request;
+     * {@code received_lateness_bound_ms}: the mock's upper bound on how long the request's head waited in its socket
+     * before it was read, shown, not subtracted: under load it is loose (tens of ms where the floor of the harness's
+     * error is 1 or 2);
      * {@code first_token_write_lateness_ms}: the first token's chunk written after the engine made it), the rate of
      * the measured requests at the server, the count fits, the target, and the findings. NaN is null in the JSON.
      */
@@ -114,16 +123,38 @@ public final class HarnessCheck {
         Matching matching = RequestMatcher.match(judged.requests(), truth, judged.listed());
         List<Pair> trusted = matching.trusted();
         int measured = judged.requests().size();
+        double matched = measured == 0 ? 0 : (double) matching.possible() / measured;
         double share = measured == 0 ? 0 : (double) trusted.size() / measured;
         List<Pair> unconstrained = share < MIN_MATCHED_SHARE && matching.count(How.ID) + matching.count(How.TEXT) == 0
                 ? RequestMatcher.match(judged.requests(), truth, judged.listed(), false).pairs() : List.of();
-        List<HarnessFinding> findings = HarnessFindings.find(new HarnessFindings.Context(matching, judged, target, factor,
-                unconstrained));
-        Verdict verdict = share < MIN_MATCHED_SHARE ? Verdict.INCONCLUSIVE
-                : findings.isEmpty() ? Verdict.CLEAN : Verdict.FINDINGS;
+        HarnessFindings.Context context = new HarnessFindings.Context(matching, judged, target, factor, unconstrained);
+        List<HarnessFinding> findings;
+        Verdict verdict;
+        HarnessFinding coarse = HarnessFindings.coarseClock(judged.requests());
+        HarnessFinding otherRun = HarnessFindings.identifiedPairsOfAnotherRun(matching.pairs(),
+                coarse == null ? 0 : coarse.evidence().get("tick_ms"));
+        if (otherRun != null) {
+            // Identified, but by texts another run of the mock generated alike: nothing can be judged against it.
+            findings = List.of(otherRun);
+            verdict = Verdict.INCONCLUSIVE;
+        } else if (matched < MIN_MATCHED_SHARE) {
+            findings = HarnessFindings.diagnose(context);
+            verdict = Verdict.INCONCLUSIVE;
+        } else if (share < MIN_MATCHED_SHARE) {
+            // The right rows, but not surely which is which: what rests on the set of rows stands, the rest is not judged.
+            findings = HarnessFindings.find(context).stream()
+                    .filter(f -> !HarnessFindings.PER_PAIR.contains(f.id())).toList();
+            verdict = findings.isEmpty() ? Verdict.INCONCLUSIVE : Verdict.FINDINGS;
+            if (findings.isEmpty()) {
+                findings = List.of(HarnessFindings.weakEvidence(matching));
+            }
+        } else {
+            findings = HarnessFindings.find(context);
+            verdict = findings.isEmpty() ? Verdict.CLEAN : Verdict.FINDINGS;
+        }
         MatchSummary summary = new MatchSummary(measured, matching.pairs().size(), (int) matching.count(How.ID),
                 (int) matching.count(How.TEXT), (int) matching.count(How.ASSIGNMENT), matching.ambiguous(),
-                matching.matchingErrors(), trusted.size(), share, truth.size(), matching.truthBeforeFirst(),
+                matching.matchingErrors(), matched, trusted.size(), share, truth.size(), matching.truthBeforeFirst(),
                 matching.truthOtherUnmatched(), matching.unmatchedMeasured(), judged.failed());
         return new Report(verdict, summary, errors(trusted), server(matching.pairs()),
                 HarnessRate.of(HarnessFindings.arrivals(matching)), new Counts(matching.outputFit(), matching.promptFit()),
@@ -181,6 +212,7 @@ public final class HarnessCheck {
     private static Map<String, ErrorSummary> server(List<Pair> pairs) {
         Map<String, ErrorSummary> server = new LinkedHashMap<>();
         server.put("ingest_ms", summary(pairs, p -> Double.isFinite(p.t().receivedMs()) ? p.t().ingestMs() : Double.NaN));
+        server.put("received_lateness_bound_ms", summary(pairs, p -> p.t().receivedLatenessMs()));
         server.put("first_token_write_lateness_ms", summary(pairs, p -> Double.isFinite(p.t().firstWrittenMs())
                 ? p.t().firstWrittenMs() - p.t().firstTokenMs() : Double.NaN));
         return server;
@@ -196,9 +228,9 @@ public final class HarnessCheck {
         StringBuilder s = new StringBuilder();
         s.append(String.format(Locale.ROOT, "Matched %d of %d harness requests to the truth: %d by request id, %d by output "
                         + "text, %d by assignment on time and fitted counts (%d ambiguous, %d matching errors: negative TTFT "
-                        + "or E2EL); findings and errors use %d (%.1f%%; a verdict needs %.0f%%)%n", r.matched(),
-                r.harnessRequests(), r.byId(), r.byText(), r.byAssignment(), r.ambiguous(), r.matchingErrors(), r.trusted(),
-                100 * r.trustedShare(), 100 * MIN_MATCHED_SHARE));
+                        + "or E2EL); %.1f%% matched, %.1f%% trusted (%d: errors and findings use these; a verdict needs "
+                        + "%.0f%%)%n", r.matched(), r.harnessRequests(), r.byId(), r.byText(), r.byAssignment(), r.ambiguous(),
+                r.matchingErrors(), 100 * r.matchedShare(), 100 * r.trustedShare(), r.trusted(), 100 * MIN_MATCHED_SHARE));
         s.append(String.format(Locale.ROOT, "Truth rows %d: %d before the first matched request (test or warm-up "
                         + "requests), %d others unmatched; harness requests without a truth row %d; failed in the harness %d%n",
                 r.truthRows(), r.truthBeforeFirst(), r.truthOtherUnmatched(), r.unmatched(), r.failed()));
@@ -218,18 +250,31 @@ public final class HarnessCheck {
             case CLEAN -> s.append("No finding: the harness measured what the server did, within the thresholds.\n");
             case FINDINGS -> s.append(String.format(Locale.ROOT, "%d finding%s: the harness's numbers differ from what "
                     + "the server did.%n", report.findings().size(), report.findings().size() == 1 ? "" : "s"));
-            case INCONCLUSIVE -> s.append(String.format(Locale.ROOT, "Not judged: %d of %d harness requests (%.1f%%) "
-                            + "could be matched to the truth, under %.0f%%. %s%n", r.trusted(), r.harnessRequests(),
-                    100 * r.trustedShare(), 100 * MIN_MATCHED_SHARE, report.findings().isEmpty()
-                            ? "No cause found: a clock that started late or early, times in another unit, a truth log "
-                            + "of another run and dropped requests were each looked for and not seen."
-                            : "Diagnosis:"));
+            case INCONCLUSIVE -> s.append(inconclusive(r, report.findings().isEmpty())).append('\n');
         }
         for (HarnessFinding f : report.findings()) {
             s.append("Finding ").append(f.id()).append(": ").append(f.summary()).append('\n');
             s.append("  cause: ").append(f.cause()).append('\n');
         }
         return s.toString();
+    }
+
+    /** Why no verdict: too few matched, too few surely paired, or matched to another run's texts. */
+    private static String inconclusive(MatchSummary r, boolean noCause) {
+        if (r.matchedShare() < MIN_MATCHED_SHARE) {
+            return String.format(Locale.ROOT, "Not judged: %d of %d harness requests (%.1f%%) could be matched to the "
+                            + "truth, under %.0f%%. %s", r.matched() - r.matchingErrors(), r.harnessRequests(),
+                    100 * r.matchedShare(), 100 * MIN_MATCHED_SHARE, noCause ? "No cause found: a clock that started "
+                            + "late or early, times in another unit, a truth log of another run and dropped requests were "
+                            + "each looked for and not seen." : "Diagnosis:");
+        }
+        if (r.trustedShare() < MIN_MATCHED_SHARE) {
+            return String.format(Locale.ROOT, "Not judged: only %d of %d harness requests (%.1f%%) are surely paired "
+                            + "with their truth row, under %.0f%%, and nothing that rests on the matched rows alone was "
+                            + "found. Diagnosis:", r.trusted(), r.harnessRequests(), 100 * r.trustedShare(),
+                    100 * MIN_MATCHED_SHARE);
+        }
+        return "Not judged: the harness's requests are in the truth log, but not as this run timed them. Diagnosis:";
     }
 
     private static void row(StringBuilder s, String metric, ErrorSummary e) {

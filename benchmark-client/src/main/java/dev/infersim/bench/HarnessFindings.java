@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -58,7 +59,9 @@ import java.util.TreeMap;
  *   <li>{@code warmup_counted}: fewer requests reached the server before the first counted one than the warm-ups the
  *       harness was asked for.</li>
  *   <li>{@code hidden_retries}: matched requests that the server was asked for more than once (the truth's
- *       {@code attempt}), more of them than the harness counts as failed.</li>
+ *       {@code attempt}, by the request's {@code x-request-id} or a fingerprint of its body) beyond the earlier rows of
+ *       the same prompt it answered in full (a prompt sent twice is a duplicate, not a retry), more of them than the
+ *       harness counts as failed.</li>
  *   <li>{@code coarse_clock}: at least {@value #COARSE_SHARE} of the harness's durations (TTFT, E2EL, ITLs above zero)
  *       lie within 2% of a multiple of one tick of 0.5 ms or more; a clock of nanosecond resolution puts 4% there.</li>
  *   <li>{@code token_coalescing}: requests whose tokens the harness recorded in fewer chunks than the server wrote
@@ -78,6 +81,9 @@ import java.util.TreeMap;
  */
 public final class HarnessFindings {
     static final double LATE_SHARE = 0.9;
+    static final int MIN_SAME_RUN = 20;
+    static final double CONTRADICTED_SHARE = 0.05;
+    static final double SAME_RUN_CORRELATION = 0.5;
     static final double LATE_MEDIAN_MS = 0.5;
     static final double EARLY_FLOOR_MS = 10;
     static final int DROPPED_MIN = 3;
@@ -123,7 +129,7 @@ public final class HarnessFindings {
         add(found, repeatedScheduleGaps(c.results().scheduledMs(), c.target()));
         add(found, concurrencyExceeded(matching.pairs(), c.target()));
         add(found, warmupCounted(matching, c.target()));
-        add(found, hiddenRetries(matching.pairs(), c.results().failed()));
+        add(found, hiddenRetries(matching.pairs(), matching.truth(), c.results().failed()));
         HarnessFinding coarse = coarseClock(c.results().requests());
         add(found, coarse);
         add(found, tokenCoalescing(trusted));
@@ -133,6 +139,57 @@ public final class HarnessFindings {
         }
         add(found, outputTokensDiffer(matching));
         return found;
+    }
+
+    /**
+     * The findings that rest on each pair's errors (which request is which), not only on which truth rows the harness's
+     * requests are: judged only when at least {@link HarnessCheck#MIN_MATCHED_SHARE} of the requests are trusted pairs.
+     */
+    static final Set<String> PER_PAIR = Set.of("clock_started_late", "clock_started_early", "token_coalescing",
+            "chunks_split", "event_loop_stalls", "output_tokens_differ");
+
+    /**
+     * Why too few requests matched, tried in order: a clock started late (the errors of an assignment that lets them
+     * be negative, where nothing identifies the requests) or early, another time unit, another run's truth log, dropped
+     * requests (only where the harness identifies its requests or keeps instants, since an unsure pairing leaves rows
+     * over by itself), else requests too alike to pair ({@code weak_evidence}); the first that holds.
+     */
+    static List<HarnessFinding> diagnose(Context c) {
+        Matching matching = c.matching();
+        List<Pair> trusted = matching.trusted();
+        List<Measured> measured = c.results().requests();
+        boolean keyed = matching.truth().stream().anyMatch(t -> t.textKey() != null);
+        boolean identified = measured.stream().anyMatch(m -> m.requestId() != null || keyed && m.textKey() != null)
+                || measured.stream().allMatch(m -> Double.isFinite(m.startMs()));
+        List<java.util.function.Supplier<HarnessFinding>> causes = List.of(
+                () -> clockStartedLate(trusted, c.unconstrained()),
+                () -> clockStartedEarly(trusted),
+                () -> timeUnits(c.unitsFactor()),
+                () -> truthOfAnotherRun(matching, measured),
+                () -> identified ? requestsDropped(matching, c.results()) : null,
+                () -> identified ? null : weakEvidence(matching));
+        for (java.util.function.Supplier<HarnessFinding> cause : causes) {
+            HarnessFinding f = cause.get();
+            if (f != null) {
+                return List.of(f);
+            }
+        }
+        return List.of();
+    }
+
+    /** Requests too alike to pair: no id, text or instant, and many assigned pairs ambiguous or impossible. */
+    static HarnessFinding weakEvidence(Matching matching) {
+        int untrusted = matching.measured() - matching.trusted().size();
+        return new HarnessFinding("weak_evidence", String.format(Locale.ROOT,
+                "the harness keeps no request id, text or send instant, and %d of its %d requests could not be told "
+                        + "apart from their neighbours or from other rows of the log (%d ambiguous, %d impossible, %d "
+                        + "unmatched)", untrusted, matching.measured(), matching.ambiguous(), matching.matchingErrors(),
+                matching.unmatchedMeasured()),
+                evidence("untrusted", untrusted, "requests", matching.measured(), "ambiguous", matching.ambiguous(),
+                        "matching_errors", matching.matchingErrors(), "unmatched", matching.unmatchedMeasured()),
+                "Its requests are alike in length and timing, and nothing else tells them apart (a truth log of another "
+                        + "run of the same workload looks the same): save the generated text or the server's id with "
+                        + "each request, or the send instants, or run it on a quieter machine.");
     }
 
     private static void add(List<HarnessFinding> found, HarnessFinding f) {
@@ -218,6 +275,43 @@ public final class HarnessFindings {
                         + "are declared), so every time it reports reads that many times too short.");
     }
 
+    /**
+     * The harness's texts are in the log but its timings are not: a fresh mock with the same seed generates the same
+     * texts in the same order, so another run's log matches them all. Named when of at least {@value #MIN_SAME_RUN}
+     * identified pairs {@value #CONTRADICTED_SHARE} or more (but under {@value #LATE_SHARE}: that is a clock started
+     * late) would have the harness see a token before the server wrote it (beyond the harness's clock tick, at least
+     * 1 ms), and the harness's TTFTs follow the server's with a Spearman rank correlation under
+     * {@value #SAME_RUN_CORRELATION} (0.85 and 0.90 for the corpus's two healthy vLLM runs against their own logs,
+     * 0.13 and 0.22 against each other's). Where the server's TTFT hardly varies, two runs cannot be told apart this
+     * way, and then neither do their numbers differ.
+     */
+    static HarnessFinding identifiedPairsOfAnotherRun(List<Pair> pairs, double tickMs) {
+        List<Pair> identified = pairs.stream().filter(Pair::identified).toList();
+        if (identified.size() < MIN_SAME_RUN) {
+            return null;
+        }
+        double tolerance = Math.max(1, tickMs);
+        long impossible = identified.stream().filter(p -> p.ttftErrorMs() < -tolerance || p.e2elErrorMs() < -tolerance)
+                .count();
+        double share = (double) impossible / identified.size();
+        if (share < CONTRADICTED_SHARE || share >= LATE_SHARE) {
+            return null;
+        }
+        double r = new org.apache.commons.math3.stat.correlation.SpearmansCorrelation().correlation(
+                identified.stream().mapToDouble(p -> p.m().ttftMs()).toArray(),
+                identified.stream().mapToDouble(p -> p.t().ttftMs()).toArray());
+        if (!(r < SAME_RUN_CORRELATION)) {
+            return null;
+        }
+        return new HarnessFinding("truth_of_another_run", String.format(Locale.ROOT,
+                "the truth log has the harness's %d request texts or ids but not its timings: %d of them (%.0f%%) would "
+                        + "have had the harness see a token before the server wrote it, and the harness's TTFTs follow "
+                        + "the server's with a rank correlation of only %.2f", identified.size(), impossible, 100 * share,
+                r),
+                evidence("identified", identified.size(), "impossible", impossible, "spearman_ttft", r),
+                cause());
+    }
+
     static HarnessFinding truthOfAnotherRun(Matching matching, List<Measured> measured) {
         if (!matching.pairs().isEmpty() || measured.isEmpty() || matching.truth().isEmpty()) {
             return null;
@@ -250,8 +344,9 @@ public final class HarnessFindings {
     }
 
     private static String cause() {
-        return "The truth log is not this run's: it was written by another server run (or truncated, or rotated). Check "
-                + "the harness against the log of the server it ran against, started fresh for the run.";
+        return "The truth log is not this run's: it was written by another server run (or truncated, or rotated; a "
+                + "fresh mock with the same --seed repeats its texts). Check the harness against the log of the server "
+                + "it ran against, started fresh for the run.";
     }
 
     static HarnessFinding requestsDropped(Matching matching, Results results) {
@@ -455,21 +550,42 @@ public final class HarnessFindings {
                 "The harness counts warm-up requests in its results (or sends them alongside the measured ones).");
     }
 
-    static HarnessFinding hiddenRetries(List<Pair> pairs, int failed) {
-        List<Pair> retried = pairs.stream().filter(p -> p.t().attempt() > 1).toList();
+    static HarnessFinding hiddenRetries(List<Pair> pairs, List<Row> truth, int failed) {
+        Map<String, List<Row>> byPrompt = new java.util.HashMap<>();
+        for (Row t : truth) {
+            if (t.promptKey() != null) {
+                byPrompt.computeIfAbsent(t.promptKey(), k -> new ArrayList<>()).add(t);
+            }
+        }
+        List<Pair> retried = new ArrayList<>();
+        int refused = 0;
+        for (Pair p : pairs) {
+            Row t = p.t();
+            if (t.attempt() < 2) {
+                continue;
+            }
+            // Earlier attempts the server answered in full are the same prompt sent again (a duplicate), not a retry.
+            long answered = t.promptKey() == null ? 0 : byPrompt.get(t.promptKey()).stream()
+                    .filter(o -> o != t && o.attempt() < t.attempt()).count();
+            int lost = (int) (t.attempt() - 1 - answered);
+            if (lost > 0) {
+                retried.add(p);
+                refused += lost;
+            }
+        }
         if (retried.size() <= failed) {
             return null;
         }
-        int attempts = retried.stream().mapToInt(p -> p.t().attempt() - 1).sum();
         double[] ttft = retried.stream().mapToDouble(Pair::ttftErrorMs).toArray();
-        double[] others = pairs.stream().filter(p -> p.t().attempt() == 1).mapToDouble(Pair::ttftErrorMs).toArray();
-        double extra = ttft.length == 0 || others.length == 0 ? Double.NaN
-                : RequestMatcher.median(ttft) - RequestMatcher.median(others);
+        java.util.Set<Pair> set = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        set.addAll(retried);
+        double[] others = pairs.stream().filter(p -> !set.contains(p)).mapToDouble(Pair::ttftErrorMs).toArray();
+        double extra = others.length == 0 ? Double.NaN : RequestMatcher.median(ttft) - RequestMatcher.median(others);
         return new HarnessFinding("hidden_retries", String.format(Locale.ROOT,
                 "%d of the harness's %d requests were answered only after %d earlier attempts the server refused or "
                         + "lost, and the harness counts %d failed; their TTFT error is %.1f ms above the others' (median)",
-                retried.size(), pairs.size(), attempts, failed, extra),
-                evidence("requests_retried", retried.size(), "earlier_attempts", attempts, "failed", failed,
+                retried.size(), pairs.size(), refused, failed, extra),
+                evidence("requests_retried", retried.size(), "earlier_attempts", refused, "failed", failed,
                         "ttft_error_excess_ms", extra),
                 "The harness (or a library under it) retries failed requests and reports only the last answer, so its "
                         + "failure count is low and the retried requests' latency holds the failed attempts and the "

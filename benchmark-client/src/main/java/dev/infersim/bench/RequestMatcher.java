@@ -35,7 +35,8 @@ import java.util.Set;
  *   windows of {@value #WINDOW} neighbouring requests and each window is solved exactly with the Hungarian algorithm
  *   (Kuhn-Munkres, with potentials). The cost of a pair is a negative log-likelihood under Laplace noise: the residual
  *   of the send instant (the row's arrival against the harness's start, or, without instants, against the arrival of
- *   the row at the request's rank) and of the decode span (E2EL - TTFT against the server's first to last token), each
+ *   the row at the request's rank), of the decode span (E2EL - TTFT against the server's first to last token) and,
+ *   without instants, of the TTFT (the server's varies with its load; the harness's is it plus its own delay), each
  *   over its robust scale, and the residual of each token count after fitting the harness's counts to the server's
  *   ({@link CountFit}: harness = scale x server, over its own robust spread), never the raw difference: a harness whose
  *   tokenizer counts a third of the server's prompt tokens is paired as well as one that counts the same. The timing
@@ -186,6 +187,11 @@ public final class RequestMatcher {
 
         public List<Pair> trusted() {
             return pairs.stream().filter(Pair::trusted).toList();
+        }
+
+        /** Pairs that may be right: identified, or assigned and physically possible (ambiguous ones too). */
+        public int possible() {
+            return (int) pairs.stream().filter(p -> p.identified() || p.physical()).count();
         }
 
         public int unmatchedMeasured() {
@@ -362,9 +368,9 @@ public final class RequestMatcher {
         return median(Arrays.stream(v).map(x -> Math.abs(x - m)).toArray());
     }
 
-    /** Centres and scales of the two timing residuals, ms. */
-    private record Scales(double span, double spanScale, double send, double sendScale) {
-        static final Scales UNIT = new Scales(0, 1, 0, 1);
+    /** Centres and scales of the timing residuals (decode span, send, and TTFT where no instant is kept), ms. */
+    private record Scales(double span, double spanScale, double send, double sendScale, double ttft, double ttftScale) {
+        static final Scales UNIT = new Scales(0, 1, 0, 1, 0, 1);
     }
 
     /** The windowed exact assignment of one run. */
@@ -454,6 +460,7 @@ public final class RequestMatcher {
         Scales scales() {
             List<Double> span = new ArrayList<>();
             List<Double> send = new ArrayList<>();
+            List<Double> ttft = new ArrayList<>();
             for (int i = 0; i < ms.size(); i++) {
                 if (rowOf[i] < 0) {
                     continue;
@@ -465,10 +472,12 @@ public final class RequestMatcher {
                     span.add(s);
                 }
                 send.add(timed ? t.startMs() - m.startMs() : byCompletion ? m.e2elMs() - t.e2elMs() : m.ttftMs() - t.ttftMs());
+                ttft.add(m.ttftMs() - t.ttftMs());
             }
             double[] sp = centreAndScale(span);
             double[] se = centreAndScale(send);
-            return new Scales(sp[0], sp[1], timed ? se[0] : 0, se[1]);
+            double[] tt = centreAndScale(ttft);
+            return new Scales(sp[0], sp[1], timed ? se[0] : 0, se[1], tt[0], tt[1]);
         }
 
         private static double[] centreAndScale(List<Double> v) {
@@ -524,6 +533,11 @@ public final class RequestMatcher {
             double span = m.e2elMs() - m.ttftMs();
             if (Double.isFinite(span)) {
                 c += Math.abs(span - t.decodeMs() - scales.span()) / scales.spanScale();
+            }
+            if (!timed) {
+                // Without instants the TTFT itself tells rows apart: the server's varies with its load, the harness's is
+                // it plus the harness's own delay.
+                c += Math.abs(m.ttftMs() - t.ttftMs() - scales.ttft()) / scales.ttftScale();
             }
             return c + output.cost(m.outputTokens(), t.completionTokens()) + prompt.cost(m.promptTokens(), t.promptTokens());
         }

@@ -29,20 +29,22 @@ public final class TruthTimeline {
     /**
      * One choice as the server timed it; instants are Unix epoch ms. {@code tokenTimesMs} are the engine's planned
      * instants, one per output token; {@code receivedMs}, {@code firstWrittenMs}, {@code lastWrittenMs} (NaN where the
-     * log lacks them) and {@code tokenWrittenMs} (null) the wire's. {@code textKey} is the output text's
-     * {@link dev.infersim.common.TextKey} (null where the log lacks it); {@code attempt} how many times the server had
-     * been asked for this request, this answer included (1 where the log does not say).
+     * log lacks them) and {@code tokenWrittenMs} (null) the wire's, {@code receivedLatenessMs} the mock's bound on how
+     * long the request's head had waited in its socket before it was read (NaN where not logged). {@code textKey} is the output text's
+     * {@link dev.infersim.common.TextKey} (null where the log lacks it), {@code promptKey} its prompt's (likewise);
+     * {@code attempt} how many times the server had been asked for this request, this answer included (1 where the log
+     * does not say).
      */
     public record Row(String requestId, int index, double arrivalMs, double firstTokenMs, double finishedMs,
                       double[] tokenTimesMs, int promptTokens, int completionTokens, String finishReason,
-                      double receivedMs, double firstWrittenMs, double lastWrittenMs, double[] tokenWrittenMs,
-                      String textKey, int attempt) {
+                      double receivedMs, double receivedLatenessMs, double firstWrittenMs, double lastWrittenMs,
+                      double[] tokenWrittenMs, String textKey, String promptKey, int attempt) {
 
         /** A row with the planned instants only (a log written before the wire keys). */
         public Row(String requestId, int index, double arrivalMs, double firstTokenMs, double finishedMs,
                    double[] tokenTimesMs, int promptTokens, int completionTokens, String finishReason) {
             this(requestId, index, arrivalMs, firstTokenMs, finishedMs, tokenTimesMs, promptTokens, completionTokens,
-                    finishReason, Double.NaN, Double.NaN, Double.NaN, null, null, 1);
+                    finishReason, Double.NaN, Double.NaN, Double.NaN, Double.NaN, null, null, null, 1);
         }
 
         /** When the server had the request: its head read off the wire, else the engine's arrival. */
@@ -147,9 +149,11 @@ public final class TruthTimeline {
         return new Row(n.get("request_id").asText(), n.path("index").asInt(), wall.get("arrival_ms").asDouble(),
                 wall.get("first_token_ms").asDouble(), wall.path("finished_ms").asDouble(), t,
                 n.path("prompt_tokens").asInt(), n.path("completion_tokens").asInt(), n.path("finish_reason").asText(),
-                number(wall, "received_ms"), number(wall, "first_token_written_ms"), number(wall, "last_token_written_ms"),
+                number(wall, "received_ms"), number(wall, "received_lateness_ms"), number(wall, "first_token_written_ms"),
+                number(wall, "last_token_written_ms"),
                 written.isArray() ? numbers(written) : null,
                 n.hasNonNull("output_text_sha256") ? n.get("output_text_sha256").asText() : null,
+                n.hasNonNull("prompt_sha256") ? n.get("prompt_sha256").asText() : null,
                 Math.max(1, n.path("attempt").asInt(1)));
     }
 

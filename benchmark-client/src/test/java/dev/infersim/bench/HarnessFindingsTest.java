@@ -242,6 +242,26 @@ class HarnessFindingsTest {
         assertNull(HarnessFindings.requestsDropped(matching(gap, rows), fourFailed), "the four it counts as failed");
     }
 
+    @Test
+    void aRequestAnsweredOnlyAfterARefusedAttemptIsAHiddenRetryButAPromptSentTwiceIsNot() {
+        List<Row> rows = List.of(attempt(row("r0", 1000, 20, 10, 5, 30), "p0", 1),
+                attempt(row("r1", 1100, 20, 10, 5, 30), "p1", 2),
+                attempt(row("r2", 1200, 20, 10, 5, 30), "p2", 1),
+                attempt(row("r3", 1300, 20, 10, 5, 30), "p2", 2));
+        List<Pair> pairs = rows.stream().map(t -> new Pair(measured(t, t.requestId(), 1, true), t, RequestMatcher.How.ID,
+                false)).toList();
+        HarnessFinding f = HarnessFindings.hiddenRetries(pairs, rows, 0);
+        assertNotNull(f);
+        assertEquals(1, f.evidence().get("requests_retried"), "r1's first attempt was refused; r3's prompt was r2's too");
+        assertNull(HarnessFindings.hiddenRetries(pairs, rows, 1), "the one failure the harness counts");
+    }
+
+    private static Row attempt(Row r, String prompt, int attempt) {
+        return new Row(r.requestId(), r.index(), r.arrivalMs(), r.firstTokenMs(), r.finishedMs(), r.tokenTimesMs(),
+                r.promptTokens(), r.completionTokens(), r.finishReason(), Double.NaN, Double.NaN, Double.NaN, Double.NaN,
+                null, null, prompt, attempt);
+    }
+
     private static Matching matching(List<Pair> pairs, List<Row> truth) {
         return new Matching(pairs, pairs.size(), truth, RequestMatcher.CountFit.of(pairs.stream()
                 .map(p -> new int[]{p.m().outputTokens(), p.t().completionTokens()}).toList()), RequestMatcher.CountFit.NONE);

@@ -39,14 +39,16 @@ final class ExitCodes {
     /** check-harness's own: its verdict is the exit code, so a CI job can fail on a harness's findings. */
     static Map<String, String> checkHarness() {
         Map<String, String> m = new LinkedHashMap<>();
-        m.put(Integer.toString(OK), "clean: at least 95% of the harness's requests matched the truth and nothing was found");
+        m.put(Integer.toString(OK), "clean: at least 95%% of the harness's requests matched the truth, surely paired, and "
+                + "nothing was found");
         m.put(Integer.toString(BUG), "internal error (a bug: the stack trace is printed)");
         m.put(Integer.toString(BAD_INPUT), "bad flag or file: one line on stderr names it and why");
         m.put(Integer.toString(HARNESS_FINDINGS), "findings: the harness measured something other than what the server "
                 + "did (each finding is printed with its evidence and cause)");
-        m.put(Integer.toString(HARNESS_INCONCLUSIVE), "inconclusive: under 95% of the harness's requests matched the "
-                + "truth; the diagnosis is printed (a clock started late or early, another time unit, a truth log of "
-                + "another run, dropped requests)");
+        m.put(Integer.toString(HARNESS_INCONCLUSIVE), "inconclusive: under 95%% of the harness's requests matched "
+                + "the truth, or matched but under 95%% surely paired with nothing found from the matched rows alone; "
+                + "the diagnosis is printed (a clock started late or early, another time unit, a truth log of another "
+                + "run, dropped requests, requests too alike to pair: weak_evidence)");
         m.put(Integer.toString(INTERRUPTED), "interrupted (Ctrl-C)");
         return m;
     }

@@ -65,6 +65,8 @@ final class GroundTruth {
         // The output text's identity, so that check-harness can match a harness's saved text to this row exactly.
         g.writeStringField("output_text_sha256", TextKey.of(c.plan == null ? c.finalText()
                 : c.plan.content(c.request.outputTokens(), c.stopTextLength())));
+        // The prompt's, so that a request sent twice (a duplicate, not a retry) can be told from one refused first.
+        g.writeStringField("prompt_sha256", TextKey.ofTokens(c.request.promptTokenIds()));
         g.writeEndObject();
     }
 

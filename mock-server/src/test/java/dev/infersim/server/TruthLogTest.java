@@ -65,6 +65,9 @@ class TruthLogTest {
         assertEquals(TextKey.of(streamedText.toString()), a.get("output_text_sha256").asText());
         assertEquals(TextKey.of(" " + streamedText.toString().trim().replace(" ", "\n") + "\n"),
                 a.get("output_text_sha256").asText());
+        // The two choices of one prompt share its key; another prompt has another.
+        assertEquals(rows.get(1).get("prompt_sha256"), rows.get(2).get("prompt_sha256"));
+        assertTrue(!a.get("prompt_sha256").equals(rows.get(1).get("prompt_sha256")), a.toString());
         assertEquals(5, a.get("model").get("token_times_ms").size());
         assertEquals(5, a.get("wall").get("token_times_ms").size());
         // The response asked for no token times, the log has them anyway; the rest is the response's truth.
@@ -210,7 +213,8 @@ class TruthLogTest {
     private static ObjectNode rowChoice(JsonNode row) {
         ObjectNode c = row.deepCopy();
         c.remove(List.of("seq", "request_id", "replica", "engine", "lora", "time_scale", "attempt",
-                "output_text_sha256"));
+                "output_text_sha256",
+                "prompt_sha256"));
         return c;
     }
 }

@@ -27,7 +27,25 @@ public final class TextKey {
         if (kept.isEmpty()) {
             return null;
         }
-        byte[] digest = sha256().digest(kept.toString().getBytes(StandardCharsets.UTF_8));
+        return hex(sha256().digest(kept.toString().getBytes(StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * The key of a prompt as token ids (SHA-256 over each id's four bytes, big-endian; 16 hex digits); null for none.
+     * Two requests share it only when they sent the same prompt.
+     */
+    public static String ofTokens(int[] ids) {
+        if (ids == null || ids.length == 0) {
+            return null;
+        }
+        java.nio.ByteBuffer bytes = java.nio.ByteBuffer.allocate(4 * ids.length);
+        for (int id : ids) {
+            bytes.putInt(id);
+        }
+        return hex(sha256().digest(bytes.array()));
+    }
+
+    private static String hex(byte[] digest) {
         char[] hex = new char[16];
         for (int i = 0; i < 8; i++) {
             hex[2 * i] = HEX[(digest[i] >> 4) & 0xF];
