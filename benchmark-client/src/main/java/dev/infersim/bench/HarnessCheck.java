@@ -41,9 +41,10 @@ import java.util.function.ToDoubleFunction;
  */
 public final class HarnessCheck {
     /**
-     * Matched share below which no verdict is clean: a harness that keeps its requests' identity is matched whole, one
-     * that keeps none loses at most a few ambiguous pairs (8 of 200 on infersim's own bench without its ids, 0 of 200
-     * for the vLLM runs of the corpus), so under 95% something other than chance is at work.
+     * Matched share below which no verdict is clean: a harness that keeps its requests' identity is matched whole; one
+     * that keeps none loses the pairs it cannot tell apart (2 of 200 ambiguous for vLLM v0.6.1's run, 8 for infersim's
+     * own bench without its ids), and under 95% either something other than chance is at work or the requests are too
+     * alike, on too loaded a machine, to be paired (the corpus's vllm bench serve run without its texts: half).
      */
     public static final double MIN_MATCHED_SHARE = 0.95;
 
@@ -105,11 +106,33 @@ public final class HarnessCheck {
      * before it was read, shown, not subtracted: under load it is loose (tens of ms where the floor of the harness's
      * error is 1 or 2);
      * {@code first_token_write_lateness_ms}: the first token's chunk written after the engine made it), the rate of
-     * the measured requests at the server, the count fits, the target, and the findings. NaN is null in the JSON.
+     * the measured requests at the server, the count fits, the target, the findings, and each pair and how it was
+     * matched. NaN is null in the JSON.
      */
     public record Report(Verdict verdict, MatchSummary matching, Map<String, ErrorSummary> errors,
                          @JsonProperty("server_ms") Map<String, ErrorSummary> server, HarnessRate rate, Counts counts,
-                         HarnessTarget target, List<HarnessFinding> findings) {
+                         HarnessTarget target, List<HarnessFinding> findings, List<PairRow> pairs) {
+    }
+
+    /**
+     * One matched request: its place among the harness's measured requests (as its file lists them), the truth row's
+     * request id and choice index, how it was matched, whether it was ambiguous, a matching error (assigned, and the
+     * harness would have seen a token before the server wrote it) or trusted (findings and errors rest on it), and its
+     * TTFT and E2EL errors (harness minus truth at the wire, ms).
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record PairRow(int harness, String requestId, int index, How how, boolean ambiguous, boolean matchingError,
+                          boolean trusted, @NonFiniteAsNull double ttftErrorMs, @NonFiniteAsNull double e2elErrorMs) {
+        static List<PairRow> of(List<Measured> measured, List<Pair> pairs) {
+            Map<Measured, Integer> place = new java.util.IdentityHashMap<>();
+            for (int i = 0; i < measured.size(); i++) {
+                place.put(measured.get(i), i);
+            }
+            return pairs.stream().sorted(java.util.Comparator.comparingInt(p -> place.get(p.m())))
+                    .map(p -> new PairRow(place.get(p.m()), p.t().requestId(), p.t().index(), p.how(), p.ambiguous(),
+                            !p.identified() && !p.physical(), p.trusted(), p.ttftErrorMs(), p.e2elErrorMs()))
+                    .toList();
+        }
     }
 
     private HarnessCheck() {
@@ -158,7 +181,7 @@ public final class HarnessCheck {
                 matching.truthOtherUnmatched(), matching.unmatchedMeasured(), judged.failed());
         return new Report(verdict, summary, errors(trusted), server(matching.pairs()),
                 HarnessRate.of(HarnessFindings.arrivals(matching)), new Counts(matching.outputFit(), matching.promptFit()),
-                target, findings);
+                target, findings, PairRow.of(judged.requests(), matching.pairs()));
     }
 
     /**

@@ -38,7 +38,8 @@ import java.util.TreeMap;
  *       inverse, within a factor of 3: it writes another unit than its format declares. The check goes on at the
  *       corrected unit.</li>
  *   <li>{@code truth_of_another_run}: none of the harness's ids or texts is in the truth log, or (instants kept, no
- *       identity) its sends and the log's requests do not overlap in time.</li>
+ *       identity) its sends and the log's requests do not overlap in time; or its ids or texts are there but not its
+ *       timings ({@link #identifiedPairsOfAnotherRun}: a fresh mock with the same seed repeats its texts).</li>
  *   <li>{@code requests_dropped}: truth rows that the harness does not list, beyond its failed requests: between its
  *       first and last matched request, or ahead of the first beyond the test and warm-up requests its format declares
  *       (rows ahead are taken while each reached the server within {@value #LEAD_GAP_MS} ms, or 20 of the run's median
@@ -77,6 +78,9 @@ import java.util.TreeMap;
  *       counts with another family's tokenizer, or counts chunks or words). Prompt counts are reported, not judged:
  *       a harness's prompt count is the length it asked for, which its tokenizer and the chat template make
  *       differ.</li>
+ *   <li>{@code weak_evidence}: no finding, only the reason nothing was judged: the harness keeps no id, text or send
+ *       instant, and too many of its requests could not be told from their neighbours (ambiguous, impossible or
+ *       unmatched) for 95% to be surely paired.</li>
  * </ul>
  */
 public final class HarnessFindings {

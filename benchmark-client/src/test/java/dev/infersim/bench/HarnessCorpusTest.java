@@ -207,6 +207,13 @@ class HarnessCorpusTest {
         Case healthy = CASES.get(0);
         Report r = check(healthy);
         assertEquals(200, r.matching().byText());
+        // Each pair says how it was matched, in the harness's order.
+        assertEquals(200, r.pairs().size());
+        for (int i = 0; i < 200; i++) {
+            HarnessCheck.PairRow p = r.pairs().get(i);
+            assertEquals(i, p.harness());
+            assertTrue(p.how() == RequestMatcher.How.TEXT && p.trusted() && !p.matchingError(), p.toString());
+        }
         assertEquals(1.0, r.matching().trustedShare());
         assertTrue(r.counts().prompt().scale() < 0.4, r.counts().toString());
         List<TruthTimeline.Row> truth = truth(healthy);
