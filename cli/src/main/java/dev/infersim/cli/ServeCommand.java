@@ -8,6 +8,8 @@ import dev.infersim.server.FakeMetrics;
 import dev.infersim.server.FaultSettings;
 import dev.infersim.server.FrontDoor;
 import dev.infersim.server.JitWarmup;
+import dev.infersim.server.DatasetReplies;
+import dev.infersim.server.GrpcOptions;
 import dev.infersim.sim.Routers;
 import dev.infersim.sim.TieBreak;
 import dev.infersim.server.MetricsOptions;
@@ -142,6 +144,12 @@ public final class ServeCommand implements Runnable {
                     + "do_remote_prefill pull it; the side channel listens on VLLM_NIXL_SIDE_CHANNEL_HOST:PORT (localhost:5600).")
     String kvTransferConfig;
 
+    @Option(names = "--kv-transfer-peers", paramLabel = "HOST[,HOST...]", split = ",",
+            description = "Hosts a decode request's kv_transfer_params.remote_host may name, compared as written (never "
+                    + "resolved), besides this fleet's own side-channel host (default: localhost, 127.0.0.1, ::1). Any "
+                    + "other is refused with 400: a request cannot make the mock connect to a host of its choosing.")
+    java.util.List<String> kvTransferPeers;
+
     @Mixin
     KvTransferOptions kvTransferLink;
 
@@ -178,6 +186,20 @@ public final class ServeCommand implements Runnable {
                     + "a pod behind a readiness probe looks; by default nothing listens until the model has loaded "
                     + "(connections are refused) and /health stays 200 while requests drain, as vLLM.")
     boolean listenWhileLoading;
+
+    @Option(names = "--dataset-responses", paramLabel = "FILE",
+            description = "Answer a prompt with a reply a conversation dataset stores for it, as llm-d-inference-sim: "
+                    + "its dataset tool's SQLite file, JSON, or JSON Lines of {prompt_hash, gen_tokens}, matched by the "
+                    + "SHA-256 of the prompt's token ids (tokenize as the dataset was: --tokenizer); a prompt it does not "
+                    + "hold gets the synthetic text; the truth log says which (default: synthetic text only).")
+    Path datasetResponses;
+
+    @Option(names = "--grpc-port", paramLabel = "PORT|http",
+            description = "Also serve vLLM's gRPC engine service (vllm.grpc.engine.VllmEngine: Generate, Embed, "
+                    + "HealthCheck, Abort, GetModelInfo, GetServerInfo, GetLoads; server reflection on), HTTP/2 "
+                    + "cleartext: on PORT (replica i on PORT + i; 0 any free port), or 'http' on --port itself beside "
+                    + "the HTTP API, as llm-d-inference-sim (default: not served).")
+    String grpcPort;
 
     @Option(names = "--lora-metrics-by-queue",
             description = "Fill vllm:lora_requests_info's waiting_lora_adapters and running_lora_adapters from the "
@@ -294,7 +316,9 @@ public final class ServeCommand implements Runnable {
                             fakeMetrics == null ? null : FakeMetrics.parse(fakeMetrics))).listenWhileLoading(listenWhileLoading)
                     .tokenizer(tokenizer == null ? null : PromptTokenizer.huggingFace(tokenizer))
                     .kvTransfer(kvTransfer(System.getenv("VLLM_NIXL_SIDE_CHANNEL_HOST"), System.getenv("VLLM_NIXL_SIDE_CHANNEL_PORT")))
-                    .timeouts(timeouts.timeouts()).truthLog(truthLog.open()).build();
+                    .timeouts(timeouts.timeouts()).grpc(grpcPort == null ? null : GrpcOptions.parse(grpcPort))
+                    .datasetReplies(datasetResponses == null ? null : DatasetReplies.load(datasetResponses))
+                    .truthLog(truthLog.open()).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
@@ -303,6 +327,9 @@ public final class ServeCommand implements Runnable {
     /** The KV connector of --kv-transfer-config, its side channel where vLLM's environment puts it; null for none. */
     private KvTransferConfig kvTransfer(String hostEnv, String portEnv) {
         if (kvTransferConfig == null) {
+            if (kvTransferPeers != null) {
+                throw new IllegalArgumentException("--kv-transfer-peers needs --kv-transfer-config (a KV connector)");
+            }
             return null;
         }
         int port = KvTransferConfig.DEFAULT_SIDE_CHANNEL_PORT;
@@ -316,6 +343,12 @@ public final class ServeCommand implements Runnable {
         KvTransferConfig c = KvTransferConfig.fromVllmJson(kvTransferConfig,
                 hostEnv == null || hostEnv.isBlank() ? KvTransferConfig.DEFAULT_SIDE_CHANNEL_HOST : hostEnv, port,
                 kvTransferLink.link());
+        if (kvTransferPeers != null) {
+            if (c == null) {
+                throw new IllegalArgumentException("--kv-transfer-peers needs --kv-transfer-config with a kv_connector");
+            }
+            c = c.withPeers(new java.util.LinkedHashSet<>(kvTransferPeers));
+        }
         if (c != null && c.engineId() != null && replicas > 1) {
             throw new IllegalArgumentException("--kv-transfer-config engine_id names one engine; with --replicas leave it out "
                     + "(each replica draws its own)");
@@ -354,6 +387,10 @@ public final class ServeCommand implements Runnable {
     }
 
     private void serve(ServerOptions options) {
+        String hashWarning = HashSeedWarning.message(options.deployment(), replicas);
+        if (hashWarning != null) {
+            System.err.println(hashWarning);
+        }
         try {
             warmUp(options);
             serveFleet(options);

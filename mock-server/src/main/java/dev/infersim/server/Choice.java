@@ -16,7 +16,7 @@ import java.util.function.LongFunction;
 final class Choice {
     private static final long[] NO_TIMES = new long[0];
 
-    final Exchange exchange;
+    final ChoiceSink exchange;
     final int index;
     private final LongFunction<EngineRequest> requestArrivingAt;
     /** Set by {@link #arrive}, before the engine thread or a response sees this choice. */
@@ -27,6 +27,8 @@ final class Choice {
     final EventLoopBatch batch;
     /** How the output's tokens reach the client when the reply is more than plain text; null for plain text. */
     final OutputPlan plan;
+    /** Where the output comes from with --dataset-responses ({@code dataset} or {@code synthetic}); null without. */
+    String reply;
     /** The prefill this choice pulls its KV from ({@code do_remote_prefill}); null otherwise. Set before it arrives. */
     KvTransferParams remotePrefill;
     /** A prefill's id for the decode side ({@code remote_request_id}); null unless {@code do_remote_decode}. */
@@ -46,6 +48,8 @@ final class Choice {
     private int charsScanned;
     /** Tokens emitted, shifted left by one, with the finished flag in the low bit. */
     private volatile int published;
+    /** Why the engine failed this choice, or null; written before the finish is published. */
+    private String failure;
 
     // event loop only
     int written;
@@ -67,7 +71,7 @@ final class Choice {
     boolean finishHandled;
     boolean finalChunkSent;
 
-    Choice(Exchange exchange, int index, LongFunction<EngineRequest> requestArrivingAt, TokenText text, StopStrings stops,
+    Choice(ChoiceSink exchange, int index, LongFunction<EngineRequest> requestArrivingAt, TokenText text, StopStrings stops,
            EventLoopBatch batch, boolean recordTokenTimes, OutputPlan plan) {
         this.plan = plan;
         this.exchange = exchange;
@@ -250,6 +254,21 @@ final class Choice {
         return heldKv;
     }
 
+    /**
+     * Engine thread: the engine failed this choice ({@code why}, in our words); it then finishes as an error. Ignored
+     * once the finish is published: the client may already have its answer.
+     */
+    void fail(String why) {
+        if (failure == null && !finished(published)) {
+            failure = why;
+        }
+    }
+
+    /** Why the engine failed this choice, or null (read after a finished snapshot). */
+    String failure() {
+        return failure;
+    }
+
     /** Engine thread: the engine finished (or aborted) this request; publishes everything written before. */
     void markFinished() {
         published = published | 1;
@@ -278,8 +297,14 @@ final class Choice {
         return tokenTimes == null ? null : Arrays.copyOf(tokenTimes, request.outputTokens());
     }
 
-    /** The OpenAI finish_reason ({@code tool_calls} where a tool was called), {@code abort} when the engine gave none. */
+    /**
+     * The OpenAI finish_reason ({@code tool_calls} where a tool was called), {@code abort} when the engine gave none,
+     * {@code error} when it failed the choice.
+     */
     String finishName() {
+        if (failure != null) {
+            return "error"; // vLLM's FinishReason.ERROR
+        }
         FinishReason r = request.finishReason();
         String name = r == null ? "abort" : r.openAiName();
         return plan == null ? name : plan.finishName(name, r, request.outputTokens(), exchange.streams());

@@ -30,6 +30,8 @@ final class GroundTruth {
     private long receivedLatenessNanos = -1;
     /** The front door's routing decision, a JSON object; null when no front door routed the request. */
     private volatile String route;
+    /** The API that answered in token ids ({@code grpc}, {@code generate}), whose rows carry them; null otherwise. */
+    private String tokenApi;
 
     GroundTruth(ModelService service, CompletionRequest request, String requestId, Choice[] choices) {
         this.requestId = requestId;
@@ -61,13 +63,32 @@ final class GroundTruth {
             g.writeFieldName("route");
             g.writeRawValue(route);
         }
+        if (tokenApi != null) {
+            g.writeStringField("api", tokenApi);
+        }
         choiceFields(g, c, true);
         // The output text's identity, so that check-harness can match a harness's saved text to this row exactly.
         g.writeStringField("output_text_sha256", TextKey.of(c.plan == null ? c.finalText()
                 : c.plan.content(c.request.outputTokens(), c.stopTextLength())));
         // The prompt's, so that a request sent twice (a duplicate, not a retry) can be told from one refused first.
         g.writeStringField("prompt_sha256", TextKey.ofTokens(c.request.promptTokenIds()));
+        if (tokenApi != null) {
+            // what the client was sent, so a token-id client can be checked id by id
+            g.writeArrayFieldStart("token_ids");
+            for (int i = 0; i < c.request.outputTokens(); i++) {
+                g.writeNumber(c.text.id(i));
+            }
+            g.writeEndArray();
+        }
         g.writeEndObject();
+    }
+
+    /**
+     * The request is answered in token ids by {@code api} (before the exchange starts): its truth-log rows name the API
+     * and carry each choice's output token ids.
+     */
+    void answeredInTokenIds(String api) {
+        tokenApi = api;
     }
 
     /** The decision of the front door that routed the request here ({@code x-infersim-route}), a JSON object. */
@@ -138,6 +159,9 @@ final class GroundTruth {
         g.writeNumberField("completion_tokens", r.outputTokens());
         g.writeStringField("finish_reason", c.finishName());
         g.writeNumberField("preemptions", r.preemptions());
+        if (c.reply != null) {
+            g.writeStringField("reply", c.reply);
+        }
         kvTransfer(g, c);
         g.writeObjectFieldStart("model");
         timeline(g, c, 1e6, false, tokenTimes);

@@ -2,14 +2,12 @@ package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.common.ReadLateness;
-import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.function.Function;
 import java.util.function.IntSupplier;
 
 /**
@@ -28,8 +26,6 @@ final class HttpBasics {
 
     private final ModelService service;
     private final String replica;
-    /** The timeouts of an open connection (this event loop's), told when each of its requests ends. */
-    private final Function<HttpConnection, ConnectionGuard> guards;
     /** The port the server listens on, once it does. */
     private final IntSupplier boundPort;
 
@@ -37,12 +33,10 @@ final class HttpBasics {
     private final ReadLateness reads;
 
     /** {@code reads}: this event loop's read bound, opened on the loop. */
-    HttpBasics(ModelService service, Function<HttpConnection, ConnectionGuard> guards, IntSupplier boundPort,
-               ReadLateness reads) {
+    HttpBasics(ModelService service, IntSupplier boundPort, ReadLateness reads) {
         this.reads = reads;
         this.service = service;
         this.replica = Integer.toString(service.options.replica());
-        this.guards = guards;
         this.boundPort = boundPort;
     }
 
@@ -60,10 +54,6 @@ final class HttpBasics {
         }
         rc.put("requestId", id);
         rc.response().putHeader("x-request-id", id).putHeader(HttpApi.REPLICA_HEADER, replica);
-        ConnectionGuard guard = guards.apply(rc.request().connection());
-        if (guard != null) {
-            rc.response().endHandler(v -> guard.requestEnded());
-        }
         PodIdentity pod = service.options.pod();
         if (pod.name() != null) {
             rc.response().putHeader(HttpApi.POD_HEADER, pod.name()).putHeader(HttpApi.PORT_HEADER,
