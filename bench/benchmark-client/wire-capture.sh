@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Truth at the wire (issue 34): a fixed-timing mock, warmed with `serve --warmup`, serves STREAMS concurrent streams
+# Truth at the wire: a fixed-timing mock, warmed with `serve --warmup`, serves STREAMS concurrent streams
 # from `bench --validate` while tcpdump records every packet on loopback. Per run, wire_capture.py holds the mock's
 # truth (first_token_written_ms, received_ms, and the planned first_token_ms for contrast) and the client's TTFT
 # against the packets, and the client's own estimate of its TTFT error p99 against the error the packets show. The

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infersim.common.ConfigException;
+import dev.infersim.common.TextKey;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -42,14 +43,23 @@ import java.util.zip.GZIPInputStream;
  *       {@code first_token_iteration}, {@code token_iterations}); {@code errored} and {@code incomplete} entries are
  *       counted as failed. Target: {@code benchmarks[0].config.strategy} ({@code type_}, {@code rate},
  *       {@code streams}) and {@code config.profile.max_concurrency}, for a report of one benchmark.</li>
+ *   <li>{@code llmperf}: its {@code *_individual_responses.json}, a list of per-request metrics: {@code ttft_s},
+ *       {@code end_to_end_latency_s}, {@code number_input_tokens}, {@code number_output_tokens} (its own tokenizer's
+ *       count of the text), {@code error_code}; no id, no instant, no text; listed as the requests completed. Its {@code inter_token_latency_s} is its
+ *       whole latency over the output count (TTFT included), not a TPOT, and is not read. Target: the
+ *       {@code num_concurrent_requests} of the {@code *_summary.json} beside it (a closed loop of that many).</li>
+ *   <li>{@code generic}: infersim's per-request JSON Lines for any harness ({@link GenericFormat}).</li>
  * </ul>
+ * Every harness's generated text, where its format keeps it (vLLM's {@code generated_texts}, GuideLLM's {@code output},
+ * the generic {@code text}), is read as its {@link TextKey}, which the truth log carries for each row.
  */
 public final class HarnessResults {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** The harness formats {@code check-harness} reads. */
     public enum Format {
-        VLLM("a vllm bench serve result"), AIPERF("an AIPerf profile_export.jsonl"), GUIDELLM("a GuideLLM benchmarks report");
+        VLLM("a vllm bench serve result"), AIPERF("an AIPerf profile_export.jsonl"), GUIDELLM("a GuideLLM benchmarks report"),
+        LLMPERF("an llmperf individual_responses.json"), GENERIC("infersim's generic per-request JSON Lines");
 
         private final String description;
 
@@ -57,11 +67,16 @@ public final class HarnessResults {
             this.description = description;
         }
 
+        /** What a file of this format is, for messages ("a GuideLLM benchmarks report"). */
+        String description() {
+            return description;
+        }
+
         public static Format parse(String s) {
             try {
                 return valueOf(s.toUpperCase(Locale.ROOT));
             } catch (IllegalArgumentException e) {
-                throw new ConfigException("--format must be vllm, aiperf or guidellm, got '" + s + "'");
+                throw new ConfigException("--format must be vllm, aiperf, guidellm, llmperf or generic, got '" + s + "'");
             }
         }
     }
@@ -70,17 +85,61 @@ public final class HarnessResults {
      * One successful request as the harness measured it, in ms. {@code requestId} (the server's request id) is null,
      * and {@code startMs} (when the harness started its clock) and {@code firstTokenMs} (when it saw the first token),
      * both Unix epoch ms, are NaN where the format has none; {@code itlsMs} is null where the format keeps no per-gap
-     * list; {@code chunks} (content chunks or reads that carried tokens) and token counts are -1 where absent.
+     * list; {@code chunks} (content chunks or reads that carried tokens) and token counts are -1 where absent;
+     * {@code textKey} is the {@link TextKey} of the text it received, null where the format keeps no text.
      */
     public record Measured(String requestId, double startMs, double firstTokenMs, double ttftMs, double e2elMs,
-                           double tpotMs, double[] itlsMs, int chunks, int promptTokens, int outputTokens) {
+                           double tpotMs, double[] itlsMs, int chunks, int promptTokens, int outputTokens,
+                           String textKey) {
+
+        /** Without a text. */
+        public Measured(String requestId, double startMs, double firstTokenMs, double ttftMs, double e2elMs,
+                        double tpotMs, double[] itlsMs, int chunks, int promptTokens, int outputTokens) {
+            this(requestId, startMs, firstTokenMs, ttftMs, e2elMs, tpotMs, itlsMs, chunks, promptTokens, outputTokens, null);
+        }
+
+        /**
+         * The same request with its durations (TTFT, E2EL, TPOT, ITLs) times {@code factor} and the first token's
+         * instant moved to match: a harness that wrote another unit than its format declares.
+         */
+        public Measured durationsTimes(double factor) {
+            double[] itls = itlsMs == null ? null : java.util.Arrays.stream(itlsMs).map(v -> v * factor).toArray();
+            return new Measured(requestId, startMs, startMs + ttftMs * factor, ttftMs * factor, e2elMs * factor,
+                    tpotMs * factor, itls, chunks, promptTokens, outputTokens, textKey);
+        }
     }
 
     /**
-     * What a result file holds: its successful requests in the harness's order, the failed count, the target, and the
-     * instants (ms, any origin) at which the harness planned its sends, where it records them (else empty).
+     * What a result file holds: its successful requests in the harness's order, the failed count, the target, the
+     * instants (ms, any origin) at which the harness planned its sends, where it records them (else empty), and how many
+     * requests the harness sends ahead of its run by design and leaves out (a test request, declared warm-ups; -1 when
+     * the format cannot say).
      */
-    public record Results(List<Measured> requests, int failed, HarnessTarget target, double[] scheduledMs) {
+    public record Results(List<Measured> requests, int failed, HarnessTarget target, double[] scheduledMs,
+                          int leadRequests, Listed listed) {
+
+        /** Requests listed in send order. */
+        public Results(List<Measured> requests, int failed, HarnessTarget target, double[] scheduledMs, int leadRequests) {
+            this(requests, failed, target, scheduledMs, leadRequests, Listed.BY_SEND);
+        }
+
+        /** The same results with each request replaced. */
+        public Results withRequests(List<Measured> replaced) {
+            return new Results(replaced, failed, target, scheduledMs, leadRequests, listed);
+        }
+
+        /** The same results, {@code n} more requests declared ahead of the run (a flag the file does not record). */
+        public Results withLeadRequests(int n) {
+            return new Results(requests, failed, target, scheduledMs, leadRequests < 0 ? -1 : leadRequests + n, listed);
+        }
+    }
+
+    /** The order a format lists its requests in, which matching without instants relies on. */
+    public enum Listed {
+        /** As they were sent (vLLM's arrays, GuideLLM, AIPerf, the generic format). */
+        BY_SEND,
+        /** As they finished (llmperf appends each response as it completes). */
+        BY_COMPLETION
     }
 
     private HarnessResults() {
@@ -92,6 +151,8 @@ public final class HarnessResults {
                 case VLLM -> vllm(readTree(file), file);
                 case AIPERF -> aiperf(file);
                 case GUIDELLM -> guidellm(readTree(file), file);
+                case LLMPERF -> llmperf(readTree(file), file);
+                case GENERIC -> GenericFormat.read(file);
             };
         } catch (JsonProcessingException e) {
             throw new ConfigException(file + ": not " + format.description + " (invalid JSON at line "
@@ -123,7 +184,7 @@ public final class HarnessResults {
         return new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8), 1 << 16);
     }
 
-    private static JsonNode readTree(Path file) throws IOException {
+    static JsonNode readTree(Path file) throws IOException {
         try (BufferedReader in = open(file)) {
             return JSON.readTree(in);
         }
@@ -140,6 +201,7 @@ public final class HarnessResults {
         }
         InfersimDetail detail = InfersimDetail.read(root.path("infersim_detailed_file"), file);
         JsonNode errors = root.path("errors");
+        JsonNode texts = root.path("generated_texts");
         List<Measured> requests = new ArrayList<>();
         int failed = 0;
         for (int i = 0; i < ttfts.size(); i++) {
@@ -159,7 +221,7 @@ public final class HarnessResults {
             double tpot = outputLen > 1 ? (e2el - ttft) / (outputLen - 1) : Double.NaN;
             String id = detail.ids().size() == ttfts.size() ? detail.ids().get(i) : null;
             requests.add(new Measured(id, Double.NaN, Double.NaN, ttft, e2el, tpot, gaps, gaps.length + 1,
-                    in.path(i).asInt(-1), outputLen));
+                    in.path(i).asInt(-1), outputLen, TextKey.of(texts.path(i).textValue())));
         }
         JsonNode rate = root.path("request_rate");
         double r = rate.isNumber() ? rate.asDouble() : "inf".equals(rate.asText()) ? Double.POSITIVE_INFINITY : Double.NaN;
@@ -167,7 +229,10 @@ public final class HarnessResults {
         int warmups = Math.max(detail.warmups(), root.path("num_warmups").asInt(0));
         HarnessTarget target = HarnessTarget.vllm(r, root.path("burstiness").asDouble(1), cap.isNumber() ? cap.asInt() : 0,
                 warmups);
-        return new Results(requests, failed, target, detail.scheduledMs());
+        // benchmark_serving.py and vllm bench serve send one test request, then their warm-ups, before the run; infersim's
+        // bench also sends its client warm-ups, which its file does not list.
+        int lead = detail.ids().isEmpty() ? 1 + warmups : -1;
+        return new Results(requests, failed, target, detail.scheduledMs(), lead);
     }
 
     /** What infersim's per-request file adds to its vLLM-keyed result: ids, warm-ups and the planned send times. */
@@ -244,24 +309,26 @@ public final class HarnessResults {
                     failed++;
                     continue;
                 }
-                JsonNode icl = m.path("inter_chunk_latency").path("value");
+                JsonNode icl = m.path("inter_chunk_latency");
                 double[] gaps = null;
-                if (icl.isArray()) {
-                    gaps = new double[icl.size()];
+                if (icl.path("value").isArray()) {
+                    double toMs = TimeUnits.toMs(icl.path("unit").asText("ms"), file, "inter_chunk_latency", lineNo);
+                    gaps = new double[icl.path("value").size()];
                     for (int j = 0; j < gaps.length; j++) {
-                        gaps[j] = icl.get(j).asDouble();
+                        gaps[j] = icl.path("value").get(j).asDouble() * toMs;
                     }
                 }
                 JsonNode start = meta.path("request_start_ns");
                 double startMs = start.isNumber() ? start.asLong() / 1e6 : Double.NaN;
-                double ttft = value(m, "time_to_first_token");
+                double ttft = ms(m, "time_to_first_token", file, lineNo);
                 requests.add(new Measured(meta.hasNonNull("x_request_id") ? meta.get("x_request_id").asText() : null,
-                        startMs, startMs + ttft, ttft, value(m, "request_latency"), value(m, "inter_token_latency"),
-                        gaps, gaps == null ? -1 : gaps.length + 1, (int) value(m, "input_sequence_length", -1),
-                        (int) value(m, "output_sequence_length", -1)));
+                        startMs, startMs + ttft, ttft, ms(m, "request_latency", file, lineNo),
+                        ms(m, "inter_token_latency", file, lineNo), gaps, gaps == null ? -1 : gaps.length + 1,
+                        (int) value(m, "input_sequence_length", -1), (int) value(m, "output_sequence_length", -1)));
             }
         }
-        return new Results(requests, failed, aiperfTarget(file), new double[0]);
+        HarnessTarget target = aiperfTarget(file);
+        return new Results(requests, failed, target, new double[0], target.warmupRequests());
     }
 
     /**
@@ -290,13 +357,56 @@ public final class HarnessResults {
         return HarnessTarget.UNKNOWN;
     }
 
-    private static double value(JsonNode metrics, String name) {
-        return value(metrics, name, Double.NaN);
+    /** An AIPerf time metric in ms, by the unit it declares ({@code {"value", "unit"}}); NaN when absent. */
+    private static double ms(JsonNode metrics, String name, Path file, int lineNo) {
+        JsonNode v = metrics.path(name);
+        return v.path("value").isNumber()
+                ? v.get("value").asDouble() * TimeUnits.toMs(v.path("unit").asText("ms"), file, name, lineNo) : Double.NaN;
     }
 
     private static double value(JsonNode metrics, String name, double absent) {
         JsonNode v = metrics.path(name).path("value");
         return v.isNumber() ? v.asDouble() : absent;
+    }
+
+    private static Results llmperf(JsonNode root, Path file) throws IOException {
+        if (!root.isArray()) {
+            throw new ConfigException(file + ": not an llmperf individual_responses.json (a list of requests expected)");
+        }
+        List<Measured> requests = new ArrayList<>();
+        int failed = 0;
+        for (JsonNode r : root) {
+            if (!r.path("ttft_s").isNumber() || !r.path("end_to_end_latency_s").isNumber()) {
+                throw new ConfigException(file + ": not an llmperf individual_responses.json (a request without ttft_s "
+                        + "and end_to_end_latency_s)");
+            }
+            if (r.hasNonNull("error_code") || r.path("ttft_s").asDouble() <= 0) {
+                failed++;
+                continue;
+            }
+            requests.add(new Measured(null, Double.NaN, Double.NaN, r.get("ttft_s").asDouble() * 1e3,
+                    r.get("end_to_end_latency_s").asDouble() * 1e3, Double.NaN, null, -1,
+                    r.path("number_input_tokens").asInt(-1), r.path("number_output_tokens").asInt(-1)));
+        }
+        return new Results(requests, failed, llmperfTarget(file), new double[0], 0, Listed.BY_COMPLETION);
+    }
+
+    /** llmperf's closed loop: {@code num_concurrent_requests} of the {@code PREFIX_summary.json} beside the file. */
+    private static HarnessTarget llmperfTarget(Path individual) throws IOException {
+        String name = individual.getFileName().toString();
+        int cut = name.indexOf("_individual_responses");
+        if (cut < 0) {
+            return HarnessTarget.UNKNOWN;
+        }
+        String prefix = name.substring(0, cut);
+        for (String suffix : new String[]{"_summary.json", "_summary.json.gz"}) {
+            Path summary = individual.toAbsolutePath().getParent().resolve(prefix + suffix);
+            if (Files.isReadable(summary)) {
+                int streams = readTree(summary).path("num_concurrent_requests").asInt(0);
+                return new HarnessTarget(Double.NaN, HarnessTarget.Process.UNBOUNDED, Double.NaN, streams, 0);
+            }
+        }
+        return HarnessTarget.UNKNOWN;
     }
 
     private static Results guidellm(JsonNode root, Path file) {
@@ -317,7 +427,7 @@ public final class HarnessResults {
                         number(timings, "first_token_iteration") * 1e3, number(r, "time_to_first_token_ms"),
                         number(r, "request_latency") * 1e3, number(r, "inter_token_latency_ms"), null,
                         timings.path("token_iterations").asInt(-1), r.path("prompt_tokens").asInt(-1),
-                        r.path("output_tokens").asInt(-1)));
+                        r.path("output_tokens").asInt(-1), TextKey.of(r.path("output").textValue())));
                 if (timings.path("targeted_start").isNumber()) {
                     scheduled.add(timings.get("targeted_start").asDouble() * 1e3);
                 }
@@ -325,7 +435,7 @@ public final class HarnessResults {
         }
         HarnessTarget target = benchmarks.size() == 1 ? guidellmTarget(benchmarks.get(0).path("config"))
                 : HarnessTarget.UNKNOWN;
-        return new Results(requests, failed, target, scheduled.stream().mapToDouble(Double::doubleValue).toArray());
+        return new Results(requests, failed, target, scheduled.stream().mapToDouble(Double::doubleValue).toArray(), 0);
     }
 
     /** GuideLLM's strategy: poisson and constant at {@code rate}; concurrent ({@code streams}), synchronous (1). */

@@ -154,11 +154,6 @@ final class MeasuredWindow {
         return fresh <= 0 ? Double.NaN : Math.max(0, cachedPromptTokens - sharedPrefixTokens) / (double) fresh;
     }
 
-    /** Whether requests of this window go to a per-request detail file (which then holds their text). */
-    boolean keepsDetail() {
-        return log != null;
-    }
-
     /** Keeps every request's actual send instant (8 bytes a request), for {@link #arrivals}: open loops only. */
     void keepSendTimes() {
         sendTimes = new long[256];

@@ -13,8 +13,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * {@code check-harness --json}'s report is read back by the type that wrote it: a committed report (each run's
- * {@code report.json}, written by infersim at 7e59c76 before the report was a typed record, NaN as null among them) and
- * a report written now are read and written again byte for byte.
+ * {@code report.json}, written by {@code check-harness --json} when the report gained the verdict and the matching by
+ * identity, NaN as null among them; rewrite them with that command when the schema changes) and a report written now
+ * are read and written again byte for byte.
  */
 class HarnessReportRoundTripTest {
     @TempDir

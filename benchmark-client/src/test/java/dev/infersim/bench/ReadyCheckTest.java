@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The initial test request waits for a server that is not ready yet, as vLLM's {@code --ready-check-timeout-sec}: a
- * front door with no ready replica answers 503 until one has loaded (issue 38), and the run must start once it has,
+ * front door with no ready replica answers 503 until one has loaded, and the run must start once it has,
  * not fail at once. A failure that will not heal (here a 429) ends the run at the first attempt.
  */
 class ReadyCheckTest {

@@ -16,22 +16,27 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 /**
- * {@code infersim check-harness --format vllm|aiperf|guidellm RESULT --truth FILE}: another benchmark harness's
- * per-request results held against the mock server's truth log ({@code serve --truth-log}).
+ * {@code infersim check-harness --format vllm|aiperf|guidellm|llmperf|generic RESULT --truth FILE}: another benchmark
+ * harness's per-request results held against the mock server's truth log ({@code serve --truth-log}); the verdict is
+ * the exit code ({@link ExitCodes#checkHarness}).
  */
 @Command(name = "check-harness", mixinStandardHelpOptions = true,
         description = "Check another benchmark harness against the mock's ground truth: match its per-request results to "
-                + "the truth log of 'infersim serve --truth-log' (by request id where the format keeps it, else by an exact "
-                + "assignment), report each metric's error (harness minus truth: TTFT and its before-send and after-first-"
-                + "token parts, TPOT, E2EL, mean ITL, ITL count, token counts; p50/p99/max), the rate the server saw against "
-                + "the one asked, and findings with their evidence and cause (rate off target, arrival process, repeated "
-                + "schedule gaps, token coalescing, per-chunk ITL, event-loop stalls, TTFT parts, token counts, warm-ups "
-                + "counted, concurrency above the cap).")
+                + "the truth log of 'infersim serve --truth-log' (by request id, by the generated text, else by an exact "
+                + "assignment on time and fitted token counts), report each metric's error against the truth at the wire "
+                + "(harness minus truth: TTFT and its before-send and after-first-token parts, TPOT, E2EL, mean ITL, ITL "
+                + "count, token counts; p50/p99/max), the rate of its measured requests at the server with its interval "
+                + "against the one asked, and findings with their evidence and cause (clock started late or early, time "
+                + "units, a truth log of another run, dropped requests, rate off target, arrival process, repeated "
+                + "schedule gaps, concurrency above the cap, warm-ups counted, hidden retries, coarse clock, token "
+                + "coalescing, split chunks, event-loop stalls, output token counts). Under 95%% of the harness's "
+                + "requests matched, no verdict is clean: the exit code says so and the findings are the diagnosis.")
 public final class CheckHarnessCommand implements Callable<Integer> {
 
-    @Option(names = "--format", required = true, paramLabel = "vllm|aiperf|guidellm",
+    @Option(names = "--format", required = true, paramLabel = "vllm|aiperf|guidellm|llmperf|generic",
             description = "vllm: 'vllm bench serve --save-result --save-detailed' JSON; aiperf: profile_export.jsonl; "
-                    + "guidellm: the benchmarks report JSON.")
+                    + "guidellm: the benchmarks report JSON; llmperf: its *_individual_responses.json; generic: "
+                    + "infersim's per-request JSON Lines (benchmark-client README).")
     String format;
 
     @Parameters(index = "0", paramLabel = "RESULT", description = "The harness's result file.")
@@ -50,6 +55,11 @@ public final class CheckHarnessCommand implements Callable<Integer> {
                     + "records one).")
     Integer maxConcurrency;
 
+    @Option(names = "--warmup-requests", paramLabel = "N",
+            description = "Requests the harness sent ahead of its run that its file does not declare (vllm bench serve's "
+                    + "--num-warmups, which its result does not record); default 0.")
+    Integer warmupRequests;
+
     @Option(names = "--json", paramLabel = "FILE", description = "Also write the report (errors, target, findings with "
             + "their evidence) as JSON to FILE.")
     Path json;
@@ -63,14 +73,20 @@ public final class CheckHarnessCommand implements Callable<Integer> {
                 "--request-rate must be a finite number > 0, got %s", requestRate);
         ConfigException.check(maxConcurrency == null || maxConcurrency > 0, "--max-concurrency must be > 0, got %s",
                 maxConcurrency);
+        ConfigException.check(warmupRequests == null || warmupRequests >= 0, "--warmup-requests must be >= 0, got %s",
+                warmupRequests);
         HarnessResults.Results measured = HarnessResults.read(f, result);
+        if (warmupRequests != null) {
+            measured = measured.withLeadRequests(warmupRequests);
+        }
         List<TruthTimeline.Row> rows = TruthTimeline.read(truth);
         ConfigException.check(!rows.isEmpty(), "--truth %s: no finished requests", truth);
         ConfigException.check(!measured.requests().isEmpty(), "RESULT %s: no successful requests", result);
         HarnessTarget target = requestRate == null ? measured.target() : measured.target().withRate(requestRate);
-        if (maxConcurrency != null) {
-            target = new HarnessTarget(target.rateReqPerS(), target.process(), target.burstiness(), maxConcurrency,
-                    target.warmupRequests());
+        if (maxConcurrency != null || warmupRequests != null) {
+            target = new HarnessTarget(target.rateReqPerS(), target.process(), target.burstiness(),
+                    maxConcurrency == null ? target.maxConcurrency() : maxConcurrency,
+                    target.warmupRequests() + (warmupRequests == null ? 0 : warmupRequests));
         }
         HarnessCheck.Report report = HarnessCheck.check(measured, rows, target);
         System.out.print(HarnessCheck.render(report));
@@ -82,6 +98,10 @@ public final class CheckHarnessCommand implements Callable<Integer> {
             }
             System.out.println("Report written to " + json);
         }
-        return ExitCodes.OK;
+        return switch (report.verdict()) {
+            case CLEAN -> ExitCodes.OK;
+            case FINDINGS -> ExitCodes.HARNESS_FINDINGS;
+            case INCONCLUSIVE -> ExitCodes.HARNESS_INCONCLUSIVE;
+        };
     }
 }

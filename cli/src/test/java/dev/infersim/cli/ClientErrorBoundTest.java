@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The client's estimate of its own TTFT error bounds the error it made (issue 34): 40 streams against a fixed-timing
+ * The client's estimate of its own TTFT error bounds the error it made: 40 streams against a fixed-timing
  * mock, each request's client TTFT held against the mock's TTFT at the wire (its truth log: the request's head read to
  * the first token's chunk handed to the connection), less the mock's own bound on how late it read the request (which is
  * the server's, and which the client cannot see). The client's p99 estimate (send lag to the socket plus the lateness

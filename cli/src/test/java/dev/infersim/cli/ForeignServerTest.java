@@ -111,7 +111,7 @@ class ForeignServerTest {
         assertTrue(json.get("infersim_invalid_reasons").get(0).asText().contains("no ground truth"), json.toString());
     }
 
-    /** Issue 38: a server whose every request fails sent no ground truth because nothing succeeded, whatever it is. */
+    /** A server whose every request fails sent no ground truth because nothing succeeded, whatever it is. */
     @Test
     void validateAgainstAServerThatOnlyFailsBlamesTheFailuresNotTheKindOfServer() {
         brokenRequests.set(0);

@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@code bench --validate} through real gateways, each finding with a planted fault where it must be named and a
- * healthy case where it must not (issue 34): HAProxy at its default (no {@code option http-no-delay}) coalesces tokens
+ * healthy case where it must not: HAProxy at its default (no {@code option http-no-delay}) coalesces tokens
  * at 5 req/s with the replicas at {@code --time-scale 0.25}, named with and without {@code --baseline-url}, and not
  * with http-no-delay; nginx and HAProxy that retry a replica's 429 or 503 at once on the next replica are named by the
  * replicas' own count of each request's attempts, and not when they pass the refusal on; and a client starved of CPU

@@ -1,6 +1,7 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import dev.infersim.common.TextKey;
 import dev.infersim.engine.EngineRequest;
 
 import java.io.IOException;
@@ -66,6 +67,11 @@ final class GroundTruth {
             g.writeStringField("api", tokenApi);
         }
         choiceFields(g, c, true);
+        // The output text's identity, so that check-harness can match a harness's saved text to this row exactly.
+        g.writeStringField("output_text_sha256", TextKey.of(c.plan == null ? c.finalText()
+                : c.plan.content(c.request.outputTokens(), c.stopTextLength())));
+        // The prompt's, so that a request sent twice (a duplicate, not a retry) can be told from one refused first.
+        g.writeStringField("prompt_sha256", TextKey.ofTokens(c.request.promptTokenIds()));
         if (tokenApi != null) {
             // what the client was sent, so a token-id client can be checked id by id
             g.writeArrayFieldStart("token_ids");

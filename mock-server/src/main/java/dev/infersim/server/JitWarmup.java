@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code serve --warmup}: runs the server's own code hot before the real server reports ready, so that the first
  * measured run does not measure the JIT compiler (on a fresh mock it took 1.4-1.8 s of CPU in the first 3.6 s of a
  * 40-stream run and made the event loops hand tokens to the wire up to 24 ms late; after 1,500 requests that fell to
- * 2-5 ms, issue 34). The requests go to a throwaway server of the same model, timing, tokenizer and features on a free
+ * 2-5 ms). The requests go to a throwaway server of the same model, timing, tokenizer and features on a free
  * loopback port, not to the real one, so nothing of them is left where a run would see it: no metrics, truth-log rows,
  * prefix-cache blocks or request numbers (which seed the output text). The mix is what clients send: streamed and
  * whole completions and chat completions, with and without usage per chunk and token times, prompts of 8 to 256 words
@@ -25,7 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * times faster than the modelled GPU, as its timing is not what is being warmed.
  */
 public final class JitWarmup {
-    /** The default number of requests: the run in issue 34 after which the mock's write lateness settled. */
+    /** The default number of requests: the run after which the mock's write lateness settled. */
     public static final int DEFAULT_REQUESTS = 1_500;
     static final int IN_FLIGHT = 32;
     static final double MIN_TIME_SCALE = 50;

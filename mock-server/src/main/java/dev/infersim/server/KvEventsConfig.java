@@ -57,14 +57,6 @@ public record KvEventsConfig(String endpoint, String topic, String replayEndpoin
         this(endpoint, topic, null, DEFAULT_BUFFER_STEPS, DEFAULT_HWM, false, null);
     }
 
-    public KvEventsConfig withReplayEndpoint(String replay) {
-        return new KvEventsConfig(endpoint, topic, replay, bufferSteps, hwm, mapEvents, bindHost);
-    }
-
-    public KvEventsConfig withBufferSteps(int steps) {
-        return new KvEventsConfig(endpoint, topic, replayEndpoint, steps, hwm, mapEvents, bindHost);
-    }
-
     /** The same, events sent as msgpack maps ({@code true}) or arrays. */
     public KvEventsConfig withMapEvents(boolean maps) {
         return new KvEventsConfig(endpoint, topic, replayEndpoint, bufferSteps, hwm, maps, bindHost);

@@ -12,7 +12,7 @@ import java.util.stream.Stream;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Replays the hostile-body corpus ({@link HostileCorpus}: the bodies of issue 35 and their kin, the seeds of
+ * Replays the hostile-body corpus ({@link HostileCorpus}: its bodies and their kin, the seeds of
  * {@link HostileBodiesFuzzTest}) against in-process servers sharing one event loop ({@link HostileServers}): each is
  * answered 200 or 400 (an OutOfMemoryError or StackOverflowError would be a 500, or no answer), and the loop never
  * works more than {@value HostileServers#STALL_LIMIT_MS} ms of CPU at a stretch, measured in CPU time so that a loaded

@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.stream.Stream;
 
 /**
- * The corpus of hostile request bodies (issue 35: schemas and patterns whose output explodes, huge names and prompts,
+ * The corpus of hostile request bodies (schemas and patterns whose output explodes, huge names and prompts,
  * many choices, large embeddings answers), kept as the seeds of {@link HostileBodiesFuzzTest} and replayed by
  * {@link HostileBodiesTest} and by {@code bench/mock-server/hostile-bodies.sh} against a running server.
  *

@@ -1,6 +1,7 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.infersim.common.TextKey;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,7 +25,9 @@ class TruthLogTest {
         TruthLog log = TruthLog.open(file, TruthLog.DEFAULT_RING_CHARS);
         MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(8), 50).truthLog(log).build());
         JsonNode streamed;
+        StringBuilder streamedText = new StringBuilder();
         JsonNode whole;
+        JsonNode wholeBody;
         TestServers.Reply page;
         TestServers.Reply bad;
         try {
@@ -32,9 +35,13 @@ class TruthLogTest {
                     {"messages":[{"role":"user","content":"hi"}],"max_tokens":5,"ignore_eos":true,"stream":true,
                      "infersim":{"token_times":true}}""", "x-request-id", "req-a");
             streamed = s.events().get(s.events().size() - 2).json().get("infersim");
-            whole = TestServers.post(server, "/v1/completions", """
+            for (TestServers.Event e : s.events().subList(0, s.events().size() - 1)) {
+                streamedText.append(e.json().path("choices").path(0).path("delta").path("content").asText(""));
+            }
+            wholeBody = TestServers.post(server, "/v1/completions", """
                     {"prompt":"Once upon","max_tokens":3,"ignore_eos":true,"n":2,"temperature":1}""",
-                    "x-request-id", "req-b").json().get("infersim");
+                    "x-request-id", "req-b").json();
+            whole = wholeBody.get("infersim");
             assertTrue(TestServers.eventually(5, () -> log.written() == 3), "three rows written");
             page = TestServers.get(server, "/infersim/truth?since=1");
             bad = TestServers.get(server, "/infersim/truth?since=x");
@@ -53,6 +60,14 @@ class TruthLogTest {
         assertEquals("req-a", a.get("request_id").asText());
         assertTrue(a.get("lora").isNull(), "the base model");
         assertEquals(choiceOf(streamed, 0), rowChoice(a));
+        // The text's identity is the key of what the client read, whitespace aside.
+        assertEquals(5, streamedText.toString().trim().split(" ").length, streamedText.toString());
+        assertEquals(TextKey.of(streamedText.toString()), a.get("output_text_sha256").asText());
+        assertEquals(TextKey.of(" " + streamedText.toString().trim().replace(" ", "\n") + "\n"),
+                a.get("output_text_sha256").asText());
+        // The two choices of one prompt share its key; another prompt has another.
+        assertEquals(rows.get(1).get("prompt_sha256"), rows.get(2).get("prompt_sha256"));
+        assertTrue(!a.get("prompt_sha256").equals(rows.get(1).get("prompt_sha256")), a.toString());
         assertEquals(5, a.get("model").get("token_times_ms").size());
         assertEquals(5, a.get("wall").get("token_times_ms").size());
         // The response asked for no token times, the log has them anyway; the rest is the response's truth.
@@ -61,6 +76,8 @@ class TruthLogTest {
             assertEquals(3, row.get("model").get("token_times_ms").size());
             ((ObjectNode) row.get("model")).remove("token_times_ms");
             ((ObjectNode) row.get("wall")).remove("token_times_ms");
+            assertEquals(TextKey.of(choiceOf(wholeBody, row.get("index").asInt()).path("text").asText("")),
+                    rows.get(i).get("output_text_sha256").asText());
             assertEquals(choiceOf(whole, row.get("index").asInt()), row);
             assertEquals("req-b", rows.get(i).get("request_id").asText());
         }
@@ -195,7 +212,9 @@ class TruthLogTest {
     /** The row without the request-level fields, which is the shape of a choice in the response's ground truth. */
     private static ObjectNode rowChoice(JsonNode row) {
         ObjectNode c = row.deepCopy();
-        c.remove(List.of("seq", "request_id", "replica", "engine", "lora", "time_scale", "attempt"));
+        c.remove(List.of("seq", "request_id", "replica", "engine", "lora", "time_scale", "attempt",
+                "output_text_sha256",
+                "prompt_sha256"));
         return c;
     }
 }

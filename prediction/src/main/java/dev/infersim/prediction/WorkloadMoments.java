@@ -90,11 +90,6 @@ public final class WorkloadMoments {
         return mean(outputTokens);
     }
 
-    /** The mean reusable prefix per request, cold requests counting 0. */
-    double meanWarmPrefixTokens() {
-        return mean(warmPrefixTokens);
-    }
-
     /** The longest prompt, which the engine rejects if it leaves no room in the context. */
     public int maxPromptTokens() {
         int max = 0;

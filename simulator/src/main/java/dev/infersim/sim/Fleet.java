@@ -83,11 +83,6 @@ public final class Fleet {
         return everyReplica.toArray(new Replica[0]);
     }
 
-    /** Whether an autoscaler sizes this fleet. */
-    public boolean isAutoscaled() {
-        return autoscaler != null;
-    }
-
     /** Time of the next fleet event; {@code Long.MAX_VALUE} for a fixed fleet. */
     public long nextEventNanos() {
         if (autoscaler == null) {

@@ -6,7 +6,7 @@ import java.util.Arrays;
  * One routing decision's reading of the replicas' live signals, each signal of each replica read exactly once into an
  * array the router then ranks and ties from. At a live front door a replica's KV-cache usage changes on its engine
  * thread while the router runs, so a router that read it twice, once to find the best score and again to find who
- * ties with it, could find nobody tied (issue 38: {@code ArrayIndexOutOfBoundsException: Index -1} in
+ * ties with it, could find nobody tied ({@code ArrayIndexOutOfBoundsException: Index -1} in
  * {@link TieBreak.Ties#pick}). Reading once makes the decision a function of one snapshot. Allocates only when the
  * fleet grows; not thread-safe, one per router.
  */

@@ -47,10 +47,6 @@ public record SimulationOptions(long numWarmups, long warmupDurationNanos, Goodp
         return new SimulationOptions(numWarmups, warmupDurationNanos, s, timelineIntervalNanos, timelinePoints, dollarsPerGpuHour);
     }
 
-    public SimulationOptions withTimelineIntervalNanos(long nanos) {
-        return new SimulationOptions(numWarmups, warmupDurationNanos, slo, nanos, timelinePoints, dollarsPerGpuHour);
-    }
-
     public SimulationOptions withDollarsPerGpuHour(double dollars) {
         return new SimulationOptions(numWarmups, warmupDurationNanos, slo, timelineIntervalNanos, timelinePoints, dollars);
     }

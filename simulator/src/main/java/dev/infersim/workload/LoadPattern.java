@@ -83,15 +83,6 @@ public record LoadPattern(double requestRatePerS, double burstiness, int maxConc
         return new LoadPattern(Double.POSITIVE_INFINITY, burstiness, 0, rampUp, true);
     }
 
-    public LoadPattern withMaxConcurrency(int cap) {
-        return new LoadPattern(requestRatePerS, burstiness, cap, rampUp, normalizeDuration, schedule);
-    }
-
-    /** This pattern with a diurnal swing and bursts around its rate. */
-    public LoadPattern withSchedule(RateSchedule s) {
-        return new LoadPattern(requestRatePerS, burstiness, maxConcurrency, rampUp, normalizeDuration, s);
-    }
-
     public LoadPattern withNormalizeDuration(boolean normalize) {
         return new LoadPattern(requestRatePerS, burstiness, maxConcurrency, rampUp, normalize, schedule);
     }

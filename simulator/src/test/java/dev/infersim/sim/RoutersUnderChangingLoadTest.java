@@ -12,8 +12,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  * Every router against replicas whose live signals change between any two reads, as a live front door's replicas do
  * (their KV-cache usage moves on their engine threads while the router runs): a million decisions per router, fleets
  * of 1 to 9 replicas that resize now and then, requests on and off LoRA adapters. No decision may throw or choose an
- * index outside the fleet. The planted fault below, a router that reads a signal twice as the routers did before
- * issue 38, must be caught by the same harness, so the harness itself is shown able to fail.
+ * index outside the fleet. The planted fault below, a router that reads a signal twice (as the routers once
+ * did), must be caught by the same harness, so the harness itself is shown able to fail.
  */
 class RoutersUnderChangingLoadTest {
     private static final int DECISIONS = 1_000_000;
@@ -36,7 +36,7 @@ class RoutersUnderChangingLoadTest {
     void theHarnessCatchesARouterThatReadsASignalTwice() {
         String failure = hammer(new TwoReadLeastKvUsage(), DECISIONS, 42);
         assertTrue(failure != null && failure.contains("ArrayIndexOutOfBoundsException"),
-                "the pre-issue-38 router must fail here, got " + failure);
+                "the router that reads twice must fail here, got " + failure);
     }
 
     @Test
@@ -177,7 +177,7 @@ class RoutersUnderChangingLoadTest {
         }
     }
 
-    /** The planted fault: least KV usage as it was before issue 38, finding the best score and the ties in two reads. */
+    /** The planted fault: least KV usage reading twice, finding the best score and the ties in two reads. */
     private static final class TwoReadLeastKvUsage implements Router {
         private final TieBreak.Ties ties = new TieBreak.Ties(TieBreak.ROUND_ROBIN);
 
