@@ -124,7 +124,7 @@ public final class HtmlReport {
             body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
             h1{font-size:22px} h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}
             .chart{width:100%;height:340px} .grid{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:12px}
-            table{border-collapse:collapse;font-size:13px;width:100%} td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;overflow-wrap:anywhere}
+            table{border-collapse:collapse;font-size:13px;width:100%} td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;overflow-wrap:break-word} th{overflow-wrap:normal}
             .bad{color:#b00;font-weight:bold} .ok{color:#070} .report-error{color:#fff;background:#b00;padding:4px 8px} .no-data{color:#666;font-style:italic}
             </style>
             <script>
@@ -141,6 +141,8 @@ public final class HtmlReport {
             const content = document.getElementById('content');
             function el(tag, html, cls){const e=document.createElement(tag); if(html!==undefined) e.innerHTML=html; if(cls) e.className=cls; content.appendChild(e); return e;}
             function esc(v){return String(v).replace(/[&<>]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;'}[c]));}
+            // A result key, free to wrap after its underscores and nowhere else (never "infer sim_ base _url").
+            function key(k){return esc(k).replace(/_/g,'_<wbr>');}
             function fmt(v){ if(typeof v==='number') return Number.isNaN(v)? '-' : Number.isInteger(v)? v : v.toFixed(3);
               if(v===null||v===undefined) return '-';
               if(Array.isArray(v)) return v.length? v.map(fmt).join('; ') : '-';
@@ -164,15 +166,21 @@ public final class HtmlReport {
             function layout(option){
               for(const x of [].concat(option.xAxis)){ x.nameLocation='middle'; x.nameGap=30; x.axisLabel=Object.assign({margin:12,hideOverlap:true}, x.axisLabel||{}); }
               const ys=[].concat(option.yAxis);
-              ys.forEach((y,i)=>{ if(i>1) y.offset=76*(i-1); });
-              option.grid=Object.assign({left:16,right:ys.length>2? 28+76*(ys.length-2) : 28,bottom:44,containLabel:true}, option.grid||{});
+              ys.forEach((y,i)=>{ if(i>1) y.offset=76*(i-1); y.nameLocation='middle'; y.nameRotate=i? -90 : 90;
+                y.nameGap=labelWidth(y, option.series.filter(s=>(s.yAxisIndex||0)===i))+16; y.nameTextStyle={color:'#555'}; });
+              option.grid=Object.assign({left:38,right:ys.length>2? 50+76*(ys.length-2) : ys.length>1? 50 : 28,bottom:44,containLabel:true}, option.grid||{});
             }
+            // About how wide an axis's widest tick label is, px: the largest value it shows, grouped, at 7 px a character.
+            function labelWidth(axis, series){ if(axis.max===1) return 28;
+              let m=0; for(const s of series) for(const d of s.data||[]) { const v=Math.abs(yOf(d)); if(finite(v)) m=Math.max(m,v); }
+              if(axis.type==='log') m=Math.pow(10,Math.ceil(Math.log10(m||1)));
+              return 7*Math.max(3, Math.round(m).toLocaleString('en-US').length+(m<10?2:0)); }
             // A point with no neighbour draws no line: it needs its symbol to be seen (a run shorter than a second has one).
             function isolated(y){return y.some((v,i)=>finite(v) && !finite(y[i-1]) && !finite(y[i+1]));}
             function line(name, x, y, extra){return Object.assign({name:name,type:'line',showSymbol:isolated(y),data:x.map((v,i)=>[v,y[i]]),connectNulls:false}, extra||{});}
             const META_KEYS=['date','backend','model_id','tokenizer_id','infersim_base_url','infersim_endpoint','num_prompts','request_rate','burstiness','max_concurrency','infersim_load_mode','infersim_warmup','infersim_max_send_lag_ms','infersim_demo_time_scale','duration','completed','failed','infersim_cancelled','infersim_sent','total_input_tokens','total_output_tokens','infersim_dataset','infersim_workload','infersim_version','infersim_machine','infersim_valid','infersim_invalid_reasons','infersim_validity','infersim_findings','infersim_baseline','infersim_send_lag_ms','infersim_read_delay_ms','infersim_ground_truth','infersim_errors','infersim_prompt_token_mismatches'];
-            function metadata(r){let h='<table>'; for(const k of META_KEYS){ if(k in r) h+='<tr><th>'+esc(k)+'</th><td>'+esc(fmt(r[k]))+'</td></tr>'; }
-              for(const k of Object.keys(r)){ if(!k.startsWith('infersim_')&&!META_KEYS.includes(k)&&!/_ms$|throughput|goodput|tokens|max_concurrent/.test(k)) h+='<tr><th>'+esc(k)+'</th><td>'+esc(fmt(r[k]))+'</td></tr>'; }
+            function metadata(r){let h='<table>'; for(const k of META_KEYS){ if(k in r) h+='<tr><th>'+key(k)+'</th><td>'+esc(fmt(r[k]))+'</td></tr>'; }
+              for(const k of Object.keys(r)){ if(!k.startsWith('infersim_')&&!META_KEYS.includes(k)&&!/_ms$|throughput|goodput|tokens|max_concurrent/.test(k)) h+='<tr><th>'+key(k)+'</th><td>'+esc(fmt(r[k]))+'</td></tr>'; }
               return h+'</table>';}
             const LATENCY=/^(mean|median|std|p[0-9.]+)_(ttft|tpot|itl|e2el)_ms$/;
             // With no completed request the result has 0 for every latency (as vLLM's has): that is no latency, not 0 ms.
@@ -181,7 +189,7 @@ public final class HtmlReport {
             function withInterval(r, k){ const ci=(r.infersim_percentile_ci95_ms||{})[k];
               return ci? fmt(r[k])+' (95% CI '+fmt(ci[0])+'-'+(ci[1]===null?'?':fmt(ci[1]))+')' : fmt(r[k]); }
             function summary(r){const keys=Object.keys(r).filter(k=>LATENCY.test(k)||/throughput$|goodput$/.test(k));
-              return '<table>'+keys.map(k=>'<tr><th>'+esc(k)+'</th><td>'+esc(LATENCY.test(k)&&noLatency(r)? '-' : withInterval(r,k))+'</td></tr>').join('')+'</table>';}
+              return '<table>'+keys.map(k=>'<tr><th>'+key(k)+'</th><td>'+esc(LATENCY.test(k)&&noLatency(r)? '-' : withInterval(r,k))+'</td></tr>').join('')+'</table>';}
             function runSection(r, i){
               const label = DATA.runs.length>1 ? ' (point '+(i+1)+': rate '+r.request_rate+', concurrency '+fmt(r.max_concurrency)+')' : '';
               el('h2','Run'+label);
@@ -191,18 +199,18 @@ public final class HtmlReport {
               const c=r.infersim_percentile_curves;
               if(c){ const p=c.percentiles.map(x=>String(x));
                 chart({title:{text:'Latency distribution (value at percentile)'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},
-                  xAxis:{type:'category',data:p,name:'percentile'},yAxis:{type:'log',name:'ms'},
+                  xAxis:{type:'category',data:p,name:'percentile, %'},yAxis:{type:'log',name:'latency, ms (log)'},
                   series:['ttft_ms','tpot_ms','itl_ms','icl_ms','e2el_ms','send_lag_ms'].map(k=>({name:k.replace('_ms','').toUpperCase(),type:'line',data:c[k].map(v=>v>0?v:null)}))}); }
               const t=r.infersim_timeseries;
               if(t){ const mid=t.time_s.map((s,i)=>s+t.bucket_s[i]/2), rate=a=>a.map((v,i)=>v/t.bucket_s[i]);
                 chart({title:{text:'Latency over time (mean of requests finishing each second)'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},
-                  xAxis:{type:'value',name:'s'},yAxis:{type:'value',name:'ms'},series:[line('TTFT',mid,t.mean_ttft_ms),line('E2EL',mid,t.mean_e2el_ms)]});
-                chart({title:{text:'Throughput over time'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:'s'},
-                  yAxis:[{type:'value',name:'req/s'},{type:'value',name:'tok/s'}],
+                  xAxis:{type:'value',name:'time since the start, s'},yAxis:{type:'value',name:'mean latency, ms'},series:[line('TTFT',mid,t.mean_ttft_ms),line('E2EL',mid,t.mean_e2el_ms)]});
+                chart({title:{text:'Throughput over time'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:'time since the start, s'},
+                  yAxis:[{type:'value',name:'requests, req/s'},{type:'value',name:'output, tokens/s'}],
                   series:[line('sent req/s',mid,rate(t.sent)),line('completed req/s',mid,rate(t.completed)),line('output tok/s',mid,rate(t.output_tokens),{yAxisIndex:1})]}); }
               const m=r.infersim_server_metrics;
-              if(m && m.time_s && m.time_s.length){ chart({title:{text:'Server metrics ('+m.url+')'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:'s'},
-                  yAxis:[{type:'value',name:'requests'},{type:'value',name:'KV usage',min:0,max:1}],
+              if(m && m.time_s && m.time_s.length){ chart({title:{text:'Server metrics ('+m.url+')'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:'time since the start, s'},
+                  yAxis:[{type:'value',name:'running, waiting: requests',minInterval:1},{type:'value',name:'KV cache in use, share (0-1)',min:0,max:1}],
                   series:[line('running',m.time_s,m.num_requests_running),line('waiting',m.time_s,m.num_requests_waiting),line('kv_cache_usage_perc',m.time_s,m.kv_cache_usage_perc,{yAxisIndex:1})]}); }
               else if(r.infersim_base_url) { el('p','No server metrics scraped (use --scrape-metrics URL).'); }
               if(r.infersim_replicas) fleetChart(r);
@@ -217,28 +225,40 @@ public final class HtmlReport {
                 {name:'desired replicas',type:'line',step:'end',showSymbol:false,lineStyle:{type:'dashed'},data:stepped('desired')}];
               const yAxis=[{type:'value',name:'replicas',minInterval:1}];
               if(lot){ const mid=lot.time_s.map(t=>t+lot.interval_s/2);
-                yAxis.push({type:'log',name:'TTFT ms'});
+                yAxis.push({type:'log',name:'TTFT, ms (log)'});
                 series.push(line('mean TTFT',mid,lot.mean_ttft_ms,{yAxisIndex:1}),line('max TTFT',mid,lot.max_ttft_ms,{yAxisIndex:1}));
-                if(lot.slo_attainment.some(finite)){ yAxis.push({type:'value',name:'SLO met',min:0,max:1});
+                if(lot.slo_attainment.some(finite)){ yAxis.push({type:'value',name:'SLO attainment, share (0-1)',min:0,max:1});
                   series.push(line('SLO attainment',mid,lot.slo_attainment,{yAxisIndex:2})); } }
               chart({title:{text:'Replicas and latency over time'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},
-                xAxis:{type:'value',name:'s'},yAxis:yAxis,series:series}); }
-            function sweepSection(s){ const pts=s.points, lat=(p,k)=>noLatency(p)? null : p[k];
-              el('h2','Sweep over '+esc(s.mode)+': knee and goodput');
+                xAxis:{type:'value',name:'time since the start, s'},yAxis:yAxis,series:series}); }
+            // A sweep's load axis in words with its unit.
+            const LOAD_AXIS={request_rate:'offered request rate, req/s', max_concurrency:'concurrency, requests in flight'};
+            const LOAD_WORDS={request_rate:'request rate', max_concurrency:'concurrency'};
+            // A run flagged invalid is drawn as such (an open grey circle) and left out of every line: its numbers are the
+            // client's as much as the server's, and its goodput is no goodput.
+            const INVALID={name:'run flagged invalid',type:'scatter',symbol:'emptyCircle',symbolSize:9,color:'#888',z:5};
+            function sweepSection(s){ const pts=s.points, ok=p=>p.infersim_valid!==false, lat=(p,k)=>noLatency(p)||!ok(p)? null : p[k];
+              const bad=pts.filter(p=>!ok(p)), loadAxis=LOAD_AXIS[s.mode]||s.mode.replace(/_/g,' ');
+              el('h2','Sweep over '+esc(LOAD_WORDS[s.mode]||s.mode.replace(/_/g,' '))+': knee and goodput');
               const between=iv=>iv? ' (95%: between '+esc(iv[0]===null?'below the lightest load':fmt(iv[0]))+' and '+esc(fmt(iv[1]))+')' : '';
               el('p','Saturation knee: '+esc(fmt(s.knee_load))+between(s.knee_load_interval)+' ('+esc(s.knee_reason)+'). Highest load meeting the goodput SLO: '
-                +esc(fmt(s.max_load_meeting_slo))+between(s.max_load_meeting_slo_interval)+'.');
+                +esc(fmt(s.max_load_meeting_slo))+between(s.max_load_meeting_slo_interval)+'.'
+                +(bad.length? ' Runs flagged invalid ('+bad.length+', at '+bad.map(p=>fmt(p.load)).join(', ')+') are drawn as open grey circles and left out of the lines and of goodput.' : ''));
               const x=pts.map(p=>p.load);
               const COLORS={'median TTFT':'#5470c6','p99 TTFT':'#91cc75','median TPOT':'#fac858','p99 E2EL':'#ee6666'};
               const curves=[['median TTFT','median_ttft_ms'],['p99 TTFT','p99_ttft_ms'],['median TPOT','median_tpot_ms'],['p99 E2EL','p99_e2el_ms']];
-              const bands=curves.map(([n,k])=>infersimBand(n+' 95% CI',pts.filter(p=>!noLatency(p)&&p[k+'_ci95']).map(p=>[p.load,p[k+'_ci95'][0],p[k+'_ci95'][1]]),COLORS[n]))
+              const bands=curves.map(([n,k])=>infersimBand(n+' 95% CI',pts.filter(p=>ok(p)&&!noLatency(p)&&p[k+'_ci95']).map(p=>[p.load,p[k+'_ci95'][0],p[k+'_ci95'][1]]),COLORS[n]))
                 .filter(b=>b.data.length>1);
-              chart({title:{text:'Latency vs '+s.mode+' (bands: 95% confidence intervals)'},tooltip:{trigger:'axis'},legend:{top:24,data:curves.map(c=>c[0])},grid:{top:60},xAxis:{type:'value',name:s.mode},yAxis:{type:'log',name:'ms'},
-                series:curves.map(([n,k])=>line(n,x,pts.map(p=>lat(p,k)),{showSymbol:true,color:COLORS[n]})).concat(bands)});
-              chart({title:{text:'Throughput vs latency'},tooltip:{trigger:'item'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:'p99 TTFT ms'},yAxis:{type:'value',name:'output tok/s'},
-                series:[{name:'points',type:'line',data:pts.filter(p=>!noLatency(p)).map(p=>[p.p99_ttft_ms,p.output_throughput,p.load]),label:{show:true,formatter:d=>String(d.data[2])}}]});
-              chart({title:{text:'Achieved vs offered load'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:s.mode},yAxis:{type:'value',name:'req/s'},
-                series:[line('request throughput',x,pts.map(p=>p.request_throughput),{showSymbol:true}),line('request goodput',x,pts.map(p=>p.request_goodput),{showSymbol:true})]});
+              const invalidAt=k=>bad.length? [Object.assign({},INVALID,{data:bad.filter(p=>finite(p[k])).map(p=>[p.load,p[k]])})] : [];
+              chart({title:{text:'Latency vs offered load (bands: 95% confidence intervals)'},tooltip:{trigger:'axis'},legend:{top:24,data:curves.map(c=>c[0]).concat(bad.length?[INVALID.name]:[])},grid:{top:60},
+                xAxis:{type:'value',name:loadAxis},yAxis:{type:'log',name:'latency, ms (log)'},
+                series:curves.map(([n,k])=>line(n,x,pts.map(p=>lat(p,k)),{showSymbol:true,color:COLORS[n]})).concat(bands).concat(invalidAt('p99_ttft_ms'))});
+              chart({title:{text:'Throughput vs latency'},tooltip:{trigger:'item'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:'TTFT p99, ms'},yAxis:{type:'value',name:'output throughput, tokens/s'},
+                series:[{name:'points (labelled with their load)',type:'line',data:pts.filter(p=>ok(p)&&!noLatency(p)).map(p=>[p.p99_ttft_ms,p.output_throughput,p.load]),label:{show:true,formatter:d=>String(d.data[2])}}]
+                  .concat(bad.length? [Object.assign({},INVALID,{data:bad.filter(p=>!noLatency(p)).map(p=>[p.p99_ttft_ms,p.output_throughput])})] : [])});
+              chart({title:{text:'Achieved vs offered load'},tooltip:{trigger:'axis'},legend:{top:24},grid:{top:60},xAxis:{type:'value',name:loadAxis},yAxis:{type:'value',name:'throughput, req/s'},
+                series:[line('request throughput',x,pts.map(p=>ok(p)?p.request_throughput:null),{showSymbol:true}),
+                  line('request goodput',x,pts.map(p=>ok(p)?p.request_goodput:null),{showSymbol:true})].concat(invalidAt('request_throughput'))});
             }
             if(DATA.sweep){ try { sweepSection(DATA.sweep); } catch(e){ reportError('sweep', e); } }
             DATA.runs.forEach((r,i)=>{ try { runSection(r,i); } catch(e){ reportError('run '+(i+1), e); } });

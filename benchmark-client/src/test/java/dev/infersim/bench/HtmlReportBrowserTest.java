@@ -52,7 +52,7 @@ class HtmlReportBrowserTest {
     private static final String VERSION = "9.8.7-test";
     private static final List<String> RUN_CHARTS = List.of("Latency distribution (value at percentile)",
             "Latency over time (mean of requests finishing each second)", "Throughput over time");
-    private static final List<String> SWEEP_CHARTS = List.of("Latency vs request_rate (bands: 95% confidence intervals)", "Throughput vs latency",
+    private static final List<String> SWEEP_CHARTS = List.of("Latency vs offered load (bands: 95% confidence intervals)", "Throughput vs latency",
             "Achieved vs offered load");
 
     @TempDir
@@ -87,17 +87,24 @@ class HtmlReportBrowserTest {
         Path run = dir.resolve("run.html");
         HtmlReport.writeRun(run, normal.result());
         Path sweep = dir.resolve("sweep.html");
-        HtmlReport.writeSweep(sweep, analyze(Map.of(20.0, slow, 40.0, normal)), List.of(slow.result(), normal.result()));
+        // the sweeps' validity is the test's: a busy machine may flag a live run invalid, which these pages draw apart
+        ServingResult<ClientKeys> slowValid = judged(slow, null);
+        ServingResult<ClientKeys> normalValid = judged(normal, null);
+        HtmlReport.writeSweep(sweep, analyze(Map.of(20.0, slowValid, 40.0, normalValid)), List.of(slowValid, normalValid));
+        Path invalidSweep = dir.resolve("sweep-invalid.html");
+        ServingResult<ClientKeys> flagged = judged(slow, "a planted reason");
+        HtmlReport.writeSweep(invalidSweep, analyze(Map.of(20.0, flagged, 40.0, normalValid)),
+                List.of(flagged, normalValid));
         Path onePoint = dir.resolve("one-request.html");
-        HtmlReport.writeSweep(onePoint, analyze(Map.of(10.0, one)), List.of(one.result()));
+        HtmlReport.writeSweep(onePoint, analyze(Map.of(10.0, one.result())), List.of(one.result()));
         Path allFailed = dir.resolve("all-failed.html");
-        HtmlReport.writeSweep(allFailed, analyze(Map.of(50.0, failed)), List.of(failed.result()));
+        HtmlReport.writeSweep(allFailed, analyze(Map.of(50.0, failed.result())), List.of(failed.result()));
         simulated = simulatedFleet();
         Path fleet = dir.resolve("fleet.html");
         HtmlReport.writeRun(fleet, simulated);
         Path broken = dir.resolve("broken.html");
         HtmlReport.writeRun(broken, Map.of("completed", 1, "infersim_percentile_curves", Map.of("percentiles", List.of(50))));
-        pages = HeadlessChromium.render(dir, List.of(run, sweep, onePoint, allFailed, fleet, broken));
+        pages = HeadlessChromium.render(dir, List.of(run, sweep, invalidSweep, onePoint, allFailed, fleet, broken));
     }
 
     /** A simulated fleet that an HPA scales through a ramp, with a TTFT SLO: the report simulate --html writes. */
@@ -121,9 +128,20 @@ class HtmlReportBrowserTest {
                 .requestRate(rate).ignoreEos(true).seed(3).build());
     }
 
-    private static LoadSweep.Summary analyze(Map<Double, BenchResult> byLoad) {
+    /** A run's result judged valid ({@code reason} null) or invalid for {@code reason}, whatever the machine made of it. */
+    private static ServingResult<ClientKeys> judged(BenchResult run, String reason) {
+        ObjectNode tree = run.tree();
+        tree.put("infersim_valid", reason == null);
+        var reasons = tree.putArray("infersim_invalid_reasons");
+        if (reason != null) {
+            reasons.add(reason);
+        }
+        return ClientKeys.read(tree);
+    }
+
+    private static LoadSweep.Summary analyze(Map<Double, ServingResult<ClientKeys>> byLoad) {
         return LoadSweep.analyze(LoadSweep.Mode.REQUEST_RATE, byLoad.entrySet().stream().sorted(Map.Entry.comparingByKey())
-                .map(e -> LoadSweep.Point.of(e.getKey(), e.getValue().result())).toList(), 0.9);
+                .map(e -> LoadSweep.Point.of(e.getKey(), e.getValue())).toList(), 0.9);
     }
 
     private static List<String> runCharts() {
@@ -193,6 +211,32 @@ class HtmlReportBrowserTest {
         assertTrue(page.html().contains("Saturation knee: ") && page.html().contains("(95%: between "), page.html());
     }
 
+    /**
+     * A point flagged invalid is drawn as such (an open grey circle, named in the legend and in the words), and left
+     * out of the lines, goodput included: one point is left on each line, drawn by its symbol.
+     */
+    @Test
+    void aSweepPointFlaggedInvalidIsDrawnAsSuchAndLeftOutOfGoodput() {
+        RenderedReport page = clean("sweep-invalid.html");
+        assertTrue(page.html().contains("Runs flagged invalid (1, at 20) are drawn as open grey circles and left out of "
+                + "the lines and of goodput."), page.html());
+        String achieved = page.charts().get(2);
+        assertTrue(achieved.contains(">run flagged invalid<"), "the legend names the invalid point: " + achieved);
+        assertFalse(sweepPointJoined(page.charts().get(0)), "no line joins the invalid point to the valid one");
+    }
+
+    /** Whether the chart draws a line segment (a path from one point to another) in a latency curve's colour. */
+    private static boolean sweepPointJoined(String svg) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+                "<path d=\"(M[^\"]*)\" fill=\"none\" stroke=\"#(5470c6|91cc75|fac858|ee6666)\"").matcher(svg);
+        while (m.find()) {
+            if (m.group(1).contains("L")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     @Test
     void oneRequestAndOnePointStillShowTheirPoints() {
         // A lone point draws no line segment, so it is only seen through its symbol (undrawn() checks for either).
@@ -206,7 +250,7 @@ class HtmlReportBrowserTest {
     void runWhereEveryRequestFailedSaysSoInsteadOfPlottingZeroLatencies() {
         RenderedReport page = clean("all-failed.html");
         // a latency that does not exist is neither plotted nor tabulated as 0 ms
-        assertEquals(List.of("Latency vs request_rate (bands: 95% confidence intervals): nothing to plot.", "Throughput vs latency: nothing to plot.",
+        assertEquals(List.of("Latency vs offered load (bands: 95% confidence intervals): nothing to plot.", "Throughput vs latency: nothing to plot.",
                 "Latency over time (mean of requests finishing each second): nothing to plot."), page.noDataNotes());
         List<String> titles = new java.util.ArrayList<>(List.of("Achieved vs offered load",
                 "Latency distribution (value at percentile)", "Throughput over time"));

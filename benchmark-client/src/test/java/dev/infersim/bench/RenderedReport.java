@@ -17,10 +17,12 @@ record RenderedReport(String html, List<String> consoleErrors) {
     private static final Pattern SVG = Pattern.compile("<svg[^>]*>.*?</svg>", Pattern.DOTALL);
     private static final Pattern WIDTH = Pattern.compile("<svg[^>]*\\swidth=\"([0-9.]+)\"");
     private static final Pattern TITLE = Pattern.compile("<text[^>]*font-weight:bold;[^>]*>([^<]*)</text>");
-    private static final Pattern LEGEND_ICON = Pattern.compile("<path d=\"M0 7L25 7\" transform=\"translate[^\"]*\"[^>]*stroke=\"([^\"]+)\"");
+    /** A legend's icon: a line series' stroke, or a scatter series' circle (a run flagged invalid is an open one). */
+    private static final Pattern LEGEND_ICON = Pattern.compile(
+            "<path d=\"(?:M0 7L25 7|M19\\.5 7A7 7 [^\"]*)\" transform=\"translate[^\"]*\"[^>]*stroke=\"([^\"]+)\"");
     private static final Pattern LINE = Pattern.compile("<path d=\"(M[^\"]*)\" fill=\"none\" stroke=\"([^\"]+)\"[^>]*stroke-linejoin=\"bevel\"");
     private static final Pattern SYMBOL = Pattern.compile("<path d=\"[^\"]*\" transform=\"matrix\\([^\"]*\"[^>]*stroke=\"([^\"]+)\"");
-    private static final Pattern ROW = Pattern.compile("<tr><th>([^<]*)</th><td>([^<]*)</td></tr>");
+    private static final Pattern ROW = Pattern.compile("<tr><th>((?:[^<]|<wbr>)*)</th><td>([^<]*)</td></tr>");
 
     /** The svg of every chart, in page order. */
     List<String> charts() {
@@ -85,7 +87,7 @@ record RenderedReport(String html, List<String> consoleErrors) {
         Map<String, String> out = new LinkedHashMap<>();
         Matcher m = ROW.matcher(html);
         while (m.find()) {
-            out.putIfAbsent(text(m.group(1)), text(m.group(2)));
+            out.putIfAbsent(text(m.group(1).replace("<wbr>", "")), text(m.group(2)));
         }
         return out;
     }

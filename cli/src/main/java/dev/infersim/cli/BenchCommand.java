@@ -220,7 +220,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     private Path scratchFile(String suffix) {
         try {
-            return Files.createTempFile(client.report.resultDir, ".infersim-", suffix);
+            return OutputFile.createScratch(client.report.resultDir, ".infersim-", suffix);
         } catch (IOException e) {
             throw new ConfigException("--result-dir: cannot create a file in " + client.report.resultDir + ": "
                     + OutputFile.reason(e), e);

@@ -48,7 +48,8 @@ import java.util.concurrent.TimeUnit;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Measure (mock server + benchmark client), simulate and predict one workload side by side over a "
-                + "request-rate sweep past the knee; prints one table and writes an HTML page. Bundled defaults, about 1.5 minutes.")
+                + "request-rate sweep past the knee; prints one table and writes an HTML page. How long it takes depends on "
+                + "the time scale its calibration chooses: the wall time is printed at the end.")
 public final class DemoCommand implements Callable<Integer> {
     private static final int PROMPT_TOKENS = 512;
     private static final int MAX_TOKENS = 1024;
@@ -90,9 +91,17 @@ public final class DemoCommand implements Callable<Integer> {
             + OptionLimits.MAX_PROMPTS + " (default: ${DEFAULT-VALUE}).")
     int numWarmups;
 
-    @Option(names = "--time-scale", defaultValue = "2",
-            description = "The mock runs this many times faster than the modelled GPU (default: ${DEFAULT-VALUE}).")
-    double timeScale;
+    @Option(names = "--time-scale", defaultValue = "auto", paramLabel = "auto|FACTOR",
+            description = "How many times faster than the modelled GPU the mock runs. auto (the default): measured first "
+                    + "in short calibration runs, the fastest scale from " + MAX_AUTO_SCALE_WORDS + " down to " + MIN_AUTO_SCALE_WORDS
+                    + " at which the client's TTFT error stays within --max-noise-share of the objective in model time "
+                    + "(a busy machine slows the model clock). A number: that scale, its error measured and reported.")
+    String timeScaleOption;
+
+    @Option(names = "--max-noise-share", defaultValue = "0.05",
+            description = "The share of the TTFT p99 objective the client's TTFT error (p99, in model time) may take, "
+                    + "which sets the time scale under --time-scale auto (default: ${DEFAULT-VALUE}).")
+    double maxNoiseShare;
 
     @Option(names = "--slo-ttft-p99-ms", defaultValue = "150",
             description = "The TTFT p99 objective marked on the charts; the report names the highest rate meeting it by "
@@ -117,19 +126,40 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--save-result", paramLabel = "FILE", description = "Also write the comparison as JSON.")
     Path saveResult;
 
+    /** The fastest and slowest time scales {@code --time-scale auto} may choose. */
+    static final double MAX_AUTO_SCALE = 4;
+    static final double MIN_AUTO_SCALE = 0.2;
+    static final String MAX_AUTO_SCALE_WORDS = "4x";
+    static final String MIN_AUTO_SCALE_WORDS = "0.2x";
+    /** A calibration run: this share of the predicted saturation rate (near the knee, where the objective is decided). */
+    static final double CALIBRATION_LOAD = 0.9;
+    static final int CALIBRATION_REQUESTS = 200;
+    /**
+     * Before the first calibration run, one of this many requests that is not judged: a fresh JVM loads the client's and
+     * the mock's classes and compiles their paths during its first seconds, which would charge the machine with the
+     * demo's own start-up.
+     */
+    static final int WARMUP_CALIBRATION_REQUESTS = 150;
+    static final int CALIBRATION_WARMUPS = 20;
+
     /** Fixed latencies in place of the cost model, or null: set from {@link #timing} when the demo starts. */
     private FixedTiming fixed;
     /** The seed of the next measured run: every run gets its own, so the server's prefix cache never helps it. */
     private long nextSeed;
+    /** The time scale the measured runs ran at, once calibrated. */
+    private double timeScale;
 
     @Override
     public Integer call() throws Exception {
         EarlyInterrupt.handOver(); // the demo is the run: an interrupt stops it as it always did, without a word
+        long startNanos = System.nanoTime();
         applyQuick();
-        ConfigException.check(timeScale > 0 && timeScale <= 100, "--time-scale must be in (0, 100], got %s", timeScale);
+        double askedScale = askedTimeScale();
         ConfigException.check(runSeconds > 0 && runSeconds <= 3600, "--run-seconds must be in (0, 3600], got %s", runSeconds);
         ConfigException.check(numWarmups >= 0, "--num-warmups must be >= 0, got %d", numWarmups);
         ConfigException.check(sloTtftP99Ms > 0, "--slo-ttft-p99-ms must be > 0, got %s", sloTtftP99Ms);
+        ConfigException.check(maxNoiseShare > 0 && maxNoiseShare <= 1, "--max-noise-share must be in (0, 1], got %s",
+                maxNoiseShare);
         ConfigException.check(maxExtraRuns >= 0 && maxExtraRuns <= 20, "--max-extra-runs must be in [0, 20], got %d",
                 maxExtraRuns);
         ConfigException.check(replications >= 2 && replications <= 100, "--replications must be in [2, 100], got %d",
@@ -147,27 +177,39 @@ public final class DemoCommand implements Callable<Integer> {
                 : new DemoPrediction.MgcQueue(new FixedPrediction(fixed, d.maxNumSeqs(), Workload.open(spec(1, 50_000, seed)), 50_000));
         double saturation = prediction.saturationRatePerS();
         out.printf(Locale.ROOT, "infersim demo: %s, random prompts of %d tokens, geometric outputs (mean %.0f, max %d), "
-                        + "Poisson arrivals; mock at %.0fx real time%n", timingWords(d), PROMPT_TOKENS,
-                MEAN_OUTPUT_TOKENS, MAX_TOKENS, timeScale);
-        out.printf(Locale.ROOT, "predicted saturation: %.2f req/s; sweeping %s of it, %.0f model seconds each (+%d warmup "
-                + "requests), then up to %d extra runs until the conclusions are stable%n", saturation, loads, runSeconds,
-                numWarmups, maxExtraRuns);
+                        + "Poisson arrivals; predicted saturation %.2f req/s (model time)%n", timingWords(d), PROMPT_TOKENS,
+                MEAN_OUTPUT_TOKENS, MAX_TOKENS, saturation);
 
         List<DemoRow> rows = new ArrayList<>();
         List<SimulationResult> pairedRuns = new ArrayList<>();
         List<BenchResult> measuredRuns = new ArrayList<>();
         DemoReport.Stability stability;
         int extraRuns = 0;
-        MockServer server = MockServer.start(ServerOptions.builder(d).port(0).timeScale(timeScale).seed(seed)
-                        .maxWaitingRequests(100_000)
-                        .schedulingPolicy(deployment.schedulingPolicy).fixedTiming(fixed).dashboard(dashboard).build())
-                .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
-        if (dashboard) {
-            out.println("live dashboard: " + server.baseUrl() + "/dashboard");
-        }
-        try (BenchmarkClient client = new BenchmarkClient(clientConfig(server))) {
+        DemoCalibration.Choice calibration;
+        DemoMeasurement measurement = null;
+        try {
+            DemoMeasurement[] held = {null};
+            double budget = maxNoiseShare * sloTtftP99Ms;
+            out.printf(Locale.ROOT, "calibrating: the client's TTFT error against the server's truth, %d requests at %.0f%% "
+                    + "of saturation per time scale tried...%n", CALIBRATION_REQUESTS, 100 * CALIBRATION_LOAD);
+            calibration = DemoCalibration.choose(s -> calibrate(held, s, saturation, budget), budget,
+                    String.format(Locale.ROOT, "%s of the %s ms TTFT p99 objective", DemoWords.percent(maxNoiseShare),
+                            DemoWords.ms(sloTtftP99Ms)),
+                    Double.isNaN(askedScale) ? MAX_AUTO_SCALE : askedScale,
+                    Double.isNaN(askedScale) ? MIN_AUTO_SCALE : askedScale);
+            measurement = held[0];
+            timeScale = measurement.timeScale();
+            out.println(calibration.words());
+            if (dashboard) {
+                out.println("live dashboard: " + measurement.server().baseUrl() + "/dashboard");
+            }
+            out.printf(Locale.ROOT, "sweeping %s of saturation, %s model seconds each (+%d warmup requests; %s wall seconds "
+                            + "each at %sx), then %s%n", loads, DemoWords.ms(runSeconds), numWarmups,
+                    DemoWords.ms(runSeconds / timeScale), DemoCalibration.scale(timeScale), maxExtraRuns == 0
+                            ? "no extra runs" : "up to " + DemoWords.count(maxExtraRuns, "extra run")
+                            + " until the conclusions are stable");
             for (double fraction : loads) {
-                measure(client, fraction * saturation, saturation, null, prediction, rows, pairedRuns, measuredRuns, out);
+                measure(measurement, fraction * saturation, saturation, null, prediction, rows, pairedRuns, measuredRuns, out);
             }
             while (true) {
                 stability = measuredReport(rows, saturation, prediction).stability(extraRuns, maxExtraRuns);
@@ -175,23 +217,26 @@ public final class DemoCommand implements Callable<Integer> {
                     break;
                 }
                 extraRuns++;
-                measure(client, stability.nextRatePerS(), saturation, stability.nextWhy(), prediction, rows, pairedRuns,
-                        measuredRuns, out);
+                measure(measurement, stability.nextRatePerS(), saturation, stability.nextWhy(), prediction, rows,
+                        pairedRuns, measuredRuns, out);
             }
         } finally {
-            server.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            if (measurement != null) {
+                measurement.close();
+            }
         }
         ReplicatedSweep simulatedCurve = ReplicatedSweep.run(curveRates(rows, saturation), replications,
                 (rate, replication) -> {
                     SimulatedRun run = simulateWithCapacity(rate, requestsAt(rate), curveSeed(rate, replication),
                             prediction.meanOutputTokens());
-                    return DemoSide.simulated(run.result(), run.capacityWindows());
+                    return DemoSide.simulated(run.result(), run.late());
                 });
         DemoReport report = new DemoReport(rows, saturation, simulatedSaturation(saturation), timeScale, sloTtftP99Ms,
                 prediction.description(), fixed != null, simulatedCurve, prediction.curve(), stability, extraRuns);
         report.print(out);
         DemoResult result = report.result().withClosedLoop(DemoClosedLoop.runAndPrint(prediction,
-                n -> builder(Double.POSITIVE_INFINITY, n, seed), () -> deployment.engine(null, seed), out));
+                n -> builder(Double.POSITIVE_INFINITY, n, seed), () -> deployment.engine(null, seed), out))
+                .withCalibration(DemoResult.Calibration.of(calibration));
         int near = report.rowNearestTheKnee(rows);
         DemoPage.KneeTimeline kneeTimeline = near < 0 ? null
                 : new DemoPage.KneeTimeline(pairedRuns.get(near).timeline().columns(), rows.get(near).rate());
@@ -210,36 +255,81 @@ public final class DemoCommand implements Callable<Integer> {
             }
             out.println("Comparison written to " + saveResult);
         }
+        long wall = Math.round((System.nanoTime() - startNanos) / 1e9);
+        out.printf(Locale.ROOT, "The demo took %d min %02d s of wall time.%n", wall / 60, wall % 60);
         return 0;
     }
 
+    /** {@code --time-scale}: NaN for auto, else the factor, in (0, 100]. */
+    private double askedTimeScale() {
+        if ("auto".equals(timeScaleOption)) {
+            return Double.NaN;
+        }
+        double v;
+        try {
+            v = Double.parseDouble(timeScaleOption);
+        } catch (NumberFormatException e) {
+            throw new ConfigException("--time-scale must be auto or a number in (0, 100], got '" + timeScaleOption + "'");
+        }
+        ConfigException.check(v > 0 && v <= 100, "--time-scale must be auto or a number in (0, 100], got %s", v);
+        return v;
+    }
+
     /**
-     * Measures one rate with a fresh seed (the client's per-request detail gives the capacity windows), simulates
-     * the same requests and a long run at that rate, and adds the row.
+     * One calibration round: a mock at {@code scale} (the one before closed), {@value #CALIBRATION_REQUESTS} requests
+     * near the knee, each with a seed of its own below the sweep's.
      */
-    private void measure(BenchmarkClient client, double rate, double saturation, String why, DemoPrediction prediction,
-                         List<DemoRow> rows, List<SimulationResult> pairedRuns, List<BenchResult> measuredRuns,
-                         PrintStream out) throws IOException {
+    private DemoCalibration.Round calibrate(DemoMeasurement[] held, double scale, double saturation, double budget) {
+        try {
+            boolean first = held[0] == null;
+            if (held[0] != null) {
+                held[0].close();
+                held[0] = null;
+            }
+            held[0] = DemoMeasurement.start(this::serverOptions, scale, budget);
+            if (first) {
+                held[0].calibrate(Workload.open(spec(CALIBRATION_LOAD * saturation * scale, WARMUP_CALIBRATION_REQUESTS,
+                        seed - 1)), WARMUP_CALIBRATION_REQUESTS - 1);
+            }
+            return held[0].calibrate(Workload.open(spec(CALIBRATION_LOAD * saturation * scale,
+                    CALIBRATION_REQUESTS + CALIBRATION_WARMUPS, seed - 2 - Math.round(1e3 * scale))), CALIBRATION_WARMUPS);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException("demo: the calibration's mock failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** The mock's options but its port and time scale. */
+    private ServerOptions.Builder serverOptions(double scale) {
+        return ServerOptions.builder(deployment.deployment()).seed(seed).maxWaitingRequests(100_000)
+                .schedulingPolicy(deployment.schedulingPolicy).fixedTiming(fixed).dashboard(dashboard);
+    }
+
+    /**
+     * Measures one rate with a fresh seed (the client's per-request detail gives the capacity windows, the server's
+     * truth those of a run the client flagged invalid), simulates the same requests and a long run at that rate, and
+     * adds the row.
+     */
+    private void measure(DemoMeasurement measurement, double rate, double saturation, String why,
+                         DemoPrediction prediction, List<DemoRow> rows, List<SimulationResult> pairedRuns,
+                         List<BenchResult> measuredRuns, PrintStream out) throws IOException {
         long pointSeed = nextSeed++;
         out.printf(Locale.ROOT, "  rate %.2f req/s (%.0f%% of saturation)%s: measuring, simulating, predicting...%n",
                 rate, 100 * rate / saturation, why == null ? "" : ", " + why);
         int requests = requestsAt(rate);
-        Path detail = Files.createTempFile("infersim-demo-", ".jsonl");
-        BenchResult measured;
-        double[] serviceWindows;
-        try {
-            measured = client.run(Workload.open(spec(rate * timeScale, requests + numWarmups, pointSeed)), numWarmups,
-                    0, 0, metadata(pointSeed), detail);
-            serviceWindows = LateServiceRate.windows(detail, prediction.meanOutputTokens());
-        } finally {
-            Files.deleteIfExists(detail);
-        }
+        DemoMeasurement.Run run = measurement.run(Workload.open(spec(rate * timeScale, requests + numWarmups, pointSeed)),
+                numWarmups, metadata(pointSeed), prediction.meanOutputTokens());
+        BenchResult measured = run.result();
         SimulatedRun simulated = simulateWithCapacity(rate, requests, pointSeed, prediction.meanOutputTokens());
         SimulationResult steady = simulate(rate, STEADY_RUN_REQUESTS, pointSeed, null);
-        rows.add(new DemoRow(rate, rate / saturation, DemoSide.measured(measured.result(), timeScale, serviceWindows),
-                DemoSide.simulated(simulated.result(), simulated.capacityWindows()),
-                prediction.at(rate), DemoSide.simulated(steady, new double[0]), measured.keys().groundTruth().ttftAbsErrorMs().p99(), measured.valid(),
-                measured.invalidReasons(), why));
+        var truth = measured.keys().groundTruth();
+        rows.add(new DemoRow(rate, rate / saturation, DemoSide.measured(measured.result(), timeScale, run.client()),
+                DemoSide.simulated(simulated.result(), simulated.late()),
+                prediction.at(rate), DemoSide.simulated(steady, LateServiceRate.Late.NONE),
+                truth == null ? Double.NaN : truth.ttftAbsErrorMs().p99() * timeScale, measured.valid(),
+                DemoInvalidReasons.inModelTime(measured, timeScale), why,
+                DemoSide.serverTruth(run.truth())));
         pairedRuns.add(simulated.result());
         measuredRuns.add(measured);
     }
@@ -302,10 +392,11 @@ public final class DemoCommand implements Callable<Integer> {
 
     private String workloadWords() {
         return String.format(Locale.ROOT, "%s. Each request: a random prompt of %d tokens and a geometric output "
-                        + "length (mean %.0f tokens, at most %d); arrivals are Poisson. Each rate sends for %.0f model "
-                        + "seconds (+%d warmup requests). The mock ran %.0fx faster than the modelled GPU; every number "
-                        + "here is converted back to model time.", timingWords(deployment.deployment()), PROMPT_TOKENS,
-                MEAN_OUTPUT_TOKENS, MAX_TOKENS, runSeconds, numWarmups, timeScale);
+                        + "length (mean %.0f tokens, at most %d); arrivals are Poisson. Each rate sends for %s model "
+                        + "seconds (+%d warmup requests). The mock ran at %sx the modelled GPU's speed, the scale the "
+                        + "calibration chose (below); every number here is converted back to model time.",
+                timingWords(deployment.deployment()), PROMPT_TOKENS, MEAN_OUTPUT_TOKENS, MAX_TOKENS,
+                DemoWords.ms(runSeconds), numWarmups, DemoCalibration.scale(timeScale));
     }
 
     private int requestsAt(double rate) {
@@ -363,7 +454,7 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     /** A simulated run with its capacity windows ({@link LateServiceRate.windows}), per model second. */
-    record SimulatedRun(SimulationResult result, double[] capacityWindows) {
+    record SimulatedRun(SimulationResult result, LateServiceRate.Late late) {
     }
 
     private SimulatedRun simulateWithCapacity(double rate, int requests, long workloadSeed, double meanOutputTokens) {
@@ -374,7 +465,7 @@ public final class DemoCommand implements Callable<Integer> {
                 try (RequestLogWriter writer = new RequestLogWriter(detail, false)) {
                     result = simulate(rate, requests, workloadSeed, writer);
                 }
-                return new SimulatedRun(result, LateServiceRate.windows(detail, meanOutputTokens));
+                return new SimulatedRun(result, LateServiceRate.Late.of(LateServiceRate.served(detail), meanOutputTokens));
             } finally {
                 Files.deleteIfExists(detail);
             }
@@ -394,12 +485,6 @@ public final class DemoCommand implements Callable<Integer> {
         return r.stats().completed() / (r.durationNanos() / 1e9);
     }
 
-    private BenchConfig clientConfig(MockServer server) {
-        return new BenchConfig(server.baseUrl(), "/v1/completions", server.options().servedModelName(), null, false,
-                // overload past the knee may fail requests: that is what the sweep measures, not a broken run
-                120_000, Math.round(5e6), 1.0, GoodputSlo.NONE, List.of("ttft", "tpot", "itl", "e2el"), List.of(50.0, 99.0),
-                4096, null, 500);
-    }
 
 
 }

@@ -1,5 +1,7 @@
 package dev.infersim.cli;
 
+import dev.infersim.result.MeanInterval;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -73,9 +75,9 @@ final class DemoNotes {
                     r.steadySimulated().tpotP50Ms(), fixedTiming ? "the queue gives every token the mean inter-token "
                             + "latency; a run draws its own jitter" : "the chain gives each request the mean iteration of the batch it "
                             + "finds on arrival; in the engine the batch changes over the request's life");
-            comparePredicted(notes, at, "output tok/s", r.predicted().outputTokensPerS(), r.simulated().outputTokensPerS(),
-                    r.steadySimulated().outputTokensPerS(), "the closed form multiplies the nominal rate by the configured "
-                            + "mean output length, while a run draws its own Poisson arrivals and output lengths");
+            comparePredicted(notes, at, "completed req/s", r.predicted().completedPerS(), r.simulated().completedPerS(),
+                    r.steadySimulated().completedPerS(), "the closed form completes requests at the nominal rate, while a "
+                            + "run draws its own Poisson arrivals and output lengths");
             if (!waitingExplained && r.simulated().meanWaiting() >= 0.1
                     && r.predicted().meanWaiting() < 0.5 * r.simulated().meanWaiting()) {
                 notes.add(String.format(Locale.ROOT, "%s requests waiting: predicted %.1f vs simulated %.1f: %s", at,
@@ -88,22 +90,82 @@ final class DemoNotes {
                 waitingExplained = true;
             }
         }
+        fallingPastTheKnee(notes);
         return notes;
     }
 
-    /** Why measured throughput still rises past the knee, with the numbers when the sweep shows it. */
+    /**
+     * Past the knee the queue grows faster the higher the rate, so TTFT p99 can only rise with it: where the measured
+     * one falls between two valid runs, the lighter run's tail held something the engine did not do, and the note
+     * says what the client's error against the server's truth was there.
+     */
+    private void fallingPastTheKnee(List<String> notes) {
+        List<DemoRow> over = rows.stream().filter(r -> r.measuredValid() && r.measured().overloaded()).toList();
+        for (int i = 1; i < over.size(); i++) {
+            DemoRow a = over.get(i - 1);
+            DemoRow b = over.get(i);
+            if (b.measured().ttftP99Ms() < a.measured().ttftP99Ms() && b.rate() > a.rate()) {
+                notes.add(String.format(Locale.ROOT, "measured TTFT p99 falls from %s ms at %.2f req/s to %s ms at %.2f "
+                                + "req/s although past the knee the queue grows faster the higher the rate (simulated: %s to "
+                                + "%s ms): the client's error against the server's truth was %s ms at p99 in the first run "
+                                + "and %s ms in the second.", DemoWords.ms(a.measured().ttftP99Ms()), a.rate(),
+                        DemoWords.ms(b.measured().ttftP99Ms()), b.rate(), DemoWords.ms(a.simulated().ttftP99Ms()),
+                        DemoWords.ms(b.simulated().ttftP99Ms()), DemoWords.ms(a.groundTruthP99Ms()),
+                        DemoWords.ms(b.groundTruthP99Ms())));
+            }
+        }
+    }
+
+    /**
+     * What the engine completed past the knee, said from the numbers: each method's completions per second between the
+     * first and the last rate past the predicted knee, whether they rise, fall or stay, and the reason that fits what
+     * they did.
+     */
     private String pastKneeThroughput() {
-        List<DemoRow> over = rows.stream().filter(r -> r.predicted().saturated() && r.measuredValid()).toList();
-        String rise = over.size() < 2 ? "" : String.format(Locale.ROOT, " (measured output %,.0f -> %,.0f tokens/s from "
-                        + "%.2f to %.2f req/s)", over.get(0).measured().outputTokensPerS(),
-                over.get(over.size() - 1).measured().outputTokensPerS(), over.get(0).rate(), over.get(over.size() - 1).rate());
-        return fixedTiming ? "Completions stay at the slots' capacity: a slot serves one request whatever the others do."
-                : "Throughput still creeps up past the knee" + rise + ": the longer queue keeps the batch fuller, and one "
-                + "step of a bigger batch serves more tokens per second (section 2: the step time grows far slower than the "
-                + "batch), until --max-num-seqs or the KV cache caps the batch. The knee is measured at the most "
-                + "overloaded rate, where the batch settles within the run; just past the knee a run of a few seconds "
-                + "still serves a batch on its way there, of fresh short contexts, a little faster than the steady state "
-                + "the closed form describes.";
+        List<DemoRow> over = rows.stream().filter(r -> r.predicted().saturated()).toList();
+        if (over.size() < 2) {
+            return fixedTiming ? "Past the knee every slot is always busy, so completions stay at the slots' capacity."
+                    : "Past the knee the engine completes requests at its capacity for the batch the queue keeps full.";
+        }
+        DemoRow first = over.get(0);
+        DemoRow last = over.get(over.size() - 1);
+        String simulated = completed("simulated", first.simulated(), last.simulated(), first, last);
+        List<DemoRow> valid = over.stream().filter(DemoRow::measuredValid).toList();
+        String measured = valid.size() < 2 ? "" : "; " + completed("measured", valid.get(0).measured(),
+                valid.get(valid.size() - 1).measured(), valid.get(0), valid.get(valid.size() - 1));
+        double change = last.simulated().completedPerS() / first.simulated().completedPerS() - 1;
+        String why;
+        if (Math.abs(change) <= DemoWords.SAME) {
+            why = fixedTiming ? "every slot is busy whatever the queue, so the slots' capacity is all there is"
+                    : "both runs' batches settled within the run, so a longer queue completes no more";
+        } else if (change > 0) {
+            why = fixedTiming ? "the lighter run ended while its slots were still filling with requests that had not "
+                    + "finished yet"
+                    : "the longer the queue, the sooner the batch fills, and one step of a fuller batch serves more (section "
+                    + "2: the step time grows far slower than the batch) until --max-num-seqs or the KV cache caps it; a "
+                    + "run just past the knee ends with its batch still filling, so the knee is measured at the most "
+                    + "overloaded rate, where the batch settles within the run";
+        } else {
+            why = overlap(first.simulated(), last.simulated())
+                    ? "the two runs' 95% intervals overlap, so the change is within what runs of this length tell apart"
+                    : "more than the two runs' 95% intervals allow: their windows disagree";
+        }
+        return String.format(Locale.ROOT, "Past the knee, requests completed per second %s%s: %s.", simulated, measured,
+                why);
+    }
+
+    /** "simulated rises from 50.20 to 53.90 req/s completed (57.20 to 85.97 req/s offered)". */
+    private static String completed(String method, DemoSide from, DemoSide to, DemoRow a, DemoRow b) {
+        return String.format(Locale.ROOT, "%s %s from %.2f to %.2f req/s completed (%.2f to %.2f req/s offered)", method,
+                DemoWords.direction(from.completedPerS(), to.completedPerS()), from.completedPerS(),
+                to.completedPerS(), a.rate(), b.rate());
+    }
+
+    /** Whether two sides' late service rates have overlapping 95% intervals (their windows' batch means). */
+    private static boolean overlap(DemoSide a, DemoSide b) {
+        RateEstimate x = RateEstimate.of(MeanInterval.of(a.serviceWindows()));
+        RateEstimate y = RateEstimate.of(MeanInterval.of(b.serviceWindows()));
+        return x.bounded() && y.bounded() && x.overlaps(y);
     }
 
     private static final String FIXED_WAIT = "the M/G/c wait is Allen and Cunneen's approximation, exact only for "
@@ -111,8 +173,8 @@ final class DemoNotes {
 
     private String measuredWhy() {
         return String.format(Locale.ROOT, "the measurement adds HTTP, SSE and client overheads and this machine's scheduling "
-                + "jitter, multiplied by the time scale (%.0fx) when converted to model time; the client-vs-server column "
-                + "bounds the client's own error", timeScale);
+                + "jitter, multiplied by the time scale (%sx) when converted to model time; the client-vs-server column "
+                + "bounds the client's own error", DemoCalibration.scale(timeScale));
     }
 
     /**
@@ -126,17 +188,18 @@ final class DemoNotes {
                 || Math.abs(predicted / simulated - 1) <= CLOSE) {
             return;
         }
-        String head = String.format(Locale.ROOT, "%s %s predicted is %+.0f%% vs simulated", at, metric,
-                100 * (predicted / simulated - 1));
+        String head = String.format(Locale.ROOT, "%s %s predicted is %s", at, metric,
+                DemoWords.against(predicted, simulated, "simulated"));
         if (Double.isNaN(steady) || steady == 0) {
             notes.add(head + ": " + modelWhy + ".");
         } else if (Math.abs(predicted / steady - 1) <= CLOSE) {
-            notes.add(String.format(Locale.ROOT, "%s but %+.0f%% vs %,d simulated requests: the chain describes the steady "
-                    + "state, which this short run does not reach (near saturation the batch keeps filling for longer "
-                    + "than the run lasts).", head, 100 * (predicted / steady - 1), DemoCommand.STEADY_RUN_REQUESTS));
+            notes.add(String.format(Locale.ROOT, "%s but %s: the chain describes the steady state, which this short run "
+                    + "does not reach (near saturation the batch keeps filling for longer than the run lasts).", head,
+                    DemoWords.against(predicted, steady, String.format(Locale.ROOT, "%,d simulated requests",
+                            DemoCommand.STEADY_RUN_REQUESTS))));
         } else {
-            notes.add(String.format(Locale.ROOT, "%s and %+.0f%% vs %,d simulated requests: %s.", head,
-                    100 * (predicted / steady - 1), DemoCommand.STEADY_RUN_REQUESTS, modelWhy));
+            notes.add(String.format(Locale.ROOT, "%s and %s: %s.", head, DemoWords.against(predicted, steady,
+                    String.format(Locale.ROOT, "%,d simulated requests", DemoCommand.STEADY_RUN_REQUESTS)), modelWhy));
         }
     }
 
@@ -147,7 +210,8 @@ final class DemoNotes {
         }
         double diff = a / b - 1;
         if (Math.abs(diff) > CLOSE) {
-            notes.add(String.format(Locale.ROOT, "%s%s %s is %+.0f%% vs %s: %s.", at.isEmpty() ? "" : at + " ", metric, aName, 100 * diff, bName, why));
+            notes.add(String.format(Locale.ROOT, "%s%s %s is %s: %s.", at.isEmpty() ? "" : at + " ", metric, aName,
+                    DemoWords.against(a, b, bName), why));
         }
     }
 }

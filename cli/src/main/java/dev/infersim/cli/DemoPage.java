@@ -10,7 +10,8 @@ import dev.infersim.sim.Timeline;
 import java.nio.file.Path;
 
 /**
- * The demo's page: one story told in order, for a class. The workload; what the engine can do (step time against batch,
+ * The demo's page: one story told in order, for a class. The workload and the time scale the calibration chose (and
+ * why); what the engine can do (step time against batch,
  * KV capacity); latency, throughput and queue against offered load, measured (points with their 95% intervals),
  * simulated (a dense curve of replications with its band) and predicted (a curve up to its asymptote) on the same axes
  * in model time, latencies on log axes so the knee's bend shows, each method's knee a legend entry with its value and
@@ -70,7 +71,7 @@ final class DemoPage {
             <script>%ECHARTS%</script></head><body>
             <h1>Measured, simulated, predicted: where the queue takes off</h1>
             <p class="lead" id="lead"></p>
-            <h2>1. The workload</h2><p id="workload"></p>
+            <h2>1. The workload</h2><p id="workload"></p><p id="calibration"></p>
             <h2 id="engine-title">2. What the engine can do</h2><p id="engine-words"></p>
             <div class="pair" id="engine-charts"><div class="chart" id="chart-decode"></div><div class="chart" id="chart-prefill"></div></div>
             <h2>3. Offered load against latency, throughput and queue</h2><p id="sweep-words"></p>
@@ -94,16 +95,31 @@ final class DemoPage {
             function n(v){ if(!finite(v)) return '-';
               const a=Math.abs(v), d=a>=100?0:a>=10?1:a>=1?2:3; return v.toLocaleString('en-US',{maximumFractionDigits:d,minimumFractionDigits:0}); }
             function interval(ci){ return ci ? ' (95% CI '+(finite(ci[0])&&ci[0]>0?n(ci[0]):'?')+'\u2013'+(finite(ci[1])?n(ci[1]):'?')+')' : ''; }
-            // Tick labels clear of the y axes' end labels (a right axis's 0 sits beside the x axis's last tick).
+            // Tick labels clear of the y axes' end labels (a right axis's 0 sits beside the x axis's last tick). Every axis is
+            // named in words with its unit: the y axes' names run along them, beyond their widest tick label, and the grid
+            // leaves them room (containLabel makes room for the tick labels only).
             function draw(id, option){ try { for(const x of [].concat(option.xAxis)) x.axisLabel=Object.assign({margin:12}, x.axisLabel||{});
+                const ys=[].concat(option.yAxis);
+                ys.forEach((y,i)=>{ y.nameLocation='middle'; y.nameRotate=i? -90 : 90; y.nameGap=y.nameGap||labelWidth(y)+22;
+                  y.nameTextStyle=Object.assign({color:'#555'}, y.nameTextStyle||{}); });
+                // containLabel reserves the tick labels and their margin; the name's far edge lies within its gap of the axis
+                // plus half its line, so the gap itself is always room enough
+                option.grid=Object.assign({}, option.grid, {left:(option.grid.left||0)+ys[0].nameGap, right:(option.grid.right||0)+(ys.length>1?ys[1].nameGap:0)});
                 const c=echarts.init($(id), null, {renderer:'svg'}); option.animation=false; c.setOption(option); return c; }
               catch(e){ reportError('chart '+id, e); } }
+            // An axis maximum people read: 1, 2, 2.5, 5 or 10 times a power of ten, at or above the data.
+            function niceMax(v){ if(!(v>0)) return 1; const p=Math.pow(10,Math.floor(Math.log10(v)));
+              for(const m of [1,2,2.5,5,10]) if(m*p>=v) return m*p; return 10*p; }
+            // About how wide an axis's widest tick label is, px: its largest value, grouped, at 7 px a character. The name's
+            // gap (to its middle) adds the labels' margin (8 px) and half the name's line (7 px), and a little air.
+            function labelWidth(axis){ return Math.ceil(7*n(axis.max||(axis.type==='log'?100000:1000)).length); }
             const knee = C.knee_rate_per_s, kneeCi = C.knee_rate_ci95, slo = C.highest_rate_meeting_slo, sloCi = C.highest_rate_meeting_slo_ci95;
             $('lead').textContent = 'The same workload three ways: a benchmark client measuring the mock server over HTTP, '
               + 'the discrete-event simulator replaying the same requests, and the queueing model in closed form. '
               + 'Below the knee latency rises gently; at the knee the engine runs out of capacity and the queue, and with it the latency, '
               + 'takes off, while throughput stays near capacity.';
             $('workload').textContent = DATA.workload;
+            if(C.calibration) $('calibration').textContent = C.calibration.words;
             if(!E){ $('engine-title').textContent = '2. The timing'; $('engine-words').textContent = DATA.timing; $('engine-charts').remove(); }
             else {
             $('engine-words').textContent = 'One decode step serves every running sequence, and its time grows far slower than the batch: '
@@ -115,12 +131,13 @@ final class DemoPage {
             draw('chart-decode', {title:{text:'Decode step time and token rate vs batch size',textStyle:{fontSize:14}},tooltip:{trigger:'axis'},legend:{top:26},
               grid:{top:70,left:16,right:16,bottom:40,containLabel:true},
               xAxis:{type:'log',logBase:2,name:'batch (sequences)',nameLocation:'middle',nameGap:28},
-              yAxis:[{type:'value',name:'step, ms'},{type:'value',name:'tokens/s'}],
+              yAxis:[{type:'value',name:'decode step, ms',min:0,max:niceMax(Math.max(...E.decode_step_ms))},
+                {type:'value',name:'decode rate, tokens/s',min:0,max:niceMax(Math.max(...E.decode_tokens_per_s))}],
               series:[{name:'step time, ms',type:'line',data:E.decode_batch.map((b,i)=>[b,E.decode_step_ms[i]])},
                       {name:'tokens/s',type:'line',yAxisIndex:1,data:E.decode_batch.map((b,i)=>[b,E.decode_tokens_per_s[i]])}]});
             draw('chart-prefill', {title:{text:'Prefill step time vs prompt length',textStyle:{fontSize:14}},tooltip:{trigger:'axis'},legend:{top:26},
               grid:{top:70,left:16,right:24,bottom:40,containLabel:true},
-              xAxis:{type:'log',logBase:2,name:'prompt tokens',nameLocation:'middle',nameGap:28},yAxis:{type:'value',name:'ms'},
+              xAxis:{type:'log',logBase:2,name:'prompt tokens',nameLocation:'middle',nameGap:28},yAxis:{type:'value',name:'prefill step, ms',min:0,max:niceMax(Math.max(...E.prefill_step_ms))},
               series:[{name:'prefill, ms',type:'line',data:E.prefill_tokens.map((t,i)=>[t,E.prefill_step_ms[i]])}]});
             }
 
@@ -133,16 +150,28 @@ final class DemoPage {
               + '(sectioning over the run\\'s requests, so correlated latencies widen it; a dotted bar with no top: too few requests beyond the p99 to bound it). The simulated curve is the mean of '+reps+' runs with their own seeds '
               + 'at every rate, its band the 95% confidence interval of that mean. The prediction is a curve up to its asymptote at the predicted knee: past it '
               + 'the queue has no steady state and the model says "unstable" instead of inventing numbers. Latency axes are logarithmic, so the bend at the knee '
-              + 'reads at a glance. Vertical lines: each method\\'s knee, with its interval shaded.';
+              + 'reads at a glance. Measured points are joined only below the knee: past it each run stands alone, as nothing between two '
+              + 'overloaded rates was measured. The vertical line marks each method\\'s knee; where they lie too close to draw apart, one '
+              + 'line stands for them all and its entry under the chart gives each value. Each method\\'s interval is shaded.';
             function kneeName(m){ return m+' knee '+n(knee[m])+' req/s'+(m==='predicted'?'':interval(kneeCi[m])); }
-            // One series per knee: its vertical line, its interval shaded, and a legend entry that carries its value.
-            function kneeSeries(withNames){ return METHODS.filter(([m])=>finite(knee[m])).map(([m,c,t])=>{
-              const ci=kneeCi[m], shade=ci&&finite(ci[0])&&finite(ci[1])&&ci[1]>ci[0];
-              return {name:withNames?kneeName(m):m+' knee', type:'line', data:[], color:c, lineStyle:{type:t,width:2},
-                markLine:{symbol:'none',silent:true,label:{show:false},lineStyle:{color:c,type:t,width:2},data:[{xAxis:knee[m]}]},
-                markArea: shade? {silent:true,itemStyle:{color:infersimRgba(c,0.10)},data:[[{xAxis:ci[0]},{xAxis:ci[1]}]]} : undefined}; }); }
+            // Knees closer than this share of the x axis cannot be told apart as lines: they share one marker.
+            const KNEE_APART = 0.025;
+            function kneeGroups(){ const found=METHODS.filter(([m])=>finite(knee[m])).sort((a,b)=>knee[a[0]]-knee[b[0]]), groups=[];
+              for(const k of found){ const g=groups[groups.length-1];
+                if(g && knee[k[0]]-knee[g[g.length-1][0]] < KNEE_APART*xMax) g.push(k); else groups.push([k]); }
+              return groups; }
+            // One series per marker: a knee alone is a line in its method's style, named with its value and interval; knees
+            // too close to tell apart are one grey line named with every value. Each method's interval is shaded.
+            function kneeSeries(withNames){ return kneeGroups().map(g=>{
+              const one=g.length===1, [m,c,t]=g[0], x=g.reduce((a,[k])=>a+knee[k],0)/g.length;
+              const name=one? (withNames?kneeName(m):m+' knee') : (withNames? 'knees, req/s: '+g.map(([k])=>k+' '+n(knee[k])).join(' \u00b7 ') : 'knees');
+              const color=one? c : '#444', type=one? t : 'solid';
+              const shades=g.map(([k,kc])=>[kneeCi[k],kc]).filter(([ci])=>ci&&finite(ci[0])&&finite(ci[1])&&ci[1]>ci[0]);
+              return {name:name, type:'line', data:[], color:color, lineStyle:{type:type,width:2},
+                markLine:{symbol:'none',silent:true,label:{show:false},lineStyle:{color:color,type:type,width:2},data:[{xAxis:x}]},
+                markArea: shades.length? {silent:true,data:shades.map(([ci,kc])=>[{xAxis:ci[0],itemStyle:{color:infersimRgba(kc,0.10)}},{xAxis:ci[1]}])} : undefined}; }); }
             function unstableArea(){ return finite(knee.predicted) && knee.predicted<xMax ? {silent:true,itemStyle:{color:'rgba(120,120,120,0.07)'},
-              label:{show:true,formatter:'prediction: unstable',position:'insideTopRight',color:'#555',fontSize:11,distance:8},
+              label:{show:true,formatter:'prediction: unstable',position:'insideBottomRight',color:'#555',fontSize:11,distance:8},
               data:[[{xAxis:knee.predicted},{xAxis:xMax}]]} : undefined; }
             // The three methods on one metric. key: the sides' key; ci: its interval's key, or null.
             function methodSeries(key, ci, log){
@@ -154,25 +183,33 @@ final class DemoPage {
               out.push({name:'simulated',type:'line',color:COLOR.simulated,lineStyle:{type:'dashed',width:2},showSymbol:false,z:2,
                 data:sim.map(p=>[p.request_rate, keep(p[key])])});
               if(ci) out.push(infersimErrorBars('measured 95% CI', valid.map(r=>[r.request_rate, r.measured[ci]&&r.measured[ci][0], r.measured[ci]&&r.measured[ci][1]]), COLOR.measured));
-              out.push({name:'measured',type:'line',color:COLOR.measured,symbolSize:7,z:4,data:valid.map(r=>[r.request_rate, keep(r.measured[key])])});
+              // joined only between runs below the knee (the lowest of the three; a run's own overloaded flag where no
+              // method found one): between two overloaded rates nothing was measured, and a noisy run below the knee
+              // that served a little under its rate is still on the curve
+              const joined = [], firstKnee = Math.min(...METHODS.map(([m])=>knee[m]).filter(finite));
+              const past = r => finite(firstKnee) ? r.request_rate > firstKnee : r.measured.overloaded;
+              valid.forEach((r,i)=>{ joined.push([r.request_rate, keep(r.measured[key])]);
+                const next=valid[i+1]; if(next && (past(r) || past(next))) joined.push([(r.request_rate+next.request_rate)/2, null]); });
+              out.push({name:'measured',type:'line',color:COLOR.measured,symbolSize:7,z:4,connectNulls:false,data:joined});
               if(invalid.length) out.push({name:'measured, run flagged invalid',type:'scatter',color:'#999',symbol:'emptyCircle',symbolSize:8,z:4,
                 data:invalid.map(r=>[r.request_rate, keep(r.measured[key])])});
               return out;
             }
             const LEGEND = ['measured','simulated','predicted','measured, run flagged invalid'];
-            // Each title carries its unit: a name above the y axis shares the legend's band, where a legend of four entries on
-            // a half-width chart writes over it.
-            function sweepChart(id, title, key, ci, unit, log, extra){
+            function sweepChart(id, title, key, ci, unit, log, extra, axisName){
               const series = methodSeries(key, ci, log).concat(kneeSeries(id==='chart-ttft-p99'));
               series[0].markArea = unstableArea();
               if(extra) extra(series);
-              const kneeLegend = id==='chart-ttft-p99' ? [{data:series.filter(s=>/ knee /.test(s.name)).map(s=>s.name),bottom:4,itemGap:18}] : [];
+              const kneeLegend = id==='chart-ttft-p99' ? [{data:series.filter(s=>/^(\\w+ knee |knees, )/.test(s.name)).map(s=>s.name),bottom:4,itemGap:18}] : [];
               return draw(id, {title:{text:title,textStyle:{fontSize:14}},tooltip:{trigger:'axis',valueFormatter:v=>n(v)+' '+unit},
                 legend:[{data:LEGEND.filter(l=>series.some(s=>s.name===l)),top:26}].concat(kneeLegend),
                 grid:{top:70,left:16,right:28,bottom:kneeLegend.length?66:36,containLabel:true},
                 xAxis:{type:'value',name:'offered rate, req/s',nameLocation:'middle',nameGap:26,min:0,max:xMax},
-                yAxis:log?Object.assign({type:'log'},logRange(series, id==='chart-ttft-p99'?[C.slo_ttft_p99_ms]:[])):{type:'value',min:0},
+                yAxis:Object.assign({name:axisName+', '+unit+(log?' (log)':'')}, log?Object.assign({type:'log'},logRange(series, id==='chart-ttft-p99'?[C.slo_ttft_p99_ms]:[])):{type:'value',min:0,max:niceMax(dataMax(series))}),
                 series:series}); }
+            // The largest value measured, simulated or predicted on a chart.
+            function dataMax(series){ let m=0; for(const s of series) if(/^(measured|simulated|predicted)$/.test(s.name))
+                for(const d of s.data) if(finite(d[1])) m=Math.max(m,d[1]); return m; }
             // A log axis spans the decades of what was measured and simulated (intervals and the objective included); the
             // prediction, which grows without bound at its asymptote, leaves through the top instead of squashing the rest.
             function logRange(series, extra){
@@ -181,14 +218,17 @@ final class DemoPage {
               if(!v.length) return {};
               return {min:Math.pow(10,Math.floor(Math.log10(Math.min(...v)))), max:Math.pow(10,Math.ceil(Math.log10(Math.max(...v))))};
             }
-            sweepChart('chart-ttft-p99','TTFT p99 (ms) vs offered rate','p99_ttft_ms','p99_ttft_ms_ci95','ms',true, s=>{ s[0].markLine={symbol:'none',silent:true,
-              data:[{yAxis:C.slo_ttft_p99_ms,lineStyle:{type:'dashed',color:'#900'},label:{formatter:'objective '+n(C.slo_ttft_p99_ms)+' ms',position:'insideStartTop',color:'#900'}}]}; });
-            sweepChart('chart-ttft-p50','TTFT p50 (ms) vs offered rate','median_ttft_ms','median_ttft_ms_ci95','ms',true);
-            sweepChart('chart-tpot','TPOT p50 (ms) vs offered rate','median_tpot_ms','median_tpot_ms_ci95','ms',true);
-            sweepChart('chart-throughput','Steady output throughput (tokens/s) vs offered rate','steady_output_throughput',null,'tokens/s',false, s=>{
-              // past its knee the closed form serves at capacity: its curve continues flat
-              const p=s.find(x=>x.name==='predicted'); rows.filter(r=>r.predicted.saturated).forEach(r=>p.data.push([r.request_rate,r.predicted.steady_output_throughput])); });
-            sweepChart('chart-waiting','Requests waiting vs offered rate','mean_requests_waiting',null,'requests',true);
+            sweepChart('chart-ttft-p99','TTFT p99 vs offered rate','p99_ttft_ms','p99_ttft_ms_ci95','ms',true, s=>{ s[0].markLine={symbol:'none',silent:true,
+              data:[{yAxis:C.slo_ttft_p99_ms,lineStyle:{type:'dashed',color:'#900'},label:{formatter:'objective '+n(C.slo_ttft_p99_ms)+' ms',position:'insideStartTop',color:'#900'}}]}; }, 'TTFT p99');
+            sweepChart('chart-ttft-p50','TTFT p50 vs offered rate','median_ttft_ms','median_ttft_ms_ci95','ms',true, null, 'TTFT p50');
+            sweepChart('chart-tpot','TPOT p50 vs offered rate','median_tpot_ms','median_tpot_ms_ci95','ms',true, null, 'TPOT p50');
+            sweepChart('chart-throughput','Requests completed (second half of each run) vs offered rate','completed_request_rate',null,'req/s',false, s=>{
+              // past its knee the closed form completes at capacity: its curve continues flat
+              const p=s.find(x=>x.name==='predicted'); rows.filter(r=>r.predicted.saturated).forEach(r=>p.data.push([r.request_rate,r.predicted.completed_request_rate]));
+              // below the knee every request offered completes: the diagonal is where a method keeps up
+              s[0].markLine={symbol:'none',silent:true,lineStyle:{type:'dotted',color:'#999'},label:{show:false},data:[[{coord:[0,0]},{coord:[xMax,xMax]}]]}; },
+              'completed');
+            sweepChart('chart-waiting','Requests waiting vs offered rate','mean_requests_waiting',null,'requests',true, null, 'waiting');
             const st = C.stability;
             $('knees').innerHTML = '<table><tr><th></th>'+METHODS.map(([m])=>'<th>'+m+'</th>').join('')+'</tr>'
               + '<tr><td>knee (capacity), req/s</td>'+METHODS.map(([m])=>'<td>'+(finite(knee[m])?n(knee[m])+(m==='predicted'?'':interval(kneeCi[m])):'not reached')+'</td>').join('')+'</tr>'
@@ -196,7 +236,7 @@ final class DemoPage {
               + '<tr><td>long simulation, req/s served</td><td colspan="3">'+n(C.simulated_saturation_rate_per_s)+'</td></tr></table>';
             $('stability').innerHTML = st ? '<span class="'+(st.stable?'stable':'unstable')+'">'+esc(st.words)+'</span>' : '';
 
-            const cols = [['TTFT p50, ms','median_ttft_ms'],['TTFT p99, ms','p99_ttft_ms'],['TPOT p50, ms','median_tpot_ms'],['output tokens/s','steady_output_throughput'],['waiting','mean_requests_waiting']];
+            const cols = [['TTFT p50, ms','median_ttft_ms'],['TTFT p99, ms','p99_ttft_ms'],['TPOT p50, ms','median_tpot_ms'],['completed req/s','completed_request_rate'],['waiting','mean_requests_waiting']];
             let t = '<table><tr><th>rate, req/s</th>'+cols.map(c=>'<th>'+c[0]+'<br>measured / simulated / predicted</th>').join('')+'<th>measured TTFT p99, 95% CI</th></tr>';
             for(const r of rows){ t += '<tr><td>'+n(r.request_rate)+' ('+Math.round(100*r.fraction_of_predicted_saturation)+'%)'
                 + (r.added_because?' <span class="muted" title="'+esc(r.added_because)+'">(added)</span>':'')
@@ -213,10 +253,10 @@ final class DemoPage {
                 + (E ? ' and the tokens each engine step processes (grey, far right axis: steps with a prefill spike above the decode steps\\' one token per sequence).' : '.');
               const at = k=>T.time_s.map((s,i)=>[s,T[k][i]]);
               const yAxis=[{type:'value',name:'requests',minInterval:1},
-                {type:'value',name:'KV %',min:0,max:100,position:'right',nameTextStyle:{align:'right'}}];
+                {type:'value',name:'KV cache in use, %',min:0,max:100,position:'right'}];
               const series=[{name:'running',type:'line',showSymbol:false,data:at('running')},{name:'waiting',type:'line',showSymbol:false,data:at('waiting')},
                         {name:'KV cache %',type:'line',showSymbol:false,yAxisIndex:1,data:T.time_s.map((s,i)=>[s,100*T.kv_cache_usage[i]])}];
-              if(E){ yAxis.push({type:'value',name:'tokens',position:'right',offset:64,nameTextStyle:{align:'left'},splitLine:{show:false}});
+              if(E){ yAxis.push({type:'value',name:'tokens per step',position:'right',offset:64,nameGap:48,splitLine:{show:false}});
                 series.push({name:'tokens per step',type:'line',showSymbol:false,yAxisIndex:2,color:'#bbb',lineStyle:{width:1},z:1,data:at('batch_tokens')}); }
               draw('chart-timeline', {title:{text:'Engine state over time, one run near the knee',textStyle:{fontSize:14}},tooltip:{trigger:'axis'},legend:{top:26},
                 grid:{top:70,left:16,right:E?48:16,bottom:36,containLabel:true},
@@ -231,17 +271,22 @@ final class DemoPage {
                 + 'throughput stays flat and latency grows in proportion to N. Little\\'s law for a closed loop, N = X \u00d7 R (throughput times mean E2EL), '
                 + 'holds in the simulation within '+n(100*L.littles_law_tolerance)+'% at every N (last column); the prediction is held within '
                 + n(100*L.prediction_tolerance)+'% of the simulation.';
-              const line = (name, m, key, axis, type) => ({name:name, type:'line', yAxisIndex:axis, color:COLOR[m], symbolSize:6,
-                lineStyle:{type:type,width:2}, data:pts.map(p=>[p.max_concurrency, p[m][key]])});
+              // The prediction lies on the simulation: the simulated lines are drawn wide and pale with filled points, the
+              // predicted ones thin on top with open diamonds, so both show where they meet.
+              const line = (name, m, key, axis, type) => Object.assign({name:name, type:'line', yAxisIndex:axis, color:COLOR[m],
+                data:pts.map(p=>[p.max_concurrency, p[m][key]])}, m==='simulated'
+                ? {symbol:'circle', symbolSize:13, z:2, itemStyle:{opacity:0.6}, lineStyle:{type:type,width:6,opacity:0.45}}
+                : {symbol:'emptyDiamond', symbolSize:8, z:3, lineStyle:{type:type,width:1.5}});
               const series = [];
               for(const [m] of METHODS.slice(1)){
                 series.push(line('req/s, '+m, m, 'request_throughput', 0, 'solid'), line('E2EL, '+m, m, 'mean_e2el_ms', 1, 'dashed'),
                   line('TTFT, '+m, m, 'mean_ttft_ms', 1, 'dotted'));
               }
-              draw('chart-closed-loop', {title:{text:'Throughput (req/s, left) and mean latency (ms, right, log) vs concurrency',textStyle:{fontSize:14}},
+              draw('chart-closed-loop', {title:{text:'Throughput and mean latency vs concurrency',textStyle:{fontSize:14}},
                 tooltip:{trigger:'axis'},legend:{top:26},grid:{top:70,left:16,right:16,bottom:36,containLabel:true},
                 xAxis:{type:'log',logBase:2,name:'concurrency N (clients)',nameLocation:'middle',nameGap:26},
-                yAxis:[{type:'value',name:'req/s',min:0},{type:'log',name:'ms',position:'right'}],series:series});
+                yAxis:[{type:'value',name:'throughput, req/s',min:0,max:niceMax(Math.max(...pts.map(p=>Math.max(p.simulated.request_throughput,p.predicted.request_throughput))))},
+                  {type:'log',name:'mean latency, ms (log)',position:'right',max:Math.pow(10,Math.ceil(Math.log10(Math.max(...pts.map(p=>Math.max(p.simulated.mean_e2el_ms,p.predicted.mean_e2el_ms))))))}],series:series});
               let t = '<table><tr><th>N</th><th>req/s<br>simulated / predicted</th><th>output tokens/s<br>simulated / predicted</th>'
                 + '<th>mean E2EL, ms<br>simulated / predicted</th><th>mean TTFT, ms<br>simulated / predicted</th><th>X \u00d7 R, simulated<br>(Little: = N)</th></tr>';
               for(const p of pts){ const pair = k=>n(p.simulated[k])+' / '+n(p.predicted[k]);

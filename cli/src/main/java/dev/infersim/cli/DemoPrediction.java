@@ -55,10 +55,10 @@ sealed interface DemoPrediction {
             try {
                 LatencyModel chain = p.at(rate);
                 return new DemoSide(1e3 * chain.ttftPercentileSeconds(0.5), 1e3 * chain.ttftPercentileSeconds(0.99),
-                        1e3 * chain.meanTpotSeconds(), rate * p.moments().meanOutputTokens(), rate,
+                        1e3 * chain.meanTpotSeconds(), rate, rate,
                         chain.meanNumberWaiting(), rate, rate, false);
             } catch (UnstableQueueException e) {
-                return saturated(p.saturationRatePerS(), rate, p.moments().meanOutputTokens());
+                return saturated(p.saturationRatePerS(), rate);
             }
         }
 
@@ -90,9 +90,9 @@ sealed interface DemoPrediction {
                 double ttftS = p.meanTtftSeconds();
                 return new DemoSide(1e3 * (ttftS + FixedPrediction.waitPercentileSeconds(q, 0.5)),
                         1e3 * (ttftS + FixedPrediction.waitPercentileSeconds(q, 0.99)), 1e3 * p.meanItlSeconds(),
-                        rate * p.meanOutputTokens(), rate, rate * q.meanWaitSeconds(), rate, rate, false);
+                        rate, rate, rate * q.meanWaitSeconds(), rate, rate, false);
             } catch (UnstableQueueException e) {
-                return saturated(p.saturationRatePerS(), rate, p.meanOutputTokens());
+                return saturated(p.saturationRatePerS(), rate);
             }
         }
 
@@ -108,8 +108,7 @@ sealed interface DemoPrediction {
     }
 
     /** No stationary numbers: completions at capacity, latencies unknown. */
-    private static DemoSide saturated(double sat, double rate, double meanOutputTokens) {
-        return new DemoSide(Double.NaN, Double.NaN, Double.NaN, sat * meanOutputTokens, sat, Double.NaN, rate, sat,
-                true);
+    private static DemoSide saturated(double sat, double rate) {
+        return new DemoSide(Double.NaN, Double.NaN, Double.NaN, sat, sat, Double.NaN, rate, sat, true);
     }
 }

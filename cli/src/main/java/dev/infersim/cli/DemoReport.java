@@ -89,11 +89,20 @@ final class DemoReport {
         return side == MEASURED ? rows.stream().filter(DemoRow::measuredValid).toList() : rows;
     }
 
-    /** The most overloaded usable row of a method (the highest rate among the overloaded), or null. */
+    /**
+     * The side a method's knee rests on at a row, or null: for the measured method the client's run, or where the
+     * client flagged it invalid the server's own account of it ({@link DemoRow#measuredKneeSide}).
+     */
+    private static DemoSide kneeSide(Function<DemoRow, DemoSide> side, DemoRow r) {
+        return side == MEASURED ? r.measuredKneeSide() : side.apply(r);
+    }
+
+    /** The most overloaded row of a method (the highest rate among the overloaded), or null. */
     private DemoRow kneeRow(Function<DemoRow, DemoSide> side) {
         DemoRow best = null;
-        for (DemoRow r : usable(side)) {
-            if (side.apply(r).overloaded() && (best == null || r.rate() > best.rate())) {
+        for (DemoRow r : rows) {
+            DemoSide s = kneeSide(side, r);
+            if (s != null && s.overloaded() && (best == null || r.rate() > best.rate())) {
                 best = r;
             }
         }
@@ -139,16 +148,17 @@ final class DemoReport {
             return RateEstimate.NONE;
         }
         List<Double> windows = new ArrayList<>();
-        for (DemoRow r : usable(side)) {
-            if (Math.abs(r.rate() / knee.rate() - 1) < SAME_RATE) {
-                for (double w : side.apply(r).serviceWindows()) {
+        for (DemoRow r : rows) {
+            DemoSide s = kneeSide(side, r);
+            if (s != null && Math.abs(r.rate() / knee.rate() - 1) < SAME_RATE) {
+                for (double w : s.serviceWindows()) {
                     windows.add(w);
                 }
             }
         }
         MeanInterval m = MeanInterval.of(windows.stream().mapToDouble(Double::doubleValue).toArray());
         return m.estimates() >= 2 ? RateEstimate.of(m)
-                : new RateEstimate(side.apply(knee).lateServiceRatePerS(), Double.NaN, Double.NaN);
+                : new RateEstimate(kneeSide(side, knee).lateServiceRatePerS(), Double.NaN, Double.NaN);
     }
 
     /** The highest rate whose TTFT p99 meets the objective, with its interval (see {@link ObjectiveCrossing}). */
@@ -184,6 +194,11 @@ final class DemoReport {
         }
         for (int i = 1; i < n; i++) {
             lows[i] = Math.max(lows[i], lows[i - 1]);
+        }
+        // By the same argument a value outside those bounds is noise (a light run whose few slow requests a busy
+        // machine made): held within them, so that the estimate lies inside its own interval.
+        for (int i = 0; i < n; i++) {
+            values[i] = Math.max(lows[i], Math.min(values[i], highs[i]));
         }
         return ObjectiveCrossing.highestRateMeeting(rates, values, lows, highs, sloTtftP99Ms);
     }
@@ -267,8 +282,9 @@ final class DemoReport {
         if (stable) {
             return "Conclusions stable" + runs + ": " + widths + ".";
         }
-        return "Conclusions NOT stable on this machine" + runs + (extra >= maxExtra ? " (the most --max-extra-runs allows)"
-                : "") + ": " + widths + ". Longer runs (--run-seconds), more extra runs or a quieter machine narrow them.";
+        return "Conclusions NOT stable on this machine" + runs + (maxExtra == 0 ? " (--max-extra-runs 0 adds none)"
+                : extra >= maxExtra ? " (the most --max-extra-runs allows)" : "") + ": " + widths
+                + ". Longer runs (--run-seconds), more extra runs or a quieter machine narrow them.";
     }
 
     private static String pct(double width, boolean found) {
@@ -304,28 +320,27 @@ final class DemoReport {
         out.println();
         out.println("Measured = benchmark client against the mock server over HTTP (converted to model time);");
         out.println("simulated = discrete-event simulator, same requests; predicted = " + predictor + ".");
-        out.println("Each cell: measured / simulated / predicted. Output tok/s is the steady state: requests taken in while "
-                + "sending times mean output tokens (vLLM's output_throughput, in the saved results, also counts the drain).");
+        out.println("Each cell: measured / simulated / predicted, all in model time (ms and per second of the modelled GPU). "
+                + "Completed req/s: requests completed per second over the second half of sending, so the offered rate "
+                + "below the knee and at most the engine's capacity past it.");
         out.println("Waiting = mean requests queued for the engine (Little's law); past the knee it grows for as long as "
                 + "the run lasts, and the prediction says 'unstable' ('-'). Measured p99 95% CI: sectioning over the run's "
                 + "requests ('?' where too few requests lie beyond the p99 to bound it).");
         out.printf(Locale.ROOT, "%-14s %-22s %-24s %-18s %-22s %-22s %-18s %s%n", "rate req/s", "TTFT p50 ms", "TTFT p99 ms",
-                "measured p99 CI", "TPOT p50 ms", "output tok/s", "waiting", "client vs server p99 ms");
+                "measured p99 CI", "TPOT p50 ms", "completed req/s", "waiting", "client vs server p99 ms");
         for (DemoRow r : rows) {
             DemoSpan ci = r.measured().ttftP99();
-            out.printf(Locale.ROOT, "%-14s %-22s %-24s %-18s %-22s %-22s %-18s %.3f%s%s%n",
+            out.printf(Locale.ROOT, "%-14s %-22s %-24s %-18s %-22s %-22s %-18s %.2f%s%s%n",
                     String.format(Locale.ROOT, "%.2f (%.0f%%)", r.rate(), 100 * r.fraction()),
                     triple(r.measured().ttftP50Ms(), r.simulated().ttftP50Ms(), r.predicted().ttftP50Ms(), 1),
                     triple(r.measured().ttftP99Ms(), r.simulated().ttftP99Ms(), r.predicted().ttftP99Ms(), 1),
                     Double.isNaN(ci.low()) ? "-" : String.format(Locale.ROOT, "%.1f-%s", ci.low(),
                             Double.isFinite(ci.high()) ? String.format(Locale.ROOT, "%.1f", ci.high()) : "?"),
                     triple(r.measured().tpotP50Ms(), r.simulated().tpotP50Ms(), r.predicted().tpotP50Ms(), 2),
-                    triple(r.measured().outputTokensPerS(), r.simulated().outputTokensPerS(),
-                            r.predicted().outputTokensPerS(), 0),
+                    triple(r.measured().completedPerS(), r.simulated().completedPerS(),
+                            r.predicted().completedPerS(), 1),
                     triple(r.measured().meanWaiting(), r.simulated().meanWaiting(), r.predicted().meanWaiting(), 1),
-                    r.groundTruthP99Ms(), r.why() == null ? "" : " (added: " + r.why() + ")",
-                    r.measuredValid() ? "" : " (run flagged invalid, left out of the measured conclusions: "
-                            + String.join("; ", r.invalidReasons()) + ")");
+                    r.groundTruthP99Ms(), r.why() == null ? "" : " (added: " + r.why() + ")", invalidWords(r));
         }
         out.printf(Locale.ROOT, "knee (capacity), req/s: measured %s / simulated %s / predicted %.2f; a long simulation "
                         + "(%,d requests at twice the predicted rate) serves %.2f%n",
@@ -348,6 +363,25 @@ final class DemoReport {
         List<String> notes = notes();
         out.println(notes.isEmpty() ? "All three agree within 10% at every rate below saturation." : "Where they disagree, and why:");
         notes.forEach(n -> out.println("  - " + n));
+    }
+
+    /**
+     * Why a measured run was left out of the latency conclusions, and whether it still counts past the knee: the
+     * server's own account of it, in model time, says whether its queue grew.
+     */
+    private static String invalidWords(DemoRow r) {
+        if (r.measuredValid()) {
+            return "";
+        }
+        String why = " (run flagged invalid for the client, its latencies left out of the conclusions: "
+                + String.join("; ", r.invalidReasons());
+        DemoSide t = r.serverTruth();
+        if (t == null || Double.isNaN(t.lateServiceRatePerS())) {
+            return why + ")";
+        }
+        return why + String.format(Locale.ROOT, "; the server's own truth: requests arrived at %.2f req/s and were served "
+                        + "at %.2f late in the run, so the queue %s)", t.sendRatePerS(), t.lateServiceRatePerS(),
+                t.overloaded() ? "grew and the run counts past the knee" : "did not grow");
     }
 
     /** Where the three methods disagree by more than 10%, each with its reason. */
@@ -400,6 +434,6 @@ final class DemoReport {
         return new DemoResult(timeScale, predictor, predictedSaturation, finite(simulatedSaturation),
                 byMethod(mk, sk, pk), intervalsByMethod(mk, sk, pk), sloTtftP99Ms, byMethod(ms, ss, ps),
                 intervalsByMethod(ms, ss, ps), stability == null ? null : stability.toResult(), extraRuns,
-                PercentileInterval.METHOD, list, simulated, predicted, notes(), null);
+                PercentileInterval.METHOD, list, simulated, predicted, notes(), null, null);
     }
 }

@@ -17,6 +17,7 @@ import java.util.List;
  * @param simulatedSaturationRatePerS null when the simulated capacity was not run
  * @param stability                   null before the sweep's conclusions were judged
  * @param closedLoop                  null until the closed loop has run, and under fixed timing
+ * @param calibration                 how the time scale was chosen; null until then
  */
 @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
 record DemoResult(double timeScale, String predictor, double predictedSaturationRatePerS,
@@ -24,13 +25,41 @@ record DemoResult(double timeScale, String predictor, double predictedSaturation
                   ByMethod<List<Double>> kneeRateCi95, double sloTtftP99Ms, ByMethod<Double> highestRateMeetingSlo,
                   ByMethod<List<Double>> highestRateMeetingSloCi95, Stability stability, int extraRuns,
                   String percentileCiMethod, List<Row> rows, List<SimulatedPoint> simulatedCurve,
-                  List<PredictedPoint> predictedCurve, List<String> notes, ClosedLoop closedLoop) {
+                  List<PredictedPoint> predictedCurve, List<String> notes, ClosedLoop closedLoop,
+                  Calibration calibration) {
 
     /** This comparison with the closed loop's points ({@link DemoClosedLoop}). */
     DemoResult withClosedLoop(ClosedLoop c) {
         return new DemoResult(timeScale, predictor, predictedSaturationRatePerS, simulatedSaturationRatePerS,
                 kneeRatePerS, kneeRateCi95, sloTtftP99Ms, highestRateMeetingSlo, highestRateMeetingSloCi95, stability,
-                extraRuns, percentileCiMethod, rows, simulatedCurve, predictedCurve, notes, c);
+                extraRuns, percentileCiMethod, rows, simulatedCurve, predictedCurve, notes, c, calibration);
+    }
+
+    /** This comparison with how its time scale was chosen ({@link DemoCalibration}). */
+    DemoResult withCalibration(Calibration c) {
+        return new DemoResult(timeScale, predictor, predictedSaturationRatePerS, simulatedSaturationRatePerS,
+                kneeRatePerS, kneeRateCi95, sloTtftP99Ms, highestRateMeetingSlo, highestRateMeetingSloCi95, stability,
+                extraRuns, percentileCiMethod, rows, simulatedCurve, predictedCurve, notes, closedLoop, c);
+    }
+
+    /**
+     * How the time scale was chosen ({@link DemoCalibration}): the client's TTFT error budget in model ms, whether the
+     * chosen scale kept within it, each calibration round, and the words the demo printed.
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record Calibration(double timeScale, double noiseBudgetMs, boolean withinBudget, List<CalibrationRound> rounds,
+                       String words) {
+        static Calibration of(DemoCalibration.Choice c) {
+            return new Calibration(c.timeScale(), c.budgetModelMs(), c.withinBudget(), c.rounds().stream()
+                    .map(r -> new CalibrationRound(r.timeScale(), finite(r.errorP99WallMs()), finite(r.errorModelMs()),
+                            r.stepLagP99WallMs(), r.requests())).toList(), c.words());
+        }
+    }
+
+    /** One calibration run: the client's TTFT error p99 in wall and model ms, the mock's step lag p99 in wall ms. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    record CalibrationRound(double timeScale, Double ttftErrorP99WallMs, Double ttftErrorP99ModelMs,
+                            double stepLagP99WallMs, long requests) {
     }
 
     /**
@@ -68,18 +97,19 @@ record DemoResult(double timeScale, String predictor, double predictedSaturation
 
     /**
      * One method's numbers at one rate ({@link DemoSide}): latency percentiles with their 95% intervals
-     * ({@code [low, high]}, high null where unbounded), steady throughputs, requests waiting, the rate sent and served
-     * late in the run, and whether the run saturated or was overloaded.
+     * ({@code [low, high]}, high null where unbounded), the requests completed per second over the second half of
+     * sending (past the knee at most the engine's capacity) and vLLM's steady request throughput, requests waiting,
+     * the rate sent and served late in the run, and whether the run saturated or was overloaded.
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     record Side(Double medianTtftMs, List<Double> medianTtftMsCi95, Double p99TtftMs, List<Double> p99TtftMsCi95,
-                Double medianTpotMs, List<Double> medianTpotMsCi95, Double steadyOutputThroughput,
+                Double medianTpotMs, List<Double> medianTpotMsCi95, Double completedRequestRate,
                 Double steadyRequestThroughput, Double meanRequestsWaiting, Double sendRate, Double lateServiceRate,
                 boolean saturated, boolean overloaded) {
 
         static Side of(DemoSide s) {
             return new Side(finite(s.ttftP50Ms()), s.ttftP50().toJson(), finite(s.ttftP99Ms()), s.ttftP99().toJson(),
-                    finite(s.tpotP50Ms()), s.tpotP50().toJson(), finite(s.outputTokensPerS()), finite(s.requestsPerS()),
+                    finite(s.tpotP50Ms()), s.tpotP50().toJson(), finite(s.completedPerS()), finite(s.requestsPerS()),
                     finite(s.meanWaiting()), finite(s.sendRatePerS()), finite(s.lateServiceRatePerS()), s.saturated(),
                     s.overloaded());
         }

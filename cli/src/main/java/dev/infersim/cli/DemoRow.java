@@ -4,9 +4,33 @@ import java.util.List;
 
 /**
  * One rate of the sweep, seen three ways. {@code why} says why a run was added after the sweep (null for the
- * sweep's own rates).
+ * sweep's own rates); {@code serverTruth} is the server's own account of the measured run (the rates its requests
+ * arrived and were served at), or null where it was not kept.
  */
 record DemoRow(double rate, double fraction, DemoSide measured, DemoSide simulated, DemoSide predicted,
                DemoSide steadySimulated, double groundTruthP99Ms, boolean measuredValid, List<String> invalidReasons,
-               String why) {
+               String why, DemoSide serverTruth) {
+
+    /** A row without the server's account. */
+    DemoRow(double rate, double fraction, DemoSide measured, DemoSide simulated, DemoSide predicted,
+            DemoSide steadySimulated, double groundTruthP99Ms, boolean measuredValid, List<String> invalidReasons,
+            String why) {
+        this(rate, fraction, measured, simulated, predicted, steadySimulated, groundTruthP99Ms, measuredValid,
+                invalidReasons, why, null);
+    }
+
+    /**
+     * Whether the measured run shows the queue growing: the client's own numbers where its run is valid, the server's
+     * account where the client flagged it invalid (a client too late to trust its latencies still saw the engine's
+     * queue grow).
+     */
+    boolean measuredOverloaded() {
+        DemoSide s = measuredKneeSide();
+        return s != null && s.overloaded();
+    }
+
+    /** The measured side the knee may rest on: the client's run if valid, else the server's account, else null. */
+    DemoSide measuredKneeSide() {
+        return measuredValid ? measured : serverTruth;
+    }
 }

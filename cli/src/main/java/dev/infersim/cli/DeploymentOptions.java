@@ -17,12 +17,13 @@ import picocli.CommandLine.Option;
 public final class DeploymentOptions {
 
     @Option(names = "--gpu", defaultValue = "h100", paramLabel = "NAME|FILE",
-            description = "GPU profile: h100, h200, a100-80g, l40s, l4, mi300x, b200, or a YAML file (default: ${DEFAULT-VALUE}).")
+            description = "GPU profile: a bundled one or a YAML file (default: ${DEFAULT-VALUE}). Bundled:%n${sys:"
+                    + BundledNames.GPUS + "}")
     String gpu;
 
     @Option(names = "--model", defaultValue = "llama-3.1-8b", paramLabel = "NAME|FILE",
-            description = "Model profile: llama-3.1-8b, llama-3.1-70b, qwen2.5-1.5b, qwen2.5-7b, mistral-7b, mixtral-8x7b, "
-                    + "or a YAML file (default: ${DEFAULT-VALUE}).")
+            description = "Model profile: a bundled one or a YAML file (default: ${DEFAULT-VALUE}). Bundled:%n${sys:"
+                    + BundledNames.MODELS + "}")
     String model;
 
     @Option(names = {"--tensor-parallel-size", "-tp"}, defaultValue = "1", description = "GPUs per replica (default: ${DEFAULT-VALUE}).")

@@ -4,7 +4,6 @@ import picocli.CommandLine;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * The exit codes of every command, in one place: the commands return them and each command's {@code --help} lists
@@ -22,18 +21,24 @@ final class ExitCodes {
     /** What the JVM exits with on SIGINT (128 + 2); every command's shutdown hook lets it stand. */
     static final int INTERRUPTED = 130;
 
-    /** Commands whose result can be flagged invalid. */
-    private static final Set<String> JUDGED = Set.of("bench", "sweep");
+    /** Commands whose result can be flagged invalid, and what makes it so. */
+    private static final Map<String, String> JUDGED = Map.of(
+            "bench", "run invalid (failures over --max-failure-rate, client send lag, or --validate without ground "
+                    + "truth): the reasons are printed and the results still written",
+            "sweep", "run invalid (failures over --max-failure-rate, client send lag, or --validate without ground "
+                    + "truth): the reasons are printed and the results still written",
+            "merge", "a shard's run was flagged invalid, so the merged one is: the shards and their reasons are printed "
+                    + "and the merged result still written");
 
     private ExitCodes() {
     }
 
     /** Lists the exit codes in the help of {@code cli} and each of its subcommands. */
     static void document(CommandLine cli) {
-        cli.getCommandSpec().usageMessage().exitCodeListHeading("%nExit codes:%n").exitCodeList(list(false));
+        cli.getCommandSpec().usageMessage().exitCodeListHeading("%nExit codes:%n").exitCodeList(list(null));
         cli.getSubcommands().forEach((name, sub) -> sub.getCommandSpec().usageMessage()
                 .exitCodeListHeading("%nExit codes:%n").exitCodeList(name.equals("check-harness") ? checkHarness()
-                        : list(JUDGED.contains(name))));
+                        : list(JUDGED.get(name))));
     }
 
     /** check-harness's own: its verdict is the exit code, so a CI job can fail on a harness's findings. */
@@ -53,14 +58,15 @@ final class ExitCodes {
         return m;
     }
 
-    static Map<String, String> list(boolean judged) {
+    /** The exit codes of a command; {@code invalid}: what exit code 3 means for it, null where it has none. */
+    static Map<String, String> list(String invalid) {
+        boolean judged = invalid != null;
         Map<String, String> m = new LinkedHashMap<>();
         m.put(Integer.toString(OK), "success" + (judged ? ", and the run is valid" : ""));
         m.put(Integer.toString(BUG), "internal error (a bug: the stack trace is printed)");
         m.put(Integer.toString(BAD_INPUT), "bad flag, file or endpoint: one line on stderr names it and why");
         if (judged) {
-            m.put(Integer.toString(INVALID_RUN), "run invalid (failures over --max-failure-rate, client send lag, or "
-                    + "--validate without ground truth): the reasons are printed and the results still written");
+            m.put(Integer.toString(INVALID_RUN), invalid);
         }
         m.put(Integer.toString(INTERRUPTED), "interrupted (Ctrl-C)" + (judged ? ": what was measured is written first" : ""));
         return m;

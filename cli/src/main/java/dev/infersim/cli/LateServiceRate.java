@@ -69,34 +69,59 @@ final class LateServiceRate {
     }
 
     /**
+     * A run's late service: the token windows' rates ({@link #windows}) and the completion rate ({@link #completionRate}),
+     * per second of the rows' clock.
+     */
+    record Late(double[] windows, double completedPerS) {
+        static final Late NONE = new Late(new double[0], Double.NaN);
+
+        static Late of(List<Served> measured, double meanOutputTokens) {
+            return new Late(LateServiceRate.windows(measured, meanOutputTokens), completionRate(measured));
+        }
+
+        /** The same per second of a clock {@code factor} times slower (wall to model time: the time scale). */
+        Late slower(double factor) {
+            double[] w = windows.clone();
+            for (int i = 0; i < w.length; i++) {
+                w[i] /= factor;
+            }
+            return new Late(w, completedPerS / factor);
+        }
+    }
+
+    /** One request as a run's rows or the server's truth tell it: sent (or arrived), first and last token, tokens. */
+    record Served(long sentNanos, long firstTokenNanos, long lastTokenNanos, int outputTokens, boolean succeeded) {
+    }
+
+    /**
      * The engine's capacity while overloaded, as a rate of requests, from a run's per-request detail (the client's or
-     * the simulator's rows): the output tokens served in each of {@value #WINDOWS} consecutive windows of the second
-     * half of the measured requests' scheduled sends, per second, over the workload's mean output tokens per request.
-     * Tokens, not completions: every engine step serves one token per running sequence, so the token rate is steady
-     * where completions come in bursts of short requests, and its windows bound the capacity far more tightly. Each
-     * request's first token counts at its time and the rest evenly between its first and last token. Per second of
-     * the rows' clock; empty without two measured requests.
+     * the simulator's rows): see {@link #windows(List, double)}. Per second of the rows' clock.
      */
     static double[] windows(Path detail, double meanOutputTokens) {
-        List<RequestRecord> measured = new ArrayList<>();
+        return windows(served(detail), meanOutputTokens);
+    }
+
+    /**
+     * The output tokens served in each of {@value #WINDOWS} consecutive windows of the second half of the measured
+     * requests' sends, per second, over the workload's mean output tokens per request. Tokens, not completions: every
+     * engine step serves one token per running sequence, so the token rate is steady where completions come in bursts
+     * of short requests, and its windows bound the capacity far more tightly. Each request's first token counts at its
+     * time and the rest evenly between its first and last token. Empty without two measured requests.
+     */
+    static double[] windows(List<Served> measured, double meanOutputTokens) {
         long[] sends = {Long.MAX_VALUE, Long.MIN_VALUE};
-        new RequestLogReader(detail).forEach(false, row -> {
-            if (!row.warmup()) {
-                RequestRecord r = row.record();
-                sends[0] = Math.min(sends[0], r.scheduledNanos());
-                sends[1] = Math.max(sends[1], r.scheduledNanos());
-                if (r.succeeded()) {
-                    measured.add(r);
-                }
-            }
-        });
-        if (measured.size() < 2 || sends[1] <= sends[0]) {
+        for (Served r : measured) {
+            sends[0] = Math.min(sends[0], r.sentNanos());
+            sends[1] = Math.max(sends[1], r.sentNanos());
+        }
+        List<Served> succeeded = measured.stream().filter(Served::succeeded).toList();
+        if (succeeded.size() < 2 || sends[1] <= sends[0]) {
             return new double[0];
         }
         long mid = sends[0] + (sends[1] - sends[0]) / 2;
         double width = (sends[1] - mid) / (double) WINDOWS;
         double[] tokens = new double[WINDOWS];
-        for (RequestRecord r : measured) {
+        for (Served r : succeeded) {
             addTokens(tokens, r.firstTokenNanos(), r.firstTokenNanos(), 1, mid, width);
             if (r.outputTokens() > 1) {
                 addTokens(tokens, r.firstTokenNanos(), r.lastTokenNanos(), r.outputTokens() - 1, mid, width);
@@ -107,6 +132,44 @@ final class LateServiceRate {
             rates[w] = tokens[w] / (width / 1e9) / meanOutputTokens;
         }
         return rates;
+    }
+
+    /**
+     * Requests completed per second over the second half of the measured requests' sends, the same span as
+     * {@link #windows}: what a reader compares with the rate offered. Unlike the token rate it never runs ahead of the
+     * engine's sustained capacity: a run just past the knee whose batch is still filling serves tokens of a young batch
+     * fast, but completes no more requests per second than the engine can sustain. NaN without two measured requests.
+     */
+    static double completionRate(List<Served> measured) {
+        long first = measured.stream().mapToLong(Served::sentNanos).min().orElse(0);
+        long last = measured.stream().mapToLong(Served::sentNanos).max().orElse(0);
+        if (measured.size() < 2 || last <= first) {
+            return Double.NaN;
+        }
+        long mid = first + (last - first) / 2;
+        long done = measured.stream().filter(r -> r.succeeded() && r.lastTokenNanos() >= mid && r.lastTokenNanos() < last)
+                .count();
+        return done / ((last - mid) / 1e9);
+    }
+
+    /** The measured (not warmup) requests of a run's per-request detail. */
+    static List<Served> served(Path detail) {
+        List<Served> measured = new ArrayList<>();
+        new RequestLogReader(detail).forEach(false, row -> {
+            if (!row.warmup()) {
+                RequestRecord r = row.record();
+                measured.add(new Served(r.scheduledNanos(), r.firstTokenNanos(), r.lastTokenNanos(), r.outputTokens(),
+                        r.succeeded()));
+            }
+        });
+        return measured;
+    }
+
+    /** Requests sent per second from the first send to the last, or NaN with fewer than two. */
+    static double sendRate(List<Served> measured) {
+        long first = measured.stream().mapToLong(Served::sentNanos).min().orElse(0);
+        long last = measured.stream().mapToLong(Served::sentNanos).max().orElse(0);
+        return measured.size() < 2 || last <= first ? Double.NaN : (measured.size() - 1) / ((last - first) / 1e9);
     }
 
     /** Spreads {@code count} tokens evenly over [from, to] (all at {@code from} when equal) into the windows. */

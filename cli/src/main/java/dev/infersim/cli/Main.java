@@ -44,8 +44,12 @@ public final class Main implements Runnable {
 
     /** Runs the command line and returns its exit code, without exiting (for tests). */
     public static int run(String... args) {
+        BundledNames.publish();
         CommandLine cli = new CommandLine(new Main());
         ExitCodes.document(cli);
+        // every sub-command's -V prints the version too (picocli gives each its own, empty, provider)
+        Version version = new Version();
+        cli.getSubcommands().values().forEach(sub -> sub.getCommandSpec().versionProvider(version));
         GroupedHelp.install(cli);
         OptionLimits.register(cli);
         cli.setExecutionStrategy(parsed -> {

@@ -62,6 +62,11 @@ public final class MergeCommand implements Callable<Integer> {
             out.println("HTML report written to " + html);
         }
         writes.finish();
-        return merged.producer().valid() ? 0 : 3;
+        if (merged.producer().valid()) {
+            return ExitCodes.OK;
+        }
+        // the merged run is only as valid as its shards: say which were not, and why, as bench does for its own run
+        out.println("INVALID merged run (exit code 3): " + String.join("; ", merged.producer().invalidReasons()));
+        return ExitCodes.INVALID_RUN;
     }
 }

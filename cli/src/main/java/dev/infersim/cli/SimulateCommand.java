@@ -134,6 +134,13 @@ public final class SimulateCommand implements Runnable {
     @Option(names = "--dashboard-port", defaultValue = "8080", description = "Port of the replay (default: ${DEFAULT-VALUE}).")
     int dashboardPort;
 
+    @OptionGroup.In(OptionGroup.WORKLOAD)
+    @Option(names = "--seeds", defaultValue = "1", paramLabel = "N",
+            description = "Run N independent replications (workload and latency seeds --seed to --seed + N - 1) and "
+                    + "report each metric's mean over them with its 95%% interval (Student's t), and each seed's mean "
+                    + "TTFT: how far one seed may move a result (default: ${DEFAULT-VALUE}: one run, reported in full).")
+    int seeds;
+
     @OptionGroup.In(OptionGroup.OBSERVE)
     @Option(names = "--dashboard-speed", paramLabel = "X",
             description = "Model seconds per wall second of the replay (default: the run's length over 60 s, at least 1).")
@@ -176,6 +183,10 @@ public final class SimulateCommand implements Runnable {
                 dashboardPort);
         ConfigException.check(dashboardSpeed == null || dashboardSpeed > 0, "--dashboard-speed must be > 0, got %s",
                 dashboardSpeed);
+        ConfigException.check(seeds >= 1 && seeds <= 1000, "--seeds must be in [1, 1000], got %d", seeds);
+        ConfigException.check(seeds == 1 || !(reporting.saveResult || reporting.saveDetailed || html != null || dashboard
+                        || disaggregation.plan), "--seeds %d reports means over runs; --save-result, --save-detailed, "
+                + "--html, --dashboard and --plan-disaggregation describe one run: drop them or --seeds", seeds);
         reporting.validate();
         reporting.createResultDir();
         if (html != null) {
@@ -204,6 +215,18 @@ public final class SimulateCommand implements Runnable {
                 .withDollarsPerGpuHour(dollarsPerGpuHour == null ? Double.NaN : dollarsPerGpuHour);
         if (disaggregation.plan) {
             plan(d, options, alone[0], System.out);
+            return;
+        }
+        if (seeds > 1) {
+            System.out.println(KvCapacity.of(d).describe());
+            printObjectives(alone[0], slo, System.out);
+            SeedReplications.run(seeds, workload.seed, k -> {
+                workload.seed = k;
+                WorkloadSpec at = workload.specAtRateOr(requestRate, 10, maxConcurrency, reporting.numWarmups);
+                return (split ? new Simulation(disaggregatedFleet(d), options, null)
+                        : new Simulation(fleet(d, timing.fixedTiming()), router(router), options, null))
+                        .run(Workload.open(at));
+            }, System.out);
             return;
         }
         Fleet fleet = split ? null : fleet(d, timing.fixedTiming());
@@ -337,6 +360,7 @@ public final class SimulateCommand implements Runnable {
         out.println(result.saturation().saturated()
                 ? "Saturated: yes (" + result.saturation().reason() + ")"
                 : "Saturated: no (" + result.saturation().reason() + ")");
+        out.println(SeedReplications.littlesLaw(result));
         if (autoscalerName != null) {
             ReplicaSeries series = result.replicaSeries();
             int peak = 0;

@@ -21,7 +21,9 @@ import java.util.function.LongFunction;
  * viewer from the start. The engine state comes from the run's timeline (the whole fleet: running, waiting, KV usage,
  * tokens in the step in flight, arrivals and completions); the TTFT and inter-token histograms and Little's law from the
  * per-request rows, each counted once its token's model time has passed; with an autoscaler, the ready and desired
- * replica counts. Snapshots have the live feed's fields; the step time, which the timeline does not keep, is left out.
+ * replica counts. Snapshots have the live feed's fields; the step time is the mean duration of the steps in flight at
+ * the timeline's samples over the last ten model seconds: a mean over time, which weighs a long prefill step by its
+ * length, where the live feed's is a mean per step.
  */
 final class SimulationReplay {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -129,6 +131,7 @@ final class SimulationReplay {
         r.put("arrival_rate", arrivalRate);
         r.put("completion_rate", seconds > 0 ? finishedInWindow / seconds : 0);
         r.put("tokens_per_step", over ? 0 : timeline.batchTokens(k));
+        r.put("step_ms", over ? 0 : meanStepMs(j, k));
         double present = 0;
         for (int i = j; i <= k; i++) {
             present += timeline.backlog(i);
@@ -142,6 +145,19 @@ final class SimulationReplay {
         histogram(r.putObject("ttft"), ttftBounds, firstTokens, nanos);
         histogram(r.putObject("itl"), itlBounds, gaps, nanos);
         return root.toString();
+    }
+
+    /** Mean duration of the steps in flight at samples j..k (those where one ran), ms; 0 when none ran. */
+    private double meanStepMs(int j, int k) {
+        long sum = 0;
+        int n = 0;
+        for (int i = j; i <= k; i++) {
+            if (timeline.stepNanos(i) > 0) {
+                sum += timeline.stepNanos(i);
+                n++;
+            }
+        }
+        return n == 0 ? 0 : sum / 1e6 / n;
     }
 
     private int lastSampleAtOrBefore(long nanos) {

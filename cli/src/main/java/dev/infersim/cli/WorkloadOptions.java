@@ -32,8 +32,8 @@ public final class WorkloadOptions {
     Path datasetPath;
 
     @Option(names = "--workload", paramLabel = "NAME|FILE",
-            description = "Workload profile (chat, code, long-context-qa, summarization, chat-rag-mix, matrix-row-a..f) or YAML "
-                    + "file; implies --dataset-name workload.")
+            description = "Workload profile, bundled or a YAML file; implies --dataset-name workload. Bundled:%n${sys:"
+                    + BundledNames.WORKLOADS + "}")
     String workloadProfile;
 
     @Option(names = "--num-prompts", description = "Requests to send, 1 to " + OptionLimits.MAX_PROMPTS

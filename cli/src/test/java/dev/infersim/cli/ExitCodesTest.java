@@ -27,7 +27,23 @@ class ExitCodesTest {
             }
             boolean judged = List.of("bench", "sweep").contains(command);
             assertEquals(judged, help.matches("(?s).*\\n\\s+3\\s+run invalid.*"), command + ": " + help);
+            assertEquals(command.equals("merge"), help.matches("(?s).*\\n\\s+3\\s+a shard's run was flagged invalid.*"),
+                    command + ": " + help);
         }
         assertTrue(CliRun.of("--help").out().contains("Exit codes:"));
+    }
+
+    /** {@code -V} prints the version at the top and under every command, as {@code --help} works everywhere. */
+    @Test
+    void everyCommandPrintsTheVersion() {
+        List<String> commands = new CommandLine(new Main()).getSubcommands().keySet().stream()
+                .filter(c -> !c.equals("help")).toList();
+        String version = CliRun.of("-V").out().strip();
+        assertTrue(version.startsWith("infersim "), version);
+        for (String command : commands) {
+            CliRun r = CliRun.of(command, "-V");
+            assertEquals(0, r.exitCode(), command);
+            assertEquals(version, r.out().strip(), command + " -V");
+        }
     }
 }

@@ -2,7 +2,13 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.DynamicContainer;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -13,15 +19,180 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import static java.nio.file.StandardCopyOption.REPLACE_EXISTING;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The README's examples that claim an effect, run as written (read from the README itself, in virtual time) and
- * checked for the effect they claim, against the same command with the other router where the claim is a comparison.
+ * Every command in every README and guide runs ({@link ReadmeCommands} finds them, {@link ReadmeSession} runs them, with
+ * the few changes a test must make, listed there); every command named in backticks exists; the help lists every
+ * bundled profile a document names. The examples that claim an effect are also run as written (read from the README
+ * itself, in virtual time) and checked for the effect they claim, against the same command with the other router where
+ * the claim is a comparison.
  */
 class ReadmeExamplesTest {
+    @RegisterExtension
+    static final InProcessMock MOCK = new InProcessMock();
+    private static final Path REPO = Path.of("..").toAbsolutePath().normalize();
+    private static final List<ReadmeSession> SESSIONS = new ArrayList<>();
+
+    /**
+     * Each document's blocks in order, as one shell session per document (its variables and files carry from block to
+     * block); first the files its examples read that none of them writes: results to compare and merge, a trace, a
+     * harness's result with the server's truth, step tables to calibrate from.
+     */
+    @TestFactory
+    @Tag("wallclock") // servers, benches and sweeps in real time, the demo three times: 13 min at load 20-30 on 2 cores
+    Stream<DynamicContainer> everyCommandInEveryReadmeAndGuideRuns(@TempDir Path dir) {
+        return ReadmeCommands.documents(REPO).stream().filter(doc -> !ReadmeCommands.blocks(doc).isEmpty()).map(doc -> {
+            Path docDir = dir.resolve(REPO.relativize(doc).toString().replace('/', '_'));
+            ReadmeSession[] session = {null};
+            List<DynamicTest> tests = new ArrayList<>();
+            tests.add(DynamicTest.dynamicTest("files no example writes", () -> {
+                Files.createDirectories(docDir);
+                try (Stream<Path> files = Files.list(fixtures(dir.resolve("fixtures")))) {
+                    for (Path f : files.toList()) {
+                        Files.copy(f, docDir.resolve(f.getFileName()), REPLACE_EXISTING);
+                    }
+                }
+                session[0] = new ReadmeSession(REPO, docDir, MOCK.server().port());
+                SESSIONS.add(session[0]);
+            }));
+            for (ReadmeCommands.Block b : ReadmeCommands.blocks(doc)) {
+                tests.add(DynamicTest.dynamicTest(REPO.relativize(b.file()) + ":" + b.line(), () -> {
+                    try {
+                        session[0].run(b);
+                    } catch (AssertionError | Exception e) {
+                        throw new AssertionError(e.getMessage() + "\nran: " + String.join("\n  ", session[0].transcript), e);
+                    }
+                }));
+            }
+            return DynamicContainer.dynamicContainer(REPO.relativize(doc).toString(), tests);
+        });
+    }
+
+    @AfterAll
+    static void stopEveryServer() throws Exception {
+        for (ReadmeSession s : SESSIONS) {
+            s.close();
+        }
+    }
+
+    private static Path fixtures;
+
+    /** What the examples read and no example writes, made the way a reader would have made them, once. */
+    private static synchronized Path fixtures(Path dir) throws Exception {
+        if (fixtures != null) {
+            return fixtures;
+        }
+        Files.createDirectories(dir);
+        // two runs to compare, each with its per-request rows
+        for (String[] run : new String[][] {{"a.json", "10"}, {"b.json", "14"}}) {
+            run(List.of("simulate", "--num-prompts", "200", "--request-rate", run[1], "--seed", "1", "--save-result",
+                    "--save-detailed", "--result-dir", dir.toString(), "--result-filename", run[0]));
+        }
+        // a trace of the documented format
+        StringBuilder trace = new StringBuilder();
+        for (int i = 0; i < 50; i++) {
+            trace.append(String.format("{\"timestamp_ms\": %d, \"input_len\": %d, \"output_len\": %d}%n", 200 * i,
+                    300 + 10 * i, 20 + i));
+        }
+        Files.writeString(dir.resolve("trace.jsonl"), trace);
+        // step tables, as the calibration kit writes them
+        Path m = REPO.resolve("configs/measurements");
+        Files.copy(m.resolve("h100.csv"), dir.resolve("my-steps.csv"), REPLACE_EXISTING);
+        Files.copy(m.resolve("h100.csv"), dir.resolve("my-gpu.csv"), REPLACE_EXISTING);
+        Files.copy(m.resolve("h100x2-allreduce.csv"), dir.resolve("my-allreduce.csv"), REPLACE_EXISTING);
+        Files.copy(m.resolve("h100-codellama-mixtral-tp2-shard.csv"), dir.resolve("my-tp2.csv"),
+                REPLACE_EXISTING);
+        // a workload of the reader's own
+        Files.copy(REPO.resolve("configs/workloads/chat.yaml"), dir.resolve("my-load.yaml"), REPLACE_EXISTING);
+        // a harness's result (this project's bench writes vLLM's format) with the truth of the server it ran against
+        Path truth = dir.resolve("truth.jsonl");
+        dev.infersim.server.TruthLog log = dev.infersim.server.TruthLog.open(truth, 1 << 20);
+        dev.infersim.server.MockServer server = dev.infersim.server.MockServer.start(dev.infersim.server.ServerOptions
+                .builder(dev.infersim.engine.Deployment.builder(dev.infersim.engine.Profiles.gpu("h100"),
+                        dev.infersim.engine.Profiles.model("llama-3.1-8b")).build()).port(0).timeScale(10)
+                .truthLog(log).build()).toCompletionStage().toCompletableFuture().get(60, java.util.concurrent.TimeUnit.SECONDS);
+        try {
+            CliRun r = CliRun.of("bench", "--base-url", server.baseUrl(), "--model", "llama-3.1-8b", "--request-rate",
+                    "20", "--num-prompts", "40", "--random-input-len", "64", "--random-output-len", "8", "--save-result",
+                    "--save-detailed", "--result-dir", dir.toString(), "--result-filename", "vllm.json");
+            assertTrue(r.exitCode() == 0 || r.exitCode() == ExitCodes.INVALID_RUN, r.out() + r.err());
+        } finally {
+            server.close().toCompletionStage().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
+            log.close();
+        }
+        // a sharded run to merge: two shards of one bench against the test's mock, started together; a shard that sets
+        // up past the start refuses to run (exit 2), and on a busy machine the two are started again further ahead
+        for (long lead = 3_000; ; lead *= 2) {
+            String start = String.valueOf(System.currentTimeMillis() + lead);
+            List<java.util.concurrent.CompletableFuture<Integer>> shards = new ArrayList<>();
+            for (int k = 0; k < 2; k++) {
+                List<String> shard = List.of("bench", "--base-url", MOCK.server().baseUrl(), "--model", "llama-3.1-8b",
+                        "--request-rate", "20", "--num-prompts", "40", "--random-input-len", "64", "--random-output-len",
+                        "8", "--seed", "7", "--shard", k + "/2", "--start-at", start, "--save-result", "--result-dir",
+                        dir.toString(), "--result-filename", "s" + k + ".json");
+                shards.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> Main.run(shard.toArray(String[]::new))));
+            }
+            List<Integer> codes = new ArrayList<>();
+            for (var f : shards) {
+                codes.add(f.get(300, java.util.concurrent.TimeUnit.SECONDS));
+            }
+            if (codes.stream().allMatch(c -> c == 0 || c == ExitCodes.INVALID_RUN)) {
+                break;
+            }
+            assertTrue(lead < 60_000, "the shards exited " + codes + " with their start " + lead + " ms ahead");
+        }
+        fixtures = dir;
+        return dir;
+    }
+
+    /** Every command named in backticks exists. */
+    @Test
+    void everyCommandNamedInTheDocumentsExists() {
+        var commands = new picocli.CommandLine(new Main()).getSubcommands().keySet();
+        for (Path doc : ReadmeCommands.documents(REPO)) {
+            for (String named : ReadmeCommands.mentions(doc)) {
+                assertTrue(commands.contains(named), doc + " names ./infersim " + named);
+            }
+        }
+    }
+
+    /**
+     * Every bundled profile a document names with {@code --gpu}, {@code --model} or {@code --workload} is in the
+     * registry, and the help lists every one of the registry's, each whole on one line.
+     */
+    @Test
+    void theHelpListsEveryBundledProfileTheDocumentsUse() throws IOException {
+        String help = CliRun.of("simulate", "--help").out();
+        Pattern flag = Pattern.compile("--(gpu|model|workload)[ =]([a-z0-9][a-z0-9.-]*)(?=[\\s`,)]|$)");
+        for (Path doc : ReadmeCommands.documents(REPO)) {
+            Matcher m = flag.matcher(Files.readString(doc));
+            while (m.find()) {
+                String name = m.group(2);
+                if (name.endsWith(".yaml")) {
+                    continue; // a file of the reader's own
+                }
+                List<String> bundled = switch (m.group(1)) {
+                    case "gpu" -> dev.infersim.engine.Profiles.BUNDLED_GPUS;
+                    case "model" -> dev.infersim.engine.Profiles.BUNDLED_MODELS;
+                    default -> dev.infersim.workload.WorkloadProfiles.BUNDLED;
+                };
+                assertTrue(bundled.contains(name), doc + " names --" + m.group(1) + " " + name + ", not bundled");
+            }
+        }
+        for (List<String> registry : List.of(dev.infersim.engine.Profiles.BUNDLED_GPUS,
+                dev.infersim.engine.Profiles.BUNDLED_MODELS, dev.infersim.workload.WorkloadProfiles.BUNDLED)) {
+            for (String name : registry) {
+                assertTrue(Pattern.compile("(?m)[\\s,]" + Pattern.quote(name) + "(,|$)").matcher(help).find(),
+                        "simulate --help lists " + name + " whole on one line:\n" + help);
+            }
+        }
+    }
     private static final Path README = Path.of("..", "README.md");
     private static final Path WORKLOADS_README = Path.of("..", "configs", "workloads", "README.md");
 

@@ -95,6 +95,18 @@ class ShardedBenchTest {
         assertEquals(PROMPTS / duration, merged.get("request_throughput").asDouble(), 1e-9);
         assertTrue(Files.readString(dir.resolve("merged.html")).contains("infersim benchmark report"));
 
+        // a shard flagged invalid makes the merged run invalid: exit code 3, and the line says which shard and why
+        String second = Files.readString(dir.resolve("s1.json"));
+        assertTrue(second.contains("\"infersim_valid\" : true") && second.contains("\"infersim_invalid_reasons\" : [ ]"),
+                second);
+        Files.writeString(dir.resolve("bad.json"), second.replace("\"infersim_valid\" : true", "\"infersim_valid\" : false")
+                .replace("\"infersim_invalid_reasons\" : [ ]", "\"infersim_invalid_reasons\" : [ \"a planted reason\" ]"));
+        Files.copy(dir.resolve("s1.hlog"), dir.resolve("bad.hlog"));
+        CliRun invalid = CliRun.of("merge", dir.resolve("s0.json").toString(), dir.resolve("bad.json").toString());
+        assertEquals(3, invalid.exitCode(), invalid.out() + invalid.err());
+        assertTrue(invalid.out().contains("INVALID merged run (exit code 3): shard ") && invalid.out()
+                .contains(": a planted reason"), invalid.out());
+
         CliRun missing = CliRun.of("merge", dir.resolve("s1.json").toString());
         assertEquals(2, missing.exitCode());
         assertTrue(missing.err().strip().lines().count() == 1 && missing.err().contains("shard 0/2 is missing"),

@@ -31,6 +31,60 @@ class SimulateCommandTest {
                 "--result-filename", name + ".json", "--goodput", "ttft:100", "tpot:20");
     }
 
+    /**
+     * {@code --seeds N}: N runs, their seeds named, each metric's mean with a 95% interval that holds it, each seed's mean
+     * TTFT, the mean being the mean of those; and a flag that describes one run is refused in one line.
+     */
+    @Test
+    void seedsReportTheMeanOverRunsWithItsInterval() {
+        String[] fixed = {"simulate", "--timing", "fixed", "--time-to-first-token", "100", "--inter-token-latency", "5",
+                "--max-num-seqs", "1", "--random-input-len", "64", "--random-output-len", "1", "--ignore-eos",
+                "--request-rate", "8", "--num-prompts", "400", "--seed", "3"};
+        CliRun r = run(concat(fixed, "--seeds", "4"));
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().contains("Across 4 seeds (--seed 3 to 6)"), r.out());
+        java.util.regex.Matcher mean = java.util.regex.Pattern.compile(
+                "Mean TTFT \\(ms\\):\\s+([0-9.]+)\\s+95% CI ([0-9.]+)-([0-9.]+)").matcher(r.out());
+        assertTrue(mean.find(), r.out());
+        double m = Double.parseDouble(mean.group(1));
+        assertTrue(Double.parseDouble(mean.group(2)) < m && m < Double.parseDouble(mean.group(3)), r.out());
+        java.util.regex.Matcher each = java.util.regex.Pattern.compile("Mean TTFT of each seed \\(ms\\):\\s+(.*)")
+                .matcher(r.out());
+        assertTrue(each.find(), r.out());
+        double[] seeds = java.util.Arrays.stream(each.group(1).split(",\\s*")).mapToDouble(Double::parseDouble).toArray();
+        assertEquals(4, seeds.length);
+        // each printed to 0.1 ms, so the mean of the printed means and the printed mean differ by up to 0.1
+        assertEquals(java.util.Arrays.stream(seeds).average().orElseThrow(), m, 0.1, "the mean of the seeds' means");
+        assertTrue(r.out().contains("Mean TPOT (ms):                          -"), "one token has no TPOT: " + r.out());
+        CliRun one = run(concat(fixed, "--seeds", "1"));
+        java.util.regex.Matcher single = java.util.regex.Pattern.compile("Mean TTFT \\(ms\\):\\s+([0-9.]+)")
+                .matcher(one.out());
+        assertTrue(single.find(), one.out());
+        assertEquals(seeds[0], Double.parseDouble(single.group(1)), 0.06, "the first seed is the run --seed 3 makes");
+        CliRun refused = run(concat(fixed, "--seeds", "4", "--save-result"));
+        assertEquals(2, refused.exitCode());
+        assertTrue(refused.err().strip().startsWith("infersim: --seeds 4 reports means over runs; --save-result"),
+                refused.err());
+    }
+
+    /** Every run prints Little's law over the whole run, L against lambda W, which hold for any run. */
+    @Test
+    void everyRunPrintsLittlesLaw() {
+        CliRun r = run("simulate", "--num-prompts", "300", "--request-rate", "20", "--random-input-len", "256",
+                "--random-output-len", "32");
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("Little's law \\(first send to last completion\\): "
+                + "L = ([0-9.]+) requests in the system on average; lambda x W = [0-9.]+ req/s x [0-9.,]+ ms = ([0-9.]+) "
+                + "\\(equal within 0.1%\\)").matcher(r.out());
+        assertTrue(m.find(), r.out());
+        assertEquals(Double.parseDouble(m.group(1)), Double.parseDouble(m.group(2)), 1e-3);
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
     /** The result's lines but the date and the detail file's name, which differ from run to run. */
     private List<String> resultWithoutDate(String name) throws IOException {
         return Files.readAllLines(dir.resolve(name + ".json")).stream()

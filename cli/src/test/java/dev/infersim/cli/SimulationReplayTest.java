@@ -6,6 +6,8 @@ import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.Profiles;
 import dev.infersim.result.RequestLogWriter;
+import dev.infersim.server.HeadlessBrowser;
+import dev.infersim.server.PageLayout;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
@@ -23,11 +25,14 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
 import java.util.function.LongFunction;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** A simulation replayed on the dashboard: in model time, as the live feed's snapshots, ending when the run does. */
 class SimulationReplayTest {
@@ -105,6 +110,29 @@ class SimulationReplayTest {
                     URI.create("http://127.0.0.1:" + server.port() + "/dashboard")).build(),
                     HttpResponse.BodyHandlers.ofString()).body();
             assertTrue(page.contains("new EventSource('/dashboard/events')"), "the live dashboard's page");
+        } finally {
+            server.vertx().close().toCompletionStage().toCompletableFuture().get();
+        }
+    }
+
+    /**
+     * The replay in a real browser, as a class watches it: every chart draws (the step time too), the header names the
+     * speed as people write it, the replicas chart has whole-number ticks, and a reader sees no label cut or covered.
+     */
+    @Test
+    void theReplayReadsAtAGlanceInABrowser() throws Exception {
+        assumeTrue(HeadlessBrowser.available(), HeadlessBrowser.BINARY + " is not installed");
+        ReplayServer.Started server = ReplayServer.start(new SimulationReplay(result, detail, 4.888 / 3), 0);
+        try (HeadlessBrowser browser = new HeadlessBrowser(dir.resolve("profile"))) {
+            browser.open("http://127.0.0.1:" + server.port() + "/dashboard");
+            browser.waitFor(() -> browser.eval("window.dashboard.updates").asInt() >= 6, Duration.ofSeconds(30),
+                    () -> "six snapshots");
+            String status = browser.eval("document.getElementById('status').textContent").asText();
+            assertTrue(status.contains(", 1.63x;"), status);
+            JsonNode step = browser.eval("charts.step.getOption().series.map(s=>s.data.filter(d=>d[1]>0).length)");
+            assertTrue(step.get(0).asInt() > 0, "the step-time chart has points: " + step);
+            assertEquals(List.of(), PageLayout.problems(browser), "what a reader would see wrong");
+            browser.screenshot(Path.of("target", "dashboard-replay.png"));
         } finally {
             server.vertx().close().toCompletionStage().toCompletableFuture().get();
         }

@@ -125,15 +125,19 @@ public final class Dashboard {
             function name(r){ return r.label || ('r'+r.replica); }
             function esc(v){ return String(v).replace(/[&<>]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;'}[c])); }
             function n(v, d){ return (v===null||v===undefined||!Number.isFinite(v)) ? '-' : v.toFixed(d===undefined?1:d); }
+            // A time scale as people write it: 10x, 1.63x, 0.25x (three significant figures at most).
+            function scale(v){ return Number.isFinite(v) ? String(+v.toPrecision(3))+'x' : '-'; }
             // Whole model seconds at the ends of the time axis; the axis named under its middle and every label inside
             // the chart (containLabel), so nothing is cut at the edges.
             const TIME_AXIS = {type:'value',name:'model time, s',nameLocation:'middle',nameGap:26,
               min:v=>Math.floor(v.min),max:v=>Math.max(Math.ceil(v.max),Math.floor(v.min)+1),
               axisLabel:{margin:10,hideOverlap:true,formatter:v=>Math.round(v).toLocaleString('en-US')}};
             const GRID = {top:56,left:12,right:24,bottom:40,containLabel:true};
-            function lineChart(id, title, unit, series){
+            // axis: the y axis's name in words with its unit; counts (requests, replicas) get whole-number ticks only.
+            function lineChart(id, title, axis, series, counts){
               charts[id].setOption({animation:false,title:{text:title,textStyle:{fontSize:13}},tooltip:{trigger:'axis'},
-                legend:{top:20,type:'scroll'},grid:GRID,xAxis:TIME_AXIS,yAxis:{type:'value',name:unit,nameTextStyle:{align:'left'}},series:series}, true);
+                legend:{top:20,type:'scroll'},grid:GRID,xAxis:TIME_AXIS,
+                yAxis:Object.assign({type:'value',name:axis,nameTextStyle:{align:'left'}}, counts ? {minInterval:1} : {}),series:series}, true);
             }
             function perReplica(key, label, f){
               const ids = history.length ? history[history.length-1].replicas.map(r=>r.replica) : [];
@@ -141,9 +145,10 @@ public final class Dashboard {
               return ids.map((id,i)=>({name:label+' '+names[i],type:'line',showSymbol:false,
                 data:history.map(s=>{ const r=s.replicas.find(x=>x.replica===id); return [s.model_time_s, r ? f(r) : null]; })}));
             }
-            // vLLM's buckets have unequal widths, so each is drawn on its real bounds on a log axis, its height the requests
+            // vLLM's buckets have unequal widths, so each is drawn on its real bounds on a log axis, its height the count
             // per decade of latency: areas, not heights, compare. The +Inf bucket has no width; its count is in the title.
-            function histogramChart(id, title, key, last){
+            // noun: what is counted (requests for TTFT, token gaps for ITL).
+            function histogramChart(id, title, key, last, noun){
               const reps = last.replicas.filter(r=>r[key]);
               const series = reps.map((r,k)=>{ const h=r[key], bars=[];
                 h.le.forEach((hi,i)=>{ const lo = i ? h.le[i-1] : hi/10, c=h.count[i];
@@ -154,11 +159,11 @@ public final class Dashboard {
                     return {type:'rect',shape:{x:a[0]+k*w,y:a[1],width:Math.max(1,w-1),height:b[1]-a[1]},style:api.style()}; }}; });
               const beyond = reps.reduce((t,r)=>t+r[key].count[r[key].count.length-1],0);
               const top = reps.length ? reps[0][key].le[reps[0][key].le.length-1] : 0;
-              charts[id].setOption({animation:false,title:{text:title+(beyond?' ('+beyond+' above '+top+' s)':''),textStyle:{fontSize:13}},
-                tooltip:{trigger:'item',formatter:p=>esc(p.seriesName)+': '+p.value[3]+' requests in '+n(p.value[0],1)+'-'+n(p.value[1],1)+' ms'},
-                legend:{top:20},grid:GRID,xAxis:{type:'log',name:'ms (vLLM buckets, log scale)',nameLocation:'middle',nameGap:26,
+              charts[id].setOption({animation:false,title:{text:title+(beyond?' ('+beyond+' '+noun+' above '+top+' s)':''),textStyle:{fontSize:13}},
+                tooltip:{trigger:'item',formatter:p=>esc(p.seriesName)+': '+p.value[3]+' '+noun+' in '+n(p.value[0],1)+'-'+n(p.value[1],1)+' ms'},
+                legend:{top:20},grid:GRID,xAxis:{type:'log',name:'latency, ms (vLLM buckets, log scale)',nameLocation:'middle',nameGap:26,
                   axisLabel:{margin:10,hideOverlap:true}},
-                yAxis:{type:'value',name:'requests per decade',nameTextStyle:{align:'left'}},series:series}, true);
+                yAxis:{type:'value',name:noun+' per decade',nameTextStyle:{align:'left'}},series:series}, true);
             }
             function render(s){
               let rows = '<tr><th>replica</th><th>running</th><th>waiting</th><th>KV cache</th><th>arrivals /s</th><th>completions /s</th>'
@@ -174,21 +179,21 @@ public final class Dashboard {
               }
               document.getElementById('replicas').innerHTML = rows;
               lineChart('queue','Requests running and waiting','requests',
-                perReplica('running','running',r=>r.running).concat(perReplica('waiting','waiting',r=>r.waiting)));
-              lineChart('kv','KV cache in use','%', perReplica('kv','KV',r=>100*r.kv_cache_usage));
-              lineChart('rates','Arrivals and completions per model second','req/s',
+                perReplica('running','running',r=>r.running).concat(perReplica('waiting','waiting',r=>r.waiting)), true);
+              lineChart('kv','KV cache in use','KV cache in use, %', perReplica('kv','KV',r=>100*r.kv_cache_usage));
+              lineChart('rates','Arrivals and completions per model second','rate, req/s',
                 perReplica('a','arrivals',r=>r.arrival_rate).concat(perReplica('c','completions',r=>r.completion_rate)));
-              lineChart('tokens','Tokens per engine step','tokens', perReplica('t','tokens/step',r=>r.tokens_per_step));
-              lineChart('step','Engine step time','ms', perReplica('s','step',r=>r.step_ms));
+              lineChart('tokens','Tokens per engine step','tokens per step', perReplica('t','tokens/step',r=>r.tokens_per_step));
+              lineChart('step','Engine step time','step time, ms', perReplica('s','step',r=>r.step_ms));
               lineChart('little',"Little's law: L vs lambda x W (last 10 s of wall time)",'requests',
                 perReplica('L','L',r=>r.little.L).concat(perReplica('lw','lambda W',r=>r.little.lambda_W)));
               if (s.ready_replicas !== undefined) {
                 lineChart('fleet','Replicas: ready and desired (autoscaler)','replicas',
                   [{name:'ready',type:'line',step:'end',showSymbol:false,data:history.map(h=>[h.model_time_s,h.ready_replicas])},
-                   {name:'desired',type:'line',step:'end',showSymbol:false,data:history.map(h=>[h.model_time_s,h.desired_replicas])}]);
+                   {name:'desired',type:'line',step:'end',showSymbol:false,data:history.map(h=>[h.model_time_s,h.desired_replicas])}], true);
               }
-              histogramChart('ttft','Time to first token (since start)','ttft', s);
-              histogramChart('itl','Inter-token latency (since start)','itl', s);
+              histogramChart('ttft','Time to first token (since start)','ttft', s, 'requests');
+              histogramChart('itl','Inter-token latency (since start)','itl', s, 'token gaps');
             }
             const events = new EventSource('/dashboard/events');
             // A message is one snapshot, or on connecting the server's recent ones (so the charts open with history).
@@ -201,7 +206,7 @@ public final class Dashboard {
               state.peakRunning = Math.max(state.peakRunning, ...s.replicas.map(r=>r.running));
               document.getElementById('status').textContent = (s.source ? s.source+': ' : '')+'model time '+n(s.model_time_s)+' s, '
                 + (s.ready_replicas!==undefined ? s.ready_replicas+' replica(s) ready' : s.replicas.length+' replica(s)')
-                + ', '+s.time_scale+'x; updated '+state.updates+' times';
+                + ', '+scale(s.time_scale)+'; updated '+state.updates+' times';
               render(s);
             };
             events.addEventListener('end', () => { state.ended = true; events.close();

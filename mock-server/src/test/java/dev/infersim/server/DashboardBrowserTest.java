@@ -64,6 +64,9 @@ class DashboardBrowserTest {
                     "the table on the page shows the same count");
             int drawn = browser.eval("document.querySelectorAll('#c-queue svg path, #c-ttft svg path').length").asInt();
             assertTrue(drawn > 10, "the charts drew their series (" + drawn + " paths)");
+            assertEquals(List.of(), PageLayout.problems(browser), "what a reader would see wrong");
+            assertEquals("token gaps per decade", browser.eval("charts.itl.getOption().yAxis[0].name").asText(),
+                    "the ITL histogram counts token gaps, not requests");
         } finally {
             TestServers.close(server);
         }

@@ -8,18 +8,22 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
 
 /**
  * How every file a command writes (results, reports, HTML pages, histogram logs, per-request rows) reaches the disk:
  * into a temporary file beside the target, then moved into place in one rename, so a reader never finds half a file
  * and a failed write (a full disk, a read-only directory) leaves the target as it was. On failure the temporary file
  * is removed and a {@link ConfigException} names the target and the cause in one line, which the command line answers
- * with exit code 2.
+ * with exit code 2. The file gets the permissions any new file gets (0666 less the umask), as a shell's redirect would
+ * give it: readable by a web server or a container sharing the volume where the umask allows.
  */
 public final class OutputFile {
     private OutputFile() {
@@ -49,6 +53,24 @@ public final class OutputFile {
     public static void writeString(Path target, String text) {
         write(target, out -> out.write(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
     }
+
+    /**
+     * Creates a new empty file in {@code dir} with a name of its own ({@code prefix}, random digits, {@code suffix}) and
+     * the permissions the umask gives a new file; {@link Files#createTempFile} would make it readable by its owner only.
+     */
+    public static Path createScratch(Path dir, String prefix, String suffix) throws IOException {
+        while (true) {
+            Path p = dir.resolve(prefix + Long.toUnsignedString(RANDOM.nextLong()) + suffix);
+            try {
+                Files.newOutputStream(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE).close();
+                return p;
+            } catch (FileAlreadyExistsException e) {
+                // another name
+            }
+        }
+    }
+
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     /** Moves a finished file into place, or throws naming the target and why. */
     public static void move(Path from, Path to) {
@@ -115,7 +137,7 @@ public final class OutputFile {
             try {
                 Path dir = target.toAbsolutePath().getParent();
                 Files.createDirectories(dir);
-                temp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".tmp");
+                temp = createScratch(dir, "." + target.getFileName() + ".", ".tmp");
                 return new Pending(target, temp, Files.newOutputStream(temp));
             } catch (IOException | RuntimeException e) {
                 deleteQuietly(temp);

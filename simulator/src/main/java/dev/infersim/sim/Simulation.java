@@ -230,6 +230,8 @@ public final class Simulation {
         int waiting = 0;
         int batchSize = 0;
         long batchTokens = 0;
+        long stepNanos = 0;
+        int stepping = 0;
         double kv = 0;
         Replica[] replicas = fleet.live();
         for (Replica r : replicas) {
@@ -241,11 +243,14 @@ public final class Simulation {
             if (step != null) {
                 batchSize += step.size();
                 batchTokens += step.tokens();
+                stepNanos += step.durationNanos();
+                stepping++;
             }
         }
         int backlog = (int) (arrived - finished);
         while (timeline.nextSampleNanos() <= nanos) {
-            timeline.sample(arrived, running, waiting, backlog, kv / replicas.length, batchSize, batchTokens);
+            timeline.sample(arrived, running, waiting, backlog, kv / replicas.length, batchSize, batchTokens,
+                    stepping == 0 ? 0 : stepNanos / stepping);
         }
     }
 

@@ -11,7 +11,8 @@ import java.util.Arrays;
  * {@code capacity} evenly spaced points. A sample at time t holds the state in force at t, after the events at t.
  * Columns: time_s, arrivals (cumulative scheduled arrivals), running, waiting (in the engine), backlog (arrived but not
  * finished, client queue included), kv_cache_usage, batch_size (sequences in the step in flight), batch_tokens (its
- * tokens). Primitive arrays; sampling allocates nothing.
+ * tokens). Primitive arrays; sampling allocates nothing. It also keeps the duration of the step in flight, for the
+ * dashboard's replay of a run ({@link #stepNanos}), outside the result's columns.
  */
 public final class Timeline {
     private final long startNanos;
@@ -26,6 +27,7 @@ public final class Timeline {
     private final float[] kvUsage;
     private final int[] batchSize;
     private final int[] batchTokens;
+    private final long[] stepNanos;
 
     /**
      * @param startNanos     time of the first sample
@@ -48,6 +50,7 @@ public final class Timeline {
         kvUsage = new float[capacity];
         batchSize = new int[capacity];
         batchTokens = new int[capacity];
+        stepNanos = new long[capacity];
     }
 
     /** Time of the next sample that is due. */
@@ -55,8 +58,17 @@ public final class Timeline {
         return startNanos + count * intervalNanos;
     }
 
-    /** Records one sample at {@link #nextSampleNanos()} with the given state. */
+    /** Records one sample at {@link #nextSampleNanos()} with the given state, no step in flight. */
     public void sample(long arrivalsNow, int runningNow, int waitingNow, int backlogNow, double kvUsageNow, int batchSizeNow, long batchTokensNow) {
+        sample(arrivalsNow, runningNow, waitingNow, backlogNow, kvUsageNow, batchSizeNow, batchTokensNow, 0);
+    }
+
+    /**
+     * Records one sample at {@link #nextSampleNanos()} with the given state; {@code stepNanosNow} is the duration of the
+     * step in flight (the mean over a fleet's replicas that run one), 0 when none runs.
+     */
+    public void sample(long arrivalsNow, int runningNow, int waitingNow, int backlogNow, double kvUsageNow, int batchSizeNow,
+                       long batchTokensNow, long stepNanosNow) {
         if (count == capacity) {
             halve();
         }
@@ -68,6 +80,7 @@ public final class Timeline {
         kvUsage[count] = (float) kvUsageNow;
         batchSize[count] = batchSizeNow;
         batchTokens[count] = (int) batchTokensNow;
+        stepNanos[count] = stepNanosNow;
         count++;
     }
 
@@ -82,6 +95,7 @@ public final class Timeline {
             kvUsage[kept] = kvUsage[i];
             batchSize[kept] = batchSize[i];
             batchTokens[kept] = batchTokens[i];
+            stepNanos[kept] = stepNanos[i];
             kept++;
         }
         count = kept;
@@ -97,6 +111,8 @@ public final class Timeline {
     public int running(int i) { return running[i]; }
     public double kvUsage(int i) { return kvUsage[i]; }
     public int batchTokens(int i) { return batchTokens[i]; }
+    /** Duration of the step in flight at sample {@code i}, ns; 0 when none ran. */
+    public long stepNanos(int i) { return stepNanos[i]; }
 
     /**
      * Least-squares line through the queued requests (backlog minus running: waiting in the engine or for a client

@@ -9,6 +9,9 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.HashSet;
+import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -34,6 +37,31 @@ class OutputFileTest {
         try (var files = Files.list(dir)) {
             assertEquals(1, files.count(), "no temporary file left behind");
         }
+    }
+
+    /**
+     * A result is readable by whoever the umask lets read a new file (a web server, a container sharing the volume),
+     * as the shell's own redirect would make it: 0666 less the umask the shell reports, not the owner-only 0600 of a
+     * temporary file.
+     */
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void aWrittenFileHasThePermissionsTheUmaskGivesANewFile() throws Exception {
+        Process sh = new ProcessBuilder("sh", "-c", "umask").start();
+        int umask = Integer.parseInt(new String(sh.getInputStream().readAllBytes()).strip(), 8);
+        assertEquals(0, sh.waitFor());
+        Path target = dir.resolve("report.html");
+        OutputFile.writeString(target, "<p>a report</p>");
+        Set<PosixFilePermission> expected = new HashSet<>();
+        PosixFilePermission[] bits = PosixFilePermission.values(); // OWNER_READ .. OTHERS_EXECUTE, high bit first
+        for (int i = 0; i < bits.length; i++) {
+            if ((0666 & ~umask & (1 << (bits.length - 1 - i))) != 0) {
+                expected.add(bits[i]);
+            }
+        }
+        assertEquals(expected, Files.getPosixFilePermissions(target), "umask " + Integer.toOctalString(umask));
+        Path scratch = OutputFile.createScratch(dir, ".rows-", ".jsonl");
+        assertEquals(expected, Files.getPosixFilePermissions(scratch));
     }
 
     @Test
