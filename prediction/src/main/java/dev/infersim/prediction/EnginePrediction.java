@@ -87,7 +87,8 @@ public final class EnginePrediction {
         }
         this.outputTokens = DiscreteDistribution.ofSamples(lengths);
         this.decodeContext = moments.meanDecodeContextTokens();
-        this.tables = new IterationTables(deployment, cost, outputTokens, decodeContext);
+        // the engine's own step: the GPU's work with its version's host time, as EngineCore prices it
+        this.tables = new IterationTables(deployment, deployment.engine().hostTime().over(cost), outputTokens, decodeContext);
         this.full = service(1);
     }
 

@@ -143,7 +143,7 @@ final class IterationTables {
         if (perIteration <= 0) {
             return Double.MAX_VALUE / 4;
         }
-        double full = iterationWith(n, perIteration, cachedTokens);
+        double full = iterationWith(n, perIteration, cachedTokens, (int) Math.max(1, Math.round((double) perIteration / newTokens)));
         double budgetBound = admissions * newTokens / perIteration * full;
         return episode == null ? Math.max(full, budgetBound) : Math.max(episode[0] / episode[1], budgetBound);
     }
@@ -192,11 +192,15 @@ final class IterationTables {
         return meanIteration(n, departures, seconds, iterations, promptTokens, cachedTokens);
     }
 
-    /** One iteration of n decodes and {@code prefillTokens} new prompt tokens after the given cached context. */
-    private double iterationWith(int n, int prefillTokens, int cachedTokens) {
+    /**
+     * One iteration of n decodes and {@code prefillTokens} new prompt tokens after the given cached context, the first
+     * chunks of {@code prompts} requests.
+     */
+    private double iterationWith(int n, int prefillTokens, int cachedTokens, int prompts) {
         shape.clear();
         addDecodes(n);
         shape.addPrefill(Math.max(1, prefillTokens), cachedTokens, true);
+        shape.addNewRequests(prompts);
         return cost.stepNanos(shape) / 1e9;
     }
 
@@ -227,6 +231,9 @@ final class IterationTables {
                     break;
                 }
                 shape.addPrefill(chunk, cachedTokens + done[j], done[j] + chunk == newTokens);
+                if (done[j] == 0) {
+                    shape.addNewRequests(1); // its first chunk: the engine takes the request in
+                }
                 done[j] += chunk;
                 left -= chunk;
             }
