@@ -35,12 +35,18 @@ import java.util.Map;
  *                             client's own of the same name (content-type, accept, authorization)
  * @param clientWarmups        short unmeasured requests sent before the first run to compile the client's own code
  *                             ({@code --client-warmups}); 0 for none
+ * @param tokenTimes           ask an infersim server for every token's times ({@code infersim.token_times}), so that
+ *                             {@code --validate} judges coalescing per token against the wire
+ * @param readyCheckTimeoutMillis how long the initial test request is retried while the server is not ready yet
+ *                             (connection refused, 502/503/504: a model still loading, a gateway with no ready
+ *                             replica), as vLLM's {@code --ready-check-timeout-sec} does; 0 sends it once
  */
 public record BenchConfig(String baseUrl, String endpoint, String model, String apiKey, boolean ignoreEos,
                           long requestTimeoutMillis, long maxSendLagNanos, double maxFailureRate, GoodputSlo slo,
                           List<String> percentileMetrics, List<Double> metricPercentiles, int maxConnections,
                           String scrapeUrl, long scrapeIntervalMillis, boolean strictTiming,
-                          Map<String, String> headers, int clientWarmups) {
+                          Map<String, String> headers, int clientWarmups, boolean tokenTimes,
+                          long readyCheckTimeoutMillis) {
 
     /** {@code maxSendLagNanos} that asks for a limit fitted to the machine's measured scheduling noise. */
     public static final long FIT_TO_MACHINE = -1;
@@ -81,13 +87,27 @@ public record BenchConfig(String baseUrl, String endpoint, String model, String 
         if (clientWarmups < 0) {
             throw new IllegalArgumentException("--client-warmups must be >= 0, got " + clientWarmups);
         }
+        if (readyCheckTimeoutMillis < 0) {
+            throw new IllegalArgumentException("--ready-check-timeout-sec must be >= 0, got " + readyCheckTimeoutMillis / 1e3);
+        }
         headers.forEach(BenchConfig::checkHeader);
         headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
     }
 
+    /** Without asking for token times. */
+    public BenchConfig(String baseUrl, String endpoint, String model, String apiKey, boolean ignoreEos,
+                       long requestTimeoutMillis, long maxSendLagNanos, double maxFailureRate, GoodputSlo slo,
+                       List<String> percentileMetrics, List<Double> metricPercentiles, int maxConnections,
+                       String scrapeUrl, long scrapeIntervalMillis, boolean strictTiming,
+                       Map<String, String> headers, int clientWarmups) {
+        this(baseUrl, endpoint, model, apiKey, ignoreEos, requestTimeoutMillis, maxSendLagNanos, maxFailureRate, slo,
+                percentileMetrics, metricPercentiles, maxConnections, scrapeUrl, scrapeIntervalMillis, strictTiming,
+                headers, clientWarmups, false, 0);
+    }
+
     /**
-     * Without {@code --strict-timing}, {@code --header} or client warm-up: a given send-lag limit asks for strict
-     * timing, as {@code --max-send-lag-ms} does on the command line.
+     * Without {@code --strict-timing}, {@code --header}, client warm-up or a ready check: a given send-lag limit asks
+     * for strict timing, as {@code --max-send-lag-ms} does on the command line.
      */
     public BenchConfig(String baseUrl, String endpoint, String model, String apiKey, boolean ignoreEos,
                        long requestTimeoutMillis, long maxSendLagNanos, double maxFailureRate, GoodputSlo slo,
@@ -95,7 +115,7 @@ public record BenchConfig(String baseUrl, String endpoint, String model, String 
                        String scrapeUrl, long scrapeIntervalMillis) {
         this(baseUrl, endpoint, model, apiKey, ignoreEos, requestTimeoutMillis, maxSendLagNanos, maxFailureRate, slo,
                 percentileMetrics, metricPercentiles, maxConnections, scrapeUrl, scrapeIntervalMillis,
-                maxSendLagNanos != FIT_TO_MACHINE, Map.of(), 0);
+                maxSendLagNanos != FIT_TO_MACHINE, Map.of(), 0, false, 0);
     }
 
     /** A header name must be an HTTP token (RFC 9110, section 5.6.2) and its value must not break the line. */

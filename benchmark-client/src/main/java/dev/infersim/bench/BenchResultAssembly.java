@@ -46,13 +46,12 @@ final class BenchResultAssembly {
 
     /**
      * @param noise      wake-up lateness of the noise probe during the run
-     * @param readDelay  how late the event loops ran what was due during the run ({@link LoopLateness})
      * @param gc         the client JVM's own garbage collections during the run ({@link ClientGc#since})
      * @param loops      the event loops' time on a CPU and waiting for one during the run ({@link LoopCpu})
      * @param probeError why the initial test request failed (nothing else was sent), or null
      */
     BenchResult assemble(String date, Workload measured, RunPlan plan, LoadRun.Phase phase, LatencyStats noise,
-                         LatencyStats readDelay, ClientGc.Collections gc, long[] loops,
+                         ClientGc.Collections gc, long[] loops,
                          MetricsScraper.Timeline scraped, String probeError) {
         MeasuredWindow w = phase.window();
         // num_prompts is what was asked for, as vLLM writes it, even when --duration or an interrupt cut the run short;
@@ -64,7 +63,7 @@ final class BenchResultAssembly {
         RunInfo info = new RunInfo(date, backend(), config.model(), counter.name(), asked, measured.load().requestRatePerS(), measured.load().burstiness(),
                 measured.load().maxConcurrency(), config.percentileMetrics(), config.metricPercentiles(),
                 measured.load().rampUp());
-        RunValidity validity = new RunValidity(config, measured, plan, phase, calibration, noise, readDelay, loops,
+        RunValidity validity = new RunValidity(config, measured, plan, phase, calibration, noise, loops,
                 asked, probeError);
         double steady = measured.isClosedLoop() ? w.closedLoopThroughput(phase.meanInFlight())
                 : w.stats.steadyRequestThroughput();
@@ -79,7 +78,7 @@ final class BenchResultAssembly {
         ClientKeys keys = new ClientKeys(backend(), config.baseUrl(), config.endpoint(),
                 measured.isClosedLoop() ? "closed_loop" : "open_loop", validity.invalid.isEmpty(),
                 List.copyOf(validity.invalid), ClientKeys.LagSummary.of(w.sendLag),
-                ClientKeys.LagSummary.of(readDelay), validity.validity(), validity.maxSendLagMs(),
+                ClientKeys.LagSummary.of(w.readLateness), validity.validity(), validity.maxSendLagMs(),
                 validity.sendLagVerdict(), new ClientKeys.NoiseMs(ClientKeys.LagSummary.of(calibration),
                 ClientKeys.LagSummary.of(noise)), gc,
                 loops[0] < 0 ? null : new ClientKeys.LoopsMs(loops[0] / 1e6, loops[1] / 1e6),
@@ -177,10 +176,16 @@ final class BenchResultAssembly {
             perReplica.put(Integer.toString(replica), new ReplicaLatency(w.requestsPerReplica.get(replica),
                     ttft.meanMs(), ttft.percentileMs(99), queue == null ? null : queue.meanMs()));
         });
+        boolean wire = w.truthAtWire > 0;
         return new ClientKeys.TruthError(w.ttftError.count(), ClientKeys.LagSummary.of(w.ttftError),
                 ClientKeys.LagSummary.of(w.e2elError), w.negativeErrors, new ClientKeys.Streams(w.streamsChecked,
                 w.streamsBunched, w.truthChunks, w.truthTokens, w.lostTokenRequests, w.lostTokens,
-                w.reorderedRequests), ClientKeys.LagSummary.of(w.preArrival), w.lateArrivals, spread, perReplica);
+                w.reorderedRequests), ClientKeys.LagSummary.of(w.preArrival), w.lateArrivals, spread, perReplica,
+                wire ? w.truthAtWire : null, wire ? ClientKeys.LagSummary.of(w.ttftErrorBound) : null,
+                wire ? ClientKeys.LagSummary.of(w.unexplainedTtftError) : null,
+                wire ? new ClientKeys.TokenPairs(w.tokenPairsJudged, w.tokenPairsCoalesced, w.tokenPairsClientExplained,
+                        StreamFindings.COALESCED_GAP_NANOS / 1e6, StreamFindings.COALESCED_WITHIN_NANOS / 1e6) : null,
+                wire ? new ClientKeys.Retried(w.retriedRequests, w.maxAttempts) : null);
     }
 
     /** vLLM's four metrics, chunk ICL and send lag at {@link #CURVE_PERCENTILES}, for the report's curves. */

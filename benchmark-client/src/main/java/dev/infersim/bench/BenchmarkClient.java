@@ -50,6 +50,15 @@ public final class BenchmarkClient implements AutoCloseable {
     private final BenchConfig config;
     private final Vertx vertx;
     private final List<HttpClientAgent> clients = new ArrayList<>();
+    /**
+     * Failures of the initial test request that say "not ready yet" rather than "wrong": nothing listening (a vLLM
+     * loading its model), 503 (a server or front door with no ready replica), 502/504 (a gateway whose backends are
+     * not up). vLLM's ready check retries on any failure; a 404 or 400 will not heal, so here it fails at once.
+     */
+    private static final java.util.Set<String> NOT_READY = java.util.Set.of("connect_failed", "connection_reset",
+            "http_502", "http_503", "http_504");
+    /** Between two test requests while waiting (vLLM waits 5 s; a mock or a local gateway is ready sooner). */
+    private static final long READY_RETRY_MILLIS = 500;
     private final ClientClock clock;
     private final LoadRun load;
     private final TokenCounter counter;
@@ -150,8 +159,7 @@ public final class BenchmarkClient implements AutoCloseable {
         String probeError = probe(workload);
         if (probeError != null) {
             LoadRun.Phase nothing = new LoadRun.Phase(emptyWindow(), emptyWindow(), 0, 0, false);
-            return results.assemble(date, workload, plan, nothing, new LatencyStats(), new LatencyStats(),
-                    ClientGc.start().since(), new long[] {-1, -1}, null, probeError);
+            return results.assemble(date, workload, plan, nothing, new LatencyStats(), ClientGc.start().since(), new long[] {-1, -1}, null, probeError);
         }
         warmUp(workload);
         long startNanos = plan.startAtEpochMillis() > 0 ? startNanos(plan.startAtEpochMillis()) : LoadRun.NOW;
@@ -162,25 +170,22 @@ public final class BenchmarkClient implements AutoCloseable {
         }
         LoadRun.Phase phase;
         SchedulingNoise probe = SchedulingNoise.start();
-        LoopLateness reads = LoopLateness.start(eventLoops);
         ClientGc gc = ClientGc.start();
         long[] loopsAtStart = loopCpu.sample();
         LatencyStats noise;
-        LatencyStats readDelay;
         RequestLogWriter log = plan.detailFile() == null ? null : new RequestLogWriter(plan.detailFile(), true);
         try {
             phase = load.run(shard.requests(workload), workload.isClosedLoop(), users, plan.numWarmups(),
                     plan.warmupDurationNanos(), plan.durationNanos(), config.slo(), log, startNanos);
         } finally {
             noise = probe.stop();
-            readDelay = reads.stop();
             if (log != null) {
                 log.close();
             }
         }
         MetricsScraper.Timeline scraped = scraper == null ? null : scraper.stop();
         long[] loops = LoopCpu.between(loopsAtStart, loopCpu.sample());
-        BenchResult result = results.assemble(date, workload, plan, phase, noise, readDelay, gc.since(), loops, scraped, null);
+        BenchResult result = results.assemble(date, workload, plan, phase, noise, gc.since(), loops, scraped, null);
         if (log != null && log.failure() != null) {
             // the run is measured all the same; the command reports the file it could not write once it has printed it
             result = result.withDetailedFile(null).withOutputError(log.failure());
@@ -224,15 +229,33 @@ public final class BenchmarkClient implements AutoCloseable {
         WorkloadRequest first = workload.iterator().next();
         WorkloadRequest probe = new WorkloadRequest(0, 0, first.promptTokens(), 0, -1, first.maxTokens(),
                 first.outputTokens(), ~first.contentSeed(), 0, false, first.requestClass(), null);
-        LoadRun.Phase phase = load.run(List.of(probe).iterator(), false, 0, 1, 0, 0, GoodputSlo.NONE, null,
-                LoadRun.NOW);
-        ErrorTally errors = phase.warmup().errors;
-        if (errors.total() == 0) {
-            return null;
+        long deadline = clock.nanoTime() + config.readyCheckTimeoutMillis() * 1_000_000L;
+        int attempts = 0;
+        while (true) {
+            attempts++;
+            LoadRun.Phase phase = load.run(List.of(probe).iterator(), false, 0, 1, 0, 0, GoodputSlo.NONE, null,
+                    LoadRun.NOW);
+            ErrorTally errors = phase.warmup().errors;
+            if (errors.total() == 0) {
+                return null;
+            }
+            String type = errors.counts().keySet().iterator().next();
+            long remaining = deadline - clock.nanoTime();
+            if (!NOT_READY.contains(type) || remaining <= 0) {
+                String error = errors.describe().get(0);
+                return "the initial test request to " + config.baseUrl() + config.endpoint() + " failed: " + error
+                        + (error.startsWith("http_404") ? servedModels() : "")
+                        + (attempts > 1 ? " (still not ready after " + attempts + " attempts in "
+                        + config.readyCheckTimeoutMillis() / 1000.0 + " s, --ready-check-timeout-sec)" : "");
+            }
+            try {
+                Thread.sleep(Math.max(1, Math.min(READY_RETRY_MILLIS, remaining / 1_000_000L)));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return "the initial test request to " + config.baseUrl() + config.endpoint() + " was interrupted while "
+                        + "waiting for the server to become ready";
+            }
         }
-        String error = errors.describe().get(0);
-        return "the initial test request to " + config.baseUrl() + config.endpoint() + " failed: " + error
-                + (error.startsWith("http_404") ? servedModels() : "");
     }
 
     /**

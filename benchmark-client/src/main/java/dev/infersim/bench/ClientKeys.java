@@ -200,12 +200,34 @@ public record ClientKeys(String backend, String baseUrl, String endpoint, String
 
     /**
      * The client's latencies against the server's ground truth: TTFT and E2EL error, what reached the client of the
-     * streams, send-to-arrival time, and how the requests spread over the replicas.
+     * streams, send-to-arrival time, and how the requests spread over the replicas. Results of servers that say what
+     * reached the wire add (null, and not written, before them): how many requests were checked at the wire, the
+     * client's own bound on each TTFT error and the error beyond it, consecutive tokens judged for coalescing, and the
+     * requests the server answered more than once.
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     public record TruthError(long requests, LagSummary ttftAbsErrorMs, LagSummary e2elAbsErrorMs, long negativeErrors,
                              Streams streams, LagSummary preArrivalMs, long lateArrivals,
-                             Map<String, Long> requestsPerReplica, Map<String, ReplicaLatency> perReplica) {
+                             Map<String, Long> requestsPerReplica, Map<String, ReplicaLatency> perReplica,
+                             @JsonInclude(JsonInclude.Include.NON_NULL) Long requestsAtWire,
+                             @JsonInclude(JsonInclude.Include.NON_NULL) LagSummary ttftErrorBoundMs,
+                             @JsonInclude(JsonInclude.Include.NON_NULL) LagSummary unexplainedTtftErrorMs,
+                             @JsonInclude(JsonInclude.Include.NON_NULL) TokenPairs tokenPairs,
+                             @JsonInclude(JsonInclude.Include.NON_NULL) Retried retried) {
+    }
+
+    /**
+     * Consecutive tokens the server handed to the wire more than {@code gap_over_ms} apart ({@code judged}); of them,
+     * those that reached the client within {@code within_ms} of each other, held on the way ({@code coalesced}), and
+     * those the client's own late read explains ({@code client_explained}).
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record TokenPairs(long judged, long coalesced, long clientExplained, double gapOverMs, double withinMs) {
+    }
+
+    /** Requests the server answered more than once ({@code x-infersim-attempt} 2 or more), and the most attempts of one. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record Retried(long requests, long maxAttempts) {
     }
 
     /** What reached the client of the streams the server timed, against the server's own account. */

@@ -2,6 +2,7 @@ package dev.infersim.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infersim.common.ReadLateness;
 import dev.infersim.workload.WorkloadRequest;
 import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
@@ -43,6 +44,10 @@ final class Exchange implements Handler<Buffer> {
     /** When the event loop took the request up (before waiting for a connection), and when it was written. */
     long startNanos;
     long sendNanos;
+    /** When the request's last byte had been handed to the socket (its write completed); -1 until then. */
+    long writtenNanos = -1;
+    /** Which attempt of this request the server that answered counted ({@code x-infersim-attempt}); -1 when not said. */
+    int attempt = -1;
     long firstTokenNanos;
     long lastTokenNanos;
     int chunks;
@@ -66,6 +71,12 @@ final class Exchange implements Handler<Buffer> {
 
     private Buffer body;
     private long timeoutMillis;
+    /** This loop's read lateness ({@link ReadLateness}); null where reads are not timed against it (tests). */
+    ReadLateness reads;
+    /** Makes each request's {@code x-request-id}, which lets the server count its attempts; null: send none. */
+    RequestIds ids;
+    /** The current network read's lateness bound, ns; -1 when unknown. */
+    private long readLateness = ReadLateness.UNKNOWN;
     /** The connection this request went out on, and whether the whole HTTP response was read from it. */
     LaneConnections.Connection connection;
     boolean httpCompleted;
@@ -81,6 +92,8 @@ final class Exchange implements Handler<Buffer> {
     private long[] chunkNanos = new long[256];
     private int[] chunkTokens = new int[256];
     private int[] chunkTextEnds = new int[256];
+    /** Per chunk with generated text: the lateness bound of the read that brought it ({@link ReadLateness}), ns. */
+    private long[] chunkLateness = new long[256];
 
     Exchange(ClientClock clock, LaneConnections connections, RequestOptions options, TokenCounter tokenizer,
              Consumer<Exchange> onFinish) {
@@ -141,6 +154,9 @@ final class Exchange implements Handler<Buffer> {
 
     private void reset() {
         sendNanos = -1;
+        writtenNanos = -1;
+        attempt = -1;
+        readLateness = ReadLateness.UNKNOWN;
         firstTokenNanos = -1;
         lastTokenNanos = -1;
         chunks = 0;
@@ -174,8 +190,10 @@ final class Exchange implements Handler<Buffer> {
                 failWith(t);
             }
         });
-        sendNanos = clock.nanoTime();
-        req.send(body).onComplete(ar -> {
+        if (ids != null) {
+            ids.name(req);
+        }
+        req.response().onComplete(ar -> {
             if (use != generation) {
                 return;
             }
@@ -185,6 +203,7 @@ final class Exchange implements Handler<Buffer> {
             }
             HttpClientResponse resp = ar.result();
             requestId = resp.getHeader("x-request-id");
+            attempt = attemptOf(resp.getHeader(RequestIds.ATTEMPT_HEADER));
             if (resp.statusCode() != 200) {
                 int status = resp.statusCode();
                 resp.body().onComplete(b -> {
@@ -209,11 +228,36 @@ final class Exchange implements Handler<Buffer> {
                 }
             });
         });
+        sendNanos = clock.nanoTime();
+        req.end(body).onComplete(written -> {
+            if (use == generation && written.succeeded()) {
+                writtenNanos = clock.nanoTime(); // the bytes are in the socket: what the client's send lag ends at
+            }
+        });
+    }
+
+    private static int attemptOf(String header) {
+        if (header == null) {
+            return -1;
+        }
+        try {
+            return Integer.parseInt(header.trim());
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 
     @Override
     public void handle(Buffer chunk) {
-        read(chunk, clock.nanoTime());
+        long now = clock.nanoTime();
+        readLateness = reads == null ? ReadLateness.UNKNOWN : reads.at(now);
+        read(chunk, now);
+    }
+
+    /** One network read at {@code nowNanos} whose lateness bound is {@code latenessNanos} (-1: unknown). */
+    void read(Buffer chunk, long nowNanos, long latenessNanos) {
+        readLateness = latenessNanos;
+        read(chunk, nowNanos);
     }
 
     /** One network read at {@code nowNanos}: the SSE decoder hands every event it completes to {@link #event}. */
@@ -291,9 +335,11 @@ final class Exchange implements Handler<Buffer> {
             chunkNanos = Arrays.copyOf(chunkNanos, chunks * 2);
             chunkTokens = Arrays.copyOf(chunkTokens, chunks * 2);
             chunkTextEnds = Arrays.copyOf(chunkTextEnds, chunks * 2);
+            chunkLateness = Arrays.copyOf(chunkLateness, chunks * 2);
         }
         generated.append(chunk.text);
         chunkNanos[chunks] = now;
+        chunkLateness[chunks] = readLateness;
         chunkTokens[chunks] = usageTokens;
         chunkTextEnds[chunks] = generated.length();
         chunks++;
@@ -425,6 +471,32 @@ final class Exchange implements Handler<Buffer> {
         clock.cancelTimer(timerId);
         body = null;
         onFinish.accept(this);
+    }
+
+    /** When chunk {@code i} (of {@link #chunks}) was read. */
+    long chunkNanos(int i) {
+        return chunkNanos[i];
+    }
+
+    /** The tokens chunk {@code i} carried, once counted. */
+    int chunkTokens(int i) {
+        return chunkTokens[i];
+    }
+
+    /** The lateness bound of the read that brought chunk {@code i} ({@link ReadLateness}), ns; -1 when unknown. */
+    long chunkLateness(int i) {
+        return chunkLateness[i];
+    }
+
+    /**
+     * The client's own bound on its TTFT error: the send lag up to the request's bytes being in the socket, plus the
+     * lateness of the read that brought the first chunk; -1 when either is unknown.
+     */
+    long ttftErrorBoundNanos() {
+        if (writtenNanos < 0 || chunks == 0 || chunkLateness[0] < 0) {
+            return -1;
+        }
+        return Math.max(0, writtenNanos - originNanos) + chunkLateness[0];
     }
 
     /** Whether the request succeeded: a 200 stream with at least one token and a [DONE] marker. */

@@ -74,7 +74,7 @@ final class LoadRun {
         this.clock = clock;
         this.renderer = renderer;
         this.config = config;
-        this.bodies = new RequestBodies(config.model(), config.chat(), config.ignoreEos(), renderer);
+        this.bodies = new RequestBodies(config.model(), config.chat(), config.ignoreEos(), renderer, config.tokenTimes());
         this.pacer = new OpenLoopPacer(clock, bodies, !config.chat(), () -> stopped, this::stop);
         for (LaneLoop loop : loops) {
             lanes.add(new Lane(loop));
@@ -242,7 +242,7 @@ final class LoadRun {
 
         Lane(LaneLoop loop) {
             this.loop = loop;
-            this.bodies = new RequestBodies(config.model(), config.chat(), config.ignoreEos(), renderer);
+            this.bodies = new RequestBodies(config.model(), config.chat(), config.ignoreEos(), renderer, config.tokenTimes());
         }
 
         /**

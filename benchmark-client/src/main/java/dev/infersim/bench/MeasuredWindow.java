@@ -1,5 +1,6 @@
 package dev.infersim.bench;
 
+import dev.infersim.common.ReadLateness;
 import dev.infersim.result.ClientObservation;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.LatencyStats;
@@ -33,8 +34,34 @@ final class MeasuredWindow {
     final LatencyStats spacedSendLag = new LatencyStats();
     /** The part of send lag before the event loop took the request up, i.e. without the wait for a connection. */
     final LatencyStats startLag = new LatencyStats();
+    /** Send lag up to the request's bytes being in the socket (its write completed): the send side of the client's error. */
+    final LatencyStats writeLag = new LatencyStats();
+    /** The lateness bound of every read that brought a chunk ({@link ReadLateness}): the client's read delay. */
+    final LatencyStats readLateness = new LatencyStats();
+    /** The lateness bound of the read that brought each request's first chunk. */
+    final LatencyStats firstReadLateness = new LatencyStats();
+    /** Per request, the client's own bound on its TTFT error ({@link Exchange#ttftErrorBoundNanos()}). */
+    final LatencyStats ttftErrorBound = new LatencyStats();
     final LatencyStats ttftError = new LatencyStats();
     final LatencyStats e2elError = new LatencyStats();
+    /** Requests whose ground truth gave the wire's instants, so that their error is the client's and the path's only. */
+    long truthAtWire;
+    /**
+     * Per request, the TTFT error beyond the client's own bound on it and the server's bound on its late read of the
+     * request: what the path between the wire and the client (a gateway, the network) added.
+     */
+    final LatencyStats unexplainedTtftError = new LatencyStats();
+    /**
+     * Consecutive tokens the server handed to the wire more than {@link StreamFindings#COALESCED_GAP_NANOS} apart
+     * (judged), those that reached the client within {@link StreamFindings#COALESCED_WITHIN_NANOS} of each other
+     * (coalesced on the way), and those whose bunching the client's own late read of the earlier one explains.
+     */
+    long tokenPairsJudged;
+    long tokenPairsCoalesced;
+    long tokenPairsClientExplained;
+    /** Requests the server answered more than once (a gateway's retries), and the most attempts of one. */
+    long retriedRequests;
+    long maxAttempts;
     final ErrorTally errors = new ErrorTally();
     /** Sent but cut off in flight by an interrupt: neither a success nor a server failure, yet part of what was sent. */
     long cancelled;
@@ -157,6 +184,15 @@ final class MeasuredWindow {
             }
             sendTimes[sendTimeCount++] = x.sendNanos;
         }
+        if (x.writtenNanos >= 0) {
+            writeLag.record(Math.max(0, x.writtenNanos - x.originNanos));
+        }
+        GroundTruth said = x.groundTruth;
+        int attempt = Math.max(x.attempt, said == null ? -1 : said.attempt());
+        if (attempt > 1) {
+            retriedRequests++;
+            maxAttempts = Math.max(maxAttempts, attempt);
+        }
         if (x.sendNanos >= 0) {
             long lag = Math.max(0, x.sendNanos - x.originNanos);
             sendLag.record(lag);
@@ -178,6 +214,18 @@ final class MeasuredWindow {
             return;
         }
         int out = x.outputTokens();
+        for (int i = 0; i < x.chunks; i++) {
+            if (x.chunkLateness(i) >= 0) {
+                readLateness.record(x.chunkLateness(i));
+            }
+        }
+        if (x.chunks > 0 && x.chunkLateness(0) >= 0) {
+            firstReadLateness.record(x.chunkLateness(0));
+        }
+        long bound = x.ttftErrorBoundNanos();
+        if (bound >= 0) {
+            ttftErrorBound.record(bound);
+        }
         recordGaps(x);
         recordTimeBins(x, out);
         checkPromptLength(x);
@@ -200,13 +248,20 @@ final class MeasuredWindow {
                     queuePerReplica.computeIfAbsent(truth.replica(), k -> new LatencyStats()).record(truth.queueNanos());
                 }
             }
-            recordGroundTruthError(ttftError, x.firstTokenNanos - x.originNanos, truth.ttftNanos());
-            recordGroundTruthError(e2elError, x.lastTokenNanos - x.originNanos, truth.e2elNanos());
-            recordStream(x, truth, out);
+            if (truth.atWire()) {
+                truthAtWire++;
+            }
+            long error = recordGroundTruthError(ttftError, x.firstTokenNanos - x.originNanos, truth.clientTtftNanos());
+            if (error != Long.MIN_VALUE && bound >= 0) {
+                // neither the client's own error nor the server's late read of the request is the path's
+                unexplainedTtftError.record(Math.max(0, Math.abs(error) - bound - truth.serverReadLatenessNanos()));
+            }
+            recordGroundTruthError(e2elError, x.lastTokenNanos - x.originNanos, truth.clientE2elNanos());
+            recordStream(x, truth, out, attempt);
         }
     }
 
-    private void recordStream(Exchange x, GroundTruth truth, int tokens) {
+    private void recordStream(Exchange x, GroundTruth truth, int tokens, int attempt) {
         truthChunks += x.chunks;
         truthTokens += tokens;
         if (x.chunks < tokens) {
@@ -216,18 +271,57 @@ final class MeasuredWindow {
         if (x.reorderedChunks > 0) {
             reorderedRequests++;
         }
-        if (!Double.isNaN(truth.arrivalEpochMs()) && x.sendNanos >= 0) {
-            long before = Math.round((truth.arrivalEpochMs() - epochMsAtNanoZero) * 1e6) - x.sendNanos;
+        if (!Double.isNaN(truth.reachedEpochMs()) && x.sendNanos >= 0) {
+            // from the bytes being in the client's socket where it knows, so that its own late write is not counted
+            long sent = x.writtenNanos >= 0 ? x.writtenNanos : x.sendNanos;
+            long before = Math.round((truth.reachedEpochMs() - epochMsAtNanoZero) * 1e6) - sent
+                    - truth.serverReadLatenessNanos(); // the server's own late read of the request is not the way's
             preArrival.record(Math.max(0, before)); // clocks of two machines may disagree by a little either way
-            if (before >= StreamFindings.LATE_ARRIVAL_NANOS) {
-                lateArrivals++;
+            if (before >= StreamFindings.LATE_ARRIVAL_NANOS && attempt <= 1) {
+                lateArrivals++; // a request answered more than once is named as retried, by the server's own count
             }
         }
+        judgeTokenPairs(x, truth.tokenWrittenMs(), tokens);
         long serverDecode = truth.ttftNanos() < 0 || truth.e2elNanos() < 0 ? -1 : truth.e2elNanos() - truth.ttftNanos();
         if (tokens >= 2 && serverDecode >= StreamFindings.MIN_DECODE_NANOS) {
             streamsChecked++;
             if (x.lastTokenNanos - x.firstTokenNanos < StreamFindings.BUNCHED_SPAN * serverDecode) {
                 streamsBunched++;
+            }
+        }
+    }
+
+    /**
+     * Each pair of consecutive tokens the server handed to the wire more than {@link StreamFindings#COALESCED_GAP_NANOS}
+     * apart: coalesced when they reached the client within {@link StreamFindings#COALESCED_WITHIN_NANOS} of each other,
+     * unless the client's own read of the earlier one was late enough to explain it (its lateness bound above the
+     * server's gap less that window: then both may have waited in the client's socket). Judged only where the server
+     * gave every token's wire instant and the client counted as many tokens.
+     */
+    private void judgeTokenPairs(Exchange x, double[] writtenMs, int tokens) {
+        if (writtenMs == null || writtenMs.length != tokens || x.countedTokens != tokens) {
+            return;
+        }
+        int k = 0;
+        int previous = -1;
+        for (int c = 0; c < x.chunks; c++) {
+            for (int t = 0; t < x.chunkTokens(c); t++, k++) {
+                if (k > 0) {
+                    long serverGap = Math.round((writtenMs[k] - writtenMs[k - 1]) * 1e6);
+                    if (serverGap > StreamFindings.COALESCED_GAP_NANOS) {
+                        tokenPairsJudged++;
+                        long clientGap = x.chunkNanos(c) - x.chunkNanos(previous);
+                        if (clientGap < StreamFindings.COALESCED_WITHIN_NANOS) {
+                            long late = x.chunkLateness(previous);
+                            if (late >= 0 && late > serverGap - StreamFindings.COALESCED_WITHIN_NANOS) {
+                                tokenPairsClientExplained++;
+                            } else {
+                                tokenPairsCoalesced++;
+                            }
+                        }
+                    }
+                }
+                previous = c;
             }
         }
     }
@@ -288,15 +382,17 @@ final class MeasuredWindow {
         }
     }
 
-    private void recordGroundTruthError(LatencyStats into, long clientNanos, long serverNanos) {
+    /** Records |client - server| into {@code into}; returns the signed error, or {@link Long#MIN_VALUE} without one. */
+    private long recordGroundTruthError(LatencyStats into, long clientNanos, long serverNanos) {
         if (serverNanos < 0) {
-            return;
+            return Long.MIN_VALUE;
         }
         long error = clientNanos - serverNanos;
         if (error < 0) {
             negativeErrors++;
         }
         into.record(Math.abs(error));
+        return error;
     }
 
     private int bin(long nanos) {

@@ -13,7 +13,7 @@ import java.io.UncheckedIOException;
  * The JSON body of one streamed request, as {@code vllm bench serve} sends it: {@code /v1/completions} with a prompt
  * string, or {@code /v1/chat/completions} with one user message; {@code max_tokens} (chat: {@code max_completion_tokens})
  * is the workload's output length, {@code model} the request's LoRA adapter if it has one, {@code ignore_eos} as
- * configured, greedy sampling, and
+ * configured, greedy sampling, with {@code --validate} {@code infersim.token_times}, and
  * {@code stream_options.include_usage} plus {@code continuous_usage_stats} so the server reports token counts per chunk.
  * Prompts without text are rendered from the workload's token ids by {@link PromptRenderer}.
  */
@@ -24,10 +24,17 @@ final class RequestBodies {
     private final boolean chat;
     private final boolean ignoreEos;
     private final PromptRenderer renderer;
+    /** Ask an infersim server for every token's times ({@code infersim.token_times}). */
+    private final boolean tokenTimes;
     private int[] ids = new int[4096];
     private final StringBuilder prompt = new StringBuilder(16_384);
 
     RequestBodies(String model, boolean chat, boolean ignoreEos, PromptRenderer renderer) {
+        this(model, chat, ignoreEos, renderer, false);
+    }
+
+    RequestBodies(String model, boolean chat, boolean ignoreEos, PromptRenderer renderer, boolean tokenTimes) {
+        this.tokenTimes = tokenTimes;
         this.model = model;
         this.chat = chat;
         this.ignoreEos = ignoreEos;
@@ -74,6 +81,11 @@ final class RequestBodies {
             g.writeNumberField("temperature", 0.0);
             if (ignoreEos) {
                 g.writeBooleanField("ignore_eos", true);
+            }
+            if (tokenTimes) {
+                g.writeObjectFieldStart("infersim");
+                g.writeBooleanField("token_times", true);
+                g.writeEndObject();
             }
             g.writeEndObject();
         } catch (IOException e) {

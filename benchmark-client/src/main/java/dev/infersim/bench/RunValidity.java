@@ -35,13 +35,12 @@ final class RunValidity {
     /**
      * @param calibration wake-up lateness of an idle probe thread before the first run
      * @param noise       wake-up lateness of the noise probe during the run
-     * @param readDelay   how late the event loops ran what was due during the run ({@link LoopLateness})
      * @param loops       the event loops' time on a CPU and waiting for one during the run ({@link LoopCpu})
      * @param asked       the requests the run was asked to measure
      * @param probeError  why the initial test request failed (nothing else was sent), or null
      */
     RunValidity(BenchConfig config, Workload measured, RunPlan plan, LoadRun.Phase phase, LatencyStats calibration,
-                LatencyStats noise, LatencyStats readDelay, long[] loops, long asked, String probeError) {
+                LatencyStats noise, long[] loops, long asked, String probeError) {
         this.config = config;
         MeasuredWindow w = phase.window();
         if (probeError != null) {
@@ -57,10 +56,8 @@ final class RunValidity {
         if (arrivals != null && arrivals.off()) {
             invalid.add("the requests did not go out as the requested arrival process: " + arrivals.describe());
         }
-        timing = w.stats.completed() == 0 ? null : TimingError.judge(
-                hasSchedule(measured) && w.sendLag.count() > 0 ? nanos(w.sendLag.percentileMs(99)) : -1,
-                readDelay.count() == 0 ? -1 : nanos(readDelay.percentileMs(99)), nanos(w.stats.ttft().medianMs()),
-                w.stats.itl().count() == 0 ? -1 : nanos(w.stats.itl().meanMs()));
+        timing = w.stats.completed() == 0 ? null : TimingError.judge(sendLagP99(measured, w), readDelayP99(w),
+                nanos(w.stats.ttft().medianMs()), w.stats.itl().count() == 0 ? -1 : nanos(w.stats.itl().meanMs()));
         if (timing != null && timing.material() && !config.strictTiming()) {
             invalid.add(timing.describe());
         }
@@ -79,6 +76,28 @@ final class RunValidity {
             invalid.add("the run was interrupted: " + w.sent() + " of " + asked + " requests sent, " + w.cancelled
                     + " of them cut off in flight (cancelled)");
         }
+    }
+
+    /**
+     * The send side of the client's error at p99: up to the request's bytes being in the socket where the writes were
+     * timed; else, with a schedule, up to the send.
+     */
+    private static long sendLagP99(Workload measured, MeasuredWindow w) {
+        if (w.writeLag.count() > 0) {
+            return nanos(w.writeLag.percentileMs(99));
+        }
+        return hasSchedule(measured) && w.sendLag.count() > 0 ? nanos(w.sendLag.percentileMs(99)) : -1;
+    }
+
+    /**
+     * The read side at p99: the larger of every read's and the first reads' (a TTFT ends at a first read, which may be
+     * later than most: the first tokens of many streams come together); -1 where reads were not bounded.
+     */
+    private static long readDelayP99(MeasuredWindow w) {
+        if (w.readLateness.count() == 0) {
+            return -1;
+        }
+        return nanos(Math.max(w.readLateness.percentileMs(99), w.firstReadLateness.percentileMs(99)));
     }
 
     /** {@code infersim_validity}: the arrival-process test (or why it was not made), the timing error, the mode. */

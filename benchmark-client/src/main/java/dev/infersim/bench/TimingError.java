@@ -1,12 +1,15 @@
 package dev.infersim.bench;
 
+import dev.infersim.common.ReadLateness;
+
 import java.util.Locale;
 
 /**
  * Whether the client's own timing error is a material share of what it measures. Every latency counts from the
  * scheduled send and ends when the client's event loop reads the chunk, so two delays of the client's own add to it:
- * the send lag (actual minus scheduled send; none without a schedule, where the loop sends when it chooses) and the
- * read delay (how late the loops run what is due, {@link LoopLateness}). At their p99 they may add
+ * the send lag (from the scheduled send to the request's bytes being in the socket) and the read delay (from a
+ * chunk's bytes reaching the socket to the loop reading them, bounded per read from the loop's own accounts,
+ * {@link ReadLateness}). At their p99 they may add
  * {@code send lag p99 + read delay p99} to a TTFT; a token gap is the difference of two reads, so it may be off by up to
  * the read delay p99. The run's latencies are the client's as much as the server's when:
  * <ul>
@@ -16,7 +19,7 @@ import java.util.Locale;
  * A busy machine makes these delays long, but a run whose delays stay small beside what it measures is valid however
  * busy the machine was: the machine's noise is reported beside it, as information.
  *
- * @param sendLagP99Nanos   p99 send lag; -1 without a schedule
+ * @param sendLagP99Nanos   p99 send lag; -1 where not measured
  * @param readDelayP99Nanos p99 read delay; -1 when it was not measured
  * @param ttftP50Nanos      the run's median TTFT; -1 without successful requests
  * @param meanItlNanos      the run's mean ITL; -1 without token gaps

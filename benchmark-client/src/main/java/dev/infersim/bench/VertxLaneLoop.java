@@ -1,5 +1,6 @@
 package dev.infersim.bench;
 
+import dev.infersim.common.ReadLateness;
 import dev.infersim.workload.WorkloadRequest;
 import io.netty.channel.EventLoop;
 import io.vertx.core.Context;
@@ -23,6 +24,10 @@ final class VertxLaneLoop implements LaneLoop {
     private final LaneConnections connections;
     private final RequestOptions options;
     private final TokenCounter counter;
+    /** This loop's read lateness, opened on the loop before its first read. */
+    private final ReadLateness reads;
+    /** Each request's own x-request-id; null where the user's --header gives every request the same one. */
+    private final RequestIds ids;
 
     private VertxLaneLoop(ClientClock clock, Context loop, LaneConnections connections, RequestOptions options,
                           TokenCounter counter) {
@@ -32,6 +37,9 @@ final class VertxLaneLoop implements LaneLoop {
         this.connections = connections;
         this.options = options;
         this.counter = counter;
+        this.reads = new ReadLateness(clock::nanoTime, timers);
+        timers.execute(() -> reads.open(ReadLateness.ofCurrentThread())); // the accounts are the loop thread's own
+        this.ids = options.getHeaders() != null && options.getHeaders().contains(RequestIds.HEADER) ? null : RequestIds.random();
     }
 
     /** One loop per pair of an event-loop context and the connections used only from it; each on its own thread. */
@@ -69,7 +77,10 @@ final class VertxLaneLoop implements LaneLoop {
 
     @Override
     public Exchange newExchange(Consumer<Exchange> onFinish) {
-        return new Exchange(clock, connections, options, counter, onFinish);
+        Exchange x = new Exchange(clock, connections, options, counter, onFinish);
+        x.reads = reads;
+        x.ids = ids;
+        return x;
     }
 
     @Override

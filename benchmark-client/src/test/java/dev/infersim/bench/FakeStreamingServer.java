@@ -27,6 +27,8 @@ final class FakeStreamingServer implements AutoCloseable {
     final AtomicLong received = new AtomicLong();
     final AtomicInteger connectionsOpened = new AtomicInteger();
     final AtomicInteger maxConnectionsOpen = new AtomicInteger();
+    /** Requests numbered up to this one answer 503: a server (or front door) with nothing ready yet. */
+    final AtomicLong unreadyThrough = new AtomicLong();
     /** The number of the first request to refuse along with all after it: a server that broke mid-benchmark. */
     final AtomicLong failFrom = new AtomicLong(Long.MAX_VALUE);
     private final AtomicInteger connectionsOpen = new AtomicInteger();
@@ -68,6 +70,10 @@ final class FakeStreamingServer implements AutoCloseable {
         req.body().onSuccess(body -> {
             long receivedNanos = System.nanoTime();
             long n = received.incrementAndGet();
+            if (n <= unreadyThrough.get()) {
+                req.response().setStatusCode(503).end("{\"error\":{\"message\":\"No replica is ready\",\"code\":503}}");
+                return;
+            }
             if (failEvery > 0 && n % failEvery == 0 || n >= failFrom.get()) {
                 req.response().setStatusCode(429).end("{\"error\":{\"message\":\"too many requests\",\"code\":429}}");
                 return;

@@ -23,8 +23,6 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
@@ -41,12 +39,13 @@ public final class BenchCommand implements Callable<Integer> {
     WorkloadOptions workload;
 
     @Option(names = "--request-rate", paramLabel = "REQ_PER_S|inf",
-            description = "Mean arrival rate, req/s; inf sends everything at once (default: inf; a trace replays its own "
+            description = "Mean arrival rate, req/s, at most " + OptionLimits.MAX_RATE + "; inf sends everything at once (default: inf; a trace replays its own "
                     + "timestamps).")
     String requestRate;
 
     @Option(names = "--max-concurrency",
-            description = "Cap on requests in flight; with --request-rate inf, a closed loop of exactly N in flight.")
+            description = "Cap on requests in flight, at most " + OptionLimits.MAX_CONCURRENCY
+                    + "; with --request-rate inf, a closed loop of exactly N in flight.")
     Integer maxConcurrency;
 
     @Option(names = "--shard", paramLabel = "I/N",
@@ -161,15 +160,15 @@ public final class BenchCommand implements Callable<Integer> {
                 : measured.report().defaultFileName();
         Path named = detail == null ? null : client.report.resultDir.resolve(file.replaceFirst("\\.json$", "") + ".jsonl");
         Path path = client.report.resultDir.resolve(file);
-        List<String> failures = new ArrayList<>();
+        OutputWrites writes = new OutputWrites();
         for (String e : measured.outputErrors()) {
             // the run wrote under scratch names; the user knows the files by the names they were to have
-            failures.add(rename(rename(e, detail, named), latencyLog, ShardMerge.latencyLog(path)));
+            writes.failed(rename(rename(e, detail, named), latencyLog, ShardMerge.latencyLog(path)));
         }
         BenchResult result = measured.withOutputError(null); // the result lists them, none or some
         boolean detailWritten = detail != null && result.keys().detailedFile() != null;
         if (detailWritten) {
-            detailWritten = attempt(failures, () -> OutputFile.move(detail, named));
+            detailWritten = writes.attempt(() -> OutputFile.move(detail, named));
             result = result.withDetailedFile(detailWritten ? named.toString() : null);
             if (detailWritten) {
                 out.println("Per-request detail written to " + named);
@@ -178,7 +177,7 @@ public final class BenchCommand implements Callable<Integer> {
         BenchResult written = result;
         if (client.report.saveResult) {
             boolean withArrays = detailWritten;
-            if (attempt(failures, () -> {
+            if (writes.attempt(() -> {
                 if (withArrays) {
                     written.write(path, VllmDetailArrays.of(named));
                 } else {
@@ -187,30 +186,17 @@ public final class BenchCommand implements Callable<Integer> {
             })) {
                 out.println("Result written to " + path);
             }
-            if (latencyLog != null && Files.exists(latencyLog) && attempt(failures,
-                    () -> OutputFile.move(latencyLog, ShardMerge.latencyLog(path)))) {
+            if (latencyLog != null && Files.exists(latencyLog)
+                    && writes.attempt(() -> OutputFile.move(latencyLog, ShardMerge.latencyLog(path)))) {
                 out.println("Latency histograms written to " + ShardMerge.latencyLog(path));
             }
         }
         if (client.html != null) {
-            attempt(failures, () -> client.writeHtml(() -> HtmlReport.writeRun(client.html, written.result()), out));
+            writes.attempt(() -> client.writeHtml(() -> HtmlReport.writeRun(client.html, written.result()), out));
         }
         out.flush();
-        if (!failures.isEmpty()) {
-            throw new ConfigException(String.join("; ", failures));
-        }
+        writes.finish();
         return written;
-    }
-
-    /** Runs {@code write}; false, with its one-line reason added to {@code failures}, when a file could not be written. */
-    private static boolean attempt(List<String> failures, Runnable write) {
-        try {
-            write.run();
-            return true;
-        } catch (ConfigException e) {
-            failures.add(e.getMessage());
-            return false;
-        }
     }
 
     private static String rename(String message, Path scratch, Path name) {

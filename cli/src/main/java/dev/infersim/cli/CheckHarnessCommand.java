@@ -41,12 +41,12 @@ public final class CheckHarnessCommand implements Callable<Integer> {
     Path truth;
 
     @Option(names = "--request-rate", paramLabel = "REQ/S",
-            description = "The rate the harness was asked for, Poisson unless the result says otherwise (default: the "
+            description = "The rate the harness was asked for (at most " + OptionLimits.MAX_RATE + " req/s), Poisson unless the result says otherwise (default: the "
                     + "result's own, where it records one).")
     Double requestRate;
 
     @Option(names = "--max-concurrency", paramLabel = "N",
-            description = "The cap on requests in flight the harness was given (default: the result's own, where it "
+            description = "The cap on requests in flight the harness was given, at most " + OptionLimits.MAX_CONCURRENCY + " (default: the result's own, where it "
                     + "records one).")
     Integer maxConcurrency;
 

@@ -54,6 +54,13 @@ public final class ClientOptions {
                     + "compiled before it measures; 0 for none (default: ${DEFAULT-VALUE}).")
     int clientWarmups;
 
+    @Option(names = "--ready-check-timeout-sec", defaultValue = "600", paramLabel = "S",
+            description = "Retry the initial test request for up to this long while the server is not ready yet "
+                    + "(connection refused, 502, 503 or 504: a model still loading, a front door or gateway with no ready "
+                    + "replica), as vllm bench serve's; other failures end the run at once; 0 sends it once "
+                    + "(default: ${DEFAULT-VALUE}).")
+    double readyCheckTimeoutS;
+
     @Option(names = "--strict-timing",
             description = "Judge the client's timing as earlier versions did: the run is invalid when p99 send lag "
                     + "(actual - scheduled send) exceeds --max-send-lag-ms and the client caused it, however small "
@@ -79,8 +86,11 @@ public final class ClientOptions {
     int maxConnections;
 
     @Option(names = "--validate",
-            description = "Compare each request's TTFT and E2EL with the infersim server's own timeline and report the error "
-                    + "distribution; fails when the server sends no ground truth.")
+            description = "Compare each request's TTFT and E2EL with the infersim server's own timeline at the wire (asking "
+                    + "it for every token's times) and report the error distribution and what a gateway did: tokens "
+                    + "coalesced, retries hidden from the client, added latency (against the server's own TTFT, or "
+                    + "--baseline-url), never what the client's own timing error explains; fails when the server sends "
+                    + "no ground truth.")
     boolean validate;
 
     @Option(names = "--scrape-metrics", paramLabel = "URL",
@@ -127,6 +137,7 @@ public final class ClientOptions {
     BenchConfig config(boolean ignoreEos, String baseUrl) {
         ConfigException.check(requestTimeoutS > 0, "--request-timeout must be > 0 s, got %s", requestTimeoutS);
         ConfigException.check(durationS >= 0, "--duration must be >= 0 s, got %s", durationS);
+        ConfigException.check(readyCheckTimeoutS >= 0, "--ready-check-timeout-sec must be >= 0, got %s", readyCheckTimeoutS);
         ConfigException.check(maxSendLagMs == null || maxSendLagMs >= 0, "--max-send-lag-ms must be >= 0, got %s",
                 maxSendLagMs);
         report.validate();
@@ -137,7 +148,8 @@ public final class ClientOptions {
                     maxSendLagMs == null ? BenchConfig.FIT_TO_MACHINE : Math.round(maxSendLagMs * 1e6), maxFailureRate,
                     report.slo(),
                     report.metrics(), report.percentiles(), maxConnections, scrapeMetrics, scrapeIntervalMs,
-                    strictTiming || maxSendLagMs != null, headerMap(), clientWarmups);
+                    strictTiming || maxSendLagMs != null, headerMap(), clientWarmups, validate,
+                    Math.round(readyCheckTimeoutS * 1000));
         } catch (ConfigException e) {
             throw e;
         } catch (IllegalArgumentException e) {
@@ -147,13 +159,19 @@ public final class ClientOptions {
 
     /**
      * The run as --validate judges it: without any ground truth from the server there is nothing to validate against,
-     * and the result says so itself (JSON, console and HTML agree with the exit code).
+     * and the result says so itself (JSON, console and HTML agree with the exit code). Only a request that succeeded
+     * can bring ground truth: when none did (a server answering 500, an infersim mock with every request failing
+     * included), the reason is the failures, not the kind of server.
      */
     BenchResult validated(BenchResult result) {
-        return validate && !result.hasGroundTruth()
-                ? result.invalidatedBy("--validate: the server sent no ground truth (no 'infersim' object in its last "
-                        + "chunk): it is not an infersim mock, so there is nothing to compare with")
-                : result;
+        if (!validate || result.hasGroundTruth()) {
+            return result;
+        }
+        Long completed = result.result().totals().completed();
+        return result.invalidatedBy(completed == null || completed == 0
+                ? "--validate: no request succeeded, so no ground truth came back to compare with"
+                : "--validate: the server sent no ground truth (no 'infersim' object in its last chunk) with any of "
+                        + completed + " successful requests: it is not an infersim mock, so there is nothing to compare with");
     }
 
     /** {@code --header KEY=VALUE} pairs; a later one of the same name wins. */

@@ -86,7 +86,8 @@ public final class DemoCommand implements Callable<Integer> {
                     + "(default: ${DEFAULT-VALUE}).")
     int replications;
 
-    @Option(names = "--num-warmups", defaultValue = "20", description = "Unmeasured requests first, per rate (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--num-warmups", defaultValue = "20", description = "Unmeasured requests first, per rate, at most "
+            + OptionLimits.MAX_PROMPTS + " (default: ${DEFAULT-VALUE}).")
     int numWarmups;
 
     @Option(names = "--time-scale", defaultValue = "2",

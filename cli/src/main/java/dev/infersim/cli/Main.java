@@ -46,6 +46,11 @@ public final class Main implements Runnable {
     public static int run(String... args) {
         CommandLine cli = new CommandLine(new Main());
         ExitCodes.document(cli);
+        OptionLimits.register(cli);
+        cli.setExecutionStrategy(parsed -> {
+            OptionLimits.check(parsed);
+            return new CommandLine.RunLast().execute(parsed);
+        });
         cli.setExecutionExceptionHandler(Main::handleExecutionException);
         cli.setParameterExceptionHandler(Main::handleParameterException);
         return cli.execute(args);
@@ -87,8 +92,11 @@ public final class Main implements Runnable {
         return "";
     }
 
-    /** The message on one line, anything in it that could act on a terminal escaped (it may quote a server). */
+    /**
+     * The message on one line, in our words rather than a library's ({@link JavaWords}), anything in it that could act on
+     * a terminal escaped (it may quote a server).
+     */
     private static String oneLine(String message) {
-        return message == null ? "error" : TerminalText.printable(message.replaceAll("\\s*\\R\\s*", " ").trim());
+        return message == null ? "error" : TerminalText.printable(JavaWords.ours(message.replaceAll("\\s*\\R\\s*", " ").trim()));
     }
 }

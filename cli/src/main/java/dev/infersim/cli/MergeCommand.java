@@ -51,15 +51,17 @@ public final class MergeCommand implements Callable<Integer> {
         PrintStream out = System.out;
         out.println("Merged " + shards.size() + " shards");
         merged.printSummary(out);
+        OutputWrites writes = new OutputWrites();
         if (saveResult) {
             Path path = resultDir.resolve(resultFilename != null ? resultFilename : merged.defaultFileName());
-            merged.write(path);
-            out.println("Result written to " + path);
+            if (writes.attempt(() -> merged.write(path))) {
+                out.println("Result written to " + path);
+            }
         }
-        if (html != null) {
-            HtmlReport.writeRun(html, merged.result());
+        if (html != null && writes.attempt(() -> HtmlReport.writeRun(html, merged.result()))) {
             out.println("HTML report written to " + html);
         }
+        writes.finish();
         return merged.producer().valid() ? 0 : 3;
     }
 }

@@ -59,12 +59,12 @@ public final class PredictCommand implements Runnable {
     ReportOptions reporting;
 
     @Option(names = "--request-rate", paramLabel = "REQ_PER_S",
-            description = "Poisson arrival rate, req/s, or inf (default: a --workload profile's own rate, a trace's mean "
+            description = "Poisson arrival rate, req/s, at most " + OptionLimits.MAX_RATE + ", or inf (default: a --workload profile's own rate, a trace's mean "
                     + "rate, else 10; inf with --max-concurrency).")
     String requestRate;
 
     @Option(names = "--max-concurrency", paramLabel = "N",
-            description = "A closed loop of N clients, each sending its next request when its last one ends (vllm bench "
+            description = "A closed loop of N clients (at most " + OptionLimits.MAX_CONCURRENCY + "), each sending its next request when its last one ends (vllm bench "
                     + "serve --max-concurrency N --request-rate inf); means only.")
     Integer maxConcurrency;
 
@@ -83,7 +83,8 @@ public final class PredictCommand implements Runnable {
     @Option(names = "--slo-queue-p99-ms", description = "SLO on p99 queueing delay for the capacity plan, ms (default: none).")
     Double sloQueueP99Ms;
 
-    @Option(names = "--target-rate", description = "Request rate the fleet must carry, req/s (default: --request-rate).")
+    @Option(names = "--target-rate", description = "Request rate the fleet must carry, req/s, at most " + OptionLimits.MAX_RATE
+            + " (default: --request-rate).")
     Double targetRate;
 
     @Option(names = "--headroom", defaultValue = "0.2", description = "Fraction of replica capacity held in reserve (default: ${DEFAULT-VALUE}).")

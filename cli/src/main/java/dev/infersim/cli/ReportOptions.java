@@ -15,7 +15,8 @@ public final class ReportOptions {
     private static final List<String> METRICS = List.of("ttft", "tpot", "itl", "e2el");
 
     @Option(names = "--num-warmups", defaultValue = "0",
-            description = "Unmeasured requests sent first, on top of --num-prompts (default: ${DEFAULT-VALUE}).")
+            description = "Unmeasured requests sent first, on top of --num-prompts, at most " + OptionLimits.MAX_PROMPTS
+                    + " (default: ${DEFAULT-VALUE}).")
     long numWarmups;
 
     @Option(names = "--warmup-duration", defaultValue = "0",

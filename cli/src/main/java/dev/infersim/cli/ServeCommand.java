@@ -7,6 +7,9 @@ import dev.infersim.server.MockFleet;
 import dev.infersim.server.FakeMetrics;
 import dev.infersim.server.FaultSettings;
 import dev.infersim.server.FrontDoor;
+import dev.infersim.server.JitWarmup;
+import dev.infersim.server.DatasetReplies;
+import dev.infersim.server.GrpcOptions;
 import dev.infersim.sim.Routers;
 import dev.infersim.sim.TieBreak;
 import dev.infersim.server.MetricsOptions;
@@ -141,6 +144,12 @@ public final class ServeCommand implements Runnable {
                     + "do_remote_prefill pull it; the side channel listens on VLLM_NIXL_SIDE_CHANNEL_HOST:PORT (localhost:5600).")
     String kvTransferConfig;
 
+    @Option(names = "--kv-transfer-peers", paramLabel = "HOST[,HOST...]", split = ",",
+            description = "Hosts a decode request's kv_transfer_params.remote_host may name, compared as written (never "
+                    + "resolved), besides this fleet's own side-channel host (default: localhost, 127.0.0.1, ::1). Any "
+                    + "other is refused with 400: a request cannot make the mock connect to a host of its choosing.")
+    java.util.List<String> kvTransferPeers;
+
     @Mixin
     KvTransferOptions kvTransferLink;
 
@@ -178,6 +187,20 @@ public final class ServeCommand implements Runnable {
                     + "(connections are refused) and /health stays 200 while requests drain, as vLLM.")
     boolean listenWhileLoading;
 
+    @Option(names = "--dataset-responses", paramLabel = "FILE",
+            description = "Answer a prompt with a reply a conversation dataset stores for it, as llm-d-inference-sim: "
+                    + "its dataset tool's SQLite file, JSON, or JSON Lines of {prompt_hash, gen_tokens}, matched by the "
+                    + "SHA-256 of the prompt's token ids (tokenize as the dataset was: --tokenizer); a prompt it does not "
+                    + "hold gets the synthetic text; the truth log says which (default: synthetic text only).")
+    Path datasetResponses;
+
+    @Option(names = "--grpc-port", paramLabel = "PORT|http",
+            description = "Also serve vLLM's gRPC engine service (vllm.grpc.engine.VllmEngine: Generate, Embed, "
+                    + "HealthCheck, Abort, GetModelInfo, GetServerInfo, GetLoads; server reflection on), HTTP/2 "
+                    + "cleartext: on PORT (replica i on PORT + i; 0 any free port), or 'http' on --port itself beside "
+                    + "the HTTP API, as llm-d-inference-sim (default: not served).")
+    String grpcPort;
+
     @Option(names = "--lora-metrics-by-queue",
             description = "Fill vllm:lora_requests_info's waiting_lora_adapters and running_lora_adapters from the "
                     + "scheduler's waiting and running queues, as vLLM did before its PR #26801 (2025-11) and "
@@ -200,6 +223,14 @@ public final class ServeCommand implements Runnable {
                     + "them (the tokenizer's BOS included), so usage counts, prefix caching and KV-event hashes match what "
                     + "a router computes with the same file (default: cl100k_base).")
     Path tokenizer;
+
+    @Option(names = "--warmup", arity = "0..1", defaultValue = "0", fallbackValue = "" + JitWarmup.DEFAULT_REQUESTS,
+            paramLabel = "N",
+            description = "Before listening, send N requests (default with the flag: " + JitWarmup.DEFAULT_REQUESTS
+                    + ") to a throwaway server of the same model and features on a free loopback port, so that the JIT "
+                    + "has compiled the server before the first measured run; nothing of them reaches this server's "
+                    + "metrics, truth log or cache. Prints how many and how long (some seconds). 0: none (default).")
+    int warmup;
 
     @Option(names = "--config", paramLabel = "FILE", description = "YAML file of these flags (keys without '--'); command-line flags win.")
     Path config;
@@ -248,6 +279,9 @@ public final class ServeCommand implements Runnable {
 
     private ServerOptions options() {
         try {
+            if (warmup < 0) {
+                throw new IllegalArgumentException("--warmup must be >= 0 requests, got " + warmup);
+            }
             if (shutdownGraceMs < 0) {
                 throw new IllegalArgumentException("--shutdown-grace-ms must be >= 0, got " + shutdownGraceMs);
             }
@@ -282,7 +316,9 @@ public final class ServeCommand implements Runnable {
                             fakeMetrics == null ? null : FakeMetrics.parse(fakeMetrics))).listenWhileLoading(listenWhileLoading)
                     .tokenizer(tokenizer == null ? null : PromptTokenizer.huggingFace(tokenizer))
                     .kvTransfer(kvTransfer(System.getenv("VLLM_NIXL_SIDE_CHANNEL_HOST"), System.getenv("VLLM_NIXL_SIDE_CHANNEL_PORT")))
-                    .timeouts(timeouts.timeouts()).truthLog(truthLog.open()).build();
+                    .timeouts(timeouts.timeouts()).grpc(grpcPort == null ? null : GrpcOptions.parse(grpcPort))
+                    .datasetReplies(datasetResponses == null ? null : DatasetReplies.load(datasetResponses))
+                    .truthLog(truthLog.open()).build();
         } catch (IllegalArgumentException | ConfigException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
@@ -291,6 +327,9 @@ public final class ServeCommand implements Runnable {
     /** The KV connector of --kv-transfer-config, its side channel where vLLM's environment puts it; null for none. */
     private KvTransferConfig kvTransfer(String hostEnv, String portEnv) {
         if (kvTransferConfig == null) {
+            if (kvTransferPeers != null) {
+                throw new IllegalArgumentException("--kv-transfer-peers needs --kv-transfer-config (a KV connector)");
+            }
             return null;
         }
         int port = KvTransferConfig.DEFAULT_SIDE_CHANNEL_PORT;
@@ -304,6 +343,12 @@ public final class ServeCommand implements Runnable {
         KvTransferConfig c = KvTransferConfig.fromVllmJson(kvTransferConfig,
                 hostEnv == null || hostEnv.isBlank() ? KvTransferConfig.DEFAULT_SIDE_CHANNEL_HOST : hostEnv, port,
                 kvTransferLink.link());
+        if (kvTransferPeers != null) {
+            if (c == null) {
+                throw new IllegalArgumentException("--kv-transfer-peers needs --kv-transfer-config with a kv_connector");
+            }
+            c = c.withPeers(new java.util.LinkedHashSet<>(kvTransferPeers));
+        }
         if (c != null && c.engineId() != null && replicas > 1) {
             throw new IllegalArgumentException("--kv-transfer-config engine_id names one engine; with --replicas leave it out "
                     + "(each replica draws its own)");
@@ -342,10 +387,31 @@ public final class ServeCommand implements Runnable {
     }
 
     private void serve(ServerOptions options) {
+        String hashWarning = HashSeedWarning.message(options.deployment(), replicas);
+        if (hashWarning != null) {
+            System.err.println(hashWarning);
+        }
         try {
+            warmUp(options);
             serveFleet(options);
         } finally {
             truthLog.close(options.truthLog());
+        }
+    }
+
+    /** {@code --warmup N}: the JIT warmed on a throwaway server before this one listens ({@link JitWarmup}). */
+    private void warmUp(ServerOptions options) {
+        if (warmup == 0) {
+            return;
+        }
+        try {
+            System.out.println(JitWarmup.run(options, warmup).describe());
+            System.out.flush();
+        } catch (IOException e) {
+            throw new ConfigException("--warmup: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while warming up", e);
         }
     }
 

@@ -61,11 +61,12 @@ public final class SimulateCommand implements Runnable {
     ReportOptions reporting;
 
     @Option(names = "--request-rate", paramLabel = "REQ_PER_S|inf",
-            description = "Mean arrival rate, req/s, or inf (default: 10, or the rate a --workload profile sets; a "
+            description = "Mean arrival rate, req/s, at most " + OptionLimits.MAX_RATE + ", or inf (default: 10, or the rate a --workload profile sets; a "
                     + "trace replays its own timestamps).")
     String requestRate;
 
-    @Option(names = "--max-concurrency", description = "Cap on requests in flight; with --request-rate inf, a closed loop of N users.")
+    @Option(names = "--max-concurrency", description = "Cap on requests in flight, at most " + OptionLimits.MAX_CONCURRENCY
+            + "; with --request-rate inf, a closed loop of N users.")
     Integer maxConcurrency;
 
     @Option(names = "--replicas", defaultValue = "1",
@@ -195,9 +196,11 @@ public final class SimulateCommand implements Runnable {
                 result = simulation.run(requests);
             }
             String detailFailure = detail == null ? null : detail.failure();
-            report(result, info, file, reporting.saveDetailed && detailFailure == null ? detailFile : null, out);
-            // the run is reported and its result written; the rows it could not write end it with one line, exit 2
-            ConfigException.check(detailFailure == null, "%s", detailFailure);
+            OutputWrites writes = new OutputWrites();
+            writes.failed(detailFailure);
+            report(result, info, file, reporting.saveDetailed && detailFailure == null ? detailFile : null, writes, out);
+            // the run is reported and every file it could be written; those it could not end it with one line, exit 2
+            writes.finish();
             ConfigException.check(result.stopped() || result.stats().completed() + result.stats().failed() > 0,
                     "--warmup-duration %s s covers the whole run: no request was measured", reporting.warmupDurationS);
             if (dashboard) {
@@ -280,7 +283,8 @@ public final class SimulateCommand implements Runnable {
         }
     }
 
-    private void report(SimulationResult result, RunInfo info, String file, Path detailFile, PrintStream out) {
+    private void report(SimulationResult result, RunInfo info, String file, Path detailFile, OutputWrites writes,
+                        PrintStream out) {
         ServingReport<SimulatorKeys> report = result.report(info);
         if (detailFile != null) {
             report = report.withProducer(report.producer().withDetailedFile(detailFile.toString())); // where compare finds it
@@ -319,24 +323,29 @@ public final class SimulateCommand implements Runnable {
         if (result.stopped()) {
             out.println("Interrupted: the requests sent before the interrupt were simulated to completion and are reported");
         }
+        ServingReport<SimulatorKeys> written = report;
         if (reporting.saveResult) {
             Path path = reporting.resultDir.resolve(file);
-            if (detailFile == null) {
-                report.write(path);
-            } else {
-                report.write(path, VllmDetailArrays.of(detailFile));
+            if (writes.attempt(() -> {
+                if (detailFile == null) {
+                    written.write(path);
+                } else {
+                    written.write(path, VllmDetailArrays.of(detailFile));
+                }
+            })) {
+                out.println("Result written to " + path);
             }
-            out.println("Result written to " + path);
         }
         if (detailFile != null) {
             out.println("Per-request detail written to " + detailFile);
         }
-        if (html != null) {
+        if (html != null && writes.attempt(() -> {
             try {
-                HtmlReport.writeRun(html, report.result());
+                HtmlReport.writeRun(html, written.result());
             } catch (ConfigException e) {
                 throw new ConfigException("--html: " + e.getMessage(), e);
             }
+        })) {
             out.println("HTML report written to " + html);
         }
         out.flush();

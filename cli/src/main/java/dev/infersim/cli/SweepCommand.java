@@ -44,11 +44,11 @@ import java.util.concurrent.Callable;
 public final class SweepCommand implements Callable<Integer> {
 
     @Option(names = "--request-rates", split = ",", paramLabel = "REQ_PER_S",
-            description = "Open-loop rates to run, req/s, e.g. 1,2,4,8 (run lightest first, each once).")
+            description = "Open-loop rates to run, req/s (each at most " + OptionLimits.MAX_RATE + "), e.g. 1,2,4,8 (run lightest first, each once).")
     List<String> requestRates;
 
     @Option(names = "--concurrencies", split = ",", paramLabel = "N",
-            description = "Closed-loop concurrencies to run, e.g. 1,4,16,64 (run lightest first, each once).")
+            description = "Closed-loop concurrencies to run (each at most " + OptionLimits.MAX_CONCURRENCY + "), e.g. 1,4,16,64 (run lightest first, each once).")
     List<Integer> concurrencies;
 
     @Option(names = "--reset-prefix-cache",
@@ -255,22 +255,21 @@ public final class SweepCommand implements Callable<Integer> {
             written.add(unmeasured);
             drawn.add(unmeasured);
         }
+        OutputWrites writes = new OutputWrites();
         if (client.report.saveResult) {
             Path path = client.report.resultDir.resolve(resultName);
-            ResultJson.write(path, new SweepFile(sweep, written));
-            out.println("Sweep result written to " + path);
+            if (writes.attempt(() -> ResultJson.write(path, new SweepFile(sweep, written)))) {
+                out.println("Sweep result written to " + path);
+            }
         }
         if (client.html != null) {
-            client.writeHtml(() -> HtmlReport.writeSweep(client.html, sweep, drawn), out);
+            writes.attempt(() -> client.writeHtml(() -> HtmlReport.writeSweep(client.html, sweep, drawn), out));
         }
         // files a run could not write (its per-request rows on a full disk): after everything else, one line, exit 2
-        List<String> failures = new ArrayList<>();
         for (BenchResult run : runs) {
-            failures.addAll(run.outputErrors());
+            run.outputErrors().forEach(writes::failed);
         }
-        if (!failures.isEmpty()) {
-            throw new ConfigException(String.join("; ", failures));
-        }
+        writes.finish();
     }
 
     private static double num(Number v) {

@@ -35,13 +35,16 @@ public final class WorkloadOptions {
                     + "file; implies --dataset-name workload.")
     String workloadProfile;
 
-    @Option(names = "--num-prompts", description = "Requests to send (default: 1000, or the profile's).")
+    @Option(names = "--num-prompts", description = "Requests to send, 1 to " + OptionLimits.MAX_PROMPTS
+            + " (default: 1000, or the profile's).")
     Long numPrompts;
 
-    @Option(names = "--random-input-len", defaultValue = "1024", description = "Prompt tokens after the prefix (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--random-input-len", defaultValue = "1024", description = "Prompt tokens after the prefix, at most "
+            + OptionLimits.MAX_TOKENS + " (default: ${DEFAULT-VALUE}).")
     int randomInputLen;
 
-    @Option(names = "--random-output-len", defaultValue = "128", description = "max_tokens per request (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--random-output-len", defaultValue = "128", description = "max_tokens per request, at most "
+            + OptionLimits.MAX_TOKENS + " (default: ${DEFAULT-VALUE}).")
     int randomOutputLen;
 
     @Option(names = "--random-range-ratio", defaultValue = "0",
@@ -76,10 +79,10 @@ public final class WorkloadOptions {
     @Option(names = "--ramp-up-strategy", description = "linear or exponential (needs --ramp-up-start-rps and --ramp-up-end-rps).")
     String rampUpStrategy;
 
-    @Option(names = "--ramp-up-start-rps", description = "Ramp start rate, req/s.")
+    @Option(names = "--ramp-up-start-rps", description = "Ramp start rate, req/s, at most " + OptionLimits.MAX_RATE + ".")
     Double rampUpStartRps;
 
-    @Option(names = "--ramp-up-end-rps", description = "Ramp end rate, req/s.")
+    @Option(names = "--ramp-up-end-rps", description = "Ramp end rate, req/s, at most " + OptionLimits.MAX_RATE + ".")
     Double rampUpEndRps;
 
     @Option(names = "--seed", defaultValue = "0", description = "Workload seed (default: ${DEFAULT-VALUE}).")

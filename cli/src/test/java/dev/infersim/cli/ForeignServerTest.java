@@ -111,6 +111,16 @@ class ForeignServerTest {
         assertTrue(json.get("infersim_invalid_reasons").get(0).asText().contains("no ground truth"), json.toString());
     }
 
+    /** Issue 38: a server whose every request fails sent no ground truth because nothing succeeded, whatever it is. */
+    @Test
+    void validateAgainstAServerThatOnlyFailsBlamesTheFailuresNotTheKindOfServer() {
+        brokenRequests.set(0);
+        CliRun r = benchModel("broken", "--validate", "--max-failure-rate", "1");
+        assertEquals(3, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().contains("--validate: no request succeeded, so no ground truth came back"), r.out());
+        assertFalse(r.out().contains("not an infersim mock"), r.out());
+    }
+
     @Test
     void withoutValidateTheSameRunIsValid() {
         CliRun r = bench();

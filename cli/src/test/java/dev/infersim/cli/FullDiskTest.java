@@ -53,6 +53,24 @@ class FullDiskTest {
     }
 
     @Test
+    void simulateOnAFullResultDirectoryNamesEveryFileAndStillWritesItsHtmlElsewhere() throws Exception {
+        try (SmallDisk disk = SmallDisk.mount(dir.resolve("disk"), 256)) {
+            disk.fill();
+            Path html = dir.resolve("elsewhere").resolve("report.html");
+            CliRun r = CliRun.of("simulate", "--num-prompts", "20", "--request-rate", "10", "--save-result", "--save-detailed",
+                    "--result-dir", disk.dir().toString(), "--result-filename", "r.json", "--html", html.toString());
+            assertEquals(2, r.exitCode(), r.out() + r.err());
+            assertTrue(r.out().contains("Serving Benchmark Result"), "the summary first: " + r.out());
+            assertOneLine(r.err(), "No space left on device");
+            assertTrue(r.err().contains(disk.dir().resolve("r.jsonl").toString()), "names the per-request file: " + r.err());
+            assertTrue(r.err().contains(disk.dir().resolve("r.json").toString() + ":")
+                    || r.err().contains(disk.dir().resolve("r.json") + " "), "names the result file: " + r.err());
+            assertTrue(Files.size(html) > 0 && r.out().contains("HTML report written to " + html), "the HTML report is written: " + r.out());
+            assertEquals(List.of("filler"), disk.files(), "nothing half written, no temporary file");
+        }
+    }
+
+    @Test
     void aResultDirectoryNothingCanBeWrittenToIsOneLine() {
         CliRun r = CliRun.of("simulate", "--num-prompts", "20", "--request-rate", "10", "--save-result", "--result-dir", "/proc/1");
         assertEquals(2, r.exitCode(), r.out() + r.err());

@@ -44,6 +44,23 @@ final class Gateway implements AutoCloseable {
         return "1".equals(System.getenv("INFERSIM_REQUIRE_GATEWAYS"));
     }
 
+    /** Skips the test where {@code kind} is not installed, unless CI requires the gateways. */
+    static void assumeInstalled(Kind kind) {
+        if (required()) {
+            org.junit.jupiter.api.Assertions.assertTrue(kind.installed(), kind.binary
+                    + " is missing but INFERSIM_REQUIRE_GATEWAYS=1");
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(kind.installed(), kind.binary
+                + " is not installed (apt-get install nginx haproxy); gateway test skipped");
+    }
+
+    /** Closes the replicas behind the gateways, if they started. */
+    static void stop(dev.infersim.server.MockFleet fleet) throws Exception {
+        if (fleet != null) {
+            fleet.close(java.time.Duration.ofSeconds(5)).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        }
+    }
+
     /** Starts {@code kind} balancing over {@code replicaPorts} by least connections or round robin. */
     static Gateway start(Kind kind, boolean leastConnections, List<Integer> replicaPorts, Path dir) throws Exception {
         return start(kind, leastConnections, replicaPorts, dir, true);
@@ -55,7 +72,7 @@ final class Gateway implements AutoCloseable {
      */
     static Gateway start(Kind kind, boolean leastConnections, List<Integer> replicaPorts, Path dir, boolean forStreaming)
             throws Exception {
-        return start(kind, leastConnections, replicaPorts, dir, forStreaming, 0);
+        return start(kind, leastConnections, replicaPorts, dir, forStreaming, null);
     }
 
     /**
@@ -63,19 +80,41 @@ final class Gateway implements AutoCloseable {
      * to the next one (proxy_next_upstream for POST too), never taking the slow replica out of rotation.
      */
     static Gateway nginxRetrying(List<Integer> replicaPorts, Path dir, long retryAfterMs) throws Exception {
-        return start(Kind.NGINX, false, replicaPorts, dir, true, retryAfterMs);
+        return start(Kind.NGINX, false, replicaPorts, dir, true, "      proxy_read_timeout " + retryAfterMs + "ms;\n"
+                + "      proxy_next_upstream error timeout non_idempotent;");
     }
 
+    /**
+     * Round robin with each refusal of {@code status} (429 or 503) tried again at once on the next replica, as teams
+     * set gateways to hide a busy replica's refusals: nginx {@code proxy_next_upstream http_429} (or http_503, with
+     * {@code non_idempotent} for POST and {@code max_fails=0}, so that the refusing replica stays in rotation); HAProxy
+     * {@code retry-on 503} with {@code retries 3} and {@code option redispatch 1} (every retry on another server).
+     * With {@code retry} false the same gateway passes the refusal on to the client.
+     */
+    static Gateway retryingRefusals(Kind kind, int status, boolean retry, List<Integer> replicaPorts, Path dir)
+            throws Exception {
+        if (kind == Kind.NGINX) {
+            return start(kind, false, replicaPorts, dir, true, "      proxy_read_timeout 300s;\n"
+                    + (retry ? "      proxy_next_upstream error timeout http_" + status + " non_idempotent;" : ""));
+        }
+        return start(kind, false, replicaPorts, dir, true, retry ? "  retry-on " + status + "\n  retries 3\n"
+                + "  option redispatch 1" : "");
+    }
+
+    /**
+     * @param extra lines for nginx's proxy location (its read timeout and next-upstream rule; null: 300 s, nginx's
+     *              default rule) or HAProxy's backend (null: none); given lines also keep nginx's replicas in rotation
+     */
     private static Gateway start(Kind kind, boolean leastConnections, List<Integer> replicaPorts, Path dir,
-                                 boolean forStreaming, long retryAfterMs) throws Exception {
+                                 boolean forStreaming, String extra) throws Exception {
         Files.createDirectories(dir);
         // A gateway cannot bind port 0 and report it back, so take a free port and retry if another process wins it.
         for (int attempt = 0; ; attempt++) {
             int port = FreePorts.one();
             Path config = dir.resolve(kind.name().toLowerCase(Locale.ROOT) + ".conf");
             Files.writeString(config, kind == Kind.NGINX
-                    ? nginx(dir, port, leastConnections, replicaPorts, forStreaming, retryAfterMs)
-                    : haproxy(port, leastConnections, replicaPorts, forStreaming));
+                    ? nginx(dir, port, leastConnections, replicaPorts, forStreaming, extra)
+                    : haproxy(port, leastConnections, replicaPorts, forStreaming, extra));
             List<String> command = kind == Kind.NGINX
                     ? List.of(kind.binary, "-p", dir.toString(), "-e", dir.resolve("error.log").toString(), "-c", config.toString())
                     : List.of(kind.binary, "-db", "-f", config.toString());
@@ -104,10 +143,10 @@ final class Gateway implements AutoCloseable {
     }
 
     private static String nginx(Path dir, int port, boolean leastConnections, List<Integer> replicas,
-                                boolean forStreaming, long retryAfterMs) {
+                                boolean forStreaming, String extra) {
         StringBuilder servers = new StringBuilder();
         replicas.forEach(p -> servers.append("    server 127.0.0.1:").append(p)
-                .append(retryAfterMs > 0 ? " max_fails=0" : "").append(";\n"));
+                .append(extra != null ? " max_fails=0" : "").append(";\n"));
         return String.join("\n",
                 "daemon off;",
                 "master_process off;",
@@ -133,14 +172,14 @@ final class Gateway implements AutoCloseable {
                 "      proxy_http_version 1.1;",
                 "      proxy_set_header Connection \"\";",
                 "      proxy_buffering " + (forStreaming ? "off" : "on") + ";",
-                retryAfterMs > 0 ? "      proxy_read_timeout " + retryAfterMs + "ms;\n"
-                        + "      proxy_next_upstream error timeout non_idempotent;" : "      proxy_read_timeout 300s;",
+                extra != null ? extra : "      proxy_read_timeout 300s;",
                 "    }",
                 "  }",
                 "}", "");
     }
 
-    private static String haproxy(int port, boolean leastConnections, List<Integer> replicas, boolean forStreaming) {
+    private static String haproxy(int port, boolean leastConnections, List<Integer> replicas, boolean forStreaming,
+                                  String extra) {
         StringBuilder servers = new StringBuilder();
         for (int i = 0; i < replicas.size(); i++) {
             servers.append("  server r").append(i).append(" 127.0.0.1:").append(replicas.get(i)).append('\n');
@@ -160,6 +199,7 @@ final class Gateway implements AutoCloseable {
                 "  default_backend fleet",
                 "backend fleet",
                 "  balance " + (leastConnections ? "leastconn" : "roundrobin"),
+                extra != null ? extra : "",
                 servers.toString());
     }
 

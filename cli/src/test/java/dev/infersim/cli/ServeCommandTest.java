@@ -55,6 +55,8 @@ class ServeCommandTest {
         assertTrue(runFailing("serve", "--enable-lora", "--lora-modules", "a=/x", "a=/y").contains("--lora-modules"));
         assertTrue(runFailing("serve", "--api-key", "").contains("--api-key must not be empty"));
         assertTrue(runFailing("serve", "--header-timeout-s", "-1").contains("--header-timeout-s"));
+        assertTrue(runFailing("serve", "--grpc-port", "h2").contains("--grpc-port must be a port number or 'http'"));
+        assertTrue(runFailing("serve", "--grpc-port", "70000").contains("--grpc-port must be in 0..65535"));
     }
 
     @Test
@@ -63,6 +65,13 @@ class ServeCommandTest {
         assertTrue(ServeCommand.runtimeLoraUpdating("True"));
         assertEquals(false, ServeCommand.runtimeLoraUpdating("0"));
         assertEquals(false, ServeCommand.runtimeLoraUpdating(null));
+    }
+
+    @Test
+    void kvTransferPeersNeedAConnectorAndNoBlankHost() {
+        assertTrue(runFailing("serve", "--kv-transfer-peers", "prefill-0").contains("--kv-transfer-peers needs --kv-transfer-config"));
+        assertTrue(runFailing("serve", "--kv-transfer-config", "{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}",
+                "--kv-transfer-peers", "a, ").contains("--kv-transfer-peers"));
     }
 
     @Test

@@ -25,9 +25,6 @@ import java.util.function.Supplier;
  * loop.
  */
 final class AdminRoutes {
-    /** The fields POST /admin/faults understands, as GET /admin/faults shows them. */
-    private static final List<String> FAULT_KEYS = List.of("failure_rate", "failure_types", "fault_after_tokens", "stall_ms",
-            "slow_first_token_ms");
     /** Most truth rows one GET returns (a page is built on the event loop). */
     private static final int TRUTH_PAGE_ROWS = 10_000;
 
@@ -56,10 +53,12 @@ final class AdminRoutes {
         }
         router.get("/health").handler(this::health);
         router.get("/health/ready").handler(this::ready);
-        router.get("/version").handler(rc -> HttpBasics.json(rc, Json.MAPPER.createObjectNode().put("version", version())));
+        router.get("/version").handler(rc -> HttpBasics.json(rc, Json.MAPPER.createObjectNode().put("version", VLLM_VERSION)
+                .put("infersim_version", version())));
         router.get("/metrics").handler(rc -> rc.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
                 .end(ServerMetrics.render(service.shownMetrics(), service.options.metrics().legacy()) + loraMetrics()
-                        + truthLogMetrics() + (service.kvConnector == null ? "" : service.kvConnector.renderMetrics())
+                        + truthLogMetrics() + service.runtime.get().metrics(service.options.replica())
+                        + (service.kvConnector == null ? "" : service.kvConnector.renderMetrics())
                         + RuntimeMetrics.scrape()));
         if (service.options.runtimeLoraUpdating()) {
             router.post("/v1/load_lora_adapter").handler(body).handler(rc -> updateLoras(rc, true));
@@ -72,8 +71,10 @@ final class AdminRoutes {
             // vLLM mounts its development routes only under VLLM_SERVER_DEV_MODE=1 (vllm/entrypoints/serve/cache/api_router.py)
             router.post("/reset_prefix_cache").handler(basics::refuseWhileLoading).handler(this::resetPrefixCache);
         }
-        router.get("/admin/faults").handler(rc -> HttpBasics.json(rc, faultsJson(service.faults.get())));
+        router.get("/admin/faults").handler(rc -> HttpBasics.json(rc, faultsJson(service.faults())));
         router.post("/admin/faults").handler(body).handler(this::setFaults);
+        router.get("/admin/config").handler(this::config);
+        router.post("/admin/config").handler(body).handler(this::reconfigure);
         if (service.options.truthLog() != null) {
             router.route("/infersim/*").handler(basics::authenticate);
             router.get("/infersim/truth").handler(this::truth);
@@ -86,12 +87,15 @@ final class AdminRoutes {
 
     /**
      * vLLM's {@code /health} ({@code vllm/entrypoints/serve/instrumentator/health.py}): 200 while the engine lives, so
-     * also while in-flight requests drain after SIGTERM (the server stops listening once they have). With
+     * also while in-flight requests drain after SIGTERM (the server stops listening once they have); 503 once it has
+     * stopped ({@link EngineLoop#deathCause}; vLLM's answer to EngineDeadError). With
      * {@code listenWhileLoading}, 503 while the model loads and once shutdown began, so a readiness probe keeps traffic
      * away exactly while requests would get 503.
      */
     private void health(RoutingContext rc) {
-        if (shutdown.closing() && service.options.listenWhileLoading()) {
+        if (service.engineStopped()) {
+            HttpBasics.error(rc, 503, "The engine has stopped", null); // vLLM: 503 on EngineDeadError
+        } else if (shutdown.closing() && service.options.listenWhileLoading()) {
             HttpBasics.error(rc, 503, "The server is shutting down", null);
         } else if (!service.loaded) {
             HttpBasics.error(rc, 503, basics.loadingMessage(), null);
@@ -105,6 +109,14 @@ final class AdminRoutes {
         rc.response().putHeader("content-type", "application/json").setStatusCode(service.loaded ? 200 : 503).end();
     }
 
+    /**
+     * The vLLM release the mock answers as on {@code /version} ({@code {"version": VLLM_VERSION}}, vLLM's
+     * {@code vllm/entrypoints/serve/instrumentator/basic.py}): v0.26.0, the newest release when the interfaces cited
+     * across this package were last checked. A client parses it as a vLLM version (PEP 440), so infersim's own
+     * version goes beside it as {@code infersim_version}, never in its place.
+     */
+    static final String VLLM_VERSION = "0.26.0";
+
     private static String version() {
         String v = AdminRoutes.class.getPackage().getImplementationVersion();
         return v == null ? "dev" : v;
@@ -115,7 +127,7 @@ final class AdminRoutes {
     }
 
     private String loraMetrics() {
-        FakeMetrics fake = service.options.metrics().fake();
+        FakeMetrics fake = service.runtime.get().parsedFakeMetrics();
         if (service.loraStates == null && (fake == null || fake.loras().isEmpty())) {
             return "";
         }
@@ -233,41 +245,67 @@ final class AdminRoutes {
     /** {@code POST /admin/faults}: fields left out keep their value; answers the settings now in force. */
     private void setFaults(RoutingContext rc) {
         try {
-            JsonFields body = JsonFields.of(RequestParser.object(bodyBytes(rc)));
-            rejectUnknown(body.object(), FAULT_KEYS);
-            FaultSettings now = service.faults.get();
-            Double rate = body.optNumber("failure_rate", 0, 1);
-            List<FaultType> types = now.types();
-            JsonNode t = body.given("failure_types");
-            if (t != null) {
-                if (!t.isArray()) {
-                    throw ApiException.badRequest("failure_types", "failure_types: expected a list of fault names");
-                }
-                List<FaultType> parsed = new ArrayList<>();
-                for (JsonNode e : t) {
-                    FaultType f = e.isTextual() ? FaultType.byName(e.asText()) : null;
-                    if (f == null) {
-                        throw ApiException.badRequest("failure_types", "failure_types: unknown fault " + e);
-                    }
-                    parsed.add(f);
-                }
-                types = parsed;
-            }
-            Integer after = body.optInt("fault_after_tokens", 0, Integer.MAX_VALUE);
-            Integer stall = body.optInt("stall_ms", 0, Integer.MAX_VALUE);
-            Integer slow = body.optInt("slow_first_token_ms", 0, Integer.MAX_VALUE);
-            FaultSettings next;
-            try {
-                next = new FaultSettings(rate == null ? now.failureRate() : rate, types, after == null ? now.afterTokens() : after,
-                        stall == null ? now.stallMs() : stall, slow == null ? now.slowFirstTokenMs() : slow);
-            } catch (IllegalArgumentException e) {
-                throw ApiException.badRequest("failure_rate", e.getMessage());
-            }
-            service.faults.set(next);
-            HttpBasics.json(rc, faultsJson(next));
+            ObjectNode update = RequestParser.object(bodyBytes(rc));
+            RuntimeConfig[] change = service.reconfigure(update, RuntimeConfig.FAULT_KEYS);
+            log(service, "/admin/faults", change);
+            HttpBasics.json(rc, faultsJson(change[1].faults()));
         } catch (ApiException e) {
             HttpBasics.error(rc, e.status, e.getMessage(), e.param);
         }
+    }
+
+    /**
+     * {@code GET /admin/config}: the settings that change at run time ({@link RuntimeConfig}); on a fleet's first port
+     * {@code ?replica=N} reads replica N's.
+     */
+    private void config(RoutingContext rc) {
+        try {
+            ModelService target = target(rc);
+            HttpBasics.json(rc, target.runtime.get().toJson().put("replica", target.options.replica()));
+        } catch (ApiException e) {
+            HttpBasics.error(rc, e.status, e.getMessage(), e.param);
+        }
+    }
+
+    /**
+     * {@code POST /admin/config}: a partial update, every field checked before any applies (400 naming the first bad
+     * one, nothing changed); answers the settings now in force. The change is logged and shows in /metrics
+     * ({@code infersim:config_*}); the engines take a new speed or fixed timing from their next step.
+     */
+    private void reconfigure(RoutingContext rc) {
+        try {
+            ModelService target = target(rc);
+            ObjectNode update = RequestParser.object(bodyBytes(rc));
+            RuntimeConfig[] change = target.reconfigure(update, target.runtime.get().keys());
+            log(target, "/admin/config", change);
+            HttpBasics.json(rc, change[1].toJson().put("replica", target.options.replica()));
+        } catch (ApiException e) {
+            HttpBasics.error(rc, e.status, e.getMessage(), e.param);
+        }
+    }
+
+    /** This server, or with {@code ?replica=N} on a fleet's first port replica N (404 for none such). */
+    private ModelService target(RoutingContext rc) {
+        String replica = rc.request().getParam("replica");
+        if (replica == null || replica.equals(Integer.toString(service.options.replica()))) {
+            return service;
+        }
+        int n;
+        try {
+            n = Integer.parseInt(replica.trim());
+        } catch (NumberFormatException e) {
+            throw ApiException.badRequest("replica", "replica: expected a replica index, got '" + replica + "'");
+        }
+        MockServer server = fleet == null ? null : fleet.replica(n);
+        if (server == null) {
+            throw new ApiException(404, "replica " + n + ": no such replica" + (fleet == null
+                    ? " here (ask a fleet's first port, or the replica's own)" : ""), "replica");
+        }
+        return server.service();
+    }
+
+    private static void log(ModelService target, String route, RuntimeConfig[] change) {
+        System.err.println("infersim: replica " + target.options.replica() + " " + route + ": " + change[1].changesSince(change[0]));
     }
 
     private static ObjectNode faultsJson(FaultSettings f) {

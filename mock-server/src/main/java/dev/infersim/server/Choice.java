@@ -16,7 +16,7 @@ import java.util.function.LongFunction;
 final class Choice {
     private static final long[] NO_TIMES = new long[0];
 
-    final Exchange exchange;
+    final ChoiceSink exchange;
     final int index;
     private final LongFunction<EngineRequest> requestArrivingAt;
     /** Set by {@link #arrive}, before the engine thread or a response sees this choice. */
@@ -27,6 +27,8 @@ final class Choice {
     final EventLoopBatch batch;
     /** How the output's tokens reach the client when the reply is more than plain text; null for plain text. */
     final OutputPlan plan;
+    /** Where the output comes from with --dataset-responses ({@code dataset} or {@code synthetic}); null without. */
+    String reply;
     /** The prefill this choice pulls its KV from ({@code do_remote_prefill}); null otherwise. Set before it arrives. */
     KvTransferParams remotePrefill;
     /** A prefill's id for the decode side ({@code remote_request_id}); null unless {@code do_remote_decode}. */
@@ -46,6 +48,8 @@ final class Choice {
     private int charsScanned;
     /** Tokens emitted, shifted left by one, with the finished flag in the low bit. */
     private volatile int published;
+    /** Why the engine failed this choice, or null; written before the finish is published. */
+    private String failure;
 
     // event loop only
     int written;
@@ -55,12 +59,19 @@ final class Choice {
     /** Completions logprobs: characters (code points) streamed so far, where the next chunk's text_offset starts. */
     int logprobOffset;
     boolean roleSent;
+    /**
+     * Model time at which each token's chunk was handed to the connection (kept beside {@code tokenTimes}, null without
+     * them), and the first's and the last's (always): the truth at the wire, beside the planned instants.
+     */
+    private long[] writtenTimes;
+    private long firstWrittenNanos = -1;
+    private long lastWrittenNanos = -1;
     /** More tokens were published than one turn writes: a task of its own writes on (see Exchange). */
     boolean catchingUp;
     boolean finishHandled;
     boolean finalChunkSent;
 
-    Choice(Exchange exchange, int index, LongFunction<EngineRequest> requestArrivingAt, TokenText text, StopStrings stops,
+    Choice(ChoiceSink exchange, int index, LongFunction<EngineRequest> requestArrivingAt, TokenText text, StopStrings stops,
            EventLoopBatch batch, boolean recordTokenTimes, OutputPlan plan) {
         this.plan = plan;
         this.exchange = exchange;
@@ -181,6 +192,42 @@ final class Choice {
         published = n << 1 | (request.isFinished() ? 1 : 0);
     }
 
+    /**
+     * Event loop: token {@code i}'s chunk is handed to the connection at model time {@code modelNanos} (the turn that
+     * writes it began then; Netty writes to the socket within the same task unless the client is behind on reading).
+     */
+    void recordWritten(int i, long modelNanos) {
+        if (i == 0) {
+            firstWrittenNanos = modelNanos;
+        }
+        lastWrittenNanos = modelNanos;
+        if (tokenTimes != null) {
+            if (writtenTimes == null || i >= writtenTimes.length) {
+                writtenTimes = writtenTimes == null ? new long[Math.max(16, i + 1)]
+                        : Arrays.copyOf(writtenTimes, Math.max(i + 1, writtenTimes.length * 2));
+            }
+            writtenTimes[i] = modelNanos;
+        }
+    }
+
+    /** Model time the first token's chunk was handed to the connection; -1 before (and for a non-stream answer). */
+    long firstWrittenNanos() {
+        return firstWrittenNanos;
+    }
+
+    /** Model time the last written token's chunk was handed to the connection; -1 before. */
+    long lastWrittenNanos() {
+        return lastWrittenNanos;
+    }
+
+    /**
+     * Model times at which each written token's chunk was handed to the connection, or null when token times are not
+     * kept or nothing was written (a non-stream answer); event loop, or after the row was handed to the truth log.
+     */
+    long[] writtenTimes() {
+        return writtenTimes == null ? null : Arrays.copyOf(writtenTimes, written);
+    }
+
     /** Engine thread: the request was preempted (recompute) in the step starting at {@code nowNanos}. */
     void recordPreemption(long nowNanos) {
         if (preemptionCount == preemptedAt.length) {
@@ -205,6 +252,21 @@ final class Choice {
     /** The blocks this prefill held when it finished (read after a finished snapshot); null when it held none. */
     HeldKv heldKv() {
         return heldKv;
+    }
+
+    /**
+     * Engine thread: the engine failed this choice ({@code why}, in our words); it then finishes as an error. Ignored
+     * once the finish is published: the client may already have its answer.
+     */
+    void fail(String why) {
+        if (failure == null && !finished(published)) {
+            failure = why;
+        }
+    }
+
+    /** Why the engine failed this choice, or null (read after a finished snapshot). */
+    String failure() {
+        return failure;
     }
 
     /** Engine thread: the engine finished (or aborted) this request; publishes everything written before. */
@@ -235,8 +297,14 @@ final class Choice {
         return tokenTimes == null ? null : Arrays.copyOf(tokenTimes, request.outputTokens());
     }
 
-    /** The OpenAI finish_reason ({@code tool_calls} where a tool was called), {@code abort} when the engine gave none. */
+    /**
+     * The OpenAI finish_reason ({@code tool_calls} where a tool was called), {@code abort} when the engine gave none,
+     * {@code error} when it failed the choice.
+     */
     String finishName() {
+        if (failure != null) {
+            return "error"; // vLLM's FinishReason.ERROR
+        }
         FinishReason r = request.finishReason();
         String name = r == null ? "abort" : r.openAiName();
         return plan == null ? name : plan.finishName(name, r, request.outputTokens(), exchange.streams());

@@ -1,10 +1,13 @@
 package dev.infersim.server;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.common.SplitMix64;
 import io.netty.buffer.ByteBuf;
 
+import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Base64;
@@ -85,44 +88,58 @@ final class Embeddings {
 
         @Override
         public Body body(ResponseContext response) {
-            return out -> write(out, response);
+            return new Body() {
+                @Override
+                public void write(ByteBuf out) {
+                    Json.write(out, g -> writeBody(g, response));
+                }
+
+                /** 999 inputs of a 4096-wide model make a 50 MB body: a worker thread writes it, as the client reads. */
+                @Override
+                public long estimatedBytes() {
+                    return 256 + (long) response.choices().length * (64 + (base64 ? 6L : 12L) * dimensions);
+                }
+
+                @Override
+                public void write(OutputStream out) throws IOException {
+                    Json.write(out, g -> writeBody(g, response));
+                }
+            };
         }
 
-        private void write(ByteBuf out, ResponseContext response) {
-            Json.write(out, g -> {
+        private void writeBody(JsonGenerator g, ResponseContext response) throws IOException {
+            g.writeStartObject();
+            response.writeIdentity(g, "list");
+            g.writeArrayFieldStart("data");
+            long prompt = 0;
+            for (Choice c : response.choices()) {
+                prompt += c.request.promptTokens();
+                float[] v = vector(c.request.promptTokenIds(), dimensions);
                 g.writeStartObject();
-                response.writeIdentity(g, "list");
-                g.writeArrayFieldStart("data");
-                long prompt = 0;
-                for (Choice c : response.choices()) {
-                    prompt += c.request.promptTokens();
-                    float[] v = vector(c.request.promptTokenIds(), dimensions);
-                    g.writeStartObject();
-                    g.writeNumberField("index", c.index);
-                    g.writeStringField("object", "embedding");
-                    if (base64) {
-                        ByteBuffer bytes = ByteBuffer.allocate(4 * v.length).order(ByteOrder.LITTLE_ENDIAN);
-                        bytes.asFloatBuffer().put(v);
-                        g.writeStringField("embedding", Base64.getEncoder().encodeToString(bytes.array()));
-                    } else {
-                        g.writeArrayFieldStart("embedding");
-                        for (float x : v) {
-                            g.writeNumber(x);
-                        }
-                        g.writeEndArray();
+                g.writeNumberField("index", c.index);
+                g.writeStringField("object", "embedding");
+                if (base64) {
+                    ByteBuffer bytes = ByteBuffer.allocate(4 * v.length).order(ByteOrder.LITTLE_ENDIAN);
+                    bytes.asFloatBuffer().put(v);
+                    g.writeStringField("embedding", Base64.getEncoder().encodeToString(bytes.array()));
+                } else {
+                    g.writeArrayFieldStart("embedding");
+                    for (float x : v) {
+                        g.writeNumber(x);
                     }
-                    g.writeEndObject();
+                    g.writeEndArray();
                 }
-                g.writeEndArray();
-                g.writeObjectFieldStart("usage");
-                g.writeNumberField("prompt_tokens", prompt);
-                g.writeNumberField("total_tokens", prompt);
-                g.writeNumberField("completion_tokens", 0);
-                g.writeNullField("prompt_tokens_details");
                 g.writeEndObject();
-                response.truth().writeField(g);
-                g.writeEndObject();
-            });
+            }
+            g.writeEndArray();
+            g.writeObjectFieldStart("usage");
+            g.writeNumberField("prompt_tokens", prompt);
+            g.writeNumberField("total_tokens", prompt);
+            g.writeNumberField("completion_tokens", 0);
+            g.writeNullField("prompt_tokens_details");
+            g.writeEndObject();
+            response.truth().writeField(g);
+            g.writeEndObject();
         }
     }
 }

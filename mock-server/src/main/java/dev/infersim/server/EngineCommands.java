@@ -2,6 +2,7 @@ package dev.infersim.server;
 
 import dev.infersim.engine.EngineCore;
 
+import java.util.ArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
@@ -22,10 +23,15 @@ final class EngineCommands {
     private final Runnable abortLive;
     private final ConcurrentLinkedQueue<PrefixCacheReset> resets = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<SleepCommand> sleeps = new ConcurrentLinkedQueue<>();
+    /** The latest timing asked ({@code /admin/config}), waiting for the engine thread; null when none is. */
+    private final java.util.concurrent.atomic.AtomicReference<TimingChange> timing = new java.util.concurrent.atomic.AtomicReference<>();
     /** Scheduling paused by a sleep: requests are taken in but no step runs until a wake-up. */
     private volatile boolean paused;
-    /** A sleep in mode wait: no new request is scheduled, and the engine pauses once the running ones finish. */
-    private SleepCommand pausing;
+    /**
+     * Sleeps in mode wait: no new request is scheduled, and the engine pauses once the running ones finish. Every one
+     * asked is answered, together, when the engine pauses (or a wake-up comes first).
+     */
+    private final ArrayList<SleepCommand> pausing = new ArrayList<>();
     /** Model time before which no step starts: the end of the last wake-up's reload. */
     private long resumeAtNanos;
 
@@ -37,6 +43,10 @@ final class EngineCommands {
     }
 
     private record PrefixCacheReset(boolean preemptRunning, CompletableFuture<Boolean> done) {
+    }
+
+    /** A speed factor and fixed latencies (null under the cost model) for the steps from now on. */
+    private record TimingChange(double speedFactor, dev.infersim.engine.FixedTiming fixed) {
     }
 
     /** Completed with the model time the command took effect at (a wake-up: when steps may start again). */
@@ -64,9 +74,25 @@ final class EngineCommands {
         return c.done;
     }
 
+    /** Any thread: the engine times its steps from its next one with these; a later change replaces one not yet applied. */
+    void changeTiming(double speedFactor, dev.infersim.engine.FixedTiming fixed) {
+        timing.set(new TimingChange(speedFactor, fixed));
+    }
+
+    /** Engine thread, between two steps: applies the timing last asked for, if any. */
+    void applyTiming() {
+        TimingChange change = timing.getAndSet(null);
+        if (change != null) {
+            engine.setSpeedFactor(change.speedFactor());
+            if (change.fixed() != null) {
+                engine.setFixedTiming(change.fixed());
+            }
+        }
+    }
+
     /** Whether a command waits for the engine thread. */
     boolean pending() {
-        return !resets.isEmpty() || !sleeps.isEmpty();
+        return !resets.isEmpty() || !sleeps.isEmpty() || timing.get() != null;
     }
 
     boolean paused() {
@@ -75,7 +101,7 @@ final class EngineCommands {
 
     /** A sleep in mode wait is letting the running requests finish: schedule no new one. */
     boolean pausing() {
-        return pausing != null;
+        return !pausing.isEmpty();
     }
 
     long resumeAtNanos() {
@@ -93,45 +119,72 @@ final class EngineCommands {
         }
     }
 
-    /** Engine thread, once it has stopped taking work: resets asked from now on are answered false at once. */
-    void refuseResets() {
+    /**
+     * Once the engine thread has stopped taking work: what is asked from then on, or was left unanswered, is answered at
+     * once: a reset false, a sleep or wake-up with an {@link IllegalStateException}.
+     */
+    void refuseAll() {
         PrefixCacheReset reset;
         while ((reset = resets.poll()) != null) {
             reset.done().complete(false);
         }
+        SleepCommand c;
+        while ((c = sleeps.poll()) != null) {
+            c.done().completeExceptionally(new IllegalStateException("the engine has stopped"));
+        }
+        for (SleepCommand waiting : pausing) {
+            waiting.done().completeExceptionally(new IllegalStateException("the engine has stopped"));
+        }
+        pausing.clear();
     }
 
-    /** Engine thread: the sleeps and wake-ups asked, in order; a sleep in mode wait pauses once the engine is idle. */
+    /**
+     * Engine thread: the sleeps and wake-ups asked, in order. A sleep in mode wait pauses once the engine is idle (at
+     * once when it already sleeps); one in mode abort or keep pauses now, and so ends the wait of any before it. A
+     * wake-up ends such a wait too: every sleep is answered, whatever follows it.
+     */
     void applySleeps() {
         SleepCommand c;
         while ((c = sleeps.poll()) != null) {
             if (!c.sleep()) {
+                answerPausing();
                 paused = false;
-                pausing = null;
                 resumeAtNanos = Math.max(resumeAtNanos, clock.modelNow() + c.reloadNanos());
                 c.done().complete(resumeAtNanos);
-            } else if (c.mode().equals("wait")) {
-                pausing = c;
+            } else if (c.mode().equals("wait") && !paused) {
+                pausing.add(c);
             } else {
                 if (c.mode().equals("abort")) {
                     abortLive.run();
                 }
-                pause(c);
+                pausing.add(c);
+                pause();
             }
         }
-        if (pausing != null && engine.isIdle()) {
-            SleepCommand done = pausing;
-            pausing = null;
-            pause(done);
+        if (!pausing.isEmpty() && engine.isIdle()) {
+            pause();
         }
     }
 
-    private void pause(SleepCommand c) {
+    /** Pauses scheduling (emptying the prefix cache if a sleep asks it) and answers every sleep waiting for that. */
+    private void pause() {
         paused = true;
-        if (c.clearCache()) {
+        boolean clear = false;
+        for (SleepCommand c : pausing) {
+            clear |= c.clearCache();
+        }
+        if (clear) {
             engine.resetPrefixCache(false, r -> { });
             publish.run();
         }
-        c.done().complete(clock.modelNow());
+        answerPausing();
+    }
+
+    private void answerPausing() {
+        long now = clock.modelNow();
+        for (SleepCommand c : pausing) {
+            c.done().complete(now);
+        }
+        pausing.clear();
     }
 }

@@ -44,6 +44,11 @@ import java.util.concurrent.locks.LockSupport;
  * holds the blocks of finished prefills ({@code do_remote_decode}) for their decode sides ({@link KvHolds}) and, while
  * the engine waits only for remote KV, sleeps until the first arrives, then starts the step that takes it in exactly
  * then.
+ *
+ * <p>What the thread does for one request is guarded: an exception there fails that request (its client gets an error,
+ * its truth row finish_reason {@code error}) and the engine serves on. An exception outside any one request's work (the
+ * engine model's own step) stops the engine as vLLM's EngineCore dies: every request it held fails, later ones are
+ * refused with 500 and {@code /health} answers 503 ({@link #deathCause}).
  */
 final class EngineLoop implements Runnable {
     /** Spin this long before a deadline: parkNanos wakes up to ~100 us late on Linux. */
@@ -75,6 +80,10 @@ final class EngineLoop implements Runnable {
     private volatile boolean stopping;
     /** Set once the thread has stopped taking work: a reset asked for later is answered false at once. */
     private volatile boolean exited;
+    /** Why the engine stopped, when something outside one request's work threw; null while it lives. */
+    private volatile Throwable died;
+    /** Engine thread: choices whose own work threw in this step, aborted once it is over. */
+    private final ArrayList<Choice> failing = new ArrayList<>();
     private final EngineKvEvents kvEvents = new EngineKvEvents();
     private long cursorNanos;
     /** The KV connector; null without one. Its notices (a decode side read a hold, or renews its lease) come in here. */
@@ -134,6 +143,14 @@ final class EngineLoop implements Runnable {
     /** Sequences reserved but not yet scheduled: what vLLM's front end counts as this engine's waiting. */
     int unscheduled() {
         return unscheduled.get();
+    }
+
+    /**
+     * Why this engine stopped, or null while it lives. A submission that finds it set after handing its choices over
+     * must answer for itself: the thread that would have failed them may be gone.
+     */
+    Throwable deathCause() {
+        return died;
     }
 
     /** Sequences scheduled and not finished: this engine's running, as its front end counts them. */
@@ -205,7 +222,7 @@ final class EngineLoop implements Runnable {
     CompletableFuture<Boolean> resetPrefixCache(boolean preemptRunning) {
         CompletableFuture<Boolean> done = commands.resetPrefixCache(preemptRunning);
         if (exited) {
-            commands.refuseResets();
+            commands.refuseAll();
         }
         wake();
         return done;
@@ -218,6 +235,9 @@ final class EngineLoop implements Runnable {
      */
     CompletableFuture<Long> sleep(String mode, boolean clearCache) {
         CompletableFuture<Long> done = commands.sleep(mode, clearCache);
+        if (exited) {
+            commands.refuseAll();
+        }
         LockSupport.unpark(thread);
         return done;
     }
@@ -225,8 +245,20 @@ final class EngineLoop implements Runnable {
     /** Any thread: resumes scheduling once {@code reloadNanos} of model time (the weights' reload) have passed. */
     CompletableFuture<Long> wakeUp(long reloadNanos) {
         CompletableFuture<Long> done = commands.wakeUp(reloadNanos);
+        if (exited) {
+            commands.refuseAll();
+        }
         LockSupport.unpark(thread);
         return done;
+    }
+
+    /**
+     * Any thread ({@code /admin/config}): the engine's GPU runs {@code speedFactor} times as fast as its profile and,
+     * under fixed timing, draws latencies from {@code fixed}, from the step after this one.
+     */
+    void changeTiming(double speedFactor, dev.infersim.engine.FixedTiming fixed) {
+        commands.changeTiming(speedFactor, fixed);
+        wake();
     }
 
     /** Stops the thread; requests still in the engine finish with {@code abort} and their connections are told. */
@@ -257,6 +289,19 @@ final class EngineLoop implements Runnable {
         if (refused != null) {
             return;
         }
+        try {
+            serve();
+        } catch (Throwable t) {
+            die(t);
+        } finally {
+            exited = true;
+            commands.refuseAll();
+            kvEvents.close();
+        }
+    }
+
+    /** Steps until stopped, then aborts what is left. */
+    private void serve() {
         while (!stopping) {
             drainInbox();
             holds.expire(clock.modelNow());
@@ -298,12 +343,57 @@ final class EngineLoop implements Runnable {
             // before the tokens go out: a client that has its answer then finds /metrics counting it
             metrics.snapshot(engine, arrived.size());
             deliver(out);
+            abortFailing();
             kvEvents.flush();
         }
         abortAll();
-        exited = true;
-        commands.refuseResets();
-        kvEvents.close();
+    }
+
+    /**
+     * Something outside one request's work threw: the engine's state is unknown, so it is asked nothing more. Every
+     * request it held or had been handed fails at once, without it; later submissions see {@link #deathCause}.
+     */
+    private void die(Throwable t) {
+        died = t;
+        System.err.println("infersim: engine " + thread.getName() + " stopped: " + t);
+        t.printStackTrace();
+        Choice c;
+        while ((c = submits.poll()) != null) {
+            live.add(c);
+        }
+        String why = "the engine has stopped";
+        for (Choice dead : live) {
+            dead.fail(why);
+            dead.markFinished();
+            touch(dead.batch).add(dead);
+        }
+        live.clear();
+        arrived.clear();
+        flushTouched();
+    }
+
+    /** Engine thread: {@code c}'s own work threw; it is aborted once the step is over and its client gets the error. */
+    private void failLater(Choice c, RuntimeException e) {
+        c.fail("the engine failed this request" + failureNote(c, e));
+        failing.add(c);
+    }
+
+    /** What the client is told of {@code e}: that it was injected; anything else goes to stderr, the client told nothing. */
+    private String failureNote(Choice c, RuntimeException e) {
+        if (e instanceof ExchangeFault.Injected) {
+            return " (injected fault)";
+        }
+        System.err.println("infersim: request " + c.exchange.requestId() + " failed on engine " + thread.getName() + ": " + e);
+        e.printStackTrace();
+        return "";
+    }
+
+    private void abortFailing() {
+        for (int i = 0; i < failing.size(); i++) {
+            abortChoice(failing.get(i), FinishReason.ABORT);
+        }
+        failing.clear();
+        flushTouched();
     }
 
     private void drainInbox() {
@@ -322,6 +412,7 @@ final class EngineLoop implements Runnable {
         loras.apply(engine);
         flushTouched();
         commands.applyResets(cursorNanos);
+        commands.applyTiming();
     }
 
     private void abortChoice(Choice c, FinishReason reason) {
@@ -360,6 +451,7 @@ final class EngineLoop implements Runnable {
      * first; returns the model time the next step starts at: the KV's arrival, or that request's if earlier.
      */
     private long awaitKvOrArrival(long kvArrivalNanos) {
+        metrics.snapshot(engine, arrived.size()); // the pulls show as waiting meanwhile, as vLLM's WAITING_FOR_REMOTE_KVS
         sleeping.set(true);
         long remaining = clock.toWall(kvArrivalNanos) - wall.nanoTime();
         if (remaining > 0 && submits.isEmpty() && aborts.isEmpty() && !commands.pending() && !stopping) {
@@ -394,9 +486,24 @@ final class EngineLoop implements Runnable {
             Choice c = it.next();
             if (c.request.arrivalNanos() <= startNanos) {
                 it.remove();
-                engine.submit(c.request);
+                try {
+                    engine.submit(c.request);
+                } catch (RuntimeException e) {
+                    refuse(c, e);
+                }
             }
         }
+    }
+
+    /** The engine would not take {@code c} (it threw): the request fails, never having reached the engine. */
+    private void refuse(Choice c, RuntimeException e) {
+        c.fail("the engine refused this request" + failureNote(c, e));
+        live.remove(c);
+        if (kv != null && c.remotePrefill != null) {
+            kv.pullDone(c, rank);
+        }
+        unscheduled.decrementAndGet();
+        retire(c);
     }
 
     private void recordPlanned(StepPlan plan) {
@@ -409,7 +516,12 @@ final class EngineLoop implements Runnable {
         // Before the step ends: a stop string completed by the token this step may produce ends the request with it.
         for (int i = 0; i < plan.size(); i++) {
             EngineRequest r = plan.request(i);
-            ((Choice) r.attachment()).scanForStop(r.outputTokens());
+            Choice c = (Choice) r.attachment();
+            try {
+                c.scanForStop(r.outputTokens());
+            } catch (RuntimeException e) {
+                failLater(c, e);
+            }
         }
     }
 
@@ -418,21 +530,30 @@ final class EngineLoop implements Runnable {
         for (int i = 0; i < out.tokenCount(); i++) {
             EngineRequest r = out.tokenRequest(i);
             Choice c = (Choice) r.attachment();
-            if (c.lastTokenNanos < 0) {
-                metrics.recordFirstToken(r, end);
-            } else {
-                metrics.recordInterToken(end - c.lastTokenNanos);
-            }
-            c.recordToken(end);
-            if (c.exchange.wantsTokens()) {
-                touch(c.batch).add(c);
+            try {
+                c.exchange.engineFault(r.outputTokens());
+                if (c.lastTokenNanos < 0) {
+                    metrics.recordFirstToken(r, end);
+                } else {
+                    metrics.recordInterToken(end - c.lastTokenNanos);
+                }
+                c.recordToken(end);
+                if (c.exchange.wantsTokens()) {
+                    touch(c.batch).add(c);
+                }
+            } catch (RuntimeException e) {
+                failLater(c, e);
             }
         }
         for (int i = 0; i < out.finishedCount(); i++) {
             EngineRequest r = out.finished(i);
             Choice c = (Choice) r.attachment();
             if (r.isKvHeld()) {
-                holds.hold(c, end);
+                try {
+                    holds.hold(c, end);
+                } catch (RuntimeException e) {
+                    c.fail("the engine failed to hold this request's KV blocks" + failureNote(c, e));
+                }
             }
             live.remove(c);
             retire(c);

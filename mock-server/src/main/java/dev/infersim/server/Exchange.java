@@ -13,6 +13,7 @@ import io.vertx.core.internal.buffer.BufferInternal;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 
 /**
  * One completion request on its event loop, from submission to the last byte: hands its choices ({@link Choices}) to
@@ -20,12 +21,16 @@ import java.io.OutputStream;
  * ({@link WholeBody}), applying the request's injected fault ({@link ExchangeFault}) on the way. A client that goes away
  * aborts its choices in the engine. Everything here runs on the exchange's event loop.
  */
-final class Exchange {
+final class Exchange implements ChoiceSink {
     /**
-     * Token chunks of one choice written in one event-loop task: when the engine has run ahead of a stream (a fast time
-     * scale, a slow reader), the rest waits behind the loop's other connections rather than holding them up.
+     * Token chunks of one stream written in one event-loop turn, its choices together: when the engine has run ahead of
+     * a stream (a fast time scale, a slow reader), the rest waits behind the loop's other connections rather than
+     * holding them up. Each choice gets its share (at least one chunk), so that a turn of {@code n: 999} with
+     * {@code top_logprobs: 20} writes hundreds of kilobytes, not hundreds of megabytes.
      */
     private static final int TOKENS_PER_TURN = 256;
+    /** This stream's share of {@link #TOKENS_PER_TURN} per choice. */
+    private final int tokensPerChoiceTurn;
     private final ModelService service;
     /** The pinned data-parallel rank, or -1 for the load balancer's choice. */
     private final int pinnedRank;
@@ -39,6 +44,7 @@ final class Exchange {
     private final WorkerExecutor bodies;
     private final ExchangeFault fault;
     private final Choice[] choices;
+    private final Wire wire;
     private final Wire.Stream sse;
     private final Wire.Body body;
     private int finishedChoices;
@@ -52,20 +58,35 @@ final class Exchange {
     private ResponseOutputStream offLoop;
 
     Exchange(ModelService service, int pinnedRank, CompletionRequest request, HttpServerResponse response, Context context,
-             WorkerExecutor bodies, String requestId, long seq, FaultType fault, Wire wire) {
+             WorkerExecutor bodies, String requestId, Choices.Output[] outputs, FaultType fault, Wire wire) {
         this.service = service;
         this.pinnedRank = pinnedRank;
         this.request = request;
         this.response = response;
         this.context = context;
         this.bodies = bodies;
-        this.fault = new ExchangeFault(fault, service.faults.get());
+        this.fault = new ExchangeFault(fault, service.faults());
         this.requestId = requestId;
-        this.choices = Choices.create(service, request, this, seq, service.batchFor(context));
+        this.wire = wire;
+        this.choices = Choices.create(service, request, this, outputs, service.batchFor(context));
+        this.tokensPerChoiceTurn = Math.max(1, TOKENS_PER_TURN / choices.length);
         ResponseContext answer = ResponseContext.open(service, wire, request, requestId, choices);
         this.truth = answer.truth();
         this.sse = request.stream() ? wire.stream(answer) : null;
         this.body = request.stream() ? null : wire.body(answer);
+    }
+
+    /**
+     * Model time at which the request's head was read, before its body was parsed (the truth log's {@code received_ms}),
+     * and the bound on how long it waited in the socket before that, wall ns (-1: unknown).
+     */
+    void receivedAt(long modelNanos, long latenessWallNanos) {
+        truth.receivedAt(modelNanos, latenessWallNanos);
+    }
+
+    /** Which attempt of the client's request this is ({@link Attempts}), for the ground truth. */
+    void attempt(int n) {
+        truth.attempt(n);
     }
 
     /** The front door's routing decision (a JSON object), for the truth log. */
@@ -77,20 +98,24 @@ final class Exchange {
      * Whether each token must reach the event loop: a stream writes it, and a non-stream disconnect fault counts tokens
      * to drop the connection mid-generation. Other non-stream exchanges need only the finish.
      */
-    boolean wantsTokens() {
+    @Override
+    public boolean wantsTokens() {
         return request.stream() || fault.countsTokens();
     }
 
-    boolean streams() {
+    @Override
+    public boolean streams() {
         return request.stream();
     }
 
-    int choiceCount() {
+    @Override
+    public int choiceCount() {
         return choices.length;
     }
 
     /** The request's id ({@code x-request-id}, or one the server made). */
-    String requestId() {
+    @Override
+    public String requestId() {
         return requestId;
     }
 
@@ -114,7 +139,16 @@ final class Exchange {
         loop.submit(choices);
         service.activeExchanges.incrementAndGet();
         response.closeHandler(v -> clientGone());
+        if (loop.deathCause() != null) {
+            failed(null, "the engine has stopped"); // it may be gone before it could fail these choices
+        }
         return true;
+    }
+
+    /** Engine thread: the injected {@link FaultType#ENGINE_ERROR} throws once the engine has produced {@code tokens}. */
+    @Override
+    public void engineFault(int tokens) {
+        fault.failEngineAt(tokens);
     }
 
     private void clientGone() {
@@ -145,7 +179,8 @@ final class Exchange {
     }
 
     /** Event loop: the engine published tokens or a finish for {@code c}. */
-    void deliver(Choice c) {
+    @Override
+    public void deliver(Choice c) {
         if (done) {
             return;
         }
@@ -158,8 +193,39 @@ final class Exchange {
         }
     }
 
+    /**
+     * The engine failed the request ({@code c}, or every choice when it stopped): the other choices are aborted, the
+     * failed one gets its truth row, and the client a 500, or, where its stream has begun, the tokens produced before
+     * the failure, then an error event and {@code [DONE]}, as vLLM streams an error.
+     */
+    private void failed(Choice c, String why) {
+        if (c != null && !c.finishHandled) {
+            c.finishHandled = true;
+            truth.finished(c);
+        }
+        abortAll();
+        String error = wire.error(500, "Internal server error: " + why, null, "InternalServerError");
+        if (!headWritten) {
+            response.setStatusCode(500).putHeader("content-type", "application/json").end(error);
+            return;
+        }
+        ByteBuf out = Unpooled.buffer(1024);
+        if (c != null && (c.roleSent || !request.chat())) {
+            int emitted = Choice.emitted(c.published());
+            while (c.written < emitted) {
+                sse.token(out, c, c.written++, false, false);
+            }
+        }
+        out.writeCharSequence("data: " + error + "\n\ndata: [DONE]\n\n", StandardCharsets.UTF_8);
+        response.end(BufferInternal.buffer(out));
+    }
+
     private void deliverWhole(Choice c) {
         int published = c.published();
+        if (Choice.finished(published) && c.failure() != null) {
+            failed(c, c.failure());
+            return;
+        }
         if (fault.dropsWhole(Choice.emitted(published), Choice.finished(published))) {
             // Waiting for the whole generation made the fault a late reset counted as a 'length' success.
             dropConnection();
@@ -184,11 +250,17 @@ final class Exchange {
             response.drainHandler(v -> deliverAll());
             return;
         }
+        // One snapshot of what the engine published for this turn: a failure seen finished is never written as a finish.
+        int published = c.published();
+        if (Choice.finished(published) && c.failure() != null) {
+            failed(c, c.failure());
+            return;
+        }
         // A pooled direct buffer, given back once the socket has taken it: a heap Buffer per write was the largest
         // allocation of a busy server (young GCs stop the engine thread) and Netty copied it to a direct one anyway.
-        int unsent = Choice.emitted(c.published()) - c.written;
-        ByteBuf bytes = PooledByteBufAllocator.DEFAULT.directBuffer(sse.capacityFor(c, Math.min(unsent, TOKENS_PER_TURN)));
-        boolean ended = stream(c, bytes);
+        int unsent = Choice.emitted(published) - c.written;
+        ByteBuf bytes = PooledByteBufAllocator.DEFAULT.directBuffer(sse.capacityFor(c, Math.min(unsent, tokensPerChoiceTurn)));
+        boolean ended = stream(c, bytes, published);
         if (!headWritten) {
             headWritten = true;
             response.setChunked(true).putHeader("content-type", "text/event-stream; charset=utf-8");
@@ -227,9 +299,8 @@ final class Exchange {
         }
     }
 
-    /** Appends every unsent event of {@code c}; true when the response is complete. */
-    private boolean stream(Choice c, ByteBuf out) {
-        int published = c.published();
+    /** Appends every unsent event of {@code c} up to what {@code published} says; true when the response is complete. */
+    private boolean stream(Choice c, ByteBuf out, int published) {
         boolean finished = Choice.finished(published);
         int emitted = Choice.emitted(published);
         long firstTokenHold = fault.firstTokenHoldMs(emitted);
@@ -245,7 +316,8 @@ final class Exchange {
                 sse.echoMessage(out, c);
             }
         }
-        for (int turn = 0; turn < TOKENS_PER_TURN && c.written < emitted; turn++) {
+        long turnNanos = -1;
+        for (int turn = 0; turn < tokensPerChoiceTurn && c.written < emitted; turn++) {
             if (fault.interruptsAt(tokensSent)) {
                 if (fault.stalls()) {
                     hold(fault.stallMs());
@@ -253,6 +325,10 @@ final class Exchange {
                 return false;
             }
             int i = c.written++;
+            if (turnNanos < 0) {
+                turnNanos = service.clock.modelNow(); // this turn's bytes go to the socket before the task ends
+            }
+            c.recordWritten(i, turnNanos);
             boolean last = finished && i == emitted - 1;
             boolean withTruth = last && finishedChoices + 1 == choices.length && !request.includeUsage();
             c.finalChunkSent = last;

@@ -3,7 +3,8 @@ package dev.infersim.server;
 /**
  * The fault one exchange injects, if any, with the settings in force when it arrived. Error faults never reach an
  * exchange (the handler answers them); these act on a response under way: a stream stalls or drops after
- * {@code fault_after_tokens} tokens, or holds its first token back; a whole body is dropped or delayed.
+ * {@code fault_after_tokens} tokens, or holds its first token back; a whole body is dropped or delayed; or the engine
+ * fails the request ({@link FaultType#ENGINE_ERROR}).
  */
 final class ExchangeFault {
     private final FaultType type;
@@ -13,6 +14,20 @@ final class ExchangeFault {
     ExchangeFault(FaultType type, FaultSettings settings) {
         this.type = type;
         this.settings = settings;
+    }
+
+    /** The exception {@link FaultType#ENGINE_ERROR} throws on the engine thread. */
+    static final class Injected extends RuntimeException {
+        Injected(int token) {
+            super("injected engine fault at token " + token, null, false, false);
+        }
+    }
+
+    /** Engine thread: throws, as a fault of the engine's own work on this request, once it has produced {@code tokens}. */
+    void failEngineAt(int tokens) {
+        if (type == FaultType.ENGINE_ERROR && tokens == settings.afterTokens() + 1) {
+            throw new Injected(tokens);
+        }
     }
 
     /** Whether each token must reach the event loop even without a stream: a drop counts them. */

@@ -88,6 +88,48 @@ public record FakeMetrics(Double running, Double waiting, Double kvCacheUsage, L
                 List.copyOf(loras), buckets, samples, successes, count(o, "total-prompt-tokens"), count(o, "total-generation-tokens"));
     }
 
+    /** The JSON {@link #parse} reads, under llm-d-inference-sim's keys: parse(toJson()) is this. */
+    com.fasterxml.jackson.databind.node.ObjectNode toJson() {
+        com.fasterxml.jackson.databind.node.ObjectNode o = Json.MAPPER.createObjectNode();
+        if (running != null) {
+            o.put("running-requests", running);
+        }
+        if (waiting != null) {
+            o.put("waiting-requests", waiting);
+        }
+        if (kvCacheUsage != null) {
+            o.put("kv-cache-usage", kvCacheUsage);
+        }
+        if (!loras.isEmpty()) {
+            var list = o.putArray("loras");
+            loras.forEach(l -> list.addObject().put("running", l.running()).put("waiting", l.waiting())
+                    .put("timestamp", l.timestamp()));
+        }
+        bucketCounts.forEach((key, counts) -> {
+            var a = o.putArray(key);
+            for (long c : counts) {
+                a.add(c);
+            }
+        });
+        samples.forEach((key, values) -> {
+            var a = o.putArray(key);
+            for (long v : values) {
+                a.add(v);
+            }
+        });
+        if (!successes.isEmpty()) {
+            var by = o.putObject("request-success-total");
+            successes.forEach(by::put);
+        }
+        if (promptTokens != null) {
+            o.put("total-prompt-tokens", promptTokens);
+        }
+        if (generationTokens != null) {
+            o.put("total-generation-tokens", generationTokens);
+        }
+        return o;
+    }
+
     private static Double number(JsonNode o, String key) {
         JsonNode v = o.get(key);
         if (v == null || v.isNull()) {

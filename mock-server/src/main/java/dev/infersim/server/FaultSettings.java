@@ -49,6 +49,15 @@ public record FaultSettings(double failureRate, List<FaultType> types, int after
         }).toList();
     }
 
+    /**
+     * The fault of the server's {@code seq}-th request, or null: two draws from the server's {@code seed}, the same for
+     * the same request whatever API it came by.
+     */
+    public FaultType pickFor(long seed, long seq) {
+        long salt = seed ^ 0xFA17L;
+        return pick(dev.infersim.common.SplitMix64.uniformAt(salt, seq), dev.infersim.common.SplitMix64.uniformAt(salt, ~seq));
+    }
+
     /** The fault for a request with uniform draws {@code u1} (whether) and {@code u2} (which), or null. */
     public FaultType pick(double u1, double u2) {
         if (types.isEmpty() || u1 >= failureRate) {

@@ -22,7 +22,12 @@ public enum FaultType {
     /** Token delivery pauses for {@link FaultSettings#stallMs()} after some tokens, then resumes. */
     STALL(0),
     /** The first token is held back {@link FaultSettings#slowFirstTokenMs()} longer than the engine needed. */
-    SLOW_FIRST_TOKEN(0);
+    SLOW_FIRST_TOKEN(0),
+    /**
+     * The engine thread throws while producing the request's token after {@link FaultSettings#afterTokens()}: the
+     * request fails (500, or an error event where its stream has begun) and the engine serves on.
+     */
+    ENGINE_ERROR(0);
 
     private final int status;
 

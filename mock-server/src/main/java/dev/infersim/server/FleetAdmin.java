@@ -16,6 +16,9 @@ interface FleetAdmin {
     /** The serving replicas' metrics, by index (one per data-parallel engine): the dashboard shows them side by side. */
     List<ServerMetrics> metrics();
 
+    /** Replica {@code index} if the fleet has it now, else null. */
+    MockServer replica(int index);
+
     /** The largest fleet a POST may ask for. */
     int maxReplicas();
 }

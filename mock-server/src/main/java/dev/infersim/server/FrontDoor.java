@@ -15,7 +15,6 @@ import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpServer;
-import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
@@ -43,7 +42,8 @@ import java.util.function.Consumer;
  * back as it arrives, chunk by chunk, untouched; the decision travels in the {@code x-infersim-route} header, which a
  * replica writes into its truth log as {@code route}. {@code /admin/replicas} resizes the fleet; {@code /health} is 200
  * while a replica is ready; other routes go to the first ready replica. One event loop routes, so the router sees one
- * request at a time.
+ * request at a time. Its HTTP server is a replica's ({@link HardenedHttpServer}): the same timeouts
+ * ({@code --header-timeout-s} and the rest), framing rules and share of the process's descriptors.
  */
 public final class FrontDoor {
     /** The header that carries a routing decision to the replica, and so to its truth log. */
@@ -96,9 +96,9 @@ public final class FrontDoor {
         web.post("/v1/completions").handler(body).handler(this::route);
         web.post("/v1/chat/completions").handler(body).handler(this::route);
         web.route().handler(body).handler(this::forward);
-        server = vertx.createHttpServer(new HttpServerOptions().setTcpNoDelay(true).setIdleTimeout(0).setAcceptBacklog(4096)
-                .setHttp2ClearTextEnabled(false));
-        return server.requestHandler(web).listen(base.port(), base.host()).mapEmpty();
+        // the replicas' own hardening: timeouts, the descriptor budget, strict framing, refusals that close
+        server = HardenedHttpServer.create(vertx, base.timeouts(), web);
+        return server.listen(base.port(), base.host()).mapEmpty();
     }
 
     /** The port the front door listens on. */

@@ -21,8 +21,16 @@ final class GroundTruth {
     private final ModelClock clock;
     private final TruthLog log;
     private int engine;
+    /** Which attempt of the client's request this was ({@link Attempts}); 0 where not counted. */
+    private int attempt;
+    /** Model time at which the request's head was read (before parsing and tokenizing); -1 where unknown. */
+    private long receivedNanos = -1;
+    /** Model nanoseconds the head can have waited in the socket before that (the event loop's read bound); -1 unknown. */
+    private long receivedLatenessNanos = -1;
     /** The front door's routing decision, a JSON object; null when no front door routed the request. */
     private volatile String route;
+    /** The API that answered in token ids ({@code grpc}, {@code generate}), whose rows carry them; null otherwise. */
+    private String tokenApi;
 
     GroundTruth(ModelService service, CompletionRequest request, String requestId, Choice[] choices) {
         this.requestId = requestId;
@@ -49,17 +57,51 @@ final class GroundTruth {
         g.writeNumberField("engine", engine);
         writeLora(g);
         g.writeNumberField("time_scale", clock.timeScale());
+        writeAttempt(g);
         if (route != null) {
             g.writeFieldName("route");
             g.writeRawValue(route);
         }
+        if (tokenApi != null) {
+            g.writeStringField("api", tokenApi);
+        }
         choiceFields(g, c, true);
+        if (tokenApi != null) {
+            // what the client was sent, so a token-id client can be checked id by id
+            g.writeArrayFieldStart("token_ids");
+            for (int i = 0; i < c.request.outputTokens(); i++) {
+                g.writeNumber(c.text.id(i));
+            }
+            g.writeEndArray();
+        }
         g.writeEndObject();
+    }
+
+    /**
+     * The request is answered in token ids by {@code api} (before the exchange starts): its truth-log rows name the API
+     * and carry each choice's output token ids.
+     */
+    void answeredInTokenIds(String api) {
+        tokenApi = api;
     }
 
     /** The decision of the front door that routed the request here ({@code x-infersim-route}), a JSON object. */
     void routedBy(String decision) {
         route = decision;
+    }
+
+    /**
+     * Event loop, before the exchange is submitted: the request's head was read at model time {@code modelNanos}, having
+     * waited at most {@code latenessWallNanos} (wall; -1 unknown) in the socket.
+     */
+    void receivedAt(long modelNanos, long latenessWallNanos) {
+        receivedNanos = modelNanos;
+        receivedLatenessNanos = latenessWallNanos < 0 ? -1 : (long) (latenessWallNanos * clock.timeScale());
+    }
+
+    /** Event loop, before the exchange is submitted: this is attempt {@code n} of the client's request. */
+    void attempt(int n) {
+        attempt = n;
     }
 
     /** The data-parallel rank of the engine that took the request. */
@@ -74,6 +116,7 @@ final class GroundTruth {
         g.writeNumberField("engine", engine);
         writeLora(g);
         g.writeNumberField("time_scale", clock.timeScale());
+        writeAttempt(g);
         g.writeArrayFieldStart("choices");
         for (Choice c : choices) {
             g.writeStartObject();
@@ -82,6 +125,15 @@ final class GroundTruth {
         }
         g.writeEndArray();
         g.writeEndObject();
+    }
+
+    /** How many times the servers were asked to answer the client's request, this attempt included; null if not counted. */
+    private void writeAttempt(JsonGenerator g) throws IOException {
+        if (attempt > 0) {
+            g.writeNumberField("attempt", attempt);
+        } else {
+            g.writeNullField("attempt");
+        }
     }
 
     /** The LoRA adapter the request ran on; null for the base model. */
@@ -101,6 +153,9 @@ final class GroundTruth {
         g.writeNumberField("completion_tokens", r.outputTokens());
         g.writeStringField("finish_reason", c.finishName());
         g.writeNumberField("preemptions", r.preemptions());
+        if (c.reply != null) {
+            g.writeStringField("reply", c.reply);
+        }
         kvTransfer(g, c);
         g.writeObjectFieldStart("model");
         timeline(g, c, 1e6, false, tokenTimes);
@@ -149,6 +204,7 @@ final class GroundTruth {
             instant(g, "kv_transfer_end_ms", r.kvTransferEndNanos(), nanosPerMs, epoch);
             duration(g, "kv_transfer_ms", r.kvTransferStartNanos(), r.kvTransferEndNanos(), nanosPerMs);
         }
+        wire(g, c, nanosPerMs, epoch);
         long[] times = tokenTimes ? c.tokenTimes() : null;
         if (times != null) {
             g.writeArrayFieldStart("token_times_ms");
@@ -156,7 +212,32 @@ final class GroundTruth {
                 g.writeNumber(ms(t, nanosPerMs, epoch));
             }
             g.writeEndArray();
+            long[] written = c.writtenTimes();
+            if (written != null) {
+                g.writeArrayFieldStart("token_written_ms");
+                long lateness = 0;
+                for (int i = 0; i < written.length; i++) {
+                    g.writeNumber(ms(written[i], nanosPerMs, epoch));
+                    lateness = Math.max(lateness, written[i] - times[i]);
+                }
+                g.writeEndArray();
+                g.writeNumberField("write_lateness_max_ms", lateness / nanosPerMs);
+            }
         }
+    }
+
+    /**
+     * The truth at the wire beside the planned instants: when the request's head was read (before its body was parsed
+     * and tokenized; {@code ingest_ms} from there to the engine's arrival) and how long at most it had waited in the
+     * socket before that ({@code received_lateness_ms}, the event loop's own bound), and when the chunks of the first
+     * and the last token were handed to the connection (streams only; null for a body written whole).
+     */
+    private void wire(JsonGenerator g, Choice c, double nanosPerMs, boolean epoch) throws IOException {
+        instant(g, "received_ms", receivedNanos, nanosPerMs, epoch);
+        duration(g, "received_lateness_ms", 0, receivedLatenessNanos, nanosPerMs);
+        duration(g, "ingest_ms", receivedNanos, c.request.arrivalNanos(), nanosPerMs);
+        instant(g, "first_token_written_ms", c.firstWrittenNanos(), nanosPerMs, epoch);
+        instant(g, "last_token_written_ms", c.lastWrittenNanos(), nanosPerMs, epoch);
     }
 
     private double ms(long modelNanos, double nanosPerMs, boolean epoch) {

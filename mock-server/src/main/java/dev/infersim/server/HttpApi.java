@@ -1,18 +1,16 @@
 package dev.infersim.server;
 
-import io.netty.handler.codec.TooLongFrameException;
+import dev.infersim.common.ReadLateness;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.WorkerExecutor;
-import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
-import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.internal.ContextInternal;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.handler.BodyHandler;
+import io.vertx.grpc.server.GrpcServer;
 
-import java.util.HashMap;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -20,7 +18,8 @@ import java.util.concurrent.TimeUnit;
  * first gets its id ({@link HttpBasics}), {@code /v1}, {@code /admin} and {@code /infersim} routes an API key check,
  * {@code /v1} the loading gate; then the inference routes ({@link OpenAiRoutes}) and the operations routes
  * ({@link AdminRoutes}); every refusal, down to a request the HTTP decoder cannot read, is OpenAI error JSON with the
- * matching status. One instance per event loop; all share the {@link ModelService}.
+ * matching status; the token-id routes of disaggregated serving ({@link TokenRoutes}) and, with {@code --grpc-port},
+ * vLLM's gRPC engine service ({@link VllmGrpcService}). One instance per event loop; all share the {@link ModelService}.
  */
 final class HttpApi extends VerticleBase {
     static final String FAULT_HEADER = "x-infersim-fault";
@@ -53,8 +52,9 @@ final class HttpApi extends VerticleBase {
     private final DashboardFeed dashboard;
     private volatile int boundPort;
     private HttpServer server;
-    /** Each open connection's timeouts; this verticle's event loop only. */
-    private final Map<HttpConnection, ConnectionGuard> guards = new HashMap<>();
+    /** The gRPC server on a port of its own ({@code --grpc-port N}); null otherwise. */
+    private HttpServer grpcServer;
+    private volatile int boundGrpcPort;
     /** Threads that write responses too large for an event loop (shared by name among a Vert.x's servers). */
     private WorkerExecutor bodies;
 
@@ -74,10 +74,19 @@ final class HttpApi extends VerticleBase {
         return boundPort;
     }
 
+    /** The port gRPC listens on: its own, or the HTTP port ({@code --grpc-port http}); 0 without gRPC. */
+    int boundGrpcPort() {
+        GrpcOptions grpc = service.options.grpc();
+        return grpc == null ? 0 : grpc.onHttpPort() ? boundPort : boundGrpcPort;
+    }
+
     @Override
     public Future<?> start() {
         bodies = vertx.createSharedWorkerExecutor(LARGE_BODY_WRITERS, LARGE_BODY_THREADS);
-        HttpBasics basics = new HttpBasics(service, guards::get, () -> boundPort);
+        // start runs on this verticle's event loop: the read bound's accounts are that loop thread's own
+        ReadLateness reads = new ReadLateness(System::nanoTime, ((ContextInternal) context).nettyEventLoop());
+        reads.open(ReadLateness.ofCurrentThread());
+        HttpBasics basics = new HttpBasics(service, () -> boundPort, reads);
         Router router = Router.router(vertx);
         router.route().handler(basics::assignRequestId);
         router.route("/v1/*").handler(basics::authenticate);
@@ -85,6 +94,7 @@ final class HttpApi extends VerticleBase {
         router.route("/admin/*").handler(basics::authenticate);
         BodyHandler body = BodyHandler.create(false).setBodyLimit(service.options.maxBodyBytes());
         new OpenAiRoutes(vertx, service, shutdown, bodies).mount(router, body);
+        new TokenRoutes(vertx, service, shutdown, basics).mount(router, body);
         new AdminRoutes(vertx, service, shutdown, basics, fleet, dashboard).mount(router, body);
         router.errorHandler(404, rc -> HttpBasics.error(rc, 404, "Not Found: " + rc.request().method() + " " + rc.request().path(), null));
         router.errorHandler(405, rc -> HttpBasics.error(rc, 405, "Method Not Allowed: " + rc.request().method() + " "
@@ -93,38 +103,33 @@ final class HttpApi extends VerticleBase {
                 + " bytes", null));
         router.errorHandler(400, rc -> HttpBasics.error(rc, 400, "Bad request", null));
         router.errorHandler(500, HttpBasics::failed);
-        // HTTP/1.1 only, as vLLM's server: a client offering a cleartext HTTP/2 upgrade (Java's HttpClient does by
-        // default) gets a plain HTTP/1.1 answer; with the upgrade accepted, large responses such as /metrics stalled.
+        // With --grpc-port http, HTTP/2 cleartext is on for vLLM's gRPC engine service (see GrpcOptions for the cost).
+        GrpcOptions grpcOptions = service.options.grpc();
+        GrpcServer grpc = grpcOptions == null ? null : new VllmGrpcService(service, shutdown).server(vertx);
+        boolean grpcHere = grpc != null && grpcOptions.onHttpPort();
         HttpTimeouts timeouts = service.options.timeouts();
-        HttpServerOptions options = new HttpServerOptions().setTcpNoDelay(true).setAcceptBacklog(4096)
-                .setIdleTimeout((int) Math.min(Integer.MAX_VALUE, timeouts.idleMs())).setIdleTimeoutUnit(TimeUnit.MILLISECONDS)
-                .setHttp2ClearTextEnabled(false);
-        server = vertx.createHttpServer(options);
-        server.connectionHandler(c -> guards.put(c, ConnectionGuard.attach(vertx, c, options, timeouts, () -> guards.remove(c))));
-        return server.requestHandler(router).invalidRequestHandler(HttpApi::invalidRequest).listen(port, service.options.host())
-                .onSuccess(s -> boundPort = s.actualPort());
+        server = HardenedHttpServer.create(vertx, timeouts, !grpcHere ? router : request -> {
+            if (VllmGrpcService.isGrpc(request)) {
+                grpc.handle(request);
+            } else {
+                router.handle(request);
+            }
+        }, grpcHere);
+        Future<?> http = server.listen(port, service.options.host()).onSuccess(s -> boundPort = s.actualPort());
+        if (grpc == null || grpcHere) {
+            return http;
+        }
+        // a port of its own: HTTP/2 only, as a gRPC server
+        grpcServer = vertx.createHttpServer(new HttpServerOptions().setTcpNoDelay(true).setHttp2ClearTextEnabled(true)
+                .setIdleTimeout((int) Math.min(Integer.MAX_VALUE, timeouts.idleMs())).setIdleTimeoutUnit(TimeUnit.MILLISECONDS));
+        return Future.all(http, grpcServer.requestHandler(grpc).listen(grpcOptions.port(), service.options.host())
+                .onSuccess(s -> boundGrpcPort = s.actualPort()));
     }
 
     /** By now every stream has ended (MockServer.close drains or aborts them first); idle keep-alive connections just close. */
     @Override
     public Future<?> stop() {
-        return server.shutdown(200, TimeUnit.MILLISECONDS).eventually(() -> bodies.close());
-    }
-
-    /**
-     * A request the HTTP decoder refused (a control character in a header, a header or request line too long): error
-     * JSON with {@code Connection: close}, then the connection closes. Its framing can no longer be trusted, and a
-     * client told to close does not send its next request on a connection about to go away.
-     */
-    private static void invalidRequest(HttpServerRequest request) {
-        Throwable cause = request.decoderResult().cause();
-        String why = cause == null || cause.getMessage() == null ? "malformed request" : cause.getMessage();
-        int status = 400;
-        if (cause instanceof TooLongFrameException) {
-            status = why.startsWith("An HTTP line is larger than") ? 414 : 431;
-        }
-        request.response().setStatusCode(status).putHeader("content-type", "application/json").putHeader("connection", "close")
-                .end(HttpBasics.errorJson(status, "Invalid HTTP request: " + why, null))
-                .onComplete(done -> request.connection().close());
+        Future<Void> grpcClosed = grpcServer == null ? Future.succeededFuture() : grpcServer.shutdown(200, TimeUnit.MILLISECONDS);
+        return Future.all(server.shutdown(200, TimeUnit.MILLISECONDS), grpcClosed).eventually(() -> bodies.close());
     }
 }

@@ -1,14 +1,13 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.vertx.core.http.HttpConnection;
+import dev.infersim.common.ReadLateness;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.function.Function;
 import java.util.function.IntSupplier;
 
 /**
@@ -20,18 +19,24 @@ import java.util.function.IntSupplier;
 final class HttpBasics {
     /** The routing context's key of the wire whose error format a translated request's errors take. */
     static final String WIRE_KEY = "infersim.wire";
+    /** The routing context's key of the model time at which the request's head was read (a Long). */
+    static final String RECEIVED_KEY = "infersim.received";
+    /** The routing context's key of the bound on how long the head waited in the socket before that, wall ns (a Long). */
+    static final String RECEIVED_LATENESS_KEY = "infersim.received.lateness";
 
     private final ModelService service;
     private final String replica;
-    /** The timeouts of an open connection (this event loop's), told when each of its requests ends. */
-    private final Function<HttpConnection, ConnectionGuard> guards;
     /** The port the server listens on, once it does. */
     private final IntSupplier boundPort;
 
-    HttpBasics(ModelService service, Function<HttpConnection, ConnectionGuard> guards, IntSupplier boundPort) {
+    /** How late this event loop read what reached its sockets ({@link ReadLateness}). */
+    private final ReadLateness reads;
+
+    /** {@code reads}: this event loop's read bound, opened on the loop. */
+    HttpBasics(ModelService service, IntSupplier boundPort, ReadLateness reads) {
+        this.reads = reads;
         this.service = service;
         this.replica = Integer.toString(service.options.replica());
-        this.guards = guards;
         this.boundPort = boundPort;
     }
 
@@ -40,16 +45,15 @@ final class HttpBasics {
      * the replica that answers, and llm-d-inference-sim's pod headers where the pod is known.
      */
     void assignRequestId(RoutingContext rc) {
+        // first: the request's bytes were just read, nothing parsed yet; and how long they can have waited for the loop
+        rc.put(RECEIVED_KEY, service.clock.modelNow());
+        rc.put(RECEIVED_LATENESS_KEY, reads.at(System.nanoTime()));
         String id = rc.request().getHeader("x-request-id");
         if (id == null || id.isBlank()) {
             id = service.newRequestId(service.nextRequestSeq());
         }
         rc.put("requestId", id);
         rc.response().putHeader("x-request-id", id).putHeader(HttpApi.REPLICA_HEADER, replica);
-        ConnectionGuard guard = guards.apply(rc.request().connection());
-        if (guard != null) {
-            rc.response().endHandler(v -> guard.requestEnded());
-        }
         PodIdentity pod = service.options.pod();
         if (pod.name() != null) {
             rc.response().putHeader(HttpApi.POD_HEADER, pod.name()).putHeader(HttpApi.PORT_HEADER,

@@ -7,6 +7,7 @@ import dev.infersim.common.ConfigException;
 import dev.infersim.common.SplitMix64;
 import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.KvTransferListener;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -55,6 +56,8 @@ final class KvConnector {
     private final double bytesPerToken;
     private final List<HttpServer> servers = new ArrayList<>();
     private Vertx vertx;
+    /** Where side-channel messages are sent from (set by {@link #start}): never the engine thread. */
+    private volatile Context context;
     private HttpClient client;
     private long heartbeatTimer = -1;
 
@@ -101,23 +104,37 @@ final class KvConnector {
                 options.deployment().tensorParallelSize(), r.computedTokens());
     }
 
-    /** Tells the decode engine {@code rank}'s pulls to the prefill sides they came from. */
+    /**
+     * Tells the decode engine {@code rank}'s pulls to the prefill sides they came from. It runs inside the engine's step
+     * on the engine thread: nothing it does may throw there, and the notification itself goes out from an event loop.
+     */
     KvTransferListener listener(int rank) {
         return (r, now) -> {
-            if (r.kvTransferEndNanos() >= 0) {
-                metrics.get(rank).pulled(r, r.kvTransferTokens() * bytesPerToken);
+            try {
+                if (r.kvTransferEndNanos() >= 0) {
+                    metrics.get(rank).pulled(r, r.kvTransferTokens() * bytesPerToken);
+                }
+                pullDone((Choice) r.attachment(), rank);
+            } catch (RuntimeException e) {
+                metrics.get(rank).failedNotification();
             }
-            pullDone((Choice) r.attachment(), rank);
         };
     }
 
     /**
-     * A decode choice no longer needs its prefill's blocks: it pulled them, or it was aborted or refused before it did
-     * (vLLM then notifies the prefill side too, {@code notify_kv_transfer_request_rejected}).
+     * Any thread: a decode choice no longer needs its prefill's blocks: it pulled them, or it was aborted or refused
+     * before it did (vLLM then notifies the prefill side too, {@code notify_kv_transfer_request_rejected}).
      */
     void pullDone(Choice c, int rank) {
         waiting.remove(c);
-        notifyPrefill(c.remotePrefill, rank);
+        KvTransferParams p = c.remotePrefill;
+        ObjectNode body = Json.MAPPER.createObjectNode().put("remote_engine_id", p.remoteEngineId())
+                .put("remote_request_id", p.remoteRequestId());
+        if (context == null) {
+            metrics.get(rank).failedNotification(); // not started: nowhere to send from
+        } else {
+            context.runOnContext(v -> post(p.remoteHost(), p.remotePort(), "/nixl/notify", body, rank));
+        }
     }
 
     /** A decode choice arrived: its prefill's lease is renewed until it pulls. */
@@ -125,26 +142,26 @@ final class KvConnector {
         waiting.add(c);
     }
 
-    private void notifyPrefill(KvTransferParams p, int rank) {
-        ObjectNode body = Json.MAPPER.createObjectNode().put("remote_engine_id", p.remoteEngineId())
-                .put("remote_request_id", p.remoteRequestId());
-        post(p.remoteHost(), p.remotePort(), "/nixl/notify", body, rank);
-    }
-
+    /** Event loop: one side-channel message; one that cannot be sent, or is not answered 200, is counted as failed. */
     private void post(String host, int port, String path, ObjectNode body, int rank) {
-        client.request(HttpMethod.POST, port, host, path)
-                .compose(req -> req.putHeader("content-type", "application/json").send(Buffer.buffer(body.toString())))
-                .onComplete(ar -> {
-                    if (ar.failed() || ar.result().statusCode() != 200) {
-                        metrics.get(rank).failedNotification();
-                    }
-                });
+        try {
+            client.request(HttpMethod.POST, port, host, path)
+                    .compose(req -> req.putHeader("content-type", "application/json").send(Buffer.buffer(body.toString())))
+                    .onComplete(ar -> {
+                        if (ar.failed() || ar.result().statusCode() != 200) {
+                            metrics.get(rank).failedNotification();
+                        }
+                    });
+        } catch (RuntimeException e) {
+            metrics.get(rank).failedNotification();
+        }
     }
 
     /** Binds every engine's side channel and starts the heartbeats; {@code loops} are the engines, by rank. */
     Future<Void> start(Vertx vertx, List<EngineLoop> loops) {
         this.vertx = vertx;
         this.client = vertx.createHttpClient();
+        this.context = vertx.getOrCreateContext();
         List<Future<HttpServer>> bound = new ArrayList<>();
         for (int rank = 0; rank < loops.size(); rank++) {
             EngineLoop loop = loops.get(rank);

@@ -23,7 +23,8 @@ import java.util.function.Supplier;
  * {@code vllm/v1/core/block_pool.py}): a PUB socket that binds when the endpoint has a wildcard host ({@code *}) and
  * connects otherwise; one message per engine step that changed the cache, of three frames: the topic (UTF-8), a
  * sequence number (8 bytes big-endian, from 0, one per message), and the msgpack payload {@code KVEventBatch} as an
- * array {@code [ts, events, data_parallel_rank]} (ts = Unix seconds as float64; the rank nil without data parallelism).
+ * array {@code [ts, events, data_parallel_rank]} (ts = Unix seconds as float64; the engine's data-parallel rank, 0
+ * without data parallelism, as {@code ZmqEventPublisher.publish} fills in its own rank where the batch has none).
  * Events are msgspec's tagged structs, by default {@code array_like} with every field in declaration order:
  * {@code ["BlockStored", block_hashes, parent_block_hash, token_ids, block_size, lora_id, medium, lora_name,
  * extra_keys, group_idx, kv_cache_spec_kind, kv_cache_spec_sliding_window]},
@@ -32,8 +33,9 @@ import java.util.function.Supplier;
  * unsigned integers), the hash of the block before them (nil for a prompt's first), their token ids, and per block its
  * extra keys ({@code [lora_name]} on a LoRA adapter, else nil); {@code lora_id} and {@code lora_name} name the adapter
  * (nil on the base model), medium is "GPU", the KV-cache group 0, the spec fields nil. With {@code mapEvents} each event
- * is instead a map of the same fields, {@code "type"} first and the fields left at their defaults
- * ({@code kv_cache_spec_kind}, {@code kv_cache_spec_sliding_window}) left out, the form vLLM sends since its PR #42892.
+ * is instead a map of the same fields, {@code "type"} first, the form vLLM sends since its PR #42892; that vLLM also
+ * names the group's KV-cache spec, {@code kv_cache_spec_kind} "full_attention" (the only kind a dense model's one
+ * group has), and leaves {@code kv_cache_spec_sliding_window} out at its default.
  * With a replay endpoint the last messages are also kept for {@link KvEventReplay}. Data-parallel rank r publishes
  * (and replays) on the endpoints' ports + r, as vLLM's ranks do; replicas of one process take ports after one
  * another's wherever they bind. Used only from the engine thread, which owns the PUB socket; only the topic may be set
@@ -59,7 +61,9 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
     private final KvEventReplay replay;
     private volatile byte[] topic;
     private final boolean mapEvents;
-    private final Integer dataParallelRank;
+    private final int dataParallelRank;
+    /** vLLM's {@code KVCacheSpecKind.FULL_ATTENTION}, the spec of a dense model's one KV-cache group. */
+    static final String FULL_ATTENTION = "full_attention";
     private final MessageBufferPacker events = MessagePack.newDefaultBufferPacker();
     private int eventCount;
     private long seq;
@@ -68,14 +72,14 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
      * Opens the sockets; a bind or connect that fails closes everything and throws a {@link ConfigException} naming
      * the endpoint, as vLLM's engine fails to start.
      *
-     * @param dataParallelRank the engine's rank under data parallelism, or null without it
+     * @param dataParallelRank the engine's rank under data parallelism, or null without it (published as 0)
      * @param replicaOffset    the first port of this replica's engines past the endpoints', where they bind
      */
     KvEventPublisher(KvEventsConfig config, Integer dataParallelRank, int replicaOffset) {
         this.topic = config.topic() == null ? new byte[0] : config.topic().getBytes(StandardCharsets.UTF_8);
         this.mapEvents = config.mapEvents();
-        this.dataParallelRank = dataParallelRank;
         int rank = dataParallelRank == null ? 0 : dataParallelRank;
+        this.dataParallelRank = rank;
         String endpoint = config.binds() ? config.endpointPlus(replicaOffset + rank) : config.endpointPlus(rank);
         String replayEndpoint = config.replayEndpointPlus(replicaOffset + rank);
         try {
@@ -157,7 +161,9 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
                 }
             }
             field("group_idx").packInt(0);
-            if (!mapEvents) {
+            if (mapEvents) {
+                field("kv_cache_spec_kind").packString(FULL_ATTENTION);
+            } else {
                 events.packNil().packNil(); // kv_cache_spec_kind, kv_cache_spec_sliding_window
             }
             eventCount++;
@@ -192,11 +198,11 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
 
     /**
      * Opens an event: an array of the tag and its {@code arrayFields} fields, or a map of {@code "type"} and the
-     * {@code mapFields} fields a map carries ({@code arrayFields} less the trailing ones at their defaults).
+     * {@code mapFields} fields a map carries ({@code arrayFields} less the trailing one at its default).
      */
     private void startEvent(String tag, int arrayFields) throws IOException {
         if (mapEvents) {
-            int mapFields = tag.equals("BlockStored") ? arrayFields - 2 : arrayFields;
+            int mapFields = tag.equals("BlockStored") ? arrayFields - 1 : arrayFields; // no sliding window
             events.packMapHeader(1 + mapFields).packString("type").packString(tag);
         } else {
             events.packArrayHeader(1 + arrayFields).packString(tag);
@@ -228,11 +234,7 @@ final class KvEventPublisher implements KvEventListener, AutoCloseable {
         try (MessageBufferPacker batch = MessagePack.newDefaultBufferPacker()) {
             batch.packArrayHeader(3).packDouble(System.currentTimeMillis() / 1000.0).packArrayHeader(eventCount);
             batch.writePayload(events.toByteArray());
-            if (dataParallelRank == null) {
-                batch.packNil();
-            } else {
-                batch.packInt(dataParallelRank);
-            }
+            batch.packInt(dataParallelRank);
             byte[] payload = batch.toByteArray();
             socket.sendMore(topic); // volatile: set once the server knows its port
             socket.sendMore(ByteBuffer.allocate(Long.BYTES).putLong(seq).array());

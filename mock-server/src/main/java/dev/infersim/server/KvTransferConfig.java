@@ -4,9 +4,13 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.KvTransferLink;
 
+import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * The mock's KV connector, as vLLM's {@code --kv-transfer-config} configures one ({@code KVTransferConfig},
@@ -31,14 +35,20 @@ import java.util.Set;
  *                          port + i x engines + r (vLLM's port + data-parallel rank) and sends it as {@code remote_port};
  *                          0 takes free ports
  * @param link              what a decode pull costs ({@code --kv-transfer-gbps}, {@code --kv-transfer-latency-ms})
+ * @param peers             the hosts a request's {@code remote_host} may name besides {@link #sideChannelHost} (where
+ *                          this fleet's own replicas listen): {@code --kv-transfer-peers}, by default the loopback
+ *                          names. The side channel sends only to these, compared as written, never resolved first: a
+ *                          request cannot have the mock reach out to a host of its choosing.
  */
 public record KvTransferConfig(String kvRole, String engineId, int leaseSeconds, String sideChannelHost,
-                               int sideChannelPort, KvTransferLink link) {
+                               int sideChannelPort, KvTransferLink link, Set<String> peers) {
     public static final String CONNECTOR = "NixlConnector";
     public static final List<String> ROLES = List.of("kv_producer", "kv_consumer", "kv_both");
     public static final int DEFAULT_LEASE_SECONDS = 30;
     public static final String DEFAULT_SIDE_CHANNEL_HOST = "localhost";
     public static final int DEFAULT_SIDE_CHANNEL_PORT = 5600;
+    /** The peers allowed without {@code --kv-transfer-peers}: this machine's loopback names. */
+    public static final Set<String> LOOPBACK_PEERS = Set.of("localhost", "127.0.0.1", "::1");
     /** KVTransferConfig's fields at the cited commit; any other key is refused, as vLLM's config class refuses it. */
     private static final Set<String> VLLM_KEYS = Set.of("kv_connector", "engine_id", "kv_buffer_device", "kv_buffer_size",
             "kv_role", "kv_rank", "kv_parallel_size", "kv_ip", "kv_port", "kv_connector_extra_config",
@@ -51,7 +61,37 @@ public record KvTransferConfig(String kvRole, String engineId, int leaseSeconds,
         check(sideChannelHost != null && !sideChannelHost.isBlank(), "VLLM_NIXL_SIDE_CHANNEL_HOST must not be blank");
         check(sideChannelPort >= 0 && sideChannelPort <= 65535,
                 "VLLM_NIXL_SIDE_CHANNEL_PORT must be in 0..65535, got " + sideChannelPort);
-        java.util.Objects.requireNonNull(link, "link");
+        Objects.requireNonNull(link, "link");
+        Objects.requireNonNull(peers, "peers");
+        Set<String> normal = new TreeSet<>();
+        for (String peer : peers) {
+            check(peer != null && !peer.isBlank(), "--kv-transfer-peers: a host must not be blank");
+            normal.add(normalHost(peer));
+        }
+        peers = Collections.unmodifiableSet(normal);
+    }
+
+    /** A connector whose peers are the loopback names (and its own side-channel host). */
+    public KvTransferConfig(String kvRole, String engineId, int leaseSeconds, String sideChannelHost, int sideChannelPort,
+                            KvTransferLink link) {
+        this(kvRole, engineId, leaseSeconds, sideChannelHost, sideChannelPort, link, LOOPBACK_PEERS);
+    }
+
+    /** Whether a request's {@code remote_host} names this fleet's side-channel host or one of the {@link #peers}. */
+    boolean allowsPeer(String host) {
+        String h = normalHost(host);
+        return h.equals(normalHost(sideChannelHost)) || peers.contains(h);
+    }
+
+    /** A host as peers are compared: lower case, an IPv6 literal without its brackets. Nothing is resolved. */
+    private static String normalHost(String host) {
+        String h = host.trim().toLowerCase(Locale.ROOT);
+        return h.length() > 1 && h.startsWith("[") && h.endsWith("]") ? h.substring(1, h.length() - 1) : h;
+    }
+
+    /** The same connector allowing {@code peers} (with its own side-channel host) as remote hosts. */
+    public KvTransferConfig withPeers(Set<String> peers) {
+        return new KvTransferConfig(kvRole, engineId, leaseSeconds, sideChannelHost, sideChannelPort, link, peers);
     }
 
     /** The lease in model nanoseconds. */
@@ -71,7 +111,7 @@ public record KvTransferConfig(String kvRole, String engineId, int leaseSeconds,
 
     /** The same connector on other side-channel coordinates. */
     public KvTransferConfig withSideChannel(String host, int port) {
-        return new KvTransferConfig(kvRole, engineId, leaseSeconds, host, port, link);
+        return new KvTransferConfig(kvRole, engineId, leaseSeconds, host, port, link, peers);
     }
 
     /**

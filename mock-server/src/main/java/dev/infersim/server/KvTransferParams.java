@@ -36,8 +36,21 @@ record KvTransferParams(boolean remoteDecode, boolean remotePrefill, String remo
                         String remoteHost, int remotePort) {
     static final String FIELD = "kv_transfer_params";
 
-    /** A request's {@code kv_transfer_params} (null when it has none); 400 when malformed. */
-    static KvTransferParams parse(JsonNode p) {
+    /** Longest {@code remote_engine_id} or {@code remote_request_id} taken (vLLM's are UUIDs and request ids). */
+    static final int MAX_ID_CHARS = 1024;
+    /** Most KV-cache groups in {@code remote_block_ids} (one per attention type a model has). */
+    static final int MAX_KV_GROUPS = 64;
+    /** Largest {@code tp_size} taken. */
+    static final int MAX_TP_SIZE = 1024;
+
+    /**
+     * A request's {@code kv_transfer_params} (null when it has none), every key of vLLM's that it gives checked as
+     * vLLM's types: booleans, non-empty ids, a {@code remote_host} among the connector's peers
+     * ({@link KvTransferConfig#allowsPeer}), a port, block ids (non-negative integers, flat or one list per KV-cache
+     * group, no more than {@code maxModelLen} in all: a block holds at least one token), {@code tp_size} from 1 and
+     * {@code remote_num_tokens} from 0 to {@code maxModelLen}. A 400 names the key at fault.
+     */
+    static KvTransferParams parse(JsonNode p, KvTransferConfig config, int maxModelLen) {
         if (p == null || p.isNull()) {
             return null;
         }
@@ -47,23 +60,76 @@ record KvTransferParams(boolean remoteDecode, boolean remotePrefill, String remo
         JsonFields o = JsonFields.within((ObjectNode) p, FIELD);
         boolean decode = o.optBool("do_remote_decode", false);
         boolean prefill = o.optBool("do_remote_prefill", false);
+        String engine = id(o, "remote_engine_id");
+        String request = id(o, "remote_request_id");
+        String host = o.optString("remote_host");
+        Integer port = o.optInt("remote_port", 1, 65535);
+        JsonNode blocks = o.given("remote_block_ids");
+        if (blocks != null) {
+            checkBlockIds(o, blocks, maxModelLen);
+        }
+        o.optInt("tp_size", 1, MAX_TP_SIZE);
+        o.optInt("remote_num_tokens", 0, maxModelLen);
         if (!prefill) {
             return new KvTransferParams(decode, false, null, null, null, 0);
         }
-        String engine = o.optString("remote_engine_id");
-        String request = o.optString("remote_request_id");
-        String host = o.optString("remote_host");
-        JsonNode port = o.given("remote_port");
-        JsonNode blocks = o.given("remote_block_ids");
-        if (engine == null || request == null || host == null || port == null || blocks == null
-                || !blocks.isArray() || blocks.isEmpty()) {
+        if (engine == null || request == null || host == null || port == null || blocks == null) {
             throw ApiException.badRequest(FIELD, FIELD + ": do_remote_prefill needs remote_engine_id, remote_request_id, "
                     + "remote_host, remote_port and a non-empty remote_block_ids, as the prefill's response gives them");
         }
-        if (!port.isIntegralNumber() || !port.canConvertToInt() || port.asInt() < 1 || port.asInt() > 65535) {
-            throw o.wrongType("remote_port", "a port number", port);
+        if (!config.allowsPeer(host)) {
+            throw ApiException.badRequest(FIELD, FIELD + ".remote_host: '" + (host.length() > 64 ? host.substring(0, 64) + "..." : host)
+                    + "' is not a KV transfer peer of this server (its side-channel host " + config.sideChannelHost()
+                    + " or --kv-transfer-peers " + String.join(",", config.peers()) + ")");
         }
-        return new KvTransferParams(decode, true, engine, request, host, port.asInt());
+        return new KvTransferParams(decode, true, engine, request, host, port);
+    }
+
+    private static String id(JsonFields o, String key) {
+        String id = o.optString(key);
+        if (id != null && (id.isEmpty() || id.length() > MAX_ID_CHARS)) {
+            throw ApiException.badRequest(FIELD, FIELD + "." + key + ": expected 1 to " + MAX_ID_CHARS + " characters, got "
+                    + id.length());
+        }
+        return id;
+    }
+
+    /** Block ids as vLLM sends them: a non-empty list of non-negative integers, or of such lists (one per KV-cache group). */
+    private static void checkBlockIds(JsonFields o, JsonNode blocks, int maxModelLen) {
+        String what = "a non-empty list of block ids (integers >= 0), or of such lists, one per KV-cache group";
+        if (!blocks.isArray() || blocks.isEmpty()) {
+            throw o.wrongType("remote_block_ids", what, blocks);
+        }
+        boolean grouped = blocks.get(0).isArray();
+        if (grouped && blocks.size() > MAX_KV_GROUPS) {
+            throw ApiException.badRequest(FIELD, FIELD + ".remote_block_ids: at most " + MAX_KV_GROUPS + " KV-cache groups, got "
+                    + blocks.size());
+        }
+        long ids = 0;
+        for (JsonNode b : blocks) {
+            if (grouped != b.isArray()) {
+                throw o.wrongType("remote_block_ids", what, blocks);
+            }
+            if (grouped) {
+                for (JsonNode id : b) {
+                    checkBlockId(o, id, what);
+                }
+                ids += b.size();
+            } else {
+                checkBlockId(o, b, what);
+                ids++;
+            }
+        }
+        if (ids > maxModelLen) {
+            throw ApiException.badRequest(FIELD, FIELD + ".remote_block_ids: " + ids + " blocks, more than the " + maxModelLen
+                    + " tokens of the model's context could fill");
+        }
+    }
+
+    private static void checkBlockId(JsonFields o, JsonNode id, String what) {
+        if (!id.isIntegralNumber() || !id.canConvertToInt() || id.asInt() < 0) {
+            throw o.wrongType("remote_block_ids", what, id);
+        }
     }
 
     /**

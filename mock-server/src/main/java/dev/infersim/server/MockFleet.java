@@ -74,6 +74,16 @@ public final class MockFleet implements FleetAdmin {
     }
 
     @Override
+    public synchronized MockServer replica(int index) {
+        for (MockServer s : replicas) {
+            if (s.replica() == index) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    @Override
     public synchronized List<ServerMetrics> metrics() {
         return replicas.stream().flatMap(s -> s.metrics().stream()).toList();
     }

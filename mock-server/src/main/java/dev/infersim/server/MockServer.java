@@ -40,6 +40,8 @@ public final class MockServer {
     private volatile List<String> deployments = List.of();
     /** The bound port; 0 until the server listens (a fixed port is known from the start). */
     private volatile int port;
+    /** The port vLLM's gRPC engine service listens on ({@code --grpc-port}); 0 without it or until listening. */
+    private volatile int grpcPort;
     private final Promise<Void> loaded = Promise.promise();
     private volatile long loadTimer = -1;
     private volatile boolean closing;
@@ -161,6 +163,7 @@ public final class MockServer {
         }, new DeploymentOptions().setInstances(instances)).map(id -> {
             deployments = List.of(id);
             port = apis.get(0).boundPort();
+            grpcPort = apis.get(0).boundGrpcPort();
             service.listening(port);
             return null;
         });
@@ -244,6 +247,11 @@ public final class MockServer {
         return service.options.replica();
     }
 
+    /** The served model behind this server (its settings, engines and metrics). */
+    ModelService service() {
+        return service;
+    }
+
     /** This server's metrics, one per data-parallel engine, for a fleet's dashboard. */
     List<ServerMetrics> metrics() {
         return service.metrics;
@@ -252,6 +260,11 @@ public final class MockServer {
     /** The bound TCP port; 0 while a server on an ephemeral port loads without listening. */
     public int port() {
         return port;
+    }
+
+    /** The port of vLLM's gRPC engine service: its own, or {@link #port()} with {@code --grpc-port http}; 0 without. */
+    public int grpcPort() {
+        return grpcPort;
     }
 
     /** {@code http://host:port} (append {@code /v1} for OpenAI clients). */
@@ -310,7 +323,7 @@ public final class MockServer {
 
     /** The current fault settings. */
     public FaultSettings faults() {
-        return service.faults.get();
+        return service.faults();
     }
 
     /** The KV connector's engine ids and side-channel ports, by data-parallel rank; null without one. */
@@ -335,7 +348,14 @@ public final class MockServer {
                         + "%,d tokens (%,d blocks of %d), max model len %,d", service.options.servedModelName(), baseUrl(),
                 replica(), d.model().name(), d.gpu().name(), d.tensorParallelSize(), dp, service.options.timeScale(), loadedIn,
                 kv.tokens(), kv.numBlocks(), kv.blockSize(), kv.maxModelLen()) + timingNote(service.options.fixedTiming(), d.maxNumSeqs())
-                + kvTransferNote();
+                + kvTransferNote() + (grpcPort > 0 ? "; gRPC " + VllmGrpcService.NAME.fullyQualifiedName() + " on port " + grpcPort : "")
+                + datasetNote();
+    }
+
+    private String datasetNote() {
+        DatasetReplies d = service.options.datasetReplies();
+        return d == null ? "" : String.format(Locale.ROOT, "; replies from %s (%,d for %,d prompts)", d.source(), d.size(),
+                d.prompts());
     }
 
     private String kvTransferNote() {

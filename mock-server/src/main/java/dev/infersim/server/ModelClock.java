@@ -21,7 +21,10 @@ public final class ModelClock {
         this.wall = wall;
         this.timeScale = timeScale;
         this.startWallNanos = wall.nanoTime();
-        this.startEpochMillis = System.currentTimeMillis();
+        // to the microsecond (Linux), not currentTimeMillis's millisecond: the truth's epoch instants are compared with
+        // packet captures and other hosts' clocks, and a whole millisecond of rounding would shift every one of them
+        java.time.Instant now = java.time.Instant.now();
+        this.startEpochMillis = now.getEpochSecond() * 1e3 + now.getNano() / 1e6;
     }
 
     /** Model nanoseconds now. */

@@ -6,6 +6,7 @@ import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.LoraConfig;
 import io.vertx.core.Context;
+import io.vertx.core.internal.ContextInternal;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -21,25 +22,29 @@ final class ModelService {
     /** The data-parallel engines, by rank; each has its own KV cache, scheduler and metrics. */
     final List<EngineLoop> loops;
     final List<ServerMetrics> metrics;
-    /** What /metrics shows under --fake-metrics, in place of {@link #metrics}; null otherwise. */
-    private final List<ServerMetrics> fakeMetrics;
+    /** The fake metrics shown (--fake-metrics, /admin/config) and the JSON they were made from; null before any. */
+    private volatile FakeView fakeView;
     final PromptTokenizer tokenizer;
     final LoremVocabulary vocabulary;
     final RequestParser parser;
     final KvCapacity capacity;
-    final AtomicReference<FaultSettings> faults;
+    /** What changes at run time ({@code /admin/config}): one immutable value, swapped whole. */
+    final AtomicReference<RuntimeConfig> runtime;
     /** The LoRA adapters served, and the requests on each for vllm:lora_requests_info; both null when LoRA is off. */
     final LoraAdapters loras;
     final LoraRequestStates loraStates;
     /** The KV connector (prefill/decode disaggregation); null without {@code --kv-transfer-config}. */
     final KvConnector kvConnector;
     final AtomicInteger activeExchanges = new AtomicInteger();
+    /** The requests answered in token ids now running, by id (vLLM's gRPC Abort names them). */
+    final TokenRequests tokenRequests = new TokenRequests();
     /** False during the cold start ({@link ServerOptions#startupDelay()}): /health and /v1 answer 503 meanwhile. */
     volatile boolean loaded;
-    /** The level of the sleep the engines are in ({@link SleepMode}), or -1 while awake. */
-    volatile int sleepLevel = -1;
+    /** Sleep and wake-up of the engines, one operation at a time. */
+    final SleepMode sleepMode = new SleepMode(this);
     private final AtomicLong requestSeq = new AtomicLong();
     private final AtomicLong engineIds = new AtomicLong();
+    /** One delivery batch per event loop, keyed by the loop's own context (never a request's duplicate of it). */
     private final ConcurrentHashMap<Context, EventLoopBatch> batches = new ConcurrentHashMap<>();
     private final long idSalt;
 
@@ -77,18 +82,12 @@ final class ModelService {
             }
         }
         this.metrics = List.copyOf(metrics);
-        if (options.metrics().fake() != null) {
-            ServerMetrics fake = new ServerMetrics(options.servedModelName(), options.deployment(), capacity, options.timeScale(), 0);
-            fake.applyFake(options.metrics().fake());
-            this.fakeMetrics = List.of(fake);
-        } else {
-            this.fakeMetrics = null;
-        }
         this.tokenizer = tokenizer;
         this.vocabulary = vocabulary;
         this.parser = new RequestParser(tokenizer, options.servedModelNames(), loras, capacity.maxModelLen(),
-                options.schedulingPolicy().equals("priority"), options.features());
-        this.faults = new AtomicReference<>(options.faults());
+                options.schedulingPolicy().equals("priority"), options.features(), options.deployment().model().vision());
+        FakeMetrics fake = options.metrics().fake();
+        this.runtime = new AtomicReference<>(RuntimeConfig.initial(options, fake == null ? null : fake.toJson()));
         // Replicas of one fleet start in the same millisecond: the index keeps their request ids apart.
         this.idSalt = SplitMix64.valueAt(System.currentTimeMillis() ^ options.seed(), options.replica());
     }
@@ -138,9 +137,59 @@ final class ModelService {
         }
     }
 
-    /** The engines' metrics, or the fixed ones of --fake-metrics. */
+    /** The fault settings in force. */
+    FaultSettings faults() {
+        return runtime.get().faults();
+    }
+
+    /**
+     * Validates {@code update} whole, swaps the settings in one step and hands the engines their new timing (each
+     * applies it between two steps); returns the settings before and after. A bad field throws an {@link ApiException}
+     * and changes nothing.
+     */
+    RuntimeConfig[] reconfigure(com.fasterxml.jackson.databind.node.ObjectNode update, List<String> allowed) {
+        while (true) {
+            RuntimeConfig before = runtime.get();
+            RuntimeConfig after = before.apply(update, allowed);
+            if (runtime.compareAndSet(before, after)) {
+                if (after.speedFactor() != before.speedFactor() || after.fixedTiming() != before.fixedTiming()) {
+                    for (EngineLoop loop : loops) {
+                        loop.changeTiming(after.speedFactor(), after.fixedTiming());
+                    }
+                }
+                return new RuntimeConfig[] {before, after};
+            }
+        }
+    }
+
+    /** The engines' metrics, or the fake ones in force ({@code --fake-metrics}, {@code /admin/config}). */
     List<ServerMetrics> shownMetrics() {
-        return fakeMetrics != null ? fakeMetrics : metrics;
+        com.fasterxml.jackson.databind.node.ObjectNode fake = runtime.get().fakeMetrics();
+        if (fake == null) {
+            return metrics;
+        }
+        FakeView view = fakeView;
+        if (view == null || view.json() != fake) {
+            ServerMetrics m = new ServerMetrics(options.servedModelName(), options.deployment(), capacity, options.timeScale(), 0);
+            m.applyFake(FakeMetrics.parse(fake.toString()));
+            view = new FakeView(fake, List.of(m));
+            fakeView = view;
+        }
+        return view.metrics();
+    }
+
+    /** Fake metrics made from {@code json}. */
+    private record FakeView(com.fasterxml.jackson.databind.node.ObjectNode json, List<ServerMetrics> metrics) {
+    }
+
+    /** Whether an engine has stopped ({@link EngineLoop#deathCause}). */
+    boolean engineStopped() {
+        for (EngineLoop loop : loops) {
+            if (loop.deathCause() != null) {
+                return true;
+            }
+        }
+        return false;
     }
 
     int running() {
@@ -159,9 +208,12 @@ final class ModelService {
         return n;
     }
 
-    /** The delivery batch of the calling event loop. */
+    /**
+     * The delivery batch of the event loop that runs {@code context}. Vert.x gives each HTTP request a duplicate of its
+     * loop's context; keyed by those, the map kept a batch (and its two choice arrays) for every request ever served.
+     */
     EventLoopBatch batchFor(Context context) {
-        return batches.computeIfAbsent(context, EventLoopBatch::new);
+        return batches.computeIfAbsent(((ContextInternal) context).unwrap(), EventLoopBatch::new);
     }
 
     /** Sequence number of the next HTTP request (drives derived seeds). */

@@ -3,7 +3,6 @@ package dev.infersim.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infersim.common.SplitMix64;
 import io.vertx.core.Vertx;
 import io.vertx.core.WorkerExecutor;
 import io.vertx.core.buffer.Buffer;
@@ -11,6 +10,7 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 
+import java.util.concurrent.Callable;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -28,9 +28,12 @@ final class OpenAiRoutes {
     private final HttpApi.Shutdown shutdown;
     /** Threads that write responses too large for an event loop. */
     private final WorkerExecutor bodies;
+    /** The attempts of each client request answered by the servers of this Vert.x (a fleet's replicas share it). */
+    private final Attempts attempts;
 
     OpenAiRoutes(Vertx vertx, ModelService service, HttpApi.Shutdown shutdown, WorkerExecutor bodies) {
         this.vertx = vertx;
+        this.attempts = Attempts.of(vertx);
         this.service = service;
         this.shutdown = shutdown;
         this.bodies = bodies;
@@ -51,11 +54,12 @@ final class OpenAiRoutes {
     }
 
     private void complete(RoutingContext rc, boolean chat) {
+        countAttempt(rc);
         if (shutdown.closing()) {
             HttpBasics.error(rc, 503, "The server is shutting down", null);
             return;
         }
-        withParsed(rc, bytes -> service.parser.parse(RequestParser.object(bytes), chat), request -> admit(rc, chat, request, Wire.OPENAI));
+        withParsed(vertx, rc, bytes -> service.parser.parse(RequestParser.object(bytes), chat), request -> admit(rc, chat, request, Wire.OPENAI));
     }
 
     /**
@@ -64,29 +68,44 @@ final class OpenAiRoutes {
      * take the wire's error format.
      */
     private void translated(RoutingContext rc, Function<ObjectNode, Wire.Translation> translate) {
+        countAttempt(rc);
         if (shutdown.closing()) {
             HttpBasics.error(rc, 503, "The server is shutting down", null);
             return;
         }
-        withParsed(rc, bytes -> {
+        withParsed(vertx, rc, bytes -> {
             Wire.Translation t = translate.apply(RequestParser.object(bytes));
             rc.put(HttpBasics.WIRE_KEY, t.wire());
             return new Translated(service.parser.parse(t.request(), t.chat()), t);
         }, p -> admit(rc, p.translation().chat(), p.request(), p.translation().wire()));
     }
 
+    /**
+     * Counts this attempt of the client's request ({@link Attempts}), whatever the answer will be, and names its number
+     * in the answer's {@code x-infersim-attempt} header and, through the routing context, in the ground truth.
+     */
+    private void countAttempt(RoutingContext rc) {
+        int n = attempts.count(Attempts.key(rc.request().getHeader("x-request-id"), rc.request().path(), rc.body().buffer()),
+                System.nanoTime());
+        rc.response().putHeader(Attempts.HEADER, Integer.toString(n));
+        rc.put(Attempts.HEADER, n);
+    }
+
     private record Translated(CompletionRequest request, Wire.Translation translation) {
     }
 
-    /** Admits a parsed request (faults, queue room) and starts its exchange, answering in {@code wire}'s format. */
+    /**
+     * Admits a parsed request (faults, queue room), draws its choices' outputs (on a worker thread where they may cost
+     * an event loop too much: {@link Choices#drawnOffLoop}) and starts its exchange, answering in {@code wire}'s format.
+     */
     private void admit(RoutingContext rc, boolean chat, CompletionRequest request, Wire wire) {
         long seq = service.nextRequestSeq();
-        FaultType fault = chooseFault(rc, seq);
+        FaultType fault = chooseFault(rc, service, seq);
         if (fault != null && fault.isError()) {
             if (fault == FaultType.RATE_LIMIT) {
                 rc.response().putHeader("retry-after", "1"); // as the real queue-full 429 below
             }
-            throw faultError(fault, chat);
+            throw faultError(service, fault, chat);
         }
         int sequences = request.prompts().size() * request.n();
         if (sequences > service.options.maxWaitingRequests()) {
@@ -96,10 +115,33 @@ final class OpenAiRoutes {
         }
         String route = rc.request().getHeader(FrontDoor.ROUTE_HEADER);
         String decision = route == null ? null : routeDecision(route);
-        Exchange exchange = new Exchange(service, pinnedRank(rc), request, rc.response(), vertx.getOrCreateContext(), bodies,
-                rc.get("requestId"), seq, fault, wire);
+        int rank = pinnedRank(rc, service);
+        if (Choices.drawnOffLoop(service.options, request)) {
+            offLoop(vertx, rc, () -> Choices.outputs(service, request, seq), outputs -> start(rc, request, wire, rank, decision, fault, outputs));
+        } else {
+            start(rc, request, wire, rank, decision, fault, Choices.outputs(service, request, seq));
+        }
+    }
+
+    /** Starts the exchange of an admitted request whose outputs are drawn; 429 when the waiting queue is full. */
+    private void start(RoutingContext rc, CompletionRequest request, Wire wire, int rank, String decision, FaultType fault,
+                       Choices.Output[] outputs) {
+        if (shutdown.closing()) {
+            throw new ApiException(503, "The server is shutting down", null); // it began while the outputs were drawn
+        }
+        Exchange exchange = new Exchange(service, rank, request, rc.response(), vertx.getOrCreateContext(), bodies,
+                rc.get("requestId"), outputs, fault, wire);
         if (decision != null) {
             exchange.routedBy(decision);
+        }
+        Long received = rc.get(HttpBasics.RECEIVED_KEY);
+        if (received != null) {
+            Long lateness = rc.get(HttpBasics.RECEIVED_LATENESS_KEY);
+            exchange.receivedAt(received, lateness == null ? -1 : lateness);
+        }
+        Integer attempt = rc.get(Attempts.HEADER);
+        if (attempt != null) {
+            exchange.attempt(attempt);
         }
         if (!exchange.submit()) {
             rc.response().putHeader("retry-after", "1");
@@ -114,32 +156,40 @@ final class OpenAiRoutes {
      * is parsed on a worker thread: tokenizing a 15 MiB prompt takes a cold tokenizer seconds, and the other connections
      * of this event loop must not wait for it.
      */
-    private <T> void withParsed(RoutingContext rc, Function<byte[], T> parse, Consumer<T> next) {
+    static <T> void withParsed(Vertx vertx, RoutingContext rc, Function<byte[], T> parse, Consumer<T> next) {
         Buffer body = rc.body().buffer();
         byte[] bytes = body == null ? new byte[0] : body.getBytes();
         if (bytes.length <= HttpApi.OFF_LOOP_BYTES) {
             HttpBasics.answering(rc, () -> next.accept(parse.apply(bytes)));
             return;
         }
-        vertx.executeBlocking(() -> parse.apply(bytes), false).onComplete(parsed -> {
+        offLoop(vertx, rc, () -> parse.apply(bytes), next);
+    }
+
+    /**
+     * Runs {@code work} on a worker thread, then {@code next} with its result on this event loop; an
+     * {@link ApiException} from either is answered as error JSON, nothing is answered to a client that left meanwhile.
+     */
+    static <T> void offLoop(Vertx vertx, RoutingContext rc, Callable<T> work, Consumer<T> next) {
+        vertx.executeBlocking(work, false).onComplete(done -> {
             if (rc.response().closed()) {
-                return; // the client left while its body was parsed
+                return; // the client left meanwhile
             }
-            if (parsed.failed() && !(parsed.cause() instanceof ApiException)) {
-                rc.fail(parsed.cause());
+            if (done.failed() && !(done.cause() instanceof ApiException)) {
+                rc.fail(done.cause());
                 return;
             }
             HttpBasics.answering(rc, () -> {
-                if (parsed.failed()) {
-                    throw (ApiException) parsed.cause();
+                if (done.failed()) {
+                    throw (ApiException) done.cause();
                 }
-                next.accept(parsed.result());
+                next.accept(done.result());
             });
         });
     }
 
     /** vLLM's {@code X-data-parallel-rank} header pins a request to one engine; -1 lets the load balancer pick. */
-    private int pinnedRank(RoutingContext rc) {
+    static int pinnedRank(RoutingContext rc, ModelService service) {
         String pinned = rc.request().getHeader(HttpApi.DP_RANK_HEADER);
         if (pinned == null) {
             return -1;
@@ -170,7 +220,7 @@ final class OpenAiRoutes {
         throw ApiException.badRequest(FrontDoor.ROUTE_HEADER, FrontDoor.ROUTE_HEADER + ": expected a JSON object, got " + header);
     }
 
-    private FaultType chooseFault(RoutingContext rc, long seq) {
+    static FaultType chooseFault(RoutingContext rc, ModelService service, long seq) {
         String forced = rc.request().getHeader(HttpApi.FAULT_HEADER);
         if (forced != null) {
             FaultType t = FaultType.byName(forced);
@@ -179,11 +229,10 @@ final class OpenAiRoutes {
             }
             return t;
         }
-        long salt = service.options.seed() ^ 0xFA17L;
-        return service.faults.get().pick(SplitMix64.uniformAt(salt, seq), SplitMix64.uniformAt(salt, ~seq));
+        return service.faults().pickFor(service.options.seed(), seq);
     }
 
-    private ApiException faultError(FaultType fault, boolean chat) {
+    static ApiException faultError(ModelService service, FaultType fault, boolean chat) {
         return switch (fault) {
             case RATE_LIMIT -> new ApiException(429, "Rate limit reached (injected fault)", null);
             case SERVER_ERROR -> new ApiException(500, "Internal server error (injected fault)", null);
@@ -231,7 +280,7 @@ final class OpenAiRoutes {
 
     /** Parsed, tokenized and serialized where {@link #withParsed} puts a body of its size: the answer grows with it. */
     private void tokenize(RoutingContext rc) {
-        withParsed(rc, bytes -> tokenized(bytes).toString(), out -> HttpBasics.jsonText(rc, out));
+        withParsed(vertx, rc, bytes -> tokenized(bytes).toString(), out -> HttpBasics.jsonText(rc, out));
     }
 
     private ObjectNode tokenized(byte[] bytes) {
@@ -265,7 +314,7 @@ final class OpenAiRoutes {
     }
 
     private void detokenize(RoutingContext rc) {
-        withParsed(rc, this::detokenized, out -> HttpBasics.jsonText(rc, out));
+        withParsed(vertx, rc, this::detokenized, out -> HttpBasics.jsonText(rc, out));
     }
 
     private String detokenized(byte[] bytes) {

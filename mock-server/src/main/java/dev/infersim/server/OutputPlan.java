@@ -28,6 +28,8 @@ final class OutputPlan {
 
     enum Body { TEXT, JSON, TOOL_CALL }
 
+    /** Characters drawn past the last token a reply can reach, for the word the cut falls in. */
+    private static final int REACH_MARGIN_CHARS = 8192;
     static final String THINK = "<think>";
     static final String END_THINK = "</think>";
 
@@ -65,10 +67,16 @@ final class OutputPlan {
     /**
      * The plan of a choice, or null when its reply is plain text without reasoning. {@code base} is the lorem (or echo)
      * text, {@code seed} the choice's text seed, {@code length} the tokens the choice would generate as plain text
-     * (the smaller of its max_tokens and its EOS position).
+     * (the smaller of its max_tokens and its EOS position), {@code maxTokens} the most tokens it may generate;
+     * {@code budget} counts what the request's choices draw.
      */
-    static OutputPlan draw(OutputSpec spec, ModelFeatures features, TokenText base, long seed, long length,
-                           PromptTokenizer tokenizer, LoremVocabulary words) {
+    static OutputPlan draw(OutputSpec spec, ModelFeatures features, TokenText base, long seed, long length, int maxTokens,
+                           PromptTokenizer tokenizer, LoremVocabulary words, SamplingBudget budget) {
+        // A value longer than max_tokens can carry is drawn only as far as the reply reaches: past maxTokens + 2 of the
+        // longest tokens, and a margin for the word the cut falls in, the first maxTokens tokens are the same. Not with
+        // a reasoning parser, whose thinking takes a share of the whole value's length.
+        long reach = features.reasoningParser() != null ? Long.MAX_VALUE
+                : (maxTokens + 2L) * tokenizer.longestTokenChars() + REACH_MARGIN_CHARS;
         boolean reasons = features.reasoningParser() != null;
         if (!reasons && !spec.shaped()) {
             return null;
@@ -81,23 +89,26 @@ final class OutputPlan {
         Body body = Body.TEXT;
         if (tool != null) {
             body = Body.TOOL_CALL;
-            String args = sample(tool.parameters(), rng.nextLong(), words, "tools[" + tool.name() + "].function.parameters");
-            value = pieces(tokenizer, args);
+            String where = "tools[" + shown(tool.name()) + "].function.parameters";
+            // the name goes out with every call (its first delta, the message), and in the wrapper's tokens
+            counted(budget, tool.name().length(), where);
+            String args = sample(tool.parameters(), rng.nextLong(), words, where, budget, reach);
             switch (spec.toolChoice()) {
                 case REQUIRED -> {
-                    prefix = pieces(tokenizer, "[{\"name\": \"" + tool.name() + "\", \"parameters\": ");
+                    prefix = pieces(tokenizer, counted(budget, "[{\"name\": \"" + tool.name() + "\", \"parameters\": ", where));
                     suffix = pieces(tokenizer, "}]");
                 }
                 case AUTO -> {
-                    prefix = pieces(tokenizer, "<tool_call>\n{\"name\": \"" + tool.name() + "\", \"arguments\": ");
+                    prefix = pieces(tokenizer, counted(budget, "<tool_call>\n{\"name\": \"" + tool.name() + "\", \"arguments\": ", where));
                     suffix = pieces(tokenizer, "}\n</tool_call>");
                 }
                 default -> { }
             }
+            value = pieces(tokenizer, args);
         } else if (spec.schema() != null || spec.jsonObject()) {
             body = Body.JSON;
-            String json = spec.schema() != null ? sample(spec.schema(), rng.nextLong(), words, "response_format")
-                    : JsonSchemaSampler.sampleObject(rng.nextLong(), words);
+            String json = spec.schema() != null ? sample(spec.schema(), rng.nextLong(), words, "response_format", budget, reach)
+                    : counted(budget, JsonSchemaSampler.sampleObject(rng.nextLong(), words), "response_format");
             value = pieces(tokenizer, json);
         }
         int bodyTokens = prefix.length + value.length + suffix.length;
@@ -143,14 +154,37 @@ final class OutputPlan {
         };
     }
 
-    private static String sample(com.fasterxml.jackson.databind.JsonNode schema, long seed, LoremVocabulary words, String where) {
+    private static String sample(com.fasterxml.jackson.databind.JsonNode schema, long seed, LoremVocabulary words, String where,
+                                 SamplingBudget budget, long reach) {
         try {
-            return JsonSchemaSampler.sample(schema, seed, words);
+            return JsonSchemaSampler.sample(schema, seed, words, budget, reach);
         } catch (IllegalArgumentException | ClassCastException | ArithmeticException e) {
             // a schema that is not one (a properties list, bounds past 64 bits) is the request's fault, never a 500
-            throw ApiException.badRequest(where.startsWith("tools") ? "tools" : "response_format", where + ": "
-                    + e.getMessage());
+            throw refused(where, e.getMessage());
         }
+    }
+
+    /** {@code text}, its characters counted against the request's budget. */
+    private static String counted(SamplingBudget budget, String text, String where) {
+        counted(budget, text.length(), where);
+        return text;
+    }
+
+    private static void counted(SamplingBudget budget, long chars, String where) {
+        try {
+            budget.chars(chars);
+        } catch (IllegalArgumentException e) {
+            throw refused(where, e.getMessage());
+        }
+    }
+
+    private static ApiException refused(String where, String why) {
+        return ApiException.badRequest(where.startsWith("tools") ? "tools" : "response_format", where + ": " + why);
+    }
+
+    /** A tool name as a message quotes it: its first 64 characters. */
+    private static String shown(String name) {
+        return name.length() <= 64 ? name : name.substring(0, 64) + "...";
     }
 
     private static String[] pieces(PromptTokenizer tokenizer, String text) {

@@ -38,6 +38,12 @@ public final class PromptTokenizer {
     private static final int ORDINARY_TOKENS = 100_256;
     /** Ids run from 0 to the last special token, 100276, as a model's vocabulary size counts them. */
     static final int VOCABULARY_SIZE = 100_277;
+    /** cl100k_base's longest token, 128 spaces (its ranks file), in bytes and so at least in characters. */
+    private static final int CL100K_LONGEST_TOKEN = 128;
+    /** A run of one kind of character longer than this is encoded in pieces of this many characters. */
+    static final int LONGEST_RUN = 64;
+    /** Text is encoded in pieces of about this many characters, cut where the ids stay exactly tiktoken's. */
+    static final int PIECE_CHARS = 8192;
     private static final Set<Integer> SPECIAL_IDS = Set.of(100257, 100258, 100259, 100260, IM_START, IM_END, 100276);
 
     /** Loading the BPE ranks takes about a second; every server in the JVM shares one (immutable, thread-safe) encoding. */
@@ -48,16 +54,18 @@ public final class PromptTokenizer {
     private final HuggingFaceTokenizer model;
     private final int modelVocabularySize;
     private final String name;
+    private final int longestToken;
 
     /** cl100k_base with the ChatML template. */
     public PromptTokenizer() {
-        this(null, VOCABULARY_SIZE, "cl100k_base");
+        this(null, VOCABULARY_SIZE, "cl100k_base", CL100K_LONGEST_TOKEN);
     }
 
-    private PromptTokenizer(HuggingFaceTokenizer model, int vocabularySize, String name) {
+    private PromptTokenizer(HuggingFaceTokenizer model, int vocabularySize, String name, int longestToken) {
         this.model = model;
         this.modelVocabularySize = vocabularySize;
         this.name = name;
+        this.longestToken = longestToken;
     }
 
     /**
@@ -68,11 +76,12 @@ public final class PromptTokenizer {
         ConfigException.check(Files.isRegularFile(file), "--tokenizer: %s is not a file (give a HuggingFace tokenizer.json)",
                 file);
         try {
-            int vocabulary = vocabularySize(Json.MAPPER.readTree(file.toFile()));
+            JsonNode json = Json.MAPPER.readTree(file.toFile());
+            int vocabulary = vocabularySize(json);
             // no truncation, no padding: a prompt keeps every token; special tokens as the post-processor adds them
             HuggingFaceTokenizer t = HuggingFaceTokenizer.newInstance(file, Map.of("addSpecialTokens", "true",
                     "truncation", "false", "padding", "false"));
-            return new PromptTokenizer(t, vocabulary, file.getFileName().toString());
+            return new PromptTokenizer(t, vocabulary, file.getFileName().toString(), longestToken(json));
         } catch (IOException | RuntimeException e) {
             throw new ConfigException("--tokenizer: cannot read " + file + " as a HuggingFace tokenizer.json: " + e.getMessage(), e);
         }
@@ -91,6 +100,23 @@ public final class PromptTokenizer {
         return max + 1;
     }
 
+    /** The most UTF-8 bytes of a vocabulary entry's text (or of an added token's): at least any token's characters. */
+    private static int longestToken(JsonNode tokenizer) {
+        int max = 1;
+        for (java.util.Iterator<String> it = tokenizer.path("model").path("vocab").fieldNames(); it.hasNext(); ) {
+            max = Math.max(max, it.next().getBytes(StandardCharsets.UTF_8).length);
+        }
+        for (JsonNode added : tokenizer.path("added_tokens")) {
+            max = Math.max(max, added.path("content").asText().getBytes(StandardCharsets.UTF_8).length);
+        }
+        return max;
+    }
+
+    /** The most characters one token stands for: the first N tokens of a text lie within N times this of it. */
+    public int longestTokenChars() {
+        return longestToken;
+    }
+
     /** {@code cl100k_base}, or the tokenizer file's name. */
     public String name() {
         return name;
@@ -101,13 +127,42 @@ public final class PromptTokenizer {
         return modelVocabularySize;
     }
 
-    /** A chat message's role and its text content. */
-    public record Message(String role, String content) {
+    /**
+     * A chat message's role, its text content and the media placed in it: each {@link Media}'s token ids stand at its
+     * offset in the text (a multimodal model's image placeholder), in order.
+     */
+    public record Message(String role, String content, List<Media> media) {
+        public Message {
+            media = List.copyOf(media);
+        }
+
+        /** A text-only message. */
+        public Message(String role, String content) {
+            this(role, content, List.of());
+        }
+    }
+
+    /** Token ids placed at character {@code offset} of a message's text (an image's placeholder tokens). */
+    public record Media(int offset, int[] ids) {
     }
 
     /** Token ids of plain text, without special tokens (special-token text is treated as ordinary text by cl100k). */
     public int[] encode(String text) {
-        return model == null ? encoding.encodeOrdinary(text).toArray() : ids(model.encode(text, false, false).getIds());
+        return encode(text, Integer.MAX_VALUE);
+    }
+
+    /**
+     * {@link #encode(String)}, or once there are more than {@code limit} ids, a prefix of them longer than
+     * {@code limit} (with cl100k_base): a prompt longer than the context is refused whatever its length, and 5 MB of
+     * text take a second to tokenize.
+     */
+    public int[] encode(String text, int limit) {
+        if (model != null) {
+            return ids(model.encode(text, false, false).getIds());
+        }
+        IntArrayList ids = new IntArrayList((int) Math.min(text.length() / 4L, limit) + 16);
+        append(ids, text, limit);
+        return ids.toArray();
     }
 
     /**
@@ -115,7 +170,12 @@ public final class PromptTokenizer {
      * ({@code add_special_tokens=True}); with cl100k_base, which adds none, the same as {@link #encode}.
      */
     public int[] encodePrompt(String text) {
-        return model == null ? encode(text) : ids(model.encode(text, true, false).getIds());
+        return encodePrompt(text, Integer.MAX_VALUE);
+    }
+
+    /** {@link #encodePrompt(String)}, or a prefix longer than {@code limit}, as {@link #encode(String, int)}. */
+    public int[] encodePrompt(String text, int limit) {
+        return model == null ? encode(text, limit) : ids(model.encode(text, true, false).getIds());
     }
 
     private static int[] ids(long[] ids) {
@@ -152,24 +212,82 @@ public final class PromptTokenizer {
      * apply_chat_template does.
      */
     public int[] applyChatTemplate(List<Message> messages, Ending ending) {
+        return applyChatTemplate(messages, ending, Integer.MAX_VALUE);
+    }
+
+    /** {@link #applyChatTemplate(List, Ending)}, or a prefix longer than {@code limit}, as {@link #encode(String, int)}. */
+    public int[] applyChatTemplate(List<Message> messages, Ending ending, int limit) {
+        boolean media = messages.stream().anyMatch(m -> !m.media().isEmpty());
         if (model != null) {
-            return encodePrompt(chatText(messages, ending));
+            return media ? hfWithMedia(messages, ending) : encodePrompt(chatText(messages, ending));
         }
         IntArrayList ids = new IntArrayList(64);
-        for (int i = 0; i < messages.size(); i++) {
+        for (int i = 0; i < messages.size() && ids.size() <= limit; i++) {
             Message m = messages.get(i);
             ids.add(IM_START);
-            append(ids, m.role() + "\n" + m.content());
+            appendWithMedia(ids, m.role() + "\n", m, limit);
             if (ending != Ending.CONTINUE_FINAL || i < messages.size() - 1) {
                 ids.add(IM_END);
-                append(ids, "\n");
+                append(ids, "\n", limit);
             }
         }
         if (ending == Ending.GENERATION_PROMPT) {
             ids.add(IM_START);
-            append(ids, "assistant\n");
+            append(ids, "assistant\n", limit);
         }
         return ids.toArray();
+    }
+
+    /**
+     * A message's header and text, its media's ids spliced in where they stand. A placeholder is a run of special
+     * tokens, so no text token spans it (the text either side is tokenized apart), as none spans a special token in a
+     * real tokenizer's output.
+     */
+    private void appendWithMedia(IntArrayList ids, String header, Message m, int limit) {
+        String text = m.content();
+        List<Media> media = m.media();
+        append(ids, header + text.substring(0, media.isEmpty() ? text.length() : media.get(0).offset()), limit);
+        for (int k = 0; k < media.size() && ids.size() <= limit; k++) {
+            addAll(ids, media.get(k).ids());
+            int next = k + 1 < media.size() ? media.get(k + 1).offset() : text.length();
+            append(ids, text.substring(media.get(k).offset(), next), limit);
+        }
+    }
+
+    /** Stands for one medium in the template's text while a model tokenizer reads it; no tokenizer meets it. */
+    private static final char MEDIA = '\uE000';
+
+    /**
+     * The model tokenizer's template of a conversation with media: the template's text with a marker at each medium,
+     * tokenized piece by piece between markers (the first as a prompt, with the tokenizer's special tokens), each
+     * medium's ids spliced in at its marker.
+     */
+    private int[] hfWithMedia(List<Message> messages, Ending ending) {
+        List<Message> marked = new java.util.ArrayList<>();
+        List<int[]> media = new java.util.ArrayList<>();
+        for (Message m : messages) {
+            StringBuilder text = new StringBuilder(m.content());
+            for (int i = m.media().size() - 1; i >= 0; i--) {
+                text.insert(m.media().get(i).offset(), MEDIA);
+            }
+            m.media().forEach(x -> media.add(x.ids()));
+            marked.add(new Message(m.role(), text.toString()));
+        }
+        IntArrayList ids = new IntArrayList(256);
+        String[] pieces = chatText(marked, ending).split(String.valueOf(MEDIA), -1);
+        for (int p = 0; p < pieces.length; p++) {
+            addAll(ids, p == 0 ? encodePrompt(pieces[p]) : encode(pieces[p]));
+            if (p < media.size()) {
+                addAll(ids, media.get(p));
+            }
+        }
+        return ids.toArray();
+    }
+
+    private static void addAll(IntArrayList ids, int[] more) {
+        for (int id : more) {
+            ids.add(id);
+        }
     }
 
     /** The ChatML text of a conversation, ending as {@code ending} says. */
@@ -247,8 +365,43 @@ public final class PromptTokenizer {
         run.clear();
     }
 
-    private void append(IntArrayList ids, String text) {
-        IntArrayList part = encoding.encodeOrdinary(text);
+    /**
+     * Appends the cl100k_base ids of {@code text}, encoded a piece at a time, until there are more than {@code limit}.
+     * Text is cut before a space that follows another character every {@value #PIECE_CHARS} characters or so: no
+     * word of cl100k's pre-tokenizer spans such a place (a space starts a word), so the ids are exactly tiktoken's. A
+     * run of one kind of character (letters, digits, spaces, others) is cut every {@value #LONGEST_RUN} characters:
+     * BPE merges within a word in time and memory that grow faster than its length, and a 5 MB prompt of one letter,
+     * one word, ran a 512 MiB heap out after 8-18 s; natural text has no such run, and a long run gets a few other
+     * tokens where it is cut.
+     */
+    private void append(IntArrayList ids, String text, int limit) {
+        int start = 0;
+        int run = 0;
+        int kind = -1;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            int k = kind(c);
+            run = k == kind ? run + 1 : 1;
+            kind = k;
+            boolean cut = run > LONGEST_RUN ? !Character.isLowSurrogate(c)
+                    : i - start >= PIECE_CHARS && c == ' ' && !Character.isWhitespace(text.charAt(i - 1));
+            if (cut) {
+                addAll(ids, encoding.encodeOrdinary(text.substring(start, i)));
+                start = i;
+                run = 1;
+                if (ids.size() > limit) {
+                    return;
+                }
+            }
+        }
+        addAll(ids, encoding.encodeOrdinary(start == 0 ? text : text.substring(start)));
+    }
+
+    private static int kind(char c) {
+        return Character.isLetter(c) ? 0 : Character.isDigit(c) ? 1 : Character.isWhitespace(c) ? 2 : 3;
+    }
+
+    private static void addAll(IntArrayList ids, IntArrayList part) {
         for (int i = 0; i < part.size(); i++) {
             ids.add(part.get(i));
         }

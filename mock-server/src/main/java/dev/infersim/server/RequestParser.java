@@ -1,6 +1,7 @@
 package dev.infersim.server;
 
 import dev.infersim.engine.LoraAdapter;
+import dev.infersim.engine.VisionEncoder;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -35,6 +36,7 @@ final class RequestParser {
     private final int maxModelLen;
     private final boolean priorityScheduling;
     private final ModelFeatures features;
+    private final VisionEncoder vision;
 
     RequestParser(PromptTokenizer tokenizer, List<String> servedModelNames, LoraAdapters loras, int maxModelLen,
                   boolean priorityScheduling) {
@@ -43,6 +45,13 @@ final class RequestParser {
 
     RequestParser(PromptTokenizer tokenizer, List<String> servedModelNames, LoraAdapters loras, int maxModelLen,
                   boolean priorityScheduling, ModelFeatures features) {
+        this(tokenizer, servedModelNames, loras, maxModelLen, priorityScheduling, features, null);
+    }
+
+    /** {@code vision}: the model's vision encoder, which sizes the image parts of chat messages; null for a text model. */
+    RequestParser(PromptTokenizer tokenizer, List<String> servedModelNames, LoraAdapters loras, int maxModelLen,
+                  boolean priorityScheduling, ModelFeatures features, VisionEncoder vision) {
+        this.vision = vision;
         this.features = features;
         this.tokenizer = tokenizer;
         this.servedModelNames = servedModelNames;
@@ -144,14 +153,20 @@ final class RequestParser {
             List<PromptTokenizer.Message> messages = messages(body);
             chatEcho = fields.optBool("echo", false);
             echoMessage = chatEcho ? ChatEcho.text(messages) : null;
-            prompts.add(tokenizer.applyChatTemplate(messages, templateEnding(body)));
+            // a prompt longer than the context is refused, whatever its length: tokenizing stops past the context, and
+            // nothing else of the conversation is tokenized
+            int[] prompt = tokenizer.applyChatTemplate(messages, templateEnding(body), maxModelLen);
+            if (prompt.length > maxModelLen) {
+                checkContext(prompt.length, null, true);
+            }
+            prompts.add(prompt);
             String lastUser = "";
             for (PromptTokenizer.Message m : messages) {
                 if (m.role().equals("user")) {
                     lastUser = m.content();
                 }
             }
-            echo.add(tokenizer.encode(lastUser.isEmpty() ? messages.get(messages.size() - 1).content() : lastUser));
+            echo.add(tokenizer.encode(lastUser.isEmpty() ? messages.get(messages.size() - 1).content() : lastUser, maxModelLen));
         } else {
             // vLLM serves no fill-in-the-middle: any suffix, even "", is refused before the prompt is looked at.
             if (fields.optString("suffix") != null) {
@@ -297,9 +312,17 @@ final class RequestParser {
                 : generationPrompt ? PromptTokenizer.Ending.GENERATION_PROMPT : PromptTokenizer.Ending.CLOSED;
     }
 
-    /** vLLM's context-length check: the prompt must leave room, and prompt + max_tokens must fit max-model-len. */
+    /**
+     * vLLM's context-length check: the prompt must leave room, and prompt + max_tokens must fit max-model-len. A prompt
+     * counted past max-model-len was counted only that far (tokenizing stops there), and the message says "at least".
+     */
     void checkContext(int promptTokens, Integer maxTokens, boolean chat) {
         String input = chat ? "messages" : "prompt";
+        if (promptTokens > maxModelLen) {
+            throw ApiException.badRequest(input, String.format("This model's maximum context length is %d tokens. However, "
+                    + "your request has at least %d input tokens. Please reduce the length of the input %s.", maxModelLen,
+                    promptTokens, input));
+        }
         if (promptTokens >= maxModelLen || (maxTokens != null && promptTokens + (long) maxTokens > maxModelLen)) {
             String message = maxTokens == null
                     ? String.format("This model's maximum context length is %d tokens. However, your request has %d input "
@@ -333,29 +356,45 @@ final class RequestParser {
             if (role == null || !role.isTextual()) {
                 throw ApiException.badRequest("messages", where + ".role: expected a string");
             }
-            out.add(new PromptTokenizer.Message(role.asText(), content(m.get("content"), where)));
+            out.add(message(role.asText(), m.get("content"), where));
         }
         return out;
     }
 
-    private static String content(JsonNode c, String where) {
+    /**
+     * A message of its content: a string, or text and image parts in order (each image's placeholder tokens where it
+     * stands, sized by the model's vision encoder: {@link ImageParts}); an image part to a text-only model, or an
+     * audio part, is a 400.
+     */
+    private PromptTokenizer.Message message(String role, JsonNode c, String where) {
         if (c == null || c.isNull()) {
-            return "";
+            return new PromptTokenizer.Message(role, "");
         }
         if (c.isTextual()) {
-            return c.asText();
+            return new PromptTokenizer.Message(role, c.asText());
         }
         if (c.isArray()) {
             StringBuilder text = new StringBuilder();
-            for (JsonNode part : c) {
-                JsonNode type = part.get("type");
+            List<PromptTokenizer.Media> media = new ArrayList<>();
+            for (int i = 0; i < c.size(); i++) {
+                JsonNode part = c.get(i);
+                String type = part.path("type").asText("");
                 JsonNode t = part.get("text");
-                if (type == null || !"text".equals(type.asText()) || t == null || !t.isTextual()) {
-                    throw ApiException.badRequest("messages", where + ".content: only {\"type\":\"text\",\"text\":...} parts are supported");
+                if (type.equals("text") && t != null && t.isTextual()) {
+                    text.append(t.asText());
+                } else if (type.equals("image_url")) {
+                    String model = servedModelNames.get(0);
+                    media.add(new PromptTokenizer.Media(text.length(),
+                            ImageParts.read(part, vision, model, where + ".content[" + i + "]").ids()));
+                } else if (type.equals("input_audio") || type.equals("audio_url")) {
+                    throw ApiException.badRequest("messages", where + ".content[" + i + "]: the model "
+                            + servedModelNames.get(0) + " has no audio encoder, so it takes no audio parts");
+                } else {
+                    throw ApiException.badRequest("messages", where + ".content: only {\"type\":\"text\",\"text\":...} and "
+                            + "{\"type\":\"image_url\",\"image_url\":{\"url\":...}} parts are supported");
                 }
-                text.append(t.asText());
             }
-            return text.toString();
+            return new PromptTokenizer.Message(role, text.toString(), media);
         }
         throw ApiException.badRequest("messages", where + ".content: expected a string or an array of text parts, got "
                 + JsonFields.describe(c));
@@ -369,7 +408,7 @@ final class RequestParser {
         }
         List<int[]> out = new ArrayList<>();
         if (p.isTextual()) {
-            out.add(tokenizer.encodePrompt(p.asText()));
+            out.add(tokenizer.encodePrompt(p.asText(), maxModelLen));
             texts.add(p.asText());
         } else if (p.isArray() && !p.isEmpty() && p.get(0).isIntegralNumber()) {
             out.add(tokenIds(p));
@@ -381,7 +420,7 @@ final class RequestParser {
                     throw ApiException.badRequest("prompt", "prompt: a list must hold only strings or only token id lists");
                 }
                 if (e.isTextual()) {
-                    out.add(tokenizer.encodePrompt(e.asText()));
+                    out.add(tokenizer.encodePrompt(e.asText(), maxModelLen));
                     texts.add(e.asText());
                 } else if (e.isArray()) {
                     out.add(tokenIds(e));
@@ -407,7 +446,7 @@ final class RequestParser {
             }
             ids[i] = e.asInt();
             // vLLM refuses ids past its tokenizer's vocabulary; echo mode could not even decode them.
-            if (!tokenizer.isKnown(ids[i])) {
+            if (!tokenizer.isKnown(ids[i]) && (vision == null || !vision.isPlaceholder(ids[i]))) {
                 throw ApiException.badRequest("prompt", "Token id " + ids[i] + " is out of vocabulary");
             }
         }

@@ -57,6 +57,9 @@ import java.util.Objects;
  * @param timeouts            how long connections may wait for a request, its head, or any traffic
  * @param kvTransfer          the KV connector for prefill/decode disaggregation ({@code --kv-transfer-config}); null for
  *                            none
+ * @param grpc                where vLLM's gRPC engine service is served ({@code --grpc-port}); null for nowhere
+ * @param datasetReplies      replies stored for prompts ({@code --dataset-responses}), shared by a fleet's replicas;
+ *                            null to answer every prompt with synthetic text
  */
 public record ServerOptions(Deployment deployment, String schedulingPolicy, List<String> servedModelNames, String host, int port,
                             String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
@@ -66,7 +69,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
                             KvEventsConfig kvEvents, TruthLog truthLog, List<LoraModule> loraModules,
                             boolean runtimeLoraUpdating, ModelFeatures features, boolean listenWhileLoading,
                             MetricsOptions metrics, PromptTokenizer tokenizer, PodIdentity pod, HttpTimeouts timeouts,
-                            KvTransferConfig kvTransfer) {
+                            KvTransferConfig kvTransfer, GrpcOptions grpc, DatasetReplies datasetReplies) {
 
     /** Engine threads of one server; each models a whole GPU group, so more would only share this host's cores thinner. */
     public static final int MAX_DATA_PARALLEL_SIZE = 64;
@@ -118,7 +121,8 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                 maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
                 startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules, runtimeLoraUpdating,
-                features, listenWhileLoading, metrics, tokenizer, pod, timeouts, kvTransfer);
+                features, listenWhileLoading, metrics, tokenizer, pod, timeouts, kvTransfer,
+                grpc == null ? null : grpc.forReplica(index), datasetReplies);
     }
 
     /** vLLM-like defaults for a deployment: 127.0.0.1:8000, real time, no key, 1,000 waiting requests, lorem text, seed 0. */
@@ -165,6 +169,8 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         private PodIdentity pod = PodIdentity.NONE;
         private HttpTimeouts timeouts = HttpTimeouts.DEFAULTS;
         private KvTransferConfig kvTransfer;
+        private GrpcOptions grpc;
+        private DatasetReplies datasetReplies;
 
         private Builder(Deployment deployment) {
             this.deployment = deployment;
@@ -209,12 +215,15 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
             return this;
         }
         public Builder kvTransfer(KvTransferConfig v) { kvTransfer = v; return this; }
+        public Builder grpc(GrpcOptions v) { grpc = v; return this; }
+        public Builder datasetReplies(DatasetReplies v) { datasetReplies = v; return this; }
 
         public ServerOptions build() {
             return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
                     maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, replica,
                     startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules,
-                    runtimeLoraUpdating, features, listenWhileLoading, metrics, tokenizer, pod, timeouts, kvTransfer);
+                    runtimeLoraUpdating, features, listenWhileLoading, metrics, tokenizer, pod, timeouts, kvTransfer, grpc,
+                    datasetReplies);
         }
     }
 }

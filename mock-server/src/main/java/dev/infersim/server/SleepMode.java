@@ -9,6 +9,7 @@ import io.vertx.ext.web.RoutingContext;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 /**
  * vLLM's sleep mode routes ({@code vllm/entrypoints/serve/sleep/api_router.py} at vLLM main
@@ -20,16 +21,39 @@ import java.util.concurrent.CompletableFuture;
  * over the host link (level 1: the model's weight bytes per GPU over {@link LoraConfig#DEFAULT_HOST_LINK_GBPS} GB/s,
  * the measured H100 PCIe Gen5 rate) or reading them from storage (level 2: the cold start's weight load at
  * {@code --load-bandwidth-gbps}), in model time. {@code GET /is_sleeping} says whether it sleeps.
+ *
+ * <p>One state machine per server, awake or asleep at a level, changed by one operation at a time: a sleep or wake-up
+ * starts once the one asked before it has taken effect on every engine, so two calls racing from different connections
+ * cannot interleave their commands. A sleep while asleep deepens the level (and empties the cache again) without
+ * waiting for anything: nothing runs. A wake-up while awake is answered at once. Every call is answered: 200 once its
+ * operation took effect, 503 if the engine stopped meanwhile.
  */
 final class SleepMode {
-    private SleepMode() {
+    private final ModelService service;
+    /** The level of the sleep the engines are in, or -1 while awake; changed only by the operation in progress. */
+    private volatile int level = -1;
+    /** The last operation asked; the next one starts once it has taken effect. Guarded by this. */
+    private CompletableFuture<?> last = CompletableFuture.completedFuture(null);
+
+    SleepMode(ModelService service) {
+        this.service = service;
     }
 
     static void mount(Router router, ModelService service) {
-        router.post("/sleep").handler(rc -> sleep(rc, service));
-        router.post("/wake_up").handler(rc -> wakeUp(rc, service));
+        SleepMode sleep = service.sleepMode;
+        router.post("/sleep").handler(sleep::sleepRoute);
+        router.post("/wake_up").handler(sleep::wakeUpRoute);
         router.get("/is_sleeping").handler(rc -> rc.response().putHeader("content-type", "application/json")
-                .end(Json.MAPPER.createObjectNode().put("is_sleeping", service.sleepLevel >= 0).toString()));
+                .end(Json.MAPPER.createObjectNode().put("is_sleeping", sleep.isSleeping()).toString()));
+    }
+
+    /** The level the engines sleep at, or -1 while awake. */
+    int level() {
+        return level;
+    }
+
+    boolean isSleeping() {
+        return level >= 0;
     }
 
     /** Model nanoseconds a wake-up from {@code level} takes to bring the weights back. */
@@ -44,7 +68,51 @@ final class SleepMode {
         return Math.round(bytesPerGpu / LoraConfig.DEFAULT_HOST_LINK_GBPS);
     }
 
-    private static void sleep(RoutingContext rc, ModelService service) {
+    /** Any thread: puts the engines to sleep at {@code level} in {@code mode}; completes once they all sleep. */
+    CompletableFuture<Void> sleep(int level, String mode) {
+        return enqueue(() -> {
+            boolean asleep = this.level >= 0;
+            // asleep, nothing runs: a sleep in any mode only deepens the level (and empties the cache again)
+            String effective = asleep ? "keep" : mode;
+            return all(service.loops.stream().map(l -> l.sleep(effective, level >= 1)).toList())
+                    .thenRun(() -> this.level = Math.max(this.level, level));
+        });
+    }
+
+    /**
+     * Any thread: wakes the engines (reloading the weights unless {@code weights} is false); completes with the model
+     * time they may run again, or at once (with 0) when they are awake.
+     */
+    CompletableFuture<Long> wakeUp(boolean weights) {
+        return enqueue(() -> {
+            if (level < 0) {
+                return CompletableFuture.completedFuture(0L);
+            }
+            long reload = weights ? reloadNanos(service.options.deployment(), level, service.options.features().loadBandwidthGbps()) : 0;
+            List<CompletableFuture<Long>> done = service.loops.stream().map(l -> l.wakeUp(reload)).toList();
+            return all(done).thenApply(v -> {
+                level = -1;
+                long resumeAt = 0;
+                for (CompletableFuture<Long> f : done) {
+                    resumeAt = Math.max(resumeAt, f.join());
+                }
+                return resumeAt;
+            });
+        });
+    }
+
+    /** Starts {@code operation} once the last one asked has taken effect (or failed). */
+    private synchronized <T> CompletableFuture<T> enqueue(Supplier<CompletableFuture<T>> operation) {
+        CompletableFuture<T> next = last.handle((v, e) -> null).thenCompose(v -> operation.get());
+        last = next;
+        return next;
+    }
+
+    private static CompletableFuture<Void> all(List<? extends CompletableFuture<?>> futures) {
+        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new));
+    }
+
+    private void sleepRoute(RoutingContext rc) {
         int level;
         String mode = rc.request().getParam("mode", "abort");
         try {
@@ -57,28 +125,30 @@ final class SleepMode {
             HttpBasics.error(rc, 400, "mode: expected abort, wait or keep, got " + mode, "mode");
             return;
         }
-        service.sleepLevel = Math.max(service.sleepLevel, level);
-        CompletableFuture<?>[] done = service.loops.stream().map(l -> l.sleep(mode, level >= 1)).toArray(CompletableFuture[]::new);
         Context context = rc.vertx().getOrCreateContext();
-        CompletableFuture.allOf(done).whenComplete((v, e) -> context.runOnContext(x -> rc.response().end()));
+        sleep(level, mode).whenComplete((v, e) -> context.runOnContext(x -> answer(rc, e)));
     }
 
-    private static void wakeUp(RoutingContext rc, ModelService service) {
+    private void wakeUpRoute(RoutingContext rc) {
         List<String> tags = rc.queryParam("tags");
-        int level = service.sleepLevel;
         // vLLM wakes the weights unless the tags name only other memory (kv_cache) or scheduling
         boolean weights = tags.isEmpty() || tags.contains("weights");
-        long reload = weights ? reloadNanos(service.options.deployment(), level, service.options.features().loadBandwidthGbps()) : 0;
-        service.sleepLevel = -1;
-        CompletableFuture<Long>[] done = service.loops.stream().map(l -> l.wakeUp(reload)).toArray(CompletableFuture[]::new);
         Context context = rc.vertx().getOrCreateContext();
-        CompletableFuture.allOf(done).whenComplete((v, e) -> {
-            long resumeAt = 0;
-            for (CompletableFuture<Long> f : done) {
-                resumeAt = Math.max(resumeAt, f.join());
+        wakeUp(weights).whenComplete((resumeAt, e) -> context.runOnContext(x -> {
+            if (e != null) {
+                answer(rc, e);
+                return;
             }
             long wallDelayMs = Math.max(0, (service.clock.toWall(resumeAt) - service.clock.wall().nanoTime()) / 1_000_000);
-            context.runOnContext(x -> rc.vertx().setTimer(Math.max(1, wallDelayMs), t -> rc.response().end()));
-        });
+            rc.vertx().setTimer(Math.max(1, wallDelayMs), t -> answer(rc, null));
+        }));
+    }
+
+    private static void answer(RoutingContext rc, Throwable failed) {
+        if (failed == null) {
+            rc.response().end();
+        } else {
+            HttpBasics.error(rc, 503, "The engine has stopped", null);
+        }
     }
 }

@@ -9,6 +9,7 @@ import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.impl.VertxHttpRequestDecoder;
 
@@ -27,7 +28,9 @@ import java.util.List;
  * </ul>
  * Every request of a connection is checked, pipelined ones included: Netty's decoder consumes one head, one piece of a
  * body or one trailer section per {@code decode} call, never two, so the bytes a call consumes between one request's
- * end and the next one's head are that head's, whatever the reads that brought them.
+ * end and the next one's head are that head's, whatever the reads that brought them. Once a request is refused (here
+ * or by Netty), nothing after it is decoded: its body's framing cannot be trusted, so what follows it in the same write
+ * (a pipelined request, or one smuggled in a body) is dropped, never served, and the connection closes after the 400.
  * It also tells its {@link ConnectionGuard} when a request head begins and when it is complete, for the header timeout.
  */
 final class StrictRequestDecoder extends VertxHttpRequestDecoder {
@@ -39,6 +42,8 @@ final class StrictRequestDecoder extends VertxHttpRequestDecoder {
     private boolean atLineStart = true;
     private int lineBytes;
     private boolean folded;
+    /** A request was refused: every byte after it is dropped. */
+    private boolean refused;
 
     StrictRequestDecoder(HttpServerOptions options, ConnectionGuard guard) {
         super(options);
@@ -47,6 +52,10 @@ final class StrictRequestDecoder extends VertxHttpRequestDecoder {
 
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) throws Exception {
+        if (refused) {
+            in.skipBytes(in.readableBytes());
+            return;
+        }
         if (inHead && !headStarted && in.isReadable()) {
             headStarted = true;
             guard.headStarted();
@@ -68,6 +77,10 @@ final class StrictRequestDecoder extends VertxHttpRequestDecoder {
                 } else if (request.decoderResult().isSuccess()) {
                     refuseFaultyTransferEncoding(request);
                 }
+                if (request.decoderResult().isFailure()) {
+                    dropAfter(out, i, in);
+                    return;
+                }
             }
             if (o instanceof LastHttpContent) {
                 inHead = true;
@@ -78,6 +91,25 @@ final class StrictRequestDecoder extends VertxHttpRequestDecoder {
                 folded = false;
             }
         }
+    }
+
+    /** At the channel's end too, nothing after a refused request (not even the end of its body) is passed on. */
+    @Override
+    protected void decodeLast(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) throws Exception {
+        if (refused) {
+            in.skipBytes(in.readableBytes());
+            return;
+        }
+        super.decodeLast(ctx, in, out);
+    }
+
+    /** Keeps the refused request {@code out[index]} and nothing decoded or still unread after it. */
+    private void dropAfter(List<Object> out, int index, ByteBuf in) {
+        refused = true;
+        while (out.size() > index + 1) {
+            ReferenceCountUtil.release(out.remove(out.size() - 1));
+        }
+        in.skipBytes(in.readableBytes());
     }
 
     @Override

@@ -21,12 +21,16 @@ final class TokenText {
     private final String[][] runPieces;
     private final byte[][][] runJson;
 
+    /** Whether the given tokens repeat (echo) or, once used up, lorem from the seed follows (a stored reply). */
+    private final boolean cycles;
+
     private TokenText(LoremVocabulary vocabulary, long seed, int[] echoIds, String[] echoPieces, byte[][] echoJson) {
-        this(vocabulary, seed, echoIds, echoPieces, echoJson, null, null, null);
+        this(vocabulary, seed, echoIds, echoPieces, echoJson, null, null, null, true);
     }
 
     private TokenText(LoremVocabulary vocabulary, long seed, int[] echoIds, String[] echoPieces, byte[][] echoJson,
-                      int[] runStart, String[][] runPieces, byte[][][] runJson) {
+                      int[] runStart, String[][] runPieces, byte[][][] runJson, boolean cycles) {
+        this.cycles = cycles;
         this.vocabulary = vocabulary;
         this.seed = seed;
         this.echoIds = echoIds;
@@ -49,7 +53,7 @@ final class TokenText {
                 json[r][k] = Json.escapedUtf8(pieces[r][k]);
             }
         }
-        return new TokenText(vocabulary, seed, echoIds, echoPieces, echoJson, starts.clone(), pieces.clone(), json);
+        return new TokenText(vocabulary, seed, echoIds, echoPieces, echoJson, starts.clone(), pieces.clone(), json, cycles);
     }
 
     /** The run covering token {@code i}, or -1. */
@@ -67,6 +71,23 @@ final class TokenText {
 
     static TokenText lorem(LoremVocabulary vocabulary, long seed) {
         return new TokenText(vocabulary, seed, null, null, null);
+    }
+
+    /**
+     * A stored reply ({@link DatasetReplies}): its token ids and their texts, then, should the request run past them
+     * (ignore_eos), lorem from {@code seed}.
+     */
+    static TokenText reply(int[] ids, String[] pieces, LoremVocabulary vocabulary, long seed) {
+        byte[][] json = new byte[ids.length][];
+        for (int i = 0; i < ids.length; i++) {
+            json[i] = Json.escapedUtf8(pieces[i]);
+        }
+        return new TokenText(vocabulary, seed, ids, pieces, json, null, null, null, false);
+    }
+
+    /** Whether token {@code i} is one of the given ones (echoed or stored), not lorem. */
+    private boolean given(int i) {
+        return echoIds != null && (cycles || i < echoIds.length);
     }
 
     /**
@@ -115,7 +136,7 @@ final class TokenText {
     }
 
     int id(int i) {
-        return echoIds != null ? echoIds[i % echoIds.length] : vocabulary.ids[vocabulary.indexAt(seed, i)];
+        return given(i) ? echoIds[i % echoIds.length] : vocabulary.ids[vocabulary.indexAt(seed, i)];
     }
 
     String piece(int i) {
@@ -123,7 +144,7 @@ final class TokenText {
         if (r >= 0) {
             return runPieces[r][i - runStart[r]];
         }
-        return echoIds != null ? echoPieces[i % echoIds.length] : vocabulary.pieces[vocabulary.indexAt(seed, i)];
+        return given(i) ? echoPieces[i % echoIds.length] : vocabulary.pieces[vocabulary.indexAt(seed, i)];
     }
 
     byte[] json(int i) {
@@ -131,7 +152,7 @@ final class TokenText {
         if (r >= 0) {
             return runJson[r][i - runStart[r]];
         }
-        return echoIds != null ? echoJson[i % echoIds.length] : vocabulary.jsonPieces[vocabulary.indexAt(seed, i)];
+        return given(i) ? echoJson[i % echoIds.length] : vocabulary.jsonPieces[vocabulary.indexAt(seed, i)];
     }
 
     /** A plausible alternative token for synthetic top_logprobs (never equal to token i). */

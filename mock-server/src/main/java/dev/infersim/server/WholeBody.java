@@ -29,7 +29,7 @@ final class WholeBody implements Wire.Body {
         long bytes = 1024;
         for (Choice c : response.choices()) {
             int tokens = request.promptOnly() ? 0 : c.request.outputTokens();
-            bytes += 8L * tokens;
+            bytes += 256 + 8L * tokens; // a choice's keys (index, message, finish_reason, ...) and its text
             if (request.chat()) {
                 bytes += request.echoMessage() == null ? 0 : 2L * request.echoMessage().length();
                 bytes += request.logprobs() ? 80L * tokens * Math.max(1, request.topLogprobs()) : 0;

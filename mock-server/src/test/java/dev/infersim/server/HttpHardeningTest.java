@@ -1,8 +1,11 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.infersim.sim.TieBreak;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -10,6 +13,8 @@ import java.io.InputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -17,41 +22,82 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The HTTP surface refuses what a hardened server refuses: framings that can smuggle a request, connections that hold
- * a descriptor without finishing a request, an empty API key, vLLM's development routes outside development mode, and
- * error messages that describe the parser rather than the request.
+ * The HTTP surface refuses what a hardened server refuses: framings that can smuggle a request (and whatever was sent
+ * behind one), connections that hold a descriptor without finishing a request, an empty API key, vLLM's development
+ * routes outside development mode, and error messages that describe the parser rather than the request. The framing
+ * and timeout rules hold on a replica and on a fleet's front door alike (one implementation, {@link HardenedHttpServer}).
  */
 class HttpHardeningTest {
     @RegisterExtension
     static final MockServerExtension SERVERS = MockServerExtension.perTest();
 
-    @Test
-    void aRequestWithBothContentLengthAndChunkedEncodingIsRefusedAndItsConnectionClosed() throws Exception {
-        MockServer server = SERVERS.start(TestServers.options(TestServers.llama8b(4), 50).build());
-        String body = "{\"prompt\":\"hi\",\"max_tokens\":1}";
-        Exchange e = raw(server, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\n"
-                + "Transfer-Encoding: chunked\r\n\r\n" + Integer.toHexString(body.length()) + "\r\n" + body + "\r\n0\r\n\r\n");
-        assertTrue(e.head.startsWith("HTTP/1.1 400"), e.head);
-        assertTrue(e.body.contains("both Content-Length and Transfer-Encoding"), e.body);
-        assertTrue(e.closed, "the connection is closed after the answer");
+    /** Where a hardening test sends its bytes: a replica, or a fleet's front door (the same HTTP server). */
+    enum Listener { REPLICA, FRONT_DOOR }
+
+    /** A listener's port, and how to close it (a front door with its fleet; a replica closes with the test). */
+    private record Target(int port, AutoCloseable closer) implements AutoCloseable {
+        @Override
+        public void close() throws Exception {
+            closer.close();
+        }
     }
 
-    @Test
-    void obsoleteLineFoldingIsRefusedAndItsConnectionClosed() throws Exception {
-        MockServer server = SERVERS.start(TestServers.options(TestServers.llama8b(4), 50).build());
-        Exchange e = raw(server, "GET /health HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n\r\n");
-        assertTrue(e.head.startsWith("HTTP/1.1 400"), e.head);
-        assertTrue(e.body.contains("obsolete line folding"), e.body);
-        assertTrue(e.closed);
-        assertTrue(raw(server, "GET /health HTTP/1.1\r\nHost: x\r\nX-Plain: a b\r\nConnection: close\r\n\r\n").head
-                .startsWith("HTTP/1.1 200"), "an unfolded request is served");
+    private static Target start(Listener listener, ServerOptions options) throws Exception {
+        if (listener == Listener.REPLICA) {
+            return new Target(SERVERS.start(options).port(), () -> { });
+        }
+        FrontDoor door = FrontDoor.start(options, 1, Duration.ZERO, s -> { }, "round-robin", TieBreak.ROUND_ROBIN)
+                .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        return new Target(door.port(), () -> door.close(Duration.ZERO).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS));
     }
 
-    @Test
-    void aConnectionSendingHalfAHeaderIsClosedAtTheHeaderTimeout() throws Exception {
-        MockServer server = SERVERS.start(TestServers.options(TestServers.llama8b(4), 50)
-                .timeouts(new HttpTimeouts(60_000, 300, 0)).build());
-        try (Socket s = new Socket("127.0.0.1", server.port())) {
+    @ParameterizedTest
+    @EnumSource(Listener.class)
+    void aRequestWithBothContentLengthAndChunkedEncodingIsRefusedAndNothingBehindItIsServed(Listener listener) throws Exception {
+        try (Target t = start(listener, TestServers.options(TestServers.llama8b(4), 50).build())) {
+            String body = "{\"prompt\":\"hi\",\"max_tokens\":1}";
+            // in one write: the refused request, its chunked body, and a well-formed request pipelined behind it
+            Exchange e = raw(t.port(), "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n" + Integer.toHexString(body.length()) + "\r\n"
+                    + body + "\r\n0\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+            assertTrue(e.head.startsWith("HTTP/1.1 400"), e.head);
+            assertTrue(e.head.toLowerCase(java.util.Locale.ROOT).contains("connection: close"), e.head);
+            assertTrue(e.body.contains("both Content-Length and Transfer-Encoding"), e.body);
+            assertFalse(e.body.contains("HTTP/1.1 200"), "the request pipelined behind it is not served: " + e.body);
+            assertTrue(e.closed, "the connection is closed after the answer");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Listener.class)
+    void transferEncodingOnHttp10IsRefusedAndItsConnectionClosed(Listener listener) throws Exception {
+        try (Target t = start(listener, TestServers.options(TestServers.llama8b(4), 50).build())) {
+            Exchange e = raw(t.port(), "POST /v1/completions HTTP/1.0\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "2\r\n{}\r\n0\r\n\r\n");
+            assertTrue(e.head.startsWith("HTTP/1.") && e.head.contains(" 400"), e.head);
+            assertTrue(e.body.contains("Transfer-Encoding is not accepted in an HTTP/1.0 request"), e.body);
+            assertTrue(e.closed);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Listener.class)
+    void obsoleteLineFoldingIsRefusedAndItsConnectionClosed(Listener listener) throws Exception {
+        try (Target t = start(listener, TestServers.options(TestServers.llama8b(4), 50).build())) {
+            Exchange e = raw(t.port(), "GET /health HTTP/1.1\r\nHost: x\r\nX-Folded: a\r\n b\r\n\r\n");
+            assertTrue(e.head.startsWith("HTTP/1.1 400"), e.head);
+            assertTrue(e.body.contains("obsolete line folding"), e.body);
+            assertTrue(e.closed);
+            assertTrue(raw(t.port(), "GET /health HTTP/1.1\r\nHost: x\r\nX-Plain: a b\r\nConnection: close\r\n\r\n").head
+                    .startsWith("HTTP/1.1 200"), "an unfolded request is served");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Listener.class)
+    void aConnectionSendingHalfAHeaderIsClosedAtTheHeaderTimeout(Listener listener) throws Exception {
+        try (Target t = start(listener, TestServers.options(TestServers.llama8b(4), 50)
+                .timeouts(new HttpTimeouts(60_000, 300, 0)).build()); Socket s = new Socket("127.0.0.1", t.port())) {
             s.setSoTimeout(30_000);
             s.getOutputStream().write("GET /health HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
             assertEquals(-1, s.getInputStream().read(), "closed without an answer");
@@ -68,7 +114,7 @@ class HttpHardeningTest {
         }
         // a request that generates for well over the keep-alive timeout (64 tokens at time scale 1), then idles
         String body = "{\"prompt\":\"hi\",\"max_tokens\":64,\"ignore_eos\":true}";
-        Exchange e = raw(server, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+        Exchange e = raw(server.port(), "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
                 + body.length() + "\r\n\r\n" + body);
         assertTrue(e.head.startsWith("HTTP/1.1 200"), e.head);
         assertEquals(64, Json.MAPPER.readTree(e.body).at("/usage/completion_tokens").asInt(), "answered in full");
@@ -128,8 +174,8 @@ class HttpHardeningTest {
     private record Exchange(String head, String body, boolean closed) {
     }
 
-    private static Exchange raw(MockServer server, String request) throws IOException {
-        try (Socket s = new Socket("127.0.0.1", server.port())) {
+    private static Exchange raw(int port, String request) throws IOException {
+        try (Socket s = new Socket("127.0.0.1", port)) {
             s.setSoTimeout(30_000);
             s.getOutputStream().write(request.getBytes(StandardCharsets.UTF_8));
             s.getOutputStream().flush();

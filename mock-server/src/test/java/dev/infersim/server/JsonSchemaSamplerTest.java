@@ -90,4 +90,105 @@ class JsonSchemaSamplerTest {
                 Json.MAPPER.readTree("{\"type\":\"object\",\"properties\":{\"x\":{\"$ref\":\"#\"}},\"required\":[\"x\"]}"), 1, WORDS));
         assertTrue(loop.getMessage().contains("recurses"), loop.getMessage());
     }
+
+    /** Schemas of the hostile-body corpus: a few hundred bytes asking for millions of values or characters. */
+    private static final String[] EXPLOSIVE = {
+        doubling(20),
+        "{\"type\":\"array\",\"minItems\":4096,\"items\":{\"type\":\"array\",\"minItems\":4096,\"items\":{\"type\":\"integer\"}}}",
+        "{\"type\":\"object\",\"minProperties\":4096,\"additionalProperties\":{\"type\":\"object\",\"minProperties\":4096}}",
+        "{\"type\":\"array\",\"minItems\":4096,\"items\":{\"type\":\"string\",\"minLength\":4096}}",
+        "{\"type\":\"object\",\"required\":[" + "\"p\",".repeat(0) + String.join(",", java.util.stream.IntStream.range(0, 100_000)
+                .mapToObj(i -> "\"p" + i + "\"").toList()) + "]}",
+        "{\"type\":\"string\",\"pattern\":\"((((a{4096}){4096}){4096}){4096})\"}",
+        "{\"type\":\"string\",\"pattern\":\"((((){4096}){4096}){4096}){4096}x\"}",
+    };
+
+    /** $refs doubling at each of {@code levels} levels: 2^levels leaves. */
+    static String doubling(int levels) {
+        StringBuilder defs = new StringBuilder();
+        for (int i = 0; i < levels; i++) {
+            String next = "{\"$ref\":\"#/$defs/l" + (i + 1) + "\"}";
+            defs.append("\"l").append(i).append("\":{\"type\":\"object\",\"properties\":{\"a\":").append(next).append(",\"b\":")
+                    .append(next).append("},\"required\":[\"a\",\"b\"]},");
+        }
+        defs.append("\"l").append(levels).append("\":{\"type\":\"string\",\"minLength\":8}");
+        return "{\"$ref\":\"#/$defs/l0\",\"$defs\":{" + defs + "}}";
+    }
+
+    @Test
+    void anExplosiveSchemaIsRefusedWithinTheRequestsBudgetNamingTheLimit() throws Exception {
+        for (String schema : EXPLOSIVE) {
+            JsonNode node = Json.MAPPER.readTree(schema);
+            SamplingBudget budget = new SamplingBudget();
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> JsonSchemaSampler.sample(node, 1, WORDS, budget, Long.MAX_VALUE), schema);
+            assertTrue(e.getMessage().contains("262,144 characters") || e.getMessage().contains("250,000 schema and pattern nodes"),
+                    e.getMessage());
+            // the work done stops at the limit: no more than the budget (and one string) was drawn
+            assertTrue(budget.charsDrawn() <= SamplingBudget.MAX_CHARS + 4096 + 2, budget.charsDrawn() + " characters");
+            assertTrue(budget.nodesVisited() <= SamplingBudget.MAX_NODES + 1, budget.nodesVisited() + " nodes");
+        }
+    }
+
+    @Test
+    void theBudgetIsTheRequestsAllItsChoicesTogether() throws Exception {
+        JsonNode schema = Json.MAPPER.readTree("{\"type\":\"string\",\"minLength\":4000,\"maxLength\":4000}");
+        SamplingBudget budget = new SamplingBudget();
+        int choices = 0;
+        try {
+            while (choices < 10_000) {
+                JsonSchemaSampler.sample(schema, choices, WORDS, budget, Long.MAX_VALUE);
+                choices++;
+            }
+        } catch (IllegalArgumentException e) {
+            assertTrue(e.getMessage().contains("all its choices"), e.getMessage());
+        }
+        assertEquals(SamplingBudget.MAX_CHARS / 4002, choices, "choices of 4,002 characters until the budget is spent");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "{\"type\":\"object\",\"properties\":{\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":2,\"maxLength\":5},\"minItems\":2,\"maxItems\":40,\"uniqueItems\":true}},\"required\":[\"tags\"]}",
+        "{\"type\":\"array\",\"minItems\":300,\"items\":{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"},\"s\":{\"type\":\"string\",\"pattern\":\"[a-z]{5,30}\"}},\"required\":[\"n\",\"s\"]}}",
+        "{\"type\":\"array\",\"minItems\":200,\"uniqueItems\":true,\"items\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":300}}",
+        "{\"const\":{\"a\":[1,2,3],\"b\":\"a rather long constant string that a cut may fall inside of\"}}",
+    })
+    void aValueIsDrawnOnlyAsFarAsTheReplyReachesAndIsThePrefixOfTheWholeValue(String schema) throws Exception {
+        JsonNode node = Json.MAPPER.readTree(schema);
+        for (long seed = 0; seed < 50; seed++) {
+            String whole = JsonSchemaSampler.sample(node, seed, WORDS);
+            for (int reach : new int[] {1, 17, 64, 500}) {
+                String cut = JsonSchemaSampler.sample(node, seed, WORDS, new SamplingBudget(), reach);
+                assertTrue(whole.startsWith(cut), "seed " + seed + ", reach " + reach + ": " + cut + " is not a prefix of " + whole);
+                assertTrue(cut.length() > reach || cut.equals(whole), "drawn past the reach: " + cut);
+            }
+        }
+    }
+
+    @Test
+    void aValueTheReplyCannotReachCostsWhatTheReplyReaches() throws Exception {
+        SamplingBudget budget = new SamplingBudget();
+        String cut = JsonSchemaSampler.sample(Json.MAPPER.readTree(doubling(20)), 1, WORDS, budget, 3000);
+        assertTrue(cut.length() > 3000 && cut.length() < 3100, cut.length() + " characters");
+        assertTrue(budget.nodesVisited() < 2000, budget.nodesVisited() + " nodes");
+    }
+
+    @Test
+    void numbersBeyondWhatADrawNeedsAreDrawnNearZeroOrRefusedInOurWords() throws Exception {
+        String[] valid = {
+            "{\"type\":\"integer\",\"minimum\":-1e300,\"maximum\":1e300}",
+            "{\"type\":\"number\",\"minimum\":-1e300,\"maximum\":1e300}",
+            "{\"type\":\"number\",\"minimum\":1e300,\"maximum\":1.0000000001e300}",
+            "{\"type\":\"integer\",\"multipleOf\":7,\"minimum\":-1e300,\"maximum\":1e300}",
+            "{\"type\":\"number\",\"multipleOf\":1e-300,\"minimum\":0,\"maximum\":1}",
+        };
+        for (String schema : valid) {
+            validFor200Seeds(schema);
+        }
+        for (String schema : new String[] {"{\"type\":\"number\",\"minimum\":1e999}", "{\"type\":\"integer\",\"minimum\":1e300}"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> JsonSchemaSampler.sample(Json.MAPPER.readTree(schema), 1, WORDS), schema);
+            assertTrue(e.getMessage().startsWith("minimum") || e.getMessage().startsWith("integer bounds"), e.getMessage());
+        }
+    }
 }

@@ -161,8 +161,11 @@ class KvEventIndexerTest {
             String topic = new String(frames.get(0), StandardCharsets.UTF_8);
             VllmKvEventDecoder.Batch batch = VllmKvEventDecoder.decode(frames.get(2));
             assertEquals(mapEvents, batch.mapEvents(), "the event form asked for");
+            assertEquals(0, batch.dataParallelRank(), "vLLM's publisher fills in its rank, 0 without data parallelism");
             for (Map<String, Object> e : batch.events()) {
                 if (e.get("type").equals("BlockStored")) {
+                    // current vLLM (the map form's) names the group's spec; the older array form left it nil
+                    assertEquals(mapEvents ? "full_attention" : null, e.get("kv_cache_spec_kind"), "kv_cache_spec_kind");
                     @SuppressWarnings("unchecked") List<BigInteger> hashes = (List<BigInteger>) e.get("block_hashes");
                     index.computeIfAbsent(topic, t -> new HashSet<>()).addAll(hashes);
                 }

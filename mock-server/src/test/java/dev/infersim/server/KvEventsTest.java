@@ -435,7 +435,8 @@ class KvEventsTest {
         VllmKvEventDecoder.Batch batch = VllmKvEventDecoder.decode(payload);
         assertTrue(Math.abs(batch.ts() - System.currentTimeMillis() / 1000.0) < 60, "ts in Unix seconds: " + batch.ts());
         assertTrue(!batch.events().isEmpty());
-        assertEquals(rank, batch.dataParallelRank(), "data_parallel_rank (nil without data parallelism)");
+        assertEquals(rank == null ? 0 : rank, batch.dataParallelRank(),
+                "data_parallel_rank (0 without data parallelism, as vLLM's publisher fills it in)");
         for (Map<String, Object> e : batch.events()) {
             if (e.get("type").equals("BlockStored")) {
                 @SuppressWarnings("unchecked") List<BigInteger> hashes = (List<BigInteger>) e.get("block_hashes");

@@ -211,6 +211,94 @@ class PrefillDecodeTest {
         assertTrue(r.raw().body().contains("remote_block_ids"), r.raw().body());
     }
 
+    /** A decode request's params as a prefill's answer gives them, with {@code change} applied (key=JSON value). */
+    private static String pull(String... change) throws Exception {
+        com.fasterxml.jackson.databind.node.ObjectNode p = (com.fasterxml.jackson.databind.node.ObjectNode) Json.MAPPER.readTree(
+                "{\"do_remote_prefill\": true, \"do_remote_decode\": false, \"remote_block_ids\": [[1, 2]], "
+                + "\"remote_engine_id\": \"e\", \"remote_request_id\": \"r\", \"remote_host\": \"127.0.0.1\", "
+                + "\"remote_port\": 5600, \"tp_size\": 1, \"remote_num_tokens\": 2}");
+        for (String c : change) {
+            int eq = c.indexOf('=');
+            p.set(c.substring(0, eq), Json.MAPPER.readTree(c.substring(eq + 1)));
+        }
+        return "{\"prompt\": \"hi\", \"max_tokens\": 2, \"kv_transfer_params\": " + p + "}";
+    }
+
+    @Test
+    void aForgedPullIsRefusedNamingItsKeyAndTheEngineServesOn() throws Exception {
+        MockServer decode = server("kv_consumer", 30, 10, 0);
+        // once, remote_host "" threw on the engine thread: every later completion hung while /health said 200
+        String[][] forged = {
+                {"remote_host=\"\"", "remote_host"}, {"remote_host=\"example.com\"", "remote_host"},
+                {"remote_host=\"10.0.0.1\"", "remote_host"}, {"remote_host=7", "remote_host"},
+                {"remote_port=0", "remote_port"}, {"remote_port=\"5600\"", "remote_port"},
+                {"remote_block_ids=[]", "remote_block_ids"}, {"remote_block_ids=[[1, -2]]", "remote_block_ids"},
+                {"remote_block_ids=[[1], 2]", "remote_block_ids"}, {"remote_block_ids=[\"1\"]", "remote_block_ids"},
+                {"remote_block_ids=[[1.5]]", "remote_block_ids"}, {"remote_num_tokens=-1", "remote_num_tokens"},
+                {"remote_num_tokens=\"2\"", "remote_num_tokens"}, {"remote_num_tokens=99999999", "remote_num_tokens"},
+                {"tp_size=0", "tp_size"}, {"tp_size=1.5", "tp_size"}, {"remote_engine_id=\"\"", "remote_engine_id"},
+                {"remote_request_id=3", "remote_request_id"}, {"do_remote_prefill=\"yes\"", "do_remote_prefill"}};
+        for (String[] f : forged) {
+            TestServers.Reply r = TestServers.post(decode, "/v1/completions", pull(f[0]));
+            assertEquals(400, r.status(), f[0] + ": " + r.raw().body());
+            assertTrue(r.json().at("/error/message").asText().startsWith("kv_transfer_params." + f[1]), r.raw().body());
+            assertEquals(200, TestServers.post(decode, "/v1/completions", "{\"prompt\": \"hi\", \"max_tokens\": 2}").status(),
+                    "the next completion is served after " + f[0]);
+        }
+        assertEquals(200, TestServers.get(decode, "/health").status());
+        for (String host : List.of("127.0.0.1", "localhost", "LOCALHOST", "::1", "[::1]")) {
+            assertEquals(200, TestServers.post(decode, "/v1/completions", pull("remote_host=\"" + host + "\"")).status(), host);
+        }
+        assertEquals(200, TestServers.post(decode, "/v1/completions", pull("remote_block_ids=[3, 4]")).status(),
+                "flat block ids, as older vLLM sends them");
+    }
+
+    @Test
+    void aRequestPullingItsKvCountsAsWaitingMeanwhile() throws Exception {
+        // 1 MB/s: the pull of this prompt's KV takes seconds (once, the gauges kept the last step's 0 throughout)
+        MockServer decode = SERVERS.start(TestServers.options(D, 1).kvTransfer(new KvTransferConfig("kv_consumer", null, 30,
+                "127.0.0.1", 0, new KvTransferLink(0.001, 0))).build());
+        String body = pull().replace("\"prompt\": \"hi\"", "\"prompt\": \"" + PROMPT + "\"");
+        java.util.concurrent.CompletableFuture<TestServers.Reply> reply = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return TestServers.post(decode, "/v1/completions", body);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertTrue(TestServers.eventually(10, () -> {
+            try {
+                return metric(decode, "vllm:num_requests_waiting") == 1 && metric(decode, "vllm:num_requests_waiting_by_reason",
+                        "deferred") == 1;
+            } catch (Exception e) {
+                return false;
+            }
+        }), "the pulling request counts as waiting, for reason deferred");
+        assertTrue(!reply.isDone(), "seen while it pulled");
+        assertEquals(200, reply.get(30, java.util.concurrent.TimeUnit.SECONDS).status());
+        assertEquals(0, metric(decode, "vllm:num_requests_waiting"));
+    }
+
+    /** The value of the series of {@code name} whose label has {@code value}, in a server's /metrics. */
+    private static double metric(MockServer server, String name, String value) throws Exception {
+        String text = TestServers.get(server, "/metrics").raw().body();
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "\\{[^}]*\"" + Pattern.quote(value) + "\"[^}]*} (\\S+)$").matcher(text);
+        assertTrue(m.find(), name + " " + value + " not in /metrics");
+        return Double.parseDouble(m.group(1));
+    }
+
+    @Test
+    void remoteHostsAreTheConfiguredPeersAndTheFleetsOwnSideChannelHost() throws Exception {
+        KvTransferConfig c = connector("kv_both", 30).withSideChannel("mock-0.lab", 0).withPeers(java.util.Set.of("Prefill-1.lab"));
+        assertTrue(c.allowsPeer("mock-0.lab"), "the fleet's own side channel");
+        assertTrue(c.allowsPeer("prefill-1.lab"));
+        assertTrue(!c.allowsPeer("localhost"), "configured peers replace the loopback default");
+        assertTrue(!c.allowsPeer("prefill-1.lab.evil.com"));
+        assertTrue(connector("kv_both", 30).allowsPeer("127.0.0.1"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.withPeers(java.util.Set.of(" ")));
+        assertTrue(e.getMessage().startsWith("--kv-transfer-peers"), e.getMessage());
+    }
+
     @Test
     void aSideChannelPortInUseStopsTheStartNamingIt() throws Exception {
         try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {

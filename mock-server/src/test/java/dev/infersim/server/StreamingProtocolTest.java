@@ -224,7 +224,10 @@ class StreamingProtocolTest {
         JsonNode chat = TestServers.post(LOREM.get(), "/tokenize", "{\"messages\":[{\"role\":\"user\",\"content\":\"Hello world\"}]}").json();
         assertEquals(TOKENIZER.applyChatTemplate(List.of(new PromptTokenizer.Message("user", "Hello world"))).length,
                 chat.get("count").asInt());
-        assertTrue(TestServers.get(LOREM.get(), "/version").json().get("version").isTextual());
+        // vLLM's form: a vLLM release a client can parse as one (issue 38), infersim's own version beside it
+        JsonNode version = TestServers.get(LOREM.get(), "/version").json();
+        assertTrue(version.get("version").asText().matches("0\\.\\d+\\.\\d+"), version.toString());
+        assertTrue(version.get("infersim_version").isTextual(), version.toString());
         assertEquals(200, TestServers.get(LOREM.get(), "/health").status());
     }
 }

@@ -120,6 +120,29 @@ final class TestServers {
     }
 
     /** Polls a condition every 5 ms for up to {@code seconds}. */
+    /** The truth-log rows of {@code requestId} in {@code log}'s ring, once there are {@code count} (fails after 10 s). */
+    static List<JsonNode> truthRows(TruthLog log, String requestId, int count) throws Exception {
+        List<JsonNode> rows = new ArrayList<>();
+        boolean found = eventually(10, () -> {
+            rows.clear();
+            for (String line : log.since(0, 10_000).body().split("\n")) {
+                try {
+                    JsonNode r = line.isEmpty() ? null : Json.MAPPER.readTree(line);
+                    if (r != null && r.get("request_id").asText().equals(requestId)) {
+                        rows.add(r);
+                    }
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }
+            return rows.size() == count;
+        });
+        if (!found) {
+            throw new AssertionError(count + " truth rows for " + requestId + " expected, found " + rows.size());
+        }
+        return rows;
+    }
+
     static boolean eventually(double seconds, BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + (long) (seconds * 1e9);
         while (System.nanoTime() < deadline) {

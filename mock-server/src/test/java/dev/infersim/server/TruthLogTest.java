@@ -74,6 +74,62 @@ class TruthLogTest {
         assertEquals(400, bad.status());
     }
 
+    /**
+     * Beside each planned instant the row says what reached the wire: when the request's head was read (before its
+     * parse; ingest from there to the engine's arrival), and when each token's chunk was handed to the connection. A
+     * first token held back 300 ms (the slow_first_token fault) is planned on time but written 300 ms late; the rest
+     * of the stream is written within the write lateness the row states.
+     */
+    @Test
+    void theRowSaysWhenTheRequestWasReadAndWhenEachTokenWasWritten() throws Exception {
+        Path file = dir.resolve("wire.jsonl");
+        TruthLog log = TruthLog.open(file, TruthLog.DEFAULT_RING_CHARS);
+        MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(8), 1)
+                .faults(new FaultSettings(0, List.of(), 3, 1000, 300)).truthLog(log).build());
+        JsonNode inBand;
+        try {
+            String body = """
+                    {"prompt":"Once upon","max_tokens":6,"ignore_eos":true,"stream":true,"infersim":{"token_times":true}}""";
+            TestServers.stream(server, "/v1/completions", body, "x-request-id", "on-time");
+            TestServers.Stream held = TestServers.stream(server, "/v1/completions", body, "x-request-id", "held",
+                    HttpApi.FAULT_HEADER, "slow_first_token");
+            inBand = held.events().get(held.events().size() - 2).json().get("infersim").get("choices").get(0).get("wall");
+            assertTrue(TestServers.eventually(5, () -> log.written() == 2), "two rows written");
+        } finally {
+            TestServers.close(server);
+            log.close();
+        }
+        List<String> lines = Files.readAllLines(file);
+        for (String line : lines) {
+            JsonNode row = Json.MAPPER.readTree(line);
+            JsonNode wall = row.get("wall");
+            double received = wall.get("received_ms").asDouble();
+            double arrival = wall.get("arrival_ms").asDouble();
+            assertTrue(received <= arrival, line);
+            assertEquals(arrival - received, wall.get("ingest_ms").asDouble(), 1e-3, line);
+            assertTrue(wall.get("received_lateness_ms").asDouble() >= 0, line); // this loop's own bound (Linux) // epoch ms as doubles: 0.25 µs apart
+            JsonNode planned = wall.get("token_times_ms");
+            JsonNode written = wall.get("token_written_ms");
+            assertEquals(6, written.size(), line);
+            double lateness = 0;
+            for (int i = 0; i < 6; i++) {
+                assertTrue(written.get(i).asDouble() >= planned.get(i).asDouble(), "token " + i + " written before it was made: " + line);
+                assertTrue(i == 0 || written.get(i).asDouble() >= written.get(i - 1).asDouble(), line);
+                lateness = Math.max(lateness, written.get(i).asDouble() - planned.get(i).asDouble());
+            }
+            assertEquals(lateness, wall.get("write_lateness_max_ms").asDouble(), 1e-3, line);
+            assertEquals(written.get(0).asDouble(), wall.get("first_token_written_ms").asDouble(), 0, line);
+            assertEquals(written.get(5).asDouble(), wall.get("last_token_written_ms").asDouble(), 0, line);
+            double firstLate = written.get(0).asDouble() - wall.get("first_token_ms").asDouble();
+            if (row.get("request_id").asText().equals("held")) {
+                assertTrue(firstLate >= 300, "the held first token went out " + firstLate + " ms after it was made");
+                assertEquals(inBand, wall, "the last chunk's ground truth is the row's");
+            } else {
+                assertTrue(firstLate < 300, line);
+            }
+        }
+    }
+
     @Test
     void theRingKeepsTheNewestRowsAndSaysHowManyWereMissed() throws Exception {
         Path file = dir.resolve("ring.jsonl");
@@ -139,7 +195,7 @@ class TruthLogTest {
     /** The row without the request-level fields, which is the shape of a choice in the response's ground truth. */
     private static ObjectNode rowChoice(JsonNode row) {
         ObjectNode c = row.deepCopy();
-        c.remove(List.of("seq", "request_id", "replica", "engine", "lora", "time_scale"));
+        c.remove(List.of("seq", "request_id", "replica", "engine", "lora", "time_scale", "attempt"));
         return c;
     }
 }

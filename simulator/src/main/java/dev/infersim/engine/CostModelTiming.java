@@ -26,6 +26,7 @@ package dev.infersim.engine;
 final class CostModelTiming implements StepTiming {
     private final CostModel costModel;
     private final int maxNumBatchedTokens;
+    private double scale = 1;
 
     CostModelTiming(CostModel costModel, int maxNumBatchedTokens) {
         this.costModel = costModel;
@@ -40,6 +41,11 @@ final class CostModelTiming implements StepTiming {
     }
 
     /** The running requests in running order, each its next tokens within the budget left, preempting for room. */
+    @Override
+    public void latencyScale(double scale) {
+        this.scale = scale;
+    }
+
     private void scheduleRunning(Scheduler s) {
         StepPlan plan = s.plan;
         int i = 0;
@@ -71,6 +77,7 @@ final class CostModelTiming implements StepTiming {
     public long stepNanos(Scheduler s, StepPlan plan) {
         plan.shape.loraAdapters(s.loras.count());
         plan.loraLoadNanos = s.loras.load();
-        return Math.max(1, costModel.stepNanos(plan.shape)) + plan.loraLoadNanos;
+        long nanos = Math.max(1, costModel.stepNanos(plan.shape)) + plan.loraLoadNanos;
+        return scale == 1 ? nanos : Math.max(1, Math.round(nanos * scale));
     }
 }

@@ -91,6 +91,31 @@ public final class EngineCore {
         scheduler.connector.connect(link, capacity.kvBytesPerTokenPerGpu(), listener);
     }
 
+    /**
+     * From the next step on, this engine's GPU runs {@code speedFactor} times as fast as its profile (0.5: every step,
+     * or every fixed latency drawn, takes twice as long); what is already planned or due keeps its time.
+     */
+    public void setSpeedFactor(double speedFactor) {
+        ConfigException.check(speedFactor > 0 && Double.isFinite(speedFactor), "speed factor must be > 0, got %s", speedFactor);
+        timing.latencyScale(1 / speedFactor);
+    }
+
+    /** Whether this engine is timed by fixed latencies ({@link #fixed}) rather than a cost model. */
+    public boolean fixedTiming() {
+        return timing instanceof FixedLatencyTiming;
+    }
+
+    /**
+     * From now on, latencies are drawn from {@code fixed}: a fixed-latency engine's {@link FixedTiming} changed at run
+     * time; tokens already due keep their times. A cost-model engine has none to change.
+     */
+    public void setFixedTiming(FixedTiming fixed) {
+        if (!(timing instanceof FixedLatencyTiming f)) {
+            throw new IllegalStateException("this engine is timed by its cost model, not fixed latencies");
+        }
+        f.timing(Objects.requireNonNull(fixed, "fixed"));
+    }
+
     /** The link remote-prefill requests pull their KV over; null without a KV connector. */
     public KvTransferLink kvTransferLink() { return scheduler.connector.link(); }
 

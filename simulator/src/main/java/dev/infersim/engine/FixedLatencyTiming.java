@@ -14,7 +14,8 @@ import java.util.PriorityQueue;
  * under the cost model; of LoRA only the adapter limit applies: the fixed latencies stand for the rest.
  */
 final class FixedLatencyTiming implements StepTiming {
-    private final FixedTiming timing;
+    private FixedTiming timing;
+    private double scale = 1;
     private final SplitMix64 random;
     /** Running requests by when their next token is due. */
     private final PriorityQueue<EngineRequest> due;
@@ -137,6 +138,16 @@ final class FixedLatencyTiming implements StepTiming {
     }
 
     private long drawNanos(double meanMs, double stdDevMs) {
-        return Math.round(TruncatedNormal.sample(random, meanMs, stdDevMs) * 1e6);
+        return Math.round(TruncatedNormal.sample(random, meanMs * scale, stdDevMs * scale) * 1e6);
+    }
+
+    @Override
+    public void latencyScale(double scale) {
+        this.scale = scale;
+    }
+
+    /** Latencies drawn from now on come from {@code timing}; tokens already due keep their times. */
+    void timing(FixedTiming timing) {
+        this.timing = timing;
     }
 }

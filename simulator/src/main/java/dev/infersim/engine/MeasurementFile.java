@@ -1,6 +1,7 @@
 package dev.infersim.engine;
 
 import dev.infersim.common.ConfigException;
+import dev.infersim.common.InputFile;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -42,7 +43,7 @@ public final class MeasurementFile {
      * @param defaults the deployment for rows without model, dtype or tp columns
      */
     public static Contents read(Path file, String flag, Deployment defaults) {
-        ConfigException.check(Files.isRegularFile(file), "%s: file %s does not exist", flag, file);
+        InputFile.requireReadable(flag, "file", file);
         List<String> lines;
         try {
             lines = Files.readAllLines(file);

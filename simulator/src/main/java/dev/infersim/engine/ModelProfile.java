@@ -10,6 +10,8 @@ import static dev.infersim.common.ConfigException.check;
  *
  * @param numExperts        routed experts per MoE layer; 0 for a dense model
  * @param numExpertsPerTok  experts each token is routed to (top-k); 0 for a dense model
+ * @param vision            the vision encoder of a multimodal model (its images become prompt tokens); null for a
+ *                          text-only model
  */
 public record ModelProfile(
         String name,
@@ -24,7 +26,8 @@ public record ModelProfile(
         @JsonProperty("max_position_embeddings") int maxContext,
         @JsonProperty("tie_word_embeddings") boolean tiedEmbeddings,
         @JsonProperty("num_experts") int numExperts,
-        @JsonProperty("num_experts_per_tok") int numExpertsPerTok) {
+        @JsonProperty("num_experts_per_tok") int numExpertsPerTok,
+        @OptionalField VisionEncoder vision) {
 
     public ModelProfile {
         check(name != null && !name.isBlank(), "model profile needs a name");

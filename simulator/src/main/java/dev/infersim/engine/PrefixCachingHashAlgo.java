@@ -36,7 +36,7 @@ public enum PrefixCachingHashAlgo {
     }
 
     /** Whether keys are serialized as canonical CBOR (else as a pickle). */
-    boolean cbor() {
+    public boolean cbor() {
         return cbor;
     }
 

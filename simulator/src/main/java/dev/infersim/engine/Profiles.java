@@ -1,6 +1,7 @@
 package dev.infersim.engine;
 
 import dev.infersim.common.ConfigException;
+import dev.infersim.common.InputFile;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.annotation.JsonProperty;
@@ -29,7 +30,7 @@ public final class Profiles {
     public static final List<String> BUNDLED_GPUS = List.of("h100", "h200", "a100-80g", "l40s", "l4", "mi300x", "b200");
     public static final List<String> BUNDLED_MODELS = List.of(
             "llama-3.1-8b", "llama-3.1-70b", "qwen2.5-1.5b", "qwen2.5-7b", "mistral-7b", "mixtral-8x7b", "e5-mistral-7b",
-            "llama-2-7b", "llama-2-70b", "codellama-34b");
+            "llama-2-7b", "llama-2-70b", "codellama-34b", "llama-3.1-405b", "qwen2-vl-7b");
 
     private static final ObjectMapper YAML = JsonMapper.builder(new YAMLFactory())
             .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
@@ -62,8 +63,8 @@ public final class Profiles {
     public static <T> T load(String nameOrPath, String dir, String flag, List<String> bundled, Class<T> type) {
         ConfigException.check(nameOrPath != null && !nameOrPath.isBlank(), "%s is required", flag);
         Path file = Path.of(nameOrPath);
-        if (nameOrPath.endsWith(".yaml") || nameOrPath.endsWith(".yml") || Files.isRegularFile(file)) {
-            ConfigException.check(Files.isRegularFile(file), "%s: file %s does not exist", flag, nameOrPath);
+        if (nameOrPath.endsWith(".yaml") || nameOrPath.endsWith(".yml") || Files.exists(file)) {
+            InputFile.requireReadable(flag, "file", file);
             try (InputStream in = Files.newInputStream(file)) {
                 return parse(in, nameOrPath, type);
             } catch (IOException e) {
@@ -89,6 +90,14 @@ public final class Profiles {
             text = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
             JsonNode tree = YAML.readTree(text);
             ConfigException.check(tree != null && !tree.isMissingNode() && !tree.isNull(), "%s: file is empty", source);
+            if (type.isRecord() && tree.isObject()) {
+                for (RecordComponent c : type.getRecordComponents()) {
+                    String field = fieldName(type, c);
+                    if (c.isAnnotationPresent(OptionalField.class) && !tree.has(field)) {
+                        ((com.fasterxml.jackson.databind.node.ObjectNode) tree).putNull(field);
+                    }
+                }
+            }
             checkFieldNames(tree, text, source, type);
             return YAML.treeToValue(tree, type);
         } catch (JsonMappingException e) {
@@ -100,6 +109,12 @@ public final class Profiles {
         }
     }
 
+    /** A record component's name in YAML: its {@code @JsonProperty} name, else its own. */
+    private static String fieldName(Class<?> type, RecordComponent c) {
+        JsonProperty p = fieldAnnotation(type, c.getName());
+        return p != null ? p.value() : c.getName();
+    }
+
     /** Names an unknown (often misspelt) or missing top-level field of a record, with its line. */
     private static void checkFieldNames(JsonNode tree, String text, String source, Class<?> type) {
         if (!type.isRecord() || !tree.isObject()) {
@@ -107,8 +122,7 @@ public final class Profiles {
         }
         List<String> known = new ArrayList<>();
         for (RecordComponent c : type.getRecordComponents()) {
-            JsonProperty p = fieldAnnotation(type, c.getName());
-            known.add(p != null ? p.value() : c.getName());
+            known.add(fieldName(type, c));
         }
         for (Iterator<String> it = tree.fieldNames(); it.hasNext(); ) {
             String field = it.next();

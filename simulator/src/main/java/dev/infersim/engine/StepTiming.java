@@ -38,4 +38,10 @@ interface StepTiming {
     /** A running request left the batch before its next token: preempted, or aborted. */
     default void dropped(EngineRequest r) {
     }
+
+    /**
+     * Every duration this timing gives from now on (a step's, a latency drawn) multiplied by {@code scale}: the GPU
+     * running slower (above 1) or faster than its profile.
+     */
+    void latencyScale(double scale);
 }

@@ -12,10 +12,12 @@ package dev.infersim.sim;
  * scorer reads those sets from {@code vllm:lora_requests_info}, whose running and waiting labels current vLLM fills
  * from one source, every adapter with an unfinished request ({@code vllm/v1/metrics/stats.py}); here a replica's own
  * unfinished requests give that set exactly, without a scrape interval's lag, so "active" and "waiting" are one tier.
- * The Extension weighs the scorer against load scorers; this router ranks affinity first and load second.
+ * The Extension weighs the scorer against load scorers; this router ranks affinity first and load second. Each
+ * replica's tier and load are read once per decision ({@link SignalReads}).
  */
 public final class LoraAffinityRouter implements Router {
     private final TieBreak.Ties ties;
+    private final SignalReads reads = new SignalReads();
 
     public LoraAffinityRouter(TieBreak tieBreak) {
         ties = new TieBreak.Ties(tieBreak);
@@ -29,18 +31,19 @@ public final class LoraAffinityRouter implements Router {
     @Override
     public int route(RoutedRequest request, RoutingTarget[] replicas) {
         String adapter = request == null ? null : request.lora();
-        int bestTier = -1;
-        int bestLoad = Integer.MAX_VALUE;
-        for (RoutingTarget r : replicas) {
-            int tier = adapter == null ? 0 : tier(r, adapter);
-            if (tier > bestTier || (tier == bestTier && r.load() < bestLoad)) {
-                bestTier = tier;
-                bestLoad = r.load();
+        int n = replicas.length;
+        int[] loads = reads.loads(replicas);
+        int[] tiers = reads.scratch(n);
+        int best = 0;
+        for (int i = 0; i < n; i++) {
+            tiers[i] = adapter == null ? 0 : tier(replicas[i], adapter);
+            if (tiers[i] > tiers[best] || (tiers[i] == tiers[best] && loads[i] < loads[best])) {
+                best = i;
             }
         }
-        ties.reset(replicas.length);
-        for (int i = 0; i < replicas.length; i++) {
-            if ((adapter == null ? 0 : tier(replicas[i], adapter)) == bestTier && replicas[i].load() == bestLoad) {
+        ties.reset(n);
+        for (int i = 0; i < n; i++) {
+            if (tiers[i] == tiers[best] && loads[i] == loads[best]) {
                 ties.tie(i);
             }
         }

@@ -13,7 +13,9 @@ import java.util.Comparator;
  * 64-bit ring, placed by its id, so scaling the fleet moves only the keys of the replicas that came or went. A request
  * goes to the first replica clockwise from its key whose outstanding requests are below
  * {@code ceil(loadFactor * (total + 1) / replicas)}: no replica takes more than {@code loadFactor} times the mean, and a
- * hot prefix spills over to its ring neighbours instead of queueing behind itself.
+ * hot prefix spills over to its ring neighbours instead of queueing behind itself. The loads are read once per decision
+ * ({@link SignalReads}), so the bound and the loads it is checked against are one snapshot and some replica is always
+ * below it.
  */
 public final class PrefixAffinityRouter implements Router {
     /** Leading tokens hashed by default: 16 blocks of 16, enough to cover a typical system prompt. */
@@ -28,6 +30,7 @@ public final class PrefixAffinityRouter implements Router {
     private int[] ringIds = new int[0];
     private long[] points = new long[0];
     private int[] owners = new int[0];
+    private final SignalReads reads = new SignalReads();
 
     /**
      * @param prefixTokens leading prompt tokens hashed, rounded down to whole blocks (at least one block)
@@ -54,16 +57,17 @@ public final class PrefixAffinityRouter implements Router {
             return 0;
         }
         ensureRing(replicas);
+        int[] loads = reads.loads(replicas);
         long total = 0;
-        for (RoutingTarget r : replicas) {
-            total += r.load();
+        for (int i = 0; i < replicas.length; i++) {
+            total += loads[i];
         }
         long capacity = (long) Math.ceil(loadFactor * (total + 1) / replicas.length);
         int start = Arrays.binarySearch(points, prefixKey(request, replicas[0]));
         start = start >= 0 ? start : -start - 1;
         for (int k = 0; k < points.length; k++) {
             int owner = owners[(start + k) % points.length];
-            if (replicas[owner].load() < capacity) {
+            if (loads[owner] < capacity) {
                 return owner;
             }
         }

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.infersim.common.ConfigException;
+import dev.infersim.common.InputFile;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -43,10 +44,8 @@ public final class WorkloadProfiles {
             throw new ConfigException("--workload: a profile name or YAML path is required");
         }
         Path file = Path.of(nameOrPath);
-        if (nameOrPath.endsWith(".yaml") || nameOrPath.endsWith(".yml") || Files.isRegularFile(file)) {
-            if (!Files.isRegularFile(file)) {
-                throw new ConfigException("--workload: file " + nameOrPath + " does not exist");
-            }
+        if (nameOrPath.endsWith(".yaml") || nameOrPath.endsWith(".yml") || Files.exists(file)) {
+            InputFile.requireReadable("--workload", "file", file);
             try (InputStream in = Files.newInputStream(file)) {
                 return parse(in, nameOrPath);
             } catch (IOException e) {

@@ -105,21 +105,30 @@ public record WorkloadSpec(String datasetName, long numPrompts, long seed, LoadP
         };
     }
 
-    /** Parses a rate-like value: a number, or {@code inf}/{@code .inf}/{@code infinity} for infinity. */
+    /** The fastest finite rate (and burstiness) a run takes, per second: faster is all at once, which is {@code inf}. */
+    public static final int MAX_RATE_PER_S = 1_000_000;
+
+    /**
+     * Parses a rate-like value: a number above 0 and at most {@link #MAX_RATE_PER_S}, or {@code inf}/{@code .inf}/
+     * {@code infinity} for infinity; a number too large to be finite ({@code 1e999}) is refused, not read as inf.
+     */
     public static double parseRate(String field, String text) {
         String t = text.trim().toLowerCase(Locale.ROOT);
         if (t.equals("inf") || t.equals(".inf") || t.equals("infinity") || t.equals("+inf")) {
             return Double.POSITIVE_INFINITY;
         }
-        try {
-            double value = Double.parseDouble(t);
-            if (!(value > 0)) {
-                throw new IllegalArgumentException(field + " must be > 0 or inf, got " + text);
-            }
-            return value;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(field + " must be a number or inf, got '" + text + "'", e);
+        if (!t.matches("[+-]?(\\d+\\.?\\d*|\\.\\d+)(e[+-]?\\d+)?")) {
+            throw new IllegalArgumentException(field + " must be a number or inf, got '" + text + "'");
         }
+        double value = Double.parseDouble(t);
+        if (!(value > 0)) {
+            throw new IllegalArgumentException(field + " must be > 0 or inf, got " + text);
+        }
+        if (value > MAX_RATE_PER_S) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "%s must be at most %,d (or inf), got %s", field,
+                    MAX_RATE_PER_S, text));
+        }
+        return value;
     }
 
     /** The EOS rule of this spec. */

@@ -98,6 +98,27 @@ class CalibratorTest {
     }
 
     @Test
+    void recoversTheHopLatencyFromAllReducesAtTwoFourAndEightGpus() {
+        GpuProfile h200 = Profiles.gpu("h200");
+        GpuProfile truth = with(with(with(h200, "interconnect_efficiency", 0.62), "small_all_reduce_latency_us", 10.5),
+                "all_reduce_hop_latency_us", 3.4);
+        List<Calibrator.Measurement> data = new ArrayList<>();
+        for (int tp : new int[] {2, 4, 8}) {
+            Deployment d = Deployment.builder(h200, Profiles.model("llama-3.1-70b")).tensorParallelSize(tp).build();
+            for (int tokens : new int[] {1, 8, 32, 128, 512, 2048, 8192, 16384}) {
+                Calibrator.Measurement shape = new Calibrator.Measurement(d, "allreduce", 1, 0, tokens, 1);
+                double ms = Calibrator.predictedMs(truth, List.of(shape))[0];
+                data.add(new Calibrator.Measurement(d, "allreduce", 1, 0, tokens, ms));
+            }
+        }
+        Calibrator.Result result = Calibrator.fit(h200, data, Set.of());
+        assertTrue(result.fittedFactors().contains("all_reduce_hop_latency_us"), result.fittedFactors().toString());
+        assertEquals(3.4, factor(result.fitted(), "all_reduce_hop_latency_us"), 0.1);
+        assertEquals(0.62, factor(result.fitted(), "interconnect_efficiency"), 0.01);
+        assertTrue(Calibrator.maxAbs(result.errorsAfter()) < 0.01, "max error " + Calibrator.maxAbs(result.errorsAfter()));
+    }
+
+    @Test
     void rejectsAnUnknownHeldFactor() {
         Deployment d = Deployment.builder(H100, Profiles.model("llama-3.1-8b")).build();
         List<Calibrator.Measurement> data = synthetic(H100, List.of(d));

@@ -28,9 +28,13 @@ class MeasuredStepTimesTest {
     /**
      * Group, then the largest median and maximum error allowed. Mixtral-8x7B's shard on the H100: the fused MoE layer's
      * 512-token prefill step is 20% slower than its neighbours (the tile the kit picks for 128 rows per expert), which a
-     * model smooth in the token count cannot follow (bench/calibration/README.md).
+     * model smooth in the token count cannot follow (bench/calibration/README.md). Llama-3.1-70B's eighth on the H200:
+     * at a TP8 width each layer's fixed cost is a third of the step, more than the whole-model fit puts on a layer; a
+     * refit waits for real eight-GPU steps (bench/calibration/README.md, "tensor parallelism 8").
      */
-    private static final Map<String, double[]> KNOWN_MISSES = Map.of("h100 mixtral-8x7b bf16 tp2 shard", new double[] {0.08, 0.25});
+    private static final Map<String, double[]> KNOWN_MISSES = Map.of(
+            "h100 mixtral-8x7b bf16 tp2 shard", new double[] {0.08, 0.25},
+            "h200 llama-3.1-70b bf16 tp8 shard", new double[] {0.22, 0.30});
     private static final Map<String, String> PROFILE_BY_GPU = Map.of("NVIDIA H100 80GB HBM3", "h100", "NVIDIA H200", "h200");
 
     @Test
@@ -69,5 +73,6 @@ class MeasuredStepTimesTest {
         assertTrue(errors.keySet().stream().anyMatch(k -> k.startsWith("h100 llama-2-70b bf16 tp4 shard")), "TP4 shards replayed");
         assertTrue(errors.keySet().stream().anyMatch(k -> k.startsWith("h100 llama-2-7b bf16 tp1")), "multi-head attention replayed");
         assertTrue(errors.keySet().stream().anyMatch(k -> k.startsWith("h200 llama-3.1-70b bf16 tp2")), "tensor-parallel steps replayed");
+        assertTrue(errors.containsKey("h200 llama-3.1-405b bf16 tp8 shard"), "TP8 shards replayed");
     }
 }

@@ -27,6 +27,7 @@ class ProfilesTest {
     void derivesPublishedParameterCounts() {
         assertEquals(8.03e9, Profiles.model("llama-3.1-8b").totalParams(), 0.02e9);
         assertEquals(70.6e9, Profiles.model("llama-3.1-70b").totalParams(), 0.2e9);
+        assertEquals(405.9e9, Profiles.model("llama-3.1-405b").totalParams(), 1.0e9);
         assertEquals(1.54e9, Profiles.model("qwen2.5-1.5b").totalParams(), 0.03e9);
         assertEquals(7.6e9, Profiles.model("qwen2.5-7b").totalParams(), 0.1e9);
         ModelProfile mixtral = Profiles.model("mixtral-8x7b");
