@@ -49,7 +49,7 @@ public final class EngineCore {
      * engine plans it, the same for the simulator's clock and the mock's.
      */
     public EngineCore(Deployment deployment, KvCapacity capacity, CostModel costModel, SchedulingPolicy policy) {
-        this(deployment, capacity, policy, new CostModelTiming(deployment.engine().hostTime().over(costModel),
+        this(deployment, capacity, policy, new CostModelTiming(costModel, deployment.engine().hostTime(),
                 deployment.maxNumBatchedTokens()));
         ConfigException.check(deployment.enableChunkedPrefill() || capacity.maxModelLen() <= deployment.maxNumBatchedTokens(),
                 "--max-num-batched-tokens %d is below --max-model-len %d; with chunked prefill disabled every prompt must fit "
