@@ -31,28 +31,34 @@ import java.util.concurrent.locks.LockSupport;
                 + "with vLLM /metrics on its replicas) with the autoscaler simulate --autoscaler uses.")
 public final class AutoscaleCommand implements Runnable {
 
+    @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--fleet", required = true, paramLabel = "URL",
             description = "Base URL of the fleet's first replica, where /admin/replicas is.")
     String fleetUrl;
 
+    @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--autoscaler", defaultValue = "hpa", description = "hpa: the Kubernetes HPA algorithm (default: ${DEFAULT-VALUE}).")
     String autoscalerName;
 
     @Mixin
     AutoscaleOptions autoscale;
 
+    @OptionGroup.In(OptionGroup.TIMING)
     @Option(names = "--time-scale", defaultValue = "1",
             description = "The fleet's --time-scale: periods and windows are in its model seconds, which pass this many "
                     + "times faster than wall seconds (default: ${DEFAULT-VALUE}).")
     double timeScale;
 
+    @OptionGroup.In(OptionGroup.WORKLOAD)
     @Option(names = "--duration", paramLabel = "S",
             description = "Stop after this many model seconds (default: run until interrupted).")
     Double durationS;
 
+    @OptionGroup.In(OptionGroup.CLIENT)
     @Option(names = "--api-key", description = "Bearer token for the fleet's admin routes.")
     String apiKey;
 
+    @OptionGroup.In(OptionGroup.OUTPUT)
     @Option(names = "--timeline-file", paramLabel = "FILE",
             description = "Write the replicas over time as JSON ({\"infersim_replicas\": {time_s, ready, desired}}) on exit.")
     Path timelineFile;

@@ -14,6 +14,7 @@ import java.util.List;
  * The autoscaler flags shared by {@code simulate} and {@code autoscale}, named after the HorizontalPodAutoscaler's
  * spec and kube-controller-manager's flags, with Kubernetes' defaults.
  */
+@OptionGroup.In(OptionGroup.FLEET)
 public final class AutoscaleOptions {
 
     @Option(names = "--autoscale-metric", defaultValue = "num_requests_waiting",

@@ -38,16 +38,19 @@ public final class BenchCommand implements Callable<Integer> {
     @Mixin
     WorkloadOptions workload;
 
+    @OptionGroup.In(OptionGroup.WORKLOAD)
     @Option(names = "--request-rate", paramLabel = "REQ_PER_S|inf",
             description = "Mean arrival rate, req/s, at most " + OptionLimits.MAX_RATE + "; inf sends everything at once (default: inf; a trace replays its own "
                     + "timestamps).")
     String requestRate;
 
+    @OptionGroup.In(OptionGroup.WORKLOAD)
     @Option(names = "--max-concurrency",
             description = "Cap on requests in flight, at most " + OptionLimits.MAX_CONCURRENCY
                     + "; with --request-rate inf, a closed loop of exactly N in flight.")
     Integer maxConcurrency;
 
+    @OptionGroup.In(OptionGroup.CLIENT)
     @Option(names = "--shard", paramLabel = "I/N",
             description = "Send only shard I of N of the workload (0-based): every N-th request, or a hash split of a "
                     + "closed loop, whose users are dealt out to the shards. Every shard generates the same seeded "
@@ -55,11 +58,13 @@ public final class BenchCommand implements Callable<Integer> {
                     + "infersim merge. Needs --save-result; also writes RESULT.hlog, the latencies' HdrHistogram log.")
     String shard;
 
+    @OptionGroup.In(OptionGroup.CLIENT)
     @Option(names = "--start-at", paramLabel = "EPOCH_MS",
             description = "Start the schedule at this wall-clock instant (milliseconds since the Unix epoch), so that "
                     + "shards on several machines start together; it must be ahead once the client is set up.")
     Long startAt;
 
+    @OptionGroup.In(OptionGroup.CLIENT)
     @Option(names = "--baseline-url", paramLabel = "URL",
             description = "With --validate through a gateway: after the run, run the same workload directly against "
                     + "this one replica (at the share of the load one replica got through the gateway) and report the "

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 
 /** The endpoint, measurement and output flags of {@code infersim bench} and {@code infersim sweep}. */
+@OptionGroup.In(OptionGroup.CLIENT)
 public final class ClientOptions {
 
     @Option(names = "--base-url", defaultValue = "http://127.0.0.1:8000",

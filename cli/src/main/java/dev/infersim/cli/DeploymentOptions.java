@@ -14,6 +14,7 @@ import dev.infersim.engine.SchedulingPolicies;
 import picocli.CommandLine.Option;
 
 /** The serving flags of {@code vllm serve}, shared by every command that models a deployment. */
+@OptionGroup.In(OptionGroup.DEPLOYMENT)
 public final class DeploymentOptions {
 
     @Option(names = "--gpu", defaultValue = "h100", paramLabel = "NAME|FILE",

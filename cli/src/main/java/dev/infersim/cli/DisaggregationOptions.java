@@ -5,6 +5,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code simulate}'s prefill/decode disaggregation flags: one split, or a search over every split of {@code --replicas}. */
+@OptionGroup.In(OptionGroup.FLEET)
 public final class DisaggregationOptions {
     @Option(names = "--prefill-replicas", paramLabel = "P",
             description = "Disaggregate: P replicas prefill each request (one token, KV held) and --decode-replicas pull its "

@@ -4,6 +4,7 @@ import dev.infersim.server.FaultSettings;
 import picocli.CommandLine.Option;
 
 /** {@code serve}'s fault injection: which requests fail, how ({@link FaultSettings}), and when in their stream. */
+@OptionGroup.In(OptionGroup.FAULTS)
 public final class FaultOptions {
     @Option(names = "--failure-rate", defaultValue = "0", description = "Probability in [0, 1] that a request gets a fault (default: ${DEFAULT-VALUE}).")
     double failureRate;

@@ -4,6 +4,7 @@ import dev.infersim.server.HttpTimeouts;
 import picocli.CommandLine.Option;
 
 /** {@code serve}'s connection timeouts ({@link HttpTimeouts}), in seconds on the command line, 0 for never. */
+@OptionGroup.In(OptionGroup.SERVER)
 public final class HttpTimeoutOptions {
     @Option(names = "--keep-alive-timeout-s", defaultValue = "75", paramLabel = "SECONDS",
             description = "Close a connection idle this long between requests, or a new one that sends nothing (default: "

@@ -10,6 +10,7 @@ import java.util.List;
  * {@code serve}'s KV-cache events ({@link KvEventsConfig}): vLLM's {@code --kv-events-config} JSON, or the three
  * {@code --kv-events-*} flags, and the map format of llm-d-inference-sim's flag.
  */
+@OptionGroup.In(OptionGroup.OBSERVE)
 public final class KvEventsOptions {
     @Option(names = "--kv-events-publisher", defaultValue = "null", paramLabel = "null|zmq",
             description = "Publish vLLM's KV-cache events (BlockStored, BlockRemoved, AllBlocksCleared) over ZMQ in vLLM's "

@@ -7,6 +7,7 @@ import picocli.CommandLine.Option;
  * The link a decode replica pulls prefill KV over ({@link KvTransferLink}), shared by {@code serve} and
  * {@code simulate}: infersim's flags, vLLM has none (its transfer time is the fabric's).
  */
+@OptionGroup.In(OptionGroup.FLEET)
 public final class KvTransferOptions {
     @Option(names = "--kv-transfer-gbps", defaultValue = "" + KvTransferLink.DEFAULT_GBPS, paramLabel = "GB/s",
             description = "GB/s each decode GPU pulls prefill KV at (default: ${DEFAULT-VALUE}, one 400 Gb/s NIC per GPU).")

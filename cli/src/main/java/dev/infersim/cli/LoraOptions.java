@@ -5,6 +5,7 @@ import dev.infersim.engine.LoraConfig;
 import picocli.CommandLine.Option;
 
 /** vLLM's LoRA serving flags, shared by {@code serve} and {@code simulate}: they add a {@link LoraConfig} to a deployment. */
+@OptionGroup.In(OptionGroup.LORA)
 public final class LoraOptions {
     @Option(names = "--enable-lora", negatable = true, description = "Serve LoRA adapters: requests whose model names one run on it, at most "
             + "--max-loras adapters per step, each loaded into a GPU slot when not resident (vLLM's flag).")

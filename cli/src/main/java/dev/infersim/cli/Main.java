@@ -46,6 +46,7 @@ public final class Main implements Runnable {
     public static int run(String... args) {
         CommandLine cli = new CommandLine(new Main());
         ExitCodes.document(cli);
+        GroupedHelp.install(cli);
         OptionLimits.register(cli);
         cli.setExecutionStrategy(parsed -> {
             OptionLimits.check(parsed);

@@ -8,6 +8,7 @@ import picocli.CommandLine.Option;
  * {@code --enable-auto-tool-choice}, {@code --reasoning-parser}, {@code --runner} and {@code --enable-sleep-mode}, and
  * infersim's shares of tool calls and reasoning ({@link ModelFeatures}).
  */
+@OptionGroup.In(OptionGroup.SERVER)
 public final class ModelFeatureOptions {
     @Option(names = "--tool-call-parser", paramLabel = "NAME", description = "vLLM's tool parser (hermes, llama3_json, "
             + "mistral, ...): tool_choice required or a named function then returns a tool call whose arguments are drawn "

@@ -58,11 +58,13 @@ public final class PredictCommand implements Runnable {
     @Mixin
     ReportOptions reporting;
 
+    @OptionGroup.In(OptionGroup.WORKLOAD)
     @Option(names = "--request-rate", paramLabel = "REQ_PER_S",
             description = "Poisson arrival rate, req/s, at most " + OptionLimits.MAX_RATE + ", or inf (default: a --workload profile's own rate, a trace's mean "
                     + "rate, else 10; inf with --max-concurrency).")
     String requestRate;
 
+    @OptionGroup.In(OptionGroup.WORKLOAD)
     @Option(names = "--max-concurrency", paramLabel = "N",
             description = "A closed loop of N clients (at most " + OptionLimits.MAX_CONCURRENCY + "), each sending its next request when its last one ends (vllm bench "
                     + "serve --max-concurrency N --request-rate inf); means only.")
@@ -74,25 +76,32 @@ public final class PredictCommand implements Runnable {
     @Mixin
     TimingOptions timing;
 
+    @OptionGroup.In(OptionGroup.OBJECTIVES)
     @Option(names = "--slo-ttft-ms", description = "SLO on mean TTFT for the capacity plan, ms (default: none).")
     Double sloTtftMs;
 
+    @OptionGroup.In(OptionGroup.OBJECTIVES)
     @Option(names = "--slo-tpot-ms", description = "SLO on mean TPOT for the capacity plan, ms (default: none).")
     Double sloTpotMs;
 
+    @OptionGroup.In(OptionGroup.OBJECTIVES)
     @Option(names = "--slo-queue-p99-ms", description = "SLO on p99 queueing delay for the capacity plan, ms (default: none).")
     Double sloQueueP99Ms;
 
+    @OptionGroup.In(OptionGroup.OBJECTIVES)
     @Option(names = "--target-rate", description = "Request rate the fleet must carry, req/s, at most " + OptionLimits.MAX_RATE
             + " (default: --request-rate).")
     Double targetRate;
 
+    @OptionGroup.In(OptionGroup.OBJECTIVES)
     @Option(names = "--headroom", defaultValue = "0.2", description = "Fraction of replica capacity held in reserve (default: ${DEFAULT-VALUE}).")
     double headroom;
 
+    @OptionGroup.In(OptionGroup.OUTPUT)
     @Option(names = "--explain", description = "Print the derivation: service times, utilisation, which formula and why.")
     boolean explain;
 
+    @OptionGroup.In(OptionGroup.OUTPUT)
     @Option(names = "--dollars-per-gpu-hour", defaultValue = "0",
             description = "GPU price for the cost per million output tokens; 0 = no cost line (default: 0).")
     double dollarsPerGpuHour;

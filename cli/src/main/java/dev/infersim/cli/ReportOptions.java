@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.function.Supplier;
 
 /** What to measure and where to write it: the reporting flags of {@code vllm bench serve}. */
+@OptionGroup.In(OptionGroup.OUTPUT)
 public final class ReportOptions {
     private static final List<String> METRICS = List.of("ttft", "tpot", "itl", "e2el");
 

@@ -60,6 +60,7 @@ public final class ServeCommand implements Runnable {
     @Mixin
     ModelFeatureOptions features;
 
+    @OptionGroup.In(OptionGroup.LORA)
     @Option(names = "--lora-modules", arity = "1..*", paramLabel = "NAME=PATH|JSON",
             description = "LoRA adapters served from start, as name=path or vLLM's JSON {\"name\": .., \"path\": .., "
                     + "\"base_model_name\": ..}; the path is only recorded (needs --enable-lora). POST "
@@ -67,58 +68,71 @@ public final class ServeCommand implements Runnable {
                     + "or true, as in vLLM.")
     List<String> loraModules = new ArrayList<>();
 
+    @OptionGroup.In(OptionGroup.SERVER)
     @Option(names = "--served-model-name", arity = "1..*", paramLabel = "NAME",
             description = "Model ids clients may send, each listed by /v1/models; responses and metrics name the first, "
                     + "as vLLM's do (default: the model profile's name).")
     List<String> servedModelNames;
 
+    @OptionGroup.In(OptionGroup.SERVER)
     @Option(names = "--host", defaultValue = "127.0.0.1", description = "Interface to bind (default: ${DEFAULT-VALUE}).")
     String host;
 
+    @OptionGroup.In(OptionGroup.SERVER)
     @Option(names = "--port", defaultValue = "8000", description = "TCP port; 0 picks a free one (default: ${DEFAULT-VALUE}).")
     int port;
 
+    @OptionGroup.In(OptionGroup.SERVER)
     @Option(names = "--api-key", paramLabel = "KEY", defaultValue = "${env:VLLM_API_KEY}",
             description = "Require 'Authorization: Bearer KEY' on /v1 and /admin routes (default: $VLLM_API_KEY, else none); "
                     + "an empty KEY is refused.")
     String apiKey;
 
+    @OptionGroup.In(OptionGroup.TIMING)
     @Option(names = "--time-scale", defaultValue = "1",
             description = "Run this many times faster than the modelled GPU (model time = wall time x scale; default: ${DEFAULT-VALUE}).")
     double timeScale;
 
+    @OptionGroup.In(OptionGroup.SERVER)
     @Option(names = "--max-waiting-requests", defaultValue = "1000",
             description = "Accepted-but-unscheduled requests beyond which new ones get 429 (default: ${DEFAULT-VALUE}).")
     int maxWaitingRequests;
 
+    @OptionGroup.In(OptionGroup.ANSWERS)
     @Option(names = "--output-mode", defaultValue = "lorem", description = "lorem (seeded words) or echo (the prompt) (default: ${DEFAULT-VALUE}).")
     String outputMode;
 
+    @OptionGroup.In(OptionGroup.ANSWERS)
     @Option(names = "--seed", defaultValue = "0", description = "Seed for text and output lengths of unseeded requests (default: ${DEFAULT-VALUE}).")
     long seed;
 
+    @OptionGroup.In(OptionGroup.ANSWERS)
     @Option(names = "--output-len-dist", defaultValue = "none", paramLabel = "SPEC",
             description = "Where the model emits EOS in requests without ignore_eos: none (never: every request runs to "
                     + "max_tokens, as simulate does), fixed:N, uniform:MIN:MAX, geometric:MEAN, lognormal:MEDIAN:SIGMA "
                     + "(default: ${DEFAULT-VALUE}); always capped by max_tokens.")
     String outputLenDist;
 
+    @OptionGroup.In(OptionGroup.SERVER)
     @Option(names = "--shutdown-grace-ms", defaultValue = "5000",
             description = "On SIGINT/SIGTERM, let in-flight requests finish this long before aborting them (default: ${DEFAULT-VALUE}).")
     long shutdownGraceMs;
 
+    @OptionGroup.In(OptionGroup.TIMING)
     @Option(names = "--realtime-engine", negatable = true,
             description = "Run the engine thread under Linux's SCHED_FIFO (needs chrt and root or CAP_SYS_NICE), spinning "
                     + "the last 6 ms before each step's end: steps then end within microseconds of plan on a busy machine, "
                     + "not milliseconds, for up to 6 ms of one core per step.")
     boolean realtimeEngine;
 
+    @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--replicas", defaultValue = "1", paramLabel = "N",
             description = "Independent replicas in this process, replica i on --port + i (any free port each with --port 0), "
                     + "each with its own engine, KV cache, /metrics and /health; GET|POST /admin/replicas on the first "
                     + "port resizes the fleet (default: ${DEFAULT-VALUE}).")
     int replicas;
 
+    @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--router", paramLabel = "NAME",
             description = "Put a front door on --port (replicas on the ports after it) that routes every completion with "
                     + "the router simulate --router runs: round-robin, least-outstanding-requests, least-kv-usage, "
@@ -126,17 +140,20 @@ public final class ServeCommand implements Runnable {
                     + "untouched, decisions go to the truth log, /admin/replicas lives there (default: no front door).")
     String router;
 
+    @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--router-tie-break", defaultValue = "round-robin", paramLabel = "round-robin|lowest-index",
             description = "How the front door's router chooses among equally scored replicas: round-robin (nginx, "
                     + "HAProxy) or lowest-index (Vidur) (default: ${DEFAULT-VALUE}).")
     String routerTieBreak;
 
+    @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--data-parallel-size", defaultValue = "1", paramLabel = "N",
             description = "Engines behind each replica's one port, each with its own KV cache, balanced as vLLM's internal "
                     + "load balancer does (lowest waiting x 4 + running; header X-data-parallel-rank pins one); metrics "
                     + "labelled engine=\"0\"..\"N-1\" (default: ${DEFAULT-VALUE}).")
     int dataParallelSize;
 
+    @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--kv-transfer-config", paramLabel = "JSON",
             description = "vLLM's KV connector for prefill/decode disaggregation: {\"kv_connector\": \"NixlConnector\", "
                     + "\"kv_role\": \"kv_producer|kv_consumer|kv_both\", \"engine_id\", \"kv_connector_extra_config\": "
@@ -144,6 +161,7 @@ public final class ServeCommand implements Runnable {
                     + "do_remote_prefill pull it; the side channel listens on VLLM_NIXL_SIDE_CHANNEL_HOST:PORT (localhost:5600).")
     String kvTransferConfig;
 
+    @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--kv-transfer-peers", paramLabel = "HOST[,HOST...]", split = ",",
             description = "Hosts a decode request's kv_transfer_params.remote_host may name, compared as written (never "
                     + "resolved), besides this fleet's own side-channel host (default: localhost, 127.0.0.1, ::1). Any "
@@ -165,28 +183,33 @@ public final class ServeCommand implements Runnable {
     @Mixin
     TruthLogOptions truthLog;
 
+    @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--startup-delay", defaultValue = "0", paramLabel = "auto|SECONDS",
             description = "Cold start in model seconds before a replica serves (nothing listens meanwhile, as vLLM; 503 with --listen-while-loading); "
                     + "auto = weight bytes / --load-bandwidth-gbps + CUDA-graph capture time (default: ${DEFAULT-VALUE}).")
     String startupDelay;
 
+    @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--load-bandwidth-gbps", defaultValue = "" + StartupDelay.DEFAULT_LOAD_BANDWIDTH_GBPS, paramLabel = "GB/s",
             description = "Gigabytes per second read while loading weights, for --startup-delay auto, and LoRA adapters "
                     + "missing from host memory (default: ${DEFAULT-VALUE}, a vLLM startup log's 14.99 GiB in 4.75 s from "
                     + "local disk).")
     double loadBandwidthGbps;
 
+    @OptionGroup.In(OptionGroup.OBSERVE)
     @Option(names = "--dashboard", description = "Serve a live dashboard at /dashboard: running and waiting requests, KV "
             + "usage, tokens and time per step, TTFT and ITL histograms, arrival and completion rates and Little's law, "
             + "pushed every half second.")
     boolean dashboard;
 
+    @OptionGroup.In(OptionGroup.SERVER)
     @Option(names = "--listen-while-loading",
             description = "Listen during the cold start and answer 503 there (and on /health once shutdown began), as "
                     + "a pod behind a readiness probe looks; by default nothing listens until the model has loaded "
                     + "(connections are refused) and /health stays 200 while requests drain, as vLLM.")
     boolean listenWhileLoading;
 
+    @OptionGroup.In(OptionGroup.ANSWERS)
     @Option(names = "--dataset-responses", paramLabel = "FILE",
             description = "Answer a prompt with a reply a conversation dataset stores for it, as llm-d-inference-sim: "
                     + "its dataset tool's SQLite file, JSON, or JSON Lines of {prompt_hash, gen_tokens}, matched by the "
@@ -194,6 +217,7 @@ public final class ServeCommand implements Runnable {
                     + "hold gets the synthetic text; the truth log says which (default: synthetic text only).")
     Path datasetResponses;
 
+    @OptionGroup.In(OptionGroup.SERVER)
     @Option(names = "--grpc-port", paramLabel = "PORT|http",
             description = "Also serve vLLM's gRPC engine service (vllm.grpc.engine.VllmEngine: Generate, Embed, "
                     + "HealthCheck, Abort, GetModelInfo, GetServerInfo, GetLoads; server reflection on), HTTP/2 "
@@ -201,29 +225,34 @@ public final class ServeCommand implements Runnable {
                     + "the HTTP API, as llm-d-inference-sim (default: not served).")
     String grpcPort;
 
+    @OptionGroup.In(OptionGroup.OBSERVE)
     @Option(names = "--lora-metrics-by-queue",
             description = "Fill vllm:lora_requests_info's waiting_lora_adapters and running_lora_adapters from the "
                     + "scheduler's waiting and running queues, as vLLM did before its PR #26801 (2025-11) and "
                     + "llm-d-inference-sim does; by default both list every adapter with an unfinished request, as current vLLM.")
     boolean loraMetricsByQueue;
 
+    @OptionGroup.In(OptionGroup.OBSERVE)
     @Option(names = "--legacy-vllm-metrics",
             description = "Also serve vllm:gpu_cache_usage_perc and vllm:time_per_output_token_seconds, which vLLM 0.10 and "
                     + "older served and older endpoint pickers scrape.")
     boolean legacyMetrics;
 
+    @OptionGroup.In(OptionGroup.OBSERVE)
     @Option(names = "--fake-metrics", paramLabel = "JSON",
             description = "Fixed values /metrics reports instead of the engine's, as llm-d-inference-sim's flag: "
                     + "{\"running-requests\": 10, \"waiting-requests\": 30, \"kv-cache-usage\": 0.4, \"loras\": [{\"running\": "
                     + "\"a,b\", \"waiting\": \"c\", \"timestamp\": 1257894567}], \"ttft-buckets-values\": [1, 2, 3], ...}.")
     String fakeMetrics;
 
+    @OptionGroup.In(OptionGroup.ANSWERS)
     @Option(names = "--tokenizer", paramLabel = "FILE",
             description = "The model's HuggingFace tokenizer.json, read offline: prompts get the token ids vLLM would give "
                     + "them (the tokenizer's BOS included), so usage counts, prefix caching and KV-event hashes match what "
                     + "a router computes with the same file (default: cl100k_base).")
     Path tokenizer;
 
+    @OptionGroup.In(OptionGroup.SERVER)
     @Option(names = "--warmup", arity = "0..1", defaultValue = "0", fallbackValue = "" + JitWarmup.DEFAULT_REQUESTS,
             paramLabel = "N",
             description = "Before listening, send N requests (default with the flag: " + JitWarmup.DEFAULT_REQUESTS
@@ -232,6 +261,7 @@ public final class ServeCommand implements Runnable {
                     + "metrics, truth log or cache. Prints how many and how long (some seconds). 0: none (default).")
     int warmup;
 
+    @OptionGroup.In(OptionGroup.CONFIG)
     @Option(names = "--config", paramLabel = "FILE", description = "YAML file of these flags (keys without '--'); command-line flags win.")
     Path config;
 
@@ -241,9 +271,8 @@ public final class ServeCommand implements Runnable {
             serve(options());
             return;
         }
-        ServeConfigFile file = ServeConfigFile.read(config, spec,
-                ServeConfigFile.matched(spec.commandLine().getParseResult()));
-        ServeCommand merged = withConfigFile(file);
+        ConfigFile file = ConfigFile.read(config, spec);
+        ServeCommand merged = file.parse(new ServeCommand());
         ServerOptions options;
         try {
             options = merged.options();
@@ -251,30 +280,6 @@ public final class ServeCommand implements Runnable {
             throw file.attribute(e);
         }
         merged.serve(options);
-    }
-
-    /** A fresh command parsed from the config file's flags followed by the command line's. */
-    private ServeCommand withConfigFile(ServeConfigFile file) {
-        List<String> args = new ArrayList<>(file.args());
-        List<String> original = spec.commandLine().getParseResult().originalArgs();
-        int start = original.indexOf(spec.name()) + 1; // the list starts with the parent command's arguments
-        for (int i = start; i < original.size(); i++) {
-            String a = original.get(i);
-            if (a.equals("--config")) {
-                i++;
-            } else if (!a.startsWith("--config=")) {
-                args.add(a);
-            }
-        }
-        ServeCommand merged = new ServeCommand();
-        CommandLine cli = new CommandLine(merged).setOverwrittenOptionsAllowed(true);
-        try {
-            cli.parseArgs(args.toArray(String[]::new));
-        } catch (CommandLine.ParameterException e) {
-            throw file.attribute(e);
-        }
-        merged.spec = cli.getCommandSpec();
-        return merged;
     }
 
     private ServerOptions options() {

@@ -60,28 +60,34 @@ public final class SimulateCommand implements Runnable {
     @Mixin
     ReportOptions reporting;
 
+    @OptionGroup.In(OptionGroup.WORKLOAD)
     @Option(names = "--request-rate", paramLabel = "REQ_PER_S|inf",
             description = "Mean arrival rate, req/s, at most " + OptionLimits.MAX_RATE + ", or inf (default: 10, or the rate a --workload profile sets; a "
                     + "trace replays its own timestamps).")
     String requestRate;
 
+    @OptionGroup.In(OptionGroup.WORKLOAD)
     @Option(names = "--max-concurrency", description = "Cap on requests in flight, at most " + OptionLimits.MAX_CONCURRENCY
             + "; with --request-rate inf, a closed loop of N users.")
     Integer maxConcurrency;
 
+    @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--replicas", defaultValue = "1",
             description = "Engine replicas behind the router; with --autoscaler, those serving at time 0 (default: ${DEFAULT-VALUE}).")
     int replicas;
 
+    @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--router", defaultValue = "round-robin", description = "round-robin, least-outstanding-requests, least-kv-usage, power-of-two-choices (seeded by --seed) "
             + "prefix-affinity or lora-affinity (default: ${DEFAULT-VALUE}).")
     String router;
 
+    @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--router-tie-break", defaultValue = "round-robin", paramLabel = "round-robin|lowest-index",
             description = "How routers choose among equally scored replicas: round-robin (as nginx least_conn and "
                     + "HAProxy leastconn) or lowest-index (as Vidur) (default: ${DEFAULT-VALUE}).")
     String routerTieBreak;
 
+    @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--autoscaler", paramLabel = "NAME",
             description = "Size the fleet with an autoscaler: hpa (the Kubernetes HPA algorithm). Off by default.")
     String autoscalerName;
@@ -89,20 +95,24 @@ public final class SimulateCommand implements Runnable {
     @Mixin
     AutoscaleOptions autoscale;
 
+    @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--startup-delay", defaultValue = "auto", paramLabel = "auto|S",
             description = "Cold start of each replica the autoscaler adds: auto (weights over --load-bandwidth-gbps "
                     + "plus CUDA-graph capture) or seconds (default: ${DEFAULT-VALUE}).")
     String startupDelay;
 
+    @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--load-bandwidth-gbps", defaultValue = "" + StartupDelay.DEFAULT_LOAD_BANDWIDTH_GBPS,
             description = "GB/s a starting replica reads its weights at, for --startup-delay auto, and a LoRA adapter missing "
                     + "from host memory is read at (default: ${DEFAULT-VALUE}).")
     double loadBandwidthGbps;
 
+    @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--metrics-lag", defaultValue = "15", paramLabel = "S",
             description = "Age of the metrics each autoscaler sync reads (a scrape interval) (default: ${DEFAULT-VALUE}).")
     double metricsLagS;
 
+    @OptionGroup.In(OptionGroup.OUTPUT)
     @Option(names = "--dollars-per-gpu-hour", paramLabel = "USD",
             description = "Price of one GPU-hour, for infersim_cost_dollars (GPU-seconds are always reported).")
     Double dollarsPerGpuHour;
@@ -110,17 +120,21 @@ public final class SimulateCommand implements Runnable {
     @Mixin
     DeploymentOptions deployment;
 
+    @OptionGroup.In(OptionGroup.OUTPUT)
     @Option(names = "--html", paramLabel = "FILE",
             description = "Write a self-contained HTML report: replicas, latency and SLO attainment over time on one time axis.")
     Path html;
 
+    @OptionGroup.In(OptionGroup.OBSERVE)
     @Option(names = "--dashboard", description = "After the run, replay it on the live dashboard's page at "
             + "http://127.0.0.1:PORT/dashboard (each viewer from the start) until interrupted.")
     boolean dashboard;
 
+    @OptionGroup.In(OptionGroup.OBSERVE)
     @Option(names = "--dashboard-port", defaultValue = "8080", description = "Port of the replay (default: ${DEFAULT-VALUE}).")
     int dashboardPort;
 
+    @OptionGroup.In(OptionGroup.OBSERVE)
     @Option(names = "--dashboard-speed", paramLabel = "X",
             description = "Model seconds per wall second of the replay (default: the run's length over 60 s, at least 1).")
     Double dashboardSpeed;
@@ -134,11 +148,29 @@ public final class SimulateCommand implements Runnable {
     @Mixin
     DisaggregationOptions disaggregation;
 
+    @OptionGroup.In(OptionGroup.CONFIG)
+    @Option(names = "--config", paramLabel = "FILE", description = "YAML file of these flags (keys without '--'); command-line flags win.")
+    Path config;
+
     @Spec
     CommandSpec command;
 
     @Override
     public void run() {
+        if (config == null) {
+            simulate();
+            return;
+        }
+        ConfigFile file = ConfigFile.read(config, command);
+        SimulateCommand merged = file.parse(new SimulateCommand());
+        try {
+            merged.simulate();
+        } catch (RuntimeException e) {
+            throw file.attribute(e);
+        }
+    }
+
+    private void simulate() {
         ConfigException.check(replicas >= 1, "--replicas must be >= 1, got %d", replicas);
         ConfigException.check(dashboardPort >= 0 && dashboardPort <= 65535, "--dashboard-port must be in 0..65535, got %d",
                 dashboardPort);

@@ -43,20 +43,24 @@ import java.util.concurrent.Callable;
                 + "meeting the --goodput SLO; write one combined result.")
 public final class SweepCommand implements Callable<Integer> {
 
+    @OptionGroup.In(OptionGroup.WORKLOAD)
     @Option(names = "--request-rates", split = ",", paramLabel = "REQ_PER_S",
             description = "Open-loop rates to run, req/s (each at most " + OptionLimits.MAX_RATE + "), e.g. 1,2,4,8 (run lightest first, each once).")
     List<String> requestRates;
 
+    @OptionGroup.In(OptionGroup.WORKLOAD)
     @Option(names = "--concurrencies", split = ",", paramLabel = "N",
             description = "Closed-loop concurrencies to run (each at most " + OptionLimits.MAX_CONCURRENCY + "), e.g. 1,4,16,64 (run lightest first, each once).")
     List<Integer> concurrencies;
 
+    @OptionGroup.In(OptionGroup.CLIENT)
     @Option(names = "--reset-prefix-cache",
             description = "Before each load point, ask the server to forget its prefix cache (POST /reset_prefix_cache, "
                     + "which infersim serve and vLLM mount with VLLM_SERVER_DEV_MODE=1). Each point sends new prompts anyway "
                     + "(point i uses --seed + i); this also clears what earlier runs left.")
     boolean resetPrefixCache;
 
+    @OptionGroup.In(OptionGroup.OUTPUT)
     @Option(names = "--slo-attainment", defaultValue = "0.9",
             description = "Share of requests that must meet every --goodput SLO for a load to pass (default: ${DEFAULT-VALUE}).")
     double sloAttainment;

@@ -10,6 +10,7 @@ import java.util.Locale;
  * {@code --timing engine|fixed} and the fixed latencies, under llm-d-inference-sim's flag names. Shared by serve,
  * simulate and predict so a mock run, its simulation and its closed form are set alike.
  */
+@OptionGroup.In(OptionGroup.TIMING)
 public final class TimingOptions {
 
     @Option(names = "--timing", defaultValue = "engine", paramLabel = "engine|fixed",

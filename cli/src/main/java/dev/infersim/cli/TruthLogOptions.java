@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /** {@code serve}'s ground-truth log ({@link TruthLog}): its file, its rotation, and the losses reported on close. */
+@OptionGroup.In(OptionGroup.OBSERVE)
 public final class TruthLogOptions {
     @Option(names = "--truth-log", paramLabel = "FILE", description = "Write the server's timeline of every finished "
             + "request (one JSON line per choice: request id, replica, arrival, first token, each token, finish, token "

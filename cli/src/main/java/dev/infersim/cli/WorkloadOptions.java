@@ -20,6 +20,7 @@ import java.util.function.Supplier;
  * {@link WorkloadSpec} the simulator replays: {@code bench} and {@code simulate} given the same flags and seed send
  * the very same requests. The load flags (rate, concurrency) are separate so a sweep can vary them.
  */
+@OptionGroup.In(OptionGroup.WORKLOAD)
 public final class WorkloadOptions {
 
     /** Null when not given: random, or workload with --workload; an explicit other name with --workload is an error. */

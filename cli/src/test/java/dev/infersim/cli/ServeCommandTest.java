@@ -123,7 +123,7 @@ class ServeCommandTest {
     void aValueOfTheWrongTypeInTheConfigFileNamesTheFileAndKey(@TempDir Path dir) throws Exception {
         Path config = dir.resolve("serve.yaml");
         Files.writeString(config, "port: 0\nmax_num_seqs: lots\n");
-        assertEquals("infersim: --config " + config + ": max_num_seqs: 'lots' is not an int",
+        assertEquals("infersim: --config " + config + ": max_num_seqs: 'lots' is not a whole number",
                 runFailing("serve", "--config", config.toString()));
     }
 

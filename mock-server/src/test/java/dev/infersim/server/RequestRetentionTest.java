@@ -38,7 +38,7 @@ class RequestRetentionTest {
      * paths first run after warm-up), stays under it.
      */
     private static final int GROWTH_BOUND = 1_000;
-    /** Live instances of a class made per request once every request has ended (event loops, pooled connections). */
+    /** More live instances of a class made per request after 9,000 requests than before them (event loops, connections). */
     private static final int LIVE_BOUND = 100;
 
     @RegisterExtension
@@ -65,7 +65,9 @@ class RequestRetentionTest {
         assertTrue(grown.isEmpty(), "live instances grew with the requests served: " + grown);
         for (String perRequest : List.of("dev.infersim.server.EventLoopBatch", "dev.infersim.server.Exchange",
                 "dev.infersim.server.Choice", "io.vertx.core.impl.DuplicatedContext")) {
-            assertTrue(after.getOrDefault(perRequest, 0L) < LIVE_BOUND, perRequest + ": " + after.get(perRequest) + " live");
+            // measured from the warm-up: the servers of tests run before this one in the same JVM may still hold theirs
+            long more = after.getOrDefault(perRequest, 0L) - start.getOrDefault(perRequest, 0L);
+            assertTrue(more < LIVE_BOUND, perRequest + ": " + more + " more live after 9,000 requests");
         }
     }
 

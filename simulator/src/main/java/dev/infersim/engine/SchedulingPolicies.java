@@ -1,13 +1,11 @@
 package dev.infersim.engine;
 
-import dev.infersim.common.ConfigException;
+import dev.infersim.common.Registry;
 
 import java.util.ArrayDeque;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.PriorityQueue;
-import java.util.function.Supplier;
 
 /**
  * The registry of scheduling policies, named as vLLM's {@code --scheduling-policy}:
@@ -19,23 +17,20 @@ import java.util.function.Supplier;
  * </ul>
  */
 public final class SchedulingPolicies {
-    private static final Map<String, Supplier<SchedulingPolicy>> REGISTRY = Map.of(
-            "fcfs", Fcfs::new,
-            "priority", Priority::new);
+    private static final Registry<Void, SchedulingPolicy> REGISTRY =
+            new Registry<Void, SchedulingPolicy>("--scheduling-policy", "policy")
+                    .register("fcfs", v -> new Fcfs())
+                    .register("priority", v -> new Priority());
 
     private SchedulingPolicies() {
     }
 
     public static List<String> names() {
-        return List.of("fcfs", "priority");
+        return REGISTRY.names();
     }
 
     public static SchedulingPolicy byName(String name) {
-        Supplier<SchedulingPolicy> factory = REGISTRY.get(name);
-        if (factory == null) {
-            throw new ConfigException("--scheduling-policy: unknown policy '" + name + "'; known: " + String.join(", ", names()));
-        }
-        return factory.get();
+        return REGISTRY.create(name, null);
     }
 
     private static final class Fcfs implements SchedulingPolicy {

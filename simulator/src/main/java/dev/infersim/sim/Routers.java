@@ -1,9 +1,8 @@
 package dev.infersim.sim;
 
-import dev.infersim.common.ConfigException;
+import dev.infersim.common.Registry;
 
 import java.util.List;
-import java.util.Locale;
 
 /**
  * The registry of routers, by the names {@code --router} takes:
@@ -17,13 +16,22 @@ import java.util.Locale;
  * </ul>
  */
 public final class Routers {
+    private record Arguments(long seed, TieBreak tieBreak) {
+    }
+
+    private static final Registry<Arguments, Router> REGISTRY = new Registry<Arguments, Router>("--router", "router")
+            .register("round-robin", a -> new RoundRobinRouter())
+            .register("least-outstanding-requests", a -> new LeastOutstandingRequestsRouter(a.tieBreak()), "least-loaded")
+            .register("least-kv-usage", a -> new LeastKvUsageRouter(a.tieBreak()))
+            .register("power-of-two-choices", a -> new PowerOfTwoChoicesRouter(a.seed()))
+            .register("prefix-affinity", a -> new PrefixAffinityRouter())
+            .register("lora-affinity", a -> new LoraAffinityRouter(a.tieBreak()));
 
     private Routers() {
     }
 
     public static List<String> names() {
-        return List.of("round-robin", "least-outstanding-requests", "least-kv-usage", "power-of-two-choices",
-                "prefix-affinity", "lora-affinity");
+        return REGISTRY.names();
     }
 
     /**
@@ -41,15 +49,6 @@ public final class Routers {
      * @param seed seeds the routers that draw at random
      */
     public static Router byName(String name, long seed, TieBreak tieBreak) {
-        return switch (name.toLowerCase(Locale.ROOT).replace('_', '-')) {
-            case "round-robin" -> new RoundRobinRouter();
-            case "least-outstanding-requests", "least-loaded" -> new LeastOutstandingRequestsRouter(tieBreak);
-            case "least-kv-usage" -> new LeastKvUsageRouter(tieBreak);
-            case "power-of-two-choices" -> new PowerOfTwoChoicesRouter(seed);
-            case "prefix-affinity" -> new PrefixAffinityRouter();
-            case "lora-affinity" -> new LoraAffinityRouter(tieBreak);
-            default -> throw new ConfigException("--router: unknown router '" + name + "'; use one of "
-                    + String.join(", ", names()));
-        };
+        return REGISTRY.create(name, new Arguments(seed, tieBreak));
     }
 }

@@ -22,13 +22,14 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
- * The flags of a {@code serve --config FILE}: YAML keys are flag names without the leading dashes ({@code max-num-seqs}
- * or {@code max_num_seqs}), values their values, a list for a flag taking several. Gives them as arguments to parse
- * before the command line's, leaving out each flag the command line sets itself (it wins, even for a flag taking
- * several values, which picocli would otherwise extend). An error about a value from the file is reworded to name the
- * file and the key, as the flag alone would send the user looking at a command line that does not hold it.
+ * The flags of a {@code serve --config FILE} or {@code simulate --config FILE}: YAML keys are flag names without the
+ * leading dashes ({@code max-num-seqs} or {@code max_num_seqs}), values their values, a list for a flag taking several.
+ * The command is parsed again from them followed by the command line's arguments, leaving out each flag the command
+ * line sets itself (it wins, even for a flag taking several values, which picocli would otherwise extend), so a value
+ * from the file is converted and bounded as the same flag typed. An error about a value from the file is reworded to
+ * name the file and the key, as the flag alone would send the user looking at a command line that does not hold it.
  */
-final class ServeConfigFile {
+final class ConfigFile {
     /** A message about one flag starts with its name, as every validation in infersim words it. */
     private static final Pattern LEADING_FLAG = Pattern.compile("^(--[a-z0-9-]+)[\\s:,]*(.*)$", Pattern.DOTALL);
     private static final Pattern PICOCLI_VALUE = Pattern.compile("^Invalid value for option '[^']*': (.*)$", Pattern.DOTALL);
@@ -39,17 +40,15 @@ final class ServeConfigFile {
     /** The key as the file spells it, by the longest name of the option it sets. */
     private final Map<String, String> keys = new HashMap<>();
 
-    private ServeConfigFile(Path file, CommandSpec spec) {
+    private ConfigFile(Path file, CommandSpec spec) {
         this.file = file;
         this.spec = spec;
     }
 
-    /**
-     * Reads {@code file} against the options of {@code spec}; {@code setOnCommandLine} holds the longest names of the
-     * options the command line gave, whose entries in the file are ignored.
-     */
-    static ServeConfigFile read(Path file, CommandSpec spec, Set<String> setOnCommandLine) {
-        ServeConfigFile config = new ServeConfigFile(file, spec);
+    /** Reads {@code file} against the options of {@code spec}, the command as the command line gave it. */
+    static ConfigFile read(Path file, CommandSpec spec) {
+        Set<String> setOnCommandLine = matched(spec.commandLine().getParseResult());
+        ConfigFile config = new ConfigFile(file, spec);
         for (Iterator<Map.Entry<String, JsonNode>> it = mapping(file).fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             config.add(e.getKey(), e.getValue(), setOnCommandLine);
@@ -60,6 +59,32 @@ final class ServeConfigFile {
     /** The file's flags as command-line arguments. */
     List<String> args() {
         return args;
+    }
+
+    /**
+     * {@code fresh}, a new instance of the command, parsed from the file's flags followed by the command line's
+     * arguments (without {@code --config}), with the same conversions and bounds as the command line.
+     */
+    <T> T parse(T fresh) {
+        List<String> all = new ArrayList<>(args);
+        List<String> original = spec.commandLine().getParseResult().originalArgs();
+        int start = original.indexOf(spec.name()) + 1; // the list starts with the parent command's arguments
+        for (int i = start; i < original.size(); i++) {
+            String a = original.get(i);
+            if (a.equals("--config")) {
+                i++;
+            } else if (!a.startsWith("--config=")) {
+                all.add(a);
+            }
+        }
+        CommandLine cli = new CommandLine(fresh).setOverwrittenOptionsAllowed(true);
+        OptionLimits.register(cli);
+        try {
+            OptionLimits.check(cli.parseArgs(all.toArray(String[]::new)));
+        } catch (CommandLine.ParameterException e) {
+            throw attribute(e);
+        }
+        return fresh;
     }
 
     /** {@code e} as a ConfigException naming the file and key when it is about a value from the file, else {@code e}. */
@@ -90,7 +115,7 @@ final class ServeConfigFile {
         }
         OptionSpec option = spec.findOption(flag);
         if (option == null) {
-            throw new ConfigException(where(key) + ": no such flag of infersim serve");
+            throw new ConfigException(where(key) + ": no such flag of infersim " + spec.name());
         }
         // YAML's empty value ('api-key:' or '~') means "not set here"; passing it on would make the text "null" the
         // flag's value (an API key "null", or a type error for a number).
@@ -129,7 +154,7 @@ final class ServeConfigFile {
     }
 
     /** The longest names of the options a parse matched. */
-    static Set<String> matched(CommandLine.ParseResult parsed) {
+    private static Set<String> matched(CommandLine.ParseResult parsed) {
         return parsed.matchedOptions().stream().map(OptionSpec::longestName).collect(Collectors.toSet());
     }
 
