@@ -192,7 +192,7 @@ public final class PredictCommand implements Runnable {
                 PredictionResult.Throughput.of(m.throughputPerS(), moments.meanPromptTokens(), moments.meanOutputTokens()),
                 new MetricSummaries(means), new ClosedLoopPredictionKeys(clients,
                 m.regime().name().toLowerCase(Locale.ROOT), Double.isFinite(m.roundsToDissolve()) ? m.roundsToDissolve() : null,
-                m.lockStepGroups(), m.batchSize(),
+                m.regime() == ClosedLoopBatchingModel.Regime.LOCK_STEP ? Integer.valueOf(m.lockStepGroups()) : null, m.batchSize(),
                 1e3 * m.meanQueueingDelaySeconds(), m.throughputPerS() * m.meanE2elSeconds(), prediction.batchLimit(),
                 moments.meanPromptTokens(), moments.meanOutputTokens(), KvCapacity.of(d).tokens()));
         print(System.out, f);

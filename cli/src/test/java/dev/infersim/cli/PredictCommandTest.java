@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class PredictCommandTest {
@@ -46,7 +47,8 @@ class PredictCommandTest {
         CliRun lockStep = CliRun.of(ciShape);
         assertEquals(0, lockStep.exitCode(), lockStep.err());
         assertEquals("lock_step", field(lockStep, "infersim_closed_loop_regime"));
-        assertEquals("null", field(lockStep, "infersim_cohort_dissolves_at_round"));
+        assertEquals("1", field(lockStep, "infersim_lock_step_groups"));
+        assertFalse(hasField(lockStep, "infersim_cohort_dissolves_at_round"), "a lock step never dissolves: no round");
         // the 8 prompts of a round prefilled together: what simulate gives (92.0 ms), not one prompt's prefill (14.5)
         assertEquals(92.0, Double.parseDouble(field(lockStep, "mean_ttft_ms")), 1.0);
         assertTrue(lockStep.out().contains("Lock step: equal lengths keep the 8 clients together"), lockStep.out());
@@ -57,10 +59,15 @@ class PredictCommandTest {
         CliRun dissolving = CliRun.of(varied);
         assertEquals("cohort", field(dissolving, "infersim_closed_loop_regime"));
         assertEquals(2.8, Double.parseDouble(field(dissolving, "infersim_cohort_dissolves_at_round")), 0.1);
+        assertFalse(hasField(dissolving, "infersim_lock_step_groups"), "groups belong to the lock step");
         CliRun later = CliRun.of(append(varied, "--num-warmups", "24"));
         assertEquals("dissolved", field(later, "infersim_closed_loop_regime"));
         assertTrue(Double.parseDouble(field(later, "mean_ttft_ms")) < Double.parseDouble(field(dissolving, "mean_ttft_ms")),
                 "the start's burst and clumps left out");
+    }
+
+    private static boolean hasField(CliRun r, String key) {
+        return r.out().lines().anyMatch(l -> l.startsWith(key + " "));
     }
 
     private static String[] append(String[] args, String... more) {
