@@ -75,6 +75,8 @@ public final class CalibrateCommand implements Runnable {
     @Override
     public void run() {
         Deployment defaults = deployment.deployment();
+        ConfigException.check(defaults.engine().hostTime().isNone(), "--engine %s: calibrate fits a GPU profile to kernel "
+                + "timings, which hold no engine's host time; leave --engine at vllm-v1", defaults.engine());
         GpuProfile start = defaults.gpu();
         List<Calibrator.Measurement> all = new ArrayList<>();
         List<Calibrator.Measurement> heldOut = new ArrayList<>();

@@ -3,6 +3,7 @@ package dev.infersim.cli;
 import dev.infersim.engine.CostModel;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
+import dev.infersim.engine.EngineVersion;
 import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.Precision;
@@ -75,6 +76,12 @@ public final class DeploymentOptions {
                     + "set, else random (default: ${DEFAULT-VALUE}).")
     String prefixCachingHashAlgo;
 
+    @Option(names = "--engine", defaultValue = "vllm-v1", paramLabel = "VERSION",
+            description = "vLLM engine version, which sets the host time of each step beside the GPU's: vllm-v1 "
+                    + "(scheduling overlapped with the GPU's work) or vllm-v0 (the earlier engine, whose scheduling and "
+                    + "input preparation run between the GPU's steps) (default: ${DEFAULT-VALUE}).")
+    String engine;
+
     @Option(names = "--scheduling-policy", defaultValue = "fcfs", description = "fcfs or priority (default: ${DEFAULT-VALUE}).")
     String schedulingPolicy;
 
@@ -95,6 +102,7 @@ public final class DeploymentOptions {
                 .kvCacheDtype(kv)
                 .prefixCachingHashAlgo(PrefixCachingHashAlgo.parse("--prefix-caching-hash-algo", prefixCachingHashAlgo))
                 .hashSeed(System.getenv("PYTHONHASHSEED"))
+                .engine(EngineVersion.parse("--engine", engine))
                 .build();
     }
 

@@ -2,6 +2,7 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import dev.infersim.engine.CostModel;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.RooflineCostModel;
@@ -25,7 +26,7 @@ record EngineSummary(@JsonProperty("context_tokens") int contextTokens,
                      @JsonProperty("max_concurrent_sequences_at_context") double maxConcurrentAtContext) {
 
     static EngineSummary of(Deployment d, int contextTokens) {
-        RooflineCostModel cost = new RooflineCostModel(d);
+        CostModel cost = d.engine().hostTime().over(new RooflineCostModel(d));
         List<Integer> batches = new ArrayList<>();
         List<Double> decodeMs = new ArrayList<>();
         for (int b = 1; b <= d.maxNumSeqs(); b *= 2) {

@@ -167,7 +167,7 @@ public final class PredictCommand implements Runnable {
         ConfigException.check(!explain && sloTtftMs == null && sloTpotMs == null && sloQueueP99Ms == null && targetRate == null
                         && dollarsPerGpuHour == 0,
                 "--explain, --slo-*, --target-rate and --dollars-per-gpu-hour plan an open loop: give a finite --request-rate");
-        WorkloadSpec spec = workload.specAtRateOr("inf", 10, maxConcurrency, 0);
+        WorkloadSpec spec = workload.specAtRateOr("inf", 10, maxConcurrency, reporting.numWarmups);
         Deployment d = deployment.deployment();
         ConfigException.check(d.maxNumSeqs() > 1, "--max-concurrency with --max-num-seqs 1: one request at a time is "
                 + "predicted at a finite --request-rate only");
@@ -182,19 +182,40 @@ public final class PredictCommand implements Runnable {
                     + "requests wait longer, its last ones run in a smaller batch)%n", clients, clients);
         }
         EnginePrediction prediction = new EnginePrediction(d, moments);
-        ClosedLoopBatchingModel m = prediction.closedLoop(clients);
+        // warm-ups come on top of --num-prompts (as simulate's): the spec's requests include them
+        ClosedLoopBatchingModel m = prediction.closedLoop(clients, reporting.numWarmups, spec.numPrompts());
         RunInfo info = runInfo(d, spec, Double.POSITIVE_INFINITY);
         RunHeader run = header(info, clients);
         List<MetricSummary> means = List.of(mean("ttft", 1e3 * m.meanTtftSeconds()), mean("tpot", 1e3 * m.meanTpotSeconds()),
                 mean("itl", 1e3 * m.meanTpotSeconds()), mean("e2el", 1e3 * m.meanE2elSeconds()));
         PredictionResult<ClosedLoopPredictionKeys> f = new PredictionResult<>(run, null,
                 PredictionResult.Throughput.of(m.throughputPerS(), moments.meanPromptTokens(), moments.meanOutputTokens()),
-                new MetricSummaries(means), new ClosedLoopPredictionKeys(clients, m.batchSize(),
+                new MetricSummaries(means), new ClosedLoopPredictionKeys(clients,
+                m.regime().name().toLowerCase(Locale.ROOT), Double.isFinite(m.roundsToDissolve()) ? m.roundsToDissolve() : null,
+                m.regime() == ClosedLoopBatchingModel.Regime.LOCK_STEP ? Integer.valueOf(m.lockStepGroups()) : null, m.batchSize(),
                 1e3 * m.meanQueueingDelaySeconds(), m.throughputPerS() * m.meanE2elSeconds(), prediction.batchLimit(),
                 moments.meanPromptTokens(), moments.meanOutputTokens(), KvCapacity.of(d).tokens()));
         print(System.out, f);
         System.out.println("Closed loop: means only; throughput x mean E2EL = " + clients + " clients (Little's law).");
+        System.out.println(regime(m, clients));
         save(f, info);
+    }
+
+    /** Which regime the clients' arrivals are in, in words: the lock step, or how fast their start's cohort dissolves. */
+    static String regime(ClosedLoopBatchingModel m, int clients) {
+        return switch (m.regime()) {
+            case LOCK_STEP -> m.lockStepGroups() == 1
+                    ? String.format(Locale.ROOT, "Lock step: equal lengths keep the %d clients together; each round's %d "
+                    + "prompts are prefilled in one iteration, and TTFT is that iteration.", clients, m.batchSize())
+                    : String.format(Locale.ROOT, "Lock step: equal lengths keep the %d clients together; the token budget "
+                    + "takes each round's prompts in %d groups, one iteration each, and TTFT is the group's iteration.",
+                    clients, m.lockStepGroups());
+            case COHORT -> String.format(Locale.ROOT, "Cohort: the clients start together and their varying lengths "
+                    + "spread them out by round %.0f (of each client's requests); TTFT is averaged over the measured "
+                    + "rounds, the early ones prefilled in clumps.", m.roundsToDissolve());
+            case DISSOLVED -> String.format(Locale.ROOT, "Dissolved: varying lengths spread the clients' start by "
+                    + "round %.0f, before the measured requests; arrivals come spread over the cycle.", m.roundsToDissolve());
+        };
     }
 
     /**

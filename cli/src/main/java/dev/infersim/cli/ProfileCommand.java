@@ -46,7 +46,7 @@ public final class ProfileCommand implements Runnable {
         checkPositive("--contexts", contexts);
         Deployment d = deployment.deployment();
         KvCapacity kv = KvCapacity.of(d);
-        List<StepTimes.Row> rows = StepTimes.grid(new RooflineCostModel(d), prefillLens, decodeBatches, contexts);
+        List<StepTimes.Row> rows = StepTimes.grid(d.engine().hostTime().over(new RooflineCostModel(d)), prefillLens, decodeBatches, contexts);
         PrintStream out = System.out;
         if (format.equals("csv")) {
             out.println(StepTimes.CSV_HEADER);

@@ -7,7 +7,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
-/** The step-time grid {@code profile} prints; {@code calibrate} reads the same columns plus measured_ms. */
+/**
+ * The step-time grid {@code profile} prints (the engine's steps: the GPU's work and the host time of {@code --engine});
+ * {@code calibrate} reads the same columns plus measured_ms.
+ */
 final class StepTimes {
     static final String CSV_HEADER = "phase,batch,context_tokens,new_tokens,step_ms";
 
@@ -20,7 +23,7 @@ final class StepTimes {
         BatchShape shape() {
             BatchShape s = new BatchShape();
             if (phase.equals("prefill")) {
-                s.addPrefill(newTokens, contextTokens, true);
+                s.addPrefill(newTokens, contextTokens, true).addNewRequests(1);
             } else {
                 for (int i = 0; i < batch; i++) {
                     s.addDecode(contextTokens);

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class PredictCommandTest {
@@ -37,6 +38,42 @@ class PredictCommandTest {
         CliRun burst = CliRun.of("predict", "--request-rate", "inf", "--num-prompts", "50");
         assertEquals(0, burst.exitCode(), burst.err());
         assertTrue(burst.err().contains("predicted as a closed loop of 50 clients"), burst.err());
+    }
+
+    @Test
+    void aClosedLoopSaysWhichRegimeItsClientsAreIn() {
+        String[] ciShape = {"predict", "--max-concurrency", "8", "--random-input-len", "512", "--random-output-len", "256",
+                "--ignore-eos", "--num-prompts", "1000"};
+        CliRun lockStep = CliRun.of(ciShape);
+        assertEquals(0, lockStep.exitCode(), lockStep.err());
+        assertEquals("lock_step", field(lockStep, "infersim_closed_loop_regime"));
+        assertEquals("1", field(lockStep, "infersim_lock_step_groups"));
+        assertFalse(hasField(lockStep, "infersim_cohort_dissolves_at_round"), "a lock step never dissolves: no round");
+        // the 8 prompts of a round prefilled together: what simulate gives (92.0 ms), not one prompt's prefill (14.5)
+        assertEquals(92.0, Double.parseDouble(field(lockStep, "mean_ttft_ms")), 1.0);
+        assertTrue(lockStep.out().contains("Lock step: equal lengths keep the 8 clients together"), lockStep.out());
+
+        String[] varied = Arrays.copyOf(ciShape, ciShape.length + 2);
+        varied[ciShape.length] = "--random-range-ratio";
+        varied[ciShape.length + 1] = "0.5";
+        CliRun dissolving = CliRun.of(varied);
+        assertEquals("cohort", field(dissolving, "infersim_closed_loop_regime"));
+        assertEquals(2.8, Double.parseDouble(field(dissolving, "infersim_cohort_dissolves_at_round")), 0.1);
+        assertFalse(hasField(dissolving, "infersim_lock_step_groups"), "groups belong to the lock step");
+        CliRun later = CliRun.of(append(varied, "--num-warmups", "24"));
+        assertEquals("dissolved", field(later, "infersim_closed_loop_regime"));
+        assertTrue(Double.parseDouble(field(later, "mean_ttft_ms")) < Double.parseDouble(field(dissolving, "mean_ttft_ms")),
+                "the start's burst and clumps left out");
+    }
+
+    private static boolean hasField(CliRun r, String key) {
+        return r.out().lines().anyMatch(l -> l.startsWith(key + " "));
+    }
+
+    private static String[] append(String[] args, String... more) {
+        String[] all = Arrays.copyOf(args, args.length + more.length);
+        System.arraycopy(more, 0, all, args.length, more.length);
+        return all;
     }
 
     @Test

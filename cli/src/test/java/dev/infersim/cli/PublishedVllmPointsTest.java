@@ -74,7 +74,7 @@ class PublishedVllmPointsTest {
             double simulated = simulate(p, dir);
             double error = 100 * (simulated / p.published() - 1);
             boolean within = Math.abs(error) <= p.tolerancePct();
-            table.append(String.format(Locale.ROOT, "| %s | %s | %s | %d | %s | %.1f | %.1f | %+.1f%% | %s |%n",
+            table.append(String.format(Locale.ROOT, "| %s | %s | %s | %d | %s | %.2f | %.2f | %+.1f%% | %s |%n",
                     p.id(), p.gpu(), p.model(), p.tp(), p.metric(), p.published(), simulated,
                     error, p.knownMiss() ? "known miss" : "held"));
             if (!within && !p.knownMiss()) {

@@ -87,7 +87,8 @@ public final class EnginePrediction {
         }
         this.outputTokens = DiscreteDistribution.ofSamples(lengths);
         this.decodeContext = moments.meanDecodeContextTokens();
-        this.tables = new IterationTables(deployment, cost, outputTokens, decodeContext);
+        // the engine's own step: the GPU's work with its version's host time, as EngineCore prices it
+        this.tables = new IterationTables(deployment, deployment.engine().hostTime().over(cost), outputTokens, decodeContext);
         this.full = service(1);
     }
 
@@ -132,12 +133,21 @@ public final class EnginePrediction {
     }
 
     /**
-     * N clients in a closed loop with no think time ({@link ClosedLoopBatchingModel}), the prefix cache keeping what it
-     * holds beside the min(N, B) sequences running. Not for one request at a time.
+     * N clients in a closed loop with no think time ({@link ClosedLoopBatchingModel}), in the steady state, the prefix
+     * cache keeping what it holds beside the min(N, B) sequences running. Not for one request at a time.
      */
     public ClosedLoopBatchingModel closedLoop(int clients) {
-        Service s = cachesPrefixes() ? service(retention(Math.min(clients, full.batchLimit()))) : full;
-        return new ClosedLoopBatchingModel(s.batching(), clients);
+        return new ClosedLoopBatchingModel(closedLoopServer(clients), clients);
+    }
+
+    /** As {@link #closedLoop(int)}, the means over the requests after the first {@code warmups} of {@code requests}. */
+    public ClosedLoopBatchingModel closedLoop(int clients, long warmups, long requests) {
+        return new ClosedLoopBatchingModel(closedLoopServer(clients), clients, warmups, requests);
+    }
+
+    /** The server of a closed loop: its tables wide enough to tell how many of a cohort's prompts an iteration takes. */
+    private BatchingServer closedLoopServer(int clients) {
+        return service(cachesPrefixes() ? retention(Math.min(clients, full.batchLimit())) : 1, true).batching();
     }
 
     /** The model at a Poisson rate. Throws {@link dev.infersim.queueing.UnstableQueueException} at or above saturation. */
@@ -192,6 +202,11 @@ public final class EnginePrediction {
     }
 
     private Service service(double retention) {
+        return service(retention, false);
+    }
+
+    /** The model's parameters at this share of warm prefixes kept; {@code wide} tables for a closed loop. */
+    private Service service(double retention, boolean wide) {
         int n = moments.samples();
         double cached = 0;
         for (int i = 0; i < n; i++) {
@@ -216,7 +231,7 @@ public final class EnginePrediction {
         // eats its last blocks, and it finds the rest when it is readmitted
         double recompute = preempted * (outputTokens.mean() + (deployment.enablePrefixCaching() ? 0 : prompt / 2));
         double[][] shapes = promptShapes(retention);
-        TabulatedIterationTimes times = tables.tables(batchLimit, shapes);
+        TabulatedIterationTimes times = tables.tables(batchLimit, shapes, wide);
         BatchingServer unlimited = new BatchingServer(batchLimit, outputTokens, times);
         int peak = peakBatch(unlimited);
         if (peak < batchLimit) {

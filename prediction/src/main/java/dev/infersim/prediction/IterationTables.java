@@ -15,7 +15,10 @@ import dev.infersim.queueing.TabulatedIterationTimes;
  * sequences at the workload's mean decode context.
  */
 final class IterationTables {
-    /** Prompts admitted together that the prefill table covers; beyond, it grows by its last step. */
+    /**
+     * Prompts admitted together that the prefill table covers beside n >= 1 decodes (B for an idle engine, which a closed
+     * loop's start fills at once); beyond, it grows by its last step.
+     */
     private static final int PREFILL_TABLE_PROMPTS = 24;
     /** Most rounds of the fixed point for the prompts an episode carries; one that has not settled by then diverges. */
     private static final int EPISODE_ROUNDS = 500;
@@ -31,6 +34,11 @@ final class IterationTables {
         this.cost = cost;
         this.outputTokens = outputTokens;
         this.decodeContext = decodeContext;
+    }
+
+    /** Whole prompts of {@code newTokens} one iteration's token budget holds (at least 1). */
+    private int promptsPerBudget(int newTokens) {
+        return Math.max(1, deployment.maxNumBatchedTokens() / Math.max(1, newTokens));
     }
 
     /** The sequences decoding at the KV limit on average, and the tokens each request recomputes after preemptions. */
@@ -61,6 +69,15 @@ final class IterationTables {
 
     /** The chain's tables for n = 0..B from the cost model. */
     TabulatedIterationTimes tables(int maxBatch, double[][] prompts) {
+        return tables(maxBatch, prompts, false);
+    }
+
+    /**
+     * As {@link #tables(int, double[][])}; {@code wide}: the prefill rows of every n run to the prompts one iteration's
+     * budget holds (at most B), so that a closed loop's lock step learns exactly how many of its prompts an iteration
+     * takes beside the others' decodes (first-token rows beyond {@value #PREFILL_TABLE_PROMPTS} prompts stay scaled).
+     */
+    TabulatedIterationTimes tables(int maxBatch, double[][] prompts, boolean wide) {
         double meanOutput = outputTokens.mean();
         int[] prompt = meanPrompt(prompts);
         int meanNew = prompt[0];
@@ -69,21 +86,26 @@ final class IterationTables {
         double[] mean = new double[maxBatch + 1];
         double[][] prefill = new double[maxBatch + 1][];
         double[][] prefillIterations = new double[maxBatch + 1][];
-        double[][][] firstToken = new double[maxBatch + 1][PREFILL_TABLE_PROMPTS][];
+        double[][][] firstToken = new double[maxBatch + 1][][];
         for (int n = 0; n <= maxBatch; n++) {
             decode[n] = n == 0 ? 0 : decodeSeconds(n);
             double admissions = n / meanOutput;
-            int kMax = (int) Math.max(PREFILL_TABLE_PROMPTS, Math.ceil(admissions + 8 * Math.sqrt(admissions) + 8));
+            // an idle engine's row runs to B prompts: a closed loop's clients all send their first requests at once
+            int rows = n == 0 ? Math.max(PREFILL_TABLE_PROMPTS, maxBatch)
+                    : wide ? Math.max(PREFILL_TABLE_PROMPTS, Math.min(maxBatch, promptsPerBudget(meanNew) + 1))
+                    : PREFILL_TABLE_PROMPTS;
+            int firstTokenRows = n == 0 ? rows : PREFILL_TABLE_PROMPTS;
+            int kMax = (int) Math.max(rows, Math.ceil(admissions + 8 * Math.sqrt(admissions) + 8));
             double[] seconds = new double[kMax + 1];
             double[] iterations = new double[kMax + 1];
             seconds[0] = decode[n];
             iterations[0] = 1;
-            double[][] firstTokens = new double[PREFILL_TABLE_PROMPTS + 1][];
+            double[][] firstTokens = new double[firstTokenRows + 1][];
             for (int k = 1; k <= kMax; k++) {
-                if (k <= PREFILL_TABLE_PROMPTS) {
+                if (k <= firstTokenRows) {
                     firstTokens[k] = new double[k];
                 }
-                double[] together = prefillSeconds(n, meanNew, meanCached, k, k <= PREFILL_TABLE_PROMPTS ? firstTokens[k] : null);
+                double[] together = prefillSeconds(n, meanNew, meanCached, k, k <= firstTokenRows ? firstTokens[k] : null);
                 seconds[k] = together[0];
                 iterations[k] = together[1];
             }
@@ -95,13 +117,16 @@ final class IterationTables {
                 alone += p[2] * one[0];
                 aloneIterations += p[2] * one[1];
             }
-            prefill[n] = new double[PREFILL_TABLE_PROMPTS];
-            prefillIterations[n] = new double[PREFILL_TABLE_PROMPTS];
-            for (int k = 1; k <= PREFILL_TABLE_PROMPTS; k++) {
+            prefill[n] = new double[rows];
+            prefillIterations[n] = new double[rows];
+            firstToken[n] = new double[firstTokenRows][];
+            for (int k = 1; k <= rows; k++) {
                 prefill[n][k - 1] = alone + seconds[k] - seconds[1];
-                firstToken[n][k - 1] = new double[k];
-                for (int j = 0; j < k; j++) {
-                    firstToken[n][k - 1][j] = alone + firstTokens[k][j] - seconds[1];
+                if (k <= firstTokenRows) {
+                    firstToken[n][k - 1] = new double[k];
+                    for (int j = 0; j < k; j++) {
+                        firstToken[n][k - 1][j] = alone + firstTokens[k][j] - seconds[1];
+                    }
                 }
                 prefillIterations[n][k - 1] = Math.max(1, aloneIterations + iterations[k] - iterations[1]);
             }
@@ -143,7 +168,7 @@ final class IterationTables {
         if (perIteration <= 0) {
             return Double.MAX_VALUE / 4;
         }
-        double full = iterationWith(n, perIteration, cachedTokens);
+        double full = iterationWith(n, perIteration, cachedTokens, (int) Math.max(1, Math.round((double) perIteration / newTokens)));
         double budgetBound = admissions * newTokens / perIteration * full;
         return episode == null ? Math.max(full, budgetBound) : Math.max(episode[0] / episode[1], budgetBound);
     }
@@ -192,11 +217,15 @@ final class IterationTables {
         return meanIteration(n, departures, seconds, iterations, promptTokens, cachedTokens);
     }
 
-    /** One iteration of n decodes and {@code prefillTokens} new prompt tokens after the given cached context. */
-    private double iterationWith(int n, int prefillTokens, int cachedTokens) {
+    /**
+     * One iteration of n decodes and {@code prefillTokens} new prompt tokens after the given cached context, the first
+     * chunks of {@code prompts} requests.
+     */
+    private double iterationWith(int n, int prefillTokens, int cachedTokens, int prompts) {
         shape.clear();
         addDecodes(n);
         shape.addPrefill(Math.max(1, prefillTokens), cachedTokens, true);
+        shape.addNewRequests(prompts);
         return cost.stepNanos(shape) / 1e9;
     }
 
@@ -227,6 +256,9 @@ final class IterationTables {
                     break;
                 }
                 shape.addPrefill(chunk, cachedTokens + done[j], done[j] + chunk == newTokens);
+                if (done[j] == 0) {
+                    shape.addNewRequests(1); // its first chunk: the engine takes the request in
+                }
                 done[j] += chunk;
                 left -= chunk;
             }

@@ -12,7 +12,8 @@ import java.util.Arrays;
  *                          table's last k the time grows by its last step per prompt
  * @param prefillIterations [n][k - 1] the iterations that prefill spans (at least 1), extended alike
  * @param firstTokenSeconds [n][k - 1][j] when the j-th of those k prompts (first come, first prefilled) gets its first
- *                          token, at most prefillSeconds[n][k - 1]; beyond the table's last k, that share of the whole
+ *                          token, at most prefillSeconds[n][k - 1], for k up to the row's length (at most the prefill
+ *                          row's); beyond it, the last row's shares of the whole
  */
 public record TabulatedIterationTimes(double[] decodeSeconds, double[] meanSeconds, double[][] prefillSeconds,
                                       double[][] prefillIterations, double[][][] firstTokenSeconds) implements IterationTimes {
@@ -34,9 +35,10 @@ public record TabulatedIterationTimes(double[] decodeSeconds, double[] meanSecon
             if (prefillSeconds[b].length < 2) {
                 throw new IllegalArgumentException("prefillSeconds[" + b + "] needs k = 1 and 2 at least");
             }
-            if (prefillIterations[b].length != prefillSeconds[b].length || firstTokenSeconds[b].length != prefillSeconds[b].length) {
-                throw new IllegalArgumentException("prefillIterations[" + b + "] and firstTokenSeconds[" + b
-                        + "] must cover the k of prefillSeconds[" + b + "]");
+            if (prefillIterations[b].length != prefillSeconds[b].length || firstTokenSeconds[b].length < 1
+                    || firstTokenSeconds[b].length > prefillSeconds[b].length) {
+                throw new IllegalArgumentException("prefillIterations[" + b + "] must cover the k of prefillSeconds[" + b
+                        + "], firstTokenSeconds[" + b + "] at least k = 1 and at most those");
             }
             for (int k = 0; k < prefillSeconds[b].length; k++) {
                 Checks.positive("prefillSeconds[" + b + "][" + k + "]", prefillSeconds[b][k]);

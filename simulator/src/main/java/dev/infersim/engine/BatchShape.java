@@ -14,8 +14,10 @@ public final class BatchShape {
     private int samplingSeqs;
     private long loraTokens;
     private int loraAdapters;
+    private int newRequests;
 
     public void clear() {
+        newRequests = 0;
         loraTokens = 0;
         loraAdapters = 0;
         decodeSeqs = 0;
@@ -62,6 +64,17 @@ public final class BatchShape {
     public BatchShape loraAdapters(int adapters) {
         loraAdapters = adapters;
         return this;
+    }
+
+    /** {@code requests} of the step's sequences are scheduled for the first time: the engine takes them in this step. */
+    public BatchShape addNewRequests(int requests) {
+        newRequests += requests;
+        return this;
+    }
+
+    /** Requests the step schedules for the first time (counted also as prefill chunks). */
+    public int newRequests() {
+        return newRequests;
     }
 
     public long loraTokens() {

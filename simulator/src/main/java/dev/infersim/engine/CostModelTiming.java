@@ -22,14 +22,21 @@ package dev.infersim.engine;
  *
  * <p>LoRA: before the step runs, each of its adapters not in a GPU slot is loaded ({@link LoraSlots}), which lengthens
  * the step by the load time ({@link StepLoras#load}).
+ *
+ * <p>The engine version's {@link HostTime} is added to (or overlapped with) the GPU's work, adapter loads included;
+ * a speed factor scales the GPU's work only.
  */
 final class CostModelTiming implements StepTiming {
     private final CostModel costModel;
+    private final HostTime hostTime;
     private final int maxNumBatchedTokens;
+    /** The GPU's slowdown ({@link #latencyScale}); the host's time is the CPU's and keeps its length. */
     private double scale = 1;
 
-    CostModelTiming(CostModel costModel, int maxNumBatchedTokens) {
+    /** Steps priced by {@code costModel} (the GPU's work), {@code hostTime} added or overlapped. */
+    CostModelTiming(CostModel costModel, HostTime hostTime, int maxNumBatchedTokens) {
         this.costModel = costModel;
+        this.hostTime = hostTime;
         this.maxNumBatchedTokens = maxNumBatchedTokens;
     }
 
@@ -40,12 +47,12 @@ final class CostModelTiming implements StepTiming {
         return s.plan.size() > 0;
     }
 
-    /** The running requests in running order, each its next tokens within the budget left, preempting for room. */
     @Override
     public void latencyScale(double scale) {
         this.scale = scale;
     }
 
+    /** The running requests in running order, each its next tokens within the budget left, preempting for room. */
     private void scheduleRunning(Scheduler s) {
         StepPlan plan = s.plan;
         int i = 0;
@@ -77,7 +84,10 @@ final class CostModelTiming implements StepTiming {
     public long stepNanos(Scheduler s, StepPlan plan) {
         plan.shape.loraAdapters(s.loras.count());
         plan.loraLoadNanos = s.loras.load();
-        long nanos = Math.max(1, costModel.stepNanos(plan.shape)) + plan.loraLoadNanos;
-        return scale == 1 ? nanos : Math.max(1, Math.round(nanos * scale));
+        long gpu = Math.max(1, costModel.stepNanos(plan.shape)) + plan.loraLoadNanos;
+        if (scale != 1) {
+            gpu = Math.max(1, Math.round(gpu * scale));
+        }
+        return hostTime.isNone() ? gpu : hostTime.stepNanos(gpu, plan.shape);
     }
 }

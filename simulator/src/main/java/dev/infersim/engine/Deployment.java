@@ -21,6 +21,8 @@ import static dev.infersim.common.ConfigException.check;
  * @param prefixCachingHashAlgo  {@code --prefix-caching-hash-algo}: how prefix-cache blocks are hashed
  * @param hashSeed               {@code PYTHONHASHSEED} as vLLM reads it: seeds the first block's parent hash; null for a
  *                               random one (every engine then hashes differently, as vLLM's processes do)
+ * @param engine                 {@code --engine}: the vLLM engine version, which decides the host time of each step
+ *                               beside the GPU's ({@link EngineVersion}); V1 by default
  */
 public record Deployment(
         GpuProfile gpu,
@@ -37,7 +39,8 @@ public record Deployment(
         Precision kvCacheDtype,
         LoraConfig lora,
         PrefixCachingHashAlgo prefixCachingHashAlgo,
-        String hashSeed) {
+        String hashSeed,
+        EngineVersion engine) {
 
     public Deployment {
         check(gpu != null, "deployment needs a gpu");
@@ -60,6 +63,7 @@ public record Deployment(
                 maxNumBatchedTokens, maxNumSeqs);
         check(dtype != null && kvCacheDtype != null, "dtype and kv-cache-dtype are required");
         check(prefixCachingHashAlgo != null, "prefix-caching-hash-algo is required");
+        check(engine != null, "engine is required");
     }
 
     /** vLLM's defaults for everything but the GPU and model. */
@@ -72,7 +76,7 @@ public record Deployment(
                 .maxNumSeqs(maxNumSeqs).maxNumBatchedTokens(maxNumBatchedTokens).blockSize(blockSize)
                 .enablePrefixCaching(enablePrefixCaching).enableChunkedPrefill(enableChunkedPrefill)
                 .maxModelLen(maxModelLen).dtype(dtype).kvCacheDtype(kvCacheDtype).lora(lora)
-                .prefixCachingHashAlgo(prefixCachingHashAlgo).hashSeed(hashSeed);
+                .prefixCachingHashAlgo(prefixCachingHashAlgo).hashSeed(hashSeed).engine(engine);
     }
 
     /** Mutable builder with vLLM's defaults. */
@@ -92,6 +96,7 @@ public record Deployment(
         private LoraConfig lora;
         private PrefixCachingHashAlgo prefixCachingHashAlgo = PrefixCachingHashAlgo.SHA256;
         private String hashSeed;
+        private EngineVersion engine = EngineVersion.VLLM_V1;
 
         private Builder(GpuProfile gpu, ModelProfile model) {
             this.gpu = gpu;
@@ -116,11 +121,12 @@ public record Deployment(
         public Builder prefixCachingHashAlgo(PrefixCachingHashAlgo v) { prefixCachingHashAlgo = v; return this; }
         /** {@code PYTHONHASHSEED}; {@code null} means a random first parent hash. */
         public Builder hashSeed(String v) { hashSeed = v; return this; }
+        public Builder engine(EngineVersion v) { engine = v; return this; }
 
         public Deployment build() {
             return new Deployment(gpu, model, tensorParallelSize, gpuMemoryUtilization, maxNumSeqs, maxNumBatchedTokens,
                     blockSize, enablePrefixCaching, enableChunkedPrefill, maxModelLen, dtype,
-                    kvCacheDtype == null ? Precision.BF16 : kvCacheDtype, lora, prefixCachingHashAlgo, hashSeed);
+                    kvCacheDtype == null ? Precision.BF16 : kvCacheDtype, lora, prefixCachingHashAlgo, hashSeed, engine);
         }
     }
 }

@@ -43,8 +43,14 @@ public final class EngineCore {
     private final Scheduler scheduler;
     private boolean stepInFlight;
 
+    /**
+     * An engine whose steps last what {@code costModel} (the GPU's work) prices their batch at, with the host time of the
+     * deployment's engine version added or overlapped ({@link EngineVersion#hostTime}): the step's duration as the
+     * engine plans it, the same for the simulator's clock and the mock's.
+     */
     public EngineCore(Deployment deployment, KvCapacity capacity, CostModel costModel, SchedulingPolicy policy) {
-        this(deployment, capacity, policy, new CostModelTiming(costModel, deployment.maxNumBatchedTokens()));
+        this(deployment, capacity, policy, new CostModelTiming(costModel, deployment.engine().hostTime(),
+                deployment.maxNumBatchedTokens()));
         ConfigException.check(deployment.enableChunkedPrefill() || capacity.maxModelLen() <= deployment.maxNumBatchedTokens(),
                 "--max-num-batched-tokens %d is below --max-model-len %d; with chunked prefill disabled every prompt must fit "
                         + "in one step", deployment.maxNumBatchedTokens(), capacity.maxModelLen());

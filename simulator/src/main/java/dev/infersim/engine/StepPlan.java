@@ -80,6 +80,7 @@ public final class StepPlan {
                 shape.addLoraTokens(n);
             }
         }
+        shape.addNewRequests(admittedCount);
     }
 
     void recordPreempted(EngineRequest r) {

@@ -64,4 +64,19 @@ class RuntimeTimingTest {
         assertThrows(IllegalStateException.class, () -> slow.setFixedTiming(FixedTiming.of(1, 1)));
         assertThrows(dev.infersim.common.ConfigException.class, () -> slow.setSpeedFactor(0));
     }
+
+    @Test
+    void aSpeedFactorScalesTheGpusWorkButNotTheHostsTime() {
+        HostTime host = EngineVersion.VLLM_V0.hostTime();
+        EngineCore normal = EngineCore.create(EngineFixtures.h100Llama8b().engine(EngineVersion.VLLM_V0).build());
+        EngineCore slow = EngineCore.create(EngineFixtures.h100Llama8b().engine(EngineVersion.VLLM_V0).build());
+        slow.setSpeedFactor(0.25);
+        normal.submit(request(1, 4, 0));
+        slow.submit(request(1, 4, 0));
+        long hostNanos = host.hostNanos(1); // the step takes its one request in
+        long gpuNanos = normal.planStep(0).durationNanos() - hostNanos;
+        assertTrue(gpuNanos > 0 && hostNanos > 0);
+        assertEquals(4 * gpuNanos + hostNanos, slow.planStep(0).durationNanos(), 4.0,
+                "a quarter of the GPU's speed: its work four times as long, the host's the same");
+    }
 }
