@@ -16,12 +16,14 @@ import java.util.Locale;
  * (the ground truth in the last chunk), at p99, in wall milliseconds. It then takes the fastest time scale at which
  * that error, in model time, stays within its budget (a share of the TTFT objective): a quiet machine runs the mock
  * faster than the modelled GPU, a busy one slower. Because part of the error is the demo's own work, which shrinks
- * with the time scale, each new scale is measured again before it is taken; after {@value #MAX_ROUNDS} rounds, or at
+ * with the time scale, each new scale is measured again before it is taken, and a round lowers the scale by half at
+ * most: at a high scale the demo's own load can saturate a small machine, and the error measured there says little of
+ * a scale half as fast (on a 2-core machine 172 ms at 4x, 16 ms at 0.2x). After {@value #MAX_ROUNDS} rounds, or at
  * the lowest scale, the demo says that the error still exceeds its budget and goes on at the last scale measured.
  */
 final class DemoCalibration {
-    /** Calibration rounds at most: the first scale and up to three lower ones. */
-    static final int MAX_ROUNDS = 4;
+    /** Calibration rounds at most: the first scale and up to five lower ones (4x, 2x, 1x, 0.5x, 0.25x, 0.2x). */
+    static final int MAX_ROUNDS = 6;
 
     /** One calibration run at one time scale: the client's TTFT error p99 and the mock's step lag p99, wall ms. */
     record Round(double timeScale, double errorP99WallMs, double stepLagP99WallMs, long requests) {
@@ -94,7 +96,7 @@ final class DemoCalibration {
                 break;
             }
             double fits = r.errorP99WallMs() > 0 ? budgetModelMs / r.errorP99WallMs() : scale;
-            scale = Math.max(minScale, roundDown(Math.min(fits, 0.9 * scale)));
+            scale = Math.max(minScale, roundDown(Math.min(0.9 * scale, Math.max(fits, scale / 2))));
         }
         return new Choice(scale, false, budgetModelMs, budgetWhy, List.copyOf(rounds));
     }
