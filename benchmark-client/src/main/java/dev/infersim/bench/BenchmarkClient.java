@@ -161,7 +161,7 @@ public final class BenchmarkClient implements AutoCloseable {
             LoadRun.Phase nothing = new LoadRun.Phase(emptyWindow(), emptyWindow(), 0, 0, false);
             return results.assemble(date, workload, plan, nothing, new LatencyStats(), ClientGc.start().since(), new long[] {-1, -1}, null, probeError);
         }
-        warmUp(workload);
+        warmUp(workload, users);
         long startNanos = plan.startAtEpochMillis() > 0 ? startNanos(plan.startAtEpochMillis()) : LoadRun.NOW;
         MetricsScraper scraper = config.scrapeUrl() == null ? null
                 : new MetricsScraper(vertx, config.scrapeUrl(), config.scrapeIntervalMillis(), clock.nanoTime());
@@ -259,13 +259,17 @@ public final class BenchmarkClient implements AutoCloseable {
     }
 
     /**
-     * Before the first run only: {@link BenchConfig#clientWarmups()} short requests in a closed loop, none measured,
+     * Before the first run only: {@link BenchConfig#clientWarmups()} short requests, none measured,
      * with token ids of their own. The client's send and read paths run interpreted until the JIT has seen each
      * method a few hundred times; at 200 requests/s on two cores that took the first second of a run, whose TTFT
-     * error p99 was twice the rest's (bench/benchmark-client). A failure here is not the run's: the initial test
-     * request already proved the endpoint.
+     * error p99 was twice the rest's (bench/benchmark-client). They go as many at a time as the run will have in
+     * flight ({@code users}, at least 8), so that the run finds its connections open: 32 connections opened at its
+     * start put 8-25 ms of the client's own work into the first 40 TTFTs of a 40-stream run (wire-capture.sh); and
+     * they go the run's own way (an open loop's pacer and timers, or a closed loop's users), whose first use sent the
+     * run's first request 17-22 ms late.
+     * A failure here is not the run's: the initial test request already proved the endpoint.
      */
-    private void warmUp(Workload workload) {
+    private void warmUp(Workload workload, int users) {
         int n = config.clientWarmups();
         if (warmedUp || n == 0) {
             return;
@@ -278,7 +282,8 @@ public final class BenchmarkClient implements AutoCloseable {
                     Math.min(first.maxTokens(), WARMUP_OUTPUT_TOKENS), Math.min(first.outputTokens(), WARMUP_OUTPUT_TOKENS),
                     SplitMix64.mix64(~first.contentSeed() + 1 + i), 0, false, first.requestClass(), null));
         }
-        load.run(requests.iterator(), true, Math.min(n, WARMUP_USERS), n, 0, 0, GoodputSlo.NONE, null, LoadRun.NOW);
+        load.run(requests.iterator(), workload.isClosedLoop(), Math.min(n, Math.max(users, WARMUP_USERS)), n, 0, 0,
+                GoodputSlo.NONE, null, LoadRun.NOW);
     }
 
     /**

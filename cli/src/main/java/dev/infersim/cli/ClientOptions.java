@@ -50,9 +50,10 @@ public final class ClientOptions {
     List<String> headers = List.of();
 
     @Option(names = "--client-warmups", defaultValue = "256",
-            description = "Short requests (at most 64 tokens in, 8 out, new prompts, 8 at a time, not measured) sent "
-                    + "after the initial test request and before the first run, so that the client's own code is "
-                    + "compiled before it measures; 0 for none (default: ${DEFAULT-VALUE}).")
+            description = "Short requests (at most 64 tokens in, 8 out, new prompts, as many at a time as "
+                    + "--max-concurrency and at least 8, not measured) sent after the initial test request and "
+                    + "before the first run, so that the client's own code is compiled and its connections are open "
+                    + "before it measures; 0 for none (default: ${DEFAULT-VALUE}).")
     int clientWarmups;
 
     @Option(names = "--ready-check-timeout-sec", defaultValue = "600", paramLabel = "S",
