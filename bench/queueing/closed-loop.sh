@@ -7,14 +7,8 @@
 #
 #   bench/queueing/closed-loop.sh [INFERSIM_JAR]     (default: cli/target/infersim.jar, built by ./infersim)
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-if [[ $# -ge 1 ]]; then
-  run() { java -jar "$1" "${@:2}"; }
-  jar="$1"
-else
-  run() { "$root/infersim" "${@:2}"; }
-  jar=""
-fi
+# shellcheck source=run.sh
+source "$(dirname "${BASH_SOURCE[0]}")/run.sh"
 work="$(mktemp -d /tmp/closed-loop.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 

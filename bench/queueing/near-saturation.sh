@@ -5,14 +5,8 @@
 #
 #   bench/queueing/near-saturation.sh [INFERSIM_JAR]     (default: cli/target/infersim.jar, built by ./infersim)
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-if [[ $# -ge 1 ]]; then
-  run() { java -jar "$1" "${@:2}"; }
-  jar="$1"
-else
-  run() { "$root/infersim" "${@:2}"; }
-  jar=""
-fi
+# shellcheck source=run.sh
+source "$(dirname "${BASH_SOURCE[0]}")/run.sh"
 work="$(mktemp -d /tmp/near-saturation.XXXXXX)"
 workload=(--dataset-name random --random-input-len 1024 --random-output-len 128 --seed 0)
 field() { /usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
