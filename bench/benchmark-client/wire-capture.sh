@@ -7,7 +7,8 @@
 #
 # Usage (root, for tcpdump): bench/benchmark-client/wire-capture.sh
 #   RUNS=3 STREAMS=40 PROMPTS=400 OUTPUT_LEN=16 WARMUP=1500 PORT=18125 bench/benchmark-client/wire-capture.sh
-# WARMUP=0 measures a fresh mock. Results: $OUT (default bench/benchmark-client/results/wire-TIMESTAMP), one
+# WARMUP=0 measures a fresh mock. MOCK_CPUS and CLIENT_CPUS (taskset lists, e.g. 0 and 1) pin the mock and the client
+# to CPUs of their own, as a harness under test would run beside its server on separate cores. Results: $OUT (default bench/benchmark-client/results/wire-TIMESTAMP), one
 # run-N.json (bench result), run-N.jsonl (per request), run-N.pcap, run-N.wire.json (the figures) each, and table.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,6 +28,8 @@ URL=http://127.0.0.1:$PORT
 # shellcheck source=mock.sh
 START_WAIT_S=${START_WAIT_S:-600}
 source bench/benchmark-client/mock.sh
+INFERSIM=${MOCK_CPUS:+taskset -c $MOCK_CPUS }./infersim
+CLIENT=${CLIENT_CPUS:+taskset -c $CLIENT_CPUS }./infersim
 start_mock "$PORT" "$OUT/server.log" --model llama-3.1-8b --timing fixed --max-num-seqs 256 \
   --truth-log "$OUT/truth.jsonl" --warmup "$WARMUP"
 grep -h "warmed up" "$OUT/server.log" || true
@@ -37,7 +40,7 @@ for run in $(seq "$RUNS"); do
   tcpdump -i lo -n -s 0 --time-stamp-precision=nano -w "$OUT/$name.pcap" "tcp port $PORT" 2> "$OUT/$name.tcpdump.log" &
   CAPTURE=$!
   sleep 1
-  ./infersim bench --base-url "$URL" --model llama-3.1-8b --ignore-eos --validate --request-rate inf \
+  $CLIENT bench --base-url "$URL" --model llama-3.1-8b --ignore-eos --validate --request-rate inf \
     --max-concurrency "$STREAMS" --num-prompts "$PROMPTS" --random-input-len 64 --random-output-len "$OUTPUT_LEN" \
     --seed "$run" --save-result --save-detailed --result-dir "$OUT" --result-filename "$name.json" \
     > "$OUT/$name.txt" 2>&1 || true
@@ -50,6 +53,8 @@ done
 sleep 1 # the truth log's writer thread has the last rows on disk within milliseconds
 
 {
+  echo "CPUs: mock ${MOCK_CPUS:-any}, client ${CLIENT_CPUS:-any}"
+  echo
   echo "| run | load before / after (1 min) | requests | truth's first token written to packet p50 / p99 / max | planned first token to packet p50 / p99 / max | received after request packet p50 / p99 (bound covers) | client TTFT error vs truth p50 / p99 | client TTFT error vs packets p50 / p99 / max | client's estimate of its p99 | bounds it |"
   echo "|---|---|---|---|---|---|---|---|---|---|"
   for run in $(seq "$RUNS"); do
