@@ -7,6 +7,8 @@
 import dev.infersim.engine.*;
 import dev.infersim.sim.*;
 import dev.infersim.workload.*;
+import dev.infersim.workload.length.*;
+import dev.infersim.workload.arrival.*;
 
 double[] replay(String gpu, String model, int tp, boolean v060, int in, int out, int n, double rate, HostTime host) {
     var b = Deployment.builder(Profiles.gpu(gpu), Profiles.model(model)).tensorParallelSize(tp);

@@ -1,4 +1,4 @@
-package dev.infersim.workload;
+package dev.infersim.workload.length;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.DeserializationContext;

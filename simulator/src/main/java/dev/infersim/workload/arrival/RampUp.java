@@ -1,4 +1,4 @@
-package dev.infersim.workload;
+package dev.infersim.workload.arrival;
 
 /**
  * A request-rate ramp from {@code startRps} to {@code endRps}.

@@ -1,4 +1,4 @@
-package dev.infersim.workload;
+package dev.infersim.workload.arrival;
 
 /**
  * Evenly spaced arrivals, one every 1/rate seconds, the first after one gap: vLLM's {@code --burstiness inf}

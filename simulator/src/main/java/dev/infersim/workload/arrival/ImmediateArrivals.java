@@ -1,4 +1,4 @@
-package dev.infersim.workload;
+package dev.infersim.workload.arrival;
 
 /** Every request arrives at time 0: vLLM's default {@code --request-rate inf}. */
 public final class ImmediateArrivals implements ArrivalProcess {

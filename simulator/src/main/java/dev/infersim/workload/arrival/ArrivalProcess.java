@@ -1,4 +1,4 @@
-package dev.infersim.workload;
+package dev.infersim.workload.arrival;
 
 /**
  * Open-loop send times of successive requests. Each call returns the next request's arrival time in nanoseconds

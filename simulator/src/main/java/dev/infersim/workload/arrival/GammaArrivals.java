@@ -1,4 +1,4 @@
-package dev.infersim.workload;
+package dev.infersim.workload.arrival;
 
 import java.util.random.RandomGenerator;
 

@@ -1,4 +1,4 @@
-package dev.infersim.workload;
+package dev.infersim.workload.arrival;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -234,5 +234,18 @@ class ArrivalProcessTest {
         assertTrue(users.isClosedLoop());
         assertEquals(8, users.maxConcurrency());
         assertEquals(0L, users.arrivals(10, 1).nextArrivalNanos());
+    }
+
+    @Test
+    void gammaSamplerHasUnitMeanAndVarianceOneOverShape() {
+        for (double shape : new double[] {0.3, 1.0, 3.0}) {
+            SplitMix64 rng = new SplitMix64(17);
+            SummaryStatistics s = new SummaryStatistics();
+            for (int i = 0; i < 100_000; i++) {
+                s.addValue(GammaSampler.unitMean(rng, shape));
+            }
+            assertEquals(1.0, s.getMean(), 0.02, "shape " + shape);
+            assertEquals(1.0 / shape, s.getVariance(), 0.05 / shape, "shape " + shape);
+        }
     }
 }

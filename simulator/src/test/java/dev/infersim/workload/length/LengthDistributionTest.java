@@ -1,4 +1,4 @@
-package dev.infersim.workload;
+package dev.infersim.workload.length;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -122,19 +122,6 @@ class LengthDistributionTest {
         SummaryStatistics s = sample(d, 1);
         assertEquals(16 / 3.0, s.getMean(), 0.05);
         assertThrows(IllegalArgumentException.class, () -> new EmpiricalLength(new int[0]));
-    }
-
-    @Test
-    void gammaSamplerHasUnitMeanAndVarianceOneOverShape() {
-        for (double shape : new double[] {0.3, 1.0, 3.0}) {
-            SplitMix64 rng = new SplitMix64(17);
-            SummaryStatistics s = new SummaryStatistics();
-            for (int i = 0; i < SAMPLES; i++) {
-                s.addValue(GammaSampler.unitMean(rng, shape));
-            }
-            assertEquals(1.0, s.getMean(), 0.02, "shape " + shape);
-            assertEquals(1.0 / shape, s.getVariance(), 0.05 / shape, "shape " + shape);
-        }
     }
 
     @Test

@@ -1,4 +1,4 @@
-package dev.infersim.workload;
+package dev.infersim.workload.arrival;
 
 /**
  * Replays recorded arrival times. The times are taken relative to the first one, so a trace recorded at any epoch

@@ -1,4 +1,4 @@
-package dev.infersim.workload;
+package dev.infersim.workload.arrival;
 
 /**
  * Multiplies another process's arrival times by a constant factor. {@link LoadPattern} uses it to reproduce vLLM's

@@ -1,4 +1,4 @@
-package dev.infersim.workload;
+package dev.infersim.workload.arrival;
 
 /** How a ramp-up moves the request rate from its start to its end value (vLLM {@code --ramp-up-strategy}). */
 public enum RampStrategy {

@@ -1,4 +1,4 @@
-package dev.infersim.workload;
+package dev.infersim.workload.length;
 
 import java.util.random.RandomGenerator;
 
