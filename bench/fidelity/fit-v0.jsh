@@ -5,6 +5,8 @@
 //   ./infersim --version >/dev/null   # builds cli/target/infersim.jar
 //   jshell --class-path cli/target/infersim.jar bench/fidelity/fit-v0.jsh
 import dev.infersim.engine.*;
+import dev.infersim.engine.calibration.*;
+import dev.infersim.engine.profile.*;
 import dev.infersim.sim.*;
 import dev.infersim.workload.*;
 import dev.infersim.workload.length.*;

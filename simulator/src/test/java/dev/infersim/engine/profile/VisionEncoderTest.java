@@ -1,5 +1,6 @@
-package dev.infersim.engine;
+package dev.infersim.engine.profile;
 
+import dev.infersim.engine.Profiles;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,5 +1,8 @@
-package dev.infersim.engine;
+package dev.infersim.engine.calibration;
 
+import dev.infersim.engine.Deployment;
+import dev.infersim.engine.Profiles;
+import dev.infersim.engine.profile.Precision;
 import dev.infersim.common.ConfigException;
 import dev.infersim.common.InputFile;
 

@@ -1,4 +1,4 @@
-package dev.infersim.engine;
+package dev.infersim.engine.profile;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 

@@ -1,4 +1,4 @@
-package dev.infersim.engine;
+package dev.infersim.engine.profile;
 
 import dev.infersim.common.ConfigException;
 

@@ -1,5 +1,8 @@
-package dev.infersim.engine;
+package dev.infersim.engine.calibration;
 
+import dev.infersim.engine.Deployment;
+import dev.infersim.engine.Profiles;
+import dev.infersim.engine.profile.GpuProfile;
 import dev.infersim.common.ConfigException;
 import org.junit.jupiter.api.Test;
 

@@ -1,5 +1,10 @@
-package dev.infersim.engine;
+package dev.infersim.engine.calibration;
 
+import dev.infersim.engine.BatchShape;
+import dev.infersim.engine.Deployment;
+import dev.infersim.engine.RooflineCostModel;
+import dev.infersim.engine.profile.Precision;
+import dev.infersim.engine.profile.GpuProfile;
 import dev.infersim.common.ConfigException;
 import org.apache.commons.math3.fitting.leastsquares.LeastSquaresBuilder;
 import org.apache.commons.math3.fitting.leastsquares.LeastSquaresOptimizer;
