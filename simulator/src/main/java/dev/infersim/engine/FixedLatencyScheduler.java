@@ -5,15 +5,18 @@ import dev.infersim.common.SplitMix64;
 import java.util.PriorityQueue;
 
 /**
- * The fixed-latency engine ({@link FixedTiming}): the cost model replaced by per-request timelines. A request is admitted
- * whole (its prompt's blocks at once; the token budget and chunked prefill play no part) while {@code max_num_seqs}
- * and free blocks allow, its first token is due a sampled TTFT later and each next token a sampled ITL after the one
- * before; a step ends at the earliest token due and emits the tokens due then. A request that arrived during the
- * previous step, when a slot and its blocks were free all along, has its clock started at its arrival, so the step
- * boundaries of other requests never delay it. KV blocks, preemption, prefix caching and the waiting queue work as
- * under the cost model; of LoRA only the adapter limit applies: the fixed latencies stand for the rest.
+ * The fixed-latency engine's scheduler ({@link FixedTiming}): vLLM's cost-model batch replaced by per-request
+ * timelines. A request is admitted whole (its prompt's blocks at once; the token budget and chunked prefill play no part)
+ * while {@code max_num_seqs} and free blocks allow, its first token is due a sampled TTFT later and each next token a
+ * sampled ITL after the one before; a step ends at the earliest token due and emits the tokens due then. A request that
+ * arrived during the previous step, when a slot and its blocks were free all along, has its clock started at its
+ * arrival, so the step boundaries of other requests never delay it. KV blocks, preemption, prefix caching and the
+ * waiting queue work as under vLLM's policy ({@link BatchState}); of LoRA only the adapter limit applies: the fixed
+ * latencies stand for the rest. It is its own {@link StepTiming}: a step lasts until the first token due, which its
+ * timelines decide.
  */
-final class FixedLatencyTiming implements StepTiming {
+final class FixedLatencyScheduler implements Scheduler, StepTiming, BatchState.Admission {
+    private final BatchState state;
     private FixedTiming timing;
     private double scale = 1;
     private final SplitMix64 random;
@@ -28,10 +31,12 @@ final class FixedLatencyTiming implements StepTiming {
     private int earlyBlocks;
 
     /** {@code seed} seeds the latency draws. */
-    FixedLatencyTiming(FixedTiming timing, long seed, int maxNumSeqs) {
+    FixedLatencyScheduler(Deployment deployment, KvCapacity capacity, SchedulingPolicy policy, FixedTiming timing,
+                          long seed) {
         this.timing = timing;
         this.random = new SplitMix64(seed);
-        this.due = new PriorityQueue<>(maxNumSeqs, (a, b) -> Long.compare(a.dueNanos, b.dueNanos));
+        this.due = new PriorityQueue<>(deployment.maxNumSeqs(), (a, b) -> Long.compare(a.dueNanos, b.dueNanos));
+        this.state = new BatchState(deployment, capacity, policy, this);
     }
 
     /**
@@ -41,7 +46,8 @@ final class FixedLatencyTiming implements StepTiming {
      * before the others ends the step there, the others waiting.
      */
     @Override
-    public boolean schedule(Scheduler s, long nowNanos) {
+    public boolean schedule(long nowNanos) {
+        BatchState s = state;
         long end = stepEnd(nowNanos);
         takeDue(s, end);
         early = true;
@@ -72,7 +78,7 @@ final class FixedLatencyTiming implements StepTiming {
     }
 
     /** Moves the requests due by {@code end} into the plan, each with its blocks (preempting when they run out). */
-    private void takeDue(Scheduler s, long end) {
+    private void takeDue(BatchState s, long end) {
         while (!due.isEmpty() && due.peek().dueNanos <= end) {
             EngineRequest r = due.poll();
             int tokens = r.totalTokens() - r.computedTokens;
@@ -89,7 +95,7 @@ final class FixedLatencyTiming implements StepTiming {
      * first served).
      */
     @Override
-    public long clockStart(Scheduler s, EngineRequest r, int blocks, long nowNanos) {
+    public long clockStart(EngineRequest r, int blocks, long nowNanos) {
         long arrival = Math.min(nowNanos, r.arrivalNanos());
         early = early && freeRoom.minSlotsSince(arrival) > earlyAdmitted
                 && freeRoom.minBlocksSince(arrival) >= earlyBlocks + blocks;
@@ -103,23 +109,26 @@ final class FixedLatencyTiming implements StepTiming {
 
     /** Its first token is due a TTFT after its clock started, drawn at the load it joins. */
     @Override
-    public void admitted(Scheduler s, EngineRequest r, int tokens, long startNanos) {
-        double f = timing.loadFactor(s.runningCount(), s.maxNumSeqs());
+    public void admitted(EngineRequest r, int tokens, long startNanos) {
+        double f = timing.loadFactor(state.runningCount(), state.maxNumSeqs());
         r.dueNanos = startNanos + drawNanos(timing.firstTokenMs(tokens, f), timing.timeToFirstTokenStdDevMs());
         due.add(r);
     }
 
     @Override
-    public long stepNanos(Scheduler s, StepPlan plan) {
+    public long stepNanos(StepPlan plan) {
         return stepEndNanos - plan.startNanos();
     }
 
     /**
-     * Each request that got a token and runs on has its next one due an ITL later; the room finished requests freed is
-     * recorded, for requests that arrived during the step to take from their arrival on.
+     * Applies the step ({@link BatchState#updateFromOutput}); then each request that got a token and runs on has its next
+     * one due an ITL later, and the room finished requests freed is recorded, for requests that arrived during the step
+     * to take from their arrival on.
      */
     @Override
-    public void completed(Scheduler s, StepOutcome outcome) {
+    public StepOutcome updateFromOutput(StepPlan step) {
+        BatchState s = state;
+        StepOutcome outcome = s.updateFromOutput(step);
         long end = outcome.endNanos();
         double meanMs = timing.interTokenMs(timing.loadFactor(s.runningCount(), s.maxNumSeqs()));
         for (int i = 0; i < outcome.tokenCount(); i++) {
@@ -130,6 +139,12 @@ final class FixedLatencyTiming implements StepTiming {
             }
         }
         freeRoom.record(end, s.maxNumSeqs() - s.runningCount(), s.kv.freeBlocks());
+        return outcome;
+    }
+
+    @Override
+    public BatchState state() {
+        return state;
     }
 
     @Override
