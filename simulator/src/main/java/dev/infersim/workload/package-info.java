@@ -13,6 +13,8 @@
  * constant, vLLM's count-based ramps, timed ramps, trace replay), {@link dev.infersim.workload.length.LengthDistribution}
  * implementations (fixed, uniform with vLLM's range ratio, clipped log-normal, Zipf, empirical, geometric), and
  * {@link dev.infersim.workload.Dataset}s (random, sharegpt, prefix_repetition, trace, and weighted class mixes from
- * workload profiles in configs/workloads/).
+ * workload profiles in configs/workloads/). The arrival processes are {@link dev.infersim.workload.arrival} and the
+ * length laws {@link dev.infersim.workload.length}, leaves this package uses; the datasets stay here, beside the
+ * requests they make and the spec they read.
  */
 package dev.infersim.workload;
