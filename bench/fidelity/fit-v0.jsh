@@ -5,12 +5,8 @@
 //   ./infersim --version >/dev/null   # builds cli/target/infersim.jar
 //   jshell --class-path cli/target/infersim.jar bench/fidelity/fit-v0.jsh
 import dev.infersim.engine.*;
-import dev.infersim.engine.calibration.*;
-import dev.infersim.engine.profile.*;
 import dev.infersim.sim.*;
 import dev.infersim.workload.*;
-import dev.infersim.workload.length.*;
-import dev.infersim.workload.arrival.*;
 
 double[] replay(String gpu, String model, int tp, boolean v060, int in, int out, int n, double rate, HostTime host) {
     var b = Deployment.builder(Profiles.gpu(gpu), Profiles.model(model)).tensorParallelSize(tp);

@@ -254,9 +254,30 @@ class PackageStructureTest {
     }
 
     /**
+     * The scheduler is the engine's plug point (vLLM V1's SchedulerInterface) and a step's timing only prices the batch
+     * it planned: the timing interface and the cost model's timing use no scheduler, and the scheduler interface no
+     * timing.
+     */
+    private static ArchRule stepTimingPricesOnlyThePlan(String timing, String costModelTiming) {
+        return com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses()
+                .that().haveFullyQualifiedName(timing).or().haveFullyQualifiedName(costModelTiming)
+                .should().dependOnClassesThat().haveFullyQualifiedName("dev.infersim.engine.Scheduler")
+                .orShould().dependOnClassesThat().haveFullyQualifiedName("dev.infersim.engine.VllmScheduler")
+                .orShould().dependOnClassesThat().haveFullyQualifiedName("dev.infersim.engine.BatchState");
+    }
+
+    @Test
+    void theEngineSchedulesAndItsTimingPrices() {
+        stepTimingPricesOnlyThePlan("dev.infersim.engine.StepTiming", "dev.infersim.engine.CostModelTiming").check(MAIN);
+        com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses()
+                .that().haveFullyQualifiedName("dev.infersim.engine.Scheduler")
+                .should().dependOnClassesThat().haveFullyQualifiedName("dev.infersim.engine.StepTiming").check(MAIN);
+    }
+
+    /**
      * The simulator's rules find what they forbid: the fixture packages' cycle (as packages and as a group of classes),
      * engine's use of engine.profile when it may use nothing, today's engine package under a lower cap, today's groups
-     * of classes under a lower limit.
+     * of classes under a lower limit, a timing that uses the scheduler's state.
      */
     @Test
     void theSimulatorRulesReportWhatTheyForbid() {
@@ -267,6 +288,9 @@ class PackageStructureTest {
         assertTrue(classCycleGroupsOver(cycle, List.of("cli.structure"), 1).stream()
                 .anyMatch(g -> g.contains(CallsA.class.getName()) && g.contains(CallsB.class.getName())));
         assertTrue(classCycleGroupsOver(MAIN, SIMULATOR_PACKAGE_ROOTS, 3).stream().anyMatch(g -> g.size() > 3));
+        // the fixed-latency scheduler is its own timing, and uses the scheduler's state
+        assertTrue(stepTimingPricesOnlyThePlan("dev.infersim.engine.StepTiming",
+                "dev.infersim.engine.FixedLatencyScheduler").evaluate(MAIN).hasViolation());
     }
 
     @Test

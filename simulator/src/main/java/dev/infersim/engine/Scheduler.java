@@ -6,7 +6,8 @@ package dev.infersim.engine;
  * {@link #schedule} decides the next step's batch and {@link #updateFromOutput} applies what the step produced, as
  * vLLM's {@code schedule()} and {@code update_from_output()}; the queues, the KV cache and the moves every scheduler
  * makes with them are its {@link #state()}. {@link VllmScheduler} is vLLM V1's policy; {@link FixedLatencyScheduler}
- * serves each request on its own fixed-latency timeline. How long a planned step runs is its {@link StepTiming}'s to say.
+ * serves each request on its own fixed-latency timeline. How long a planned step runs is for the engine's
+ * {@link StepTiming} to say.
  */
 interface Scheduler {
 
