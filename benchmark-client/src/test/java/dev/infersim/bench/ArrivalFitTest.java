@@ -1,7 +1,7 @@
 package dev.infersim.bench;
 
-import dev.infersim.workload.ArrivalProcess;
-import dev.infersim.workload.LoadPattern;
+import dev.infersim.workload.arrival.ArrivalProcess;
+import dev.infersim.workload.arrival.LoadPattern;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;

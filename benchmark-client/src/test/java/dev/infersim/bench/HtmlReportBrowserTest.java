@@ -22,7 +22,7 @@ import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.SimulationResult;
 import dev.infersim.sim.SimulatorKeys;
-import dev.infersim.workload.RampStrategy;
+import dev.infersim.workload.arrival.RampStrategy;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import org.junit.jupiter.api.BeforeAll;

@@ -11,7 +11,7 @@ import dev.infersim.common.ConfigException;
 import dev.infersim.result.OutputFile;
 import dev.infersim.result.ResultJson;
 import dev.infersim.result.VllmDetailArrays;
-import dev.infersim.workload.RampUp;
+import dev.infersim.workload.arrival.RampUp;
 import dev.infersim.workload.Shard;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;

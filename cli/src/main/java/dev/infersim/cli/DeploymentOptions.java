@@ -6,7 +6,7 @@ import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.EngineVersion;
 import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.KvCapacity;
-import dev.infersim.engine.Precision;
+import dev.infersim.engine.profile.Precision;
 import dev.infersim.engine.PrefixCachingHashAlgo;
 import dev.infersim.engine.Profiles;
 import dev.infersim.engine.RooflineCostModel;

@@ -1,7 +1,7 @@
 package dev.infersim.cli;
 
 import dev.infersim.common.ConfigException;
-import dev.infersim.engine.Precision;
+import dev.infersim.engine.profile.Precision;
 
 import java.util.List;
 import java.util.Locale;

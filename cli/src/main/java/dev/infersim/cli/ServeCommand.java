@@ -18,7 +18,7 @@ import dev.infersim.server.PodIdentity;
 import dev.infersim.server.PromptTokenizer;
 import dev.infersim.server.LoraModule;
 import dev.infersim.server.ServerOptions;
-import dev.infersim.workload.LengthDistribution;
+import dev.infersim.workload.length.LengthDistribution;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

@@ -28,7 +28,7 @@ import dev.infersim.sim.SimulationResult;
 import dev.infersim.sim.SimulatorKeys;
 import dev.infersim.sim.SingleRequestLatency;
 import dev.infersim.sim.Timeline;
-import dev.infersim.workload.LoadPattern;
+import dev.infersim.workload.arrival.LoadPattern;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import picocli.CommandLine.Command;

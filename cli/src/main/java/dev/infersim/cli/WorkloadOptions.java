@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.common.ConfigException;
 import dev.infersim.result.ResultJson;
 import dev.infersim.workload.PrefixOrder;
-import dev.infersim.workload.RampStrategy;
+import dev.infersim.workload.arrival.RampStrategy;
 import dev.infersim.workload.WorkloadProfile;
 import dev.infersim.workload.WorkloadProfiles;
 import dev.infersim.workload.WorkloadSpec;

@@ -89,6 +89,210 @@ class PackageStructureTest {
                 "a new package needs its allowed dependencies in PackageStructureTest");
     }
 
+    // The simulator module's sub-packages (issue 36): engine and workload split where their seams are. Each package
+    // (exactly that package, not the ones under it) and the packages of its own family it may use; common and the
+    // top-level line are the rules above. engine.calibration -> engine -> engine.profile, and workload's arrival
+    // processes and length laws are leaves under it.
+
+    /** Each simulator package below engine or workload and the others of its family it may use, besides itself. */
+    private static final Map<String, List<String>> SIMULATOR_SUB_PACKAGES = simulatorSubPackages();
+    /** The simulator module's packages, each holding at most {@link #SIMULATOR_MAX_CLASSES} top-level classes. */
+    private static final List<String> SIMULATOR_PACKAGE_ROOTS = List.of("common", "engine", "workload", "result", "sim");
+    private static final int SIMULATOR_MAX_CLASSES = 40;
+    /** The largest group of simulator classes that may reach each other through their dependencies. */
+    private static final int SIMULATOR_MAX_CYCLE_GROUP = 5;
+
+    private static Map<String, List<String>> simulatorSubPackages() {
+        Map<String, List<String>> m = new LinkedHashMap<>();
+        m.put("engine.profile", List.of());
+        m.put("engine", List.of("engine.profile"));
+        m.put("engine.calibration", List.of("engine", "engine.profile"));
+        m.put("workload.arrival", List.of());
+        m.put("workload.length", List.of());
+        m.put("workload", List.of("workload.arrival", "workload.length"));
+        return m;
+    }
+
+    /** Classes of exactly dev.infersim.{@code from} use, of their family's packages, only {@code from} and {@code allowed}. */
+    private static ArchRule simulatorSubPackageUsesOnly(String from, List<String> allowed) {
+        String family = "dev.infersim." + from.split("\\.")[0];
+        List<String> packages = new ArrayList<>();
+        packages.add("dev.infersim." + from);
+        allowed.forEach(p -> packages.add("dev.infersim." + p));
+        return classes().that().resideInAPackage("dev.infersim." + from)
+                .should().onlyDependOnClassesThat(JavaClass.Predicates.resideOutsideOfPackage(family + "..")
+                        .or(JavaClass.Predicates.resideInAnyPackage(packages.toArray(String[]::new))))
+                .because("dev.infersim." + from + " may use, of " + family + "'s packages, only " + allowed);
+    }
+
+    /** No cycle between the packages (each one exactly, the top of a family included) under the given ones. */
+    private static ArchRule noCycleBetweenPackagesUnder(String... families) {
+        return SlicesRuleDefinition.slices().assignedFrom(new com.tngtech.archunit.library.dependencies.SliceAssignment() {
+            @Override
+            public com.tngtech.archunit.library.dependencies.SliceIdentifier getIdentifierOf(JavaClass c) {
+                for (String f : families) {
+                    if (c.getPackageName().equals(f) || c.getPackageName().startsWith(f + ".")) {
+                        return com.tngtech.archunit.library.dependencies.SliceIdentifier.of(c.getPackageName());
+                    }
+                }
+                return com.tngtech.archunit.library.dependencies.SliceIdentifier.ignore();
+            }
+
+            @Override
+            public String getDescription() {
+                return "the packages under " + List.of(families);
+            }
+        }).should().beFreeOfCycles();
+    }
+
+    /** Each package under {@code roots} (dev.infersim.X and below) holding more than {@code limit} top-level classes. */
+    private static Map<String, Long> packagesOver(JavaClasses classes, List<String> roots, int limit) {
+        Map<String, Long> counts = new java.util.TreeMap<>();
+        classes.stream().filter(JavaClass::isTopLevelClass).filter(c -> !c.getSimpleName().equals("package-info"))
+                .filter(c -> roots.stream().anyMatch(r -> c.getPackageName().equals("dev.infersim." + r)
+                        || c.getPackageName().startsWith("dev.infersim." + r + ".")))
+                .forEach(c -> counts.merge(c.getPackageName(), 1L, Long::sum));
+        counts.values().removeIf(n -> n <= limit);
+        return counts;
+    }
+
+    /**
+     * The groups of more than {@code limit} top-level classes under {@code roots} that reach each other through their
+     * dependencies (strongly connected components, Tarjan's algorithm; a nested class counts as its top-level class).
+     */
+    private static List<List<String>> classCycleGroupsOver(JavaClasses classes, List<String> roots, int limit) {
+        Map<String, java.util.Set<String>> graph = new java.util.TreeMap<>();
+        java.util.function.Predicate<JavaClass> inRoots = c -> roots.stream().anyMatch(r ->
+                c.getPackageName().equals("dev.infersim." + r) || c.getPackageName().startsWith("dev.infersim." + r + "."));
+        java.util.function.Function<JavaClass, String> top = c -> {
+            JavaClass t = c;
+            while (t.getEnclosingClass().isPresent()) {
+                t = t.getEnclosingClass().get();
+            }
+            return t.getName();
+        };
+        classes.stream().filter(inRoots).forEach(c -> {
+            java.util.Set<String> to = graph.computeIfAbsent(top.apply(c), k -> new java.util.TreeSet<>());
+            c.getDirectDependenciesFromSelf().stream().map(d -> d.getTargetClass().getBaseComponentType())
+                    .filter(inRoots).map(top).filter(t -> !t.equals(top.apply(c))).forEach(to::add);
+        });
+        graph.values().forEach(to -> to.forEach(t -> graph.computeIfAbsent(t, k -> new java.util.TreeSet<>())));
+        Map<String, Integer> index = new java.util.HashMap<>();
+        Map<String, Integer> low = new java.util.HashMap<>();
+        java.util.Deque<String> stack = new java.util.ArrayDeque<>();
+        java.util.Set<String> onStack = new java.util.HashSet<>();
+        List<List<String>> groups = new ArrayList<>();
+        for (String v : graph.keySet()) {
+            if (!index.containsKey(v)) {
+                strongConnect(v, graph, index, low, stack, onStack, groups);
+            }
+        }
+        groups.removeIf(g -> g.size() <= limit);
+        return groups;
+    }
+
+    private static void strongConnect(String v, Map<String, java.util.Set<String>> graph, Map<String, Integer> index,
+                                      Map<String, Integer> low, java.util.Deque<String> stack,
+                                      java.util.Set<String> onStack, List<List<String>> groups) {
+        index.put(v, index.size());
+        low.put(v, index.get(v));
+        stack.push(v);
+        onStack.add(v);
+        for (String w : graph.get(v)) {
+            if (!index.containsKey(w)) {
+                strongConnect(w, graph, index, low, stack, onStack, groups);
+                low.put(v, Math.min(low.get(v), low.get(w)));
+            } else if (onStack.contains(w)) {
+                low.put(v, Math.min(low.get(v), index.get(w)));
+            }
+        }
+        if (low.get(v).equals(index.get(v))) {
+            List<String> group = new ArrayList<>();
+            String w;
+            do {
+                w = stack.pop();
+                onStack.remove(w);
+                group.add(w);
+            } while (!w.equals(v));
+            groups.add(group);
+        }
+    }
+
+    @Test
+    void simulatorSubPackagesUseOnlyThePackagesBelowThem() {
+        for (Map.Entry<String, List<String>> e : SIMULATOR_SUB_PACKAGES.entrySet()) {
+            simulatorSubPackageUsesOnly(e.getKey(), e.getValue()).check(MAIN);
+        }
+        noCycleBetweenPackagesUnder("dev.infersim.engine", "dev.infersim.workload").check(MAIN);
+    }
+
+    @Test
+    void everySimulatorSubPackageHasItsPlaceInTheList() {
+        List<String> found = MAIN.stream().map(JavaClass::getPackageName)
+                .filter(p -> p.startsWith("dev.infersim.engine") || p.startsWith("dev.infersim.workload"))
+                .map(p -> p.substring("dev.infersim.".length())).distinct().sorted().toList();
+        assertEquals(SIMULATOR_SUB_PACKAGES.keySet().stream().sorted().toList(), found,
+                "a new engine or workload package needs its allowed dependencies in PackageStructureTest");
+    }
+
+    @Test
+    void noSimulatorPackageHoldsMoreThanFortyClasses() {
+        assertEquals(Map.of(), packagesOver(MAIN, SIMULATOR_PACKAGE_ROOTS, SIMULATOR_MAX_CLASSES),
+                "split a package along its seams");
+    }
+
+    /**
+     * One group is larger today, and may not grow: the length laws, an interface whose parser and JSON deserializer
+     * name its laws, each of which implements it (7 classes of workload.length; breaking it moves
+     * {@code LengthDistribution.parse} and the deserializer's annotation out of the interface).
+     */
+    @Test
+    void noSimulatorClassCycleGroupIsLargerThanFiveButTheLengthLaws() {
+        List<List<String>> groups = classCycleGroupsOver(MAIN, SIMULATOR_PACKAGE_ROOTS, SIMULATOR_MAX_CYCLE_GROUP);
+        groups.removeIf(g -> g.size() <= 7 && g.stream().allMatch(c -> c.startsWith("dev.infersim.workload.length.")));
+        assertEquals(List.of(), groups);
+    }
+
+    /**
+     * The scheduler is the engine's plug point (vLLM V1's SchedulerInterface) and a step's timing only prices the batch
+     * it planned: the timing interface and the cost model's timing use no scheduler, and the scheduler interface no
+     * timing.
+     */
+    private static ArchRule stepTimingPricesOnlyThePlan(String timing, String costModelTiming) {
+        return com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses()
+                .that().haveFullyQualifiedName(timing).or().haveFullyQualifiedName(costModelTiming)
+                .should().dependOnClassesThat().haveFullyQualifiedName("dev.infersim.engine.Scheduler")
+                .orShould().dependOnClassesThat().haveFullyQualifiedName("dev.infersim.engine.VllmScheduler")
+                .orShould().dependOnClassesThat().haveFullyQualifiedName("dev.infersim.engine.BatchState");
+    }
+
+    @Test
+    void theEngineSchedulesAndItsTimingPrices() {
+        stepTimingPricesOnlyThePlan("dev.infersim.engine.StepTiming", "dev.infersim.engine.CostModelTiming").check(MAIN);
+        com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses()
+                .that().haveFullyQualifiedName("dev.infersim.engine.Scheduler")
+                .should().dependOnClassesThat().haveFullyQualifiedName("dev.infersim.engine.StepTiming").check(MAIN);
+    }
+
+    /**
+     * The simulator's rules find what they forbid: the fixture packages' cycle (as packages and as a group of classes),
+     * engine's use of engine.profile when it may use nothing, today's engine package under a lower cap, today's groups
+     * of classes under a lower limit, a timing that uses the scheduler's state.
+     */
+    @Test
+    void theSimulatorRulesReportWhatTheyForbid() {
+        JavaClasses cycle = new ClassFileImporter().importClasses(CallsA.class, CallsB.class);
+        assertTrue(noCycleBetweenPackagesUnder("dev.infersim.cli.structure").evaluate(cycle).hasViolation());
+        assertTrue(simulatorSubPackageUsesOnly("engine", List.of()).evaluate(MAIN).hasViolation());
+        assertTrue(packagesOver(MAIN, SIMULATOR_PACKAGE_ROOTS, 30).containsKey("dev.infersim.engine"));
+        assertTrue(classCycleGroupsOver(cycle, List.of("cli.structure"), 1).stream()
+                .anyMatch(g -> g.contains(CallsA.class.getName()) && g.contains(CallsB.class.getName())));
+        assertTrue(classCycleGroupsOver(MAIN, SIMULATOR_PACKAGE_ROOTS, 3).stream().anyMatch(g -> g.size() > 3));
+        // the fixed-latency scheduler is its own timing, and uses the scheduler's state
+        assertTrue(stepTimingPricesOnlyThePlan("dev.infersim.engine.StepTiming",
+                "dev.infersim.engine.FixedLatencyScheduler").evaluate(MAIN).hasViolation());
+    }
+
     @Test
     void benchmarkClientNeedsTheMockServerOnlyInItsTests() throws Exception {
         Path pom = Path.of("..", "benchmark-client", "pom.xml");

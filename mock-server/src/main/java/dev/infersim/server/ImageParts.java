@@ -1,7 +1,7 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.infersim.engine.VisionEncoder;
+import dev.infersim.engine.profile.VisionEncoder;
 
 import javax.imageio.ImageIO;
 import javax.imageio.ImageReader;

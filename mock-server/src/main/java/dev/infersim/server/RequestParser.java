@@ -1,7 +1,7 @@
 package dev.infersim.server;
 
 import dev.infersim.engine.LoraAdapter;
-import dev.infersim.engine.VisionEncoder;
+import dev.infersim.engine.profile.VisionEncoder;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;

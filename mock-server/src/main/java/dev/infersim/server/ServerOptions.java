@@ -3,7 +3,7 @@ package dev.infersim.server;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.SchedulingPolicies;
-import dev.infersim.workload.LengthDistribution;
+import dev.infersim.workload.length.LengthDistribution;
 import dev.infersim.engine.StartupDelay;
 
 import java.util.List;

@@ -16,7 +16,7 @@ import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.sim.TieBreak;
 import dev.infersim.workload.Dataset;
-import dev.infersim.workload.LoadPattern;
+import dev.infersim.workload.arrival.LoadPattern;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadRequest;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,7 +1,7 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.infersim.workload.FixedLength;
+import dev.infersim.workload.length.FixedLength;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

@@ -1,5 +1,8 @@
 package dev.infersim.engine;
 
+import dev.infersim.engine.profile.Precision;
+import dev.infersim.engine.profile.GpuProfile;
+import dev.infersim.engine.profile.ModelProfile;
 import static dev.infersim.common.ConfigException.check;
 
 /**

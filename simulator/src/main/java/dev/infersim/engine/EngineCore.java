@@ -14,22 +14,23 @@ import java.util.function.Consumer;
  *   outcome = engine.completeStep(plan);  // tokens and finished requests
  * </pre>
  * As vLLM's {@code EngineCore.step} does with its scheduler, {@code planStep} has the {@link Scheduler} decide the
- * batch ({@code schedule()}) and {@code completeStep} has it apply the step's results ({@code update_from_output()}).
- * What decides the batch and times the step is the {@link StepTiming} the engine is given: the cost model
- * ({@link CostModelTiming}: vLLM's scheduler, budget, chunked prefill and preemption statement by statement, each step
- * priced by a {@link CostModel}) or fixed latencies ({@link FixedLatencyTiming}: per-request timelines drawn from a
- * {@link FixedTiming}). Both share the running batch, the waiting queue, the paged KV cache with prefix caching,
- * preemption by recompute and one admission of waiting requests ({@link Scheduler#admitWaiting}).
+ * batch ({@code schedule()}) and {@code completeStep} has it apply the step's results ({@code update_from_output()});
+ * between the two, the engine's {@link StepTiming} prices the planned batch. The scheduler is vLLM V1's
+ * ({@link VllmScheduler}: budget, chunked prefill and preemption statement by statement), its steps priced by a
+ * {@link CostModel} ({@link CostModelTiming}), or fixed latencies' ({@link FixedLatencyScheduler}: per-request timelines
+ * drawn from a {@link FixedTiming}, a step lasting until the first token due). Both share the running batch, the waiting
+ * queue, the paged KV cache with prefix caching, preemption by recompute and one admission of waiting requests
+ * ({@link BatchState#admitWaiting}).
  *
  * <p>LoRA (vLLM V1's rule): a step's batch runs on at most {@code max_loras} distinct adapters ({@link StepLoras});
  * under the cost model each adapter not in a GPU slot is loaded before the step runs, which lengthens it. Under
  * {@link FixedTiming} only the adapter limit applies: the fixed latencies stand for the rest.
  *
  * <p>Prefill/decode disaggregation, as vLLM's scheduler runs a KV connector (NixlConnector) at
- * https://github.com/vllm-project/vllm/blob/9aaf83ef502fc37bc647f6e474314d48ba36cd1c/vllm/v1/core/sched/scheduler.py
+ * https://github.com/vllm-project/vllm/blob/9aaf83ef502fc37bc647f6e474314d48ba36cd1c/vllm/v1/core/sched/state.py
  * ({@link #connectKvTransfer}): a {@link EngineRequest.Disaggregation#REMOTE_DECODE} request runs as any other and,
  * finished, holds its blocks ({@code delay_free_blocks}) until {@link #releaseKv}
- * ({@link Scheduler#updateFromOutput}); a {@link EngineRequest.Disaggregation#REMOTE_PREFILL} request pulls its
+ * ({@link BatchState#updateFromOutput}); a {@link EngineRequest.Disaggregation#REMOTE_PREFILL} request pulls its
  * prompt's KV over the {@link KvTransferLink} in {@code WAITING_FOR_REMOTE_KVS}, outside the running batch, then
  * computes its prompt's last token and samples ({@link KvConnector}).
  *
@@ -39,8 +40,10 @@ public final class EngineCore {
     private final Deployment deployment;
     private final KvCapacity capacity;
     private final SchedulingPolicy policy;
-    private final StepTiming timing;
     private final Scheduler scheduler;
+    private final StepTiming timing;
+    /** The scheduler's state: its running batch, waiting queue, KV cache, the step being planned. */
+    private final BatchState state;
     private boolean stepInFlight;
 
     /**
@@ -49,8 +52,8 @@ public final class EngineCore {
      * engine plans it, the same for the simulator's clock and the mock's.
      */
     public EngineCore(Deployment deployment, KvCapacity capacity, CostModel costModel, SchedulingPolicy policy) {
-        this(deployment, capacity, policy, new CostModelTiming(costModel, deployment.engine().hostTime(),
-                deployment.maxNumBatchedTokens()));
+        this(deployment, capacity, policy, new VllmScheduler(deployment, capacity, policy),
+                new CostModelTiming(costModel, deployment.engine().hostTime()));
         ConfigException.check(deployment.enableChunkedPrefill() || capacity.maxModelLen() <= deployment.maxNumBatchedTokens(),
                 "--max-num-batched-tokens %d is below --max-model-len %d; with chunked prefill disabled every prompt must fit "
                         + "in one step", deployment.maxNumBatchedTokens(), capacity.maxModelLen());
@@ -62,16 +65,19 @@ public final class EngineCore {
      */
     public static EngineCore fixed(Deployment deployment, KvCapacity capacity, SchedulingPolicy policy, FixedTiming timing,
                                    long seed) {
-        return new EngineCore(deployment, capacity, policy,
-                new FixedLatencyTiming(Objects.requireNonNull(timing, "timing"), seed, deployment.maxNumSeqs()));
+        FixedLatencyScheduler scheduler = new FixedLatencyScheduler(deployment, capacity, policy,
+                Objects.requireNonNull(timing, "timing"), seed);
+        return new EngineCore(deployment, capacity, policy, scheduler, scheduler);
     }
 
-    private EngineCore(Deployment deployment, KvCapacity capacity, SchedulingPolicy policy, StepTiming timing) {
+    private EngineCore(Deployment deployment, KvCapacity capacity, SchedulingPolicy policy, Scheduler scheduler,
+                       StepTiming timing) {
         this.deployment = deployment;
         this.capacity = capacity;
         this.policy = policy;
+        this.scheduler = scheduler;
         this.timing = timing;
-        this.scheduler = new Scheduler(deployment, capacity, policy, timing);
+        this.state = scheduler.state();
     }
 
     /** An engine with the deployment's memory-derived KV capacity, the roofline cost model and FCFS scheduling. */
@@ -88,7 +94,7 @@ public final class EngineCore {
     public void connectKvTransfer(KvTransferLink link, KvTransferListener listener) {
         ConfigException.check(timing instanceof CostModelTiming, "KV transfer (prefill/decode disaggregation) needs the "
                 + "engine's cost model, not --timing fixed");
-        scheduler.connector.connect(link, capacity.kvBytesPerTokenPerGpu(), listener);
+        state.connector.connect(link, capacity.kvBytesPerTokenPerGpu(), listener);
     }
 
     /**
@@ -102,7 +108,7 @@ public final class EngineCore {
 
     /** Whether this engine is timed by fixed latencies ({@link #fixed}) rather than a cost model. */
     public boolean fixedTiming() {
-        return timing instanceof FixedLatencyTiming;
+        return scheduler instanceof FixedLatencyScheduler;
     }
 
     /**
@@ -110,14 +116,14 @@ public final class EngineCore {
      * time; tokens already due keep their times. A cost-model engine has none to change.
      */
     public void setFixedTiming(FixedTiming fixed) {
-        if (!(timing instanceof FixedLatencyTiming f)) {
+        if (!(scheduler instanceof FixedLatencyScheduler f)) {
             throw new IllegalStateException("this engine is timed by its cost model, not fixed latencies");
         }
         f.timing(Objects.requireNonNull(fixed, "fixed"));
     }
 
     /** The link remote-prefill requests pull their KV over; null without a KV connector. */
-    public KvTransferLink kvTransferLink() { return scheduler.connector.link(); }
+    public KvTransferLink kvTransferLink() { return state.connector.link(); }
 
     /** Why a prompt of this length can never run here, or null when it can. */
     public String rejectionReason(int promptTokens) {
@@ -140,7 +146,7 @@ public final class EngineCore {
         if (r.status != EngineRequest.Status.NEW) {
             throw new IllegalStateException(r + " was already submitted");
         }
-        if (r.lora() != null && scheduler.loras.slots() == null) {
+        if (r.lora() != null && state.loras.slots() == null) {
             throw new IllegalArgumentException("LoRA is not enabled; " + r + " names adapter " + r.lora().name());
         }
         if (r.disaggregation() == EngineRequest.Disaggregation.REMOTE_PREFILL && kvTransferLink() == null) {
@@ -148,7 +154,7 @@ public final class EngineCore {
         }
         r.outputLimit = Math.min(r.maxTokens(), capacity.maxModelLen() - r.promptTokens());
         r.status = EngineRequest.Status.WAITING;
-        scheduler.waiting.add(r);
+        state.waiting.add(r);
     }
 
     /**
@@ -158,7 +164,7 @@ public final class EngineCore {
      * @return false if the request had already finished
      */
     public boolean abort(EngineRequest r, FinishReason reason, long nowNanos) {
-        return scheduler.abort(r, reason, nowNanos);
+        return state.abort(r, reason, nowNanos);
     }
 
     /**
@@ -169,14 +175,14 @@ public final class EngineCore {
         if (stepInFlight) {
             throw new IllegalStateException("planStep called before completeStep of the previous step");
         }
-        StepPlan plan = scheduler.plan;
+        StepPlan plan = state.plan;
         plan.reset(nowNanos);
-        scheduler.connector.receive(nowNanos);
-        if (!timing.schedule(scheduler, nowNanos)) {
+        state.connector.receive(nowNanos);
+        if (!scheduler.schedule(nowNanos)) {
             return null;
         }
         plan.describeShape();
-        plan.durationNanos = timing.stepNanos(scheduler, plan);
+        plan.durationNanos = timing.stepNanos(plan);
         stepInFlight = true;
         return plan;
     }
@@ -186,23 +192,21 @@ public final class EngineCore {
      * request whose prompt (or recompute) is done, finishes requests that hit EOS or their length limit, frees their blocks.
      */
     public StepOutcome completeStep(StepPlan step) {
-        if (step != scheduler.plan || !stepInFlight) {
+        if (step != state.plan || !stepInFlight) {
             throw new IllegalStateException("completeStep needs the plan returned by the last planStep");
         }
         stepInFlight = false;
-        StepOutcome outcome = scheduler.updateFromOutput(step);
-        timing.completed(scheduler, outcome);
-        return outcome;
+        return scheduler.updateFromOutput(step);
     }
 
     /** When the earliest KV in transit arrives; {@code Long.MAX_VALUE} when none is. */
-    public long nextKvArrivalNanos() { return scheduler.connector.nextArrivalNanos(); }
+    public long nextKvArrivalNanos() { return state.connector.nextArrivalNanos(); }
 
     /**
      * Frees the blocks a finished remote-decode request held for its decode engine (the decode side read them, or the
      * lease ran out); false when it held none.
      */
-    public boolean releaseKv(EngineRequest r) { return scheduler.releaseKv(r); }
+    public boolean releaseKv(EngineRequest r) { return state.releaseKv(r); }
 
     /**
      * Resets the prefix cache between steps, as vLLM's {@code Scheduler.reset_prefix_cache}: with
@@ -217,40 +221,40 @@ public final class EngineCore {
             throw new IllegalStateException("resetPrefixCache called while a step is in flight");
         }
         if (preemptRunning) {
-            scheduler.preemptAll(onPreempted);
+            state.preemptAll(onPreempted);
         }
-        return scheduler.kv.resetPrefixCache();
+        return state.kv.resetPrefixCache();
     }
 
     public Deployment deployment() { return deployment; }
     public KvCapacity capacity() { return capacity; }
     public SchedulingPolicy policy() { return policy; }
-    public KvCacheManager kvCache() { return scheduler.kv; }
-    public int runningCount() { return scheduler.runningCount(); }
+    public KvCacheManager kvCache() { return state.kv; }
+    public int runningCount() { return state.runningCount(); }
     /** Running request {@code i}, for {@code i < runningCount()}: the scheduler's running list, in its order. */
-    public EngineRequest running(int i) { return scheduler.running(i); }
+    public EngineRequest running(int i) { return state.running(i); }
     /** Requests waiting for admission, those waiting for their remote prefill's KV included (as vLLM counts them). */
-    public int waitingCount() { return scheduler.waiting.size() + scheduler.connector.loadingCount(); }
+    public int waitingCount() { return state.waiting.size() + state.connector.loadingCount(); }
     /** Nothing to schedule now or later: no request running, waiting or waiting for KV (held blocks are no work). */
     public boolean isIdle() {
-        return scheduler.runningCount() == 0 && scheduler.waiting.size() == 0 && scheduler.connector.loadingCount() == 0;
+        return state.runningCount() == 0 && state.waiting.size() == 0 && state.connector.loadingCount() == 0;
     }
     /** Remote-prefill requests whose KV is in transit. */
-    public int kvLoadingCount() { return scheduler.connector.loadingCount(); }
+    public int kvLoadingCount() { return state.connector.loadingCount(); }
     /** Finished remote-decode requests still holding their KV blocks. */
-    public int kvHeldCount() { return scheduler.heldCount(); }
+    public int kvHeldCount() { return state.heldCount(); }
     /** KV pulls begun so far. */
-    public long kvTransfers() { return scheduler.connector.transfers(); }
+    public long kvTransfers() { return state.connector.transfers(); }
     /** Prompt tokens whose KV was pulled so far (vLLM's external prefix cache hits). */
-    public long kvTransferredTokens() { return scheduler.connector.transferredTokens(); }
+    public long kvTransferredTokens() { return state.connector.transferredTokens(); }
     /** With a KV connector, prompt tokens not found in the local prefix cache when admitted (vLLM's external queries). */
-    public long kvExternalQueries() { return scheduler.connector.externalQueries(); }
-    public long steps() { return scheduler.steps(); }
-    public long preemptions() { return scheduler.preemptions(); }
+    public long kvExternalQueries() { return state.connector.externalQueries(); }
+    public long steps() { return state.steps(); }
+    public long preemptions() { return state.preemptions(); }
     /** Prompt tokens actually computed (prefix-cache hits excluded, recomputation included). */
-    public long promptTokensComputed() { return scheduler.promptTokensComputed(); }
-    public long outputTokens() { return scheduler.outputTokens(); }
-    public double kvCacheUsage() { return scheduler.kv.usage(); }
+    public long promptTokensComputed() { return state.promptTokensComputed(); }
+    public long outputTokens() { return state.outputTokens(); }
+    public double kvCacheUsage() { return state.kv.usage(); }
     /** Adapter loads onto the GPU so far; 0 when LoRA is off. */
     public long loraLoads() { return loraSlots() == null ? 0 : loraSlots().loads(); }
     /** Whether the adapter occupies a GPU slot now; false when LoRA is off. */
@@ -274,5 +278,5 @@ public final class EngineCore {
         }
     }
 
-    private LoraSlots loraSlots() { return scheduler.loras.slots(); }
+    private LoraSlots loraSlots() { return state.loras.slots(); }
 }

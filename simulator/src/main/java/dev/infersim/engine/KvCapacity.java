@@ -1,5 +1,6 @@
 package dev.infersim.engine;
 
+import dev.infersim.engine.profile.ModelProfile;
 import dev.infersim.common.ConfigException;
 
 import java.util.Locale;

@@ -1,5 +1,6 @@
 package dev.infersim.engine;
 
+import dev.infersim.engine.profile.ModelProfile;
 import java.util.List;
 
 import static dev.infersim.common.ConfigException.check;

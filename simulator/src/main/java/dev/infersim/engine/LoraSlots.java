@@ -1,5 +1,7 @@
 package dev.infersim.engine;
 
+import dev.infersim.engine.profile.ModelProfile;
+
 /**
  * Where each LoRA adapter lives, and what making one resident costs (see {@link LoraConfig}). vLLM keeps two LRU
  * caches: host memory ({@code max_cpu_loras} adapters), touched when an adapter is registered or runs, and GPU slots

@@ -1,5 +1,8 @@
 package dev.infersim.engine;
 
+import dev.infersim.engine.profile.OptionalField;
+import dev.infersim.engine.profile.GpuProfile;
+import dev.infersim.engine.profile.ModelProfile;
 import dev.infersim.common.ConfigException;
 import dev.infersim.common.InputFile;
 import com.fasterxml.jackson.core.JsonLocation;

@@ -1,5 +1,9 @@
 package dev.infersim.engine;
 
+import dev.infersim.engine.profile.Precision;
+import dev.infersim.engine.profile.GpuProfile;
+import dev.infersim.engine.profile.ModelProfile;
+
 /**
  * Roofline cost of one iteration, from first principles. Each kernel of a layer costs
  * {@code max(FLOPs / (peak x compute efficiency), bytes / (bandwidth x bandwidth efficiency))} (Williams, Waterman and

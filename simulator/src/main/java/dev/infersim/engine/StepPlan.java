@@ -16,11 +16,14 @@ public final class StepPlan {
     private EngineRequest[] admitted = new EngineRequest[8];
     private int admittedCount;
     final BatchShape shape = new BatchShape();
+    /** The step's LoRA adapters (vLLM's {@code scheduled_loras}), for its timing to load and price. */
+    final StepLoras loras;
     long startNanos;
     long durationNanos;
     long loraLoadNanos;
 
-    StepPlan(int maxNumSeqs) {
+    StepPlan(int maxNumSeqs, StepLoras loras) {
+        this.loras = loras;
         requests = new EngineRequest[maxNumSeqs];
         newTokens = new int[maxNumSeqs];
     }

@@ -12,8 +12,8 @@ import com.fasterxml.jackson.databind.SerializerProvider;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import com.fasterxml.jackson.databind.annotation.JsonNaming;
 import com.fasterxml.jackson.databind.annotation.JsonSerialize;
-import dev.infersim.workload.RampStrategy;
-import dev.infersim.workload.RampUp;
+import dev.infersim.workload.arrival.RampStrategy;
+import dev.infersim.workload.arrival.RampUp;
 
 import java.io.IOException;
 import java.util.List;

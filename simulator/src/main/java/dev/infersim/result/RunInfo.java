@@ -1,7 +1,7 @@
 package dev.infersim.result;
 
 import dev.infersim.common.ConfigException;
-import dev.infersim.workload.RampUp;
+import dev.infersim.workload.arrival.RampUp;
 
 import java.util.List;
 import java.util.Locale;

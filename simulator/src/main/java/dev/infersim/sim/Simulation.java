@@ -10,7 +10,7 @@ import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.LoraAdapter;
 import dev.infersim.engine.StepOutcome;
 import dev.infersim.engine.StepPlan;
-import dev.infersim.workload.LoadPattern;
+import dev.infersim.workload.arrival.LoadPattern;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadRequest;
 

@@ -1,5 +1,8 @@
 package dev.infersim.workload;
 
+import dev.infersim.workload.arrival.ArrivalProcess;
+import dev.infersim.workload.arrival.LoadPattern;
+
 /**
  * Where request contents come from: lengths, shared prefixes, text. A dataset is immutable; each
  * {@link #cursor(long, long)} is a fresh, deterministic pass, so two passes with the same seed yield equal requests.

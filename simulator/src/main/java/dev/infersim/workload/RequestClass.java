@@ -1,5 +1,6 @@
 package dev.infersim.workload;
 
+import dev.infersim.workload.length.LengthDistribution;
 import java.util.Locale;
 
 /**

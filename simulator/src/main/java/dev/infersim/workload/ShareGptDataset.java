@@ -1,5 +1,7 @@
 package dev.infersim.workload;
 
+import dev.infersim.workload.length.EmpiricalLength;
+import dev.infersim.workload.length.OutputLength;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;

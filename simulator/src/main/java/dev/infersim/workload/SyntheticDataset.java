@@ -1,5 +1,7 @@
 package dev.infersim.workload;
 
+import dev.infersim.workload.length.UniformLength;
+import dev.infersim.workload.length.OutputLength;
 import dev.infersim.common.SplitMix64;
 
 import java.util.List;

@@ -1,5 +1,8 @@
 package dev.infersim.workload;
 
+import dev.infersim.workload.length.OutputLength;
+import dev.infersim.workload.arrival.ArrivalProcess;
+import dev.infersim.workload.arrival.TraceArrivals;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -1,5 +1,8 @@
 package dev.infersim.workload;
 
+import dev.infersim.workload.length.OutputLength;
+import dev.infersim.workload.arrival.ArrivalProcess;
+import dev.infersim.workload.arrival.LoadPattern;
 import dev.infersim.common.ConfigException;
 import dev.infersim.common.SplitMix64;
 import java.util.Iterator;

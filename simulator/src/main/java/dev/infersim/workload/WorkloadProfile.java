@@ -1,5 +1,9 @@
 package dev.infersim.workload;
 
+import dev.infersim.workload.length.LengthDistribution;
+import dev.infersim.workload.arrival.RateSchedule;
+import dev.infersim.workload.arrival.RampUp;
+import dev.infersim.workload.arrival.RampStrategy;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.List;
 

@@ -1,5 +1,8 @@
 package dev.infersim.workload;
 
+import dev.infersim.workload.length.LengthDistribution;
+import dev.infersim.workload.length.OutputLength;
+import dev.infersim.workload.arrival.LoadPattern;
 import dev.infersim.common.ConfigException;
 import java.nio.file.Path;
 import java.util.Locale;

@@ -1,5 +1,11 @@
 package dev.infersim.workload;
 
+import dev.infersim.workload.length.LengthDistribution;
+import dev.infersim.workload.length.GeometricLength;
+import dev.infersim.workload.arrival.RateSchedule;
+import dev.infersim.workload.arrival.RampUp;
+import dev.infersim.workload.arrival.RampStrategy;
+import dev.infersim.workload.arrival.LoadPattern;
 import dev.infersim.common.ConfigException;
 import java.nio.file.Path;
 

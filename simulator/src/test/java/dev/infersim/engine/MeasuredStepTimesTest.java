@@ -1,5 +1,7 @@
 package dev.infersim.engine;
 
+import dev.infersim.engine.calibration.Calibrator;
+import dev.infersim.engine.calibration.MeasurementFile;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

@@ -1,5 +1,7 @@
 package dev.infersim.engine;
 
+import dev.infersim.engine.profile.Precision;
+import dev.infersim.engine.profile.ModelProfile;
 import dev.infersim.common.ConfigException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

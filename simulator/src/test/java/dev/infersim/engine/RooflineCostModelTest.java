@@ -1,5 +1,8 @@
 package dev.infersim.engine;
 
+import dev.infersim.engine.profile.Precision;
+import dev.infersim.engine.profile.GpuProfile;
+import dev.infersim.engine.profile.ModelProfile;
 import org.junit.jupiter.api.Test;
 
 import static dev.infersim.engine.EngineFixtures.h100Llama8b;

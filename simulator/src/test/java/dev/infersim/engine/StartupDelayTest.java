@@ -1,5 +1,6 @@
 package dev.infersim.engine;
 
+import dev.infersim.engine.profile.Precision;
 import dev.infersim.common.ConfigException;
 import org.junit.jupiter.api.Test;
 

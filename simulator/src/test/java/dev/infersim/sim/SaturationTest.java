@@ -4,7 +4,7 @@ import dev.infersim.result.RunInfo;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.Profiles;
-import dev.infersim.workload.RampStrategy;
+import dev.infersim.workload.arrival.RampStrategy;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,10 @@
 package dev.infersim.workload;
 
+import dev.infersim.workload.length.OutputLength;
+import dev.infersim.workload.arrival.ArrivalProcess;
+import dev.infersim.workload.arrival.RateSchedule;
+import dev.infersim.workload.arrival.RampStrategy;
+import dev.infersim.workload.arrival.LoadPattern;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;

@@ -1,5 +1,8 @@
 package dev.infersim.workload;
 
+import dev.infersim.workload.length.FixedLength;
+import dev.infersim.workload.length.LogNormalLength;
+import dev.infersim.workload.arrival.RampStrategy;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
