@@ -4,6 +4,7 @@ import dev.infersim.common.ReadLateness;
 import dev.infersim.result.ClientObservation;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.LatencyStats;
+import dev.infersim.result.ReplicaLatency;
 import dev.infersim.result.RequestLogWriter;
 import dev.infersim.result.RequestRecord;
 import dev.infersim.result.ServingStats;
@@ -41,27 +42,27 @@ public final class MeasuredWindow {
     /** The lateness bound of the read that brought each request's first chunk. */
     final LatencyStats firstReadLateness = new LatencyStats();
     /** Per request, the client's own bound on its TTFT error ({@link RequestOutcome#ttftErrorBoundNanos()}). */
-    public final LatencyStats ttftErrorBound = new LatencyStats();
+    final LatencyStats ttftErrorBound = new LatencyStats();
     public final LatencyStats ttftError = new LatencyStats();
     public final LatencyStats e2elError = new LatencyStats();
     /** Requests whose ground truth gave the wire's instants, so that their error is the client's and the path's only. */
-    public long truthAtWire;
+    long truthAtWire;
     /**
      * Per request, the TTFT error beyond the client's own bound on it and the server's bound on its late read of the
      * request: what the path between the wire and the client (a gateway, the network) added.
      */
-    public final LatencyStats unexplainedTtftError = new LatencyStats();
+    final LatencyStats unexplainedTtftError = new LatencyStats();
     /**
      * Consecutive tokens the server handed to the wire more than {@link StreamFindings#COALESCED_GAP_NANOS} apart
      * (judged), those that reached the client within {@link StreamFindings#COALESCED_WITHIN_NANOS} of each other
      * (coalesced on the way), and those whose bunching the client's own late read of the earlier one explains.
      */
-    public long tokenPairsJudged;
-    public long tokenPairsCoalesced;
-    public long tokenPairsClientExplained;
+    long tokenPairsJudged;
+    long tokenPairsCoalesced;
+    long tokenPairsClientExplained;
     /** Requests the server answered more than once (a gateway's retries), and the most attempts of one. */
-    public long retriedRequests;
-    public long maxAttempts;
+    long retriedRequests;
+    long maxAttempts;
     public final ErrorTally errors = new ErrorTally();
     /** Sent but cut off in flight by an interrupt: neither a success nor a server failure, yet part of what was sent. */
     public long cancelled;
@@ -88,27 +89,27 @@ public final class MeasuredWindow {
      * took to emit them (its decode time, of at least {@link StreamFindings#MIN_DECODE_NANOS}) was held and released
      * in bunches on the way.
      */
-    public long truthChunks;
-    public long truthTokens;
-    public long streamsChecked;
-    public long streamsBunched;
-    public long lostTokenRequests;
-    public long lostTokens;
-    public long reorderedRequests;
+    long truthChunks;
+    long truthTokens;
+    long streamsChecked;
+    long streamsBunched;
+    long lostTokenRequests;
+    long lostTokens;
+    long reorderedRequests;
     /**
      * How long after the client sent it each request reached the server that answered it (its engine's arrival, epoch
      * ms, against the send on this machine's wall clock): transport and the server's request parsing, plus whatever a
      * gateway added before it; and the requests that arrived {@link StreamFindings#LATE_ARRIVAL_NANOS} or later.
      */
-    public final LatencyStats preArrival = new LatencyStats();
-    public long lateArrivals;
+    final LatencyStats preArrival = new LatencyStats();
+    long lateArrivals;
     /** The wall clock (epoch ms) at nanoTime 0, to put send instants on the server's clock. */
     private final double epochMsAtNanoZero = System.currentTimeMillis() - System.nanoTime() / 1e6;
     /** Requests by the replica that served them ({@code infersim.replica}): how a gateway spread the load. */
     public final java.util.TreeMap<Integer, Long> requestsPerReplica = new java.util.TreeMap<>();
     /** Per replica, the server's TTFT and queue time of the requests it served, from their ground truth. */
-    public final java.util.TreeMap<Integer, LatencyStats> ttftPerReplica = new java.util.TreeMap<>();
-    public final java.util.TreeMap<Integer, LatencyStats> queuePerReplica = new java.util.TreeMap<>();
+    final java.util.TreeMap<Integer, LatencyStats> ttftPerReplica = new java.util.TreeMap<>();
+    final java.util.TreeMap<Integer, LatencyStats> queuePerReplica = new java.util.TreeMap<>();
     private final RequestLogWriter log;
     private final boolean checkPromptLength;
     /** Actual send instants, for the arrival-process test; null unless {@link #keepSendTimes()} was called. */
@@ -465,5 +466,30 @@ public final class MeasuredWindow {
             meanE2el.add(completedPerS[i] == 0 ? null : e2elSumMsPerS[i] / completedPerS[i]);
         }
         return new ClientKeys.TimeSeries(time, length, sent, completed, tokens, meanTtft, meanE2el);
+    }
+
+    /**
+     * The client's latencies against the server's ground truth, and how the requests spread over the replicas. Read
+     * once the window is complete.
+     */
+    public ClientKeys.TruthError truthError() {
+        Map<String, Long> spread = new LinkedHashMap<>();
+        requestsPerReplica.forEach((replica, n) -> spread.put(Integer.toString(replica), n));
+        Map<String, ReplicaLatency> perReplica = new LinkedHashMap<>();
+        ttftPerReplica.forEach((replica, ttft) -> {
+            LatencyStats queue = queuePerReplica.get(replica);
+            perReplica.put(Integer.toString(replica), new ReplicaLatency(requestsPerReplica.get(replica),
+                    ttft.meanMs(), ttft.percentileMs(99), queue == null ? null : queue.meanMs()));
+        });
+        boolean wire = truthAtWire > 0;
+        return new ClientKeys.TruthError(ttftError.count(), ClientKeys.LagSummary.of(ttftError),
+                ClientKeys.LagSummary.of(e2elError), negativeErrors, new ClientKeys.Streams(streamsChecked,
+                streamsBunched, truthChunks, truthTokens, lostTokenRequests, lostTokens,
+                reorderedRequests), ClientKeys.LagSummary.of(preArrival), lateArrivals, spread, perReplica,
+                wire ? truthAtWire : null, wire ? ClientKeys.LagSummary.of(ttftErrorBound) : null,
+                wire ? ClientKeys.LagSummary.of(unexplainedTtftError) : null,
+                wire ? new ClientKeys.TokenPairs(tokenPairsJudged, tokenPairsCoalesced, tokenPairsClientExplained,
+                        StreamFindings.COALESCED_GAP_NANOS / 1e6, StreamFindings.COALESCED_WITHIN_NANOS / 1e6) : null,
+                wire ? new ClientKeys.Retried(retriedRequests, maxAttempts) : null);
     }
 }

@@ -50,9 +50,9 @@ public final class StreamFindings {
     static final double ADDED_TTFT_MS = 5;
     static final long LATE_ARRIVAL_NANOS = 250_000_000;
     /** A server gap above this is one a healthy path keeps: 4 times the window it must not shrink into. */
-    public static final long COALESCED_GAP_NANOS = 2_000_000;
+    static final long COALESCED_GAP_NANOS = 2_000_000;
     /** Tokens that reach the client within this of each other arrived together. */
-    public static final long COALESCED_WITHIN_NANOS = 500_000;
+    static final long COALESCED_WITHIN_NANOS = 500_000;
     /**
      * A buffering proxy holds most tokens (HAProxy's default: 83-90% of the pairs); a healthy one on a loaded machine,
      * whose own process now and then waits for a CPU, let 14% through together (nginx, load average 24).

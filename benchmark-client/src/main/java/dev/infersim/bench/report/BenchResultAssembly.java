@@ -16,7 +16,6 @@ import dev.infersim.bench.run.TokenCounter;
 import dev.infersim.common.ConfigException;
 import dev.infersim.result.LatencyLog;
 import dev.infersim.result.LatencyStats;
-import dev.infersim.result.ReplicaLatency;
 import dev.infersim.result.ResultJson;
 import dev.infersim.result.RunInfo;
 import dev.infersim.result.ServingReport;
@@ -82,7 +81,7 @@ public final class BenchResultAssembly {
                 : w.stats.steadyRequestThroughput();
         double steadyOutput = steady * w.stats.meanOutputTokens();
         double offered = w.stats.steadySendRate();
-        ClientKeys.TruthError truth = groundTruth(w);
+        ClientKeys.TruthError truth = w.truthError();
         TokenCountMethod counted = w.weakestTokenCountMethod();
         MeasuredWindow warm = phase.warmup();
         List<String> outputErrors = new ArrayList<>();
@@ -177,28 +176,6 @@ public final class BenchResultAssembly {
 
     private String backend() {
         return config.chat() ? "openai-chat" : "openai";
-    }
-
-    /** The client's latencies against the server's ground truth, and how the requests spread over the replicas. */
-    public static ClientKeys.TruthError groundTruth(MeasuredWindow w) {
-        Map<String, Long> spread = new LinkedHashMap<>();
-        w.requestsPerReplica.forEach((replica, n) -> spread.put(Integer.toString(replica), n));
-        Map<String, ReplicaLatency> perReplica = new LinkedHashMap<>();
-        w.ttftPerReplica.forEach((replica, ttft) -> {
-            LatencyStats queue = w.queuePerReplica.get(replica);
-            perReplica.put(Integer.toString(replica), new ReplicaLatency(w.requestsPerReplica.get(replica),
-                    ttft.meanMs(), ttft.percentileMs(99), queue == null ? null : queue.meanMs()));
-        });
-        boolean wire = w.truthAtWire > 0;
-        return new ClientKeys.TruthError(w.ttftError.count(), ClientKeys.LagSummary.of(w.ttftError),
-                ClientKeys.LagSummary.of(w.e2elError), w.negativeErrors, new ClientKeys.Streams(w.streamsChecked,
-                w.streamsBunched, w.truthChunks, w.truthTokens, w.lostTokenRequests, w.lostTokens,
-                w.reorderedRequests), ClientKeys.LagSummary.of(w.preArrival), w.lateArrivals, spread, perReplica,
-                wire ? w.truthAtWire : null, wire ? ClientKeys.LagSummary.of(w.ttftErrorBound) : null,
-                wire ? ClientKeys.LagSummary.of(w.unexplainedTtftError) : null,
-                wire ? new ClientKeys.TokenPairs(w.tokenPairsJudged, w.tokenPairsCoalesced, w.tokenPairsClientExplained,
-                        StreamFindings.COALESCED_GAP_NANOS / 1e6, StreamFindings.COALESCED_WITHIN_NANOS / 1e6) : null,
-                wire ? new ClientKeys.Retried(w.retriedRequests, w.maxAttempts) : null);
     }
 
     /** vLLM's four metrics, chunk ICL and send lag at {@link #CURVE_PERCENTILES}, for the report's curves. */

@@ -4,7 +4,6 @@ import dev.infersim.bench.measure.ClientKeys;
 import dev.infersim.bench.measure.MeasuredWindow;
 import dev.infersim.bench.measure.ServerTruth;
 import dev.infersim.bench.measure.StreamFindings;
-import dev.infersim.bench.report.BenchResultAssembly;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.workload.WorkloadRequest;
 import io.vertx.core.buffer.Buffer;
@@ -47,7 +46,7 @@ class StreamFindingsTest {
             StreamExchange x = request.apply(i);
             w.record(x, x.lastTokenNanos);
         }
-        return BenchResultAssembly.groundTruth(w);
+        return w.truthError();
     }
 
     private static List<String> names(List<StreamFindings.Finding> findings) {
@@ -190,7 +189,7 @@ class StreamFindingsTest {
             assertTrue(x.succeeded(), x.errorType + ": " + x.errorMessage);
             w.record(x, x.lastTokenNanos);
         }
-        return BenchResultAssembly.groundTruth(w);
+        return w.truthError();
     }
 
     /** 16 tokens written 28 ms apart from 100 ms, read 0.3 ms after each reached the client (1 ms on the way in). */
