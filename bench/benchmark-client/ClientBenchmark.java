@@ -1,12 +1,12 @@
-import dev.infersim.bench.BenchConfig;
-import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
+import dev.infersim.bench.config.BenchConfig;
+import dev.infersim.bench.report.BenchResult;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
-import dev.infersim.server.MockServer;
-import dev.infersim.server.ServerOptions;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.ResultJson;
+import dev.infersim.server.MockServer;
+import dev.infersim.server.ServerOptions;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 

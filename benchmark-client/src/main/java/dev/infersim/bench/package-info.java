@@ -6,5 +6,10 @@
  * E2EL) written in the shared result schema of {@code dev.infersim.result}; ground-truth checks against the infersim
  * mock; Prometheus scraping; sweeps with knee detection; Mann-Whitney comparisons; HTML reports with ECharts.
  * It depends on the simulator only for the shared workload and result types, never on the mock server.
+ *
+ * <p>This package holds the entry point, {@link dev.infersim.bench.BenchmarkClient}, which wires the sub-packages
+ * together; they form a line with no cycle: {@code config} (plain settings) below {@code measure} (windows, validity,
+ * the result keys), below {@code run} (pacing, lanes, streamed exchanges), below {@code report} (result assembly,
+ * merge, sweep summary, comparison, HTML); {@code harness} (check-harness) uses {@code measure} only.
  */
 package dev.infersim.bench;

@@ -1,15 +1,20 @@
 package dev.infersim.bench;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infersim.result.ResultJson;
-import dev.infersim.result.VllmDetailArrays;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.bench.config.BenchConfig;
+import dev.infersim.bench.measure.ClientKeys;
+import dev.infersim.bench.measure.RunValidity;
+import dev.infersim.bench.report.BenchResult;
+import dev.infersim.bench.report.HtmlReport;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
+import dev.infersim.result.GoodputSlo;
+import dev.infersim.result.ResultJson;
+import dev.infersim.result.VllmDetailArrays;
 import dev.infersim.server.MockServer;
 import dev.infersim.server.ServerOptions;
-import dev.infersim.result.GoodputSlo;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 import org.apache.commons.math3.distribution.ExponentialDistribution;

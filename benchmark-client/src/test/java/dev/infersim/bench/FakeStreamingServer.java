@@ -19,18 +19,18 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code failFrom}-th on answers 429 too. Counts requests in flight, and the
  * connections clients opened.
  */
-final class FakeStreamingServer implements AutoCloseable {
+public final class FakeStreamingServer implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     final AtomicInteger inFlight = new AtomicInteger();
     final AtomicInteger maxInFlight = new AtomicInteger();
-    final AtomicLong received = new AtomicLong();
+    public final AtomicLong received = new AtomicLong();
     final AtomicInteger connectionsOpened = new AtomicInteger();
     final AtomicInteger maxConnectionsOpen = new AtomicInteger();
     /** Requests numbered up to this one answer 503: a server (or front door) with nothing ready yet. */
     final AtomicLong unreadyThrough = new AtomicLong();
     /** The number of the first request to refuse along with all after it: a server that broke mid-benchmark. */
-    final AtomicLong failFrom = new AtomicLong(Long.MAX_VALUE);
+    public final AtomicLong failFrom = new AtomicLong(Long.MAX_VALUE);
     private final AtomicInteger connectionsOpen = new AtomicInteger();
     private final Vertx vertx = Vertx.vertx();
     private final long ttftMillis;
@@ -41,7 +41,7 @@ final class FakeStreamingServer implements AutoCloseable {
     private final int resetEvery;
     private final HttpServer server;
 
-    FakeStreamingServer(long ttftMillis, long chunkMillis, int tokensPerChunk, int failEvery, int hangEvery,
+    public FakeStreamingServer(long ttftMillis, long chunkMillis, int tokensPerChunk, int failEvery, int hangEvery,
                         int resetEvery) {
         this.ttftMillis = ttftMillis;
         this.chunkMillis = chunkMillis;
@@ -56,7 +56,7 @@ final class FakeStreamingServer implements AutoCloseable {
         }).listen(0, "127.0.0.1").await();
     }
 
-    String baseUrl() {
+    public String baseUrl() {
         return "http://127.0.0.1:" + server.actualPort();
     }
 

@@ -2,6 +2,7 @@ package dev.infersim.bench;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.bench.config.BenchConfig;
 import dev.infersim.result.ResultJson;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.workload.Workload;

@@ -1,5 +1,7 @@
 package dev.infersim.bench;
 
+import dev.infersim.bench.config.BenchConfig;
+import dev.infersim.bench.report.BenchResult;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.ResultJson;
 import dev.infersim.workload.Workload;

@@ -1,12 +1,12 @@
 package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infersim.bench.BenchConfig;
-import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
-import dev.infersim.bench.HtmlReport;
-import dev.infersim.bench.RunPlan;
-import dev.infersim.bench.ShardMerge;
+import dev.infersim.bench.config.BenchConfig;
+import dev.infersim.bench.config.RunPlan;
+import dev.infersim.bench.report.BenchResult;
+import dev.infersim.bench.report.HtmlReport;
+import dev.infersim.bench.report.ShardMerge;
 import dev.infersim.common.ConfigException;
 import dev.infersim.result.OutputFile;
 import dev.infersim.result.ResultJson;

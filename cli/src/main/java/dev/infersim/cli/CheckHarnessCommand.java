@@ -1,9 +1,9 @@
 package dev.infersim.cli;
 
-import dev.infersim.bench.HarnessCheck;
-import dev.infersim.bench.HarnessResults;
-import dev.infersim.bench.HarnessTarget;
-import dev.infersim.bench.TruthTimeline;
+import dev.infersim.bench.harness.HarnessCheck;
+import dev.infersim.bench.harness.HarnessResults;
+import dev.infersim.bench.harness.HarnessTarget;
+import dev.infersim.bench.harness.TruthTimeline;
 import dev.infersim.common.ConfigException;
 import dev.infersim.result.OutputFile;
 import picocli.CommandLine.Command;

@@ -1,8 +1,8 @@
 package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infersim.bench.BenchConfig;
-import dev.infersim.bench.BenchResult;
+import dev.infersim.bench.config.BenchConfig;
+import dev.infersim.bench.report.BenchResult;
 import dev.infersim.common.ConfigException;
 import dev.infersim.result.ResultJson;
 import picocli.CommandLine.Mixin;

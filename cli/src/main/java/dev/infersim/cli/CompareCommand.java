@@ -1,6 +1,6 @@
 package dev.infersim.cli;
 
-import dev.infersim.bench.RunComparison;
+import dev.infersim.bench.report.RunComparison;
 import dev.infersim.common.ConfigException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

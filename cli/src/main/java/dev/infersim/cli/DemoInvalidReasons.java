@@ -1,6 +1,6 @@
 package dev.infersim.cli;
 
-import dev.infersim.bench.BenchResult;
+import dev.infersim.bench.report.BenchResult;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -2,9 +2,9 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infersim.bench.BenchConfig;
-import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
+import dev.infersim.bench.config.BenchConfig;
+import dev.infersim.bench.report.BenchResult;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.RequestLogReader;
 import dev.infersim.result.ResultJson;

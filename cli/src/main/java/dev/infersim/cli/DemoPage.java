@@ -3,7 +3,7 @@ package dev.infersim.cli;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonUnwrapped;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infersim.bench.HtmlReport;
+import dev.infersim.bench.report.HtmlReport;
 import dev.infersim.common.ConfigException;
 import dev.infersim.sim.Timeline;
 

@@ -1,12 +1,13 @@
 package dev.infersim.cli;
 
-import dev.infersim.bench.ClientKeys;
-import dev.infersim.result.MetricSummary;
-import dev.infersim.result.ServingResult;
-import dev.infersim.result.RunInfo;
+import dev.infersim.bench.measure.ClientKeys;
 import dev.infersim.result.MeanInterval;
+import dev.infersim.result.MetricSummary;
+import dev.infersim.result.RunInfo;
+import dev.infersim.result.ServingResult;
 import dev.infersim.sim.SimulationResult;
 import dev.infersim.sim.SimulatorKeys;
+
 import java.util.List;
 
 /**

@@ -1,6 +1,6 @@
 package dev.infersim.cli;
 
-import dev.infersim.bench.ClientKeys;
+import dev.infersim.bench.measure.ClientKeys;
 import dev.infersim.result.RequestLogReader;
 import dev.infersim.result.RequestRecord;
 import dev.infersim.sim.Timeline;

@@ -2,7 +2,7 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.infersim.bench.MetricsScraper;
+import dev.infersim.bench.measure.MetricsScraper;
 import dev.infersim.sim.AutoscaleMetric;
 import dev.infersim.sim.FleetObservation;
 

@@ -1,9 +1,9 @@
 package dev.infersim.cli;
 
-import dev.infersim.bench.TerminalText;
+import dev.infersim.bench.measure.TerminalText;
 import dev.infersim.common.ConfigException;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine;
 
 import java.io.PrintWriter;
 import java.util.List;

@@ -1,8 +1,8 @@
 package dev.infersim.cli;
 
-import dev.infersim.bench.HtmlReport;
-import dev.infersim.bench.MergeKeys;
-import dev.infersim.bench.ShardMerge;
+import dev.infersim.bench.report.HtmlReport;
+import dev.infersim.bench.report.MergeKeys;
+import dev.infersim.bench.report.ShardMerge;
 import dev.infersim.result.ServingReport;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

@@ -28,7 +28,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * compiled classes with ArchUnit: no package cycle, and each package depends only on the infersim packages listed
  * here. Inside simulator the packages form a line, {@code sim -> result -> workload -> common} with
  * {@code engine -> common}; the benchmark client is a client for real servers, so it uses only the workload and the
- * result schema and never the engine or the mock server (in code, and in its pom outside test scope).
+ * result schema and never the engine or the mock server (in code, and in its pom outside test scope). Inside it, the
+ * sub-packages form a line too, {@code report -> run -> measure -> config} with {@code harness -> measure}, none using
+ * the root package (its entry point), each of at most 40 classes, with no class-level cycle of more than 5 classes.
  */
 class PackageStructureTest {
 
@@ -312,6 +314,159 @@ class PackageStructureTest {
     private static String text(Element e, String tag) {
         NodeList n = e.getElementsByTagName(tag);
         return n.getLength() == 0 ? "" : n.item(0).getTextContent().trim();
+    }
+
+    // The benchmark client's sub-packages (issue 36): each uses only those below it, none the root package (the entry
+    // point, BenchmarkClient), no package over MAX_CLASSES_PER_PACKAGE classes, no class-level cycle over MAX_CYCLE_GROUP.
+
+    /** Each sub-package of dev.infersim.bench and the other sub-packages of it that it may use. */
+    private static final Map<String, List<String>> BENCH_ALLOWED = benchAllowed();
+    private static final int MAX_CLASSES_PER_PACKAGE = 40;
+    private static final int MAX_CYCLE_GROUP = 5;
+
+    private static Map<String, List<String>> benchAllowed() {
+        Map<String, List<String>> m = new LinkedHashMap<>();
+        m.put("config", List.of());
+        m.put("measure", List.of("config"));
+        m.put("run", List.of("config", "measure"));
+        m.put("report", List.of("config", "measure", "run"));
+        m.put("harness", List.of("measure"));
+        return m;
+    }
+
+    @Test
+    void benchmarkClientSubPackagesHaveNoCycle() {
+        noCycles("dev.infersim.bench.(*)..").check(MAIN);
+    }
+
+    @Test
+    void benchmarkClientSubPackagesUseOnlyThoseBelowThem() {
+        for (Map.Entry<String, List<String>> e : BENCH_ALLOWED.entrySet()) {
+            List<String> allowed = new ArrayList<>(ALLOWED.get("bench"));
+            e.getValue().forEach(sub -> allowed.add("bench." + sub));
+            usesOnly("bench." + e.getKey(), allowed).check(MAIN);
+        }
+        List<String> found = MAIN.stream().map(JavaClass::getPackageName)
+                .filter(p -> p.startsWith("dev.infersim.bench.")).map(p -> p.split("\\.")[3]).distinct().sorted().toList();
+        assertEquals(BENCH_ALLOWED.keySet().stream().sorted().toList(), found,
+                "a new sub-package of dev.infersim.bench needs its allowed dependencies in PackageStructureTest");
+    }
+
+    @Test
+    void benchmarkClientPackagesHoldAtMost40Classes() {
+        JavaClasses bench = benchClasses();
+        assertEquals(Map.of(), packagesOver(bench, MAX_CLASSES_PER_PACKAGE), "packages over " + MAX_CLASSES_PER_PACKAGE
+                + " top-level classes (split them where the seams are)");
+    }
+
+    @Test
+    void benchmarkClientHasNoClassCycleOverFiveClasses() {
+        List<List<String>> groups = cycleGroups(benchClasses());
+        int largest = groups.stream().mapToInt(List::size).max().orElse(0);
+        assertTrue(largest <= MAX_CYCLE_GROUP, "class-level cycle groups: " + groups);
+    }
+
+    /** The size rule and the class-cycle rule find what they forbid, on the fixture's two classes that call each other. */
+    @Test
+    void theSizeAndClassCycleRulesReportWhatTheyForbid() {
+        JavaClasses cycle = new ClassFileImporter().importClasses(CallsA.class, CallsB.class);
+        assertEquals(List.of(List.of(CallsB.class.getName(), CallsA.class.getName())), cycleGroups(cycle)); // a.CallsB, b.CallsA
+        assertEquals(List.of(), cycleGroups(new ClassFileImporter().importClasses(CallsA.class)));
+        assertEquals(Map.of("dev.infersim.cli.structure.a", 1L, "dev.infersim.cli.structure.b", 1L), packagesOver(cycle, 0));
+        assertEquals(Map.of(), packagesOver(cycle, 1));
+    }
+
+    private static JavaClasses benchClasses() {
+        return new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .importPackages("dev.infersim.bench");
+    }
+
+    /** Packages holding more than {@code limit} top-level classes (nested and anonymous ones not counted), with their counts. */
+    private static Map<String, Long> packagesOver(JavaClasses classes, int limit) {
+        Map<String, Long> count = new java.util.TreeMap<>();
+        classes.stream().filter(JavaClass::isTopLevelClass).filter(c -> !c.getSimpleName().equals("package-info"))
+                .forEach(c -> count.merge(c.getPackageName(), 1L, Long::sum));
+        count.values().removeIf(n -> n <= limit);
+        return count;
+    }
+
+    /**
+     * The groups of two or more top-level classes that depend on each other in a cycle (strongly connected components
+     * of the class graph, a nested class counted as its top-level class), each sorted, largest first.
+     */
+    private static List<List<String>> cycleGroups(JavaClasses classes) {
+        Map<String, java.util.Set<String>> edges = new java.util.TreeMap<>();
+        for (JavaClass c : classes) {
+            String from = topLevel(c).getName();
+            java.util.Set<String> to = edges.computeIfAbsent(from, k -> new java.util.TreeSet<>());
+            c.getDirectDependenciesFromSelf().forEach(d -> {
+                JavaClass target = topLevel(d.getTargetClass());
+                if (classes.contain(target.getName()) && !target.getName().equals(from)) {
+                    to.add(target.getName());
+                }
+            });
+        }
+        return new Tarjan(edges).groups();
+    }
+
+    private static JavaClass topLevel(JavaClass c) {
+        JavaClass t = c.getBaseComponentType();
+        while (t.getEnclosingClass().isPresent()) {
+            t = t.getEnclosingClass().get();
+        }
+        return t;
+    }
+
+    /** Tarjan's strongly connected components (recursive: the graphs here have tens of classes). */
+    private static final class Tarjan {
+        private final Map<String, java.util.Set<String>> edges;
+        private final Map<String, Integer> index = new java.util.HashMap<>();
+        private final Map<String, Integer> low = new java.util.HashMap<>();
+        private final java.util.Deque<String> stack = new java.util.ArrayDeque<>();
+        private final java.util.Set<String> onStack = new java.util.HashSet<>();
+        private final List<List<String>> groups = new ArrayList<>();
+
+        Tarjan(Map<String, java.util.Set<String>> edges) {
+            this.edges = edges;
+        }
+
+        List<List<String>> groups() {
+            edges.keySet().forEach(v -> {
+                if (!index.containsKey(v)) {
+                    visit(v);
+                }
+            });
+            groups.sort((a, b) -> Integer.compare(b.size(), a.size()));
+            return groups;
+        }
+
+        private void visit(String v) {
+            index.put(v, index.size());
+            low.put(v, index.get(v));
+            stack.push(v);
+            onStack.add(v);
+            for (String w : edges.getOrDefault(v, java.util.Set.of())) {
+                if (!index.containsKey(w)) {
+                    visit(w);
+                    low.put(v, Math.min(low.get(v), low.get(w)));
+                } else if (onStack.contains(w)) {
+                    low.put(v, Math.min(low.get(v), index.get(w)));
+                }
+            }
+            if (low.get(v).equals(index.get(v))) {
+                List<String> group = new ArrayList<>();
+                String w;
+                do {
+                    w = stack.pop();
+                    onStack.remove(w);
+                    group.add(w);
+                } while (!w.equals(v));
+                if (group.size() > 1) {
+                    group.sort(null);
+                    groups.add(group);
+                }
+            }
+        }
     }
 
     /** The rules find what they forbid: a cycle between two fixture packages, and the engine's use of common. */

@@ -2,8 +2,8 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infersim.bench.ClientKeys;
-import dev.infersim.bench.LoadSweep;
+import dev.infersim.bench.measure.ClientKeys;
+import dev.infersim.bench.report.LoadSweep;
 import dev.infersim.result.ResultJson;
 import dev.infersim.result.ServingResult;
 import org.junit.jupiter.api.Test;
