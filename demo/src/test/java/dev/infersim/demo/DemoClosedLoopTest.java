@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.demo;
 
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;

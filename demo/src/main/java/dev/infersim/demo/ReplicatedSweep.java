@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.demo;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,7 +1,8 @@
-package dev.infersim.cli;
+package dev.infersim.demo;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import dev.infersim.engine.BatchShape;
 import dev.infersim.engine.CostModel;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.KvCapacity;
@@ -13,7 +14,7 @@ import java.util.List;
 /**
  * What the engine can do, for people: decode step time and token rate against batch size at one context length (the
  * curve whose flattening is continuous batching's whole gain), prefill time against prompt length, and the KV cache's
- * capacity. The same cost model as {@code profile}.
+ * capacity. The same cost model and step shapes as {@code profile}'s grid.
  */
 @JsonPropertyOrder({"context_tokens", "decode_batch", "decode_step_ms", "decode_tokens_per_s", "prefill_tokens",
         "prefill_step_ms", "kv_cache_tokens", "kv_cache_blocks", "max_concurrent_sequences_at_context"})
@@ -31,13 +32,17 @@ record EngineSummary(@JsonProperty("context_tokens") int contextTokens,
         List<Double> decodeMs = new ArrayList<>();
         for (int b = 1; b <= d.maxNumSeqs(); b *= 2) {
             batches.add(b);
-            decodeMs.add(StepTimes.timed(cost, new StepTimes.Row("decode", b, contextTokens, b, 0)).stepMs());
+            BatchShape decode = new BatchShape();
+            for (int i = 0; i < b; i++) {
+                decode.addDecode(contextTokens);
+            }
+            decodeMs.add(cost.stepNanos(decode) / 1e6);
         }
         List<Integer> prompts = new ArrayList<>();
         List<Double> prefillMs = new ArrayList<>();
         for (int len = 128; len <= Math.min(d.maxNumBatchedTokens(), 16_384); len *= 2) {
             prompts.add(len);
-            prefillMs.add(StepTimes.timed(cost, new StepTimes.Row("prefill", 1, 0, len, 0)).stepMs());
+            prefillMs.add(cost.stepNanos(new BatchShape().addPrefill(len, 0, true).addNewRequests(1)) / 1e6);
         }
         KvCapacity kv = KvCapacity.of(d);
         return new EngineSummary(contextTokens, batches, decodeMs, prompts, prefillMs, kv.tokens(),

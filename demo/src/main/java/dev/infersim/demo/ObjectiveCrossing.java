@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.demo;
 
 /**
  * The highest offered rate at which a latency curve still meets an objective: where the curve, drawn through the swept

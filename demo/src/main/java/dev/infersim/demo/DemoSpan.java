@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.demo;
 
 import dev.infersim.result.PercentileInterval;
 import dev.infersim.result.MeanInterval;

@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.demo;
 
 import dev.infersim.engine.EngineCore;
 import dev.infersim.prediction.EnginePrediction;
@@ -28,9 +28,9 @@ import java.util.function.Supplier;
  * simulation, whose X R must come within {@link #LITTLES_LAW_TOLERANCE} of N; the prediction satisfies it by
  * construction. Each simulated point runs 30 requests per client (at least 600) after 3N warm-ups, the start-up burst.
  */
-final class DemoClosedLoop {
+public final class DemoClosedLoop {
     /** The simulation's X R against N: the measured window's edges (first and last requests) keep it from exact. */
-    static final double LITTLES_LAW_TOLERANCE = 0.05;
+    public static final double LITTLES_LAW_TOLERANCE = 0.05;
     /** The prediction against the simulation on throughput and mean latencies, as the scenario matrix holds it. */
     static final double PREDICTION_TOLERANCE = 0.10;
     private static final int REQUESTS_PER_CLIENT = 30;
@@ -45,7 +45,7 @@ final class DemoClosedLoop {
     }
 
     /** 1, 4, 16, ... below the batch limit, then the limit and twice it: the rise, the knee and the flat part. */
-    static List<Integer> concurrencies(int batchLimit) {
+    public static List<Integer> concurrencies(int batchLimit) {
         List<Integer> n = new ArrayList<>();
         for (int c = 1; c < batchLimit; c *= 4) {
             n.add(c);

@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.demo;
 
 import com.fasterxml.jackson.annotation.JsonUnwrapped;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;

@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.demo;
 
 import java.math.BigDecimal;
 import java.math.MathContext;
