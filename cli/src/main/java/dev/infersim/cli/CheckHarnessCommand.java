@@ -1,5 +1,6 @@
 package dev.infersim.cli;
 
+import dev.infersim.cli.options.OptionLimits;
 import dev.infersim.bench.HarnessCheck;
 import dev.infersim.bench.HarnessResults;
 import dev.infersim.bench.HarnessTarget;

@@ -1,5 +1,8 @@
 package dev.infersim.cli;
 
+import dev.infersim.cli.options.DeploymentOptions;
+import dev.infersim.cli.options.OptionLimits;
+import dev.infersim.cli.options.TimingOptions;
 import dev.infersim.common.ConfigException;
 import dev.infersim.demo.Demo;
 import picocli.CommandLine.Command;

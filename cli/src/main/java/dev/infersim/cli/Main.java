@@ -1,5 +1,8 @@
 package dev.infersim.cli;
 
+import dev.infersim.cli.options.BundledNames;
+import dev.infersim.cli.options.GroupedHelp;
+import dev.infersim.cli.options.OptionLimits;
 import dev.infersim.bench.TerminalText;
 import dev.infersim.common.ConfigException;
 import picocli.CommandLine;

@@ -1,5 +1,6 @@
 package dev.infersim.cli;
 
+import dev.infersim.cli.options.ReportOptions;
 import dev.infersim.bench.HtmlReport;
 import dev.infersim.bench.MergeKeys;
 import dev.infersim.bench.ShardMerge;

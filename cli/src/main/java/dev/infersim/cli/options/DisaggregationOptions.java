@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import dev.infersim.common.ConfigException;
 import picocli.CommandLine.Mixin;
@@ -10,32 +10,32 @@ public final class DisaggregationOptions {
     @Option(names = "--prefill-replicas", paramLabel = "P",
             description = "Disaggregate: P replicas prefill each request (one token, KV held) and --decode-replicas pull its "
                     + "KV and generate; both flags or neither.")
-    Integer prefillReplicas;
+    public Integer prefillReplicas;
 
     @Option(names = "--decode-replicas", paramLabel = "D", description = "Replicas of the decode pool (with --prefill-replicas).")
-    Integer decodeReplicas;
+    public Integer decodeReplicas;
 
     @Option(names = "--prefill-router", paramLabel = "NAME", description = "Router of the prefill pool (default: --router).")
-    String prefillRouter;
+    public String prefillRouter;
 
     @Option(names = "--decode-router", paramLabel = "NAME", description = "Router of the decode pool (default: --router).")
-    String decodeRouter;
+    public String decodeRouter;
 
     @Option(names = "--plan-disaggregation",
             description = "Search every split of --replicas into prefill and decode pools, and the same replicas aggregated, "
                     + "for the highest request rate meeting --goodput (ttft, tpot) for --slo-attainment of the requests.")
-    boolean plan;
+    public boolean plan;
 
     @Option(names = "--slo-attainment", defaultValue = "0.9", paramLabel = "FRACTION",
             description = "Share of requests that must meet --goodput for --plan-disaggregation (default: ${DEFAULT-VALUE}, "
                     + "DistServe's).")
-    double sloAttainment;
+    public double sloAttainment;
 
     @Mixin
-    KvTransferOptions link;
+    public KvTransferOptions link;
 
     /** Whether one disaggregated split was asked for; fails when only one of the two pool sizes was given. */
-    boolean split() {
+    public boolean split() {
         ConfigException.check((prefillReplicas == null) == (decodeReplicas == null),
                 "--%s-replicas needs --%s-replicas", prefillReplicas == null ? "decode" : "prefill",
                 prefillReplicas == null ? "prefill" : "decode");
@@ -44,11 +44,11 @@ public final class DisaggregationOptions {
         return prefillReplicas != null;
     }
 
-    String prefillRouter(String fallback) {
+    public String prefillRouter(String fallback) {
         return prefillRouter != null ? prefillRouter : fallback;
     }
 
-    String decodeRouter(String fallback) {
+    public String decodeRouter(String fallback) {
         return decodeRouter != null ? decodeRouter : fallback;
     }
 }

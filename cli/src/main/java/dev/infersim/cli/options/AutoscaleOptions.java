@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import dev.infersim.common.ConfigException;
 import dev.infersim.sim.AutoscaleMetric;
@@ -88,7 +88,7 @@ public final class AutoscaleOptions {
         ConfigException.check(seconds >= 0 && seconds <= 3600, "%s must be in [0, 3600] s, got %s", flag, seconds);
     }
 
-    static long nanos(double seconds) {
+    public static long nanos(double seconds) {
         return Math.round(seconds * 1e9);
     }
 }

@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import dev.infersim.server.ModelFeatures;
 import picocli.CommandLine.Option;
@@ -42,7 +42,7 @@ public final class ModelFeatureOptions {
             + "them from storage at --load-bandwidth-gbps (level 2).")
     boolean enableSleepMode;
 
-    ModelFeatures features(String devModeEnv, double loadBandwidthGbps) {
+    public ModelFeatures features(String devModeEnv, double loadBandwidthGbps) {
         boolean dev;
         try {
             dev = devModeEnv != null && Integer.parseInt(devModeEnv.trim()) != 0; // vLLM: bool(int(...))

@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import dev.infersim.workload.WorkloadSpec;
 import picocli.CommandLine;
@@ -16,19 +16,19 @@ import java.util.Map;
  * held to the maxima below ({@link #check}), which their {@code --help} states. Without them {@code simulate
  * --num-prompts 99999999999} ran until killed and {@code --request-rate 1e308} ran as {@code inf}.
  */
-final class OptionLimits {
+public final class OptionLimits {
     /** Requests a run may send or simulate: a day at 100 req/s is 8.6 million. */
-    static final long MAX_PROMPTS = 10_000_000L;
+    public static final long MAX_PROMPTS = 10_000_000L;
     /** Requests in flight, users of a closed loop. */
-    static final long MAX_CONCURRENCY = 1_000_000L;
+    public static final long MAX_CONCURRENCY = 1_000_000L;
     /** Tokens of one prompt or reply a workload flag may ask for (no bundled model has a context over 1,048,576). */
     static final long MAX_TOKENS = 10_000_000L;
     /** Requests per second; faster is sending all at once, which is {@code inf}. */
-    static final long MAX_RATE = WorkloadSpec.MAX_RATE_PER_S;
+    public static final long MAX_RATE = WorkloadSpec.MAX_RATE_PER_S;
 
     /** The bounds of the counts and rates, by option name; a rate is above 0, so its minimum is exclusive. */
     private record Bound(double min, boolean minExclusive, double max) {
-        void check(CommandLine command, String option, Number value) {
+        public void check(CommandLine command, String option, Number value) {
             double v = value.doubleValue();
             if (v > max) {
                 throw new CommandLine.ParameterException(command, String.format(Locale.ROOT, "%s: %s is more than %,d, "
@@ -67,7 +67,7 @@ final class OptionLimits {
     }
 
     /** Registers the number converters on {@code cli}, which its subcommands (added before) take over. */
-    static void register(CommandLine cli) {
+    public static void register(CommandLine cli) {
         cli.registerConverter(Integer.class, s -> (int) whole(s, Integer.MIN_VALUE, Integer.MAX_VALUE));
         cli.registerConverter(int.class, s -> (int) whole(s, Integer.MIN_VALUE, Integer.MAX_VALUE));
         cli.registerConverter(Long.class, s -> whole(s, Long.MIN_VALUE, Long.MAX_VALUE));
@@ -82,7 +82,7 @@ final class OptionLimits {
      * {@code --request-rates} also take {@code inf} (text, not a number here), they are bounded where they are read
      * ({@link WorkloadSpec#parseRate}), to the same maximum.
      */
-    static void check(CommandLine.ParseResult parsed) {
+    public static void check(CommandLine.ParseResult parsed) {
         for (CommandLine.ParseResult r = parsed; r != null; r = r.subcommand()) {
             for (OptionSpec o : r.matchedOptions()) {
                 Bound b = BOUNDS.get(o.longestName());

@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import dev.infersim.engine.KvTransferLink;
 import picocli.CommandLine.Option;
@@ -17,7 +17,7 @@ public final class KvTransferOptions {
             description = "Fixed cost of each KV transfer, ms (default: ${DEFAULT-VALUE}, an assumption).")
     double latencyMs;
 
-    KvTransferLink link() {
+    public KvTransferLink link() {
         return new KvTransferLink(gbps, latencyMs);
     }
 }

@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.bench.BenchConfig;
@@ -28,13 +28,13 @@ public final class ClientOptions {
     String endpoint;
 
     @Option(names = "--model", required = true, description = "Model name sent with every request.")
-    String model;
+    public String model;
 
     @Option(names = "--api-key", description = "Bearer token (default: $OPENAI_API_KEY).")
     String apiKey;
 
     @Mixin
-    ReportOptions report;
+    public ReportOptions report;
 
     @Option(names = "--duration", defaultValue = "0",
             description = "Stop sending measured requests after S seconds; 0 = send all --num-prompts (default: ${DEFAULT-VALUE}).")
@@ -93,7 +93,7 @@ public final class ClientOptions {
                     + "coalesced, retries hidden from the client, added latency (against the server's own TTFT, or "
                     + "--baseline-url), never what the client's own timing error explains; fails when the server sends "
                     + "no ground truth.")
-    boolean validate;
+    public boolean validate;
 
     @Option(names = "--scrape-metrics", paramLabel = "URL",
             description = "Poll this Prometheus endpoint during the run (e.g. http://127.0.0.1:8000/metrics).")
@@ -106,15 +106,15 @@ public final class ClientOptions {
     List<String> metadata = List.of();
 
     @Option(names = "--html", paramLabel = "FILE", description = "Write a self-contained HTML report with charts.")
-    Path html;
+    public Path html;
 
     @Option(names = "--tokenizer", paramLabel = "TOKENIZER_JSON",
             description = "The model's HuggingFace tokenizer.json, read offline, to count the tokens of each chunk when the "
                     + "server's usage cannot (default: cl100k_base). Prompts are still rendered with cl100k_base.")
-    Path tokenizer;
+    public Path tokenizer;
 
     /** Makes sure the results and the HTML report can be written where asked, so a bad path fails before the run. */
-    void prepareOutputs() {
+    public void prepareOutputs() {
         report.createResultDir();
         if (html != null) {
             ReportOptions.writableFile("--html", html);
@@ -122,7 +122,7 @@ public final class ClientOptions {
     }
 
     /** Writes the HTML report; a failure (after the run, the results already written) is one line naming --html. */
-    void writeHtml(Runnable write, PrintStream out) {
+    public void writeHtml(Runnable write, PrintStream out) {
         try {
             write.run();
         } catch (ConfigException e) {
@@ -131,12 +131,12 @@ public final class ClientOptions {
         out.println("HTML report written to " + html);
     }
 
-    BenchConfig config(boolean ignoreEos) {
+    public BenchConfig config(boolean ignoreEos) {
         return config(ignoreEos, baseUrl);
     }
 
     /** The configuration with another server than --base-url (a direct baseline beside a gateway). */
-    BenchConfig config(boolean ignoreEos, String baseUrl) {
+    public BenchConfig config(boolean ignoreEos, String baseUrl) {
         ConfigException.check(requestTimeoutS > 0, "--request-timeout must be > 0 s, got %s", requestTimeoutS);
         ConfigException.check(durationS >= 0, "--duration must be >= 0 s, got %s", durationS);
         ConfigException.check(readyCheckTimeoutS >= 0, "--ready-check-timeout-sec must be >= 0, got %s", readyCheckTimeoutS);
@@ -165,7 +165,7 @@ public final class ClientOptions {
      * can bring ground truth: when none did (a server answering 500, an infersim mock with every request failing
      * included), the reason is the failures, not the kind of server.
      */
-    BenchResult validated(BenchResult result) {
+    public BenchResult validated(BenchResult result) {
         if (!validate || result.hasGroundTruth()) {
             return result;
         }
@@ -188,7 +188,7 @@ public final class ClientOptions {
     }
 
     /** User metadata: {@code --metadata k=v} pairs, as vLLM writes them at the top level of the result. */
-    ObjectNode userMetadata() {
+    public ObjectNode userMetadata() {
         ObjectNode m = ResultJson.mapper().createObjectNode();
         for (String pair : metadata) {
             int eq = pair.indexOf('=');
@@ -201,11 +201,11 @@ public final class ClientOptions {
         return m;
     }
 
-    long warmupDurationNanos() {
+    public long warmupDurationNanos() {
         return Math.round(report.warmupDurationS * 1e9);
     }
 
-    long durationNanos() {
+    public long durationNanos() {
         return Math.round(durationS * 1e9);
     }
 

@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import dev.infersim.engine.Profiles;
 import dev.infersim.workload.WorkloadProfiles;
@@ -11,7 +11,7 @@ import java.util.List;
  * punctuation ("qwen2." then "5-1.5b" on the next line), so the names are laid out here in lines short enough for the
  * help's description column, and handed to the descriptions through system properties ({@code ${sys:...}}).
  */
-final class BundledNames {
+public final class BundledNames {
     static final String GPUS = "infersim.help.gpus";
     static final String MODELS = "infersim.help.models";
     static final String WORKLOADS = "infersim.help.workloads";
@@ -22,7 +22,7 @@ final class BundledNames {
     }
 
     /** Sets the properties the help's descriptions read. */
-    static void publish() {
+    public static void publish() {
         System.setProperty(GPUS, lines(Profiles.BUNDLED_GPUS));
         System.setProperty(MODELS, lines(Profiles.BUNDLED_MODELS));
         System.setProperty(WORKLOADS, lines(WorkloadProfiles.BUNDLED));

@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import dev.infersim.server.KvEventsConfig;
 import picocli.CommandLine.Option;
@@ -44,7 +44,7 @@ public final class KvEventsOptions {
      * The events' settings, null for none; {@code host} is where HTTP listens, {@code parsed} tells which flags were
      * given. Throws {@link IllegalArgumentException} naming the bad flag.
      */
-    KvEventsConfig settings(String host, ParseResult parsed) {
+    public KvEventsConfig settings(String host, ParseResult parsed) {
         if (config != null) {
             for (String flag : List.of("--kv-events-publisher", "--kv-events-endpoint", "--kv-events-topic")) {
                 if (parsed.hasMatchedOption(flag)) {

@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
@@ -10,7 +10,7 @@ import java.lang.annotation.Target;
  * are printed. An options class ({@code DeploymentOptions}...) is placed as a whole by {@link In} on its type, a
  * command's own option by {@link In} on its field.
  */
-enum OptionGroup {
+public enum OptionGroup {
     CONFIG("Configuration file"),
     DEPLOYMENT("Deployment: GPU, model, parallelism, memory, KV cache, scheduler"),
     WORKLOAD("Workload"),
@@ -25,7 +25,7 @@ enum OptionGroup {
     OUTPUT("Results and reports"),
     FAULTS("Faults and debugging");
 
-    final String heading;
+    public final String heading;
 
     OptionGroup(String heading) {
         this.heading = heading;
@@ -34,7 +34,7 @@ enum OptionGroup {
     /** Places an options class or a command's option in a section of {@code --help}. */
     @Retention(RetentionPolicy.RUNTIME)
     @Target({ElementType.TYPE, ElementType.FIELD})
-    @interface In {
+    public @interface In {
         OptionGroup value();
     }
 }

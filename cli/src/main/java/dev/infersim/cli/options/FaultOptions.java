@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import dev.infersim.server.FaultSettings;
 import picocli.CommandLine.Option;
@@ -12,7 +12,7 @@ public final class FaultOptions {
     @Option(names = "--failure-types", defaultValue = "", paramLabel = "LIST",
             description = "Faults to draw from: rate_limit, server_error, service_unavailable, auth, context_length, disconnect, "
                     + "stall, slow_first_token (comma-separated).")
-    String failureTypes;
+    public String failureTypes;
 
     @Option(names = "--fault-after-tokens", defaultValue = "3", description = "Tokens streamed before a disconnect or stall (default: ${DEFAULT-VALUE}).")
     int faultAfterTokens;
@@ -24,7 +24,7 @@ public final class FaultOptions {
     long slowFirstTokenMs;
 
     /** Throws {@link IllegalArgumentException} naming the bad flag. */
-    FaultSettings settings() {
+    public FaultSettings settings() {
         return new FaultSettings(failureRate, FaultSettings.parseTypes(failureTypes), faultAfterTokens, stallMs,
                 slowFirstTokenMs);
     }

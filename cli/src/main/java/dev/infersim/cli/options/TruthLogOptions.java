@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import dev.infersim.common.ConfigException;
 import dev.infersim.server.TruthLog;
@@ -30,7 +30,7 @@ public final class TruthLogOptions {
     private final AtomicBoolean closed = new AtomicBoolean();
 
     /** The log, null without {@code --truth-log}; open it last, once every other flag is valid, so a bad flag leaves no file. */
-    TruthLog open() {
+    public TruthLog open() {
         if (file == null) {
             return null;
         }
@@ -49,7 +49,7 @@ public final class TruthLogOptions {
     }
 
     /** Closes {@code log} (null: none) once and says on stderr what it lost, if anything: the count and why, in one line. */
-    void close(TruthLog log) {
+    public void close(TruthLog log) {
         if (log == null || !closed.compareAndSet(false, true)) {
             return;
         }

@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import dev.infersim.common.ConfigException;
 import dev.infersim.result.GoodputSlo;
@@ -18,17 +18,17 @@ public final class ReportOptions {
     @Option(names = "--num-warmups", defaultValue = "0",
             description = "Unmeasured requests sent first, on top of --num-prompts, at most " + OptionLimits.MAX_PROMPTS
                     + " (default: ${DEFAULT-VALUE}).")
-    long numWarmups;
+    public long numWarmups;
 
     @Option(names = "--warmup-duration", defaultValue = "0",
             description = "Requests sent in the first S seconds are not measured (default: ${DEFAULT-VALUE}).")
-    double warmupDurationS;
+    public double warmupDurationS;
 
     @Option(names = "--goodput", arity = "1..*", paramLabel = "KEY:MS",
             description = "SLOs for request_goodput: ttft:MS tpot:MS e2el:MS, each metric once (pairs may also be "
                     + "space-separated in one quoted argument). simulate also takes multiples of the latency of the "
                     + "workload's mean request served alone: ttft:4x tpot:1.5x.")
-    List<String> goodput = List.of();
+    public List<String> goodput = List.of();
 
     @Option(names = "--percentile-metrics", defaultValue = "ttft,tpot,itl",
             description = "Metrics to report percentiles for: ttft,tpot,itl,e2el (default: ${DEFAULT-VALUE}).")
@@ -38,18 +38,18 @@ public final class ReportOptions {
     String metricPercentiles;
 
     @Option(names = "--save-result", description = "Write the result JSON.")
-    boolean saveResult;
+    public boolean saveResult;
 
     @Option(names = "--result-dir", defaultValue = ".", description = "Directory of the result files (default: current).")
-    Path resultDir;
+    public Path resultDir;
 
     @Option(names = "--result-filename", description = "Result JSON file name (default: vLLM's backend-RATEqps-MODEL-DATE.json).")
-    String resultFilename;
+    public String resultFilename;
 
     @Option(names = "--save-detailed", description = "Stream one JSON line per request to RESULT.jsonl beside the result "
             + "(sweep: RESULT-rate-R.jsonl or RESULT-concurrency-N.jsonl for each load point); bench and sweep also add "
             + "vLLM's per-request arrays input_lens, output_lens, ttfts, itls, generated_texts and errors to the saved result.")
-    boolean saveDetailed;
+    public boolean saveDetailed;
 
     /** Rejects flag values no run could use. */
     public void validate() {
@@ -80,7 +80,7 @@ public final class ReportOptions {
     }
 
     /** Creates the folder of {@code file} and checks the file can be written there; a ConfigException naming the flag. */
-    static void writableFile(String flag, Path file) {
+    public static void writableFile(String flag, Path file) {
         Path parent = file.toAbsolutePath().getParent();
         try {
             Files.createDirectories(parent);

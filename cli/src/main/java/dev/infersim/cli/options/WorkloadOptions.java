@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.common.ConfigException;
@@ -78,7 +78,7 @@ public final class WorkloadOptions {
     Double burstiness;
 
     @Option(names = "--ramp-up-strategy", description = "linear or exponential (needs --ramp-up-start-rps and --ramp-up-end-rps).")
-    String rampUpStrategy;
+    public String rampUpStrategy;
 
     @Option(names = "--ramp-up-start-rps", description = "Ramp start rate, req/s, at most " + OptionLimits.MAX_RATE + ".")
     Double rampUpStartRps;
@@ -87,18 +87,18 @@ public final class WorkloadOptions {
     Double rampUpEndRps;
 
     @Option(names = "--seed", defaultValue = "0", description = "Workload seed (default: ${DEFAULT-VALUE}).")
-    long seed;
+    public long seed;
 
     @Option(names = "--ignore-eos", description = "Send ignore_eos: every request generates exactly its max_tokens.")
-    boolean ignoreEos;
+    public boolean ignoreEos;
 
     @Option(names = "--eos-mean-tokens",
             description = "Without --ignore-eos: max_tokens is drawn as a geometric EOS position with this mean, clipped to the "
                     + "output length (default: every request asks for its full output length).")
-    Double eosMeanTokens;
+    public Double eosMeanTokens;
 
     /** True for {@code --dataset-name trace}, whose arrival times come from the file rather than a rate. */
-    boolean replaysTrace() {
+    public boolean replaysTrace() {
         return workloadProfile == null && datasetName != null && WorkloadSpec.TRACE.equalsIgnoreCase(datasetName.trim());
     }
 
@@ -106,7 +106,7 @@ public final class WorkloadOptions {
      * The spec at {@code --request-rate} ({@code rateFlag}); without that flag at {@code fallbackRate}, unless the
      * arrivals are given otherwise: by a trace's timestamps, a ramp, or a --workload profile's own rate.
      */
-    WorkloadSpec specAtRateOr(String rateFlag, double fallbackRate, Integer maxConcurrency, long warmups) {
+    public WorkloadSpec specAtRateOr(String rateFlag, double fallbackRate, Integer maxConcurrency, long warmups) {
         if (rateFlag != null) {
             return spec(parseRate("--request-rate", rateFlag), maxConcurrency, warmups);
         }
@@ -132,7 +132,7 @@ public final class WorkloadOptions {
     }
 
     /** The spec at a given load with another seed than --seed (a sweep's later points: new prompts at each load). */
-    WorkloadSpec spec(Double requestRatePerS, Integer maxConcurrency, long warmups, long seed) {
+    public WorkloadSpec spec(Double requestRatePerS, Integer maxConcurrency, long warmups, long seed) {
         return spec(requestRatePerS, maxConcurrency, warmups, seed, 0);
     }
 
@@ -141,7 +141,7 @@ public final class WorkloadOptions {
      * seed with a {@code replicas}-th of the load (rate or concurrency) and of the measured prompts, so that one
      * replica sees what it saw behind the gateway, for as long.
      */
-    WorkloadSpec shareOf(WorkloadSpec whole, int replicas, long warmups) {
+    public WorkloadSpec shareOf(WorkloadSpec whole, int replicas, long warmups) {
         double rate = whole.load().requestRatePerS();
         int cap = whole.load().maxConcurrency();
         long measured = whole.numPrompts() - warmups;
@@ -229,7 +229,7 @@ public final class WorkloadOptions {
     }
 
     /** Parses a rate flag: a positive number or inf. */
-    static double parseRate(String flag, String text) {
+    public static double parseRate(String flag, String text) {
         try {
             return WorkloadSpec.parseRate(flag, text);
         } catch (IllegalArgumentException e) {

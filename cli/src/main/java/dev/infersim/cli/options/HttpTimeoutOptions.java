@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import dev.infersim.server.HttpTimeouts;
 import picocli.CommandLine.Option;
@@ -22,7 +22,7 @@ public final class HttpTimeoutOptions {
     double idleTimeoutS;
 
     /** Throws {@link IllegalArgumentException} naming the flag out of range. */
-    HttpTimeouts timeouts() {
+    public HttpTimeouts timeouts() {
         return new HttpTimeouts(millis("--keep-alive-timeout-s", keepAliveTimeoutS), millis("--header-timeout-s", headerTimeoutS),
                 millis("--idle-timeout-s", idleTimeoutS));
     }

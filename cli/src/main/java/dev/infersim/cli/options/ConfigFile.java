@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.common.ConfigException;
@@ -29,7 +29,7 @@ import java.util.stream.Collectors;
  * from the file is converted and bounded as the same flag typed. An error about a value from the file is reworded to
  * name the file and the key, as the flag alone would send the user looking at a command line that does not hold it.
  */
-final class ConfigFile {
+public final class ConfigFile {
     /** A message about one flag starts with its name, as every validation in infersim words it. */
     private static final Pattern LEADING_FLAG = Pattern.compile("^(--[a-z0-9-]+)[\\s:,]*(.*)$", Pattern.DOTALL);
     private static final Pattern PICOCLI_VALUE = Pattern.compile("^Invalid value for option '[^']*': (.*)$", Pattern.DOTALL);
@@ -46,7 +46,7 @@ final class ConfigFile {
     }
 
     /** Reads {@code file} against the options of {@code spec}, the command as the command line gave it. */
-    static ConfigFile read(Path file, CommandSpec spec) {
+    public static ConfigFile read(Path file, CommandSpec spec) {
         Set<String> setOnCommandLine = matched(spec.commandLine().getParseResult());
         ConfigFile config = new ConfigFile(file, spec);
         for (Iterator<Map.Entry<String, JsonNode>> it = mapping(file).fields(); it.hasNext(); ) {
@@ -65,7 +65,7 @@ final class ConfigFile {
      * {@code fresh}, a new instance of the command, parsed from the file's flags followed by the command line's
      * arguments (without {@code --config}), with the same conversions and bounds as the command line.
      */
-    <T> T parse(T fresh) {
+    public <T> T parse(T fresh) {
         List<String> all = new ArrayList<>(args);
         List<String> original = spec.commandLine().getParseResult().originalArgs();
         int start = original.indexOf(spec.name()) + 1; // the list starts with the parent command's arguments
@@ -88,7 +88,7 @@ final class ConfigFile {
     }
 
     /** {@code e} as a ConfigException naming the file and key when it is about a value from the file, else {@code e}. */
-    RuntimeException attribute(RuntimeException e) {
+    public RuntimeException attribute(RuntimeException e) {
         String message = String.valueOf(e.getMessage());
         String flag = null;
         String why = message;

@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Help;
@@ -17,7 +17,7 @@ import java.util.Map;
  * have 80 to 100 options, which one alphabetical list buries. A command none of whose options is grouped keeps
  * picocli's plain list.
  */
-final class GroupedHelp implements CommandLine.IHelpSectionRenderer {
+public final class GroupedHelp implements CommandLine.IHelpSectionRenderer {
     private static final String OTHER = "Other options";
     private static final String HELP = "Help";
 
@@ -25,7 +25,7 @@ final class GroupedHelp implements CommandLine.IHelpSectionRenderer {
     }
 
     /** Lists the options of every sub-command of {@code cli} in sections where it has grouped ones. */
-    static void install(CommandLine cli) {
+    public static void install(CommandLine cli) {
         cli.getSubcommands().values().forEach(sub -> {
             if (sub.getCommandSpec().options().stream().anyMatch(o -> group(o) != null)) {
                 sub.getHelpSectionMap().put(CommandLine.Model.UsageMessageSpec.SECTION_KEY_OPTION_LIST_HEADING, help -> "");

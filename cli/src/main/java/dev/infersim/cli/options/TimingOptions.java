@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import dev.infersim.common.ConfigException;
 import dev.infersim.engine.FixedTiming;

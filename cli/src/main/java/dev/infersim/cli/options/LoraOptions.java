@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.LoraConfig;
@@ -9,11 +9,11 @@ import picocli.CommandLine.Option;
 public final class LoraOptions {
     @Option(names = "--enable-lora", negatable = true, description = "Serve LoRA adapters: requests whose model names one run on it, at most "
             + "--max-loras adapters per step, each loaded into a GPU slot when not resident (vLLM's flag).")
-    boolean enableLora;
+    public boolean enableLora;
 
     @Option(names = "--max-loras", defaultValue = "1", paramLabel = "N",
             description = "GPU adapter slots: distinct adapters one step may run (default: ${DEFAULT-VALUE}).")
-    int maxLoras;
+    public int maxLoras;
 
     @Option(names = "--max-lora-rank", defaultValue = "16", paramLabel = "R",
             description = "Largest adapter rank, which adapter slots and the cost model take every adapter to have: 1, 8, 16, "
@@ -30,7 +30,7 @@ public final class LoraOptions {
     double hostLinkGbps;
 
     /** {@code d} with these flags' LoRA settings, adapters read from storage at {@code storageGbps}; unchanged without --enable-lora. */
-    Deployment apply(Deployment d, double storageGbps) {
+    public Deployment apply(Deployment d, double storageGbps) {
         if (!enableLora) {
             return d;
         }

@@ -1,4 +1,4 @@
-package dev.infersim.cli;
+package dev.infersim.cli.options;
 
 import dev.infersim.engine.CostModel;
 import dev.infersim.engine.Deployment;
@@ -35,7 +35,7 @@ public final class DeploymentOptions {
     double gpuMemoryUtilization;
 
     @Option(names = "--max-num-seqs", defaultValue = "256", description = "Max sequences per iteration (default: ${DEFAULT-VALUE}).")
-    int maxNumSeqs;
+    public int maxNumSeqs;
 
     @Option(names = "--max-num-batched-tokens", defaultValue = "8192",
             description = "Token budget per iteration (default: ${DEFAULT-VALUE}).")
@@ -83,7 +83,7 @@ public final class DeploymentOptions {
     String engine;
 
     @Option(names = "--scheduling-policy", defaultValue = "fcfs", description = "fcfs or priority (default: ${DEFAULT-VALUE}).")
-    String schedulingPolicy;
+    public String schedulingPolicy;
 
     /** The deployment these flags describe; throws ConfigException naming the bad flag. */
     public Deployment deployment() {
