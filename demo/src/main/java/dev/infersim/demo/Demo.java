@@ -265,7 +265,7 @@ public final class Demo {
                 numWarmups, metadata(pointSeed), prediction.meanOutputTokens());
         BenchResult measured = run.result();
         SimulatedRun simulated = simulateWithCapacity(rate, requests, pointSeed, prediction.meanOutputTokens());
-        SimulationResult steady = simulate(rate, STEADY_RUN_REQUESTS, pointSeed, null);
+        SimulationResult steady = simulate(rate, DemoRow.STEADY_RUN_REQUESTS, pointSeed, null);
         var truth = measured.keys().groundTruth();
         rows.add(new DemoRow(rate, rate / saturation, DemoSide.measured(measured.result(), timeScale, run.client()),
                 DemoSide.simulated(simulated.result(), simulated.late()),
@@ -363,12 +363,6 @@ public final class Demo {
                 .eosMeanTokens(MEAN_OUTPUT_TOKENS).requestRate(ratePerS).numPrompts(requests).seed(workloadSeed);
     }
 
-    /**
-     * The same rate simulated for this many requests: long enough for the steady state the chain describes, which a
-     * run of a few hundred requests near saturation does not reach (its batch is still filling when it ends).
-     */
-    static final int STEADY_RUN_REQUESTS = 20_000;
-
     private SimulationResult simulate(double rate, int requests, long workloadSeed, RequestLogWriter detail) {
         EngineCore engine = engines.engine(fixed, workloadSeed);
         return new Simulation(new Replica[] {new Replica(0, engine)}, new RoundRobinRouter(),
@@ -404,7 +398,7 @@ public final class Demo {
     private double simulatedSaturation(double predicted) {
         EngineCore engine = engines.engine(fixed, seed);
         SimulationResult r = new Simulation(new Replica[] {new Replica(0, engine)}, new RoundRobinRouter(),
-                SimulationOptions.defaults(), null).run(Workload.open(spec(2 * predicted, STEADY_RUN_REQUESTS, seed)));
+                SimulationOptions.defaults(), null).run(Workload.open(spec(2 * predicted, DemoRow.STEADY_RUN_REQUESTS, seed)));
         return r.stats().completed() / (r.durationNanos() / 1e9);
     }
 }

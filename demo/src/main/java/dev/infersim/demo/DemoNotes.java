@@ -178,7 +178,7 @@ final class DemoNotes {
     }
 
     /**
-     * Predicted against the simulated run, and when they differ against a {@value Demo#STEADY_RUN_REQUESTS}-request
+     * Predicted against the simulated run, and when they differ against a {@value DemoRow#STEADY_RUN_REQUESTS}-request
      * simulation at the same rate: the chain describes the steady state, which a short run near saturation has not
      * reached when it ends, so a gap that the long run closes is the run's length, not the model.
      */
@@ -196,10 +196,10 @@ final class DemoNotes {
             notes.add(String.format(Locale.ROOT, "%s but %s: the chain describes the steady state, which this short run "
                     + "does not reach (near saturation the batch keeps filling for longer than the run lasts).", head,
                     DemoWords.against(predicted, steady, String.format(Locale.ROOT, "%,d simulated requests",
-                            Demo.STEADY_RUN_REQUESTS))));
+                            DemoRow.STEADY_RUN_REQUESTS))));
         } else {
             notes.add(String.format(Locale.ROOT, "%s and %s: %s.", head, DemoWords.against(predicted, steady,
-                    String.format(Locale.ROOT, "%,d simulated requests", Demo.STEADY_RUN_REQUESTS)), modelWhy));
+                    String.format(Locale.ROOT, "%,d simulated requests", DemoRow.STEADY_RUN_REQUESTS)), modelWhy));
         }
     }
 

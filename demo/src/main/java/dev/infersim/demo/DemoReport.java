@@ -345,7 +345,7 @@ final class DemoReport {
         out.printf(Locale.ROOT, "knee (capacity), req/s: measured %s / simulated %s / predicted %.2f; a long simulation "
                         + "(%,d requests at twice the predicted rate) serves %.2f%n",
                 measuredKnee().words("not reached in the sweep"), simulatedKnee().words("not reached in the sweep"),
-                predictedSaturation, Demo.STEADY_RUN_REQUESTS, simulatedSaturation);
+                predictedSaturation, DemoRow.STEADY_RUN_REQUESTS, simulatedSaturation);
         out.println("  (a sweep's knee is the rate its most overloaded run served over the second half of sending: output "
                 + "tokens per second over the mean output tokens per request; overloaded = served under 90% of the rate "
                 + "sent; the prediction's knee is its closed form's saturation rate)");

@@ -11,6 +11,13 @@ record DemoRow(double rate, double fraction, DemoSide measured, DemoSide simulat
                DemoSide steadySimulated, double groundTruthP99Ms, boolean measuredValid, List<String> invalidReasons,
                String why, DemoSide serverTruth) {
 
+    /**
+     * The requests of the steady run ({@code steadySimulated}), the same rate simulated for long enough for the steady
+     * state the chain describes, which a run of a few hundred requests near saturation does not reach (its batch is
+     * still filling when it ends).
+     */
+    static final int STEADY_RUN_REQUESTS = 20_000;
+
     /** A row without the server's account. */
     DemoRow(double rate, double fraction, DemoSide measured, DemoSide simulated, DemoSide predicted,
             DemoSide steadySimulated, double groundTruthP99Ms, boolean measuredValid, List<String> invalidReasons,
