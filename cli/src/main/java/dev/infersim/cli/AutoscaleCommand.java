@@ -1,5 +1,7 @@
 package dev.infersim.cli;
 
+import dev.infersim.cli.options.AutoscaleOptions;
+import dev.infersim.cli.options.OptionGroup;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.infersim.common.ConfigException;
 import dev.infersim.result.ResultJson;

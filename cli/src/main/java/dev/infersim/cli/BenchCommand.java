@@ -1,5 +1,9 @@
 package dev.infersim.cli;
 
+import dev.infersim.cli.options.ClientOptions;
+import dev.infersim.cli.options.OptionGroup;
+import dev.infersim.cli.options.OptionLimits;
+import dev.infersim.cli.options.WorkloadOptions;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.bench.BenchmarkClient;
 import dev.infersim.bench.config.BenchConfig;

@@ -1,5 +1,6 @@
 package dev.infersim.cli;
 
+import dev.infersim.cli.options.DeploymentOptions;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;

@@ -4,6 +4,7 @@ import dev.infersim.bench.harness.HarnessCheck;
 import dev.infersim.bench.harness.HarnessResults;
 import dev.infersim.bench.harness.HarnessTarget;
 import dev.infersim.bench.harness.TruthTimeline;
+import dev.infersim.cli.options.OptionLimits;
 import dev.infersim.common.ConfigException;
 import dev.infersim.result.OutputFile;
 import picocli.CommandLine.Command;

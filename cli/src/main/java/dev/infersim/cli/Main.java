@@ -1,6 +1,9 @@
 package dev.infersim.cli;
 
 import dev.infersim.bench.measure.TerminalText;
+import dev.infersim.cli.options.BundledNames;
+import dev.infersim.cli.options.GroupedHelp;
+import dev.infersim.cli.options.OptionLimits;
 import dev.infersim.common.ConfigException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine;

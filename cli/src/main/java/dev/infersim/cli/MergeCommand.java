@@ -3,6 +3,7 @@ package dev.infersim.cli;
 import dev.infersim.bench.report.HtmlReport;
 import dev.infersim.bench.report.MergeKeys;
 import dev.infersim.bench.report.ShardMerge;
+import dev.infersim.cli.options.ReportOptions;
 import dev.infersim.result.ServingReport;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

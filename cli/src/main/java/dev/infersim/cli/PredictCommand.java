@@ -1,5 +1,11 @@
 package dev.infersim.cli;
 
+import dev.infersim.cli.options.DeploymentOptions;
+import dev.infersim.cli.options.OptionGroup;
+import dev.infersim.cli.options.OptionLimits;
+import dev.infersim.cli.options.ReportOptions;
+import dev.infersim.cli.options.TimingOptions;
+import dev.infersim.cli.options.WorkloadOptions;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.common.ConfigException;
 import dev.infersim.engine.Deployment;

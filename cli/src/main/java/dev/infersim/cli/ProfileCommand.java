@@ -1,5 +1,6 @@
 package dev.infersim.cli;
 
+import dev.infersim.cli.options.DeploymentOptions;
 import dev.infersim.engine.BatchShape;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.KvCapacity;

@@ -1,5 +1,16 @@
 package dev.infersim.cli;
 
+import dev.infersim.cli.options.ConfigFile;
+import dev.infersim.cli.options.DeploymentOptions;
+import dev.infersim.cli.options.FaultOptions;
+import dev.infersim.cli.options.HttpTimeoutOptions;
+import dev.infersim.cli.options.KvEventsOptions;
+import dev.infersim.cli.options.KvTransferOptions;
+import dev.infersim.cli.options.LoraOptions;
+import dev.infersim.cli.options.ModelFeatureOptions;
+import dev.infersim.cli.options.OptionGroup;
+import dev.infersim.cli.options.TimingOptions;
+import dev.infersim.cli.options.TruthLogOptions;
 import dev.infersim.common.ConfigException;
 import dev.infersim.engine.StartupDelay;
 import dev.infersim.server.KvTransferConfig;

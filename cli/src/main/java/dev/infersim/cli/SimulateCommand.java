@@ -1,6 +1,18 @@
 package dev.infersim.cli;
 
 import dev.infersim.bench.report.HtmlReport;
+import dev.infersim.cli.options.AutoscaleOptions;
+import dev.infersim.cli.options.ConfigFile;
+import dev.infersim.cli.options.DeploymentOptions;
+import dev.infersim.cli.options.DisaggregationOptions;
+import dev.infersim.cli.options.LoraOptions;
+import dev.infersim.cli.options.OptionGroup;
+import dev.infersim.cli.options.OptionLimits;
+import dev.infersim.cli.options.ReportOptions;
+import dev.infersim.cli.options.TimingOptions;
+import dev.infersim.cli.options.WorkloadOptions;
+import dev.infersim.result.RunInfo;
+import dev.infersim.result.VllmDetailArrays;
 import dev.infersim.common.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;

@@ -1,5 +1,9 @@
 package dev.infersim.cli;
 
+import dev.infersim.cli.options.ClientOptions;
+import dev.infersim.cli.options.OptionGroup;
+import dev.infersim.cli.options.OptionLimits;
+import dev.infersim.cli.options.WorkloadOptions;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.annotation.JsonNaming;

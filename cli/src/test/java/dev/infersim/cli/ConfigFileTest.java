@@ -1,5 +1,6 @@
 package dev.infersim.cli;
 
+import dev.infersim.cli.options.ConfigFile;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infersim.server.LoraModule;

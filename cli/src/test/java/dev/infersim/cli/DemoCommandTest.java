@@ -2,6 +2,7 @@ package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.infersim.demo.DemoClosedLoop;
 import dev.infersim.server.HeadlessBrowser;
 import dev.infersim.server.PageLayout;
 import org.junit.jupiter.api.AfterAll;

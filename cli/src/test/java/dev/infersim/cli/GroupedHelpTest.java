@@ -1,5 +1,6 @@
 package dev.infersim.cli;
 
+import dev.infersim.cli.options.OptionGroup;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 

@@ -1,0 +1,43 @@
+package dev.infersim.demo;
+
+import java.util.List;
+
+/**
+ * One rate of the sweep, seen three ways. {@code why} says why a run was added after the sweep (null for the
+ * sweep's own rates); {@code serverTruth} is the server's own account of the measured run (the rates its requests
+ * arrived and were served at), or null where it was not kept.
+ */
+record DemoRow(double rate, double fraction, DemoSide measured, DemoSide simulated, DemoSide predicted,
+               DemoSide steadySimulated, double groundTruthP99Ms, boolean measuredValid, List<String> invalidReasons,
+               String why, DemoSide serverTruth) {
+
+    /**
+     * The requests of the steady run ({@code steadySimulated}), the same rate simulated for long enough for the steady
+     * state the chain describes, which a run of a few hundred requests near saturation does not reach (its batch is
+     * still filling when it ends).
+     */
+    static final int STEADY_RUN_REQUESTS = 20_000;
+
+    /** A row without the server's account. */
+    DemoRow(double rate, double fraction, DemoSide measured, DemoSide simulated, DemoSide predicted,
+            DemoSide steadySimulated, double groundTruthP99Ms, boolean measuredValid, List<String> invalidReasons,
+            String why) {
+        this(rate, fraction, measured, simulated, predicted, steadySimulated, groundTruthP99Ms, measuredValid,
+                invalidReasons, why, null);
+    }
+
+    /**
+     * Whether the measured run shows the queue growing: the client's own numbers where its run is valid, the server's
+     * account where the client flagged it invalid (a client too late to trust its latencies still saw the engine's
+     * queue grow).
+     */
+    boolean measuredOverloaded() {
+        DemoSide s = measuredKneeSide();
+        return s != null && s.overloaded();
+    }
+
+    /** The measured side the knee may rest on: the client's run if valid, else the server's account, else null. */
+    DemoSide measuredKneeSide() {
+        return measuredValid ? measured : serverTruth;
+    }
+}
