@@ -19,7 +19,7 @@ import java.util.function.Supplier;
 /**
  * The operations routes: vLLM's {@code GET /health}, {@code GET /version}, {@code GET /metrics},
  * {@code POST /v1/load_lora_adapter} and {@code /v1/unload_lora_adapter} (with runtime LoRA updating on),
- * {@code POST /reset_prefix_cache} (in development mode) and the sleep routes ({@link SleepMode}); llm-d-inference-sim's
+ * {@code POST /reset_prefix_cache} (in development mode) and the sleep routes ({@link SleepRoutes}); llm-d-inference-sim's
  * {@code GET /health/ready}; and infersim's own: {@code GET|POST /admin/faults}, {@code GET|POST /admin/replicas} (on a
  * fleet), {@code GET /infersim/truth} (with a truth log) and the dashboard ({@link Dashboard}). One instance per event
  * loop.
@@ -30,14 +30,14 @@ final class AdminRoutes {
 
     private final Vertx vertx;
     private final ModelService service;
-    private final HttpApi.Shutdown shutdown;
+    private final HttpBasics.Shutdown shutdown;
     private final HttpBasics basics;
     /** The replica set that {@code /admin/replicas} reports and resizes; null where this server has none. */
     private final FleetAdmin fleet;
     /** The feed of {@code /dashboard}; null when the dashboard is off. */
     private final DashboardFeed dashboard;
 
-    AdminRoutes(Vertx vertx, ModelService service, HttpApi.Shutdown shutdown, HttpBasics basics, FleetAdmin fleet,
+    AdminRoutes(Vertx vertx, ModelService service, HttpBasics.Shutdown shutdown, HttpBasics basics, FleetAdmin fleet,
                 DashboardFeed dashboard) {
         this.vertx = vertx;
         this.service = service;
@@ -49,7 +49,7 @@ final class AdminRoutes {
 
     void mount(Router router, BodyHandler body) {
         if (service.options.features().sleepRoutes()) {
-            SleepMode.mount(router, service);
+            SleepRoutes.mount(router, service);
         }
         router.get("/health").handler(this::health);
         router.get("/health/ready").handler(this::ready);
@@ -165,7 +165,7 @@ final class AdminRoutes {
             rc.response().putHeader("content-type", "text/plain; charset=utf-8").end(message);
         } catch (LoraAdapters.LoraException e) {
             rc.response().setStatusCode(e.status).putHeader("content-type", "application/json")
-                    .end(HttpBasics.errorJson(e.status, e.getMessage(), null, e.type));
+                    .end(ApiException.errorJson(e.status, e.getMessage(), null, e.type));
         } catch (ApiException e) {
             HttpBasics.error(rc, e.status, e.getMessage(), e.param);
         }
@@ -230,7 +230,7 @@ final class AdminRoutes {
             fleet.scaleTo(n).onComplete(ar -> {
                 if (ar.succeeded()) {
                     HttpBasics.json(rc, describe.get());
-                } else if (ar.cause() instanceof MockFleet.PortUnavailable taken) {
+                } else if (ar.cause() instanceof FleetAdmin.PortUnavailable taken) {
                     // nothing changed: the replicas started for this request closed again
                     HttpBasics.error(rc, 409, "Scaling to " + n + " replicas failed, the fleet is unchanged: " + taken.getMessage(), "replicas");
                 } else {
@@ -296,12 +296,12 @@ final class AdminRoutes {
         } catch (NumberFormatException e) {
             throw ApiException.badRequest("replica", "replica: expected a replica index, got '" + replica + "'");
         }
-        MockServer server = fleet == null ? null : fleet.replica(n);
-        if (server == null) {
+        ModelService model = fleet == null ? null : fleet.replicaModel(n);
+        if (model == null) {
             throw new ApiException(404, "replica " + n + ": no such replica" + (fleet == null
                     ? " here (ask a fleet's first port, or the replica's own)" : ""), "replica");
         }
-        return server.service();
+        return model;
     }
 
     private static void log(ModelService target, String route, RuntimeConfig[] change) {

@@ -1,5 +1,7 @@
 package dev.infersim.server;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
 /**
  * A request the server refuses, carried to the HTTP layer and written as OpenAI/vLLM error JSON:
  * {@code {"error":{"message","type","param","code"}}} with {@code code} the HTTP status, as vLLM's ErrorResponse.
@@ -31,5 +33,22 @@ final class ApiException extends RuntimeException {
             case 503 -> "ServiceUnavailableError";
             default -> "InternalServerError";
         };
+    }
+
+    /** OpenAI/vLLM error JSON: {@code {"error":{"message","type","param","code"}}}. */
+    public static String errorJson(int status, String message, String param) {
+        return errorJson(status, message, param, ApiException.typeOf(status));
+    }
+
+    public static String errorJson(int status, String message, String param, String type) {
+        ObjectNode body = Json.MAPPER.createObjectNode();
+        ObjectNode error = body.putObject("error").put("message", message).put("type", type);
+        if (param == null) {
+            error.putNull("param");
+        } else {
+            error.put("param", param);
+        }
+        error.put("code", status);
+        return body.toString();
     }
 }

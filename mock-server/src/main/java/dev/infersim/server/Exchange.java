@@ -396,7 +396,7 @@ final class Exchange implements ChoiceSink {
     private void writeBody() {
         finish();
         response.putHeader("content-type", "application/json");
-        if (body.estimatedBytes() > HttpApi.OFF_LOOP_BYTES) {
+        if (body.estimatedBytes() > ResponseOutputStream.OFF_LOOP_BYTES) {
             response.setChunked(true);
             writeOffLoop(body::write, true);
             return;

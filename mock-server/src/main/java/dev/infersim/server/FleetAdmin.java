@@ -16,9 +16,30 @@ interface FleetAdmin {
     /** The serving replicas' metrics, by index (one per data-parallel engine): the dashboard shows them side by side. */
     List<ServerMetrics> metrics();
 
-    /** Replica {@code index} if the fleet has it now, else null. */
-    MockServer replica(int index);
+    /** The model served by replica {@code index} if the fleet has it now, else null. */
+    ModelService replicaModel(int index);
 
     /** The largest fleet a POST may ask for. */
     int maxReplicas();
+
+    /** A replica's port could not be listened on (another process has it); the fleet is as it was. */
+    final class PortUnavailable extends RuntimeException {
+        private final int port;
+
+        public PortUnavailable(int port, Throwable cause) {
+            super("port " + port + " is not available (" + String.valueOf(rootMessage(cause)).trim() + ")", cause);
+            this.port = port;
+        }
+
+        public int port() {
+            return port;
+        }
+
+        private static String rootMessage(Throwable t) {
+            while (t.getCause() != null && t.getCause() != t) {
+                t = t.getCause();
+            }
+            return t.getMessage();
+        }
+    }
 }

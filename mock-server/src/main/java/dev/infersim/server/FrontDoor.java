@@ -46,8 +46,6 @@ import java.util.function.Consumer;
  * ({@code --header-timeout-s} and the rest), framing rules and share of the process's descriptors.
  */
 public final class FrontDoor {
-    /** The header that carries a routing decision to the replica, and so to its truth log. */
-    static final String ROUTE_HEADER = "x-infersim-route";
     private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "transfer-encoding", "te", "trailer",
             "upgrade", "proxy-authorization", "proxy-authenticate", "host", "content-length");
 
@@ -217,7 +215,7 @@ public final class FrontDoor {
         client.request(to).compose(upstream -> {
             copyHeaders(rc.request().headers(), upstream.headers());
             if (route != null) {
-                upstream.putHeader(ROUTE_HEADER, route);
+                upstream.putHeader(HttpBasics.ROUTE_HEADER, route);
             }
             out.closeHandler(v -> {
                 upstream.reset();

@@ -45,7 +45,7 @@ final class GroundTruth {
     /** Event loop: {@code c} finished (seen through its published state); hands it to the truth log, if any. */
     void finished(Choice c) {
         if (log != null) {
-            log.offer(this, c);
+            log.offer((g, seq) -> writeRow(g, seq, c));
         }
     }
 

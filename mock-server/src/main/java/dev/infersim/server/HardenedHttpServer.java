@@ -76,7 +76,7 @@ final class HardenedHttpServer {
             status = why.startsWith("An HTTP line is larger than") ? 414 : 431;
         }
         request.response().setStatusCode(status).putHeader("content-type", "application/json").putHeader("connection", "close")
-                .end(HttpBasics.errorJson(status, "Invalid HTTP request: " + why, null))
+                .end(ApiException.errorJson(status, "Invalid HTTP request: " + why, null))
                 .onComplete(done -> request.connection().close());
     }
 }

@@ -22,32 +22,13 @@ import java.util.concurrent.TimeUnit;
  * vLLM's gRPC engine service ({@link VllmGrpcService}). One instance per event loop; all share the {@link ModelService}.
  */
 final class HttpApi extends VerticleBase {
-    static final String FAULT_HEADER = "x-infersim-fault";
-    /**
-     * Bodies larger than this are parsed and tokenized on a worker thread (about a millisecond of tokenizing), and
-     * responses estimated larger are written by one ({@link ResponseOutputStream}).
-     */
-    static final int OFF_LOOP_BYTES = 64 * 1024;
     private static final String LARGE_BODY_WRITERS = "infersim-large-bodies";
     /** Writers of large responses at once; more wait their turn (a slow reader holds one as long as it reads). */
     private static final int LARGE_BODY_THREADS = 4;
-    /** Names the replica that answered, so a test can see how a gateway spread its requests. */
-    static final String REPLICA_HEADER = "x-infersim-replica";
-    /** llm-d-inference-sim's headers naming the pod that answered (from POD_NAME, its port, POD_NAMESPACE). */
-    static final String POD_HEADER = "x-inference-pod";
-    static final String PORT_HEADER = "x-inference-port";
-    static final String NAMESPACE_HEADER = "x-inference-namespace";
-    /** vLLM's header that routes a request to one data-parallel rank. */
-    static final String DP_RANK_HEADER = "x-data-parallel-rank";
-
-    /** Whether the server is shutting down (new completions get 503). */
-    interface Shutdown {
-        boolean closing();
-    }
 
     private final ModelService service;
     private final int port;
-    private final Shutdown shutdown;
+    private final HttpBasics.Shutdown shutdown;
     private final FleetAdmin fleet;
     private final DashboardFeed dashboard;
     private volatile int boundPort;
@@ -62,7 +43,7 @@ final class HttpApi extends VerticleBase {
      * {@code fleet}: the replica set that {@code /admin/replicas} reports and resizes; null where this server has none.
      * {@code dashboard}: the feed of {@code /dashboard}; null when the dashboard is off.
      */
-    HttpApi(ModelService service, int port, Shutdown shutdown, FleetAdmin fleet, DashboardFeed dashboard) {
+    HttpApi(ModelService service, int port, HttpBasics.Shutdown shutdown, FleetAdmin fleet, DashboardFeed dashboard) {
         this.service = service;
         this.port = port;
         this.shutdown = shutdown;

@@ -17,6 +17,22 @@ import java.util.function.IntSupplier;
  * as the front door and the sleep routes write the same errors.
  */
 final class HttpBasics {
+    /** Whether the server is shutting down (new completions get 503). */
+    interface Shutdown {
+        boolean closing();
+    }
+
+    static final String FAULT_HEADER = "x-infersim-fault";
+    /** Names the replica that answered, so a test can see how a gateway spread its requests. */
+    static final String REPLICA_HEADER = "x-infersim-replica";
+    /** llm-d-inference-sim's headers naming the pod that answered (from POD_NAME, its port, POD_NAMESPACE). */
+    static final String POD_HEADER = "x-inference-pod";
+    static final String PORT_HEADER = "x-inference-port";
+    static final String NAMESPACE_HEADER = "x-inference-namespace";
+    /** vLLM's header that routes a request to one data-parallel rank. */
+    static final String DP_RANK_HEADER = "x-data-parallel-rank";
+    /** The header that carries the front door's routing decision to the replica, and so to its truth log. */
+    static final String ROUTE_HEADER = "x-infersim-route";
     /** The routing context's key of the wire whose error format a translated request's errors take. */
     static final String WIRE_KEY = "infersim.wire";
     /** The routing context's key of the model time at which the request's head was read (a Long). */
@@ -53,14 +69,14 @@ final class HttpBasics {
             id = service.newRequestId(service.nextRequestSeq());
         }
         rc.put("requestId", id);
-        rc.response().putHeader("x-request-id", id).putHeader(HttpApi.REPLICA_HEADER, replica);
+        rc.response().putHeader("x-request-id", id).putHeader(REPLICA_HEADER, replica);
         PodIdentity pod = service.options.pod();
         if (pod.name() != null) {
-            rc.response().putHeader(HttpApi.POD_HEADER, pod.name()).putHeader(HttpApi.PORT_HEADER,
+            rc.response().putHeader(POD_HEADER, pod.name()).putHeader(PORT_HEADER,
                     Integer.toString(boundPort.getAsInt()));
         }
         if (pod.namespace() != null) {
-            rc.response().putHeader(HttpApi.NAMESPACE_HEADER, pod.namespace());
+            rc.response().putHeader(NAMESPACE_HEADER, pod.namespace());
         }
         rc.next();
     }
@@ -151,23 +167,7 @@ final class HttpBasics {
             return;
         }
         String json = rc.get(WIRE_KEY) instanceof Wire w ? w.error(status, message, param, ApiException.typeOf(status))
-                : errorJson(status, message, param);
+                : ApiException.errorJson(status, message, param);
         response.setStatusCode(status).putHeader("content-type", "application/json").end(json);
-    }
-
-    static String errorJson(int status, String message, String param) {
-        return errorJson(status, message, param, ApiException.typeOf(status));
-    }
-
-    static String errorJson(int status, String message, String param, String type) {
-        ObjectNode body = Json.MAPPER.createObjectNode();
-        ObjectNode error = body.putObject("error").put("message", message).put("type", type);
-        if (param == null) {
-            error.putNull("param");
-        } else {
-            error.put("param", param);
-        }
-        error.put("code", status);
-        return body.toString();
     }
 }

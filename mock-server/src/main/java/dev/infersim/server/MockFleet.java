@@ -73,7 +73,6 @@ public final class MockFleet implements FleetAdmin {
         return List.copyOf(replicas);
     }
 
-    @Override
     public synchronized MockServer replica(int index) {
         for (MockServer s : replicas) {
             if (s.replica() == index) {
@@ -81,6 +80,12 @@ public final class MockFleet implements FleetAdmin {
             }
         }
         return null;
+    }
+
+    @Override
+    public ModelService replicaModel(int index) {
+        MockServer replica = replica(index);
+        return replica == null ? null : replica.service();
     }
 
     @Override
@@ -166,7 +171,7 @@ public final class MockFleet implements FleetAdmin {
         int port = base.port() == 0 ? 0 : base.port() + index;
         return portFree.compose(v -> MockServer.start(vertx, base.forReplica(index, port), new RooflineCostModel(base.deployment()),
                         index == 0 ? this : null))
-                .recover(e -> Future.failedFuture(listenFailure(e) ? new PortUnavailable(port, e) : e));
+                .recover(e -> Future.failedFuture(listenFailure(e) ? new FleetAdmin.PortUnavailable(port, e) : e));
     }
 
     /** Whether a start failed at listening: Vert.x's native transport reports that as an IOException of its own. */
@@ -177,27 +182,6 @@ public final class MockFleet implements FleetAdmin {
             }
         }
         return false;
-    }
-
-    /** A replica's port could not be listened on (another process has it); the fleet is as it was. */
-    public static final class PortUnavailable extends RuntimeException {
-        private final int port;
-
-        PortUnavailable(int port, Throwable cause) {
-            super("port " + port + " is not available (" + String.valueOf(rootMessage(cause)).trim() + ")", cause);
-            this.port = port;
-        }
-
-        public int port() {
-            return port;
-        }
-
-        private static String rootMessage(Throwable t) {
-            while (t.getCause() != null && t.getCause() != t) {
-                t = t.getCause();
-            }
-            return t.getMessage();
-        }
     }
 
     @Override

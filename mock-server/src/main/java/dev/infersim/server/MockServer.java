@@ -154,7 +154,7 @@ public final class MockServer {
     private Future<Void> listen() {
         ServerOptions options = service.options;
         int instances = options.eventLoops() > 0 ? options.eventLoops() : Runtime.getRuntime().availableProcessors();
-        HttpApi.Shutdown shutdown = () -> closing;
+        HttpBasics.Shutdown shutdown = () -> closing;
         List<HttpApi> apis = new java.util.concurrent.CopyOnWriteArrayList<>();
         return vertx.deployVerticle(() -> {
             HttpApi api = new HttpApi(service, options.port(), shutdown, fleet, dashboard);

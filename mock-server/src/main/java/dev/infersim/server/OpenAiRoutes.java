@@ -25,13 +25,13 @@ import java.util.function.Function;
 final class OpenAiRoutes {
     private final Vertx vertx;
     private final ModelService service;
-    private final HttpApi.Shutdown shutdown;
+    private final HttpBasics.Shutdown shutdown;
     /** Threads that write responses too large for an event loop. */
     private final WorkerExecutor bodies;
     /** The attempts of each client request answered by the servers of this Vert.x (a fleet's replicas share it). */
     private final Attempts attempts;
 
-    OpenAiRoutes(Vertx vertx, ModelService service, HttpApi.Shutdown shutdown, WorkerExecutor bodies) {
+    OpenAiRoutes(Vertx vertx, ModelService service, HttpBasics.Shutdown shutdown, WorkerExecutor bodies) {
         this.vertx = vertx;
         this.attempts = Attempts.of(vertx);
         this.service = service;
@@ -113,7 +113,7 @@ final class OpenAiRoutes {
             throw new ApiException(400, "The request needs " + sequences + " sequences (prompts x n) but the queue holds "
                     + "at most " + service.options.maxWaitingRequests() + " (--max-waiting-requests)", "n");
         }
-        String route = rc.request().getHeader(FrontDoor.ROUTE_HEADER);
+        String route = rc.request().getHeader(HttpBasics.ROUTE_HEADER);
         String decision = route == null ? null : routeDecision(route);
         int rank = pinnedRank(rc, service);
         if (Choices.drawnOffLoop(service.options, request)) {
@@ -152,14 +152,14 @@ final class OpenAiRoutes {
 
     /**
      * Parses (and tokenizes) the body with {@code parse}, then passes the result to {@code next} on this event loop;
-     * an {@link ApiException} from either is answered as error JSON. A body over {@value HttpApi#OFF_LOOP_BYTES} bytes
+     * an {@link ApiException} from either is answered as error JSON. A body over {@value ResponseOutputStream#OFF_LOOP_BYTES} bytes
      * is parsed on a worker thread: tokenizing a 15 MiB prompt takes a cold tokenizer seconds, and the other connections
      * of this event loop must not wait for it.
      */
     static <T> void withParsed(Vertx vertx, RoutingContext rc, Function<byte[], T> parse, Consumer<T> next) {
         Buffer body = rc.body().buffer();
         byte[] bytes = body == null ? new byte[0] : body.getBytes();
-        if (bytes.length <= HttpApi.OFF_LOOP_BYTES) {
+        if (bytes.length <= ResponseOutputStream.OFF_LOOP_BYTES) {
             HttpBasics.answering(rc, () -> next.accept(parse.apply(bytes)));
             return;
         }
@@ -190,7 +190,7 @@ final class OpenAiRoutes {
 
     /** vLLM's {@code X-data-parallel-rank} header pins a request to one engine; -1 lets the load balancer pick. */
     static int pinnedRank(RoutingContext rc, ModelService service) {
-        String pinned = rc.request().getHeader(HttpApi.DP_RANK_HEADER);
+        String pinned = rc.request().getHeader(HttpBasics.DP_RANK_HEADER);
         if (pinned == null) {
             return -1;
         }
@@ -203,7 +203,7 @@ final class OpenAiRoutes {
         } catch (NumberFormatException e) {
             // answered below
         }
-        throw ApiException.badRequest(HttpApi.DP_RANK_HEADER, HttpApi.DP_RANK_HEADER + ": expected a rank from 0 to "
+        throw ApiException.badRequest(HttpBasics.DP_RANK_HEADER, HttpBasics.DP_RANK_HEADER + ": expected a rank from 0 to "
                 + (ranks - 1) + ", got '" + pinned + "'");
     }
 
@@ -217,15 +217,15 @@ final class OpenAiRoutes {
         } catch (java.io.IOException e) {
             // answered below
         }
-        throw ApiException.badRequest(FrontDoor.ROUTE_HEADER, FrontDoor.ROUTE_HEADER + ": expected a JSON object, got " + header);
+        throw ApiException.badRequest(HttpBasics.ROUTE_HEADER, HttpBasics.ROUTE_HEADER + ": expected a JSON object, got " + header);
     }
 
     static FaultType chooseFault(RoutingContext rc, ModelService service, long seq) {
-        String forced = rc.request().getHeader(HttpApi.FAULT_HEADER);
+        String forced = rc.request().getHeader(HttpBasics.FAULT_HEADER);
         if (forced != null) {
             FaultType t = FaultType.byName(forced);
             if (t == null) {
-                throw ApiException.badRequest(HttpApi.FAULT_HEADER, HttpApi.FAULT_HEADER + ": unknown fault '" + forced + "'");
+                throw ApiException.badRequest(HttpBasics.FAULT_HEADER, HttpBasics.FAULT_HEADER + ": unknown fault '" + forced + "'");
             }
             return t;
         }

@@ -22,6 +22,11 @@ import java.util.concurrent.TimeoutException;
  * goes away ({@link #abort}) makes the next write throw, which ends the worker's work.
  */
 final class ResponseOutputStream extends OutputStream {
+    /**
+     * Bodies larger than this are parsed and tokenized on a worker thread (about a millisecond of tokenizing), and
+     * responses estimated larger are written by one of these.
+     */
+    static final int OFF_LOOP_BYTES = 64 * 1024;
     static final int CHUNK_BYTES = 64 * 1024;
     /** How often a writer waiting for the socket checks whether the client went away. */
     private static final long POLL_MS = 200;

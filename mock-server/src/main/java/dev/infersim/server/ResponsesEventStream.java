@@ -52,7 +52,7 @@ final class ResponsesEventStream implements Wire.Stream {
      */
     @Override
     public boolean largeStart(Choice c) {
-        return object.echoedBytes() > HttpApi.OFF_LOOP_BYTES;
+        return object.echoedBytes() > ResponseOutputStream.OFF_LOOP_BYTES;
     }
 
     @Override
@@ -66,7 +66,7 @@ final class ResponsesEventStream implements Wire.Stream {
     /** {@code response.completed} echoes the request too. */
     @Override
     public boolean largeEnd() {
-        return object.echoedBytes() > HttpApi.OFF_LOOP_BYTES;
+        return object.echoedBytes() > ResponseOutputStream.OFF_LOOP_BYTES;
     }
 
     @Override

@@ -3,16 +3,13 @@ package dev.infersim.server;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.LoraConfig;
 import dev.infersim.engine.StartupDelay;
-import io.vertx.core.Context;
-import io.vertx.ext.web.Router;
-import io.vertx.ext.web.RoutingContext;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
 /**
- * vLLM's sleep mode routes ({@code vllm/entrypoints/serve/sleep/api_router.py} at vLLM main
+ * vLLM's sleep mode ({@code vllm/entrypoints/serve/sleep/api_router.py} at vLLM main
  * 9aaf83ef502fc37bc647f6e474314d48ba36cd1c; served only with {@code --enable-sleep-mode} and
  * {@code VLLM_SERVER_DEV_MODE=1}): {@code POST /sleep?level=1&mode=abort} pauses scheduling (mode {@code abort},
  * {@code wait} or {@code keep} for the requests in flight, as {@code EngineCore.sleep}); level 1 offloads the weights
@@ -37,14 +34,6 @@ final class SleepMode {
 
     SleepMode(ModelService service) {
         this.service = service;
-    }
-
-    static void mount(Router router, ModelService service) {
-        SleepMode sleep = service.sleepMode;
-        router.post("/sleep").handler(sleep::sleepRoute);
-        router.post("/wake_up").handler(sleep::wakeUpRoute);
-        router.get("/is_sleeping").handler(rc -> rc.response().putHeader("content-type", "application/json")
-                .end(Json.MAPPER.createObjectNode().put("is_sleeping", sleep.isSleeping()).toString()));
     }
 
     /** The level the engines sleep at, or -1 while awake. */
@@ -110,45 +99,5 @@ final class SleepMode {
 
     private static CompletableFuture<Void> all(List<? extends CompletableFuture<?>> futures) {
         return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new));
-    }
-
-    private void sleepRoute(RoutingContext rc) {
-        int level;
-        String mode = rc.request().getParam("mode", "abort");
-        try {
-            level = Integer.parseInt(rc.request().getParam("level", "1"));
-        } catch (NumberFormatException e) {
-            HttpBasics.error(rc, 400, "level: expected an integer, got " + rc.request().getParam("level"), "level");
-            return;
-        }
-        if (!List.of("abort", "wait", "keep").contains(mode)) {
-            HttpBasics.error(rc, 400, "mode: expected abort, wait or keep, got " + mode, "mode");
-            return;
-        }
-        Context context = rc.vertx().getOrCreateContext();
-        sleep(level, mode).whenComplete((v, e) -> context.runOnContext(x -> answer(rc, e)));
-    }
-
-    private void wakeUpRoute(RoutingContext rc) {
-        List<String> tags = rc.queryParam("tags");
-        // vLLM wakes the weights unless the tags name only other memory (kv_cache) or scheduling
-        boolean weights = tags.isEmpty() || tags.contains("weights");
-        Context context = rc.vertx().getOrCreateContext();
-        wakeUp(weights).whenComplete((resumeAt, e) -> context.runOnContext(x -> {
-            if (e != null) {
-                answer(rc, e);
-                return;
-            }
-            long wallDelayMs = Math.max(0, (service.clock.toWall(resumeAt) - service.clock.wall().nanoTime()) / 1_000_000);
-            rc.vertx().setTimer(Math.max(1, wallDelayMs), t -> answer(rc, null));
-        }));
-    }
-
-    private static void answer(RoutingContext rc, Throwable failed) {
-        if (failed == null) {
-            rc.response().end();
-        } else {
-            HttpBasics.error(rc, 503, "The engine has stopped", null);
-        }
     }
 }

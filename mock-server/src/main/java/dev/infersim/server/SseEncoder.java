@@ -140,7 +140,7 @@ final class SseEncoder implements Wire.Stream {
                 bytes += (long) p.ids().length * Math.max(1, request.topLogprobs()) * LOGPROB_ENTRY_BYTES;
             }
         }
-        return bytes > HttpApi.OFF_LOOP_BYTES;
+        return bytes > ResponseOutputStream.OFF_LOOP_BYTES;
     }
 
     /** The start of {@code c} written by a worker thread into {@code out}: what the event loop would have sent. */

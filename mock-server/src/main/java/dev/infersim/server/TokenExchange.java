@@ -10,7 +10,7 @@ import io.vertx.core.Context;
  * engine aborts its choices, nothing more is written); vLLM's {@code Abort} {@link #abort}s it (the choices finish with
  * {@code abort}, which the writer still sends). Everything but {@link #abort} runs on the exchange's event loop.
  */
-final class TokenExchange implements ChoiceSink {
+final class TokenExchange implements ChoiceSink, TokenRequests.Running {
 
     /** Where the answer goes: a gRPC stream, an SSE stream or one JSON body. Called on the exchange's event loop. */
     interface Writer {
@@ -123,7 +123,8 @@ final class TokenExchange implements ChoiceSink {
     }
 
     /** Any thread (vLLM's Abort): the engine aborts every choice, which then finish with {@code abort} as usual. */
-    void abort() {
+    @Override
+    public void abort() {
         context.runOnContext(v -> {
             if (!done) {
                 for (Choice c : choices) {

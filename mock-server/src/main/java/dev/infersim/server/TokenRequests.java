@@ -8,7 +8,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * output processor, a request id that is already running is refused ({@code "Request id X already running."}).
  */
 final class TokenRequests {
-    private final ConcurrentHashMap<String, TokenExchange> running = new ConcurrentHashMap<>();
+    /** A running request as Abort sees it. */
+    interface Running {
+        String requestId();
+
+        /** Ends the request now (its choices finish with {@code abort}); callable from any thread. */
+        void abort();
+    }
+
+    private final ConcurrentHashMap<String, Running> running = new ConcurrentHashMap<>();
     private final long startedEpochMillis = System.currentTimeMillis();
     private volatile long lastReceivedEpochMillis;
 
@@ -18,19 +26,19 @@ final class TokenRequests {
     }
 
     /** Registers a request about to run; 400 when its id is running already. */
-    void started(TokenExchange exchange) {
+    void started(Running exchange) {
         if (running.putIfAbsent(exchange.requestId(), exchange) != null) {
             throw ApiException.badRequest(null, "Request id " + exchange.requestId() + " already running.");
         }
     }
 
-    void ended(TokenExchange exchange) {
+    void ended(Running exchange) {
         running.remove(exchange.requestId(), exchange);
     }
 
     /** Aborts the running request of this id, if any; whether there was one. */
     boolean abort(String requestId) {
-        TokenExchange e = running.get(requestId);
+        Running e = running.get(requestId);
         if (e != null) {
             e.abort();
         }

@@ -36,10 +36,10 @@ final class TokenRoutes {
 
     private final Vertx vertx;
     private final ModelService service;
-    private final HttpApi.Shutdown shutdown;
+    private final HttpBasics.Shutdown shutdown;
     private final HttpBasics basics;
 
-    TokenRoutes(Vertx vertx, ModelService service, HttpApi.Shutdown shutdown, HttpBasics basics) {
+    TokenRoutes(Vertx vertx, ModelService service, HttpBasics.Shutdown shutdown, HttpBasics basics) {
         this.vertx = vertx;
         this.service = service;
         this.shutdown = shutdown;

@@ -142,10 +142,6 @@ public final class TruthLog implements AutoCloseable {
     }
 
     /** Event loop: queue a finished choice's row; never waits. */
-    void offer(GroundTruth truth, Choice c) {
-        offer((g, seq) -> truth.writeRow(g, seq, c));
-    }
-
     void offer(PendingRow row) {
         if (!queue.offer(row)) {
             droppedQueueFull.incrementAndGet();

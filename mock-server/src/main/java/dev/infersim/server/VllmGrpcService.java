@@ -57,10 +57,10 @@ final class VllmGrpcService {
     static final String SERVER_TYPE = "vllm-grpc";
 
     private final ModelService service;
-    private final HttpApi.Shutdown shutdown;
+    private final HttpBasics.Shutdown shutdown;
     private final GrpcGenerate generate;
 
-    VllmGrpcService(ModelService service, HttpApi.Shutdown shutdown) {
+    VllmGrpcService(ModelService service, HttpBasics.Shutdown shutdown) {
         this.service = service;
         this.shutdown = shutdown;
         this.generate = new GrpcGenerate(service);

@@ -66,7 +66,7 @@ interface Wire {
         void write(ByteBuf out);
 
         /**
-         * About the bytes of the body: over {@code HttpApi.OFF_LOOP_BYTES}, {@link Exchange} has a worker thread write
+         * About the bytes of the body: over {@code ResponseOutputStream.OFF_LOOP_BYTES}, {@link Exchange} has a worker thread write
          * it with {@link #write(OutputStream)}; 0 (the event loop writes it) unless a format estimates it.
          */
         default long estimatedBytes() {

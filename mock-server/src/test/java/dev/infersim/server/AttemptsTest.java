@@ -66,7 +66,7 @@ class AttemptsTest {
             List<MockServer> replicas = fleet.replicas();
             String body = "{\"prompt\":\"Once\",\"max_tokens\":2,\"ignore_eos\":true}";
             TestServers.Reply refused = TestServers.post(replicas.get(0), "/v1/completions", body, "x-request-id", "retried",
-                    HttpApi.FAULT_HEADER, "rate_limit");
+                    HttpBasics.FAULT_HEADER, "rate_limit");
             assertEquals(429, refused.status());
             assertEquals("1", refused.raw().headers().firstValue(Attempts.HEADER).orElse(null));
             TestServers.Reply retried = TestServers.post(replicas.get(1), "/v1/completions", body, "x-request-id", "retried");

@@ -107,7 +107,7 @@ class FrontDoorAgreesWithSimulationTest {
             for (CompletableFuture<HttpResponse<java.io.InputStream>> r : replies) {
                 HttpResponse<java.io.InputStream> reply = r.get(60, TimeUnit.SECONDS);
                 assertEquals(200, reply.statusCode());
-                assigned.add(Integer.parseInt(reply.headers().firstValue(HttpApi.REPLICA_HEADER).orElseThrow()));
+                assigned.add(Integer.parseInt(reply.headers().firstValue(HttpBasics.REPLICA_HEADER).orElseThrow()));
             }
             for (CompletableFuture<HttpResponse<java.io.InputStream>> r : replies) {
                 r.get().body().close();

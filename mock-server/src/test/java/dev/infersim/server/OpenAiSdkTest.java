@@ -99,6 +99,6 @@ class OpenAiSdkTest {
         assertThrows(BadRequestException.class, () -> client.chat().completions().create(chat(200_000).build()));
         assertThrows(UnauthorizedException.class, () -> sdk("wrong").chat().completions().create(chat(3).build()));
         assertThrows(RateLimitException.class, () -> client.chat().completions().create(chat(3)
-                .putAdditionalHeader(HttpApi.FAULT_HEADER, "rate_limit").build()));
+                .putAdditionalHeader(HttpBasics.FAULT_HEADER, "rate_limit").build()));
     }
 }

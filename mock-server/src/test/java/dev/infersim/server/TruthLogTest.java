@@ -109,7 +109,7 @@ class TruthLogTest {
                     {"prompt":"Once upon","max_tokens":6,"ignore_eos":true,"stream":true,"infersim":{"token_times":true}}""";
             TestServers.stream(server, "/v1/completions", body, "x-request-id", "on-time");
             TestServers.Stream held = TestServers.stream(server, "/v1/completions", body, "x-request-id", "held",
-                    HttpApi.FAULT_HEADER, "slow_first_token");
+                    HttpBasics.FAULT_HEADER, "slow_first_token");
             inBand = held.events().get(held.events().size() - 2).json().get("infersim").get("choices").get(0).get("wall");
             assertTrue(TestServers.eventually(5, () -> log.written() == 2), "two rows written");
         } finally {
