@@ -66,7 +66,7 @@ final class Choice {
     private long[] writtenTimes;
     private long firstWrittenNanos = -1;
     private long lastWrittenNanos = -1;
-    /** More tokens were published than one turn writes: a task of its own writes on (see Exchange). */
+    /** More tokens were published than one turn writes: a task of its own writes on (see CompletionExchange). */
     boolean catchingUp;
     boolean finishHandled;
     boolean finalChunkSent;

@@ -2,7 +2,7 @@ package dev.infersim.server;
 
 /**
  * What answers a request's choices on its event loop: the engine thread publishes their tokens and finishes and the
- * choices' {@link EventLoopBatch} hands each to its sink. An {@link Exchange} writes OpenAI chunks or bodies, a
+ * choices' {@link EventLoopBatch} hands each to its sink. A {@link CompletionExchange} writes OpenAI chunks or bodies, a
  * {@link TokenExchange} token ids (vLLM's gRPC Generate, {@code /inference/v1/generate}).
  */
 interface ChoiceSink {

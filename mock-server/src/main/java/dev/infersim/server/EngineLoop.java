@@ -40,7 +40,7 @@ import java.util.concurrent.locks.LockSupport;
  * late the engine thread runs: replaying the stamps through the simulator gives the same timeline.
  *
  * <p>Between two steps the thread also carries out what other threads asked: prefix-cache resets, sleeps and wake-ups
- * ({@link EngineCommands}) and LoRA adapter changes ({@link EngineLoras}). With a KV connector ({@link KvConnector}) it
+ * ({@link EngineCommands}) and LoRA adapter changes ({@link EngineLoras}). With a KV connector ({@link KvTransferConnector}) it
  * holds the blocks of finished prefills ({@code do_remote_decode}) for their decode sides ({@link KvHolds}) and, while
  * the engine waits only for remote KV, sleeps until the first arrives, then starts the step that takes it in exactly
  * then.
@@ -87,13 +87,13 @@ final class EngineLoop implements Runnable {
     private final EngineKvEvents kvEvents = new EngineKvEvents();
     private long cursorNanos;
     /** The KV connector; null without one. Its notices (a decode side read a hold, or renews its lease) come in here. */
-    private final KvConnector kv;
-    private final ConcurrentLinkedQueue<KvConnector.Notice> kvNotices = new ConcurrentLinkedQueue<>();
+    private final KvTransferConnector kv;
+    private final ConcurrentLinkedQueue<KvTransferConnector.Notice> kvNotices = new ConcurrentLinkedQueue<>();
     /** Engine thread: the blocks of finished prefills held for decode sides. */
     private final KvHolds holds;
 
     EngineLoop(EngineCore engine, int rank, ModelClock clock, ServerMetrics metrics, String name, boolean realtime,
-               LoraRequestStates loraStates, KvConnector kv) {
+               LoraRequestStates loraStates, KvTransferConnector kv) {
         this.kv = kv;
         this.holds = new KvHolds(engine, rank, clock, kv);
         this.commands = new EngineCommands(engine, clock, kvEvents::flush, this::abortLive);
@@ -204,7 +204,7 @@ final class EngineLoop implements Runnable {
     }
 
     /** Any thread (the side channel): a decode side has read, or renews its lease on, a held prefill's blocks. */
-    void kvNotice(KvConnector.Notice notice) {
+    void kvNotice(KvTransferConnector.Notice notice) {
         kvNotices.offer(notice);
         wake();
     }
@@ -402,7 +402,7 @@ final class EngineLoop implements Runnable {
             arrived.add(c);
             live.add(c);
         }
-        KvConnector.Notice notice;
+        KvTransferConnector.Notice notice;
         while ((notice = kvNotices.poll()) != null) {
             holds.apply(notice);
         }

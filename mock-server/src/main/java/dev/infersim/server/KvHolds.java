@@ -18,12 +18,12 @@ final class KvHolds {
     private final int rank;
     private final ModelClock clock;
     /** The connector; null without one, when nothing is ever held. */
-    private final KvConnector kv;
+    private final KvTransferConnector kv;
     /** Finished prefills holding their blocks, by remote_request_id, and their leases' ends (model ns). */
     private final HashMap<String, Choice> held = new HashMap<>();
     private final HashMap<String, Long> leaseEnds = new HashMap<>();
 
-    KvHolds(EngineCore engine, int rank, ModelClock clock, KvConnector kv) {
+    KvHolds(EngineCore engine, int rank, ModelClock clock, KvTransferConnector kv) {
         this.engine = engine;
         this.rank = rank;
         this.clock = clock;
@@ -41,7 +41,7 @@ final class KvHolds {
     }
 
     /** A decode side has read a hold (its blocks go now) or renews its lease. */
-    void apply(KvConnector.Notice notice) {
+    void apply(KvTransferConnector.Notice notice) {
         if (notice.heartbeat()) {
             long until = clock.modelNow() + kv.config().leaseExtensionNanos();
             leaseEnds.computeIfPresent(notice.requestId(), (id, end) -> Math.max(end, until));

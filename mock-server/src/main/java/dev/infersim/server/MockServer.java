@@ -359,7 +359,7 @@ public final class MockServer {
     }
 
     private String kvTransferNote() {
-        KvConnector c = service.kvConnector;
+        KvTransferConnector c = service.kvConnector;
         if (c == null) {
             return "";
         }

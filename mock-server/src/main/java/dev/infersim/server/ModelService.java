@@ -34,7 +34,7 @@ final class ModelService {
     final LoraAdapters loras;
     final LoraRequestStates loraStates;
     /** The KV connector (prefill/decode disaggregation); null without {@code --kv-transfer-config}. */
-    final KvConnector kvConnector;
+    final KvTransferConnector kvConnector;
     final AtomicInteger activeExchanges = new AtomicInteger();
     /** The requests answered in token ids now running, by id (vLLM's gRPC Abort names them). */
     final TokenRequests tokenRequests = new TokenRequests();
@@ -58,7 +58,7 @@ final class ModelService {
         this.loraStates = lora == null ? null : new LoraRequestStates(lora.maxLoras(), options.metrics().loraByQueue(),
                 engines.size(), System::currentTimeMillis);
         this.kvConnector = options.kvTransfer() == null ? null
-                : new KvConnector(options, engines.size(), capacity.kvBytesPerTokenPerGpu());
+                : new KvTransferConnector(options, engines.size(), capacity.kvBytesPerTokenPerGpu());
         List<EngineLoop> loops = new ArrayList<>();
         List<ServerMetrics> metrics = new ArrayList<>();
         for (int rank = 0; rank < engines.size(); rank++) {

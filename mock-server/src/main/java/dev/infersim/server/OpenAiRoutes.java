@@ -19,7 +19,7 @@ import java.util.function.Function;
  * {@code /v1/completions}, the translated {@code POST /v1/messages} (Anthropic) and {@code /v1/responses}, or
  * {@code POST /v1/embeddings} alone for a pooling model; {@code GET /v1/models}, {@code POST /tokenize} and
  * {@code /detokenize}. A completion is parsed (on a worker thread when its body is large), admitted (its fault drawn
- * or forced with {@code x-infersim-fault}, room in the waiting queue) and answered by an {@link Exchange}; a request
+ * or forced with {@code x-infersim-fault}, room in the waiting queue) and answered by a {@link CompletionExchange}; a request
  * whose {@code model} names a LoRA adapter runs on it. One instance per event loop.
  */
 final class OpenAiRoutes {
@@ -129,7 +129,7 @@ final class OpenAiRoutes {
         if (shutdown.closing()) {
             throw new ApiException(503, "The server is shutting down", null); // it began while the outputs were drawn
         }
-        Exchange exchange = new Exchange(service, rank, request, rc.response(), vertx.getOrCreateContext(), bodies,
+        CompletionExchange exchange = new CompletionExchange(service, rank, request, rc.response(), vertx.getOrCreateContext(), bodies,
                 rc.get("requestId"), outputs, fault, wire);
         if (decision != null) {
             exchange.routedBy(decision);

@@ -12,7 +12,7 @@ import java.io.IOException;
  * @param model the served model name, or the LoRA adapter the request ran on (vLLM names the adapter as the model)
  */
 record ResponseContext(CompletionRequest request, String id, long created, String model, Choice[] choices, Logprobs logprobs,
-                       GroundTruth truth) {
+                       ResponseTruth truth) {
 
     /** The context of a response to {@code request} (whose choices are {@code choices}) in {@code wire}'s format. */
     static ResponseContext open(ModelService service, Wire wire, CompletionRequest request, String requestId, Choice[] choices) {
@@ -20,7 +20,7 @@ record ResponseContext(CompletionRequest request, String id, long created, Strin
         long created = System.currentTimeMillis() / 1000;
         String model = request.lora() != null ? request.lora().name() : service.options.servedModelName();
         return new ResponseContext(request, id, created, model, choices, new Logprobs(request, service.vocabulary),
-                new GroundTruth(service, request, requestId, choices));
+                new ResponseTruth(service, request, requestId, choices));
     }
 
     /** The keys every OpenAI body and chunk opens with, {@code object} being its kind. */

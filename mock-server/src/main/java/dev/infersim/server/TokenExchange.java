@@ -4,9 +4,9 @@ import io.vertx.core.Context;
 
 /**
  * One request answered in token ids, on its event loop: vLLM's gRPC {@code Generate} and {@code /inference/v1/generate}.
- * It hands its choices to the engine as an {@link Exchange} does and hands what the engine publishes to its
+ * It hands its choices to the engine as a {@link CompletionExchange} does and hands what the engine publishes to its
  * {@link Writer}: each choice's new token ids as they come, then its finish; each finished choice goes to the truth
- * log with its token ids ({@link GroundTruth#answeredInTokenIds}). A client that goes away {@link #cancel}s it (the
+ * log with its token ids ({@link ResponseTruth#answeredInTokenIds}). A client that goes away {@link #cancel}s it (the
  * engine aborts its choices, nothing more is written); vLLM's {@code Abort} {@link #abort}s it (the choices finish with
  * {@code abort}, which the writer still sends). Everything but {@link #abort} runs on the exchange's event loop.
  */
@@ -30,7 +30,7 @@ final class TokenExchange implements ChoiceSink, TokenRequests.Running {
     private final ModelService service;
     private final String requestId;
     private final Choice[] choices;
-    private final GroundTruth truth;
+    private final ResponseTruth truth;
     private final boolean streams;
     private final Context context;
     private Writer writer;
@@ -49,7 +49,7 @@ final class TokenExchange implements ChoiceSink, TokenRequests.Running {
         this.streams = streams;
         this.context = context;
         this.choices = Choices.create(service, request, this, Choices.outputs(service, request, seq), service.batchFor(context));
-        this.truth = new GroundTruth(service, request, requestId, choices);
+        this.truth = new ResponseTruth(service, request, requestId, choices);
         truth.answeredInTokenIds(api);
     }
 

@@ -189,7 +189,7 @@ final class TokenRoutes {
      * answer is vLLM's 503 for one not ready.
      */
     private void mooncakeQuery(RoutingContext rc) {
-        KvConnector kv = service.kvConnector;
+        KvTransferConnector kv = service.kvConnector;
         if (kv == null) {
             rc.response().setStatusCode(503).putHeader("content-type", "application/json")
                     .end(Json.MAPPER.createObjectNode().put("detail", "Mooncake prefiller worker topology is not ready.")

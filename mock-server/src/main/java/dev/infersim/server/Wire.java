@@ -11,7 +11,7 @@ import java.io.OutputStream;
  * {@link ResponseContext}.
  */
 interface Wire {
-    /** What an exchange streams: the chunk (or event) sequence of one response, in the order {@link Exchange} calls. */
+    /** What an exchange streams: the chunk (or event) sequence of one response, in the order {@link CompletionExchange} calls. */
     interface Stream {
         /** Buffer room for {@code tokens} token events of {@code c}. */
         int capacityFor(Choice c, int tokens);
@@ -36,7 +36,7 @@ interface Wire {
 
         /**
          * Whether the start of {@code c} (role, echo, first token) is too large to write on an event loop, so that
-         * {@link Exchange} has a worker thread write it with {@link #start}; no, unless a format says so.
+         * {@link CompletionExchange} has a worker thread write it with {@link #start}; no, unless a format says so.
          */
         default boolean largeStart(Choice c) {
             return false;
@@ -48,7 +48,7 @@ interface Wire {
         }
 
         /**
-         * Whether the end of the stream ({@link #done}) is too large to write on an event loop, so that {@link Exchange}
+         * Whether the end of the stream ({@link #done}) is too large to write on an event loop, so that {@link CompletionExchange}
          * has a worker thread write it with {@link #done(OutputStream)}; no, unless a format says so.
          */
         default boolean largeEnd() {
@@ -66,7 +66,7 @@ interface Wire {
         void write(ByteBuf out);
 
         /**
-         * About the bytes of the body: over {@code ResponseOutputStream.OFF_LOOP_BYTES}, {@link Exchange} has a worker thread write
+         * About the bytes of the body: over {@code ResponseOutputStream.OFF_LOOP_BYTES}, {@link CompletionExchange} has a worker thread write
          * it with {@link #write(OutputStream)}; 0 (the event loop writes it) unless a format estimates it.
          */
         default long estimatedBytes() {

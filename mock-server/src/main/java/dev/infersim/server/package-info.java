@@ -9,10 +9,10 @@
  * dev.infersim.server.ModelClock}), admitting requests by the simulator's rule, so the mock and the simulator give the
  * same timeline for the same arrivals.
  *
- * <p>One request is an {@link dev.infersim.server.Exchange} on its event loop: its choices ({@link
+ * <p>One request is an {@link dev.infersim.server.CompletionExchange} on its event loop: its choices ({@link
  * dev.infersim.server.Choices}), written from its {@link dev.infersim.server.ResponseContext} as SSE chunks ({@link
  * dev.infersim.server.SseEncoder}) or one body ({@link dev.infersim.server.WholeBody}) with Jackson's streaming
- * generator, carrying the {@code infersim} ground truth ({@link dev.infersim.server.GroundTruth}) and any injected
+ * generator, carrying the {@code infersim} ground truth ({@link dev.infersim.server.ResponseTruth}) and any injected
  * fault ({@link dev.infersim.server.ExchangeFault}).
  * {@code /metrics} renders vLLM's series by hand ({@link dev.infersim.server.ServerMetrics}) beside Micrometer's JVM
  * and process metrics ({@link dev.infersim.server.RuntimeMetrics}); {@link dev.infersim.server.MockFleet} serves

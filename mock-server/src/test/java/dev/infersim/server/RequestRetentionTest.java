@@ -63,7 +63,7 @@ class RequestRetentionTest {
             }
         }
         assertTrue(grown.isEmpty(), "live instances grew with the requests served: " + grown);
-        for (String perRequest : List.of("dev.infersim.server.EventLoopBatch", "dev.infersim.server.Exchange",
+        for (String perRequest : List.of("dev.infersim.server.EventLoopBatch", "dev.infersim.server.CompletionExchange",
                 "dev.infersim.server.Choice", "io.vertx.core.impl.DuplicatedContext")) {
             // measured from the warm-up: the servers of tests run before this one in the same JVM may still hold theirs
             long more = after.getOrDefault(perRequest, 0L) - start.getOrDefault(perRequest, 0L);

@@ -41,7 +41,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * and a pull always succeeds. A notification that cannot be delivered is counted
  * ({@code vllm:nixl_num_failed_notifications_total}); the prefill side then frees the blocks when the lease ends.
  */
-final class KvConnector {
+final class KvTransferConnector {
     /** A decode side's message about the hold {@code requestId}: read (free it), or a heartbeat (extend its lease). */
     record Notice(String requestId, boolean heartbeat) {
     }
@@ -61,7 +61,7 @@ final class KvConnector {
     private HttpClient client;
     private long heartbeatTimer = -1;
 
-    KvConnector(ServerOptions options, int engines, double kvBytesPerTokenPerGpu) {
+    KvTransferConnector(ServerOptions options, int engines, double kvBytesPerTokenPerGpu) {
         this.options = options;
         this.config = options.kvTransfer();
         this.engineIds = new String[engines];

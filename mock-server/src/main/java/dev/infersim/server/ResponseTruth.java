@@ -14,7 +14,7 @@ import java.io.IOException;
  * names the prefill it pulled from and the tokens pulled (and its timeline the pull's start, end and length), or the
  * blocks it held for a decode side.
  */
-final class GroundTruth {
+final class ResponseTruth {
     private final String requestId;
     private final CompletionRequest request;
     private final Choice[] choices;
@@ -33,7 +33,7 @@ final class GroundTruth {
     /** The API that answered in token ids ({@code grpc}, {@code generate}), whose rows carry them; null otherwise. */
     private String tokenApi;
 
-    GroundTruth(ModelService service, CompletionRequest request, String requestId, Choice[] choices) {
+    ResponseTruth(ModelService service, CompletionRequest request, String requestId, Choice[] choices) {
         this.requestId = requestId;
         this.request = request;
         this.choices = choices;

@@ -21,7 +21,7 @@ import java.nio.charset.StandardCharsets;
  * ({@link WholeBody}), applying the request's injected fault ({@link ExchangeFault}) on the way. A client that goes away
  * aborts its choices in the engine. Everything here runs on the exchange's event loop.
  */
-final class Exchange implements ChoiceSink {
+final class CompletionExchange implements ChoiceSink {
     /**
      * Token chunks of one stream written in one event-loop turn, its choices together: when the engine has run ahead of
      * a stream (a fast time scale, a slow reader), the rest waits behind the loop's other connections rather than
@@ -36,7 +36,7 @@ final class Exchange implements ChoiceSink {
     private final int pinnedRank;
     /** The engine serving this exchange; set by {@link #submit()}. */
     private EngineLoop loop;
-    private final GroundTruth truth;
+    private final ResponseTruth truth;
     private final CompletionRequest request;
     private final HttpServerResponse response;
     private final Context context;
@@ -57,7 +57,7 @@ final class Exchange implements ChoiceSink {
     /** What a worker thread is writing into the response, or null. */
     private ResponseOutputStream offLoop;
 
-    Exchange(ModelService service, int pinnedRank, CompletionRequest request, HttpServerResponse response, Context context,
+    CompletionExchange(ModelService service, int pinnedRank, CompletionRequest request, HttpServerResponse response, Context context,
              WorkerExecutor bodies, String requestId, Choices.Output[] outputs, FaultType fault, Wire wire) {
         this.service = service;
         this.pinnedRank = pinnedRank;
@@ -122,7 +122,7 @@ final class Exchange implements ChoiceSink {
     /** Reserves waiting slots and hands the choices to the engine; false (nothing submitted) when the queue is full. */
     boolean submit() {
         loop = service.reserveEngine(pinnedRank, choices.length);
-        KvConnector kv = service.kvConnector;
+        KvTransferConnector kv = service.kvConnector;
         for (Choice c : choices) {
             if (kv != null && c.remotePrefill != null) {
                 if (loop == null) {
