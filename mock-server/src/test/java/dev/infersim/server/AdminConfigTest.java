@@ -1,5 +1,9 @@
 package dev.infersim.server;
 
+import dev.infersim.server.json.Json;
+import dev.infersim.server.fleet.MockFleet;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.observe.TruthLog;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.FixedTiming;
 import io.vertx.core.Future;

@@ -1,5 +1,6 @@
 package dev.infersim.server;
 
+import dev.infersim.server.json.Json;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import org.junit.jupiter.api.Test;

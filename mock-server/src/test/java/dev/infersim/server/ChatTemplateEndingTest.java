@@ -1,5 +1,6 @@
 package dev.infersim.server;
 
+import dev.infersim.server.text.PromptTokenizer;
 import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

@@ -1,5 +1,6 @@
 package dev.infersim.server;
 
+import dev.infersim.server.fleet.MockServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,6 @@
 package dev.infersim.server;
 
+import dev.infersim.server.config.ModelFeatures;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.openai.models.embeddings.CreateEmbeddingResponse;
 import com.openai.models.embeddings.EmbeddingCreateParams;

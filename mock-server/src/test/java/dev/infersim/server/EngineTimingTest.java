@@ -1,5 +1,8 @@
 package dev.infersim.server;
 
+import dev.infersim.server.json.Json;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.text.PromptTokenizer;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.BatchShape;
 import dev.infersim.engine.Deployment;

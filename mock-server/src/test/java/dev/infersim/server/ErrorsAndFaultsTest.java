@@ -1,5 +1,7 @@
 package dev.infersim.server;
 
+import dev.infersim.server.routes.HttpBasics;
+import dev.infersim.server.fleet.MockServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

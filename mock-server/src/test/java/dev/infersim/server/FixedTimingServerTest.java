@@ -1,5 +1,7 @@
 package dev.infersim.server;
 
+import dev.infersim.server.json.Json;
+import dev.infersim.server.fleet.MockServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.TruncatedNormal;

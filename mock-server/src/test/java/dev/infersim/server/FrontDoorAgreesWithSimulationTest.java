@@ -1,5 +1,10 @@
 package dev.infersim.server;
 
+import dev.infersim.server.fleet.FrontDoor;
+import dev.infersim.server.routes.HttpBasics;
+import dev.infersim.server.config.LoraModule;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.config.ServerOptions;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.FixedTiming;

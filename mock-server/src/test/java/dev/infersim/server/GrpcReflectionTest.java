@@ -1,5 +1,7 @@
 package dev.infersim.server;
 
+import dev.infersim.server.config.GrpcOptions;
+import dev.infersim.server.fleet.MockServer;
 import com.google.protobuf.DescriptorProtos;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;

@@ -1,5 +1,6 @@
 package dev.infersim.server;
 
+import dev.infersim.server.json.Json;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 

@@ -1,5 +1,11 @@
 package dev.infersim.server;
 
+import dev.infersim.server.config.KvEventsConfig;
+import dev.infersim.server.kv.KvEventsTest;
+import dev.infersim.server.fleet.MockFleet;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.text.PromptTokenizer;
+import dev.infersim.server.config.ServerOptions;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.dataformat.cbor.CBORFactory;

@@ -1,5 +1,12 @@
 package dev.infersim.server;
 
+import dev.infersim.server.json.Json;
+import dev.infersim.server.config.LoraModule;
+import dev.infersim.server.observe.LoraRequestStates;
+import dev.infersim.server.config.MetricsOptions;
+import dev.infersim.server.fleet.MockFleet;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.config.ServerOptions;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.openai.client.OpenAIClient;
 import com.openai.core.JsonValue;

@@ -1,5 +1,9 @@
 package dev.infersim.server;
 
+import dev.infersim.server.json.Json;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.http.ResponseOutputStream;
+import dev.infersim.server.config.ServerOptions;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.RooflineCostModel;
 import io.vertx.core.Vertx;

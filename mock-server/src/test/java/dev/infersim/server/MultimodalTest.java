@@ -1,5 +1,7 @@
 package dev.infersim.server;
 
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.observe.TruthLog;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;

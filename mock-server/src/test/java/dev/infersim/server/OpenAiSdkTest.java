@@ -1,5 +1,7 @@
 package dev.infersim.server;
 
+import dev.infersim.server.routes.HttpBasics;
+import dev.infersim.server.text.PromptTokenizer;
 import com.openai.client.OpenAIClient;
 import com.openai.core.http.StreamResponse;
 import com.openai.errors.BadRequestException;

@@ -1,5 +1,7 @@
 package dev.infersim.server;
 
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.config.ServerOptions;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
 import org.junit.jupiter.api.Test;

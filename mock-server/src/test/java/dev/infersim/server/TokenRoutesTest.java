@@ -1,5 +1,9 @@
 package dev.infersim.server;
 
+import dev.infersim.server.config.KvTransferConfig;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.text.PromptTokenizer;
+import dev.infersim.server.observe.TruthLog;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.engine.KvTransferLink;

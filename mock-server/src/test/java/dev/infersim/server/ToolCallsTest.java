@@ -1,5 +1,13 @@
 package dev.infersim.server;
 
+import dev.infersim.server.json.ApiException;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.output.JsonSchemaSamplerTest;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.config.ModelFeatures;
+import dev.infersim.server.output.OutputSpec;
+import dev.infersim.server.text.PromptTokenizer;
+import dev.infersim.server.request.RequestParser;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.openai.client.OpenAIClient;
 import com.openai.core.JsonValue;

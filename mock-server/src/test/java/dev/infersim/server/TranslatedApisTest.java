@@ -1,5 +1,10 @@
 package dev.infersim.server;
 
+import dev.infersim.server.json.Json;
+import dev.infersim.server.output.JsonSchemaSamplerTest;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.config.ModelFeatures;
+import dev.infersim.server.text.PromptTokenizer;
 import com.anthropic.client.AnthropicClient;
 import com.anthropic.client.okhttp.AnthropicOkHttpClient;
 import com.anthropic.core.JsonValue;

@@ -1,5 +1,6 @@
 package dev.infersim.server;
 
+import dev.infersim.server.routes.VllmGrpcService;
 import com.google.protobuf.Descriptors;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import dev.infersim.server.grpc.VllmEngineProto;

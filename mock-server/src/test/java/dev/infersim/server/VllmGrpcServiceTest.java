@@ -1,5 +1,10 @@
 package dev.infersim.server;
 
+import dev.infersim.server.routes.AdminRoutes;
+import dev.infersim.server.config.GrpcOptions;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.observe.TruthLog;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.FixedTiming;
 import dev.infersim.server.grpc.VllmEngineProto;

@@ -1,5 +1,9 @@
 package dev.infersim.server;
 
+import dev.infersim.server.observe.FakeMetrics;
+import dev.infersim.server.config.MetricsOptions;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.config.ServerOptions;
 import dev.infersim.engine.LoraConfig;
 import org.junit.jupiter.api.Test;
 
