@@ -1,8 +1,8 @@
 package dev.infersim.server;
 
-import dev.infersim.server.json.Json;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.infersim.server.json.Json;
 import org.junit.jupiter.api.Test;
 
 import java.io.InputStream;

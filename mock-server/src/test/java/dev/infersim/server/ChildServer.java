@@ -1,8 +1,8 @@
 package dev.infersim.server;
 
+import dev.infersim.server.config.ServerOptions;
 import dev.infersim.server.fleet.FrontDoor;
 import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.config.ServerOptions;
 
 
 

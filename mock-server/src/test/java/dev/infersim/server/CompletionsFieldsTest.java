@@ -1,6 +1,5 @@
 package dev.infersim.server;
 
-import dev.infersim.server.text.PromptTokenizer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.openai.client.OpenAIClient;
 import com.openai.core.JsonValue;
@@ -8,6 +7,7 @@ import com.openai.errors.BadRequestException;
 import com.openai.models.completions.Completion;
 import com.openai.models.completions.CompletionChoice;
 import com.openai.models.completions.CompletionCreateParams;
+import dev.infersim.server.text.PromptTokenizer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

@@ -1,12 +1,12 @@
 package dev.infersim.server;
 
-import dev.infersim.server.config.FaultSettings;
-import dev.infersim.server.routes.HttpBasics;
-import dev.infersim.server.json.Json;
-import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.observe.TruthLog;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.RooflineCostModel;
+import dev.infersim.server.config.FaultSettings;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.observe.TruthLog;
+import dev.infersim.server.routes.HttpBasics;
 import io.vertx.core.Vertx;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

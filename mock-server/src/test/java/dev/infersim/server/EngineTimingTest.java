@@ -1,8 +1,5 @@
 package dev.infersim.server;
 
-import dev.infersim.server.json.Json;
-import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.text.PromptTokenizer;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.BatchShape;
 import dev.infersim.engine.Deployment;
@@ -11,6 +8,9 @@ import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.RooflineCostModel;
 import dev.infersim.engine.StepOutcome;
 import dev.infersim.engine.StepPlan;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.text.PromptTokenizer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

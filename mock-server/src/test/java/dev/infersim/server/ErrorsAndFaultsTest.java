@@ -1,8 +1,8 @@
 package dev.infersim.server;
 
-import dev.infersim.server.routes.HttpBasics;
-import dev.infersim.server.fleet.MockServer;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.routes.HttpBasics;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

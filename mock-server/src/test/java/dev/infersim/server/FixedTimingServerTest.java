@@ -1,10 +1,10 @@
 package dev.infersim.server;
 
-import dev.infersim.server.json.Json;
-import dev.infersim.server.fleet.MockServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.TruncatedNormal;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.Json;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

@@ -1,10 +1,5 @@
 package dev.infersim.server;
 
-import dev.infersim.server.fleet.FrontDoor;
-import dev.infersim.server.routes.HttpBasics;
-import dev.infersim.server.config.LoraModule;
-import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.config.ServerOptions;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.FixedTiming;
@@ -12,6 +7,11 @@ import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.LoraConfig;
 import dev.infersim.engine.Profiles;
 import dev.infersim.engine.SchedulingPolicies;
+import dev.infersim.server.config.LoraModule;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.FrontDoor;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.routes.HttpBasics;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.RoutedRequest;
 import dev.infersim.sim.Router;

@@ -1,8 +1,8 @@
 package dev.infersim.server;
 
+import dev.infersim.server.output.TokenText;
 import dev.infersim.server.text.LoremVocabulary;
 import dev.infersim.server.text.PromptTokenizer;
-import dev.infersim.server.output.TokenText;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;

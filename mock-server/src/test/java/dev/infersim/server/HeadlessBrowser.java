@@ -1,8 +1,8 @@
 package dev.infersim.server;
 
-import dev.infersim.server.json.Json;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.server.json.Json;
 
 import java.io.BufferedReader;
 import java.io.File;

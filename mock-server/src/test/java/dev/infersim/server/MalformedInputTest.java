@@ -1,11 +1,11 @@
 package dev.infersim.server;
 
-import dev.infersim.server.json.Json;
-import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.http.ResponseOutputStream;
-import dev.infersim.server.config.ServerOptions;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.RooflineCostModel;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.http.ResponseOutputStream;
+import dev.infersim.server.json.Json;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import org.junit.jupiter.api.Test;

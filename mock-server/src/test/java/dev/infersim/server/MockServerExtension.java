@@ -1,8 +1,8 @@
 package dev.infersim.server;
 
-import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.config.ServerOptions;
 import dev.infersim.common.NanoClock;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.MockServer;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;

@@ -1,8 +1,8 @@
 package dev.infersim.server;
 
+import dev.infersim.common.ConfigException;
 import dev.infersim.server.fleet.MockServer;
 import dev.infersim.server.text.PromptTokenizer;
-import dev.infersim.common.ConfigException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

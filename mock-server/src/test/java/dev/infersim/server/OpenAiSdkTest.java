@@ -1,7 +1,5 @@
 package dev.infersim.server;
 
-import dev.infersim.server.routes.HttpBasics;
-import dev.infersim.server.text.PromptTokenizer;
 import com.openai.client.OpenAIClient;
 import com.openai.core.http.StreamResponse;
 import com.openai.errors.BadRequestException;
@@ -15,6 +13,8 @@ import com.openai.models.chat.completions.ChatCompletionStreamOptions;
 import com.openai.models.completions.Completion;
 import com.openai.models.completions.CompletionCreateParams;
 import com.openai.models.models.Model;
+import dev.infersim.server.routes.HttpBasics;
+import dev.infersim.server.text.PromptTokenizer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

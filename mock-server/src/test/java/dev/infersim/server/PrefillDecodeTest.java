@@ -1,15 +1,15 @@
 package dev.infersim.server;
 
-import dev.infersim.server.json.Json;
-import dev.infersim.server.config.KvTransferConfig;
-import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.config.ServerOptions;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.BatchShape;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.KvTransferLink;
 import dev.infersim.engine.RooflineCostModel;
+import dev.infersim.server.config.KvTransferConfig;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.Json;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

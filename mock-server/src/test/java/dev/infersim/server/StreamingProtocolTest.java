@@ -1,11 +1,11 @@
 package dev.infersim.server;
 
-import dev.infersim.server.json.Json;
-import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.config.OutputMode;
-import dev.infersim.server.text.PromptTokenizer;
-import dev.infersim.server.config.ServerOptions;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.infersim.server.config.OutputMode;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.text.PromptTokenizer;
 import dev.infersim.workload.FixedLength;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

@@ -1,14 +1,14 @@
 package dev.infersim.server;
 
-import dev.infersim.server.json.Json;
-import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.config.ServerOptions;
-import dev.infersim.server.observe.TruthLog;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.observe.TruthLog;
 
 import java.io.IOException;
 import java.net.URI;

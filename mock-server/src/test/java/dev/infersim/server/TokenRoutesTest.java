@@ -1,12 +1,12 @@
 package dev.infersim.server;
 
-import dev.infersim.server.config.KvTransferConfig;
-import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.text.PromptTokenizer;
-import dev.infersim.server.observe.TruthLog;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.engine.KvTransferLink;
+import dev.infersim.server.config.KvTransferConfig;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.observe.TruthLog;
+import dev.infersim.server.text.PromptTokenizer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

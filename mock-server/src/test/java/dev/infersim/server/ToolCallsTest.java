@@ -1,13 +1,5 @@
 package dev.infersim.server;
 
-import dev.infersim.server.json.ApiException;
-import dev.infersim.server.json.Json;
-import dev.infersim.server.output.JsonSchemaSamplerTest;
-import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.config.ModelFeatures;
-import dev.infersim.server.output.OutputSpec;
-import dev.infersim.server.text.PromptTokenizer;
-import dev.infersim.server.request.RequestParser;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.openai.client.OpenAIClient;
 import com.openai.core.JsonValue;
@@ -21,6 +13,14 @@ import com.openai.models.chat.completions.ChatCompletionMessageFunctionToolCall;
 import com.openai.models.chat.completions.ChatCompletionNamedToolChoice;
 import com.openai.models.chat.completions.ChatCompletionStreamOptions;
 import com.openai.models.chat.completions.ChatCompletionToolChoiceOption;
+import dev.infersim.server.config.ModelFeatures;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.ApiException;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.output.JsonSchemaSamplerTest;
+import dev.infersim.server.output.OutputSpec;
+import dev.infersim.server.request.RequestParser;
+import dev.infersim.server.text.PromptTokenizer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

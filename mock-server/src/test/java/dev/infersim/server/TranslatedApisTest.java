@@ -1,10 +1,5 @@
 package dev.infersim.server;
 
-import dev.infersim.server.json.Json;
-import dev.infersim.server.output.JsonSchemaSamplerTest;
-import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.config.ModelFeatures;
-import dev.infersim.server.text.PromptTokenizer;
 import com.anthropic.client.AnthropicClient;
 import com.anthropic.client.okhttp.AnthropicOkHttpClient;
 import com.anthropic.core.JsonValue;
@@ -25,6 +20,11 @@ import com.openai.models.responses.ResponseCreateParams;
 import com.openai.models.responses.ResponseOutputItem;
 import com.openai.models.responses.ResponseStatus;
 import com.openai.models.responses.ResponseStreamEvent;
+import dev.infersim.server.config.ModelFeatures;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.output.JsonSchemaSamplerTest;
+import dev.infersim.server.text.PromptTokenizer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

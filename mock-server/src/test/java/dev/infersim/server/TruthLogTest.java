@@ -1,13 +1,13 @@
 package dev.infersim.server;
 
-import dev.infersim.server.config.FaultSettings;
-import dev.infersim.server.routes.HttpBasics;
-import dev.infersim.server.json.Json;
-import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.observe.TruthLog;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.infersim.common.TextKey;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.common.TextKey;
+import dev.infersim.server.config.FaultSettings;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.observe.TruthLog;
+import dev.infersim.server.routes.HttpBasics;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

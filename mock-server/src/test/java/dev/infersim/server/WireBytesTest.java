@@ -1,12 +1,12 @@
 package dev.infersim.server;
 
-import dev.infersim.server.routes.HttpBasics;
+import dev.infersim.engine.LoraConfig;
 import dev.infersim.server.config.LoraModule;
+import dev.infersim.server.config.ModelFeatures;
 import dev.infersim.server.fleet.MockFleet;
 import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.config.ModelFeatures;
 import dev.infersim.server.observe.TruthLog;
-import dev.infersim.engine.LoraConfig;
+import dev.infersim.server.routes.HttpBasics;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;

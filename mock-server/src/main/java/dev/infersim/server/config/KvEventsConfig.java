@@ -1,8 +1,8 @@
 package dev.infersim.server.config;
 
-import dev.infersim.server.json.Json;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.infersim.server.json.Json;
 
 import java.util.Iterator;
 import java.util.Set;

@@ -1,10 +1,10 @@
 package dev.infersim.server.config;
 
-import dev.infersim.server.json.Json;
-import dev.infersim.server.engine.KvTransferParams;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.KvTransferLink;
+import dev.infersim.server.engine.KvTransferParams;
+import dev.infersim.server.json.Json;
 
 import java.util.Collections;
 import java.util.Iterator;

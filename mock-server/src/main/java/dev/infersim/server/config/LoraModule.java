@@ -1,7 +1,7 @@
 package dev.infersim.server.config;
 
-import dev.infersim.server.json.Json;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.infersim.server.json.Json;
 
 import java.io.IOException;
 

@@ -1,15 +1,15 @@
 package dev.infersim.server.config;
 
-import dev.infersim.server.json.ApiException;
-import dev.infersim.server.observe.FakeMetrics;
-import dev.infersim.server.json.Json;
-import dev.infersim.server.json.JsonFields;
-import dev.infersim.server.json.PyFloat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.common.ConfigException;
 import dev.infersim.engine.FixedTiming;
+import dev.infersim.server.json.ApiException;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.json.JsonFields;
+import dev.infersim.server.json.PyFloat;
+import dev.infersim.server.observe.FakeMetrics;
 
 import java.util.ArrayList;
 import java.util.Iterator;

@@ -1,16 +1,16 @@
 package dev.infersim.server.config;
 
-import dev.infersim.server.observe.Dashboard;
-import dev.infersim.server.text.DatasetReplies;
-import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.text.PromptTokenizer;
-import dev.infersim.server.engine.RealtimePriority;
-import dev.infersim.server.observe.TruthLog;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.SchedulingPolicies;
-import dev.infersim.workload.LengthDistribution;
 import dev.infersim.engine.StartupDelay;
+import dev.infersim.server.engine.RealtimePriority;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.observe.Dashboard;
+import dev.infersim.server.observe.TruthLog;
+import dev.infersim.server.text.DatasetReplies;
+import dev.infersim.server.text.PromptTokenizer;
+import dev.infersim.workload.LengthDistribution;
 
 import java.util.List;
 import java.util.Objects;

@@ -1,11 +1,11 @@
 package dev.infersim.server.engine;
 
+import dev.infersim.engine.EngineRequest;
+import dev.infersim.engine.FinishReason;
 import dev.infersim.server.output.OutputPlan;
 import dev.infersim.server.output.StopMatch;
 import dev.infersim.server.output.StopStrings;
 import dev.infersim.server.output.TokenText;
-import dev.infersim.engine.EngineRequest;
-import dev.infersim.engine.FinishReason;
 
 import java.util.Arrays;
 import java.util.function.LongFunction;

@@ -1,9 +1,5 @@
 package dev.infersim.server.engine;
 
-import dev.infersim.server.kv.EngineKvEvents;
-import dev.infersim.server.config.KvEventsConfig;
-import dev.infersim.server.observe.LoraRequestStates;
-import dev.infersim.server.observe.ServerMetrics;
 import dev.infersim.common.ConfigException;
 import dev.infersim.common.NanoClock;
 import dev.infersim.engine.EngineCore;
@@ -11,6 +7,10 @@ import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.FinishReason;
 import dev.infersim.engine.StepOutcome;
 import dev.infersim.engine.StepPlan;
+import dev.infersim.server.config.KvEventsConfig;
+import dev.infersim.server.kv.EngineKvEvents;
+import dev.infersim.server.observe.LoraRequestStates;
+import dev.infersim.server.observe.ServerMetrics;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;

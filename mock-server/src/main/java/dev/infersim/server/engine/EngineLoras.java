@@ -1,8 +1,8 @@
 package dev.infersim.server.engine;
 
-import dev.infersim.server.observe.LoraRequestStates;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.EngineRequest;
+import dev.infersim.server.observe.LoraRequestStates;
 
 import java.util.concurrent.ConcurrentLinkedQueue;
 

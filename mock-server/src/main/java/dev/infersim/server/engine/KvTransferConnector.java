@@ -1,9 +1,5 @@
 package dev.infersim.server.engine;
 
-import dev.infersim.server.json.Json;
-import dev.infersim.server.config.KvTransferConfig;
-import dev.infersim.server.observe.KvTransferMetrics;
-import dev.infersim.server.config.ServerOptions;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -11,6 +7,10 @@ import dev.infersim.common.ConfigException;
 import dev.infersim.common.SplitMix64;
 import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.KvTransferListener;
+import dev.infersim.server.config.KvTransferConfig;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.observe.KvTransferMetrics;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

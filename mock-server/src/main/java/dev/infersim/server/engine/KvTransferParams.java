@@ -1,11 +1,11 @@
 package dev.infersim.server.engine;
 
-import dev.infersim.server.json.ApiException;
-import dev.infersim.server.json.JsonFields;
-import dev.infersim.server.config.KvTransferConfig;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.server.config.KvTransferConfig;
+import dev.infersim.server.json.ApiException;
+import dev.infersim.server.json.JsonFields;
 
 import java.io.IOException;
 

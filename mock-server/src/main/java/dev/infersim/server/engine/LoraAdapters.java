@@ -1,7 +1,7 @@
 package dev.infersim.server.engine;
 
-import dev.infersim.server.config.LoraModule;
 import dev.infersim.engine.LoraAdapter;
+import dev.infersim.server.config.LoraModule;
 
 import java.util.ArrayList;
 import java.util.Comparator;

@@ -1,13 +1,13 @@
 package dev.infersim.server.fleet;
 
-import dev.infersim.server.routes.AdminRoutes;
-import dev.infersim.server.http.HardenedHttpServer;
-import dev.infersim.server.routes.HttpBasics;
-import dev.infersim.server.json.Json;
-import dev.infersim.server.text.PromptTokenizer;
-import dev.infersim.server.config.ServerOptions;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.http.HardenedHttpServer;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.routes.AdminRoutes;
+import dev.infersim.server.routes.HttpBasics;
+import dev.infersim.server.text.PromptTokenizer;
 import dev.infersim.sim.RoutedRequest;
 import dev.infersim.sim.Router;
 import dev.infersim.sim.Routers;

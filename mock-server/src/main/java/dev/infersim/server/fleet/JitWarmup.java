@@ -2,6 +2,7 @@ package dev.infersim.server.fleet;
 
 import dev.infersim.server.config.ServerOptions;
 import dev.infersim.server.observe.TruthLog;
+
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -1,14 +1,14 @@
 package dev.infersim.server.fleet;
 
-import dev.infersim.server.routes.FleetAdmin;
-import dev.infersim.server.json.Json;
-import dev.infersim.server.model.ModelService;
-import dev.infersim.server.http.NetworkLogging;
-import dev.infersim.server.observe.ServerMetrics;
-import dev.infersim.server.config.ServerOptions;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.engine.RooflineCostModel;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.http.NetworkLogging;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.model.ModelService;
+import dev.infersim.server.observe.ServerMetrics;
+import dev.infersim.server.routes.FleetAdmin;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;

@@ -1,9 +1,9 @@
 package dev.infersim.server.http;
 
-import dev.infersim.server.json.ApiException;
-import dev.infersim.server.fleet.FrontDoor;
-import dev.infersim.server.routes.HttpApi;
 import dev.infersim.server.config.HttpTimeouts;
+import dev.infersim.server.fleet.FrontDoor;
+import dev.infersim.server.json.ApiException;
+import dev.infersim.server.routes.HttpApi;
 import io.netty.handler.codec.TooLongFrameException;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;

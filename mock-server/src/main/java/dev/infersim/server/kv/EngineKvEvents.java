@@ -1,8 +1,8 @@
 package dev.infersim.server.kv;
 
-import dev.infersim.server.config.KvEventsConfig;
 import dev.infersim.common.ConfigException;
 import dev.infersim.engine.EngineCore;
+import dev.infersim.server.config.KvEventsConfig;
 
 /**
  * One engine's KV-cache events ({@code --kv-events-config}): its {@link KvEventPublisher}, opened on the engine thread

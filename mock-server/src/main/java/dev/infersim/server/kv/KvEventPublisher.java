@@ -1,9 +1,9 @@
 package dev.infersim.server.kv;
 
-import dev.infersim.server.config.KvEventsConfig;
 import dev.infersim.common.ConfigException;
 import dev.infersim.engine.KvEventListener;
 import dev.infersim.engine.LoraAdapter;
+import dev.infersim.server.config.KvEventsConfig;
 import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 import org.zeromq.SocketType;

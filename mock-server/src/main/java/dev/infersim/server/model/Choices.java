@@ -1,18 +1,18 @@
 package dev.infersim.server.model;
 
-import dev.infersim.server.engine.Choice;
-import dev.infersim.server.engine.ChoiceSink;
-import dev.infersim.server.request.CompletionRequest;
-import dev.infersim.server.text.DatasetReplies;
-import dev.infersim.server.engine.EventLoopBatch;
-import dev.infersim.server.engine.KvTransferParams;
-import dev.infersim.server.config.OutputMode;
-import dev.infersim.server.output.OutputPlan;
-import dev.infersim.server.output.SamplingBudget;
-import dev.infersim.server.config.ServerOptions;
-import dev.infersim.server.output.TokenText;
 import dev.infersim.common.SplitMix64;
 import dev.infersim.engine.EngineRequest;
+import dev.infersim.server.config.OutputMode;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.engine.Choice;
+import dev.infersim.server.engine.ChoiceSink;
+import dev.infersim.server.engine.EventLoopBatch;
+import dev.infersim.server.engine.KvTransferParams;
+import dev.infersim.server.output.OutputPlan;
+import dev.infersim.server.output.SamplingBudget;
+import dev.infersim.server.output.TokenText;
+import dev.infersim.server.request.CompletionRequest;
+import dev.infersim.server.text.DatasetReplies;
 
 /**
  * Turns a parsed completion request into its choices (prompts x n), each with the engine request that times it: the

@@ -1,13 +1,13 @@
 package dev.infersim.server.model;
 
-import dev.infersim.server.http.Attempts;
-import dev.infersim.server.engine.Choice;
-import dev.infersim.server.request.CompletionRequest;
-import dev.infersim.server.engine.ModelClock;
-import dev.infersim.server.observe.TruthLog;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.infersim.common.TextKey;
 import dev.infersim.engine.EngineRequest;
+import dev.infersim.server.engine.Choice;
+import dev.infersim.server.engine.ModelClock;
+import dev.infersim.server.http.Attempts;
+import dev.infersim.server.observe.TruthLog;
+import dev.infersim.server.request.CompletionRequest;
 
 import java.io.IOException;
 

@@ -1,6 +1,7 @@
 package dev.infersim.server.model;
 
 import dev.infersim.server.json.ApiException;
+
 import java.util.concurrent.ConcurrentHashMap;
 
 /**

@@ -1,8 +1,8 @@
 package dev.infersim.server.observe;
 
-import dev.infersim.server.json.Json;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.server.json.Json;
 
 import java.util.ArrayDeque;
 import java.util.IdentityHashMap;

@@ -1,8 +1,8 @@
 package dev.infersim.server.observe;
 
-import dev.infersim.server.json.Json;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.infersim.server.json.Json;
 
 import java.util.ArrayList;
 import java.util.Iterator;

@@ -1,6 +1,7 @@
 package dev.infersim.server.observe;
 
 import dev.infersim.server.json.PyFloat;
+
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;

@@ -1,7 +1,7 @@
 package dev.infersim.server.observe;
 
-import dev.infersim.server.json.Json;
 import com.fasterxml.jackson.core.JsonGenerator;
+import dev.infersim.server.json.Json;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

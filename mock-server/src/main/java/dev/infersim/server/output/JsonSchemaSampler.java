@@ -1,11 +1,11 @@
 package dev.infersim.server.output;
 
-import dev.infersim.server.text.LoremVocabulary;
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.common.SplitMix64;
+import dev.infersim.server.text.LoremVocabulary;
 
 import java.math.BigDecimal;
 import java.math.RoundingMode;

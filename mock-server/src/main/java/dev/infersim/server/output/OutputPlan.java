@@ -1,13 +1,13 @@
 package dev.infersim.server.output;
 
-import dev.infersim.server.json.ApiException;
-import dev.infersim.server.text.LoremVocabulary;
-import dev.infersim.server.config.ModelFeatures;
-import dev.infersim.server.text.PromptTokenizer;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.infersim.common.SplitMix64;
 import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.FinishReason;
+import dev.infersim.server.config.ModelFeatures;
+import dev.infersim.server.json.ApiException;
+import dev.infersim.server.text.LoremVocabulary;
+import dev.infersim.server.text.PromptTokenizer;
 
 import java.io.IOException;
 

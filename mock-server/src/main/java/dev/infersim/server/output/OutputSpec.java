@@ -1,10 +1,10 @@
 package dev.infersim.server.output;
 
-import dev.infersim.server.json.ApiException;
-import dev.infersim.server.json.JsonFields;
-import dev.infersim.server.config.ModelFeatures;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.server.config.ModelFeatures;
+import dev.infersim.server.json.ApiException;
+import dev.infersim.server.json.JsonFields;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,10 +1,10 @@
 package dev.infersim.server.output;
 
-import dev.infersim.server.text.DatasetReplies;
+import dev.infersim.common.SplitMix64;
 import dev.infersim.server.json.Json;
+import dev.infersim.server.text.DatasetReplies;
 import dev.infersim.server.text.LoremVocabulary;
 import dev.infersim.server.text.PromptTokenizer;
-import dev.infersim.common.SplitMix64;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;

@@ -1,6 +1,7 @@
 package dev.infersim.server.request;
 
 import dev.infersim.server.text.PromptTokenizer;
+
 import java.util.List;
 
 /**

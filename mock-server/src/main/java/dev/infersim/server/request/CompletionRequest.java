@@ -1,9 +1,9 @@
 package dev.infersim.server.request;
 
+import dev.infersim.engine.LoraAdapter;
 import dev.infersim.server.engine.KvTransferParams;
 import dev.infersim.server.output.OutputSpec;
 import dev.infersim.server.output.StopStrings;
-import dev.infersim.engine.LoraAdapter;
 
 import java.util.List;
 

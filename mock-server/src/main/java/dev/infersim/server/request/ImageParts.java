@@ -1,12 +1,9 @@
 package dev.infersim.server.request;
 
-import dev.infersim.server.json.ApiException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.VisionEncoder;
+import dev.infersim.server.json.ApiException;
 
-import javax.imageio.ImageIO;
-import javax.imageio.ImageReader;
-import javax.imageio.stream.ImageInputStream;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.security.MessageDigest;
@@ -16,6 +13,9 @@ import java.util.Base64;
 import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.Locale;
+import javax.imageio.ImageIO;
+import javax.imageio.ImageReader;
+import javax.imageio.stream.ImageInputStream;
 
 /**
  * The image content parts of a chat message ({@code {"type": "image_url", "image_url": {"url": ...}}}, OpenAI's and

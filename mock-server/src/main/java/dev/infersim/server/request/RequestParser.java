@@ -1,23 +1,22 @@
 package dev.infersim.server.request;
 
-import dev.infersim.server.json.ApiException;
-import dev.infersim.server.json.Json;
-import dev.infersim.server.json.JsonFields;
-import dev.infersim.server.engine.KvTransferParams;
-import dev.infersim.server.engine.LoraAdapters;
-import dev.infersim.server.config.ModelFeatures;
-import dev.infersim.server.output.OutputSpec;
-import dev.infersim.server.text.PromptTokenizer;
-import dev.infersim.server.output.StopStrings;
-import dev.infersim.engine.LoraAdapter;
-import dev.infersim.engine.VisionEncoder;
-
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.engine.LoraAdapter;
+import dev.infersim.engine.VisionEncoder;
+import dev.infersim.server.config.ModelFeatures;
+import dev.infersim.server.engine.KvTransferParams;
+import dev.infersim.server.engine.LoraAdapters;
+import dev.infersim.server.json.ApiException;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.json.JsonFields;
+import dev.infersim.server.output.OutputSpec;
+import dev.infersim.server.output.StopStrings;
+import dev.infersim.server.text.PromptTokenizer;
 
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;

@@ -1,8 +1,8 @@
 package dev.infersim.server.request;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.server.json.ApiException;
 import dev.infersim.server.json.JsonFields;
-import com.fasterxml.jackson.databind.JsonNode;
 
 import java.util.Set;
 

@@ -1,8 +1,8 @@
 package dev.infersim.server.request;
 
+import dev.infersim.common.SplitMix64;
 import dev.infersim.server.text.LoremVocabulary;
 import dev.infersim.server.text.PromptTokenizer;
-import dev.infersim.common.SplitMix64;
 
 import java.util.Arrays;
 

@@ -1,10 +1,10 @@
 package dev.infersim.server.request;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.server.json.ApiException;
 import dev.infersim.server.json.JsonFields;
-import dev.infersim.server.text.PromptTokenizer;
 import dev.infersim.server.json.PyFloat;
-import com.fasterxml.jackson.databind.JsonNode;
+import dev.infersim.server.text.PromptTokenizer;
 
 import java.util.ArrayList;
 import java.util.Iterator;

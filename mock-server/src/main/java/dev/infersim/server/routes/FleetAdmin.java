@@ -1,8 +1,8 @@
 package dev.infersim.server.routes;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.server.model.ModelService;
 import dev.infersim.server.observe.ServerMetrics;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Future;
 
 import java.util.List;

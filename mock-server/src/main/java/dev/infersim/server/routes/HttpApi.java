@@ -1,11 +1,11 @@
 package dev.infersim.server.routes;
 
-import dev.infersim.server.observe.DashboardFeed;
-import dev.infersim.server.config.GrpcOptions;
-import dev.infersim.server.http.HardenedHttpServer;
-import dev.infersim.server.config.HttpTimeouts;
-import dev.infersim.server.model.ModelService;
 import dev.infersim.common.ReadLateness;
+import dev.infersim.server.config.GrpcOptions;
+import dev.infersim.server.config.HttpTimeouts;
+import dev.infersim.server.http.HardenedHttpServer;
+import dev.infersim.server.model.ModelService;
+import dev.infersim.server.observe.DashboardFeed;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.WorkerExecutor;

@@ -1,11 +1,11 @@
 package dev.infersim.server.routes;
 
-import dev.infersim.server.json.ApiException;
-import dev.infersim.server.model.ModelService;
-import dev.infersim.server.config.PodIdentity;
-import dev.infersim.server.api.openai.Wire;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.common.ReadLateness;
+import dev.infersim.server.api.openai.Wire;
+import dev.infersim.server.config.PodIdentity;
+import dev.infersim.server.json.ApiException;
+import dev.infersim.server.model.ModelService;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.RoutingContext;
 

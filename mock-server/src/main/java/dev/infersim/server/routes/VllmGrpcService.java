@@ -1,10 +1,8 @@
 package dev.infersim.server.routes;
 
-import dev.infersim.server.config.KvTransferConfig;
-import dev.infersim.server.model.ModelService;
-import dev.infersim.server.observe.ServerMetrics;
 import com.google.protobuf.Message;
 import com.google.protobuf.MessageLite;
+import dev.infersim.server.config.KvTransferConfig;
 import dev.infersim.server.grpc.AbortRequest;
 import dev.infersim.server.grpc.AbortResponse;
 import dev.infersim.server.grpc.EmbedRequest;
@@ -19,6 +17,8 @@ import dev.infersim.server.grpc.HealthCheckRequest;
 import dev.infersim.server.grpc.HealthCheckResponse;
 import dev.infersim.server.grpc.SchedulerLoad;
 import dev.infersim.server.grpc.VllmEngineProto;
+import dev.infersim.server.model.ModelService;
+import dev.infersim.server.observe.ServerMetrics;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServerRequest;

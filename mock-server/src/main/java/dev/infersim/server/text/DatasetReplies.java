@@ -1,9 +1,9 @@
 package dev.infersim.server.text;
 
-import dev.infersim.server.json.Json;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.common.ConfigException;
 import dev.infersim.common.SplitMix64;
+import dev.infersim.server.json.Json;
 
 import java.io.BufferedReader;
 import java.io.IOException;

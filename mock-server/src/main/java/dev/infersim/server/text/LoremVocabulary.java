@@ -1,7 +1,7 @@
 package dev.infersim.server.text;
 
-import dev.infersim.server.json.Json;
 import dev.infersim.common.SplitMix64;
+import dev.infersim.server.json.Json;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,14 +1,13 @@
 package dev.infersim.server.text;
 
-import dev.infersim.server.json.Json;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.knuddels.jtokkit.Encodings;
 import com.knuddels.jtokkit.api.Encoding;
 import com.knuddels.jtokkit.api.EncodingType;
 import com.knuddels.jtokkit.api.IntArrayList;
-
 import dev.infersim.common.ConfigException;
+import dev.infersim.server.json.Json;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

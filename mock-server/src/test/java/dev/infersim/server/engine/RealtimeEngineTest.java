@@ -1,10 +1,10 @@
 package dev.infersim.server.engine;
 
-import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.MockServerExtension;
-import dev.infersim.server.config.ServerOptions;
-import dev.infersim.server.TestServers;
 import dev.infersim.common.ConfigException;
+import dev.infersim.server.MockServerExtension;
+import dev.infersim.server.TestServers;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.MockServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

@@ -1,12 +1,12 @@
 package dev.infersim.server.engine;
 
-import dev.infersim.server.text.LoremVocabulary;
-import dev.infersim.server.text.PromptTokenizer;
+import dev.infersim.common.SplitMix64;
+import dev.infersim.engine.EngineRequest;
 import dev.infersim.server.output.StopMatch;
 import dev.infersim.server.output.StopStrings;
 import dev.infersim.server.output.TokenText;
-import dev.infersim.common.SplitMix64;
-import dev.infersim.engine.EngineRequest;
+import dev.infersim.server.text.LoremVocabulary;
+import dev.infersim.server.text.PromptTokenizer;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

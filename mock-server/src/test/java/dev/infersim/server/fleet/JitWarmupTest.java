@@ -1,7 +1,7 @@
 package dev.infersim.server.fleet;
 
-import dev.infersim.server.config.ServerOptions;
 import dev.infersim.server.TestServers;
+import dev.infersim.server.config.ServerOptions;
 import dev.infersim.server.observe.TruthLog;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,10 +1,10 @@
 package dev.infersim.server.http;
 
-import dev.infersim.server.routes.HttpBasics;
+import dev.infersim.server.TestServers;
 import dev.infersim.server.fleet.MockFleet;
 import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.TestServers;
 import dev.infersim.server.observe.TruthLog;
+import dev.infersim.server.routes.HttpBasics;
 import io.vertx.core.buffer.Buffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,9 +1,9 @@
 package dev.infersim.server.kv;
 
 import dev.infersim.server.FreePorts;
+import dev.infersim.server.TestServers;
 import dev.infersim.server.config.KvEventsConfig;
 import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.TestServers;
 import org.junit.jupiter.api.Test;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;

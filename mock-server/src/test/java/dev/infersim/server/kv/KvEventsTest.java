@@ -1,14 +1,14 @@
 package dev.infersim.server.kv;
 
-import dev.infersim.server.FreePorts;
-import dev.infersim.server.config.KvEventsConfig;
-import dev.infersim.server.config.LoraModule;
-import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.TestServers;
-import dev.infersim.server.VllmKvEventDecoder;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.KvCapacity;
+import dev.infersim.server.FreePorts;
+import dev.infersim.server.TestServers;
+import dev.infersim.server.VllmKvEventDecoder;
+import dev.infersim.server.config.KvEventsConfig;
+import dev.infersim.server.config.LoraModule;
+import dev.infersim.server.fleet.MockServer;
 import org.junit.jupiter.api.Test;
 import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessageUnpacker;

@@ -1,9 +1,9 @@
 package dev.infersim.server.model;
 
-import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.config.ModelFeatures;
-import dev.infersim.server.TestServers;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.infersim.server.TestServers;
+import dev.infersim.server.config.ModelFeatures;
+import dev.infersim.server.fleet.MockServer;
 import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.CompletableFuture;

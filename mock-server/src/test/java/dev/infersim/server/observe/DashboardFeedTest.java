@@ -1,9 +1,9 @@
 package dev.infersim.server.observe;
 
-import dev.infersim.server.json.Json;
-import dev.infersim.server.TestServers;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.KvCapacity;
+import dev.infersim.server.TestServers;
+import dev.infersim.server.json.Json;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

@@ -1,14 +1,14 @@
 package dev.infersim.server.output;
 
-import dev.infersim.server.json.Json;
-import dev.infersim.server.text.LoremVocabulary;
-import dev.infersim.server.text.PromptTokenizer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.networknt.schema.JsonSchema;
 import com.networknt.schema.JsonSchemaFactory;
 import com.networknt.schema.SchemaValidatorsConfig;
 import com.networknt.schema.SpecVersion;
 import com.networknt.schema.ValidationMessage;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.text.LoremVocabulary;
+import dev.infersim.server.text.PromptTokenizer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

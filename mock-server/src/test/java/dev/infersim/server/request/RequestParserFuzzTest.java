@@ -1,9 +1,9 @@
 package dev.infersim.server.request;
 
-import dev.infersim.server.json.ApiException;
-import dev.infersim.server.text.PromptTokenizer;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import dev.infersim.server.json.ApiException;
+import dev.infersim.server.text.PromptTokenizer;
 
 import java.util.List;
 

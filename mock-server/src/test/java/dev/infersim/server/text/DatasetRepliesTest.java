@@ -1,13 +1,13 @@
 package dev.infersim.server.text;
 
-import dev.infersim.server.json.Json;
-import dev.infersim.server.fleet.MockServer;
-import dev.infersim.server.TestServers;
-import dev.infersim.server.observe.TruthLog;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.common.ConfigException;
+import dev.infersim.server.TestServers;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.observe.TruthLog;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -1,15 +1,15 @@
 package dev.infersim.server.api.anthropic;
 
-import dev.infersim.server.json.ApiException;
-import dev.infersim.server.request.CompletionRequest;
-import dev.infersim.server.json.Json;
-import dev.infersim.server.json.JsonFields;
-import dev.infersim.server.api.openai.ResponseContext;
-import dev.infersim.server.api.openai.Wire;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.server.api.openai.ResponseContext;
+import dev.infersim.server.api.openai.Wire;
+import dev.infersim.server.json.ApiException;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.json.JsonFields;
+import dev.infersim.server.request.CompletionRequest;
 
 import java.io.IOException;
 

@@ -1,10 +1,10 @@
 package dev.infersim.server.api.anthropic;
 
+import dev.infersim.server.api.openai.ResponseContext;
+import dev.infersim.server.api.openai.Wire;
 import dev.infersim.server.engine.Choice;
 import dev.infersim.server.json.Json;
 import dev.infersim.server.output.OutputPlan;
-import dev.infersim.server.api.openai.ResponseContext;
-import dev.infersim.server.api.openai.Wire;
 import io.netty.buffer.ByteBuf;
 
 

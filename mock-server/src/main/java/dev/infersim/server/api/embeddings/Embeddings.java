@@ -1,16 +1,16 @@
 package dev.infersim.server.api.embeddings;
 
-import dev.infersim.server.json.ApiException;
-import dev.infersim.server.engine.Choice;
-import dev.infersim.server.request.CompletionRequest;
-import dev.infersim.server.json.Json;
-import dev.infersim.server.model.ModelService;
-import dev.infersim.server.api.openai.ResponseContext;
-import dev.infersim.server.api.openai.Wire;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.common.SplitMix64;
+import dev.infersim.server.api.openai.ResponseContext;
+import dev.infersim.server.api.openai.Wire;
+import dev.infersim.server.engine.Choice;
+import dev.infersim.server.json.ApiException;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.model.ModelService;
+import dev.infersim.server.request.CompletionRequest;
 import io.netty.buffer.ByteBuf;
 
 import java.io.IOException;

@@ -1,17 +1,17 @@
 package dev.infersim.server.api.openai;
 
-import dev.infersim.server.http.Attempts;
+import dev.infersim.server.config.FaultType;
 import dev.infersim.server.engine.Choice;
 import dev.infersim.server.engine.ChoiceSink;
-import dev.infersim.server.model.Choices;
-import dev.infersim.server.request.CompletionRequest;
 import dev.infersim.server.engine.EngineLoop;
 import dev.infersim.server.engine.ExchangeFault;
-import dev.infersim.server.config.FaultType;
 import dev.infersim.server.engine.KvTransferConnector;
-import dev.infersim.server.model.ModelService;
+import dev.infersim.server.http.Attempts;
 import dev.infersim.server.http.ResponseOutputStream;
+import dev.infersim.server.model.Choices;
+import dev.infersim.server.model.ModelService;
 import dev.infersim.server.model.ResponseTruth;
+import dev.infersim.server.request.CompletionRequest;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.PooledByteBufAllocator;

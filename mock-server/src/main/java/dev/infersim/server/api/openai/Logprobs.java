@@ -1,12 +1,11 @@
 package dev.infersim.server.api.openai;
 
+import com.fasterxml.jackson.core.JsonGenerator;
+import dev.infersim.common.SplitMix64;
 import dev.infersim.server.engine.Choice;
 import dev.infersim.server.request.CompletionRequest;
-import dev.infersim.server.text.LoremVocabulary;
 import dev.infersim.server.request.ReturnedPrompt;
-import com.fasterxml.jackson.core.JsonGenerator;
-
-import dev.infersim.common.SplitMix64;
+import dev.infersim.server.text.LoremVocabulary;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,8 +1,8 @@
 package dev.infersim.server.api.openai;
 
-import dev.infersim.server.text.LoremVocabulary;
-import dev.infersim.server.request.ReturnedPrompt;
 import com.fasterxml.jackson.core.JsonGenerator;
+import dev.infersim.server.request.ReturnedPrompt;
+import dev.infersim.server.text.LoremVocabulary;
 
 import java.io.IOException;
 

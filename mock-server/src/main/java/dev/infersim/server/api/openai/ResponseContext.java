@@ -1,10 +1,10 @@
 package dev.infersim.server.api.openai;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import dev.infersim.server.engine.Choice;
-import dev.infersim.server.request.CompletionRequest;
 import dev.infersim.server.model.ModelService;
 import dev.infersim.server.model.ResponseTruth;
-import com.fasterxml.jackson.core.JsonGenerator;
+import dev.infersim.server.request.CompletionRequest;
 
 import java.io.IOException;
 

@@ -1,12 +1,12 @@
 package dev.infersim.server.api.openai;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import dev.infersim.server.engine.Choice;
-import dev.infersim.server.request.CompletionRequest;
+import dev.infersim.server.http.ResponseOutputStream;
 import dev.infersim.server.json.Json;
 import dev.infersim.server.output.OutputPlan;
-import dev.infersim.server.http.ResponseOutputStream;
+import dev.infersim.server.request.CompletionRequest;
 import dev.infersim.server.request.ReturnedPrompt;
-import com.fasterxml.jackson.core.JsonGenerator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufOutputStream;
 import io.netty.buffer.ByteBufUtil;

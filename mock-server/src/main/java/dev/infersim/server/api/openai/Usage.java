@@ -1,8 +1,8 @@
 package dev.infersim.server.api.openai;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import dev.infersim.server.engine.Choice;
 import dev.infersim.server.request.CompletionRequest;
-import com.fasterxml.jackson.core.JsonGenerator;
 
 import java.io.IOException;
 

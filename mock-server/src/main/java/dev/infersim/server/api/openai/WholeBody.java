@@ -1,11 +1,11 @@
 package dev.infersim.server.api.openai;
 
-import dev.infersim.server.engine.Choice;
-import dev.infersim.server.request.CompletionRequest;
-import dev.infersim.server.json.Json;
-import dev.infersim.server.engine.KvTransferParams;
-import dev.infersim.server.request.ReturnedPrompt;
 import com.fasterxml.jackson.core.JsonGenerator;
+import dev.infersim.server.engine.Choice;
+import dev.infersim.server.engine.KvTransferParams;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.request.CompletionRequest;
+import dev.infersim.server.request.ReturnedPrompt;
 import io.netty.buffer.ByteBuf;
 
 import java.io.IOException;

@@ -1,8 +1,8 @@
 package dev.infersim.server.api.openai;
 
 import dev.infersim.server.engine.Choice;
-import dev.infersim.server.request.CompletionRequest;
 import dev.infersim.server.json.Json;
+import dev.infersim.server.request.CompletionRequest;
 import io.netty.buffer.ByteBuf;
 
 import java.io.IOException;

@@ -1,13 +1,13 @@
 package dev.infersim.server.api.responses;
 
-import dev.infersim.server.engine.Choice;
-import dev.infersim.server.json.Json;
-import dev.infersim.server.output.OutputPlan;
-import dev.infersim.server.api.openai.ResponseContext;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.engine.FinishReason;
+import dev.infersim.server.api.openai.ResponseContext;
+import dev.infersim.server.engine.Choice;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.output.OutputPlan;
 
 import java.io.IOException;
 

@@ -1,15 +1,15 @@
 package dev.infersim.server.api.responses;
 
-import dev.infersim.server.json.ApiException;
-import dev.infersim.server.request.CompletionRequest;
-import dev.infersim.server.json.Json;
-import dev.infersim.server.json.JsonFields;
-import dev.infersim.server.config.ModelFeatures;
-import dev.infersim.server.api.openai.ResponseContext;
-import dev.infersim.server.api.openai.Wire;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.server.api.openai.ResponseContext;
+import dev.infersim.server.api.openai.Wire;
+import dev.infersim.server.config.ModelFeatures;
+import dev.infersim.server.json.ApiException;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.json.JsonFields;
+import dev.infersim.server.request.CompletionRequest;
 import io.netty.buffer.ByteBuf;
 
 import java.io.IOException;

@@ -1,11 +1,11 @@
 package dev.infersim.server.api.responses;
 
+import com.fasterxml.jackson.core.JsonGenerator;
+import dev.infersim.server.api.openai.Wire;
 import dev.infersim.server.engine.Choice;
+import dev.infersim.server.http.ResponseOutputStream;
 import dev.infersim.server.json.Json;
 import dev.infersim.server.output.OutputPlan;
-import dev.infersim.server.http.ResponseOutputStream;
-import dev.infersim.server.api.openai.Wire;
-import com.fasterxml.jackson.core.JsonGenerator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufOutputStream;
 import io.netty.buffer.Unpooled;

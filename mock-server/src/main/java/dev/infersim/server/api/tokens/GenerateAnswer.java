@@ -1,9 +1,9 @@
 package dev.infersim.server.api.tokens;
 
-import dev.infersim.server.engine.Choice;
-import dev.infersim.server.json.Json;
-import dev.infersim.server.engine.KvTransferParams;
 import com.fasterxml.jackson.core.JsonGenerator;
+import dev.infersim.server.engine.Choice;
+import dev.infersim.server.engine.KvTransferParams;
+import dev.infersim.server.json.Json;
 import io.vertx.core.http.HttpServerResponse;
 
 import java.io.IOException;

@@ -1,12 +1,12 @@
 package dev.infersim.server.api.tokens;
 
-import dev.infersim.server.request.CompletionRequest;
-import dev.infersim.server.request.ImageParts;
-import dev.infersim.server.json.Json;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.engine.VisionEncoder;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.request.CompletionRequest;
+import dev.infersim.server.request.ImageParts;
 
 import java.util.UUID;
 

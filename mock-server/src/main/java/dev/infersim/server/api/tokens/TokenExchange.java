@@ -1,15 +1,15 @@
 package dev.infersim.server.api.tokens;
 
-import dev.infersim.server.json.ApiException;
+import dev.infersim.server.api.openai.CompletionExchange;
 import dev.infersim.server.engine.Choice;
 import dev.infersim.server.engine.ChoiceSink;
-import dev.infersim.server.model.Choices;
-import dev.infersim.server.api.openai.CompletionExchange;
-import dev.infersim.server.request.CompletionRequest;
 import dev.infersim.server.engine.EngineLoop;
+import dev.infersim.server.json.ApiException;
+import dev.infersim.server.model.Choices;
 import dev.infersim.server.model.ModelService;
 import dev.infersim.server.model.ResponseTruth;
 import dev.infersim.server.model.TokenRequests;
+import dev.infersim.server.request.CompletionRequest;
 import io.vertx.core.Context;
 
 /**
