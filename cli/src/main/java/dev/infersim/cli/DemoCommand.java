@@ -1,6 +1,10 @@
 package dev.infersim.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.prediction.EnginePrediction;
+import dev.infersim.prediction.FixedPrediction;
+import dev.infersim.prediction.WorkloadMoments;
+import dev.infersim.result.ResultJson;
 import dev.infersim.bench.BenchConfig;
 import dev.infersim.bench.BenchResult;
 import dev.infersim.bench.BenchmarkClient;
@@ -8,14 +12,10 @@ import dev.infersim.common.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
 import dev.infersim.engine.FixedTiming;
-import dev.infersim.prediction.EnginePrediction;
-import dev.infersim.prediction.FixedPrediction;
-import dev.infersim.prediction.WorkloadMoments;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.config.ServerOptions;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.RequestLogWriter;
-import dev.infersim.result.ResultJson;
-import dev.infersim.server.config.ServerOptions;
-import dev.infersim.server.fleet.MockServer;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.RoundRobinRouter;
 import dev.infersim.sim.Simulation;

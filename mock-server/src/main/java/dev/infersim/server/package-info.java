@@ -17,5 +17,9 @@
  * {@code /metrics} renders vLLM's series by hand ({@link dev.infersim.server.observe.ServerMetrics}) beside Micrometer's JVM
  * and process metrics ({@link dev.infersim.server.observe.RuntimeMetrics}); {@link dev.infersim.server.fleet.MockFleet} serves
  * several replicas. Start one in-process with {@link dev.infersim.server.fleet.MockServer#start}.
+ *
+ * <p>The classes live in sub-packages by job, each using only those below it: {@code json}, {@code observe},
+ * {@code text}, {@code config}, {@code output}, {@code kv}, {@code http}, {@code engine}, {@code request},
+ * {@code model}, one {@code api.*} package per API, {@code routes}, {@code fleet} (the module's README, Packages).
  */
 package dev.infersim.server;
