@@ -5,8 +5,8 @@ import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.ResultJson;
-import dev.infersim.server.MockServer;
-import dev.infersim.server.ServerOptions;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.config.ServerOptions;
 import dev.infersim.workload.Workload;
 import dev.infersim.workload.WorkloadSpec;
 

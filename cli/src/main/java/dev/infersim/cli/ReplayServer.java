@@ -1,7 +1,7 @@
 package dev.infersim.cli;
 
 import dev.infersim.common.ConfigException;
-import dev.infersim.server.Dashboard;
+import dev.infersim.server.observe.Dashboard;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import io.vertx.ext.web.Router;

@@ -13,23 +13,23 @@ import dev.infersim.cli.options.TimingOptions;
 import dev.infersim.cli.options.TruthLogOptions;
 import dev.infersim.common.ConfigException;
 import dev.infersim.engine.StartupDelay;
-import dev.infersim.server.KvTransferConfig;
-import dev.infersim.server.MockFleet;
-import dev.infersim.server.FakeMetrics;
-import dev.infersim.server.FaultSettings;
-import dev.infersim.server.FrontDoor;
-import dev.infersim.server.JitWarmup;
-import dev.infersim.server.DatasetReplies;
-import dev.infersim.server.GrpcOptions;
+import dev.infersim.server.config.KvTransferConfig;
+import dev.infersim.server.fleet.MockFleet;
+import dev.infersim.server.observe.FakeMetrics;
+import dev.infersim.server.config.FaultSettings;
+import dev.infersim.server.fleet.FrontDoor;
+import dev.infersim.server.fleet.JitWarmup;
+import dev.infersim.server.text.DatasetReplies;
+import dev.infersim.server.config.GrpcOptions;
 import dev.infersim.sim.Routers;
 import dev.infersim.sim.TieBreak;
-import dev.infersim.server.MetricsOptions;
-import dev.infersim.server.OutputMode;
-import dev.infersim.server.PodIdentity;
-import dev.infersim.server.PromptTokenizer;
-import dev.infersim.server.LoraModule;
-import dev.infersim.server.ServerOptions;
 import dev.infersim.workload.length.LengthDistribution;
+import dev.infersim.server.config.MetricsOptions;
+import dev.infersim.server.config.OutputMode;
+import dev.infersim.server.config.PodIdentity;
+import dev.infersim.server.text.PromptTokenizer;
+import dev.infersim.server.config.LoraModule;
+import dev.infersim.server.config.ServerOptions;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -436,7 +436,7 @@ public final class ServeCommand implements Runnable {
         FrontDoor door = null;
         try {
             // Each replica prints its ready line when its model has loaded, later ones (POST /admin/replicas) included.
-            java.util.function.Consumer<dev.infersim.server.MockServer> ready = server -> {
+            java.util.function.Consumer<dev.infersim.server.fleet.MockServer> ready = server -> {
                 System.out.println(server.readyLine());
                 System.out.flush();
             };

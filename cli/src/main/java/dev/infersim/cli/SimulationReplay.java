@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.infersim.result.RequestLogReader;
 import dev.infersim.result.RequestRecord;
-import dev.infersim.server.Dashboard;
+import dev.infersim.server.observe.Dashboard;
 import dev.infersim.sim.ReplicaSeries;
 import dev.infersim.sim.SimulationResult;
 import dev.infersim.sim.Timeline;

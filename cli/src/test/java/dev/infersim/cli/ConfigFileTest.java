@@ -3,7 +3,7 @@ package dev.infersim.cli;
 import dev.infersim.cli.options.ConfigFile;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.infersim.server.LoraModule;
+import dev.infersim.server.config.LoraModule;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;

@@ -212,7 +212,7 @@ class DeployManifestsTest {
         CommandLine.Model.OptionSpec adapters = serve.matchedOption("--lora-modules");
         if (adapters != null) {
             assertTrue(serve.hasMatchedOption("--enable-lora"), "--lora-modules needs --enable-lora");
-            adapters.stringValues().forEach(m -> served.add(dev.infersim.server.LoraModule.parse(m).name()));
+            adapters.stringValues().forEach(m -> served.add(dev.infersim.server.config.LoraModule.parse(m).name()));
         }
         for (JsonNode rule : rewrite.get("spec").get("rules")) {
             for (JsonNode target : rule.get("targets")) {

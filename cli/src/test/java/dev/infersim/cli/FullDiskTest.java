@@ -2,9 +2,9 @@ package dev.infersim.cli;
 
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
-import dev.infersim.server.MockServer;
-import dev.infersim.server.ServerOptions;
-import dev.infersim.server.TruthLog;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.observe.TruthLog;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;

@@ -55,7 +55,7 @@ final class Gateway implements AutoCloseable {
     }
 
     /** Closes the replicas behind the gateways, if they started. */
-    static void stop(dev.infersim.server.MockFleet fleet) throws Exception {
+    static void stop(dev.infersim.server.fleet.MockFleet fleet) throws Exception {
         if (fleet != null) {
             fleet.close(java.time.Duration.ofSeconds(5)).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         }

@@ -2,8 +2,8 @@ package dev.infersim.cli;
 
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
-import dev.infersim.server.MockServer;
-import dev.infersim.server.ServerOptions;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.config.ServerOptions;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;

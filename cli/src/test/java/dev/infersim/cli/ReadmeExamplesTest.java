@@ -112,8 +112,8 @@ class ReadmeExamplesTest {
         Files.copy(REPO.resolve("configs/workloads/chat.yaml"), dir.resolve("my-load.yaml"), REPLACE_EXISTING);
         // a harness's result (this project's bench writes vLLM's format) with the truth of the server it ran against
         Path truth = dir.resolve("truth.jsonl");
-        dev.infersim.server.TruthLog log = dev.infersim.server.TruthLog.open(truth, 1 << 20);
-        dev.infersim.server.MockServer server = dev.infersim.server.MockServer.start(dev.infersim.server.ServerOptions
+        dev.infersim.server.observe.TruthLog log = dev.infersim.server.observe.TruthLog.open(truth, 1 << 20);
+        dev.infersim.server.fleet.MockServer server = dev.infersim.server.fleet.MockServer.start(dev.infersim.server.config.ServerOptions
                 .builder(dev.infersim.engine.Deployment.builder(dev.infersim.engine.Profiles.gpu("h100"),
                         dev.infersim.engine.Profiles.model("llama-3.1-8b")).build()).port(0).timeScale(10)
                 .truthLog(log).build()).toCompletionStage().toCompletableFuture().get(60, java.util.concurrent.TimeUnit.SECONDS);

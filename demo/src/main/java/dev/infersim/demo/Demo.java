@@ -1,7 +1,7 @@
 package dev.infersim.demo;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.infersim.bench.BenchResult;
+import dev.infersim.bench.report.BenchResult;
 import dev.infersim.common.ConfigException;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.EngineCore;
@@ -11,7 +11,7 @@ import dev.infersim.prediction.FixedPrediction;
 import dev.infersim.prediction.WorkloadMoments;
 import dev.infersim.result.RequestLogWriter;
 import dev.infersim.result.ResultJson;
-import dev.infersim.server.ServerOptions;
+import dev.infersim.server.config.ServerOptions;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.RoundRobinRouter;
 import dev.infersim.sim.Simulation;

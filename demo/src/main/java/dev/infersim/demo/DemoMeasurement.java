@@ -8,9 +8,9 @@ import dev.infersim.bench.report.BenchResult;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.RequestLogReader;
 import dev.infersim.result.ResultJson;
-import dev.infersim.server.MockServer;
-import dev.infersim.server.ServerOptions;
-import dev.infersim.server.TruthLog;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.observe.TruthLog;
 import dev.infersim.workload.Workload;
 import org.HdrHistogram.Histogram;
 

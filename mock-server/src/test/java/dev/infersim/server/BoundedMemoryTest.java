@@ -2,6 +2,7 @@ package dev.infersim.server;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.infersim.server.json.Json;
 import org.junit.jupiter.api.Test;
 
 import java.io.InputStream;

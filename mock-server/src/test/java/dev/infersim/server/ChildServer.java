@@ -1,5 +1,11 @@
 package dev.infersim.server;
 
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.FrontDoor;
+import dev.infersim.server.fleet.MockServer;
+
+
+
 /**
  * A mock server in a process of its own, for tests that must change what the process has (its descriptor limit, its
  * heap): prints {@code PORT n} once it listens and stops when its standard input ends. With the argument
@@ -28,12 +34,12 @@ public final class ChildServer {
     }
 
     /** Starts one: {@code shellPrefix} runs before the JVM (e.g. {@code ulimit -n 256}); {@code jvmArgs} go to it. */
-    static Process start(String shellPrefix, String... jvmArgs) throws java.io.IOException {
+    public static Process start(String shellPrefix, String... jvmArgs) throws java.io.IOException {
         return launch(shellPrefix, "", jvmArgs);
     }
 
     /** As {@link #start}, a front door before two replicas. */
-    static Process startFrontDoor(String shellPrefix, String... jvmArgs) throws java.io.IOException {
+    public static Process startFrontDoor(String shellPrefix, String... jvmArgs) throws java.io.IOException {
         return launch(shellPrefix, "front-door", jvmArgs);
     }
 
@@ -49,12 +55,12 @@ public final class ChildServer {
     }
 
     /** Reads the child's output up to its {@code PORT} line; the port. */
-    static int port(Process child, StringBuilder output) throws java.io.IOException {
+    public static int port(Process child, StringBuilder output) throws java.io.IOException {
         return ports(child, output)[0];
     }
 
     /** Reads the child's output up to its {@code PORT} line; the ports it lists. */
-    static int[] ports(Process child, StringBuilder output) throws java.io.IOException {
+    public static int[] ports(Process child, StringBuilder output) throws java.io.IOException {
         java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(child.getInputStream(),
                 java.nio.charset.StandardCharsets.UTF_8));
         for (String line = out.readLine(); line != null; line = out.readLine()) {

@@ -1,5 +1,6 @@
 package dev.infersim.server;
 
+import dev.infersim.server.fleet.MockServer;
 import io.netty.buffer.PoolArenaMetric;
 import io.netty.buffer.PooledByteBufAllocator;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,6 @@
 package dev.infersim.server;
 
+import dev.infersim.server.fleet.MockServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -2,6 +2,11 @@ package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.RooflineCostModel;
+import dev.infersim.server.config.FaultSettings;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.observe.TruthLog;
+import dev.infersim.server.routes.HttpBasics;
 import io.vertx.core.Vertx;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,7 +44,7 @@ class EngineGuardTest {
         MockServer server = TestServers.start(TestServers.options(TestServers.llama8b(8), 0.1).faults(AFTER_20).truthLog(log).build());
         try {
             TestServers.Stream stream = TestServers.stream(server, "/v1/completions", STREAM,
-                    HttpApi.FAULT_HEADER, "engine_error", "x-request-id", "failed-stream");
+                    HttpBasics.FAULT_HEADER, "engine_error", "x-request-id", "failed-stream");
             assertEquals(200, stream.status(), "the stream had begun");
             List<TestServers.Event> events = stream.events();
             assertEquals("[DONE]", events.get(events.size() - 1).data());
@@ -48,7 +53,7 @@ class EngineGuardTest {
             assertEquals("Internal server error: the engine failed this request (injected fault)", error.get("message").asText());
             assertEquals(20, events.size() - 2, "the 20 tokens before the fault, then the error");
 
-            TestServers.Reply whole = TestServers.post(server, "/v1/completions", WHOLE, HttpApi.FAULT_HEADER, "engine_error",
+            TestServers.Reply whole = TestServers.post(server, "/v1/completions", WHOLE, HttpBasics.FAULT_HEADER, "engine_error",
                     "x-request-id", "failed-whole");
             assertEquals(500, whole.status(), whole.raw().body());
             assertTrue(whole.json().at("/error/message").asText().contains("(injected fault)"), whole.raw().body());

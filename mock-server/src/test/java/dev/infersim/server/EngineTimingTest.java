@@ -8,6 +8,9 @@ import dev.infersim.engine.EngineRequest;
 import dev.infersim.engine.RooflineCostModel;
 import dev.infersim.engine.StepOutcome;
 import dev.infersim.engine.StepPlan;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.text.PromptTokenizer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

@@ -1,6 +1,8 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.routes.HttpBasics;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -125,20 +127,20 @@ class ErrorsAndFaultsTest {
     @Test
     void headerForcesEachErrorFaultWithItsStatus() throws Exception {
         String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":2}";
-        TestServers.Reply limited = chat(body, HttpApi.FAULT_HEADER, "rate_limit");
+        TestServers.Reply limited = chat(body, HttpBasics.FAULT_HEADER, "rate_limit");
         error(limited, 429);
         assertEquals("1", limited.header("retry-after"), "an injected 429 looks like a full queue");
-        error(chat(body, HttpApi.FAULT_HEADER, "server_error"), 500);
-        error(chat(body, HttpApi.FAULT_HEADER, "service_unavailable"), 503);
-        error(chat(body, HttpApi.FAULT_HEADER, "auth"), 401);
-        error(chat(body, HttpApi.FAULT_HEADER, "context_length"), 400);
-        assertEquals(HttpApi.FAULT_HEADER, error(chat(body, HttpApi.FAULT_HEADER, "meteor"), 400).get("param").asText());
+        error(chat(body, HttpBasics.FAULT_HEADER, "server_error"), 500);
+        error(chat(body, HttpBasics.FAULT_HEADER, "service_unavailable"), 503);
+        error(chat(body, HttpBasics.FAULT_HEADER, "auth"), 401);
+        error(chat(body, HttpBasics.FAULT_HEADER, "context_length"), 400);
+        assertEquals(HttpBasics.FAULT_HEADER, error(chat(body, HttpBasics.FAULT_HEADER, "meteor"), 400).get("param").asText());
     }
 
     @Test
     void disconnectFaultCutsTheStreamAfterTheConfiguredTokens() throws Exception {
         String stream = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":50,\"ignore_eos\":true,\"stream\":true}";
-        try (RawHttp h = RawHttp.post(SERVER.get(), "/v1/chat/completions", stream, AUTH[0], AUTH[1], HttpApi.FAULT_HEADER, "disconnect")) {
+        try (RawHttp h = RawHttp.post(SERVER.get(), "/v1/chat/completions", stream, AUTH[0], AUTH[1], HttpBasics.FAULT_HEADER, "disconnect")) {
             String all = h.readAll();
             assertFalse(all.contains("[DONE]"), all);
             assertEquals(1 + 3, all.lines().filter(l -> l.startsWith("data: ")).count(), all);
@@ -152,7 +154,7 @@ class ErrorsAndFaultsTest {
         try {
             TestServers.Stream s = TestServers.stream(SERVER.get(), "/v1/chat/completions",
                     "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":6,\"ignore_eos\":true,\"stream\":true}",
-                    AUTH[0], AUTH[1], HttpApi.FAULT_HEADER, "stall");
+                    AUTH[0], AUTH[1], HttpBasics.FAULT_HEADER, "stall");
             List<TestServers.Event> e = s.events();
             assertEquals(1 + 6 + 1, e.size());
             long gapMs = (e.get(3).arrivedNanos() - e.get(2).arrivedNanos()) / 1_000_000;
@@ -170,7 +172,7 @@ class ErrorsAndFaultsTest {
             long sent = System.nanoTime();
             TestServers.Stream s = TestServers.stream(SERVER.get(), "/v1/chat/completions",
                     "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":3,\"ignore_eos\":true,\"stream\":true}",
-                    AUTH[0], AUTH[1], HttpApi.FAULT_HEADER, "slow_first_token");
+                    AUTH[0], AUTH[1], HttpBasics.FAULT_HEADER, "slow_first_token");
             long firstMs = (s.events().get(0).arrivedNanos() - sent) / 1_000_000;
             assertTrue(firstMs >= 300, "first chunk after " + firstMs + " ms");
             assertEquals("[DONE]", s.events().get(s.events().size() - 1).data());
@@ -236,7 +238,7 @@ class ErrorsAndFaultsTest {
         double abortedBefore = aborted();
         double generatedBefore = metric("vllm:generation_tokens_total");
         String body = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":8000,\"ignore_eos\":true}";
-        try (RawHttp h = RawHttp.post(SERVER.get(), "/v1/chat/completions", body, AUTH[0], AUTH[1], HttpApi.FAULT_HEADER, "disconnect")) {
+        try (RawHttp h = RawHttp.post(SERVER.get(), "/v1/chat/completions", body, AUTH[0], AUTH[1], HttpBasics.FAULT_HEADER, "disconnect")) {
             String all = h.readAll();
             assertFalse(all.contains("200 OK"), all);
         }

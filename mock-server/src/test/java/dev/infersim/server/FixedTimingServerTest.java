@@ -3,6 +3,8 @@ package dev.infersim.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.FixedTiming;
 import dev.infersim.engine.TruncatedNormal;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.Json;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

@@ -2,6 +2,10 @@ package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.StartupDelay;
+import dev.infersim.server.config.PodIdentity;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.MockFleet;
+import dev.infersim.server.fleet.MockServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

@@ -11,19 +11,19 @@ import java.util.List;
  * enough for its neighbours: Linux gives bind(0) odd ports and outgoing connections even ones, so the port after a free
  * one is often some connection's. Every port of a run is held open until all of them are, then all are released.
  */
-final class FreePorts {
+public final class FreePorts {
     private static final int ATTEMPTS = 100;
 
     private FreePorts() {
     }
 
     /** One free port. */
-    static int one() throws IOException {
+    public static int one() throws IOException {
         return consecutive(1);
     }
 
     /** The first of {@code n} consecutive ports that are all free on every interface. */
-    static int consecutive(int n) throws IOException {
+    public static int consecutive(int n) throws IOException {
         for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
             List<ServerSocket> held = new ArrayList<>();
             try {

@@ -7,6 +7,11 @@ import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.LoraConfig;
 import dev.infersim.engine.Profiles;
 import dev.infersim.engine.SchedulingPolicies;
+import dev.infersim.server.config.LoraModule;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.FrontDoor;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.routes.HttpBasics;
 import dev.infersim.sim.Replica;
 import dev.infersim.sim.RoutedRequest;
 import dev.infersim.sim.Router;
@@ -107,7 +112,7 @@ class FrontDoorAgreesWithSimulationTest {
             for (CompletableFuture<HttpResponse<java.io.InputStream>> r : replies) {
                 HttpResponse<java.io.InputStream> reply = r.get(60, TimeUnit.SECONDS);
                 assertEquals(200, reply.statusCode());
-                assigned.add(Integer.parseInt(reply.headers().firstValue(HttpApi.REPLICA_HEADER).orElseThrow()));
+                assigned.add(Integer.parseInt(reply.headers().firstValue(HttpBasics.REPLICA_HEADER).orElseThrow()));
             }
             for (CompletableFuture<HttpResponse<java.io.InputStream>> r : replies) {
                 r.get().body().close();

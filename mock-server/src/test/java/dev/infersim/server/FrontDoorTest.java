@@ -1,6 +1,9 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.infersim.server.fleet.FrontDoor;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.observe.TruthLog;
 import dev.infersim.sim.TieBreak;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

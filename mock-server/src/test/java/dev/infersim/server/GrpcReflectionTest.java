@@ -1,6 +1,8 @@
 package dev.infersim.server;
 
 import com.google.protobuf.DescriptorProtos;
+import dev.infersim.server.config.GrpcOptions;
+import dev.infersim.server.fleet.MockServer;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;

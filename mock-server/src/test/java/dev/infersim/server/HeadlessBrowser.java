@@ -2,6 +2,7 @@ package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.server.json.Json;
 
 import java.io.BufferedReader;
 import java.io.File;

@@ -3,6 +3,9 @@ package dev.infersim.server;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
 import dev.infersim.engine.RooflineCostModel;
+import dev.infersim.server.config.ModelFeatures;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.MockServer;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 

@@ -1,6 +1,12 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.infersim.server.config.HttpTimeouts;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.FrontDoor;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.http.HardenedHttpServer;
+import dev.infersim.server.json.Json;
 import dev.infersim.sim.TieBreak;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

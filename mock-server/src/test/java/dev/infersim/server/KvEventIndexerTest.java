@@ -5,6 +5,12 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.dataformat.cbor.CBORFactory;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.PrefixCachingHashAlgo;
+import dev.infersim.server.config.KvEventsConfig;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.MockFleet;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.kv.KvEventsTest;
+import dev.infersim.server.text.PromptTokenizer;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 

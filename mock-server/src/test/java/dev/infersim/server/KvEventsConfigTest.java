@@ -1,5 +1,6 @@
 package dev.infersim.server;
 
+import dev.infersim.server.config.KvEventsConfig;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;

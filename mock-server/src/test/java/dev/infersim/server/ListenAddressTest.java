@@ -1,5 +1,6 @@
 package dev.infersim.server;
 
+import dev.infersim.server.fleet.MockServer;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 

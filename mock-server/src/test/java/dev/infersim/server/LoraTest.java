@@ -12,10 +12,17 @@ import com.openai.models.completions.CompletionCreateParams;
 import com.openai.models.models.Model;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.LoraConfig;
+import dev.infersim.server.config.LoraModule;
+import dev.infersim.server.config.MetricsOptions;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.MockFleet;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.observe.LoraRequestStates;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.ArrayList;
 import java.util.List;

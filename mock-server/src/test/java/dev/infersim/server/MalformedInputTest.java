@@ -2,6 +2,10 @@ package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.RooflineCostModel;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.http.ResponseOutputStream;
+import dev.infersim.server.json.Json;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import org.junit.jupiter.api.Test;
@@ -112,7 +116,7 @@ class MalformedInputTest {
                     return release.await(30, TimeUnit.SECONDS);
                 });
                 assertTrue(held.await(10, TimeUnit.SECONDS));
-                String words = "word ".repeat(HttpApi.OFF_LOOP_BYTES / 5 + 1);
+                String words = "word ".repeat(ResponseOutputStream.OFF_LOOP_BYTES / 5 + 1);
                 CompletableFuture<HttpResponse<String>> large = TestServers.http().sendAsync(HttpRequest.newBuilder(
                                 URI.create(server.baseUrl() + "/v1/completions")).header("content-type", "application/json")
                         .POST(HttpRequest.BodyPublishers.ofString("{\"prompt\":\"" + words + "\",\"max_tokens\":1}")).build(),

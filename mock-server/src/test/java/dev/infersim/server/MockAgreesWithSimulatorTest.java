@@ -7,6 +7,8 @@ import dev.infersim.engine.Profiles;
 import dev.infersim.result.RequestLogReader;
 import dev.infersim.result.RequestLogWriter;
 import dev.infersim.result.RequestRecord;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.Json;
 import dev.infersim.sim.Simulation;
 import dev.infersim.sim.SimulationOptions;
 import dev.infersim.workload.arrival.ArrivalProcess;

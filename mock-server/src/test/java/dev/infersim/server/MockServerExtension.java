@@ -1,6 +1,8 @@
 package dev.infersim.server;
 
 import dev.infersim.common.NanoClock;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.MockServer;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -17,7 +19,7 @@ import java.util.function.Supplier;
  * server before the class's tests and closes it after them; {@link #start} inside a test starts one that is closed
  * when that test ends (whether it passed or not).
  */
-final class MockServerExtension implements BeforeAllCallback, BeforeEachCallback, AfterEachCallback, AfterAllCallback {
+public final class MockServerExtension implements BeforeAllCallback, BeforeEachCallback, AfterEachCallback, AfterAllCallback {
     private final Supplier<ServerOptions> shared;
     private MockServer sharedServer;
     private final List<MockServer> perTest = new ArrayList<>();
@@ -32,7 +34,7 @@ final class MockServerExtension implements BeforeAllCallback, BeforeEachCallback
     }
 
     /** Servers that tests start themselves with {@link #start}. */
-    static MockServerExtension perTest() {
+    public static MockServerExtension perTest() {
         return new MockServerExtension(null);
     }
 
@@ -45,12 +47,12 @@ final class MockServerExtension implements BeforeAllCallback, BeforeEachCallback
     }
 
     /** Starts a server that is closed when the current test ends. */
-    MockServer start(ServerOptions options) throws Exception {
+    public MockServer start(ServerOptions options) throws Exception {
         return start(options, NanoClock.SYSTEM);
     }
 
     /** Starts a server timed by {@code clock} that is closed when the current test ends. */
-    MockServer start(ServerOptions options, NanoClock clock) throws Exception {
+    public MockServer start(ServerOptions options, NanoClock clock) throws Exception {
         MockServer s = MockServer.start(options, clock).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         perTest.add(s);
         return s;

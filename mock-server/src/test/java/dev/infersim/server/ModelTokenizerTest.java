@@ -1,6 +1,8 @@
 package dev.infersim.server;
 
 import dev.infersim.common.ConfigException;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.text.PromptTokenizer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

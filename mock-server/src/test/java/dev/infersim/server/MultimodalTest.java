@@ -3,11 +3,12 @@ package dev.infersim.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.observe.TruthLog;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import javax.imageio.ImageIO;
 import java.awt.image.BufferedImage;
 import java.io.ByteArrayOutputStream;
 import java.nio.file.Files;
@@ -15,6 +16,7 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.Base64;
 import java.util.HexFormat;
+import javax.imageio.ImageIO;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -13,6 +13,8 @@ import com.openai.models.chat.completions.ChatCompletionStreamOptions;
 import com.openai.models.completions.Completion;
 import com.openai.models.completions.CompletionCreateParams;
 import com.openai.models.models.Model;
+import dev.infersim.server.routes.HttpBasics;
+import dev.infersim.server.text.PromptTokenizer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -99,6 +101,6 @@ class OpenAiSdkTest {
         assertThrows(BadRequestException.class, () -> client.chat().completions().create(chat(200_000).build()));
         assertThrows(UnauthorizedException.class, () -> sdk("wrong").chat().completions().create(chat(3).build()));
         assertThrows(RateLimitException.class, () -> client.chat().completions().create(chat(3)
-                .putAdditionalHeader(HttpApi.FAULT_HEADER, "rate_limit").build()));
+                .putAdditionalHeader(HttpBasics.FAULT_HEADER, "rate_limit").build()));
     }
 }

@@ -6,6 +6,10 @@ import dev.infersim.engine.Deployment;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.KvTransferLink;
 import dev.infersim.engine.RooflineCostModel;
+import dev.infersim.server.config.KvTransferConfig;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.Json;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

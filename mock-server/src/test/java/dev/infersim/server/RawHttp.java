@@ -1,5 +1,7 @@
 package dev.infersim.server;
 
+import dev.infersim.server.fleet.MockServer;
+
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -2,6 +2,8 @@ package dev.infersim.server;
 
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.MockServer;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;

@@ -1,6 +1,10 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.infersim.server.config.ModelFeatures;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.output.JsonSchemaSamplerTest;
+import dev.infersim.server.text.PromptTokenizer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

@@ -1,9 +1,10 @@
 package dev.infersim.server;
 
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.model.ModelService;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import javax.management.ObjectName;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -18,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.management.ObjectName;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -63,8 +65,9 @@ class RequestRetentionTest {
             }
         }
         assertTrue(grown.isEmpty(), "live instances grew with the requests served: " + grown);
-        for (String perRequest : List.of("dev.infersim.server.EventLoopBatch", "dev.infersim.server.Exchange",
-                "dev.infersim.server.Choice", "io.vertx.core.impl.DuplicatedContext")) {
+        for (String perRequest : List.of("dev.infersim.server.engine.EventLoopBatch",
+                "dev.infersim.server.api.openai.CompletionExchange", "dev.infersim.server.engine.Choice",
+                "io.vertx.core.impl.DuplicatedContext")) {
             // measured from the warm-up: the servers of tests run before this one in the same JVM may still hold theirs
             long more = after.getOrDefault(perRequest, 0L) - start.getOrDefault(perRequest, 0L);
             assertTrue(more < LIVE_BOUND, perRequest + ": " + more + " more live after 9,000 requests");
@@ -110,7 +113,7 @@ class RequestRetentionTest {
         Map<String, Long> counts = new HashMap<>();
         for (String line : histogram.split("\n")) {
             String[] f = line.trim().split("\\s+");
-            // "  12:     5000     120000  dev.infersim.server.EventLoopBatch (module)"
+            // "  12:     5000     120000  dev.infersim.server.engine.EventLoopBatch (module)"
             if (f.length >= 4 && f[0].endsWith(":") && Character.isDigit(f[0].charAt(0))) {
                 counts.merge(f[3], Long.parseLong(f[1]), Long::sum);
             }

@@ -1,5 +1,7 @@
 package dev.infersim.server;
 
+import dev.infersim.server.config.ModelFeatures;
+import dev.infersim.server.fleet.MockServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

@@ -5,6 +5,10 @@ import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.observe.TruthLog;
 
 import java.io.IOException;
 import java.net.URI;
@@ -19,7 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /** Starting mock servers and talking raw HTTP/SSE to them in tests. */
-final class TestServers {
+public final class TestServers {
     /**
      * A fresh client per call: tests start servers on ephemeral ports that the OS hands out again, and a client that
      * pooled a keep-alive connection to an earlier server on the same port could wait on it forever.
@@ -32,11 +36,11 @@ final class TestServers {
     }
 
     /** Llama 3.1 8B on one H100 with vLLM defaults except max-num-seqs. */
-    static Deployment llama8b(int maxNumSeqs) {
+    public static Deployment llama8b(int maxNumSeqs) {
         return Deployment.builder(Profiles.gpu("h100"), Profiles.model("llama-3.1-8b")).maxNumSeqs(maxNumSeqs).build();
     }
 
-    static ServerOptions.Builder options(Deployment d, double timeScale) {
+    public static ServerOptions.Builder options(Deployment d, double timeScale) {
         return ServerOptions.builder(d).port(0).timeScale(timeScale).eventLoops(2);
     }
 
@@ -45,19 +49,19 @@ final class TestServers {
         return OpenAIOkHttpClient.builder().baseUrl(server.baseUrl() + "/v1").apiKey(apiKey).maxRetries(0).build();
     }
 
-    static MockServer start(ServerOptions options) throws Exception {
+    public static MockServer start(ServerOptions options) throws Exception {
         return MockServer.start(options).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     }
 
-    static void close(MockServer server) throws Exception {
+    public static void close(MockServer server) throws Exception {
         if (server != null) {
             server.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
         }
     }
 
     /** A whole (non-stream) response. */
-    record Reply(int status, HttpResponse<String> raw) {
-        JsonNode json() throws IOException {
+    public record Reply(int status, HttpResponse<String> raw) {
+        public JsonNode json() throws IOException {
             return Json.MAPPER.readTree(raw.body());
         }
 
@@ -66,7 +70,7 @@ final class TestServers {
         }
     }
 
-    static Reply post(MockServer server, String path, String body, String... headers) throws Exception {
+    public static Reply post(MockServer server, String path, String body, String... headers) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(server.baseUrl() + path)).timeout(Duration.ofSeconds(30))
                 .POST(HttpRequest.BodyPublishers.ofString(body)).header("content-type", "application/json");
         for (int i = 0; i < headers.length; i += 2) {
@@ -76,7 +80,7 @@ final class TestServers {
         return new Reply(r.statusCode(), r);
     }
 
-    static Reply get(MockServer server, String path, String... headers) throws Exception {
+    public static Reply get(MockServer server, String path, String... headers) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(server.baseUrl() + path)).timeout(Duration.ofSeconds(30)).GET();
         for (int i = 0; i < headers.length; i += 2) {
             b.header(headers[i], headers[i + 1]);
@@ -86,17 +90,17 @@ final class TestServers {
     }
 
     /** One SSE {@code data:} payload and the {@link System#nanoTime()} its line arrived. */
-    record Event(String data, long arrivedNanos) {
-        JsonNode json() throws IOException {
+    public record Event(String data, long arrivedNanos) {
+        public JsonNode json() throws IOException {
             return Json.MAPPER.readTree(data);
         }
     }
 
     /** A streamed response: status, headers and every data event in order (the body, when not SSE). */
-    record Stream(int status, HttpResponse<?> raw, List<Event> events, String body) {
+    public record Stream(int status, HttpResponse<?> raw, List<Event> events, String body) {
     }
 
-    static Stream stream(MockServer server, String path, String body, String... headers) throws Exception {
+    public static Stream stream(MockServer server, String path, String body, String... headers) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(server.baseUrl() + path)).timeout(Duration.ofSeconds(60))
                 .POST(HttpRequest.BodyPublishers.ofString(body)).header("content-type", "application/json");
         for (int i = 0; i < headers.length; i += 2) {
@@ -143,7 +147,7 @@ final class TestServers {
         return rows;
     }
 
-    static boolean eventually(double seconds, BooleanSupplier condition) throws InterruptedException {
+    public static boolean eventually(double seconds, BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + (long) (seconds * 1e9);
         while (System.nanoTime() < deadline) {
             if (condition.getAsBoolean()) {

@@ -1,8 +1,13 @@
 package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.infersim.common.TextKey;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.infersim.common.TextKey;
+import dev.infersim.server.config.FaultSettings;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.observe.TruthLog;
+import dev.infersim.server.routes.HttpBasics;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -109,7 +114,7 @@ class TruthLogTest {
                     {"prompt":"Once upon","max_tokens":6,"ignore_eos":true,"stream":true,"infersim":{"token_times":true}}""";
             TestServers.stream(server, "/v1/completions", body, "x-request-id", "on-time");
             TestServers.Stream held = TestServers.stream(server, "/v1/completions", body, "x-request-id", "held",
-                    HttpApi.FAULT_HEADER, "slow_first_token");
+                    HttpBasics.FAULT_HEADER, "slow_first_token");
             inBand = held.events().get(held.events().size() - 2).json().get("infersim").get("choices").get(0).get("wall");
             assertTrue(TestServers.eventually(5, () -> log.written() == 2), "two rows written");
         } finally {

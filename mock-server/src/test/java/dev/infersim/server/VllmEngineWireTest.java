@@ -1,8 +1,9 @@
 package dev.infersim.server;
 
-import com.google.protobuf.Descriptors;
 import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.Descriptors;
 import dev.infersim.server.grpc.VllmEngineProto;
+import dev.infersim.server.routes.VllmGrpcService;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

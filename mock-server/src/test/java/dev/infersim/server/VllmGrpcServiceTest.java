@@ -2,7 +2,12 @@ package dev.infersim.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.infersim.engine.FixedTiming;
+import dev.infersim.server.config.GrpcOptions;
+import dev.infersim.server.fleet.MockServer;
 import dev.infersim.server.grpc.VllmEngineProto;
+import dev.infersim.server.json.Json;
+import dev.infersim.server.observe.TruthLog;
+import dev.infersim.server.routes.AdminRoutes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;

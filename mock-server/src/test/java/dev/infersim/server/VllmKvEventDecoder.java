@@ -22,7 +22,7 @@ import java.util.Map;
  * there. Values come out as plain Java: lists, maps, {@link BigInteger} for integers (a hash may exceed 2^63), strings,
  * doubles and null.
  */
-final class VllmKvEventDecoder {
+public final class VllmKvEventDecoder {
     /** A struct's fields in declaration order; those from index {@code firstDefaulted} on default to None. */
     private record Struct(List<String> fields, int firstDefaulted) {
     }
@@ -34,14 +34,14 @@ final class VllmKvEventDecoder {
             "AllBlocksCleared", new Struct(List.of(), 0));
 
     /** One decoded batch. */
-    record Batch(double ts, List<Map<String, Object>> events, Integer dataParallelRank, boolean mapEvents) {
+    public record Batch(double ts, List<Map<String, Object>> events, Integer dataParallelRank, boolean mapEvents) {
     }
 
     private VllmKvEventDecoder() {
     }
 
     /** Decodes a message's third frame; each event's map has "type" and every field of its struct. */
-    static Batch decode(byte[] payload) throws IOException {
+    public static Batch decode(byte[] payload) throws IOException {
         try (MessageUnpacker in = MessagePack.newDefaultUnpacker(payload)) {
             ArrayValue batch = in.unpackValue().asArrayValue();
             if (in.hasNext()) {

@@ -1,6 +1,10 @@
 package dev.infersim.server;
 
 import dev.infersim.engine.LoraConfig;
+import dev.infersim.server.config.MetricsOptions;
+import dev.infersim.server.config.ServerOptions;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.observe.FakeMetrics;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

@@ -1,6 +1,12 @@
 package dev.infersim.server;
 
 import dev.infersim.engine.LoraConfig;
+import dev.infersim.server.config.LoraModule;
+import dev.infersim.server.config.ModelFeatures;
+import dev.infersim.server.fleet.MockFleet;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.observe.TruthLog;
+import dev.infersim.server.routes.HttpBasics;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -105,11 +111,11 @@ class WireBytesTest {
         post("/v1/completions", "{\"prompt\":\"x\",\"tools\":3}");
         post("/v1/completions", "{\"prompt\":\"x\",\"kv_transfer_params\":[]}");
         post("/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":\"xml\"}}");
-        post("/v1/completions", "{\"prompt\":\"x\"}", HttpApi.FAULT_HEADER, "rate_limit");
-        post("/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}", HttpApi.FAULT_HEADER, "context_length");
-        post("/v1/completions", "{\"prompt\":\"x\"}", HttpApi.FAULT_HEADER, "meteor");
-        post("/v1/completions", "{\"prompt\":\"x\"}", HttpApi.DP_RANK_HEADER, "3");
-        post("/v1/completions", "{\"prompt\":\"x\"}", FrontDoor.ROUTE_HEADER, "not json");
+        post("/v1/completions", "{\"prompt\":\"x\"}", HttpBasics.FAULT_HEADER, "rate_limit");
+        post("/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}", HttpBasics.FAULT_HEADER, "context_length");
+        post("/v1/completions", "{\"prompt\":\"x\"}", HttpBasics.FAULT_HEADER, "meteor");
+        post("/v1/completions", "{\"prompt\":\"x\"}", HttpBasics.DP_RANK_HEADER, "3");
+        post("/v1/completions", "{\"prompt\":\"x\"}", HttpBasics.ROUTE_HEADER, "not json");
         send("POST", "/v1/completions", "{\"prompt\":\"x\"}", false);
         send("POST", "/v1/completions", "{\"prompt\":\"x\"}", false, "authorization", "bearer " + KEY);
         send("GET", "/v1/chat/completions", null, true);

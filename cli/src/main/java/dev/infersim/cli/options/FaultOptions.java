@@ -1,6 +1,6 @@
 package dev.infersim.cli.options;
 
-import dev.infersim.server.FaultSettings;
+import dev.infersim.server.config.FaultSettings;
 import picocli.CommandLine.Option;
 
 /** {@code serve}'s fault injection: which requests fail, how ({@link FaultSettings}), and when in their stream. */

@@ -1,6 +1,6 @@
 package dev.infersim.cli.options;
 
-import dev.infersim.server.HttpTimeouts;
+import dev.infersim.server.config.HttpTimeouts;
 import picocli.CommandLine.Option;
 
 /** {@code serve}'s connection timeouts ({@link HttpTimeouts}), in seconds on the command line, 0 for never. */

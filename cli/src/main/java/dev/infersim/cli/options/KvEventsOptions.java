@@ -1,6 +1,6 @@
 package dev.infersim.cli.options;
 
-import dev.infersim.server.KvEventsConfig;
+import dev.infersim.server.config.KvEventsConfig;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParseResult;
 

@@ -1,6 +1,6 @@
 package dev.infersim.cli.options;
 
-import dev.infersim.server.ModelFeatures;
+import dev.infersim.server.config.ModelFeatures;
 import picocli.CommandLine.Option;
 
 /**

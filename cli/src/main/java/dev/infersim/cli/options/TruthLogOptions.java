@@ -1,7 +1,7 @@
 package dev.infersim.cli.options;
 
 import dev.infersim.common.ConfigException;
-import dev.infersim.server.TruthLog;
+import dev.infersim.server.observe.TruthLog;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
