@@ -1,7 +1,7 @@
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.Profiles;
-import dev.infersim.server.MockServer;
-import dev.infersim.server.ServerOptions;
+import dev.infersim.server.fleet.MockServer;
+import dev.infersim.server.config.ServerOptions;
 import dev.infersim.workload.FixedLength;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
