@@ -5,6 +5,7 @@ import dev.infersim.engine.Deployment;
 import dev.infersim.engine.KvCapacity;
 import dev.infersim.engine.RooflineCostModel;
 import dev.infersim.queueing.BatchingServer;
+import dev.infersim.queueing.ContinuousBatchingModel;
 import dev.infersim.queueing.ClosedLoopBatchingModel;
 import dev.infersim.queueing.DiscreteDistribution;
 import dev.infersim.queueing.LatencyModel;
@@ -165,7 +166,7 @@ public final class EnginePrediction {
             DiscreteDistribution[] d = s.sequential();
             return new SequentialServiceModel(ratePerS, arrivalScv, d[0], d[1], d[2]);
         }
-        return s.batching().atArrivalRate(ratePerS, arrivalScv, outputTokens.squaredCoefficientOfVariation());
+        return ContinuousBatchingModel.of(s.batching(), ratePerS, arrivalScv, outputTokens.squaredCoefficientOfVariation());
     }
 
     /** The parameters at this rate: the prefix cache keeps what it holds beside the sequences running at it. */

@@ -78,27 +78,4 @@ public record BatchingServer(int maxNumSeqs, DiscreteDistribution outputTokens, 
         Checks.positive("batchLimit", batchLimit);
         return new BatchingServer(Math.min(maxNumSeqs, batchLimit), outputTokens, iterationTimes);
     }
-
-    /** The stationary chain at Poisson arrival rate lambda; throws if lambda reaches saturation. */
-    public ContinuousBatchingModel atArrivalRate(double arrivalRatePerS) {
-        return atArrivalRate(arrivalRatePerS, 1);
-    }
-
-    /**
-     * The chain at rate lambda for arrivals whose gaps have squared coefficient of variation ca^2 (1 for Poisson;
-     * 1 / burstiness for vLLM's gamma arrivals): the admission wait is scaled as Allen-Cunneen scales M/M/c.
-     */
-    public ContinuousBatchingModel atArrivalRate(double arrivalRatePerS, double arrivalScv) {
-        return atArrivalRate(arrivalRatePerS, arrivalScv, 1);
-    }
-
-    /**
-     * The chain whose admission wait is scaled by Kingman's (ca^2 + cs^2) / (ca^2 + 1) for cs^2 the squared coefficient
-     * of variation of a request's service at B, L iterations: that of the output lengths (0 for fixed lengths, which with
-     * Poisson arrivals wait half as long, as M/D/c against M/M/c). The shorter forms take cs^2 = 1, lengths as memoryless
-     * as the chain's completions.
-     */
-    public ContinuousBatchingModel atArrivalRate(double arrivalRatePerS, double arrivalScv, double serviceScv) {
-        return new ContinuousBatchingModel(this, arrivalRatePerS, arrivalScv, serviceScv);
-    }
 }

@@ -21,7 +21,7 @@ public final class CapacityPlanner {
 
     /** The highest Poisson arrival rate at which every bound of {@code slo} holds, and the bound that sets it. */
     public static SloCapacity maxRateMeetingSlo(BatchingServer server, Slo slo) {
-        return maxRateMeetingSlo(server.saturationRatePerS(), server::atArrivalRate, slo);
+        return maxRateMeetingSlo(server.saturationRatePerS(), rate -> ContinuousBatchingModel.of(server, rate), slo);
     }
 
     /**

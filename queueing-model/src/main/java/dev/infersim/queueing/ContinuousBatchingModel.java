@@ -41,7 +41,31 @@ public final class ContinuousBatchingModel implements LatencyModel {
     private final FirstTokenTime firstToken;
     private final DecodePace pace;
 
-    ContinuousBatchingModel(BatchingServer server, double arrivalRatePerS, double arrivalScv, double serviceScv) {
+    /** The stationary chain of {@code server} at Poisson arrival rate lambda; throws if lambda reaches saturation. */
+    public static ContinuousBatchingModel of(BatchingServer server, double arrivalRatePerS) {
+        return of(server, arrivalRatePerS, 1);
+    }
+
+    /**
+     * The chain at rate lambda for arrivals whose gaps have squared coefficient of variation ca^2 (1 for Poisson;
+     * 1 / burstiness for vLLM's gamma arrivals): the admission wait is scaled as Allen-Cunneen scales M/M/c.
+     */
+    public static ContinuousBatchingModel of(BatchingServer server, double arrivalRatePerS, double arrivalScv) {
+        return of(server, arrivalRatePerS, arrivalScv, 1);
+    }
+
+    /**
+     * The chain whose admission wait is scaled by Kingman's (ca^2 + cs^2) / (ca^2 + 1) for cs^2 the squared coefficient
+     * of variation of a request's service at B, L iterations: that of the output lengths (0 for fixed lengths, which with
+     * Poisson arrivals wait half as long, as M/D/c against M/M/c). The shorter forms take cs^2 = 1, lengths as memoryless
+     * as the chain's completions.
+     */
+    public static ContinuousBatchingModel of(BatchingServer server, double arrivalRatePerS, double arrivalScv,
+                                             double serviceScv) {
+        return new ContinuousBatchingModel(server, arrivalRatePerS, arrivalScv, serviceScv);
+    }
+
+    private ContinuousBatchingModel(BatchingServer server, double arrivalRatePerS, double arrivalScv, double serviceScv) {
         this.server = server;
         this.arrivalRatePerS = Checks.positive("arrivalRatePerS", arrivalRatePerS);
         double waitScale = Math.max(MIN_WAIT_SCALE, (Checks.nonNegative("arrivalScv", arrivalScv)

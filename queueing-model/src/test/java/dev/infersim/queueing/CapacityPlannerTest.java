@@ -16,7 +16,7 @@ class CapacityPlannerTest {
     void queueingDelayRootLandsOnTheBound() {
         SloCapacity capacity = CapacityPlanner.maxRateMeetingSlo(SERVER, Slo.none().withQueueingDelay(0.99, 0.5));
         assertEquals(SloMetric.QUEUEING_DELAY_PERCENTILE, capacity.bindingMetric());
-        double p99 = SERVER.atArrivalRate(capacity.maxRatePerS()).queueingDelayPercentileSeconds(0.99);
+        double p99 = ContinuousBatchingModel.of(SERVER, capacity.maxRatePerS()).queueingDelayPercentileSeconds(0.99);
         assertEquals(0.5, p99, 1e-6);
         assertTrue(capacity.maxRatePerS() < SERVER.saturationRatePerS());
     }
@@ -25,7 +25,7 @@ class CapacityPlannerTest {
     void meanTtftRootLandsOnTheBound() {
         SloCapacity capacity = CapacityPlanner.maxRateMeetingSlo(SERVER, Slo.none().withMeanTtft(0.2));
         assertEquals(SloMetric.MEAN_TTFT, capacity.bindingMetric());
-        assertEquals(0.2, SERVER.atArrivalRate(capacity.maxRatePerS()).meanTtftSeconds(), 1e-6);
+        assertEquals(0.2, ContinuousBatchingModel.of(SERVER, capacity.maxRatePerS()).meanTtftSeconds(), 1e-6);
     }
 
     @Test
@@ -33,7 +33,7 @@ class CapacityPlannerTest {
         // tau(1) ~ 6.15 ms and tau(256) = 44.4 ms bracket a 30 ms bound.
         SloCapacity capacity = CapacityPlanner.maxRateMeetingSlo(SERVER, Slo.none().withMeanTpot(0.030));
         assertEquals(SloMetric.MEAN_TPOT, capacity.bindingMetric());
-        assertEquals(0.030, SERVER.atArrivalRate(capacity.maxRatePerS()).meanTpotSeconds(), 1e-9);
+        assertEquals(0.030, ContinuousBatchingModel.of(SERVER, capacity.maxRatePerS()).meanTpotSeconds(), 1e-9);
     }
 
     @Test

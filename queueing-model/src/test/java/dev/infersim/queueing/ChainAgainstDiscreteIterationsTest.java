@@ -20,7 +20,7 @@ class ChainAgainstDiscreteIterationsTest {
     @Test
     void agreesAtHalfLoadWhereWaitingIsForIterationBoundaries() {
         double rate = 0.5 * SERVER.saturationRatePerS();
-        ContinuousBatchingModel chain = SERVER.atArrivalRate(rate);
+        ContinuousBatchingModel chain = ContinuousBatchingModel.of(SERVER, rate);
         DiscreteIterationSimulation.Result simulated = DiscreteIterationSimulation.run(SERVER, rate, REQUESTS, SEED);
         double predictedWait = chain.meanQueueingDelaySeconds() + chain.meanIterationBoundaryWaitSeconds();
         assertEquals(predictedWait, simulated.meanWaitSeconds(), 0.03 * predictedWait);
@@ -31,7 +31,7 @@ class ChainAgainstDiscreteIterationsTest {
     @Test
     void agreesAtEightyPercentLoadWhereRequestsQueueForSlots() {
         double rate = 0.8 * SERVER.saturationRatePerS();
-        ContinuousBatchingModel chain = SERVER.atArrivalRate(rate);
+        ContinuousBatchingModel chain = ContinuousBatchingModel.of(SERVER, rate);
         DiscreteIterationSimulation.Result simulated = DiscreteIterationSimulation.run(SERVER, rate, REQUESTS, SEED);
         double predictedWait = chain.meanQueueingDelaySeconds() + chain.meanIterationBoundaryWaitSeconds();
         assertEquals(predictedWait, simulated.meanWaitSeconds(), 0.10 * predictedWait);

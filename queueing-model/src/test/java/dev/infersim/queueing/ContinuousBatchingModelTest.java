@@ -17,7 +17,7 @@ class ContinuousBatchingModelTest {
     void singleSlotBatchIsMm1WithServiceRateOneOverMeanLengthTimesIteration() {
         // B = 1, tau(1) = 10 ms, E[L] = 50: mu = 1 / (50 * 0.01) = 2 per second.
         BatchingServer server = BatchingServer.linear(1, 0, 50, IterationTime.decodeOnly(0, 0.01));
-        ContinuousBatchingModel chain = server.atArrivalRate(1.6);
+        ContinuousBatchingModel chain = ContinuousBatchingModel.of(server, 1.6);
         MM1Queue mm1 = new MM1Queue(1.6, 2.0);
         assertEquals(2.0, server.saturationRatePerS(), 1e-12);
         assertEquals(mm1.utilization(), chain.probabilityOfWait(), 1e-12);
@@ -30,7 +30,7 @@ class ContinuousBatchingModelTest {
     void constantIterationTimeIsMmcWithErlangCWait() {
         // beta = 0: each of min(n, 8) requests completes at rate 1 / (E[L] alpha) = 1 / (25 * 0.02) = 2 per second.
         BatchingServer server = BatchingServer.linear(8, 0, 25, IterationTime.decodeOnly(0.02, 0));
-        ContinuousBatchingModel chain = server.atArrivalRate(14.0);
+        ContinuousBatchingModel chain = ContinuousBatchingModel.of(server, 14.0);
         MMcQueue mmc = new MMcQueue(14.0, 2.0, 8);
         assertEquals(16.0, server.saturationRatePerS(), 1e-12);
         assertEquals(ErlangC.probabilityOfWait(8, 7.0), chain.probabilityOfWait(), 1e-12);
@@ -46,18 +46,18 @@ class ContinuousBatchingModelTest {
         // M/D/c against M/M/c (Allen-Cunneen, (ca^2 + cs^2) / 2): same chance of waiting, half the wait, twice the decay
         BatchingServer server = BatchingServer.linear(8, 0, 25, IterationTime.decodeOnly(0.02, 0));
         MMcQueue mmc = new MMcQueue(14.0, 2.0, 8);
-        ContinuousBatchingModel fixed = server.atArrivalRate(14.0, 1, 0);
+        ContinuousBatchingModel fixed = ContinuousBatchingModel.of(server, 14.0, 1, 0);
         assertEquals(mmc.metrics().probabilityOfWait(), fixed.probabilityOfWait(), 1e-12);
         assertEquals(mmc.meanWaitSeconds() / 2, fixed.meanQueueingDelaySeconds(), 1e-12);
         assertEquals(mmc.probabilityWaitExceeds(1.4), fixed.probabilityQueueingDelayExceeds(0.7), 1e-12);
-        assertEquals(0.75 * mmc.meanWaitSeconds(), server.atArrivalRate(14.0, 1, 0.5).meanQueueingDelaySeconds(), 1e-12);
-        assertEquals(server.atArrivalRate(14.0).meanQueueingDelaySeconds(),
-                server.atArrivalRate(14.0, 1, 1).meanQueueingDelaySeconds(), 1e-15, "memoryless lengths by default");
+        assertEquals(0.75 * mmc.meanWaitSeconds(), ContinuousBatchingModel.of(server, 14.0, 1, 0.5).meanQueueingDelaySeconds(), 1e-12);
+        assertEquals(ContinuousBatchingModel.of(server, 14.0).meanQueueingDelaySeconds(),
+                ContinuousBatchingModel.of(server, 14.0, 1, 1).meanQueueingDelaySeconds(), 1e-15, "memoryless lengths by default");
     }
 
     @Test
     void closedFormWaitTailEqualsTheGammaMixtureOverQueuedStates() {
-        ContinuousBatchingModel chain = LLAMA_LIKE.atArrivalRate(0.97 * LLAMA_LIKE.saturationRatePerS());
+        ContinuousBatchingModel chain = ContinuousBatchingModel.of(LLAMA_LIKE, 0.97 * LLAMA_LIKE.saturationRatePerS());
         int maxBatch = LLAMA_LIKE.maxNumSeqs();
         double fullBatchRate = LLAMA_LIKE.departureRatePerS(maxBatch);
         for (double t : new double[] {0.0, 0.5, 2.0, 8.0}) {
@@ -75,7 +75,7 @@ class ContinuousBatchingModelTest {
     @Test
     void ttftDistributionHasTheModelsMeanTtft() {
         for (double load : new double[] {0.1, 0.6, 0.95}) {
-            ContinuousBatchingModel chain = LLAMA_LIKE.atArrivalRate(load * LLAMA_LIKE.saturationRatePerS());
+            ContinuousBatchingModel chain = ContinuousBatchingModel.of(LLAMA_LIKE, load * LLAMA_LIKE.saturationRatePerS());
             // E[TTFT] = integral of P(TTFT > t) dt, by the trapezoid rule far into the tail.
             double horizon = chain.ttftPercentileSeconds(1 - 1e-9) + 1.0;
             int steps = 40_000;
@@ -91,7 +91,7 @@ class ContinuousBatchingModelTest {
     @Test
     void ttftTailIsSetByIterationsAtLightLoadAndFollowsTheQueueUnderHeavyLoad() {
         double prefill = LLAMA_LIKE.iterationTimes().prefillSeconds(0, 1);
-        ContinuousBatchingModel light = LLAMA_LIKE.atArrivalRate(0.05 * LLAMA_LIKE.saturationRatePerS());
+        ContinuousBatchingModel light = ContinuousBatchingModel.of(LLAMA_LIKE, 0.05 * LLAMA_LIKE.saturationRatePerS());
         assertEquals(0, light.queueingDelayPercentileSeconds(0.99), 0, "no admission wait at light load");
         double p50 = light.ttftPercentileSeconds(0.5);
         double p99 = light.ttftPercentileSeconds(0.99);
@@ -100,7 +100,7 @@ class ContinuousBatchingModelTest {
         // iteration of a few ms, sets the p99.
         assertTrue(p99 > prefill + LLAMA_LIKE.decodeIterationSeconds(10), p50 + " " + p99);
         assertEquals(0.99, light.probabilityTtftAtMost(p99), 1e-9);
-        ContinuousBatchingModel heavy = LLAMA_LIKE.atArrivalRate(0.97 * LLAMA_LIKE.saturationRatePerS());
+        ContinuousBatchingModel heavy = ContinuousBatchingModel.of(LLAMA_LIKE, 0.97 * LLAMA_LIKE.saturationRatePerS());
         double heavyP99 = heavy.ttftPercentileSeconds(0.99);
         assertTrue(heavyP99 >= heavy.queueingDelayPercentileSeconds(0.99) + prefill, "the boundary wait only adds");
         assertEquals(0.99, heavy.probabilityTtftAtMost(heavyP99), 1e-9);
@@ -110,7 +110,7 @@ class ContinuousBatchingModelTest {
     void promptsArrivingInTheSameIterationShareItsPrefill() {
         // Long prompts, 0.1 s of prefill each, at a rate where one arrives every other decode iteration or so.
         BatchingServer server = BatchingServer.linear(64, 5000, 100, new IterationTime(0.01, 0.0001, 0.00002));
-        ContinuousBatchingModel chain = server.atArrivalRate(0.5 * server.saturationRatePerS());
+        ContinuousBatchingModel chain = ContinuousBatchingModel.of(server, 0.5 * server.saturationRatePerS());
         assertTrue(chain.meanSharedPrefillSeconds() > 0.01, "shared " + chain.meanSharedPrefillSeconds());
         // A second prompt in the same iteration adds a whole prompt's prefill: the tail reaches past it.
         assertTrue(chain.ttftPercentileSeconds(0.99) > 0.11 + 0.1, "p99 " + chain.ttftPercentileSeconds(0.99));
@@ -119,14 +119,14 @@ class ContinuousBatchingModelTest {
     @Test
     void idleEngineGivesThePrefillAlone() {
         BatchingServer server = BatchingServer.linear(4, 0, 10, IterationTime.decodeOnly(0.01, 0));
-        ContinuousBatchingModel chain = server.atArrivalRate(0.01);
+        ContinuousBatchingModel chain = ContinuousBatchingModel.of(server, 0.01);
         assertTrue(chain.probabilityOfState(0) > 0.99);
         assertEquals(0.01, chain.ttftPercentileSeconds(0.5), 0.01 / 8192, "to the resolution of the tabulated distribution");
     }
 
     @Test
     void stationaryProbabilitiesSumToOneAndBalanceArrivalsWithDepartures() {
-        ContinuousBatchingModel chain = LLAMA_LIKE.atArrivalRate(0.9 * LLAMA_LIKE.saturationRatePerS());
+        ContinuousBatchingModel chain = ContinuousBatchingModel.of(LLAMA_LIKE, 0.9 * LLAMA_LIKE.saturationRatePerS());
         double mass = 0;
         double departures = 0;
         double queued = 0;
@@ -144,7 +144,7 @@ class ContinuousBatchingModelTest {
 
     @Test
     void meanTimesObeyLittlesLaw() {
-        ContinuousBatchingModel chain = LLAMA_LIKE.atArrivalRate(0.95 * LLAMA_LIKE.saturationRatePerS());
+        ContinuousBatchingModel chain = ContinuousBatchingModel.of(LLAMA_LIKE, 0.95 * LLAMA_LIKE.saturationRatePerS());
         double lambda = chain.arrivalRatePerS();
         assertEquals(chain.meanNumberWaiting() / lambda, chain.meanQueueingDelaySeconds(), 1e-12);
         assertEquals(chain.meanTtftSeconds() + (LLAMA_LIKE.meanOutputTokens() - 1) * chain.meanTpotSeconds(),
@@ -156,8 +156,8 @@ class ContinuousBatchingModelTest {
 
     @Test
     void tpotRisesFromOneSequenceIterationTowardsTheFullBatch() {
-        double light = LLAMA_LIKE.atArrivalRate(1e-4).meanTpotSeconds();
-        double heavy = LLAMA_LIKE.atArrivalRate(0.999 * LLAMA_LIKE.saturationRatePerS()).meanTpotSeconds();
+        double light = ContinuousBatchingModel.of(LLAMA_LIKE, 1e-4).meanTpotSeconds();
+        double heavy = ContinuousBatchingModel.of(LLAMA_LIKE, 0.999 * LLAMA_LIKE.saturationRatePerS()).meanTpotSeconds();
         // alone, a request's tokens come from one-sequence decode iterations: its own prefill is not part of its TPOT
         assertEquals(LLAMA_LIKE.decodeIterationSeconds(1), light, 1e-7);
         assertTrue(heavy < LLAMA_LIKE.iterationSeconds(256) && heavy > 0.99 * LLAMA_LIKE.iterationSeconds(256),
@@ -169,7 +169,7 @@ class ContinuousBatchingModelTest {
         // Two tokens: the one gap follows the request's own prefill iteration, during which prompts arrived that the
         // next iteration prefills, so it is longer than the batch's average gap between tokens.
         BatchingServer twoTokens = BatchingServer.linear(256, 1000, 2, new IterationTime(0.006, 0.00005, 0.00002));
-        ContinuousBatchingModel chain = twoTokens.atArrivalRate(0.5 * twoTokens.saturationRatePerS());
+        ContinuousBatchingModel chain = ContinuousBatchingModel.of(twoTokens, 0.5 * twoTokens.saturationRatePerS());
         assertTrue(chain.meanTpotSeconds() > 1.05 * chain.meanItlSeconds(),
                 "TPOT " + chain.meanTpotSeconds() + " against ITL " + chain.meanItlSeconds());
     }
@@ -177,7 +177,7 @@ class ContinuousBatchingModelTest {
     @Test
     void aLongRequestsTpotSettlesAtTheBatchsPace() {
         BatchingServer longOutputs = BatchingServer.linear(256, 1000, 5000, new IterationTime(0.006, 0.00005, 0.00002));
-        ContinuousBatchingModel chain = longOutputs.atArrivalRate(0.5 * longOutputs.saturationRatePerS());
+        ContinuousBatchingModel chain = ContinuousBatchingModel.of(longOutputs, 0.5 * longOutputs.saturationRatePerS());
         // the first long gap is lost among 5,000; what is left differs in weighting only (TPOT per request by the
         // state it found, ITL per token by the batch)
         assertEquals(chain.meanItlSeconds(), chain.meanTpotSeconds(), 0.01 * chain.meanItlSeconds());
@@ -186,9 +186,9 @@ class ContinuousBatchingModelTest {
     @Test
     void burstyArrivalsSharePrefillsMoreAndSmoothOnesLess() {
         double rate = 0.5 * LLAMA_LIKE.saturationRatePerS();
-        double poisson = LLAMA_LIKE.atArrivalRate(rate).meanSharedPrefillSeconds();
-        double bursty = LLAMA_LIKE.atArrivalRate(rate, 4).meanSharedPrefillSeconds();
-        double smooth = LLAMA_LIKE.atArrivalRate(rate, 0.25).meanSharedPrefillSeconds();
+        double poisson = ContinuousBatchingModel.of(LLAMA_LIKE, rate).meanSharedPrefillSeconds();
+        double bursty = ContinuousBatchingModel.of(LLAMA_LIKE, rate, 4).meanSharedPrefillSeconds();
+        double smooth = ContinuousBatchingModel.of(LLAMA_LIKE, rate, 0.25).meanSharedPrefillSeconds();
         assertTrue(smooth < 0.8 * poisson && bursty > 1.5 * poisson,
                 "shared prefill: smooth " + smooth + ", Poisson " + poisson + ", bursty " + bursty);
     }
@@ -206,7 +206,7 @@ class ContinuousBatchingModelTest {
         double previous = -1;
         double saturation = LLAMA_LIKE.saturationRatePerS();
         for (double load = 0.80; load < 0.999; load += 0.01) {
-            double p99 = LLAMA_LIKE.atArrivalRate(load * saturation).queueingDelayPercentileSeconds(0.99);
+            double p99 = ContinuousBatchingModel.of(LLAMA_LIKE, load * saturation).queueingDelayPercentileSeconds(0.99);
             assertTrue(p99 >= previous, "p99 fell at load " + load);
             previous = p99;
         }
@@ -216,7 +216,7 @@ class ContinuousBatchingModelTest {
     @Test
     void largeBatchesNeitherOverflowNorLoseMass() {
         BatchingServer huge = BatchingServer.linear(4096, 100, 1000, IterationTime.decodeOnly(0.001, 1e-6));
-        ContinuousBatchingModel chain = huge.atArrivalRate(0.99 * huge.saturationRatePerS());
+        ContinuousBatchingModel chain = ContinuousBatchingModel.of(huge, 0.99 * huge.saturationRatePerS());
         double mass = 0;
         for (int n = 0; n < 200_000; n++) {
             mass += chain.probabilityOfState(n);
@@ -228,7 +228,7 @@ class ContinuousBatchingModelTest {
     @Test
     void arrivalAtSaturationIsUnstable() {
         UnstableQueueException e = assertThrows(UnstableQueueException.class,
-                () -> LLAMA_LIKE.atArrivalRate(LLAMA_LIKE.saturationRatePerS()));
+                () -> ContinuousBatchingModel.of(LLAMA_LIKE, LLAMA_LIKE.saturationRatePerS()));
         assertEquals(LLAMA_LIKE.saturationRatePerS(), e.capacityPerS(), 1e-12);
     }
 
