@@ -2,6 +2,8 @@ package dev.infersim.cli;
 
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
@@ -26,6 +28,17 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
  */
 final class ClassGraph {
     private ClassGraph() {
+    }
+
+    /**
+     * The main code of every module: test classes left out, whether in a module's test-classes folder or, as Maven's
+     * reactor hands them to cli's tests in {@code mvn verify}, in its {@code -tests.jar}.
+     */
+    static JavaClasses mainClasses() {
+        return new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .withImportOption(location -> !location.contains("-tests.jar"))
+                .importPackages("dev.infersim");
     }
 
     /** Whether {@code c} is in package {@code prefix} or below it. */

@@ -3,7 +3,6 @@ package dev.infersim.cli;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
-import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.library.dependencies.SlicesRuleDefinition;
 import dev.infersim.cli.structure.ACommand;
@@ -37,9 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class PackageStructureTest {
 
-    private static final JavaClasses MAIN = new ClassFileImporter()
-            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-            .importPackages("dev.infersim");
+    private static final JavaClasses MAIN = ClassGraph.mainClasses();
 
     static final int MAX_CLASSES_PER_PACKAGE = 40;
     static final int MAX_CYCLE_GROUP = 5;

@@ -3,7 +3,6 @@ package dev.infersim.cli;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
-import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
 import dev.infersim.cli.structure.ACommand;
 import dev.infersim.cli.structure.a.CallsB;
@@ -25,9 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * package of a family is listed. The engine's scheduler is its plug point and a step's timing only prices the batch.
  */
 class SubPackageStructureTest {
-    private static final JavaClasses MAIN = new ClassFileImporter()
-            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-            .importPackages("dev.infersim");
+    private static final JavaClasses MAIN = ClassGraph.mainClasses();
 
     /** Per family (a top-level package), each of its packages and the others of the family it may use, relative names. */
     private static final Map<String, Map<String, List<String>>> FAMILIES = families();
