@@ -252,7 +252,7 @@ public final class BenchmarkClient implements AutoCloseable {
             attempts++;
             LoadRun.Phase phase = load.run(List.of(probe).iterator(), false, 0, 1, 0, 0, GoodputSlo.NONE, null,
                     LoadRun.NOW);
-            ErrorTally errors = phase.warmup().errors;
+            ErrorTally errors = phase.warmup().errors();
             if (errors.total() == 0) {
                 return null;
             }

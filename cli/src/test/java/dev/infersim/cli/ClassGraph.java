@@ -2,9 +2,14 @@ package dev.infersim.cli;
 
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaFieldAccess;
+import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
 import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import com.tngtech.archunit.library.dependencies.SlicesRuleDefinition;
@@ -96,6 +101,28 @@ final class ClassGraph {
                 .should().onlyDependOnClassesThat(JavaClass.Predicates.resideOutsideOfPackage(family + "..")
                         .or(JavaClass.Predicates.resideInAnyPackage(packages.toArray(String[]::new))))
                 .because(from + " may use, of " + family + "'s packages, only " + allowed);
+    }
+
+    /**
+     * Classes under {@code family} read and write no instance field of another class of the project (nested classes
+     * count as part of theirs; constants are static): what they share, they share through methods, so that no class
+     * leans on another's mutable state.
+     */
+    static ArchRule touchOnlyTheirOwnFields(String family) {
+        return classes().that().resideInAPackage(family + "..").should(new ArchCondition<>(
+                "touch no instance field of another class") {
+            @Override
+            public void check(JavaClass c, ConditionEvents events) {
+                for (JavaFieldAccess a : c.getFieldAccessesFromSelf()) {
+                    JavaClass owner = a.getTargetOwner();
+                    boolean instance = a.getTarget().resolveMember()
+                            .map(f -> !f.getModifiers().contains(JavaModifier.STATIC)).orElse(true);
+                    if (instance && under(owner, "dev.infersim") && !topLevel(owner).equals(topLevel(c))) {
+                        events.add(SimpleConditionEvent.violated(a, a.getDescription()));
+                    }
+                }
+            }
+        });
     }
 
     /** No cycle between the packages (each one exactly, the family's top included) under {@code families}. */

@@ -4,9 +4,12 @@ import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.lang.EvaluationResult;
 import dev.infersim.cli.structure.ACommand;
 import dev.infersim.cli.structure.a.CallsB;
 import dev.infersim.cli.structure.b.CallsA;
+import dev.infersim.cli.structure.fields.ReadsTally;
+import dev.infersim.cli.structure.fields.Tally;
 import dev.infersim.cli.structure.options.UsesACommand;
 import org.junit.jupiter.api.Test;
 
@@ -134,8 +137,18 @@ class SubPackageStructureTest {
     }
 
     /**
+     * The client's measurements are handed on, never reached into: each lane's exchange hands an immutable outcome to
+     * its own recorder, the run's thread alone records it into a window, and the report asks the window.
+     */
+    @Test
+    void theBenchmarkClientReadsNoOtherClassesFields() {
+        ClassGraph.touchOnlyTheirOwnFields("dev.infersim.bench").check(MAIN);
+    }
+
+    /**
      * The rules find what they forbid: the fixture packages' cycle, options that use a command, engine's use of
-     * engine.profile when it may use nothing, the fixed-latency scheduler (its own timing) using the scheduler's state.
+     * engine.profile when it may use nothing, the fixed-latency scheduler (its own timing) using the scheduler's state, a
+     * class reading another's mutable field (and not a class reading its own, its nested class's or a constant).
      */
     @Test
     void theRulesReportWhatTheyForbid() {
@@ -148,5 +161,10 @@ class SubPackageStructureTest {
         assertTrue(usesOnly("engine", "engine", List.of()).evaluate(MAIN).hasViolation());
         assertTrue(timingUsesNoScheduler("dev.infersim.engine.StepTiming", "dev.infersim.engine.FixedLatencyScheduler")
                 .evaluate(MAIN).hasViolation());
+        JavaClasses fields = new ClassFileImporter().importClasses(Tally.class, Tally.Part.class, ReadsTally.class);
+        EvaluationResult read = ClassGraph.touchOnlyTheirOwnFields("dev.infersim.cli.structure.fields").evaluate(fields);
+        assertEquals(1, read.getFailureReport().getDetails().size(), read.getFailureReport().toString());
+        assertTrue(read.getFailureReport().getDetails().get(0).contains("ReadsTally.read(")
+                && read.getFailureReport().getDetails().get(0).contains("Tally.count"), read.getFailureReport().toString());
     }
 }

@@ -20,68 +20,69 @@ import java.util.Map;
  * (vLLM's metrics), plus what only a real client sees: send lag (actual send minus intended send), errors by type,
  * prompt-length mismatches against the server's usage, the error of each latency against the server's ground truth,
  * and per-second bins of sends, completions, tokens and latency for the report's time charts. The event loops of a
- * run record into it under its lock; it is read once the run has drained. Recording a request allocates only its
- * {@link RequestRecord}.
+ * run hand their requests' outcomes to the run's thread ({@code OutcomeRecorder}), which alone records them here, in
+ * the order they ended; it is read once the run has drained. Recording a request allocates only its
+ * {@link RequestRecord}. Not thread-safe.
  */
 public final class MeasuredWindow {
     private static final int MISMATCH_EXAMPLES = 5;
 
-    public final long startNanos;
+    private final long startNanos;
     /** Zero of the per-request file's times: the schedule's start, shared by the warmup and the measured window. */
-    public final long scheduleStartNanos;
-    public final ServingStats stats;
-    public final LatencyStats sendLag = new LatencyStats();
+    private final long scheduleStartNanos;
+    private final ServingStats stats;
+    private final LatencyStats sendLag = new LatencyStats();
     /** Send lag of the sends scheduled at least {@link SendLagVerdict#BURST_GAP_NANOS} after the one before. */
-    final LatencyStats spacedSendLag = new LatencyStats();
+    private final LatencyStats spacedSendLag = new LatencyStats();
     /** The part of send lag before the event loop took the request up, i.e. without the wait for a connection. */
-    final LatencyStats startLag = new LatencyStats();
+    private final LatencyStats startLag = new LatencyStats();
     /** Send lag up to the request's bytes being in the socket (its write completed): the send side of the client's error. */
-    final LatencyStats writeLag = new LatencyStats();
+    private final LatencyStats writeLag = new LatencyStats();
     /** The lateness bound of every read that brought a chunk ({@link ReadLateness}): the client's read delay. */
-    public final LatencyStats readLateness = new LatencyStats();
+    private final LatencyStats readLateness = new LatencyStats();
     /** The lateness bound of the read that brought each request's first chunk. */
-    final LatencyStats firstReadLateness = new LatencyStats();
+    private final LatencyStats firstReadLateness = new LatencyStats();
     /** Per request, the client's own bound on its TTFT error ({@link RequestOutcome#ttftErrorBoundNanos()}). */
-    final LatencyStats ttftErrorBound = new LatencyStats();
-    public final LatencyStats ttftError = new LatencyStats();
-    public final LatencyStats e2elError = new LatencyStats();
+    private final LatencyStats ttftErrorBound = new LatencyStats();
+    private final LatencyStats ttftError = new LatencyStats();
+    private final LatencyStats e2elError = new LatencyStats();
     /** Requests whose ground truth gave the wire's instants, so that their error is the client's and the path's only. */
-    long truthAtWire;
+    private long truthAtWire;
     /**
      * Per request, the TTFT error beyond the client's own bound on it and the server's bound on its late read of the
      * request: what the path between the wire and the client (a gateway, the network) added.
      */
-    final LatencyStats unexplainedTtftError = new LatencyStats();
+    private final LatencyStats unexplainedTtftError = new LatencyStats();
     /**
      * Consecutive tokens the server handed to the wire more than {@link StreamFindings#COALESCED_GAP_NANOS} apart
      * (judged), those that reached the client within {@link StreamFindings#COALESCED_WITHIN_NANOS} of each other
      * (coalesced on the way), and those whose bunching the client's own late read of the earlier one explains.
      */
-    long tokenPairsJudged;
-    long tokenPairsCoalesced;
-    long tokenPairsClientExplained;
+    private long tokenPairsJudged;
+    private long tokenPairsCoalesced;
+    private long tokenPairsClientExplained;
     /** Requests the server answered more than once (a gateway's retries), and the most attempts of one. */
-    long retriedRequests;
-    long maxAttempts;
-    public final ErrorTally errors = new ErrorTally();
+    private long retriedRequests;
+    private long maxAttempts;
+    private final ErrorTally errors = new ErrorTally();
     /** Sent but cut off in flight by an interrupt: neither a success nor a server failure, yet part of what was sent. */
-    public long cancelled;
+    private long cancelled;
     /** Requests that waited for a --max-concurrency slot past their scheduled time (the client's own queue). */
-    public long clientQueued;
-    public long negativeErrors;
-    public long promptMismatches;
-    public long promptMismatchMaxTokens;
-    public final List<String> promptMismatchExamples = new ArrayList<>();
-    long lastFinishNanos;
+    private long clientQueued;
+    private long negativeErrors;
+    private long promptMismatches;
+    private long promptMismatchMaxTokens;
+    private final List<String> promptMismatchExamples = new ArrayList<>();
+    private long lastFinishNanos;
     /** The server's time scale from its ground truth (model time = wall time x this); 1 when it sent none. */
-    public double timeScale = 1;
+    private double timeScale = 1;
     /** Prompt tokens the server reported served from its prefix cache, over the requests that reported it. */
-    long cachedPromptTokens;
+    private long cachedPromptTokens;
     /** Prompt tokens of the requests that reported cached tokens, and the part of them the workload shares. */
-    long cacheReportedPromptTokens;
-    long sharedPrefixTokens;
+    private long cacheReportedPromptTokens;
+    private long sharedPrefixTokens;
     /** Successful requests by how their per-chunk token counts were found, indexed by {@link TokenCountMethod}. */
-    final long[] tokenCountMethods = new long[TokenCountMethod.values().length];
+    private final long[] tokenCountMethods = new long[TokenCountMethod.values().length];
     /**
      * What reached the client of the streams the server timed (ground truth), against the server's own account: the
      * server sends each token in its own chunk, so fewer chunks than tokens means chunks were lost on the way, and a
@@ -89,27 +90,27 @@ public final class MeasuredWindow {
      * took to emit them (its decode time, of at least {@link StreamFindings#MIN_DECODE_NANOS}) was held and released
      * in bunches on the way.
      */
-    long truthChunks;
-    long truthTokens;
-    long streamsChecked;
-    long streamsBunched;
-    long lostTokenRequests;
-    long lostTokens;
-    long reorderedRequests;
+    private long truthChunks;
+    private long truthTokens;
+    private long streamsChecked;
+    private long streamsBunched;
+    private long lostTokenRequests;
+    private long lostTokens;
+    private long reorderedRequests;
     /**
      * How long after the client sent it each request reached the server that answered it (its engine's arrival, epoch
      * ms, against the send on this machine's wall clock): transport and the server's request parsing, plus whatever a
      * gateway added before it; and the requests that arrived {@link StreamFindings#LATE_ARRIVAL_NANOS} or later.
      */
-    final LatencyStats preArrival = new LatencyStats();
-    long lateArrivals;
+    private final LatencyStats preArrival = new LatencyStats();
+    private long lateArrivals;
     /** The wall clock (epoch ms) at nanoTime 0, to put send instants on the server's clock. */
     private final double epochMsAtNanoZero = System.currentTimeMillis() - System.nanoTime() / 1e6;
     /** Requests by the replica that served them ({@code infersim.replica}): how a gateway spread the load. */
-    public final java.util.TreeMap<Integer, Long> requestsPerReplica = new java.util.TreeMap<>();
+    private final java.util.TreeMap<Integer, Long> requestsPerReplica = new java.util.TreeMap<>();
     /** Per replica, the server's TTFT and queue time of the requests it served, from their ground truth. */
-    final java.util.TreeMap<Integer, LatencyStats> ttftPerReplica = new java.util.TreeMap<>();
-    final java.util.TreeMap<Integer, LatencyStats> queuePerReplica = new java.util.TreeMap<>();
+    private final java.util.TreeMap<Integer, LatencyStats> ttftPerReplica = new java.util.TreeMap<>();
+    private final java.util.TreeMap<Integer, LatencyStats> queuePerReplica = new java.util.TreeMap<>();
     private final RequestLogWriter log;
     private final boolean checkPromptLength;
     /** Actual send instants, for the arrival-process test; null unless {@link #keepSendTimes()} was called. */
@@ -133,6 +134,89 @@ public final class MeasuredWindow {
         this.stats = new ServingStats(slo, startNanos);
         this.log = log;
         this.lastFinishNanos = startNanos;
+    }
+
+    /** When the window started: its first request's origin. */
+    public long startNanos() {
+        return startNanos;
+    }
+
+    /** Zero of the per-request file's times: the schedule's start. */
+    public long scheduleStartNanos() {
+        return scheduleStartNanos;
+    }
+
+    /** vLLM's metrics of the window's requests. */
+    public ServingStats stats() {
+        return stats;
+    }
+
+    /** Whether the requests' text is wanted: for the per-request file. */
+    public boolean keepsText() {
+        return log != null;
+    }
+
+    /** Actual send minus intended send, per request sent. */
+    public LatencyStats sendLag() {
+        return sendLag;
+    }
+
+    /** Send lag of the sends scheduled at least {@link SendLagVerdict#BURST_GAP_NANOS} after the one before. */
+    LatencyStats spacedSendLag() {
+        return spacedSendLag;
+    }
+
+    /** The part of send lag before the event loop took the request up. */
+    LatencyStats startLag() {
+        return startLag;
+    }
+
+    /** Send lag up to the request's bytes being in the socket. */
+    LatencyStats writeLag() {
+        return writeLag;
+    }
+
+    /** The lateness bound of every read that brought a chunk. */
+    public LatencyStats readLateness() {
+        return readLateness;
+    }
+
+    /** The lateness bound of the read that brought each request's first chunk. */
+    LatencyStats firstReadLateness() {
+        return firstReadLateness;
+    }
+
+    public ErrorTally errors() {
+        return errors;
+    }
+
+    /** Requests cut off in flight by an interrupt. */
+    public long cancelled() {
+        return cancelled;
+    }
+
+    /** Requests that waited for a --max-concurrency slot past their scheduled time (the client's own queue). */
+    public long clientQueued() {
+        return clientQueued;
+    }
+
+    /** Requests whose usage.prompt_tokens differed from the prompt's length, and the largest difference. */
+    public long promptMismatches() {
+        return promptMismatches;
+    }
+
+    public long promptMismatchMaxTokens() {
+        return promptMismatchMaxTokens;
+    }
+
+    /** The first few mismatches, in words. */
+    public List<String> promptMismatchExamples() {
+        return List.copyOf(promptMismatchExamples);
+    }
+
+    /** The server's time scale from its ground truth (model time = wall time x this); 1 when it sent none. */
+    public double timeScale() {
+        return timeScale;
     }
 
     /** The least trusted way any request's token counts were found, or null when none succeeded. */
@@ -164,14 +248,18 @@ public final class MeasuredWindow {
      * How the sends of this window fit the requested process ({@link ArrivalFit}); null unless send times were kept.
      * Sorts the kept instants: call once the window is complete.
      */
-    synchronized ArrivalFit arrivals(double requestedRate, double burstiness) {
+    ArrivalFit arrivals(double requestedRate, double burstiness) {
         return sendTimes == null ? null : ArrivalFit.test(sendTimes, sendTimeCount, requestedRate, burstiness);
     }
 
-    /** Records one finished (or failed) request. */
-    public synchronized void record(RequestOutcome x, long nowNanos) {
-        lastFinishNanos = Math.max(lastFinishNanos, nowNanos);
-        if (x.originNanos() > x.scheduledNanos()) {
+    /** Records one request that ended: succeeded, failed, or cancelled by an interrupt. */
+    public void record(RequestOutcome x) {
+        if (x.cancelled()) {
+            cancelled++; // the server did not fail it: the client gave up on it
+            return;
+        }
+        lastFinishNanos = Math.max(lastFinishNanos, x.endedNanos());
+        if (x.originNanos() > x.schedule().scheduledNanos()) {
             clientQueued++;
         }
         if (x.sendNanos() >= 0 && sendTimes != null) {
@@ -183,8 +271,8 @@ public final class MeasuredWindow {
         if (x.writtenNanos() >= 0) {
             writeLag.record(Math.max(0, x.writtenNanos() - x.originNanos()));
         }
-        ServerTruth said = x.truth();
-        int attempt = Math.max(x.attempt(), said == null ? -1 : said.attempt());
+        ServerTruth truth = x.truth();
+        int attempt = Math.max(x.reply().attempt(), truth == null ? -1 : truth.attempt());
         if (attempt > 1) {
             retriedRequests++;
             maxAttempts = Math.max(maxAttempts, attempt);
@@ -193,16 +281,15 @@ public final class MeasuredWindow {
             long lag = Math.max(0, x.sendNanos() - x.originNanos());
             sendLag.record(lag);
             startLag.record(Math.max(0, Math.min(x.sendNanos(), x.startNanos()) - x.originNanos()));
-            if (x.scheduleGapNanos() >= SendLagVerdict.BURST_GAP_NANOS) {
+            if (x.schedule().gapNanos() >= SendLagVerdict.BURST_GAP_NANOS) {
                 spacedSendLag.record(lag);
             }
             int b = bin(x.sendNanos()); // bin() may grow the arrays: index only after it returns
             sentPerS[b]++;
         }
-        ServerTruth truth = x.truth();
         RequestRecord record = x.succeeded() ? succeededRecord(x, truth) : failedRecord(x);
         if (log != null) {
-            log.write(record, scheduleStartNanos, false, observation(x, truth), x.gapNanos(), x.gapCount());
+            log.write(record, scheduleStartNanos, false, observation(x, truth), x.tokens().gapArray(), x.tokens().gaps());
         }
         stats.recordRequest(record);
         if (!x.succeeded()) {
@@ -210,26 +297,27 @@ public final class MeasuredWindow {
             return;
         }
         int out = x.outputTokens();
-        for (int i = 0; i < x.chunks(); i++) {
-            if (x.chunkLateness(i) >= 0) {
-                readLateness.record(x.chunkLateness(i));
+        TokenArrivals tokens = x.tokens();
+        for (int i = 0; i < tokens.chunks(); i++) {
+            if (tokens.chunkLateness(i) >= 0) {
+                readLateness.record(tokens.chunkLateness(i));
             }
         }
-        if (x.chunks() > 0 && x.chunkLateness(0) >= 0) {
-            firstReadLateness.record(x.chunkLateness(0));
+        if (tokens.chunks() > 0 && tokens.chunkLateness(0) >= 0) {
+            firstReadLateness.record(tokens.chunkLateness(0));
         }
         long bound = x.ttftErrorBoundNanos();
         if (bound >= 0) {
             ttftErrorBound.record(bound);
         }
-        recordGaps(x);
+        recordGaps(tokens);
         recordTimeBins(x, out);
         checkPromptLength(x);
-        if (x.tokenCountMethod() != null) {
-            tokenCountMethods[x.tokenCountMethod().ordinal()]++;
+        if (tokens.countMethod() != null) {
+            tokenCountMethods[tokens.countMethod().ordinal()]++;
         }
         long cached = truth != null && truth.cachedPromptTokens() >= 0 ? truth.cachedPromptTokens()
-                : x.usageCachedPromptTokens();
+                : x.reply().usageCachedPromptTokens();
         if (cached >= 0) {
             cachedPromptTokens += cached;
             cacheReportedPromptTokens += x.request().promptTokens();
@@ -258,13 +346,14 @@ public final class MeasuredWindow {
     }
 
     private void recordStream(RequestOutcome x, ServerTruth truth, int tokens, int attempt) {
-        truthChunks += x.chunks();
+        int chunks = x.tokens().chunks();
+        truthChunks += chunks;
         truthTokens += tokens;
-        if (x.chunks() < tokens) {
+        if (chunks < tokens) {
             lostTokenRequests++;
-            lostTokens += tokens - x.chunks();
+            lostTokens += tokens - chunks;
         }
-        if (x.reorderedChunks() > 0) {
+        if (x.tokens().reorderedChunks() > 0) {
             reorderedRequests++;
         }
         if (!Double.isNaN(truth.reachedEpochMs()) && x.sendNanos() >= 0) {
@@ -277,7 +366,7 @@ public final class MeasuredWindow {
                 lateArrivals++; // a request answered more than once is named as retried, by the server's own count
             }
         }
-        judgeTokenPairs(x, truth.tokenWrittenMs(), tokens);
+        judgeTokenPairs(x.tokens(), truth.tokenWrittenMs(), tokens);
         long serverDecode = truth.ttftNanos() < 0 || truth.e2elNanos() < 0 ? -1 : truth.e2elNanos() - truth.ttftNanos();
         if (tokens >= 2 && serverDecode >= StreamFindings.MIN_DECODE_NANOS) {
             streamsChecked++;
@@ -294,7 +383,7 @@ public final class MeasuredWindow {
      * server's gap less that window: then both may have waited in the client's socket). Judged only where the server
      * gave every token's wire instant and the client counted as many tokens.
      */
-    private void judgeTokenPairs(RequestOutcome x, double[] writtenMs, int tokens) {
+    private void judgeTokenPairs(TokenArrivals x, double[] writtenMs, int tokens) {
         if (writtenMs == null || writtenMs.length != tokens || x.countedTokens() != tokens) {
             return;
         }
@@ -323,30 +412,31 @@ public final class MeasuredWindow {
     }
 
     private static RequestRecord succeededRecord(RequestOutcome x, ServerTruth truth) {
-        return new RequestRecord(x.request().index(), x.request().requestClass(), x.scheduledNanos(), x.originNanos(),
-                x.firstTokenNanos(), x.lastTokenNanos(), x.request().promptTokens(), x.outputTokens(),
+        return new RequestRecord(x.request().index(), x.request().requestClass(), x.schedule().scheduledNanos(),
+                x.originNanos(), x.firstTokenNanos(), x.lastTokenNanos(), x.request().promptTokens(), x.outputTokens(),
                 truth == null ? -1 : truth.cachedPromptTokens(), truth == null ? -1 : truth.queueNanos(),
-                truth == null ? -1 : truth.prefillNanos(), truth == null ? -1 : truth.preemptions(), x.finishReason(),
-                null);
+                truth == null ? -1 : truth.prefillNanos(), truth == null ? -1 : truth.preemptions(),
+                x.reply().finishReason(), null);
     }
 
     private static RequestRecord failedRecord(RequestOutcome x) {
-        return new RequestRecord(x.request().index(), x.request().requestClass(), x.scheduledNanos(), x.originNanos(), -1, -1,
-                x.request().promptTokens(), 0, -1, -1, -1, -1, x.finishReason(),
+        return new RequestRecord(x.request().index(), x.request().requestClass(), x.schedule().scheduledNanos(),
+                x.originNanos(), -1, -1, x.request().promptTokens(), 0, -1, -1, -1, -1, x.reply().finishReason(),
                 x.errorMessage() == null ? "" : x.errorMessage());
     }
 
     /** What the client saw beside the record, for the per-request file. */
     private static ClientObservation observation(RequestOutcome x, ServerTruth truth) {
-        return new ClientObservation(x.sendNanos() < 0 ? -1 : Math.max(0, x.sendNanos() - x.originNanos()), x.chunks(),
-                (int) x.usagePromptTokens(), truth == null ? -1 : truth.ttftNanos(), truth == null ? -1 : truth.e2elNanos(),
-                x.requestId(), x.errorType(), x.succeeded() ? x.generated().toString() : null);
+        return new ClientObservation(x.sendNanos() < 0 ? -1 : Math.max(0, x.sendNanos() - x.originNanos()),
+                x.tokens().chunks(), (int) x.reply().usagePromptTokens(), truth == null ? -1 : truth.ttftNanos(),
+                truth == null ? -1 : truth.e2elNanos(), x.reply().requestId(), x.errorType(),
+                x.succeeded() ? x.tokens().text() : null);
     }
 
     /** Per-token ITL: a chunk of k tokens after a gap g counts as k gaps of g / k; the chunk gap itself is the ICL. */
-    private void recordGaps(RequestOutcome x) {
-        for (int i = 0; i < x.gapCount(); i++) {
-            long gap = x.gapNanos()[i];
+    private void recordGaps(TokenArrivals x) {
+        for (int i = 0; i < x.gaps(); i++) {
+            long gap = x.gapNanos(i);
             int k = x.gapTokens(i);
             stats.recordIcl(gap);
             long perToken = gap / k;
@@ -366,15 +456,16 @@ public final class MeasuredWindow {
     }
 
     private void checkPromptLength(RequestOutcome x) {
-        if (!checkPromptLength || x.usagePromptTokens() < 0 || x.usagePromptTokens() == x.request().promptTokens()) {
+        long counted = x.reply().usagePromptTokens();
+        if (!checkPromptLength || counted < 0 || counted == x.request().promptTokens()) {
             return;
         }
         promptMismatches++;
-        long diff = x.usagePromptTokens() - x.request().promptTokens();
+        long diff = counted - x.request().promptTokens();
         promptMismatchMaxTokens = Math.max(promptMismatchMaxTokens, Math.abs(diff));
         if (promptMismatchExamples.size() < MISMATCH_EXAMPLES) {
             promptMismatchExamples.add("request " + x.request().index() + ": sent " + x.request().promptTokens()
-                    + " tokens, server counted " + x.usagePromptTokens());
+                    + " tokens, server counted " + counted);
         }
     }
 
@@ -409,18 +500,13 @@ public final class MeasuredWindow {
         return stats.completed() + stats.failed();
     }
 
-    /** Counts a request aborted in flight because the run was interrupted. */
-    public synchronized void recordCancelled() {
-        cancelled++;
-    }
-
     /** Requests sent in this window: completed, failed or cancelled by an interrupt. */
-    public synchronized long sent() {
+    public long sent() {
         return finished() + cancelled;
     }
 
-    /** Marks the end of sending: the window's last request has just gone out. */
-    public synchronized void sendingEnded(long nowNanos) {
+    /** Marks the end of sending: the window's last request went out at {@code nowNanos}. */
+    public void sendingEnded(long nowNanos) {
         stats.sendingEnded(nowNanos);
     }
 

@@ -3,103 +3,60 @@ package dev.infersim.bench.measure;
 import dev.infersim.workload.WorkloadRequest;
 
 /**
- * What one request's exchange with the server came to, as {@link MeasuredWindow#record} reads it once the request
- * has ended: its instants on the client's clock (scheduled, latency origin, taken up, sent, written, first and last
- * token), each chunk's arrival, token count and read lateness, the gaps between token-bearing chunks, the server's
- * usage and ground truth ({@link ServerTruth}), and the error if it failed. Times are nanoseconds on the run's clock,
- * -1 where the instant never came. The run's streamed exchange implements it over its own buffers, which it reuses
- * for the next request: read it only in the call that hands it over, and copy what must outlive that call.
+ * What one request's exchange with the server came to, handed by the lane that ran it to the run's recorder once it
+ * ended: its place in the schedule, when the event loop took it up ({@code startNanos}), sent it and finished writing
+ * it (its bytes in the socket), when its text arrived ({@link TokenArrivals}), what the server said
+ * ({@link ServerReply}), the error if it failed, and when it ended. Times are nanoseconds on the run's clock, -1 where
+ * the instant never came. Immutable, so that the lane may go on with its next request while it is being recorded.
+ *
+ * @param errorType null when the request succeeded: a 200 stream with at least one token that ended as a stream
+ *                  should; {@link #INTERRUPTED} when the run was stopped while it was in flight
  */
-public interface RequestOutcome {
-    WorkloadRequest request();
+public record RequestOutcome(WorkloadRequest request, SendSchedule schedule, long startNanos, long sendNanos,
+                             long writtenNanos, TokenArrivals tokens, ServerReply reply, String errorType,
+                             String errorMessage, long endedNanos) {
+    /** The error type of a request cut off in flight by an interrupt: neither a success nor a server failure. */
+    public static final String INTERRUPTED = "interrupted";
 
-    /** When the schedule meant the request to go out. */
-    long scheduledNanos();
+    public boolean succeeded() {
+        return errorType == null;
+    }
 
-    /** Scheduled time since the previous request's, to tell a burst's send lag from the rest. */
-    long scheduleGapNanos();
+    /** Cut off by an interrupt (SIGINT): counted as sent, and neither as a success nor as a failure. */
+    public boolean cancelled() {
+        return INTERRUPTED.equals(errorType);
+    }
 
-    /** What its latencies count from: the scheduled time, or when a --max-concurrency slot freed after it. */
-    long originNanos();
+    public long originNanos() {
+        return schedule.originNanos();
+    }
 
-    /** When the event loop took the request up, before waiting for a connection. */
-    long startNanos();
+    public long firstTokenNanos() {
+        return tokens.firstTokenNanos();
+    }
 
-    /** When it was sent; -1 when it never was. */
-    long sendNanos();
+    public long lastTokenNanos() {
+        return tokens.lastTokenNanos();
+    }
 
-    /** When its last byte had been handed to the socket (its write completed); -1 until then. */
-    long writtenNanos();
-
-    /** Which attempt of this request the server that answered counted; -1 when not said. */
-    int attempt();
-
-    long firstTokenNanos();
-
-    long lastTokenNanos();
-
-    /** Chunks that carried generated text. */
-    int chunks();
-
-    /** When chunk {@code i} (of {@link #chunks}) was read. */
-    long chunkNanos(int i);
-
-    /** The tokens chunk {@code i} carried, once counted. */
-    int chunkTokens(int i);
-
-    /** The lateness bound of the read that brought chunk {@code i} ({@code ReadLateness}), ns; -1 when unknown. */
-    long chunkLateness(int i);
-
-    /** The tokens the chunks' counts add up to. */
-    int countedTokens();
-
-    /** Chunks whose running completion_tokens fell below an earlier chunk's: tokens that arrived out of order. */
-    int reorderedChunks();
-
-    /** The server's usage.prompt_tokens and its cached part; -1 when not sent. */
-    long usagePromptTokens();
-
-    long usageCachedPromptTokens();
-
-    /** How the chunks' token counts were found; null unless the request succeeded. */
-    TokenCountMethod tokenCountMethod();
-
-    String finishReason();
-
-    /** The server's {@code x-request-id}, or null. */
-    String requestId();
+    /** Output tokens: the server's usage.completion_tokens when sent, else what the chunks' counts add up to. */
+    public int outputTokens() {
+        return reply.usageCompletionTokens() >= 0 ? (int) reply.usageCompletionTokens() : tokens.countedTokens();
+    }
 
     /** The server's ground truth for this request, or null when it sent none. */
-    ServerTruth truth();
-
-    /** Null when the request succeeded. */
-    String errorType();
-
-    String errorMessage();
-
-    /** Gaps between token-bearing chunks: the first {@link #gapCount} entries of {@link #gapNanos()} hold them. */
-    int gapCount();
-
-    /** The gaps' array (its first {@link #gapCount} entries); not to be written to. */
-    long[] gapNanos();
-
-    /** The tokens of the chunk that ended gap {@code i}. */
-    int gapTokens(int i);
-
-    /** The streamed text. */
-    CharSequence generated();
+    public ServerTruth truth() {
+        return reply.truth();
+    }
 
     /**
      * The client's own bound on its TTFT error: the send lag up to the request's bytes being in the socket, plus the
      * lateness of the read that brought the first chunk; -1 when either is unknown.
      */
-    long ttftErrorBoundNanos();
-
-    /** Whether the request succeeded: a 200 stream with at least one token that ended as a stream should. */
-    default boolean succeeded() {
-        return errorType() == null;
+    public long ttftErrorBoundNanos() {
+        if (writtenNanos < 0 || tokens.chunks() == 0 || tokens.chunkLateness(0) < 0) {
+            return -1;
+        }
+        return Math.max(0, writtenNanos - schedule.originNanos()) + tokens.chunkLateness(0);
     }
-
-    /** Output tokens: the server's usage.completion_tokens when sent, else what the chunks' counts add up to. */
-    int outputTokens();
 }

@@ -24,8 +24,7 @@ import java.util.Locale;
  * {@code infersim_validity}, {@code infersim_max_send_lag_ms} and {@code infersim_send_lag_verdict}.
  */
 public final class RunValidity {
-    /** Why the run is invalid, in the order found; empty when it is valid. */
-    public final List<String> invalid = new ArrayList<>();
+    private final List<String> invalid = new ArrayList<>();
     private final BenchConfig config;
     private final String unjudged;
     private final ArrivalFit arrivals;
@@ -59,8 +58,8 @@ public final class RunValidity {
         if (arrivals != null && arrivals.off()) {
             invalid.add("the requests did not go out as the requested arrival process: " + arrivals.describe());
         }
-        timing = w.stats.completed() == 0 ? null : TimingError.judge(sendLagP99(measured, w), readDelayP99(w),
-                nanos(w.stats.ttft().medianMs()), w.stats.itl().count() == 0 ? -1 : nanos(w.stats.itl().meanMs()));
+        timing = w.stats().completed() == 0 ? null : TimingError.judge(sendLagP99(measured, w), readDelayP99(w),
+                nanos(w.stats().ttft().medianMs()), w.stats().itl().count() == 0 ? -1 : nanos(w.stats().itl().meanMs()));
         if (timing != null && timing.material() && !config.strictTiming()) {
             invalid.add(timing.describe());
         }
@@ -68,15 +67,15 @@ public final class RunValidity {
         limit = fitted ? SendLagVerdict.limitFromCalibration(nanos(calibration.percentileMs(99)))
                 : config.maxSendLagNanos();
         lag = !config.strictTiming() ? null : SendLagVerdict.judge(hasSchedule(measured),
-                nanos(w.sendLag.percentileMs(99)), nanos(w.startLag.percentileMs(99)),
-                w.spacedSendLag.count() == 0 ? -1 : nanos(w.spacedSendLag.percentileMs(99)),
+                nanos(w.sendLag().percentileMs(99)), nanos(w.startLag().percentileMs(99)),
+                w.spacedSendLag().count() == 0 ? -1 : nanos(w.spacedSendLag().percentileMs(99)),
                 noise.count() == 0 ? -1 : nanos(noise.percentileMs(99)), loops[0], loops[1], limit,
                 fitted ? "the machine-fitted limit" : "--max-send-lag-ms");
-        if (lag != null && lag.invalid() && w.sendLag.count() > 0) {
+        if (lag != null && lag.invalid() && w.sendLag().count() > 0) {
             invalid.add(lag.message());
         }
         if (interrupted) {
-            invalid.add("the run was interrupted: " + w.sent() + " of " + asked + " requests sent, " + w.cancelled
+            invalid.add("the run was interrupted: " + w.sent() + " of " + asked + " requests sent, " + w.cancelled()
                     + " of them cut off in flight (cancelled)");
         }
     }
@@ -86,10 +85,10 @@ public final class RunValidity {
      * timed; else, with a schedule, up to the send.
      */
     private static long sendLagP99(Workload measured, MeasuredWindow w) {
-        if (w.writeLag.count() > 0) {
-            return nanos(w.writeLag.percentileMs(99));
+        if (w.writeLag().count() > 0) {
+            return nanos(w.writeLag().percentileMs(99));
         }
-        return hasSchedule(measured) && w.sendLag.count() > 0 ? nanos(w.sendLag.percentileMs(99)) : -1;
+        return hasSchedule(measured) && w.sendLag().count() > 0 ? nanos(w.sendLag().percentileMs(99)) : -1;
     }
 
     /**
@@ -97,10 +96,15 @@ public final class RunValidity {
      * later than most: the first tokens of many streams come together); -1 where reads were not bounded.
      */
     private static long readDelayP99(MeasuredWindow w) {
-        if (w.readLateness.count() == 0) {
+        if (w.readLateness().count() == 0) {
             return -1;
         }
-        return nanos(Math.max(w.readLateness.percentileMs(99), w.firstReadLateness.percentileMs(99)));
+        return nanos(Math.max(w.readLateness().percentileMs(99), w.firstReadLateness().percentileMs(99)));
+    }
+
+    /** Why the run is invalid, in the order found; empty when it is valid. */
+    public List<String> invalid() {
+        return List.copyOf(invalid);
     }
 
     /** {@code infersim_validity}: the arrival-process test (or why it was not made), the timing error, the mode. */
@@ -128,13 +132,13 @@ public final class RunValidity {
 
     /** Why the share of failed requests makes the run invalid, or null when it is within --max-failure-rate. */
     private String failureReason(MeasuredWindow w) {
-        long failed = w.stats.failed();
-        long ended = w.stats.completed() + failed;
+        long failed = w.stats().failed();
+        long ended = w.stats().completed() + failed;
         if (failed == 0 || failed <= config.maxFailureRate() * ended) {
             return null;
         }
         return String.format(Locale.ROOT, "%d of %d requests failed (%.1f%%), over --max-failure-rate %s; "
-                + "first: %s", failed, ended, 100.0 * failed / ended, config.maxFailureRate(), w.errors.describe().get(0));
+                + "first: %s", failed, ended, 100.0 * failed / ended, config.maxFailureRate(), w.errors().describe().get(0));
     }
 
     /**
@@ -152,8 +156,8 @@ public final class RunValidity {
         if (plan.shard() != null && !plan.shard().isWhole()) {
             return "a shard sends every N-th request of the schedule";
         }
-        if (window.clientQueued > 0) {
-            return window.clientQueued + " requests waited for a --max-concurrency slot, which delays sends on purpose";
+        if (window.clientQueued() > 0) {
+            return window.clientQueued() + " requests waited for a --max-concurrency slot, which delays sends on purpose";
         }
         return null;
     }

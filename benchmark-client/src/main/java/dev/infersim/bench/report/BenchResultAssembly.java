@@ -78,9 +78,9 @@ public final class BenchResultAssembly {
         RunValidity validity = new RunValidity(config, measured, plan, w, phase.interrupted(), calibration,
                 noise, loops, asked, probeError);
         double steady = measured.isClosedLoop() ? w.closedLoopThroughput(phase.meanInFlight())
-                : w.stats.steadyRequestThroughput();
-        double steadyOutput = steady * w.stats.meanOutputTokens();
-        double offered = w.stats.steadySendRate();
+                : w.stats().steadyRequestThroughput();
+        double steadyOutput = steady * w.stats().meanOutputTokens();
+        double offered = w.stats().steadySendRate();
         ClientKeys.TruthError truth = w.truthError();
         TokenCountMethod counted = w.weakestTokenCountMethod();
         MeasuredWindow warm = phase.warmup();
@@ -88,28 +88,28 @@ public final class BenchResultAssembly {
         ClientKeys.ShardKeys shardKeys = plan.shard() == null ? null : shardKeys(plan, w, outputErrors);
         // completed + failed + cancelled = sent: an interrupt leaves no request unaccounted for.
         ClientKeys keys = new ClientKeys(backend(), config.baseUrl(), config.endpoint(),
-                measured.isClosedLoop() ? "closed_loop" : "open_loop", validity.invalid.isEmpty(),
-                List.copyOf(validity.invalid), ClientKeys.LagSummary.of(w.sendLag),
-                ClientKeys.LagSummary.of(w.readLateness), validity.validity(), validity.maxSendLagMs(),
+                measured.isClosedLoop() ? "closed_loop" : "open_loop", validity.invalid().isEmpty(),
+                validity.invalid(), ClientKeys.LagSummary.of(w.sendLag()),
+                ClientKeys.LagSummary.of(w.readLateness()), validity.validity(), validity.maxSendLagMs(),
                 validity.sendLagVerdict(), new ClientKeys.NoiseMs(ClientKeys.LagSummary.of(calibration),
                 ClientKeys.LagSummary.of(noise)), gc,
                 loops[0] < 0 ? null : new ClientKeys.LoopsMs(loops[0] / 1e6, loops[1] / 1e6),
                 phase.maxInFlight(), phase.meanInFlight(), Double.isNaN(steady) ? null : steady,
                 Double.isNaN(steadyOutput) ? null : steadyOutput, Double.isNaN(offered) ? null : offered, w.sent(),
-                w.cancelled, w.errors.byType(), w.promptMismatches, w.promptMismatchMaxTokens,
-                List.copyOf(w.promptMismatchExamples), truth, StreamFindings.of(truth, null), w.timeScale,
-                w.timeScale == 1 ? null : modelTime(w), counted == null ? null : counted.key(), warnings(w),
-                new ClientKeys.Warmup(warm.finished(), warm.stats.failed(), warm.cancelled,
+                w.cancelled(), w.errors().byType(), w.promptMismatches(), w.promptMismatchMaxTokens(),
+                w.promptMismatchExamples(), truth, StreamFindings.of(truth, null), w.timeScale(),
+                w.timeScale() == 1 ? null : modelTime(w), counted == null ? null : counted.key(), warnings(w),
+                new ClientKeys.Warmup(warm.finished(), warm.stats().failed(), warm.cancelled(),
                         warm.finished() == 0 ? 0.0 : warm.durationNanos() / 1e9),
                 phase.interrupted(), probeError, plan.detailFile() == null ? null : plan.detailFile().toString(),
-                curves(w.stats, w.sendLag), w.timeSeries(), scraped, ClientKeys.Machine.current(), shardKeys,
+                curves(w.stats(), w.sendLag()), w.timeSeries(), scraped, ClientKeys.Machine.current(), shardKeys,
                 ClientKeys.RunMetadata.NONE, null, outputErrors.isEmpty() ? null : List.copyOf(outputErrors));
-        ServingReport<ClientKeys> report = ServingReport.of(info, w.stats, w.durationNanos(), keys);
+        ServingReport<ClientKeys> report = ServingReport.of(info, w.stats(), w.durationNanos(), keys);
         // As in vLLM, the measured keys win: --metadata completed=999 must not rewrite what was measured.
         Set<String> written = new HashSet<>();
         ResultJson.tree(report.result()).fieldNames().forEachRemaining(written::add);
         report = report.withProducer(keys.withMetadata(ClientKeys.RunMetadata.of(plan.metadata()).without(written)));
-        return new BenchResult(report, w.errors);
+        return new BenchResult(report, w.errors());
     }
 
     /**
@@ -119,15 +119,15 @@ public final class BenchResultAssembly {
      */
     private static ClientKeys.ShardKeys shardKeys(RunPlan plan, MeasuredWindow w, List<String> outputErrors) {
         long scheduleStartEpochMillis = plan.startAtEpochMillis() > 0 ? plan.startAtEpochMillis()
-                : System.currentTimeMillis() - (System.nanoTime() - w.scheduleStartNanos) / 1_000_000L;
+                : System.currentTimeMillis() - (System.nanoTime() - w.scheduleStartNanos()) / 1_000_000L;
         Map<String, LatencyStats> latencies = new LinkedHashMap<>();
         for (String name : ServingSummary.LATENCIES) {
-            latencies.put(name, w.stats.latency(name));
+            latencies.put(name, w.stats().latency(name));
         }
-        latencies.put(SEND_LAG, w.sendLag);
+        latencies.put(SEND_LAG, w.sendLag());
         Map<String, ClientKeys.Moments> moments = new LinkedHashMap<>();
         latencies.forEach((name, s) -> moments.put(name, ClientKeys.Moments.of(s)));
-        double windowStartS = (w.startNanos - w.scheduleStartNanos) / 1e9;
+        double windowStartS = (w.startNanos() - w.scheduleStartNanos()) / 1e9;
         double windowEndS = windowStartS + w.durationNanos() / 1e9;
         if (plan.latencyLog() != null) {
             try {
@@ -138,7 +138,7 @@ public final class BenchResultAssembly {
             }
         }
         return new ClientKeys.ShardKeys(plan.shard().index(), plan.shard().count(), scheduleStartEpochMillis,
-                windowStartS, windowEndS, w.stats.goodRequests(), moments);
+                windowStartS, windowEndS, w.stats().goodRequests(), moments);
     }
 
     /**
@@ -148,9 +148,9 @@ public final class BenchResultAssembly {
     private static Map<String, ClientKeys.ModelTime> modelTime(MeasuredWindow w) {
         Map<String, ClientKeys.ModelTime> m = new LinkedHashMap<>();
         for (String metric : List.of("ttft", "tpot", "itl", "e2el")) {
-            LatencyStats s = w.stats.metric(metric);
-            m.put(metric, new ClientKeys.ModelTime(s.meanMs() * w.timeScale, s.medianMs() * w.timeScale,
-                    s.percentileMs(99) * w.timeScale));
+            LatencyStats s = w.stats().metric(metric);
+            m.put(metric, new ClientKeys.ModelTime(s.meanMs() * w.timeScale(), s.medianMs() * w.timeScale(),
+                    s.percentileMs(99) * w.timeScale()));
         }
         return m;
     }

@@ -25,11 +25,15 @@ public final class LaneConnections {
 
     /** One connection: {@code closed} once either side closed it, so it is never handed out again. */
     static final class Connection {
-        final HttpClientConnection http;
-        boolean closed;
+        private final HttpClientConnection http;
+        private boolean closed;
 
         Connection(HttpClientConnection http) {
             this.http = http;
+        }
+
+        HttpClientConnection http() {
+            return http;
         }
     }
 

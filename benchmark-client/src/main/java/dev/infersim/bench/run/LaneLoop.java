@@ -1,9 +1,11 @@
 package dev.infersim.bench.run;
 
+import dev.infersim.bench.measure.RequestOutcome;
+import dev.infersim.bench.measure.SendSchedule;
 import dev.infersim.workload.WorkloadRequest;
 import io.vertx.core.buffer.Buffer;
 
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
 
 /**
  * Where the requests of one {@link LoadRun} lane run: an event loop, its timer, and the connections used only from it,
@@ -17,11 +19,15 @@ interface LaneLoop {
     /** Runs {@code action} on this loop and returns once it ran, throwing what it threw; never called from the loop. */
     void runAndWait(Runnable action);
 
-    /** A new exchange on this loop's connections; it calls {@code onFinish} on this loop when a request of it ends. */
-    StreamExchange newExchange(Consumer<StreamExchange> onFinish);
+    /**
+     * A new exchange on this loop's connections; it calls {@code onFinish} on this loop with itself and the outcome
+     * when a request of it ends.
+     */
+    StreamExchange newExchange(BiConsumer<StreamExchange, RequestOutcome> onFinish);
 
     /** Sends {@code r} through {@code x} now, on this loop, as {@link StreamExchange#start} does. */
-    void start(StreamExchange x, WorkloadRequest r, Buffer body, long scheduledNanos, long originNanos, long timeoutMillis);
+    void start(StreamExchange x, WorkloadRequest r, Buffer body, SendSchedule schedule, boolean keepText,
+               long timeoutMillis);
 
     /** Takes back the connection of {@code x}, whose request has just ended. */
     void release(StreamExchange x);

@@ -2,6 +2,8 @@ package dev.infersim.bench.run;
 
 import dev.infersim.bench.config.BenchConfig;
 import dev.infersim.bench.measure.MeasuredWindow;
+import dev.infersim.bench.measure.RequestOutcome;
+import dev.infersim.bench.measure.SendSchedule;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.RequestLogWriter;
 import dev.infersim.workload.WorkloadRequest;
@@ -11,9 +13,11 @@ import io.vertx.core.http.RequestOptions;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.Semaphore;
+import java.util.function.BooleanSupplier;
 
 /**
  * Sends one stream of requests on an absolute schedule and measures them.
@@ -34,6 +38,11 @@ import java.util.concurrent.Semaphore;
  * that a connection, its requests and their callbacks stay on one thread: one loop alone runs out of CPU near 500
  * streamed requests/s. Open-loop sends go to the lanes in turn; the users of a closed loop are dealt out to them.
  *
+ * <p>Each lane hands the outcomes of its ended requests to its own {@link OutcomeRecorder}; the run's thread alone takes
+ * them from there and records them into the measured windows, in the order they ended, whenever it is awake (after a
+ * hand-off, while it waits) and once more after the drain. No lock is shared between lanes, and no window is written by
+ * more than one thread.
+ *
  * <p>Every request ends: by its response, its timeout, or the run's deadline (last send + request timeout + 5 s),
  * after which whatever is still in flight is aborted and counted as {@code deadline}; on {@link #stop} it is aborted
  * at once and counted as cancelled.
@@ -49,7 +58,6 @@ public final class LoadRun {
     private static final long POLL_NANOS = 5_000_000;
     /** The same once everything in flight was aborted, which takes a moment only. */
     private static final long ABORT_POLL_NANOS = 1_000_000;
-    private static final String INTERRUPTED = "interrupted";
     /** A start time meaning "as soon as the run is set up". */
     public static final long NOW = Long.MIN_VALUE;
 
@@ -61,6 +69,9 @@ public final class LoadRun {
     private final BenchConfig config;
     private final List<Lane> lanes = new ArrayList<>();
     private final InFlight inFlight = new InFlight();
+    /** The lanes' outcomes taken by {@link #collect}, reused from one call to the next. */
+    private final List<OutcomeRecorder.Ended> ended = new ArrayList<>();
+    private long lastCollectNanos;
     private volatile boolean stopped;
     private volatile Semaphore permits;
     private volatile ClosedLoop closedLoop;
@@ -128,16 +139,50 @@ public final class LoadRun {
             measured.sendingEnded(sendingEnd);
         }
         awaitDrain(paced.lastOriginNanos() + config.requestTimeoutMillis() * 1_000_000L + DEADLINE_GRACE_NANOS);
+        collect();
         MeasuredWindow window = measured != null ? measured
                 : new MeasuredWindow(clock.nanoTime(), start, slo, null, !config.chat());
         return new Phase(paced.warmup(), window, inFlight.max(), sendingMean, stopped);
     }
 
-    /** Hands a paced request to the lanes in turn, counted as handed off until its time comes. */
-    private void handOff(long issued, WorkloadRequest r, Buffer body, long scheduled, long gap, long origin,
-                         MeasuredWindow into) {
+    /**
+     * Hands a paced request to the lanes in turn, counted as handed off until its time comes; then, at most every
+     * {@link #POLL_NANOS}, records what ended meanwhile (the hand-off is {@link OpenLoopPacer#HANDOFF_LEAD_NANOS} ahead
+     * of the send, so this delays no send).
+     */
+    private void handOff(long issued, WorkloadRequest r, Buffer body, SendSchedule schedule, MeasuredWindow into) {
         inFlight.handedOff();
-        lanes.get((int) (issued % lanes.size())).sendAt(r, body, scheduled, gap, origin, into);
+        lanes.get((int) (issued % lanes.size())).sendAt(r, body, schedule, into);
+        if (clock.nanoTime() - lastCollectNanos >= POLL_NANOS) {
+            collect();
+        }
+    }
+
+    /**
+     * On the run's thread: records every request the lanes ended since the last call into its window, in the order
+     * they ended (the lanes' own orders merged).
+     */
+    private void collect() {
+        for (Lane lane : lanes) {
+            lane.outcomes.drainTo(ended);
+        }
+        ended.sort(BY_END);
+        for (OutcomeRecorder.Ended e : ended) {
+            e.into().record(e.outcome());
+        }
+        ended.clear();
+        lastCollectNanos = clock.nanoTime();
+    }
+
+    private static final Comparator<OutcomeRecorder.Ended> BY_END =
+            Comparator.comparingLong(e -> e.outcome().endedNanos());
+
+    /** Waits as {@link ClientClock#awaitCondition} does, recording what ends meanwhile. */
+    private boolean awaitCollecting(BooleanSupplier done, long deadlineNanos, long pollNanos) {
+        return clock.awaitCondition(() -> {
+            collect();
+            return done.getAsBoolean();
+        }, deadlineNanos, pollNanos);
     }
 
     /**
@@ -164,18 +209,26 @@ public final class LoadRun {
         }
         // The in-flight average starts once all users are in: it measures the loop, not its start-up.
         inFlight.startAveraging(clock.nanoTime());
-        clock.awaitCondition(() -> feed.exhausted || stopped, Long.MAX_VALUE, POLL_NANOS);
+        awaitCollecting(() -> feed.exhausted || stopped, Long.MAX_VALUE, POLL_NANOS);
         awaitDrain(clock.nanoTime() + config.requestTimeoutMillis() * 1_000_000L + DEADLINE_GRACE_NANOS);
+        collect();
         closedLoop = null;
         synchronized (feed) {
             feed.markExhausted(clock.nanoTime());
-            MeasuredWindow window = feed.measured != null ? feed.measured
-                    : new MeasuredWindow(clock.nanoTime(), feed.start, slo, null, !config.chat());
+            MeasuredWindow window = feed.measured;
+            if (window != null) {
+                window.sendingEnded(feed.sendingEndNanos);
+            } else {
+                window = new MeasuredWindow(clock.nanoTime(), feed.start, slo, null, !config.chat());
+            }
             return new Phase(feed.warm, window, inFlight.max(), feed.sendingMean, stopped);
         }
     }
 
-    /** The request stream of a closed loop, drawn from by every lane's event loop (under the feed's lock). */
+    /**
+     * The request stream of a closed loop, drawn from by every lane's event loop (under the feed's lock). It creates
+     * the windows but writes nothing into them: that is the run thread's ({@link #collect}).
+     */
     private final class ClosedLoop {
         private final Iterator<WorkloadRequest> requests;
         private final long warmupCount;
@@ -187,6 +240,7 @@ public final class LoadRun {
         private final MeasuredWindow warm;
         private MeasuredWindow measured;
         private double sendingMean;
+        private long sendingEndNanos;
         volatile boolean exhausted;
 
         ClosedLoop(Iterator<WorkloadRequest> requests, long warmupCount, long warmupNanos, long durationNanos,
@@ -207,7 +261,7 @@ public final class LoadRun {
             MeasuredWindow into;
             synchronized (this) {
                 long now = clock.nanoTime();
-                boolean pastDuration = measured != null && durationNanos > 0 && now - measured.startNanos >= durationNanos;
+                boolean pastDuration = measured != null && durationNanos > 0 && now - measured.startNanos() >= durationNanos;
                 if (exhausted || stopped || pastDuration || !requests.hasNext()) {
                     markExhausted(now);
                     return;
@@ -223,27 +277,29 @@ public final class LoadRun {
             // The request's latencies count from after the client's own preparation: rendering its body, and for the
             // first measured one the window's histograms (16-18 ms on 2 cores, once in the first TTFT before).
             Buffer body = lane.bodies.body(r);
-            long origin = clock.nanoTime();
-            lane.dispatch(r, body, origin, Long.MAX_VALUE, origin, into);
+            lane.dispatch(r, body, SendSchedule.unscheduled(clock.nanoTime()), into);
         }
 
         synchronized void markExhausted(long now) {
             if (!exhausted) {
                 sendingMean = inFlight.mean(now);
-                if (measured != null) {
-                    measured.sendingEnded(now);
-                }
+                sendingEndNanos = now;
                 exhausted = true;
             }
         }
     }
 
-    /** One lane's requests, on its loop: the exchanges in flight there and a pool of idle ones to reuse. */
+    /**
+     * One lane's requests, on its loop: the exchanges in flight there with the window each request counts in, a pool
+     * of idle exchanges to reuse, and the recorder its ended requests go to.
+     */
     private final class Lane {
         final LaneLoop loop;
         final RequestBodies bodies;
+        final OutcomeRecorder outcomes = new OutcomeRecorder();
         private final ArrayDeque<StreamExchange> pool = new ArrayDeque<>();
         private final List<StreamExchange> active = new ArrayList<>();
+        private final List<MeasuredWindow> activeWindows = new ArrayList<>();
 
         Lane(LaneLoop loop) {
             this.loop = loop;
@@ -254,41 +310,38 @@ public final class LoadRun {
          * From the pacer: sends the request at {@code origin} from this loop's timer. Counted in flight from then; a
          * request whose time comes after the run was stopped is dropped.
          */
-        void sendAt(WorkloadRequest r, Buffer body, long scheduled, long gap, long origin, MeasuredWindow into) {
-            loop.runAt(origin, () -> {
+        void sendAt(WorkloadRequest r, Buffer body, SendSchedule schedule, MeasuredWindow into) {
+            loop.runAt(schedule.originNanos(), () -> {
                 inFlight.sent(!stopped, clock.nanoTime());
                 if (!stopped) {
-                    dispatch(r, body, scheduled, gap, origin, into);
+                    dispatch(r, body, schedule, into);
                 }
             });
         }
 
-        /** @param gap scheduled time since the previous request's; {@code Long.MAX_VALUE} when unscheduled or first */
-        void dispatch(WorkloadRequest r, Buffer body, long scheduled, long gap, long origin, MeasuredWindow into) {
+        void dispatch(WorkloadRequest r, Buffer body, SendSchedule schedule, MeasuredWindow into) {
             StreamExchange x = pool.poll();
             if (x == null) {
                 x = loop.newExchange(this::finished);
             }
             active.add(x);
-            x.window = into;
-            x.scheduleGapNanos = gap;
-            loop.start(x, r, body, scheduled, origin, config.requestTimeoutMillis());
+            activeWindows.add(into);
+            loop.start(x, r, body, schedule, into.keepsText(), config.requestTimeoutMillis());
         }
 
-        private void finished(StreamExchange x) {
-            long now = clock.nanoTime();
+        private void finished(StreamExchange x, RequestOutcome outcome) {
             int at = active.lastIndexOf(x);
-            active.set(at, active.get(active.size() - 1));
-            active.remove(active.size() - 1);
+            MeasuredWindow into = activeWindows.get(at);
+            int last = active.size() - 1;
+            active.set(at, active.get(last));
+            activeWindows.set(at, activeWindows.get(last));
+            active.remove(last);
+            activeWindows.remove(last);
             loop.release(x);
             try {
-                if (INTERRUPTED.equals(x.errorType)) {
-                    x.window.recordCancelled(); // the server did not fail it: the client gave up on it
-                } else {
-                    x.window.record(x, now);
-                }
+                outcomes.record(into, outcome);
             } finally {
-                inFlight.add(-1, now); // even if recording fails, the run must be able to drain and end
+                inFlight.add(-1, outcome.endedNanos()); // even if recording fails, the run must be able to drain
             }
             ClosedLoop feed = closedLoop;
             if (feed != null) {
@@ -314,9 +367,9 @@ public final class LoadRun {
      * (as {@code deadline}, or cancelled when stopped) and waits until every lane has ended it.
      */
     private void awaitDrain(long deadlineNanos) {
-        clock.awaitCondition(() -> inFlight.count() == 0 || stopped, deadlineNanos, POLL_NANOS);
+        awaitCollecting(() -> inFlight.count() == 0 || stopped, deadlineNanos, POLL_NANOS);
         if (inFlight.count() > 0) {
-            String abortType = stopped ? INTERRUPTED : "deadline";
+            String abortType = stopped ? RequestOutcome.INTERRUPTED : "deadline";
             String message = stopped ? "the run was interrupted" : "still in flight when the run's deadline passed";
             for (Lane lane : lanes) {
                 lane.loop.runAndWait(() -> lane.abortAll(abortType, message));

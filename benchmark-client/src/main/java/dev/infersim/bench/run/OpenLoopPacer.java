@@ -1,6 +1,7 @@
 package dev.infersim.bench.run;
 
 import dev.infersim.bench.measure.MeasuredWindow;
+import dev.infersim.bench.measure.SendSchedule;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.RequestLogWriter;
 import dev.infersim.workload.WorkloadRequest;
@@ -30,11 +31,9 @@ final class OpenLoopPacer {
     /** How long one wait for a permit lasts before the pacer checks whether the run was stopped. */
     private static final long PERMIT_POLL_NANOS = 50_000_000;
 
-    /** Takes a paced request: it is to go out at {@code originNanos}, the {@code issued}-th handed over. */
+    /** Takes a paced request: it is to go out at its schedule's origin, the {@code issued}-th handed over. */
     interface Sends {
-        /** @param gap scheduled time since the previous request's; {@code Long.MAX_VALUE} for the first */
-        void sendAt(long issued, WorkloadRequest r, Buffer body, long scheduledNanos, long gap, long originNanos,
-                    MeasuredWindow into);
+        void sendAt(long issued, WorkloadRequest r, Buffer body, SendSchedule schedule, MeasuredWindow into);
     }
 
     /** What the pacer handed over: the warmup and measured windows (null when nothing was measured), the last origin. */
@@ -79,7 +78,7 @@ final class OpenLoopPacer {
             long scheduled = startNanos + r.arrivalNanos();
             boolean isWarmup = r.index() < warmupCount || r.arrivalNanos() < warmupNanos;
             if (measured != null && durationNanos > 0
-                    && Math.max(scheduled, clock.nanoTime()) - measured.startNanos >= durationNanos) {
+                    && Math.max(scheduled, clock.nanoTime()) - measured.startNanos() >= durationNanos) {
                 break;
             }
             Buffer body = bodies.body(r);
@@ -96,8 +95,8 @@ final class OpenLoopPacer {
                 measured = new MeasuredWindow(origin, startNanos, slo, log, countTextTokens);
                 measured.keepSendTimes();
             }
-            long gap = lastScheduled == Long.MIN_VALUE ? Long.MAX_VALUE : scheduled - lastScheduled;
-            sends.sendAt(issued, r, body, scheduled, gap, origin, isWarmup ? warm : measured);
+            long gap = lastScheduled == Long.MIN_VALUE ? SendSchedule.NO_GAP : scheduled - lastScheduled;
+            sends.sendAt(issued, r, body, new SendSchedule(scheduled, gap, origin), isWarmup ? warm : measured);
             issued++;
             lastScheduled = scheduled;
             lastOrigin = origin;

@@ -28,19 +28,57 @@ final class StreamChunk {
     /** Bytes fed to {@link #parser} before the current chunk. */
     private long fed;
 
+    private final StringBuilder text = new StringBuilder();
+    private int choicesWithContent;
+    private boolean hasChoices;
+    private String finishReason;
+    private long promptTokens;
+    private long completionTokens;
+    private long cachedPromptTokens;
+    private String errorMessage;
+    private JsonNode infersim;
+
     /** The chunk's generated text, all choices in order. */
-    final StringBuilder text = new StringBuilder();
+    CharSequence text() {
+        return text;
+    }
+
     /** Choices in this chunk that carried generated text or a tool call. */
-    int choicesWithContent;
+    int choicesWithContent() {
+        return choicesWithContent;
+    }
+
     /** Whether the chunk had a non-empty {@code choices} array. */
-    boolean hasChoices;
-    String finishReason;
-    long promptTokens;
-    long completionTokens;
-    long cachedPromptTokens;
+    boolean hasChoices() {
+        return hasChoices;
+    }
+
+    String finishReason() {
+        return finishReason;
+    }
+
+    /** The usage's counts; -1 where not sent. */
+    long promptTokens() {
+        return promptTokens;
+    }
+
+    long completionTokens() {
+        return completionTokens;
+    }
+
+    long cachedPromptTokens() {
+        return cachedPromptTokens;
+    }
+
     /** Non-null when the chunk is an error. */
-    String errorMessage;
-    JsonNode infersim;
+    String errorMessage() {
+        return errorMessage;
+    }
+
+    /** The server's {@code infersim} block (its ground truth), or null. */
+    JsonNode infersim() {
+        return infersim;
+    }
 
     /** Reads one chunk; returns false (the cause in {@link #errorMessage}) when it is not a JSON object. */
     boolean parse(byte[] data, int length) {

@@ -2,9 +2,11 @@ package dev.infersim.bench.run;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.infersim.bench.measure.MeasuredWindow;
 import dev.infersim.bench.measure.RequestOutcome;
+import dev.infersim.bench.measure.SendSchedule;
+import dev.infersim.bench.measure.ServerReply;
 import dev.infersim.bench.measure.ServerTruth;
+import dev.infersim.bench.measure.TokenArrivals;
 import dev.infersim.bench.measure.TokenCountMethod;
 import dev.infersim.common.ReadLateness;
 import dev.infersim.workload.WorkloadRequest;
@@ -18,17 +20,18 @@ import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
 
 /**
  * One streamed completion request on the event loop: sends the body, decodes the SSE stream as it arrives
  * ({@link SseDecoder}, each event read by {@link StreamChunk}) and records when each chunk of generated text came.
  * When the stream ends, each chunk's token count is taken from the most trusted source the server gave
  * ({@link TokenCountMethod}). A stream succeeds when it carried generated text and ended with {@code data: [DONE]} or,
- * for servers that send none, with a finish reason. Instances are pooled by the caller and reused: buffers and
- * per-chunk arrays grow once and then stay.
+ * for servers that send none, with a finish reason. Each request that ends is handed on as an immutable
+ * {@link RequestOutcome}, copied out of this exchange's buffers: instances are pooled by the caller and reused, and
+ * their buffers and per-chunk arrays grow once and then stay.
  */
-final class StreamExchange implements Handler<Buffer>, RequestOutcome {
+final class StreamExchange implements Handler<Buffer> {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final byte[] DONE = "[DONE]".getBytes(StandardCharsets.US_ASCII);
 
@@ -36,54 +39,51 @@ final class StreamExchange implements Handler<Buffer>, RequestOutcome {
     private final LaneConnections connections;
     private final RequestOptions options;
     private final TokenCounter tokenizer;
-    private final Consumer<StreamExchange> onFinish;
+    private final BiConsumer<StreamExchange, RequestOutcome> onFinish;
     private final Handler<Long> onTimeout = id -> fail("timeout", "no complete response within the request timeout");
 
-    WorkloadRequest request;
-    MeasuredWindow window;
-    long scheduledNanos;
-    /** Scheduled time since the previous request's, to tell a burst's send lag from the rest. */
-    long scheduleGapNanos;
-    long originNanos;
+    private WorkloadRequest request;
+    private SendSchedule schedule;
+    /** Whether the outcome keeps the streamed text (for the per-request file). */
+    private boolean keepText;
     /** When the event loop took the request up (before waiting for a connection), and when it was written. */
-    long startNanos;
-    long sendNanos;
+    private long startNanos;
+    private long sendNanos;
     /** When the request's last byte had been handed to the socket (its write completed); -1 until then. */
-    long writtenNanos = -1;
+    private long writtenNanos = -1;
     /** Which attempt of this request the server that answered counted ({@code x-infersim-attempt}); -1 when not said. */
-    int attempt = -1;
-    long firstTokenNanos;
-    long lastTokenNanos;
-    int chunks;
-    int countedTokens;
-    long usageCompletionTokens;
+    private int attempt = -1;
+    private long lastTokenNanos;
+    private int chunks;
+    private int countedTokens;
+    private long usageCompletionTokens;
     /** Chunks whose running completion_tokens fell below an earlier chunk's: tokens that arrived out of order. */
-    int reorderedChunks;
-    long usagePromptTokens;
-    long usageCachedPromptTokens;
-    TokenCountMethod tokenCountMethod;
-    String finishReason;
-    String requestId;
-    ServerTruth truth;
-    String errorType;
-    String errorMessage;
-    long[] gapNanos = new long[256];
-    int[] gapTokens = new int[256];
-    int gapCount;
+    private int reorderedChunks;
+    private long usagePromptTokens;
+    private long usageCachedPromptTokens;
+    private TokenCountMethod tokenCountMethod;
+    private String finishReason;
+    private String requestId;
+    private ServerTruth truth;
+    private String errorType;
+    private String errorMessage;
+    private long[] gapNanos = new long[256];
+    private int[] gapTokens = new int[256];
+    private int gapCount;
     /** The streamed text (for the tokenizer when the server's usage cannot count tokens, and the detail file). */
-    final StringBuilder generated = new StringBuilder();
+    private final StringBuilder generated = new StringBuilder();
 
     private Buffer body;
     private long timeoutMillis;
     /** This loop's read lateness ({@link ReadLateness}); null where reads are not timed against it (tests). */
-    ReadLateness reads;
+    private final ReadLateness reads;
     /** Makes each request's {@code x-request-id}, which lets the server count its attempts; null: send none. */
-    RequestIds ids;
+    private final RequestIds ids;
     /** The current network read's lateness bound, ns; -1 when unknown. */
     private long readLateness = ReadLateness.UNKNOWN;
     /** The connection this request went out on, and whether the whole HTTP response was read from it. */
-    LaneConnections.Connection connection;
-    boolean httpCompleted;
+    private LaneConnections.Connection connection;
+    private boolean httpCompleted;
     private HttpClientRequest httpRequest;
     private HttpClientResponse response;
     private int generation;
@@ -99,18 +99,25 @@ final class StreamExchange implements Handler<Buffer>, RequestOutcome {
     /** Per chunk with generated text: the lateness bound of the read that brought it ({@link ReadLateness}), ns. */
     private long[] chunkLateness = new long[256];
 
+    /**
+     * @param reads    the loop's read lateness, or null where reads are not timed against it
+     * @param ids      makes each request's {@code x-request-id}, or null to send none
+     * @param onFinish called on the loop with this exchange and its request's outcome when a request of it ends
+     */
     StreamExchange(ClientClock clock, LaneConnections connections, RequestOptions options, TokenCounter tokenizer,
-             Consumer<StreamExchange> onFinish) {
+                   ReadLateness reads, RequestIds ids, BiConsumer<StreamExchange, RequestOutcome> onFinish) {
         this.clock = clock;
         this.connections = connections;
         this.options = options;
         this.tokenizer = tokenizer;
+        this.reads = reads;
+        this.ids = ids;
         this.onFinish = onFinish;
     }
 
-    /** Sends {@code body} now; latencies count from {@code originNanos}. Must run on the event loop. */
-    void start(WorkloadRequest request, Buffer body, long scheduledNanos, long originNanos, long timeoutMillis) {
-        begin(request, body, scheduledNanos, originNanos, timeoutMillis);
+    /** Sends {@code body} now; latencies count from the schedule's origin. Must run on the event loop. */
+    void start(WorkloadRequest request, Buffer body, SendSchedule schedule, boolean keepText, long timeoutMillis) {
+        begin(request, body, schedule, keepText, timeoutMillis);
         int use = ++generation;
         connections.acquire().onComplete(ar -> {
             if (use != generation || finished) {
@@ -121,7 +128,7 @@ final class StreamExchange implements Handler<Buffer>, RequestOutcome {
                 failWith(ar.cause());
             } else {
                 connection = ar.result();
-                connection.http.request(options).onComplete(req -> {
+                connection.http().request(options).onComplete(req -> {
                     if (use != generation || finished) {
                         if (req.succeeded()) {
                             req.result().reset();
@@ -140,18 +147,18 @@ final class StreamExchange implements Handler<Buffer>, RequestOutcome {
      * Takes the request up now and starts its timeout, sending nothing: {@link #start} then sends it over a connection;
      * a test's server answers through {@link #read} and {@link #ended} instead.
      */
-    void begin(WorkloadRequest request, Buffer body, long scheduledNanos, long originNanos, long timeoutMillis) {
-        prepare(request, body, scheduledNanos, originNanos, timeoutMillis);
+    void begin(WorkloadRequest request, Buffer body, SendSchedule schedule, boolean keepText, long timeoutMillis) {
+        prepare(request, body, schedule, keepText, timeoutMillis);
         startNanos = clock.nanoTime();
         timerId = clock.setTimer(timeoutMillis, onTimeout);
     }
 
     /** Takes on a new request and forgets the last one, sending nothing; {@link #start} sends it. */
-    void prepare(WorkloadRequest request, Buffer body, long scheduledNanos, long originNanos, long timeoutMillis) {
+    void prepare(WorkloadRequest request, Buffer body, SendSchedule schedule, boolean keepText, long timeoutMillis) {
         this.request = request;
         this.body = body;
-        this.scheduledNanos = scheduledNanos;
-        this.originNanos = originNanos;
+        this.schedule = schedule;
+        this.keepText = keepText;
         this.timeoutMillis = timeoutMillis;
         reset();
     }
@@ -161,7 +168,6 @@ final class StreamExchange implements Handler<Buffer>, RequestOutcome {
         writtenNanos = -1;
         attempt = -1;
         readLateness = ReadLateness.UNKNOWN;
-        firstTokenNanos = -1;
         lastTokenNanos = -1;
         chunks = 0;
         countedTokens = 0;
@@ -184,6 +190,21 @@ final class StreamExchange implements Handler<Buffer>, RequestOutcome {
         sawDone = false;
         sse.reset();
         generated.setLength(0);
+    }
+
+    /**
+     * For a server that answers through {@link #read} and {@link #ended} (tests): the request went out at
+     * {@code sendNanos} and its bytes were in the socket at {@code writtenNanos} (-1: not known).
+     */
+    void sentAt(long sendNanos, long writtenNanos) {
+        this.startNanos = sendNanos;
+        this.sendNanos = sendNanos;
+        this.writtenNanos = writtenNanos;
+    }
+
+    /** Whether this exchange is still on {@code r}, which has not ended yet. */
+    boolean awaits(WorkloadRequest r) {
+        return request == r && !finished;
     }
 
     /** Callbacks check {@code use}: this exchange may already serve another request when a stale one fires. */
@@ -288,36 +309,36 @@ final class StreamExchange implements Handler<Buffer>, RequestOutcome {
         }
         if (!chunk.parse(data, length)) {
             fail(errorEvent ? "stream_error" : "malformed_chunk", errorEvent
-                    ? new String(data, 0, Math.min(length, 300), StandardCharsets.UTF_8) : chunk.errorMessage);
+                    ? new String(data, 0, Math.min(length, 300), StandardCharsets.UTF_8) : chunk.errorMessage());
             return;
         }
-        if (errorEvent || chunk.errorMessage != null) {
-            fail("stream_error", chunk.errorMessage != null ? chunk.errorMessage : "error event");
+        if (errorEvent || chunk.errorMessage() != null) {
+            fail("stream_error", chunk.errorMessage() != null ? chunk.errorMessage() : "error event");
             return;
         }
-        if (chunk.choicesWithContent > 0) {
+        if (chunk.choicesWithContent() > 0) {
             // with continuous usage stats, the growth of completion_tokens is this chunk's token count
-            int usageTokens = chunk.completionTokens >= 0
-                    ? (int) (chunk.completionTokens - Math.max(0, usageCompletionTokens)) : -1;
+            int usageTokens = chunk.completionTokens() >= 0
+                    ? (int) (chunk.completionTokens() - Math.max(0, usageCompletionTokens)) : -1;
             recordChunk(now, usageTokens);
         }
-        if (chunk.completionTokens >= 0) {
-            if (chunk.completionTokens < usageCompletionTokens) {
+        if (chunk.completionTokens() >= 0) {
+            if (chunk.completionTokens() < usageCompletionTokens) {
                 reorderedChunks++;
             }
-            usageCompletionTokens = chunk.completionTokens;
+            usageCompletionTokens = chunk.completionTokens();
         }
-        if (chunk.promptTokens >= 0) {
-            usagePromptTokens = chunk.promptTokens;
+        if (chunk.promptTokens() >= 0) {
+            usagePromptTokens = chunk.promptTokens();
         }
-        if (chunk.cachedPromptTokens >= 0) {
-            usageCachedPromptTokens = chunk.cachedPromptTokens;
+        if (chunk.cachedPromptTokens() >= 0) {
+            usageCachedPromptTokens = chunk.cachedPromptTokens();
         }
-        if (chunk.finishReason != null) {
-            finishReason = chunk.finishReason;
+        if (chunk.finishReason() != null) {
+            finishReason = chunk.finishReason();
         }
-        if (chunk.infersim != null) {
-            truth = ServerTruth.from(chunk.infersim);
+        if (chunk.infersim() != null) {
+            truth = ServerTruth.from(chunk.infersim());
         }
     }
 
@@ -341,15 +362,12 @@ final class StreamExchange implements Handler<Buffer>, RequestOutcome {
             chunkTextEnds = Arrays.copyOf(chunkTextEnds, chunks * 2);
             chunkLateness = Arrays.copyOf(chunkLateness, chunks * 2);
         }
-        generated.append(chunk.text);
+        generated.append(chunk.text());
         chunkNanos[chunks] = now;
         chunkLateness[chunks] = readLateness;
         chunkTokens[chunks] = usageTokens;
         chunkTextEnds[chunks] = generated.length();
         chunks++;
-        if (firstTokenNanos < 0) {
-            firstTokenNanos = now;
-        }
     }
 
     private void end(long nowNanos) {
@@ -360,18 +378,19 @@ final class StreamExchange implements Handler<Buffer>, RequestOutcome {
         if (finished) {
             return;
         }
-        if (firstTokenNanos < 0) {
+        if (chunks == 0) {
             fail("no_tokens", "the stream ended without any content token" + (sawDone ? "" : " and without [DONE]"));
         } else if (!sawDone && finishReason == null) {
             fail("incomplete_stream", "the stream ended without a finish_reason or data: [DONE] after " + chunks
                     + " chunks");
         } else {
             countTokens();
-            if (outputTokens() < 1) {
+            int outputTokens = usageCompletionTokens >= 0 ? (int) usageCompletionTokens : countedTokens;
+            if (outputTokens < 1) {
                 // content arrived, yet the server's counts (usage, or per-chunk usage) say no token was generated:
                 // no latency per token can be drawn from that, and a success needs at least one output token
                 fail("no_tokens", "the stream carried " + chunks + " content chunks but the server counts "
-                        + outputTokens() + " completion tokens");
+                        + outputTokens + " completion tokens");
             } else {
                 finish();
             }
@@ -474,170 +493,28 @@ final class StreamExchange implements Handler<Buffer>, RequestOutcome {
         }
         clock.cancelTimer(timerId);
         body = null;
-        onFinish.accept(this);
+        onFinish.accept(this, outcome(clock.nanoTime()));
     }
 
-    // What the request came to (RequestOutcome), read by the measured window once it has ended.
-
-    @Override
-    public WorkloadRequest request() {
-        return request;
+    /** What the request came to, copied out of this exchange's buffers, which its next request reuses. */
+    private RequestOutcome outcome(long endedNanos) {
+        TokenArrivals tokens = chunks == 0 && reorderedChunks == 0 ? TokenArrivals.NONE
+                : new TokenArrivals(chunkNanos, chunkTokens, chunkLateness, chunks, gapNanos, gapTokens, gapCount,
+                countedTokens, reorderedChunks, lastTokenNanos, tokenCountMethod,
+                keepText && errorType == null ? generated.toString() : null);
+        ServerReply reply = new ServerReply(attempt, usagePromptTokens, usageCachedPromptTokens, usageCompletionTokens,
+                finishReason, requestId, truth);
+        return new RequestOutcome(request, schedule, startNanos, sendNanos, writtenNanos, tokens, reply, errorType,
+                errorMessage, endedNanos);
     }
 
-    @Override
-    public long scheduledNanos() {
-        return scheduledNanos;
+    /** The connection this request went out on, or null; and whether its whole response was read from it. */
+    LaneConnections.Connection connection() {
+        return connection;
     }
 
-    @Override
-    public long scheduleGapNanos() {
-        return scheduleGapNanos;
-    }
-
-    @Override
-    public long originNanos() {
-        return originNanos;
-    }
-
-    @Override
-    public long startNanos() {
-        return startNanos;
-    }
-
-    @Override
-    public long sendNanos() {
-        return sendNanos;
-    }
-
-    @Override
-    public long writtenNanos() {
-        return writtenNanos;
-    }
-
-    @Override
-    public int attempt() {
-        return attempt;
-    }
-
-    @Override
-    public long firstTokenNanos() {
-        return firstTokenNanos;
-    }
-
-    @Override
-    public long lastTokenNanos() {
-        return lastTokenNanos;
-    }
-
-    @Override
-    public int chunks() {
-        return chunks;
-    }
-
-    @Override
-    public int countedTokens() {
-        return countedTokens;
-    }
-
-    @Override
-    public int reorderedChunks() {
-        return reorderedChunks;
-    }
-
-    @Override
-    public long usagePromptTokens() {
-        return usagePromptTokens;
-    }
-
-    @Override
-    public long usageCachedPromptTokens() {
-        return usageCachedPromptTokens;
-    }
-
-    @Override
-    public TokenCountMethod tokenCountMethod() {
-        return tokenCountMethod;
-    }
-
-    @Override
-    public String finishReason() {
-        return finishReason;
-    }
-
-    @Override
-    public String requestId() {
-        return requestId;
-    }
-
-    @Override
-    public ServerTruth truth() {
-        return truth;
-    }
-
-    @Override
-    public String errorType() {
-        return errorType;
-    }
-
-    @Override
-    public String errorMessage() {
-        return errorMessage;
-    }
-
-    @Override
-    public int gapCount() {
-        return gapCount;
-    }
-
-    @Override
-    public long[] gapNanos() {
-        return gapNanos;
-    }
-
-    @Override
-    public CharSequence generated() {
-        return generated;
-    }
-
-    @Override
-    public int gapTokens(int i) {
-        return gapTokens[i];
-    }
-
-    /** When chunk {@code i} (of {@link #chunks}) was read. */
-    @Override
-    public long chunkNanos(int i) {
-        return chunkNanos[i];
-    }
-
-    /** The tokens chunk {@code i} carried, once counted. */
-    @Override
-    public int chunkTokens(int i) {
-        return chunkTokens[i];
-    }
-
-    /** The lateness bound of the read that brought chunk {@code i} ({@link ReadLateness}), ns; -1 when unknown. */
-    @Override
-    public long chunkLateness(int i) {
-        return chunkLateness[i];
-    }
-
-    /**
-     * The client's own bound on its TTFT error: the send lag up to the request's bytes being in the socket, plus the
-     * lateness of the read that brought the first chunk; -1 when either is unknown.
-     */
-    @Override
-    public long ttftErrorBoundNanos() {
-        if (writtenNanos < 0 || chunks == 0 || chunkLateness[0] < 0) {
-            return -1;
-        }
-        return Math.max(0, writtenNanos - originNanos) + chunkLateness[0];
-    }
-
-    /** Output tokens: the server's usage.completion_tokens when sent, else what the tokenizer counted. */
-    @Override
-    public int outputTokens() {
-        return usageCompletionTokens >= 0 ? (int) usageCompletionTokens : countedTokens;
+    boolean httpCompleted() {
+        return httpCompleted;
     }
 
     /** Aborts the request as the run's deadline passed (or the run was interrupted). */

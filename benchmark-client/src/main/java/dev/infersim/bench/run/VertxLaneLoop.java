@@ -1,5 +1,7 @@
 package dev.infersim.bench.run;
 
+import dev.infersim.bench.measure.RequestOutcome;
+import dev.infersim.bench.measure.SendSchedule;
 import dev.infersim.common.ReadLateness;
 import dev.infersim.workload.WorkloadRequest;
 import io.netty.channel.EventLoop;
@@ -11,7 +13,7 @@ import io.vertx.core.internal.ContextInternal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
 
 /**
  * A lane's loop on Vert.x: an event-loop context, its Netty event loop for nanosecond-precise timers, and the HTTP
@@ -76,23 +78,20 @@ final class VertxLaneLoop implements LaneLoop {
     }
 
     @Override
-    public StreamExchange newExchange(Consumer<StreamExchange> onFinish) {
-        StreamExchange x = new StreamExchange(clock, connections, options, counter, onFinish);
-        x.reads = reads;
-        x.ids = ids;
-        return x;
+    public StreamExchange newExchange(BiConsumer<StreamExchange, RequestOutcome> onFinish) {
+        return new StreamExchange(clock, connections, options, counter, reads, ids, onFinish);
     }
 
     @Override
-    public void start(StreamExchange x, WorkloadRequest r, Buffer body, long scheduledNanos, long originNanos,
+    public void start(StreamExchange x, WorkloadRequest r, Buffer body, SendSchedule schedule, boolean keepText,
                       long timeoutMillis) {
-        x.start(r, body, scheduledNanos, originNanos, timeoutMillis);
+        x.start(r, body, schedule, keepText, timeoutMillis);
     }
 
     @Override
     public void release(StreamExchange x) {
-        if (x.connection != null) {
-            connections.release(x.connection, x.httpCompleted);
+        if (x.connection() != null) {
+            connections.release(x.connection(), x.httpCompleted());
         }
     }
 }

@@ -87,7 +87,7 @@ class LoadRunTest {
         MeasuredWindow window = phase.window();
         assertEquals(users, phase.maxInFlight());
         assertEquals(users, phase.meanInFlight(), EXACT, "every user in flight all the time");
-        assertEquals(SERVICE / 1e6, window.stats.e2el().meanMs(), EXACT);
+        assertEquals(SERVICE / 1e6, window.stats().e2el().meanMs(), EXACT);
         double usersPerServiceTime = users / (SERVICE / 1e9);
         assertEquals(usersPerServiceTime, window.closedLoopThroughput(phase.meanInFlight()), EXACT);
         assertEquals(usersPerServiceTime, window.finished() / (window.durationNanos() / 1e9), EXACT,
@@ -103,7 +103,7 @@ class LoadRunTest {
         LoadRun.Phase phase = loadRun(server, 1).run(closedLoop(20), true, 2, 5, 150 * MS, 250 * MS,
                 GoodputSlo.NONE, null, START);
 
-        assertEquals(START + 200 * MS, phase.window().startNanos,
+        assertEquals(START + 200 * MS, phase.window().startNanos(),
                 "request 4 at 200 ms is warmup by count, request 5 beside it opens the window");
         assertEquals(5, phase.warmup().finished());
         assertEquals(5, phase.window().finished(), "requests 5 to 9; at 500 ms the 250 ms are over");
@@ -119,8 +119,8 @@ class LoadRunTest {
         long timedOut = START + SERVICE + TIMEOUT_MS * MS;
         assertEquals(timedOut, send(server, 2).atNanos(), "request 2 goes out when request 1 timed out");
         assertEquals(1, send(server, 2).afterIndex());
-        assertEquals(Map.of("timeout", 1L), phase.window().errors.counts());
-        assertEquals(3, phase.window().stats.completed());
+        assertEquals(Map.of("timeout", 1L), phase.window().errors().counts());
+        assertEquals(3, phase.window().stats().completed());
         assertEquals(timedOut + 2 * SERVICE, clock.nanoTime());
     }
 
@@ -132,9 +132,9 @@ class LoadRunTest {
 
         long lastSendEnded = START + 2 * SERVICE; // request 2's end found the stream exhausted
         assertEquals(lastSendEnded + TIMEOUT_MS * MS + DEADLINE_GRACE, clock.nanoTime());
-        assertEquals(Map.of("deadline", 1L), phase.window().errors.counts());
-        assertEquals(3, phase.window().stats.completed());
-        assertEquals(0, phase.window().cancelled);
+        assertEquals(Map.of("deadline", 1L), phase.window().errors().counts());
+        assertEquals(3, phase.window().stats().completed());
+        assertEquals(0, phase.window().cancelled());
         assertFalse(phase.interrupted());
     }
 
@@ -148,9 +148,9 @@ class LoadRunTest {
         assertTrue(phase.interrupted());
         assertEquals(START + 250 * MS, clock.nanoTime(), "stopped at the interrupt, not at the next answer");
         assertEquals(6, server.sends.size());
-        assertEquals(4, phase.window().stats.completed());
-        assertEquals(2, phase.window().cancelled, "the two in flight: cancelled, not failed");
-        assertEquals(0, phase.window().stats.failed());
+        assertEquals(4, phase.window().stats().completed());
+        assertEquals(2, phase.window().cancelled(), "the two in flight: cancelled, not failed");
+        assertEquals(0, phase.window().stats().failed());
     }
 
     @Test
@@ -164,11 +164,11 @@ class LoadRunTest {
             assertEquals(s.index() % 2, s.lane(), "sends go to the lanes in turn");
         }
         MeasuredWindow window = phase.window();
-        assertEquals(0, window.sendLag.maxMs());
+        assertEquals(0, window.sendLag().maxMs());
         assertEquals(3, phase.maxInFlight());
         // in flight while sending (0-400 ms): 1, 2, 3, 2, 3, 2 over 100, 100, 50, 50, 50, 50 ms: 800 / 400
         assertEquals(2.0, phase.meanInFlight(), EXACT);
-        assertEquals(5, window.stats.completed());
+        assertEquals(5, window.stats().completed());
         assertEquals(650 * MS, window.durationNanos());
         assertEquals(START + 650 * MS, clock.nanoTime(), "the drain ends at the last answer");
     }
@@ -181,9 +181,9 @@ class LoadRunTest {
 
         assertEquals(List.of(START, START + SERVICE, START + 2 * SERVICE),
                 server.sends.stream().map(VirtualServer.Send::atNanos).toList());
-        assertEquals(2, phase.window().clientQueued);
+        assertEquals(2, phase.window().clientQueued());
         assertEquals(1, phase.maxInFlight());
-        assertEquals(SERVICE / 1e6, phase.window().stats.e2el().meanMs(), EXACT, "latencies count from the slot");
+        assertEquals(SERVICE / 1e6, phase.window().stats().e2el().meanMs(), EXACT, "latencies count from the slot");
         assertEquals(START + 3 * SERVICE, clock.nanoTime());
     }
 
@@ -197,7 +197,7 @@ class LoadRunTest {
 
         assertTrue(phase.interrupted());
         assertEquals(List.of(0L, 1L, 2L), server.sends.stream().map(VirtualServer.Send::index).toList());
-        assertEquals(3, phase.window().cancelled);
+        assertEquals(3, phase.window().cancelled());
         assertEquals(0, phase.window().finished());
         assertNotEquals(START + 250 * MS, clock.nanoTime(), "no answer is waited for");
         assertEquals(START + 80 * MS, clock.nanoTime(),

@@ -30,10 +30,11 @@ class OpenLoopPacerTest {
 
     /** A receiver that sends each request from a timer at its origin and, with permits, holds one for {@code busy}. */
     private OpenLoopPacer.Sends lane(Semaphore permits, long busyNanos) {
-        return (issued, r, body, scheduled, gap, origin, into) -> {
+        return (issued, r, body, schedule, into) -> {
             long handedAt = clock.nanoTime();
-            clock.schedule(null, origin, () -> {
-                sends.add(new Send(r.index(), handedAt, scheduled, origin, clock.nanoTime()));
+            clock.schedule(null, schedule.originNanos(), () -> {
+                sends.add(new Send(r.index(), handedAt, schedule.scheduledNanos(), schedule.originNanos(),
+                        clock.nanoTime()));
                 if (permits != null) {
                     clock.schedule(null, clock.nanoTime() + busyNanos, permits::release);
                 }
@@ -64,7 +65,7 @@ class OpenLoopPacerTest {
             assertEquals(Math.max(0, scheduled - OpenLoopPacer.HANDOFF_LEAD_NANOS), s.handedAt(),
                     "handed over the lead ahead, so that the pacer's lateness never reaches the send");
         }
-        assertEquals(START, paced.measured().startNanos, "the window starts at the first measured request");
+        assertEquals(START, paced.measured().startNanos(), "the window starts at the first measured request");
         assertEquals(START + 300 * MS, paced.lastOriginNanos());
         assertEquals(START + 300 * MS, clock.nanoTime(), "the pacer returns once the last request's time came");
     }
@@ -89,15 +90,15 @@ class OpenLoopPacerTest {
     void warmupRequestsAreMeasuredApartAndTheDurationEndsTheMeasuredSends() {
         OpenLoopPacer.Paced paced = pacer().run(arrivingAtMs(0, 100, 200, 300, 400, 500).iterator(), START, null,
                 1, 150 * MS, 250 * MS, GoodputSlo.NONE, null, lane(null, 0));
-        assertEquals(START + 200 * MS, paced.measured().startNanos, "warmup: the first request and the first 150 ms");
+        assertEquals(START + 200 * MS, paced.measured().startNanos(), "warmup: the first request and the first 150 ms");
         assertEquals(List.of(0L, 1L, 2L, 3L, 4L), sends.stream().map(Send::index).toList(),
                 "the request 250 ms after the window's start is not sent");
     }
 
     @Test
     void aStoppedRunHandsOverNothingMore() {
-        OpenLoopPacer.Sends stopAfterTwo = (issued, r, body, scheduled, gap, origin, into) -> {
-            sends.add(new Send(r.index(), clock.nanoTime(), scheduled, origin, -1));
+        OpenLoopPacer.Sends stopAfterTwo = (issued, r, body, schedule, into) -> {
+            sends.add(new Send(r.index(), clock.nanoTime(), schedule.scheduledNanos(), schedule.originNanos(), -1));
             stopped = issued == 1;
         };
         pacer().run(arrivingAtMs(0, 10, 20, 30).iterator(), START, null, 0, 0, 0, GoodputSlo.NONE, null,

@@ -1,5 +1,7 @@
 package dev.infersim.bench.run;
 
+import dev.infersim.bench.measure.RequestOutcome;
+import dev.infersim.bench.measure.SendSchedule;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.infersim.bench.measure.MeasuredWindow;
@@ -61,12 +63,13 @@ class SseClientFuzzTest {
         byte[] stream = data.consumeRemainingAsBytes();
 
         MeasuredWindow window = new MeasuredWindow(0, 0, GoodputSlo.NONE, null, false);
-        List<StreamExchange> finished = new ArrayList<>();
-        StreamExchange x = new StreamExchange(ClientClock.system(VERTX), null, null, WORDS, e -> {
-            finished.add(e);
-            window.record(e, e.lastTokenNanos > 0 ? e.lastTokenNanos : 0);
+        List<RequestOutcome> finished = new ArrayList<>();
+        StreamExchange x = new StreamExchange(ClientClock.system(VERTX), null, null, WORDS, null, null, (e, outcome) -> {
+            finished.add(outcome);
+            window.record(outcome);
         });
-        x.prepare(new WorkloadRequest(0, 0, 16, 0, -1, 8, 8, 1, 0, false, "random", null), Buffer.buffer("{}"), 0, 0, 60_000);
+        x.prepare(new WorkloadRequest(0, 0, 16, 0, -1, 8, 8, 1, 0, false, "random", null), Buffer.buffer("{}"),
+                SendSchedule.unscheduled(0), true, 60_000);
         long now = 0;
         int from = 0;
         for (int i = 0; i < reads; i++) {
@@ -78,12 +81,13 @@ class SseClientFuzzTest {
         x.ended(now);
 
         assertEquals(1, finished.size(), "the request ends exactly once");
-        if (x.succeeded()) {
-            assertNull(x.errorType, x.errorMessage);
-            assertTrue(x.outputTokens() >= 0, "tokens " + x.outputTokens());
+        RequestOutcome o = finished.get(0);
+        if (o.succeeded()) {
+            assertNull(o.errorType(), o.errorMessage());
+            assertTrue(o.outputTokens() >= 0, "tokens " + o.outputTokens());
         } else {
-            assertNotNull(x.errorType, "a failure has a type");
-            assertNotNull(x.errorMessage, "a failure says why");
+            assertNotNull(o.errorType(), "a failure has a type");
+            assertNotNull(o.errorMessage(), "a failure says why");
         }
     }
 }

@@ -40,7 +40,7 @@ class SseReaderFuzzTest {
         StreamChunk chunk = new StreamChunk();
         SseDecoder decoder = new SseDecoder((error, bytes, length, nanos) -> {
             boolean parsed = chunk.parse(bytes, length);
-            events.add(error + " " + parsed + " " + chunk.text + " " + chunk.errorMessage + " "
+            events.add(error + " " + parsed + " " + chunk.text() + " " + chunk.errorMessage() + " "
                     + new String(bytes, 0, length, java.nio.charset.StandardCharsets.ISO_8859_1));
         });
         int from = 0;

@@ -1,13 +1,12 @@
 package dev.infersim.bench.run;
 
+import dev.infersim.bench.measure.RequestOutcome;
+import dev.infersim.bench.measure.SendSchedule;
 import dev.infersim.bench.measure.MeasuredWindow;
 import dev.infersim.bench.measure.TokenCountMethod;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.workload.WorkloadRequest;
-import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -24,17 +23,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class StreamExchangeTimingTest {
     private static final long MS = 1_000_000;
     private static final long ORIGIN = 5_000 * MS;
-    private static Vertx vertx;
-
-    @BeforeAll
-    static void startVertx() {
-        vertx = Vertx.vertx();
-    }
-
-    @AfterAll
-    static void stopVertx() {
-        vertx.close().await();
-    }
 
     /**
      * First token 200 ms after the scheduled send, then 2 tokens every 60 ms (9 in all): TTFT runs to the read that
@@ -44,15 +32,15 @@ class StreamExchangeTimingTest {
     @Test
     void ttftItlIclAndTpotFollowTheMetricDefinitions() {
         MeasuredWindow window = new MeasuredWindow(ORIGIN, ORIGIN, GoodputSlo.NONE, null, true);
-        List<StreamExchange> finished = new ArrayList<>();
-        StreamExchange x = new StreamExchange(ClientClock.system(vertx), null, null, WORDS, e -> {
-            finished.add(e);
-            window.record(e, ORIGIN + 441 * MS);
-        });
+        List<RequestOutcome> finished = new ArrayList<>();
+        StreamExchange x = new StreamExchange(new VirtualClientClock(ORIGIN + 441 * MS), null, null, WORDS, null, null,
+                (e, outcome) -> {
+                    finished.add(outcome);
+                    window.record(outcome);
+                });
         x.prepare(new WorkloadRequest(0, 0, 16, 0, -1, 9, 9, 1, 0, false, "random", null), Buffer.buffer("{}"),
-                ORIGIN, ORIGIN, 60_000);
-        x.startNanos = ORIGIN;
-        x.sendNanos = ORIGIN;
+                SendSchedule.unscheduled(ORIGIN), false, 60_000);
+        x.sentAt(ORIGIN, -1);
 
         String first = chunk(2, 2, false);
         x.read(Buffer.buffer(first.substring(0, 20)), ORIGIN + 199 * MS); // an event split over two reads
@@ -66,18 +54,19 @@ class StreamExchangeTimingTest {
         x.ended(ORIGIN + 441 * MS);
 
         assertEquals(1, finished.size());
-        assertTrue(x.succeeded(), x.errorMessage);
-        assertEquals(TokenCountMethod.SERVER_USAGE_PER_CHUNK, x.tokenCountMethod);
-        assertEquals(9, x.outputTokens());
-        assertEquals(200, window.stats.ttft().medianMs(), 0.2, "TTFT");
-        assertEquals(30, window.stats.itl().medianMs(), 0.05, "per-token ITL");
-        assertEquals(60, window.stats.itl().maxMs(), 0.1, "the last chunk's one token keeps its whole gap");
-        assertEquals(60, window.stats.icl().medianMs(), 0.1, "chunk ICL");
-        assertEquals(30, window.stats.tpot().medianMs(), 0.05, "TPOT");
-        assertEquals(440, window.stats.e2el().medianMs(), 0.5, "E2EL to the last token");
-        assertEquals(5, window.ttftError.medianMs(), 0.01, "TTFT error against the server's truth");
-        assertEquals(4, window.e2elError.medianMs(), 0.01, "E2EL error against the server's truth");
-        assertEquals(0, window.sendLag.maxMs(), "sent on time");
+        RequestOutcome o = finished.get(0);
+        assertTrue(o.succeeded(), o.errorMessage());
+        assertEquals(TokenCountMethod.SERVER_USAGE_PER_CHUNK, o.tokens().countMethod());
+        assertEquals(9, o.outputTokens());
+        assertEquals(200, window.stats().ttft().medianMs(), 0.2, "TTFT");
+        assertEquals(30, window.stats().itl().medianMs(), 0.05, "per-token ITL");
+        assertEquals(60, window.stats().itl().maxMs(), 0.1, "the last chunk's one token keeps its whole gap");
+        assertEquals(60, window.stats().icl().medianMs(), 0.1, "chunk ICL");
+        assertEquals(30, window.stats().tpot().medianMs(), 0.05, "TPOT");
+        assertEquals(440, window.stats().e2el().medianMs(), 0.5, "E2EL to the last token");
+        assertEquals(5, window.truthError().ttftAbsErrorMs().p50(), 0.01, "TTFT error against the server's truth");
+        assertEquals(4, window.truthError().e2elAbsErrorMs().p50(), 0.01, "E2EL error against the server's truth");
+        assertEquals(0, window.sendLag().maxMs(), "sent on time");
     }
 
     private static String chunk(int tokens, int total, boolean last) {

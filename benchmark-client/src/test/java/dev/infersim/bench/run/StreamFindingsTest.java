@@ -2,6 +2,8 @@ package dev.infersim.bench.run;
 
 import dev.infersim.bench.measure.ClientKeys;
 import dev.infersim.bench.measure.MeasuredWindow;
+import dev.infersim.bench.measure.RequestOutcome;
+import dev.infersim.bench.measure.SendSchedule;
 import dev.infersim.bench.measure.ServerTruth;
 import dev.infersim.bench.measure.StreamFindings;
 import dev.infersim.result.GoodputSlo;
@@ -9,6 +11,7 @@ import dev.infersim.workload.WorkloadRequest;
 import io.vertx.core.buffer.Buffer;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -24,27 +27,29 @@ class StreamFindingsTest {
      * it: first token {@code clientTtftNanos} after the send, the last {@code clientDecodeNanos} after that, in
      * {@code chunks} chunks.
      */
-    private static StreamExchange stream(long index, long clientTtftNanos, long clientDecodeNanos, int chunks) {
-        StreamExchange x = new StreamExchange(null, null, null, null, null);
-        x.request = new WorkloadRequest(index, 0, 16, 0, -1, 32, 32, index, 0, false, "random", null);
-        long send = index * 100 * MS;
-        x.scheduledNanos = send;
-        x.originNanos = send;
-        x.sendNanos = send;
-        x.firstTokenNanos = send + clientTtftNanos;
-        x.lastTokenNanos = x.firstTokenNanos + clientDecodeNanos;
-        x.usageCompletionTokens = 32;
-        x.chunks = chunks;
-        x.truth = new ServerTruth(10 * MS, 10 * MS + 124 * MS, 0, 10 * MS, 0, 0, 1, 0, Double.NaN);
-        return x;
+    private static RequestOutcome stream(long index, long clientTtftNanos, long clientDecodeNanos, int chunks) {
+        return stream(index, clientTtftNanos, clientDecodeNanos, chunks, 0, Double.NaN);
+    }
+
+    /** As above, with {@code reordered} chunks out of order and the server's arrival at {@code arrivalEpochMs}. */
+    private static RequestOutcome stream(long index, long clientTtftNanos, long clientDecodeNanos, int chunks,
+                                         int reordered, double arrivalEpochMs) {
+        long send = sendOf(index);
+        long first = send + clientTtftNanos;
+        return TestOutcomes.streamed(new WorkloadRequest(index, 0, 16, 0, -1, 32, 32, index, 0, false, "random", null),
+                send, first, first + clientDecodeNanos, chunks, 32, reordered,
+                new ServerTruth(10 * MS, 10 * MS + 124 * MS, 0, 10 * MS, 0, 0, 1, 0, arrivalEpochMs));
+    }
+
+    private static long sendOf(long index) {
+        return index * 100 * MS;
     }
 
     /** The ground-truth block of a window of 20 such requests, as the result holds it. */
-    private static ClientKeys.TruthError truthOf(java.util.function.LongFunction<StreamExchange> request) {
+    private static ClientKeys.TruthError truthOf(java.util.function.LongFunction<RequestOutcome> request) {
         MeasuredWindow w = new MeasuredWindow(0, 0, GoodputSlo.NONE, null, true);
         for (long i = 0; i < 20; i++) {
-            StreamExchange x = request.apply(i);
-            w.record(x, x.lastTokenNanos);
+            w.record(request.apply(i));
         }
         return w.truthError();
     }
@@ -87,11 +92,8 @@ class StreamFindingsTest {
 
     @Test
     void fewerChunksThanTokensAndTokensGoingBackwardsAreNamed() {
-        ClientKeys.TruthError truth = truthOf(i -> {
-            StreamExchange x = stream(i, 11 * MS, 125 * MS, i == 3 ? 30 : 32);
-            x.reorderedChunks = i == 7 ? 1 : 0;
-            return x;
-        });
+        ClientKeys.TruthError truth = truthOf(i -> stream(i, 11 * MS, 125 * MS, i == 3 ? 30 : 32, i == 7 ? 1 : 0,
+                Double.NaN));
         List<StreamFindings.Finding> found = StreamFindings.of(truth, null);
         assertEquals(List.of("lost_tokens", "reordered_tokens"), names(found));
         assertEquals("1 requests received fewer chunks than the server's tokens (2 tokens missing in all)",
@@ -102,22 +104,14 @@ class StreamFindingsTest {
     @Test
     void requestsThatReachTheServerLongAfterTheSendAreRetriedOrQueued() {
         double epochAtNanoZero = System.currentTimeMillis() - System.nanoTime() / 1e6;
-        ClientKeys.TruthError truth = truthOf(i -> {
-            StreamExchange x = stream(i, 11 * MS, 125 * MS, 32);
-            double arrival = epochAtNanoZero + (x.sendNanos + (i % 4 == 0 ? 1_000 * MS : MS / 2)) / 1e6;
-            x.truth = new ServerTruth(10 * MS, 134 * MS, 0, 10 * MS, 0, 0, 1, 0, arrival);
-            return x;
-        });
+        ClientKeys.TruthError truth = truthOf(i -> stream(i, 11 * MS, 125 * MS, 32, 0,
+                epochAtNanoZero + (sendOf(i) + (i % 4 == 0 ? 1_000 * MS : MS / 2)) / 1e6));
         List<StreamFindings.Finding> found = StreamFindings.of(truth, null);
         assertEquals(List.of("retried_or_queued"), names(found));
         assertTrue(found.get(0).message().startsWith("5 requests reached the server that answered 250 ms or more after "
                 + "they were sent"), found.get(0).message());
-        assertEquals(List.of(), names(StreamFindings.of(truthOf(i -> {
-            StreamExchange x = stream(i, 11 * MS, 125 * MS, 32);
-            x.truth = new ServerTruth(10 * MS, 134 * MS, 0, 10 * MS, 0, 0, 1, 0,
-                    epochAtNanoZero + (x.sendNanos + MS / 2) / 1e6);
-            return x;
-        }), null)), "half a millisecond on the way is a healthy hop");
+        assertEquals(List.of(), names(StreamFindings.of(truthOf(i -> stream(i, 11 * MS, 125 * MS, 32, 0,
+                epochAtNanoZero + (sendOf(i) + MS / 2) / 1e6)), null)), "half a millisecond on the way is a healthy hop");
     }
 
     @Test
@@ -144,14 +138,14 @@ class StreamFindingsTest {
      * {@code written[k]} after that; chunk k was read at {@code read[k]} after the send, by a read whose lateness bound
      * was {@code late[k]}. The server counted {@code attempt} attempts.
      */
-    private static StreamExchange wire(long index, long toServer, long[] written, long[] read, long[] late, int attempt) {
-        StreamExchange x = new StreamExchange(new VirtualClientClock(0), null, null, null, e -> { });
+    private static RequestOutcome wire(long index, long toServer, long[] written, long[] read, long[] late, int attempt) {
+        List<RequestOutcome> ended = new ArrayList<>();
+        StreamExchange x = new StreamExchange(new VirtualClientClock(0), null, null, null, null, null,
+                (e, outcome) -> ended.add(outcome));
         long send = 1_000 * MS + index * 200 * MS;
         x.prepare(new WorkloadRequest(index, 0, 16, 0, -1, written.length, written.length, index, 0, false, "random", null),
-                Buffer.buffer("{}"), send, send, 60_000);
-        x.sendNanos = send;
-        x.writtenNanos = send;
-        x.attempt = attempt;
+                Buffer.buffer("{}"), SendSchedule.unscheduled(send), false, 60_000);
+        x.sentAt(send, send);
         double received = EPOCH_AT_NANO_ZERO + (send + toServer) / 1e6;
         StringBuilder writtenMs = new StringBuilder();
         for (int k = 0; k < written.length; k++) {
@@ -170,7 +164,7 @@ class StreamFindingsTest {
             x.read(Buffer.buffer(chunk), send + read[k], late[k]);
         }
         x.ended(send + read[read.length - 1]);
-        return x;
+        return ended.get(0);
     }
 
     /** {@code n} values {@code first}, {@code first + step}, ... */
@@ -182,18 +176,18 @@ class StreamFindingsTest {
         return v;
     }
 
-    private static ClientKeys.TruthError wireTruthOf(java.util.function.LongFunction<StreamExchange> request) {
+    private static ClientKeys.TruthError wireTruthOf(java.util.function.LongFunction<RequestOutcome> request) {
         MeasuredWindow w = new MeasuredWindow(0, 0, GoodputSlo.NONE, null, true);
         for (long i = 0; i < 20; i++) {
-            StreamExchange x = request.apply(i);
-            assertTrue(x.succeeded(), x.errorType + ": " + x.errorMessage);
-            w.record(x, x.lastTokenNanos);
+            RequestOutcome x = request.apply(i);
+            assertTrue(x.succeeded(), x.errorType() + ": " + x.errorMessage());
+            w.record(x);
         }
         return w.truthError();
     }
 
     /** 16 tokens written 28 ms apart from 100 ms, read 0.3 ms after each reached the client (1 ms on the way in). */
-    private static StreamExchange healthy(long i) {
+    private static RequestOutcome healthy(long i) {
         return wire(i, MS, steps(16, 100 * MS, 28 * MS), steps(16, 101 * MS + 300_000, 28 * MS), steps(16, 300_000, 0), 1);
     }
 
@@ -300,11 +294,11 @@ class StreamFindingsTest {
      */
     @Test
     void lateArrivalsAreNotBlamedOnTheWayWhenTheClientWasHeldUpLongerThanThat() {
-        java.util.function.LongFunction<StreamExchange> late = i -> i % 4 != 0 ? healthy(i) : wire(i, 300 * MS,
+        java.util.function.LongFunction<RequestOutcome> late = i -> i % 4 != 0 ? healthy(i) : wire(i, 300 * MS,
                 steps(16, 100 * MS, 28 * MS), steps(16, 401 * MS + 300_000, 28 * MS), steps(16, 300_000, 0), 1);
         List<StreamFindings.Finding> found = StreamFindings.of(wireTruthOf(late), null);
         assertTrue(names(found).contains("retried_or_queued"), names(found).toString());
-        java.util.function.LongFunction<StreamExchange> starved = i -> {
+        java.util.function.LongFunction<RequestOutcome> starved = i -> {
             long[] lateness = steps(16, 300_000, 0);
             lateness[0] = 400 * MS;
             return i % 4 != 0 ? healthy(i) : wire(i, 300 * MS, steps(16, 100 * MS, 28 * MS),

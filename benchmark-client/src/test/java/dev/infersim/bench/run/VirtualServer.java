@@ -1,5 +1,7 @@
 package dev.infersim.bench.run;
 
+import dev.infersim.bench.measure.RequestOutcome;
+import dev.infersim.bench.measure.SendSchedule;
 import dev.infersim.workload.WorkloadRequest;
 import io.vertx.core.buffer.Buffer;
 
@@ -7,7 +9,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
 import java.util.function.ToLongFunction;
 
 /**
@@ -64,12 +66,12 @@ final class VirtualServer {
         }
 
         @Override
-        public StreamExchange newExchange(Consumer<StreamExchange> onFinish) {
-            return new StreamExchange(clock, null, null, null, x -> {
+        public StreamExchange newExchange(BiConsumer<StreamExchange, RequestOutcome> onFinish) {
+            return new StreamExchange(clock, null, null, null, null, null, (x, outcome) -> {
                 long outer = ending;
-                ending = x.request.index();
+                ending = outcome.request().index();
                 try {
-                    onFinish.accept(x);
+                    onFinish.accept(x, outcome);
                 } finally {
                     ending = outer;
                 }
@@ -77,16 +79,15 @@ final class VirtualServer {
         }
 
         @Override
-        public void start(StreamExchange x, WorkloadRequest r, Buffer body, long scheduledNanos, long originNanos,
+        public void start(StreamExchange x, WorkloadRequest r, Buffer body, SendSchedule schedule, boolean keepText,
                           long timeoutMillis) {
             long now = clock.nanoTime();
             if (timeoutsFire) {
-                x.begin(r, body, scheduledNanos, originNanos, timeoutMillis);
+                x.begin(r, body, schedule, keepText, timeoutMillis);
             } else {
-                x.prepare(r, body, scheduledNanos, originNanos, timeoutMillis);
-                x.startNanos = now;
+                x.prepare(r, body, schedule, keepText, timeoutMillis);
             }
-            x.sendNanos = now;
+            x.sentAt(now, -1);
             sends.add(new Send(r.index(), number, now, ending));
             long service = serviceNanos.applyAsLong(r);
             if (service < 0) {
@@ -94,7 +95,7 @@ final class VirtualServer {
             }
             long at = now + service;
             clock.schedule(null, at, () -> {
-                if (x.request == r && x.errorType == null) { // else it ended early (timeout, abort) or x moved on
+                if (x.awaits(r)) { // else it ended early (timeout, abort) or x moved on
                     answeredAt.put(r.index(), at);
                     x.read(Buffer.buffer(answer(r)), at);
                     x.ended(at);
