@@ -1,6 +1,5 @@
 package dev.infersim.bench.harness;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infersim.bench.harness.HarnessResults.Measured;
@@ -8,7 +7,6 @@ import dev.infersim.bench.harness.HarnessResults.Results;
 import dev.infersim.common.ConfigException;
 import dev.infersim.common.TextKey;
 
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -42,7 +40,6 @@ import java.util.Locale;
  */
 final class GenericFormat {
     static final String NAME = "infersim-harness/1";
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private GenericFormat() {
     }
@@ -53,21 +50,9 @@ final class GenericFormat {
         int failed = 0;
         int warmups = 0;
         Header header = null;
-        try (BufferedReader in = HarnessResults.open(file)) {
-            String line;
-            int lineNo = 0;
-            while ((line = in.readLine()) != null) {
-                lineNo++;
-                if (line.isBlank()) {
-                    continue;
-                }
-                JsonNode n;
-                try {
-                    n = JSON.readTree(line);
-                } catch (JsonProcessingException e) {
-                    throw new ConfigException(file + ": not " + HarnessResults.Format.GENERIC.description() + " (invalid "
-                            + "JSON at line " + lineNo + ": " + e.getOriginalMessage() + ")");
-                }
+        try (JsonLines lines = new JsonLines(file, file.toString(), HarnessResults.Format.GENERIC.description())) {
+            for (JsonNode n = lines.next(); n != null; n = lines.next()) {
+                int lineNo = lines.lineNo();
                 if (header == null) {
                     header = Header.of(n, file, lineNo);
                     continue;

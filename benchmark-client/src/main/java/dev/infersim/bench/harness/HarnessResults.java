@@ -243,13 +243,9 @@ public final class HarnessResults {
                 return new InfersimDetail(List.of(), 0, new double[0]);
             }
             java.util.TreeMap<Integer, JsonNode> rows = new java.util.TreeMap<>();
-            try (BufferedReader lines = open(file)) {
-                String line;
-                while ((line = lines.readLine()) != null) {
-                    if (!line.isBlank()) {
-                        JsonNode row = JSON.readTree(line);
-                        rows.put(row.path("index").asInt(), row);
-                    }
+            try (JsonLines lines = new JsonLines(file, file.toString(), "an infersim per-request file")) {
+                for (JsonNode row = lines.next(); row != null; row = lines.next()) {
+                    rows.put(row.path("index").asInt(), row);
                 }
             }
             List<String> ids = new ArrayList<>();
@@ -282,21 +278,9 @@ public final class HarnessResults {
     private static Results aiperf(Path file) throws IOException {
         List<Measured> requests = new ArrayList<>();
         int failed = 0;
-        try (BufferedReader lines = open(file)) {
-            String line;
-            int lineNo = 0;
-            while ((line = lines.readLine()) != null) {
-                lineNo++;
-                if (line.isBlank()) {
-                    continue;
-                }
-                JsonNode r;
-                try {
-                    r = JSON.readTree(line);
-                } catch (JsonProcessingException e) {
-                    throw new ConfigException(file + ": not " + Format.AIPERF.description + " (invalid JSON at line " + lineNo
-                            + ": " + e.getOriginalMessage() + ")");
-                }
+        try (JsonLines lines = new JsonLines(file, file.toString(), Format.AIPERF.description)) {
+            for (JsonNode r = lines.next(); r != null; r = lines.next()) {
+                int lineNo = lines.lineNo();
                 JsonNode meta = r.path("metadata");
                 JsonNode m = r.path("metrics");
                 if (!meta.isObject()) {

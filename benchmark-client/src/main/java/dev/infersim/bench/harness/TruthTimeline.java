@@ -1,11 +1,9 @@
 package dev.infersim.bench.harness;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.infersim.common.ConfigException;
 
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -24,7 +22,6 @@ import java.util.List;
  * keys existed are read at the planned instants.
  */
 public final class TruthTimeline {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     /**
      * One choice as the server timed it; instants are Unix epoch ms. {@code tokenTimesMs} are the engine's planned
@@ -108,20 +105,9 @@ public final class TruthTimeline {
     /** Every row of {@code file}, by arrival (ties by request id and choice); rows without a first token are left out. */
     public static List<Row> read(Path file) {
         List<Row> rows = new ArrayList<>();
-        try (BufferedReader in = HarnessResults.open(file)) {
-            String line;
-            int lineNo = 0;
-            while ((line = in.readLine()) != null) {
-                lineNo++;
-                if (line.isBlank()) {
-                    continue;
-                }
-                JsonNode n;
-                try {
-                    n = JSON.readTree(line);
-                } catch (JsonProcessingException e) {
-                    throw new ConfigException("--truth " + file + ": line " + lineNo + " is not JSON (" + e.getOriginalMessage() + ")");
-                }
+        try (JsonLines lines = new JsonLines(file, "--truth " + file, "an infersim truth log")) {
+            for (JsonNode n = lines.next(); n != null; n = lines.next()) {
+                int lineNo = lines.lineNo();
                 Row r = row(n, file, lineNo);
                 if (r != null) {
                     rows.add(r);
