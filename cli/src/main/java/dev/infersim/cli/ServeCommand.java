@@ -24,6 +24,7 @@ import dev.infersim.server.config.GrpcOptions;
 import dev.infersim.sim.Routers;
 import dev.infersim.sim.TieBreak;
 import dev.infersim.workload.length.LengthDistribution;
+import dev.infersim.workload.length.LengthLaws;
 import dev.infersim.server.config.MetricsOptions;
 import dev.infersim.server.config.OutputMode;
 import dev.infersim.server.config.PodIdentity;
@@ -392,7 +393,7 @@ public final class ServeCommand implements Runnable {
 
     private LengthDistribution eosPosition() {
         try {
-            return LengthDistribution.parse(outputLenDist);
+            return LengthLaws.parse(outputLenDist);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--output-len-dist '" + outputLenDist + "': " + e.getMessage());
         }

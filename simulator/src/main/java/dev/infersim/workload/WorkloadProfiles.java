@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.infersim.common.ConfigException;
 import dev.infersim.common.InputFile;
+import dev.infersim.workload.length.LengthLaws;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -33,6 +34,7 @@ public final class WorkloadProfiles {
     private static final ObjectMapper YAML = JsonMapper.builder(new YAMLFactory())
             .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+            .addModule(LengthLaws.module())
             .build();
 
     private WorkloadProfiles() {

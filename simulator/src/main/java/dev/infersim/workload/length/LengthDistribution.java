@@ -1,15 +1,12 @@
 package dev.infersim.workload.length;
 
-import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
-import java.util.Locale;
 import java.util.random.RandomGenerator;
 
 /**
  * A distribution of token counts (prompt, output or EOS position), sampled per request. Implementations are
- * immutable and allocate nothing per sample, so one instance may serve any number of streams. In YAML a length is
- * written as described in {@link LengthDistributionDeserializer}; on a command line as {@link #parse} reads it.
+ * immutable and allocate nothing per sample, so one instance may serve any number of streams. The laws are named
+ * (in YAML and on a command line) by {@link LengthLaws}, so that this interface knows none of its implementations.
  */
-@JsonDeserialize(using = LengthDistributionDeserializer.class)
 public interface LengthDistribution {
 
     /** One length, at least {@link #min()}. */
@@ -23,45 +20,4 @@ public interface LengthDistribution {
 
     /** The largest length {@link #sample} can return ({@code Integer.MAX_VALUE} when unbounded). */
     int max();
-
-    /**
-     * A length from a one-word spec, as command-line flags take it: {@code fixed:N}, {@code uniform:MIN:MAX},
-     * {@code geometric:MEAN} (also {@code exponential:MEAN}: the geometric law is the discrete exponential) or
-     * {@code lognormal:MEDIAN:SIGMA}, every length at least 1 token; {@code none} gives null.
-     *
-     * @throws IllegalArgumentException naming what is wrong with the spec
-     */
-    static LengthDistribution parse(String spec) {
-        String[] parts = spec.trim().toLowerCase(Locale.ROOT).split(":");
-        String shape = switch (parts[0]) {
-            case "none" -> "none";
-            case "fixed", "geometric", "exponential" -> parts[0] + ":N";
-            case "uniform" -> "uniform:MIN:MAX";
-            case "lognormal" -> "lognormal:MEDIAN:SIGMA";
-            default -> throw new IllegalArgumentException(
-                    "expected none, fixed:N, uniform:MIN:MAX, geometric:MEAN or lognormal:MEDIAN:SIGMA");
-        };
-        if (parts.length != shape.split(":").length) {
-            throw new IllegalArgumentException("expected " + shape);
-        }
-        try {
-            return switch (parts[0]) {
-                case "none" -> null;
-                case "fixed" -> new FixedLength(atLeastOne(Integer.parseInt(parts[1])));
-                case "uniform" -> new UniformLength(atLeastOne(Integer.parseInt(parts[1])), Integer.parseInt(parts[2]));
-                case "lognormal" -> LogNormalLength.ofMedian(Double.parseDouble(parts[1]), Double.parseDouble(parts[2]), 1,
-                        Integer.MAX_VALUE);
-                default -> new GeometricLength(Double.parseDouble(parts[1]));
-            };
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("not a number in " + shape);
-        }
-    }
-
-    private static int atLeastOne(int tokens) {
-        if (tokens < 1) {
-            throw new IllegalArgumentException("lengths start at 1 token, got " + tokens);
-        }
-        return tokens;
-    }
 }

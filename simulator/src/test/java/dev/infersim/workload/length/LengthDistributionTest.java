@@ -126,27 +126,27 @@ class LengthDistributionTest {
 
     @Test
     void commandLineSpecsNameEveryLawOfTheFamily() {
-        assertEquals(new FixedLength(40), LengthDistribution.parse("fixed:40"));
-        assertEquals(new UniformLength(10, 19), LengthDistribution.parse("uniform:10:19"));
-        assertEquals(new GeometricLength(100), LengthDistribution.parse("geometric:100"));
-        assertEquals(new GeometricLength(100), LengthDistribution.parse("Exponential:100"));
-        LengthDistribution lognormal = LengthDistribution.parse("lognormal:256:0.7");
+        assertEquals(new FixedLength(40), LengthLaws.parse("fixed:40"));
+        assertEquals(new UniformLength(10, 19), LengthLaws.parse("uniform:10:19"));
+        assertEquals(new GeometricLength(100), LengthLaws.parse("geometric:100"));
+        assertEquals(new GeometricLength(100), LengthLaws.parse("Exponential:100"));
+        LengthDistribution lognormal = LengthLaws.parse("lognormal:256:0.7");
         assertEquals(256, new DescriptiveStatistics(sampleValues(lognormal)).getPercentile(50), 3, "median exp(mu)");
         assertEquals(1, lognormal.min());
-        assertEquals(null, LengthDistribution.parse("none"));
+        assertEquals(null, LengthLaws.parse("none"));
     }
 
     @Test
     void badCommandLineSpecsSayWhatIsWrong() {
         assertEquals("expected uniform:MIN:MAX", assertThrows(IllegalArgumentException.class,
-                () -> LengthDistribution.parse("uniform:9")).getMessage());
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> LengthDistribution.parse("uniform:9:3")).getMessage()
+                () -> LengthLaws.parse("uniform:9")).getMessage());
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> LengthLaws.parse("uniform:9:3")).getMessage()
                 .contains("low <= high"));
         assertEquals("lengths start at 1 token, got 0", assertThrows(IllegalArgumentException.class,
-                () -> LengthDistribution.parse("fixed:0")).getMessage());
+                () -> LengthLaws.parse("fixed:0")).getMessage());
         assertEquals("not a number in fixed:N", assertThrows(IllegalArgumentException.class,
-                () -> LengthDistribution.parse("fixed:x")).getMessage());
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> LengthDistribution.parse("gamma:3")).getMessage()
+                () -> LengthLaws.parse("fixed:x")).getMessage());
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> LengthLaws.parse("gamma:3")).getMessage()
                 .startsWith("expected none, fixed:N"));
     }
 
