@@ -24,7 +24,7 @@ public enum EngineVersion {
      * vLLM V0 (before V1; the CI latency runs and the v0.6.0 performance update): the scheduler, the input tensors
      * rebuilt every step and the output processing run between the GPU's steps, which wait for them.
      */
-    VLLM_V0("vllm-v0", new HostTime(1400, 7000, false));
+    VLLM_V0("vllm-v0", new HostTime(600, 800, 6000, false));
 
     private final String flagValue;
     private final HostTime hostTime;
