@@ -1,10 +1,13 @@
 // The grid behind the vllm-v0 host time (README.md, "Engine versions"): each candidate HostTime replayed over the
 // 7 CI latency points (one step a schedule) and the v0.6.0 update's 8 points (--num-scheduler-steps 10), with the
 // engine model's scheduler and the bundled profiles, exactly as PublishedVllmPointsTest replays them (seed 0). About
-// 20 s a candidate on 2 cores:
+// 10-20 s a candidate on 2 cores:
 //
 //   ./infersim --version >/dev/null   # builds cli/target/infersim.jar
-//   jshell --class-path cli/target/infersim.jar bench/fidelity/fit-v0.jsh
+//   GRID="600,800,6000;1400,0,7000" jshell --class-path cli/target/infersim.jar bench/fidelity/fit-v0.jsh
+//
+// GRID: the candidates, "schedule,pass,request" in microseconds, separated by ';' (default: the fit, then the earlier
+// one of 1.4 ms a step and 7.0 ms a request).
 import dev.infersim.engine.*;
 import dev.infersim.sim.*;
 import dev.infersim.workload.*;
@@ -56,8 +59,7 @@ void evaluate(HostTime host) {
     System.out.println(line.append(String.format(" | largest %.1f", largest)));
 }
 
-// candidates as "schedule,pass,request;..." in microseconds (GRID=... jshell ...), else the README's grid
-String spec = System.getenv().getOrDefault("GRID", "1400,0,7000;400,1000,7000");
+String spec = System.getenv().getOrDefault("GRID", "600,800,6000;1400,0,7000");
 for (String c : spec.split(";")) {
     String[] v = c.split(",");
     evaluate(new HostTime(Double.parseDouble(v[0]), Double.parseDouble(v[1]), Double.parseDouble(v[2]), false));
