@@ -401,7 +401,8 @@ class SimulateCommandTest {
         assertEquals(1, v1.err().strip().lines().count(), v1.err());
         assertTrue(v1.err().contains("--num-scheduler-steps 8") && v1.err().contains("--engine vllm-v0"), v1.err());
 
-        CliRun predict = run(concat(concat(new String[] {"predict"}, v0), "--num-scheduler-steps", "8"));
+        CliRun predict = run("predict", "--engine", "vllm-v0", "--num-prompts", "20", "--request-rate", "5",
+                "--num-scheduler-steps", "8");
         assertEquals(2, predict.exitCode(), predict.out());
         assertEquals(1, predict.err().strip().lines().count(), predict.err());
         assertTrue(predict.err().contains("--num-scheduler-steps 8"), predict.err());
