@@ -317,6 +317,12 @@ public final class ServeCommand implements Runnable {
                 }
             }
             var d = lora.apply(deployment.deployment(), loadBandwidthGbps);
+            if (d.numSchedulerSteps() != 1) {
+                // the mock streams each token at its step's end and checks stop strings a token ahead; a round's
+                // tokens released together at its end are modelled by simulate only
+                throw new IllegalArgumentException("--num-scheduler-steps " + d.numSchedulerSteps()
+                        + ": multi-step rounds are modelled by simulate, not by the mock server; serve with 1");
+            }
             StartupDelay delay = StartupDelay.parse(startupDelay, d, loadBandwidthGbps);
             return ServerOptions.builder(d).schedulingPolicy(deployment.schedulingPolicy).startupDelay(delay)
                     .dataParallelSize(dataParallelSize).kvEvents(kvEvents.settings(host, spec.commandLine().getParseResult()))

@@ -387,4 +387,24 @@ class SimulateCommandTest {
         assertEquals(1, err.lines().count(), err);
         assertTrue(err.contains(flag), err);
     }
+
+    @Test
+    void multiStepRoundsRunOnTheEarlierEngineInSimulateOnly() {
+        String[] v0 = {"--engine", "vllm-v0", "--num-prompts", "20", "--request-rate", "inf", "--random-input-len", "64",
+                "--random-output-len", "32", "--ignore-eos"};
+        CliRun rounds = run(concat(concat(new String[] {"simulate"}, v0), "--num-scheduler-steps", "8"));
+        assertEquals(0, rounds.exitCode(), rounds.err());
+        assertTrue(rounds.out().contains("Successful requests:                     20"), rounds.out());
+
+        CliRun v1 = run("simulate", "--num-prompts", "20", "--num-scheduler-steps", "8");
+        assertEquals(2, v1.exitCode(), v1.out());
+        assertEquals(1, v1.err().strip().lines().count(), v1.err());
+        assertTrue(v1.err().contains("--num-scheduler-steps 8") && v1.err().contains("--engine vllm-v0"), v1.err());
+
+        CliRun predict = run("predict", "--engine", "vllm-v0", "--num-prompts", "20", "--request-rate", "5",
+                "--num-scheduler-steps", "8");
+        assertEquals(2, predict.exitCode(), predict.out());
+        assertEquals(1, predict.err().strip().lines().count(), predict.err());
+        assertTrue(predict.err().contains("--num-scheduler-steps 8"), predict.err());
+    }
 }

@@ -1,5 +1,6 @@
 package dev.infersim.prediction;
 
+import dev.infersim.common.ConfigException;
 import dev.infersim.engine.CostModel;
 import dev.infersim.engine.Deployment;
 import dev.infersim.engine.KvCapacity;
@@ -79,6 +80,10 @@ public final class EnginePrediction {
     }
 
     EnginePrediction(Deployment deployment, CostModel cost, WorkloadMoments moments) {
+        // its iterations are one forward pass each; a multi-step round's shared host time and end-of-round tokens are
+        // the simulator's (MultiStepScheduler)
+        ConfigException.check(deployment.numSchedulerSteps() == 1, "--num-scheduler-steps %d: multi-step rounds are "
+                + "modelled by simulate, not by predict; predict with 1", deployment.numSchedulerSteps());
         this.deployment = deployment;
         this.moments = moments;
         this.kv = KvCapacity.of(deployment);

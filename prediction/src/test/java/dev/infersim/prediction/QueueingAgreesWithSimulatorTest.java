@@ -237,7 +237,8 @@ class QueueingAgreesWithSimulatorTest {
     /**
      * {@code predict --max-concurrency N} (a closed loop, {@link dev.infersim.queueing.ClosedLoopBatchingModel}) against
      * the simulator's closed loop from one client to past the batch and KV limits, with equal lengths (the lock step,
-     * its prompts in groups where the token budget splits them), nearly equal ones (+-2%: a cohort that dissolves over
+     * its prompts in groups where the token budget splits them, or each prompt spilling into the next one's iterations
+     * where one overflows the budget), nearly equal ones (+-2%: a cohort that dissolves over
      * hundreds of rounds) and lengths that vary (+-50%: dissolved within a few): mean TTFT, mean TPOT and throughput
      * within 10%, over the requests after the first 3N (the start-up burst), which both leave out. The simulator's
      * throughput is N / its mean E2EL (Little's law, exact for a closed loop with no think time): its steady rate counts
@@ -253,6 +254,10 @@ class QueueingAgreesWithSimulatorTest {
             rows.add(new Row("closed loop, fixed 512/256, N=" + n, 512, 256, 0, n, Math.max(400, 16 * n)));
         }
         rows.add(new Row("closed loop, fixed 128/256, N=128", 128, 256, 0, 128, 16 * 128));
+        for (int n : new int[] {2, 4, 16, 32}) {
+            // one prompt overflows the budget beside the decodes: each spills into the next one's iterations
+            rows.add(new Row("closed loop, fixed 8192/1024 (spills), N=" + n, 8192, 1024, 0, n, Math.max(200, 12 * n)));
+        }
         for (int n : new int[] {8, 64, 256}) {
             rows.add(new Row("closed loop, 512/256 +-2%, N=" + n, 512, 256, 0.02, n, Math.max(400, 16 * n)));
         }

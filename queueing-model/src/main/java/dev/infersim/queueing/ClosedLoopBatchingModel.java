@@ -214,11 +214,40 @@ public final class ClosedLoopBatchingModel {
                 weightedPrefill += size * episode;
                 firstTokens += size * together(size - 1);
             }
+            if (s == 1 && clients > 1 && times.prefillIterations(clients - 1, 1) > 1 + 1e-9) {
+                firstTokens = clients * spilledFirstToken(m);
+            }
             // each client's L tokens: its own prefill's last iteration, the others' prefill iterations, the rest decodes
             double decodes = Math.max(0, meanOutput - 1 - (prefillIterations - prefillIterations / m));
             double cycle = prefills + decodes * times.decodeSeconds(clients);
             double meanTpot = meanOutput > 1 ? (cycle - weightedPrefill / clients) / (meanOutput - 1) : 0;
             return new Groups(m, cycle, firstTokens / clients, meanTpot);
+        }
+
+        /**
+         * The mean first token of a lock step whose single prompt overflows what an iteration's budget leaves beside the
+         * decodes (q = P / c > 1 iterations of it). The first round takes the m = N prompts in turn, each one's last
+         * chunk sharing an iteration with the next one's first, so their first tokens come about q iterations apart;
+         * each client sends its next prompt L iterations after its first token, so the next round's prompts arrive as
+         * far apart as they were served, in a pipeline that never empties: prompt i starts when its predecessor's
+         * remainder is still in the budget and ends ceil(q) full iterations later (its start ceil(q) - 1 iterations
+         * before the one that completes it). The round's first prompt finds no predecessor's remainder and its last
+         * ends in the short iteration of the round's remainder: those two are priced as a prompt alone (fitted to the
+         * simulator at N = 2 to 32, bench/queueing/README.md, where the m - 1 of the first derivation came out 10-16%
+         * long at N = 4 and 8). Before this, predict priced every prompt as alone: 235 ms against
+         * 417 simulated for 8,192-token prompts in a budget of 8,192 at N = 16 (bench/queueing/README.md).
+         */
+        double spilledFirstToken(int m) {
+            int decoding = clients - 1;
+            double alone = times.prefillSeconds(decoding, 1);
+            double aloneIterations = times.prefillIterations(decoding, 1);
+            double moreIterations = times.prefillIterations(decoding, 2) - aloneIterations;
+            // a full iteration of prefill beside the decodes: what a second prompt adds, per iteration it adds
+            double full = moreIterations >= 1 - 1e-9
+                    ? (times.prefillSeconds(decoding, 2) - alone) / moreIterations
+                    : alone / aloneIterations;
+            double spanned = Math.ceil(aloneIterations - 1e-9);
+            return ((m - 2) * spanned * full + 2 * alone) / m;
         }
 
         /**

@@ -62,7 +62,7 @@ final class BatchState {
         this.running = new EngineRequest[deployment.maxNumSeqs()];
         this.loras = new StepLoras(deployment, waiting);
         this.plan = new StepPlan(deployment.maxNumSeqs(), loras);
-        this.outcome = new StepOutcome(deployment.maxNumSeqs());
+        this.outcome = new StepOutcome(deployment.maxNumSeqs() * deployment.numSchedulerSteps());
         this.connector = new KvConnector(kv, waiting);
     }
 
@@ -276,7 +276,19 @@ final class BatchState {
     StepOutcome updateFromOutput(StepPlan step) {
         long end = step.endNanos();
         outcome.reset(end);
-        steps++;
+        steps += step.gpuSteps;
+        for (int pass = 0; pass < step.gpuSteps; pass++) {
+            applyPass(step, end);
+        }
+        return outcome;
+    }
+
+    /**
+     * One forward pass of {@code step}: its requests' tokens computed, a sample for each whose prompt is done. A
+     * multi-step round's passes all end at {@code end}, when its outputs are processed; a request that finished in an
+     * earlier pass is skipped (vLLM computes its lookahead slots to the round's end and drops their tokens).
+     */
+    private void applyPass(StepPlan step, long end) {
         for (int i = 0; i < step.size; i++) {
             EngineRequest r = step.requests[i];
             if (r.status != EngineRequest.Status.RUNNING) {
@@ -310,7 +322,6 @@ final class BatchState {
                 outcome.addFinished(r);
             }
         }
-        return outcome;
     }
 
     /** Frees the blocks a finished remote-decode request held for its decode engine; false when it held none. */

@@ -26,6 +26,9 @@ import static dev.infersim.common.ConfigException.check;
  *                               random one (every engine then hashes differently, as vLLM's processes do)
  * @param engine                 {@code --engine}: the vLLM engine version, which decides the host time of each step
  *                               beside the GPU's ({@link EngineVersion}); V1 by default
+ * @param numSchedulerSteps      {@code --num-scheduler-steps}: vLLM V0's multi-step scheduling, decode steps run in
+ *                               rounds of this many forward passes per scheduling ({@link MultiStepScheduler}); 1, one
+ *                               scheduling a step, by default and always on V1 (which removed it)
  */
 public record Deployment(
         GpuProfile gpu,
@@ -43,7 +46,8 @@ public record Deployment(
         LoraConfig lora,
         PrefixCachingHashAlgo prefixCachingHashAlgo,
         String hashSeed,
-        EngineVersion engine) {
+        EngineVersion engine,
+        int numSchedulerSteps) {
 
     public Deployment {
         check(gpu != null, "deployment needs a gpu");
@@ -67,6 +71,10 @@ public record Deployment(
         check(dtype != null && kvCacheDtype != null, "dtype and kv-cache-dtype are required");
         check(prefixCachingHashAlgo != null, "prefix-caching-hash-algo is required");
         check(engine != null, "engine is required");
+        check(numSchedulerSteps >= 1, "--num-scheduler-steps must be >= 1, got %d", numSchedulerSteps);
+        check(numSchedulerSteps == 1 || engine == EngineVersion.VLLM_V0, "--num-scheduler-steps %d is multi-step "
+                + "scheduling, which only vLLM's earlier engine has (V1 removed it); use --engine vllm-v0 or 1 step",
+                numSchedulerSteps);
     }
 
     /** vLLM's defaults for everything but the GPU and model. */
@@ -79,7 +87,8 @@ public record Deployment(
                 .maxNumSeqs(maxNumSeqs).maxNumBatchedTokens(maxNumBatchedTokens).blockSize(blockSize)
                 .enablePrefixCaching(enablePrefixCaching).enableChunkedPrefill(enableChunkedPrefill)
                 .maxModelLen(maxModelLen).dtype(dtype).kvCacheDtype(kvCacheDtype).lora(lora)
-                .prefixCachingHashAlgo(prefixCachingHashAlgo).hashSeed(hashSeed).engine(engine);
+                .prefixCachingHashAlgo(prefixCachingHashAlgo).hashSeed(hashSeed).engine(engine)
+                .numSchedulerSteps(numSchedulerSteps);
     }
 
     /** Mutable builder with vLLM's defaults. */
@@ -100,6 +109,7 @@ public record Deployment(
         private PrefixCachingHashAlgo prefixCachingHashAlgo = PrefixCachingHashAlgo.SHA256;
         private String hashSeed;
         private EngineVersion engine = EngineVersion.VLLM_V1;
+        private int numSchedulerSteps = 1;
 
         private Builder(GpuProfile gpu, ModelProfile model) {
             this.gpu = gpu;
@@ -125,11 +135,13 @@ public record Deployment(
         /** {@code PYTHONHASHSEED}; {@code null} means a random first parent hash. */
         public Builder hashSeed(String v) { hashSeed = v; return this; }
         public Builder engine(EngineVersion v) { engine = v; return this; }
+        public Builder numSchedulerSteps(int v) { numSchedulerSteps = v; return this; }
 
         public Deployment build() {
             return new Deployment(gpu, model, tensorParallelSize, gpuMemoryUtilization, maxNumSeqs, maxNumBatchedTokens,
                     blockSize, enablePrefixCaching, enableChunkedPrefill, maxModelLen, dtype,
-                    kvCacheDtype == null ? Precision.BF16 : kvCacheDtype, lora, prefixCachingHashAlgo, hashSeed, engine);
+                    kvCacheDtype == null ? Precision.BF16 : kvCacheDtype, lora, prefixCachingHashAlgo, hashSeed, engine,
+                    numSchedulerSteps);
         }
     }
 }

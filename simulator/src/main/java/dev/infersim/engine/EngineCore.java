@@ -16,7 +16,8 @@ import java.util.function.Consumer;
  * As vLLM's {@code EngineCore.step} does with its scheduler, {@code planStep} has the {@link Scheduler} decide the
  * batch ({@code schedule()}) and {@code completeStep} has it apply the step's results ({@code update_from_output()});
  * between the two, the engine's {@link StepTiming} prices the planned batch. The scheduler is vLLM V1's
- * ({@link VllmScheduler}: budget, chunked prefill and preemption statement by statement), its steps priced by a
+ * ({@link VllmScheduler}: budget, chunked prefill and preemption statement by statement; in V0's multi-step rounds
+ * with {@code --num-scheduler-steps}, {@link MultiStepScheduler}), its steps priced by a
  * {@link CostModel} ({@link CostModelTiming}), or fixed latencies' ({@link FixedLatencyScheduler}: per-request timelines
  * drawn from a {@link FixedTiming}, a step lasting until the first token due). Both share the running batch, the waiting
  * queue, the paged KV cache with prefix caching, preemption by recompute and one admission of waiting requests
@@ -52,11 +53,25 @@ public final class EngineCore {
      * engine plans it, the same for the simulator's clock and the mock's.
      */
     public EngineCore(Deployment deployment, KvCapacity capacity, CostModel costModel, SchedulingPolicy policy) {
-        this(deployment, capacity, policy, new VllmScheduler(deployment, capacity, policy),
-                new CostModelTiming(costModel, deployment.engine().hostTime()));
+        this(deployment, capacity, costModel, deployment.engine().hostTime(), policy);
+    }
+
+    /**
+     * As above with {@code hostTime} in place of the engine version's: how a candidate host time is tried against
+     * published runs (bench/fidelity/fit-v0.jsh).
+     */
+    public EngineCore(Deployment deployment, KvCapacity capacity, CostModel costModel, HostTime hostTime,
+                      SchedulingPolicy policy) {
+        this(deployment, capacity, policy, scheduler(deployment, capacity, policy), new CostModelTiming(costModel, hostTime));
         ConfigException.check(deployment.enableChunkedPrefill() || capacity.maxModelLen() <= deployment.maxNumBatchedTokens(),
                 "--max-num-batched-tokens %d is below --max-model-len %d; with chunked prefill disabled every prompt must fit "
                         + "in one step", deployment.maxNumBatchedTokens(), capacity.maxModelLen());
+    }
+
+    /** vLLM's scheduler, in multi-step rounds when the deployment asks for them ({@code --num-scheduler-steps}). */
+    private static Scheduler scheduler(Deployment deployment, KvCapacity capacity, SchedulingPolicy policy) {
+        VllmScheduler single = new VllmScheduler(deployment, capacity, policy);
+        return deployment.numSchedulerSteps() == 1 ? single : new MultiStepScheduler(single, deployment.numSchedulerSteps());
     }
 
     /**
@@ -65,6 +80,8 @@ public final class EngineCore {
      */
     public static EngineCore fixed(Deployment deployment, KvCapacity capacity, SchedulingPolicy policy, FixedTiming timing,
                                    long seed) {
+        ConfigException.check(deployment.numSchedulerSteps() == 1, "--num-scheduler-steps %d needs the engine's cost "
+                + "model, not --timing fixed, whose requests run on timelines of their own", deployment.numSchedulerSteps());
         FixedLatencyScheduler scheduler = new FixedLatencyScheduler(deployment, capacity, policy,
                 Objects.requireNonNull(timing, "timing"), seed);
         return new EngineCore(deployment, capacity, policy, scheduler, scheduler);

@@ -30,7 +30,10 @@ public final class StepOutcome {
         finished[finishedCount++] = r;
     }
 
-    /** Requests that got a new output token this step; its index is {@code request.outputTokens() - 1}. */
+    /**
+     * Entries of requests that got a new output token this step, one per token: a request appears once, or in a
+     * multi-step round ({@link StepPlan#gpuSteps}) up to once per pass, every token of the round released at its end.
+     */
     public int tokenCount() { return tokenCount; }
     public EngineRequest tokenRequest(int i) { return tokens[i]; }
     /** Requests that finished this step (after their last token), with {@link EngineRequest#finishReason()} set. */

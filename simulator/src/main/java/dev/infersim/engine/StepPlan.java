@@ -18,6 +18,11 @@ public final class StepPlan {
     final BatchShape shape = new BatchShape();
     /** The step's LoRA adapters (vLLM's {@code scheduled_loras}), for its timing to load and price. */
     final StepLoras loras;
+    /**
+     * Forward passes the plan runs: 1, or a multi-step decode round's {@code --num-scheduler-steps}, each pass one
+     * more token for every planned request (vLLM V0's lookahead slots, {@link MultiStepScheduler}).
+     */
+    int gpuSteps = 1;
     long startNanos;
     long durationNanos;
     long loraLoadNanos;
@@ -34,6 +39,7 @@ public final class StepPlan {
         preemptedCount = 0;
         admittedCount = 0;
         shape.clear();
+        gpuSteps = 1;
         startNanos = nowNanos;
         durationNanos = 0;
         loraLoadNanos = 0;
@@ -103,7 +109,9 @@ public final class StepPlan {
     /** Requests in this iteration. */
     public int size() { return size; }
     public EngineRequest request(int i) { return requests[i]; }
-    /** Tokens request {@code i} computes this step: 1 for decode, the chunk length for prefill. */
+    /**
+     * Tokens request {@code i} computes in each forward pass of this step: 1 for decode, the chunk length for prefill.
+     */
     public int newTokens(int i) { return newTokens[i]; }
     public int preemptedCount() { return preemptedCount; }
     public EngineRequest preempted(int i) { return preempted[i]; }
@@ -111,11 +119,13 @@ public final class StepPlan {
     public int admittedCount() { return admittedCount; }
     public EngineRequest admitted(int i) { return admitted[i]; }
     public BatchShape shape() { return shape; }
+    /** Forward passes this step runs: above 1 for a multi-step decode round, whose tokens all come at its end. */
+    public int gpuSteps() { return gpuSteps; }
     public long startNanos() { return startNanos; }
     public long durationNanos() { return durationNanos; }
     /** Part of the duration spent loading LoRA adapters into GPU slots before the step's forward pass. */
     public long loraLoadNanos() { return loraLoadNanos; }
     public long endNanos() { return startNanos + durationNanos; }
-    /** Tokens computed in this step (decode tokens plus prefill chunk tokens). */
-    public long tokens() { return shape.tokens(); }
+    /** Tokens computed in this step (decode tokens plus prefill chunk tokens), over all its forward passes. */
+    public long tokens() { return shape.tokens() * gpuSteps; }
 }

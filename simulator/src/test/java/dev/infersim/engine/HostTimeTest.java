@@ -25,12 +25,14 @@ class HostTimeTest {
         }
         StepPlan prefill = engine.planStep(0);
         assertEquals(3, prefill.shape().newRequests());
-        assertEquals(GPU.stepNanos(prefill.shape()) + Math.round((host.fixedUs() + 3 * host.perRequestUs()) * 1e3),
+        assertEquals(GPU.stepNanos(prefill.shape())
+                        + Math.round((host.fixedUs() + host.perPassUs() + 3 * host.perRequestUs()) * 1e3),
                 prefill.durationNanos());
         engine.completeStep(prefill);
         StepPlan decode = engine.planStep(prefill.endNanos());
         assertEquals(0, decode.shape().newRequests());
-        assertEquals(GPU.stepNanos(decode.shape()) + Math.round(host.fixedUs() * 1e3), decode.durationNanos());
+        assertEquals(GPU.stepNanos(decode.shape()) + Math.round((host.fixedUs() + host.perPassUs()) * 1e3),
+                decode.durationNanos());
     }
 
     @Test
@@ -45,14 +47,16 @@ class HostTimeTest {
 
     @Test
     void overlappedHostTimeLastsTheLongerOfTheTwo() {
-        HostTime overlapped = new HostTime(2000, 500, true);
+        HostTime overlapped = new HostTime(1500, 500, 500, true);
         BatchShape decode = new BatchShape().addDecode(100);
-        assertEquals(2_000_000, overlapped.stepNanos(1_000_000, decode), "host longer than the GPU's step");
-        assertEquals(3_000_000, overlapped.stepNanos(3_000_000, decode), "hidden under the GPU's step");
+        assertEquals(2_000_000, overlapped.stepNanos(1_000_000, decode, 1), "host longer than the GPU's step");
+        assertEquals(3_000_000, overlapped.stepNanos(3_000_000, decode, 1), "hidden under the GPU's step");
+        assertEquals(6_500_000, new HostTime(1500, 500, 500, false).stepNanos(0, decode, 10),
+                "a round of 10 passes: scheduled once, 10 passes driven");
         BatchShape admitting = new BatchShape().addPrefill(10, 0, true).addNewRequests(4);
-        assertEquals(4_000_000, overlapped.stepNanos(1_000_000, admitting));
-        assertEquals(5_000_000, new HostTime(2000, 500, false).stepNanos(1_000_000, admitting));
-        assertEquals(0, new HostTime(2000, 500, false).over(GPU).stepNanos(new BatchShape()), "no step, no host time");
+        assertEquals(4_000_000, overlapped.stepNanos(1_000_000, admitting, 1));
+        assertEquals(5_000_000, new HostTime(1500, 500, 500, false).stepNanos(1_000_000, admitting, 1));
+        assertEquals(0, new HostTime(1500, 500, 500, false).over(GPU).stepNanos(new BatchShape()), "no step, no host time");
     }
 
     @Test
@@ -61,6 +65,6 @@ class HostTimeTest {
         ConfigException e = assertThrows(ConfigException.class, () -> EngineVersion.parse("--engine", "vllm-v2"));
         assertTrue(e.getMessage().startsWith("--engine: unknown engine 'vllm-v2'"), e.getMessage());
         assertTrue(e.getMessage().contains("vllm-v1 or vllm-v0"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> new HostTime(-1, 0, false));
+        assertThrows(IllegalArgumentException.class, () -> new HostTime(0, -1, 0, false));
     }
 }

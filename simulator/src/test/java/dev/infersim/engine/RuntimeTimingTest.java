@@ -73,7 +73,7 @@ class RuntimeTimingTest {
         slow.setSpeedFactor(0.25);
         normal.submit(request(1, 4, 0));
         slow.submit(request(1, 4, 0));
-        long hostNanos = host.hostNanos(1); // the step takes its one request in
+        long hostNanos = host.hostNanos(1, 1); // the step takes its one request in, in one pass
         long gpuNanos = normal.planStep(0).durationNanos() - hostNanos;
         assertTrue(gpuNanos > 0 && hostNanos > 0);
         assertEquals(4 * gpuNanos + hostNanos, slow.planStep(0).durationNanos(), 4.0,

@@ -82,6 +82,12 @@ public final class DeploymentOptions {
                     + "input preparation run between the GPU's steps) (default: ${DEFAULT-VALUE}).")
     String engine;
 
+    @Option(names = "--num-scheduler-steps", defaultValue = "1", paramLabel = "N",
+            description = "vLLM V0's multi-step scheduling (--engine vllm-v0 only): decodes run in rounds of N steps, "
+                    + "scheduled once, new requests taken in between rounds and each round's tokens sent at its end "
+                    + "(default: ${DEFAULT-VALUE}).")
+    int numSchedulerSteps;
+
     @Option(names = "--scheduling-policy", defaultValue = "fcfs", description = "fcfs or priority (default: ${DEFAULT-VALUE}).")
     public String schedulingPolicy;
 
@@ -103,6 +109,7 @@ public final class DeploymentOptions {
                 .prefixCachingHashAlgo(PrefixCachingHashAlgo.parse("--prefix-caching-hash-algo", prefixCachingHashAlgo))
                 .hashSeed(System.getenv("PYTHONHASHSEED"))
                 .engine(EngineVersion.parse("--engine", engine))
+                .numSchedulerSteps(numSchedulerSteps)
                 .build();
     }
 
