@@ -138,7 +138,7 @@ public final class ServeCommand implements Runnable {
 
     @OptionGroup.In(OptionGroup.TIMING)
     @Option(names = "--realtime-event-loops", negatable = true,
-            description = "Run the event loops that serve HTTP under Linux's SCHED_FIFO, below the engine thread (needs "
+            description = "Run the event loops that serve HTTP under Linux's SCHED_FIFO, below a --realtime-engine thread (needs "
                     + "chrt and root or CAP_SYS_NICE): a loop then reads a request as soon as its bytes arrive, not when "
                     + "the scheduler next gives it a core, so the truth's received_ms is the wire's. A loop kept busy by "
                     + "more streams than the cores serve takes the cores from everything else on the machine.")

@@ -36,7 +36,7 @@ import java.util.Objects;
  * @param eventLoops          Vert.x event loops serving HTTP; 0 means one per core
  * @param realtimeEngine      run the engine thread under Linux's SCHED_FIFO ({@link RealtimePriority}); start fails
  *                            when that is not permitted
- * @param realtimeEventLoops  run the event loops that serve HTTP under SCHED_FIFO, below the engine thread, so that
+ * @param realtimeEventLoops  run the event loops that serve HTTP under SCHED_FIFO, below a real-time engine, so that
  *                            they read a request as soon as it arrives ({@link RealtimePriority}); start fails when
  *                            that is not permitted
  * @param replica             this server's index in its fleet (0 alone): the {@code x-infersim-replica} header and the

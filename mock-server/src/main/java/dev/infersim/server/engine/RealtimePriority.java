@@ -17,8 +17,8 @@ public final class RealtimePriority {
     /** The engine thread's: low in the 1..99 range, above every normal thread, below the kernel's own real-time threads. */
     static final int PRIORITY = 10;
     /**
-     * The event loops': below the engine thread, whose step deadlines a loop busy writing must not delay, and above
-     * every normal thread, so that a loop woken by a request's bytes reads them at once.
+     * The event loops': above every normal thread, so that a loop woken by a request's bytes reads them at once, and
+     * below a real-time engine thread, whose step deadlines a loop busy writing must not delay.
      */
     public static final int EVENT_LOOP_PRIORITY = PRIORITY - 1;
 
