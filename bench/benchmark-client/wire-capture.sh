@@ -7,6 +7,11 @@
 #
 # Usage (root, for tcpdump): bench/benchmark-client/wire-capture.sh
 #   RUNS=3 STREAMS=40 PROMPTS=400 OUTPUT_LEN=16 WARMUP=1500 PORT=18125 bench/benchmark-client/wire-capture.sh
+# The mock's event loops run under SCHED_FIFO (`serve --realtime-event-loops`), so that they read each request as its
+# bytes arrive and the truth's received_ms is the wire's; REALTIME_LOOPS=0 measures them under the normal scheduler.
+# The mock's JVM gets a young generation large enough that no collection pauses its loops inside a run (with serve's
+# own -Xms64m -Xmx512m one or two fell in each 10 s run, 5-11 ms quiet, up to 250 ms under load) and logs its
+# collections to $OUT/mock-gc.log; MOCK_JAVA_OPTS replaces these options.
 # WARMUP=0 measures a fresh mock. MOCK_CPUS and CLIENT_CPUS (taskset lists, e.g. 0 and 1) pin the mock and the client
 # to CPUs of their own, as a harness under test would run beside its server on separate cores. Results: $OUT (default bench/benchmark-client/results/wire-TIMESTAMP), one
 # run-N.json (bench result), run-N.jsonl (per request), run-N.pcap, run-N.wire.json (the figures) each, and table.md.
@@ -18,6 +23,7 @@ PROMPTS=${PROMPTS:-400}
 OUTPUT_LEN=${OUTPUT_LEN:-16}
 WARMUP=${WARMUP:-1500}
 PORT=${PORT:-18125}
+REALTIME_LOOPS=${REALTIME_LOOPS:-1}
 OUT=${OUT:-bench/benchmark-client/results/wire-$(date -u +%Y%m%dT%H%M%S)}
 command -v tcpdump > /dev/null || { echo "tcpdump is missing (apt-get install tcpdump)"; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "tcpdump needs root to capture on loopback"; exit 1; }
@@ -30,8 +36,11 @@ START_WAIT_S=${START_WAIT_S:-600}
 source bench/benchmark-client/mock.sh
 INFERSIM=${MOCK_CPUS:+taskset -c $MOCK_CPUS }./infersim
 CLIENT=${CLIENT_CPUS:+taskset -c $CLIENT_CPUS }./infersim
-start_mock "$PORT" "$OUT/server.log" --model llama-3.1-8b --timing fixed --max-num-seqs 256 \
-  --truth-log "$OUT/truth.jsonl" --warmup "$WARMUP"
+loops=--no-realtime-event-loops
+[ "$REALTIME_LOOPS" = 0 ] || loops=--realtime-event-loops
+mock_args=(--model llama-3.1-8b --timing fixed --max-num-seqs 256 --truth-log "$OUT/truth.jsonl" --warmup "$WARMUP" "$loops")
+INFERSIM_JAVA_OPTS=${MOCK_JAVA_OPTS:-"-Xms512m -Xmx512m -Xmn384m -Xlog:gc:file=$OUT/mock-gc.log:time"} \
+  start_mock "$PORT" "$OUT/server.log" "${mock_args[@]}"
 grep -h "warmed up" "$OUT/server.log" || true
 
 for run in $(seq "$RUNS"); do
@@ -53,7 +62,7 @@ done
 sleep 1 # the truth log's writer thread has the last rows on disk within milliseconds
 
 {
-  echo "CPUs: mock ${MOCK_CPUS:-any}, client ${CLIENT_CPUS:-any}"
+  echo "CPUs: mock ${MOCK_CPUS:-any}, client ${CLIENT_CPUS:-any}; mock's event loops: $loops"
   echo
   echo "| run | load before / after (1 min) | requests | truth's first token written to packet p50 / p99 / max | planned first token to packet p50 / p99 / max | received after request packet p50 / p99 (bound covers) | client TTFT error vs truth p50 / p99 | client TTFT error vs packets p50 / p99 / max | client's estimate of its p99 | bounds it |"
   echo "|---|---|---|---|---|---|---|---|---|---|"

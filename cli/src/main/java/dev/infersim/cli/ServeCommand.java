@@ -137,6 +137,14 @@ public final class ServeCommand implements Runnable {
                     + "not milliseconds, for up to 6 ms of one core per step.")
     boolean realtimeEngine;
 
+    @OptionGroup.In(OptionGroup.TIMING)
+    @Option(names = "--realtime-event-loops", negatable = true,
+            description = "Run the event loops that serve HTTP under Linux's SCHED_FIFO, below a --realtime-engine thread (needs "
+                    + "chrt and root or CAP_SYS_NICE): a loop then reads a request as soon as its bytes arrive, not when "
+                    + "the scheduler next gives it a core, so the truth's received_ms is the wire's. A loop kept busy by "
+                    + "more streams than the cores serve takes the cores from everything else on the machine.")
+    boolean realtimeEventLoops;
+
     @OptionGroup.In(OptionGroup.FLEET)
     @Option(names = "--replicas", defaultValue = "1", paramLabel = "N",
             description = "Independent replicas in this process, replica i on --port + i (any free port each with --port 0), "
@@ -329,6 +337,7 @@ public final class ServeCommand implements Runnable {
                     .servedModelNames(servedModelNames).host(host).port(port).apiKey(apiKey()).timeScale(timeScale)
                     .maxWaitingRequests(maxWaitingRequests).outputMode(OutputMode.parse(outputMode)).seed(seed)
                     .eosPosition(eosPosition()).faults(faultSettings).realtimeEngine(realtimeEngine)
+                    .realtimeEventLoops(realtimeEventLoops)
                     .dashboard(dashboard)
                     .loraModules(loraModules.stream().map(LoraModule::parse).toList())
                     .runtimeLoraUpdating(runtimeLoraUpdating(System.getenv("VLLM_ALLOW_RUNTIME_LORA_UPDATING")))

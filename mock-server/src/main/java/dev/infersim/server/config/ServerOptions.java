@@ -36,6 +36,9 @@ import java.util.Objects;
  * @param eventLoops          Vert.x event loops serving HTTP; 0 means one per core
  * @param realtimeEngine      run the engine thread under Linux's SCHED_FIFO ({@link RealtimePriority}); start fails
  *                            when that is not permitted
+ * @param realtimeEventLoops  run the event loops that serve HTTP under SCHED_FIFO, below a real-time engine, so that
+ *                            they read a request as soon as it arrives ({@link RealtimePriority}); start fails when
+ *                            that is not permitted
  * @param replica             this server's index in its fleet (0 alone): the {@code x-infersim-replica} header and the
  *                            ground truth's {@code replica} name it
  * @param startupDelay        the cold start (model time): no listener meanwhile (or 503 with listenWhileLoading)
@@ -70,7 +73,7 @@ import java.util.Objects;
 public record ServerOptions(Deployment deployment, String schedulingPolicy, List<String> servedModelNames, String host, int port,
                             String apiKey, double timeScale, int maxWaitingRequests, OutputMode outputMode, long seed,
                             LengthDistribution eosPosition, FaultSettings faults, long maxBodyBytes, int eventLoops,
-                            boolean realtimeEngine, int replica, StartupDelay startupDelay,
+                            boolean realtimeEngine, boolean realtimeEventLoops, int replica, StartupDelay startupDelay,
                             boolean dashboard, int dataParallelSize, FixedTiming fixedTiming,
                             KvEventsConfig kvEvents, TruthLog truthLog, List<LoraModule> loraModules,
                             boolean runtimeLoraUpdating, ModelFeatures features, boolean listenWhileLoading,
@@ -125,9 +128,9 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
     /** The same settings for replica {@code index} of a fleet, on {@code port} (0: any free one). */
     public ServerOptions forReplica(int index, int port) {
         return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
-                maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, index,
-                startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules, runtimeLoraUpdating,
-                features, listenWhileLoading, metrics, tokenizer, pod, timeouts, kvTransfer,
+                maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine,
+                realtimeEventLoops, index, startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog,
+                loraModules, runtimeLoraUpdating, features, listenWhileLoading, metrics, tokenizer, pod, timeouts, kvTransfer,
                 grpc == null ? null : grpc.forReplica(index), datasetReplies);
     }
 
@@ -159,6 +162,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         private long maxBodyBytes = 16L << 20;
         private int eventLoops;
         private boolean realtimeEngine;
+        private boolean realtimeEventLoops;
         private int replica;
         private StartupDelay startupDelay = StartupDelay.NONE;
         private boolean dashboard;
@@ -197,6 +201,7 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
         public Builder maxBodyBytes(long v) { maxBodyBytes = v; return this; }
         public Builder eventLoops(int v) { eventLoops = v; return this; }
         public Builder realtimeEngine(boolean v) { realtimeEngine = v; return this; }
+        public Builder realtimeEventLoops(boolean v) { realtimeEventLoops = v; return this; }
         public Builder replica(int v) { replica = v; return this; }
         public Builder startupDelay(StartupDelay v) { startupDelay = v; return this; }
         public Builder dashboard(boolean v) { dashboard = v; return this; }
@@ -226,10 +231,10 @@ public record ServerOptions(Deployment deployment, String schedulingPolicy, List
 
         public ServerOptions build() {
             return new ServerOptions(deployment, schedulingPolicy, servedModelNames, host, port, apiKey, timeScale,
-                    maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine, replica,
-                    startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog, loraModules,
-                    runtimeLoraUpdating, features, listenWhileLoading, metrics, tokenizer, pod, timeouts, kvTransfer, grpc,
-                    datasetReplies);
+                    maxWaitingRequests, outputMode, seed, eosPosition, faults, maxBodyBytes, eventLoops, realtimeEngine,
+                    realtimeEventLoops, replica, startupDelay, dashboard, dataParallelSize, fixedTiming, kvEvents, truthLog,
+                    loraModules, runtimeLoraUpdating, features, listenWhileLoading, metrics, tokenizer, pod, timeouts, kvTransfer,
+                    grpc, datasetReplies);
         }
     }
 }

@@ -282,7 +282,7 @@ public final class EngineLoop implements Runnable {
     public void run() {
         if (realtime) {
             try {
-                RealtimePriority.applyToCurrentThread();
+                RealtimePriority.applyToCurrentThread(RealtimePriority.PRIORITY);
             } catch (IllegalStateException e) {
                 started.complete("--realtime-engine: " + e.getMessage());
                 return;

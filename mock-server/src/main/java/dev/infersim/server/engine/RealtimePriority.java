@@ -7,13 +7,20 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Moves the calling thread into Linux's SCHED_FIFO real-time class with util-linux's {@code chrt}: Java has no API for
- * it. Under the default scheduler a woken engine thread may wait until a busy event loop or another process ends its
- * time slice, so steps end milliseconds late at the tail; a real-time thread runs as soon as it wakes. Needs Linux,
- * {@code chrt} on the PATH, and root or CAP_SYS_NICE.
+ * it. Under the default scheduler a woken thread may wait until a busy event loop or another process ends its time
+ * slice: the engine thread then ends steps milliseconds late at the tail, an event loop reads a request milliseconds
+ * after its bytes arrived (on 2 cores shared with a client, 4-6 ms at p99: bench/benchmark-client, "Truth at the
+ * wire"). A real-time thread runs as soon as it wakes. Needs Linux, {@code chrt} on the PATH, and root or
+ * CAP_SYS_NICE.
  */
 public final class RealtimePriority {
-    /** Low in the 1..99 range: above every normal thread, below the kernel's own real-time threads. */
+    /** The engine thread's: low in the 1..99 range, above every normal thread, below the kernel's own real-time threads. */
     static final int PRIORITY = 10;
+    /**
+     * The event loops': above every normal thread, so that a loop woken by a request's bytes reads them at once, and
+     * below a real-time engine thread, whose step deadlines a loop busy writing must not delay.
+     */
+    public static final int EVENT_LOOP_PRIORITY = PRIORITY - 1;
 
     /**
      * How long before a step's deadline a real-time engine thread ({@link EngineLoop}) stops parking and spins. Now and
@@ -34,17 +41,20 @@ public final class RealtimePriority {
     private RealtimePriority() {
     }
 
-    /** Puts the calling thread on SCHED_FIFO; throws {@link IllegalStateException} saying why when it cannot. */
-    static void applyToCurrentThread() {
+    /**
+     * Puts the calling thread on SCHED_FIFO at {@code priority}; throws {@link IllegalStateException} saying why when it
+     * cannot.
+     */
+    public static void applyToCurrentThread(int priority) {
         String tid;
         try {
             tid = Path.of("/proc/thread-self").toRealPath().getFileName().toString(); // /proc/PID/task/TID
         } catch (IOException e) {
             throw new IllegalStateException("no /proc/thread-self: SCHED_FIFO needs Linux");
         }
-        String command = "chrt -f -p " + PRIORITY + " " + tid;
+        String command = "chrt -f -p " + priority + " " + tid;
         try {
-            Process chrt = new ProcessBuilder("chrt", "-f", "-p", String.valueOf(PRIORITY), tid).redirectErrorStream(true).start();
+            Process chrt = new ProcessBuilder("chrt", "-f", "-p", String.valueOf(priority), tid).redirectErrorStream(true).start();
             String output = new String(chrt.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
             if (!chrt.waitFor(10, TimeUnit.SECONDS)) {
                 chrt.destroyForcibly();

@@ -1,8 +1,10 @@
 package dev.infersim.server.routes;
 
+import dev.infersim.common.ConfigException;
 import dev.infersim.common.ReadLateness;
 import dev.infersim.server.config.GrpcOptions;
 import dev.infersim.server.config.HttpTimeouts;
+import dev.infersim.server.engine.RealtimePriority;
 import dev.infersim.server.http.HardenedHttpServer;
 import dev.infersim.server.model.ModelService;
 import dev.infersim.server.observe.DashboardFeed;
@@ -25,6 +27,8 @@ import java.util.concurrent.TimeUnit;
  * ({@link AdminRoutes}); every refusal, down to a request the HTTP decoder cannot read, is OpenAI error JSON with the
  * matching status; the token-id routes of disaggregated serving ({@link TokenRoutes}) and, with {@code --grpc-port},
  * vLLM's gRPC engine service ({@link VllmGrpcService}). One instance per event loop; all share the {@link ModelService}.
+ * With {@code --realtime-event-loops} each instance moves its loop to SCHED_FIFO ({@link RealtimePriority}) before it
+ * listens, or fails the start saying why.
  */
 public final class HttpApi extends VerticleBase {
     private static final String LARGE_BODY_WRITERS = "infersim-large-bodies";
@@ -68,6 +72,14 @@ public final class HttpApi extends VerticleBase {
 
     @Override
     public Future<?> start() {
+        if (service.options.realtimeEventLoops()) {
+            // start runs on the event loop that will read this instance's connections: that thread takes the class
+            try {
+                RealtimePriority.applyToCurrentThread(RealtimePriority.EVENT_LOOP_PRIORITY);
+            } catch (IllegalStateException e) {
+                return Future.failedFuture(new ConfigException("--realtime-event-loops: " + e.getMessage()));
+            }
+        }
         bodies = vertx.createSharedWorkerExecutor(LARGE_BODY_WRITERS, LARGE_BODY_THREADS);
         // start runs on this verticle's event loop: the read bound's accounts are that loop thread's own
         ReadLateness reads = new ReadLateness(System::nanoTime, ((ContextInternal) context).nettyEventLoop());
