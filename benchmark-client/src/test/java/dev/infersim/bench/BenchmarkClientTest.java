@@ -307,7 +307,12 @@ class BenchmarkClientTest {
              BenchmarkClient client = new BenchmarkClient(config(server.baseUrl(), "m", 30_000))) {
             CompletableFuture<BenchResult> run = CompletableFuture.supplyAsync(
                     () -> client.run(workload(1000, 50, null, 16, 16), 0, 0, 0, NO_METADATA));
-            Thread.sleep(2000);
+            // stopped once 30 measured requests reached the server (not after a fixed sleep: a loaded machine may still
+            // be setting the run up then, with nothing in flight to cancel)
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (server.received.get() < 31 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
             client.stop();
             BenchResult r = run.get(30, TimeUnit.SECONDS);
             long completed = r.result().totals().completed();
