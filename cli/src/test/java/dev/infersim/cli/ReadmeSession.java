@@ -280,7 +280,9 @@ final class ReadmeSession implements AutoCloseable {
             return known;
         }
         for (int attempt = 0; attempt < 200; attempt++) {
-            int base = ThreadLocalRandom.current().nextInt(20_000, 60_000);
+            // below Linux's ephemeral range (32768-60999 by default), where any process's outgoing connection may
+            // take a port between this check and the server's bind (a CI run lost 36366 that way)
+            int base = ThreadLocalRandom.current().nextInt(20_000, 32_000);
             if (ports.containsValue(base) || !free(base, count)) {
                 continue;
             }
