@@ -5,11 +5,13 @@ import java.util.List;
 /**
  * One rate of the sweep, seen three ways. {@code why} says why a run was added after the sweep (null for the
  * sweep's own rates); {@code serverTruth} is the server's own account of the measured run (the rates its requests
- * arrived and were served at), or null where it was not kept.
+ * arrived and were served at), or null where it was not kept; {@code measuredTtftMs} each measured request's TTFT in
+ * the order they were sent, model ms (+Infinity where it failed), empty where not kept, from which the report tells
+ * whether the run shows the objective met ({@link ObjectiveMisses}).
  */
 record DemoRow(double rate, double fraction, DemoSide measured, DemoSide simulated, DemoSide predicted,
                DemoSide steadySimulated, double groundTruthP99Ms, boolean measuredValid, List<String> invalidReasons,
-               String why, DemoSide serverTruth) {
+               String why, DemoSide serverTruth, double[] measuredTtftMs) {
 
     /**
      * The requests of the steady run ({@code steadySimulated}), the same rate simulated for long enough for the steady
@@ -18,12 +20,20 @@ record DemoRow(double rate, double fraction, DemoSide measured, DemoSide simulat
      */
     static final int STEADY_RUN_REQUESTS = 20_000;
 
-    /** A row without the server's account. */
+    /** A row without the server's account or the measured requests' TTFTs. */
     DemoRow(double rate, double fraction, DemoSide measured, DemoSide simulated, DemoSide predicted,
             DemoSide steadySimulated, double groundTruthP99Ms, boolean measuredValid, List<String> invalidReasons,
             String why) {
         this(rate, fraction, measured, simulated, predicted, steadySimulated, groundTruthP99Ms, measuredValid,
                 invalidReasons, why, null);
+    }
+
+    /** A row without the measured requests' TTFTs. */
+    DemoRow(double rate, double fraction, DemoSide measured, DemoSide simulated, DemoSide predicted,
+            DemoSide steadySimulated, double groundTruthP99Ms, boolean measuredValid, List<String> invalidReasons,
+            String why, DemoSide serverTruth) {
+        this(rate, fraction, measured, simulated, predicted, steadySimulated, groundTruthP99Ms, measuredValid,
+                invalidReasons, why, serverTruth, new double[0]);
     }
 
     /**

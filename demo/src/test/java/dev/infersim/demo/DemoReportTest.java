@@ -219,6 +219,93 @@ class DemoReportTest {
         assertTrue(falls.contains("more than the two runs' 95% intervals allow"), falls);
     }
 
+    /**
+     * A measured rate as a busy machine showed it: TTFT p99 with its interval (high +Infinity where the run cannot bound
+     * it), the rate served late in the run (overloaded below 90% of the rate), and each request's TTFT: {@code n}
+     * requests, {@code over} of them over 150 ms, spread or together ({@link ObjectiveMissesTest#ttfts}); no TTFTs kept
+     * where {@code n} is 0.
+     */
+    private static DemoRow busy(double rate, double p99, double low, double high, double served, int n, int over,
+                                boolean together) {
+        DemoSide s = new DemoSide(p99 / 2, p99, 10, served, served, 1, rate, served, false, DemoSpan.NONE,
+                new DemoSpan(low, high), DemoSpan.NONE, new double[] {served - 1, served + 1, served - 1, served + 1});
+        return new DemoRow(rate, rate / 53.73, s, s, s, s, 1, true, List.of(), null, null,
+                n == 0 ? new double[0] : ObjectiveMissesTest.ttfts(n, over, together));
+    }
+
+    private static final double OPEN = Double.POSITIVE_INFINITY;
+
+    /**
+     * The rows of the third run on a busy machine (2026-11-29, load 18): every rate below the crossing had a p99
+     * interval open above (its few slowest requests came together), so the upper curve first fell under 150 ms nowhere
+     * and the objective's rate read "51.61 (95% CI ?-54.54)", NOT stable. {@code at85} and {@code at60}: the requests
+     * (and misses) of the runs at 45.67 and 32.24 req/s.
+     */
+    private static List<DemoRow> thirdBusyRun(int n85, int over85, boolean together85, int n60) {
+        return List.of(
+                busy(16.12, 50.2, 39.7, OPEN, 16.12, n60 == 0 ? 0 : 258, 0, false),
+                busy(32.24, 65.7, 58.2, OPEN, 32.24, n60, 0, false),
+                busy(45.67, 103.2, 91.3, OPEN, 45.67, n85, over85, together85),
+                busy(51.04, 139.8, 125.8, OPEN, 47.4, n60 == 0 ? 0 : 816, 7, true),
+                busy(52.09, 159.5, 146.8, 194.3, 47.8, n60 == 0 ? 0 : 833, 12, true),
+                busy(54.26, 158.0, 136.1, OPEN, 41.4, n60 == 0 ? 0 : 868, 11, true),
+                busy(56.42, 200.6, 172.9, 257.9, 46.9, n60 == 0 ? 0 : 903, 30, true),
+                busy(85.97, 7489, 7422, 7509, 54.1, n60 == 0 ? 0 : 1375, 1200, true));
+    }
+
+    @Test
+    void withoutTheRequestsTheBusyRunsIntervalIsOpenBelowAsTheDemoSaid() {
+        DemoReport report = report(thirdBusyRun(0, 0, false, 0), 53.73);
+        RateEstimate slo = report.highestRateMeetingSlo(DemoReport.MEASURED);
+        assertEquals(51.60, slo.perS(), 0.01);
+        assertEquals(0, slo.lowPerS(), "open below");
+        assertEquals(54.54, slo.highPerS(), 0.01);
+        assertFalse(report.stability(2, 2).stable());
+    }
+
+    /** Hundreds of requests under 150 ms at 32 and 46 req/s show the objective met there: the interval is bracketed. */
+    @Test
+    void requestsThatShowTheObjectiveMetBracketTheCrossingAndTheSweepIsStable() {
+        DemoReport report = report(thirdBusyRun(730, 1, false, 516), 53.73);
+        RateEstimate slo = report.highestRateMeetingSlo(DemoReport.MEASURED);
+        assertEquals(51.60, slo.perS(), 0.01, "the estimate is the p99 curve's, unchanged");
+        assertEquals(45.67, slo.lowPerS(), 1e-9, "the heaviest rate whose requests show it met");
+        assertEquals(54.54, slo.highPerS(), 0.01);
+        DemoReport.Stability s = report.stability(2, 2);
+        assertTrue(s.stable(), s.words());
+        assertTrue(s.words().contains("rate meeting the objective +-8.6%"), s.words());
+    }
+
+    /**
+     * Six requests over 150 ms at 46 req/s (0.8%, a busy moment) do not show the objective met there: the lower end
+     * falls back to 32 req/s, the verdict is NOT stable, and the next run repeats 46 req/s, not one near the crossing.
+     */
+    @Test
+    void missesThatDoNotShowTheObjectiveMetLeaveItNotStableAndRepeatTheRateThatWouldBracketIt() {
+        DemoReport report = report(thirdBusyRun(730, 6, true, 516), 53.73);
+        RateEstimate slo = report.highestRateMeetingSlo(DemoReport.MEASURED);
+        assertEquals(32.24, slo.lowPerS(), 1e-9);
+        DemoReport.Stability s = report.stability(0, 2);
+        assertFalse(s.stable(), s.words());
+        assertTrue(s.words().startsWith("Conclusions NOT stable"), s.words());
+        assertEquals(45.67, s.nextRatePerS(), 1e-9);
+        assertTrue(s.nextWhy().startsWith("again: its TTFT p99 meets 150 ms, but 730 requests (6 over it) do not show "
+                + "it at 95%"), s.nextWhy());
+    }
+
+    /** A run too short to show the objective met alone shows it once run again: repeats pool their requests. */
+    @Test
+    void aRepeatPoolsItsRequestsWithTheFirstRun() {
+        List<DemoRow> once = thirdBusyRun(300, 0, false, 516);
+        DemoReport.Stability first = report(once, 53.73).stability(0, 2);
+        assertFalse(first.stable(), first.words());
+        assertEquals(45.67, first.nextRatePerS(), 1e-9);
+        DemoReport twice = report(concat(once, busy(45.67, 101.0, 90.2, OPEN, 45.67, 300, 0, false)), 53.73);
+        assertEquals(45.67, twice.highestRateMeetingSlo(DemoReport.MEASURED).lowPerS(), 1e-9);
+        DemoReport.Stability second = twice.stability(1, 2);
+        assertTrue(second.stable(), second.words());
+    }
+
     /** A server's truth that shows the queue growing puts a run the client flagged invalid past the knee. */
     @Test
     void aRunFlaggedInvalidCountsPastTheKneeWhenTheServersTruthShowsTheQueueGrowing() {
