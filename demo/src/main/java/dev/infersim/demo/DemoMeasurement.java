@@ -53,10 +53,11 @@ final class DemoMeasurement implements AutoCloseable {
     }
 
     /**
-     * The server's account of a run's measured requests, in model time: the rate they arrived at and their late
-     * service in the second half of their arrivals ({@link LateServiceRate}).
+     * The server's account of a run's measured requests, in model time: the rate they arrived at, their late service in
+     * the second half of their arrivals ({@link LateServiceRate}), and their TTFT p99 from arrival to first token (a
+     * request that failed counts as the slowest), NaN without requests.
      */
-    record ServerTruth(long requests, double arrivalRatePerS, LateServiceRate.Late late) {
+    record ServerTruth(long requests, double arrivalRatePerS, LateServiceRate.Late late, double ttftP99Ms) {
     }
 
     private DemoMeasurement(MockServer server, TruthLog truth, Path truthFile, BenchmarkClient client, double timeScale) {
@@ -158,7 +159,14 @@ final class DemoMeasurement implements AutoCloseable {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
         }
         return new ServerTruth(served.size(), LateServiceRate.sendRate(served),
-                LateServiceRate.Late.of(served, meanOutputTokens));
+                LateServiceRate.Late.of(served, meanOutputTokens), ttftP99Ms(served));
+    }
+
+    /** The nearest-rank 99th percentile of the requests' TTFTs, ms; a failed request is +Infinity; NaN if none. */
+    static double ttftP99Ms(List<LateServiceRate.Served> served) {
+        double[] ttft = served.stream().mapToDouble(s -> s.succeeded() ? (s.firstTokenNanos() - s.sentNanos()) / 1e6
+                : Double.POSITIVE_INFINITY).sorted().toArray();
+        return ttft.length == 0 ? Double.NaN : ttft[(int) Math.ceil(0.99 * ttft.length) - 1];
     }
 
     /** A truth-log row of one of {@code ids} in model nanoseconds (arrival as its send), or null. */

@@ -97,6 +97,14 @@ final class DemoReport {
     }
 
     /**
+     * The rows the measured objective's rate rests on: the valid runs, less those whose client and server TTFT p99 lie
+     * either side of the objective ({@link DemoRow#clientDecidesObjective}).
+     */
+    private List<DemoRow> objectiveRows() {
+        return rows.stream().filter(r -> r.measuredValid() && !r.clientDecidesObjective(sloTtftP99Ms)).toList();
+    }
+
+    /**
      * The side a method's knee rests on at a row, or null: for the measured method the client's run, or where the
      * client flagged it invalid the server's own account of it ({@link DemoRow#measuredKneeSide}).
      */
@@ -177,7 +185,7 @@ final class DemoReport {
         if (side == PREDICTED && !predictedCurve.isEmpty()) {
             return crossing(predictedCurve, null);
         }
-        List<DemoRow> usable = usable(side);
+        List<DemoRow> usable = side == MEASURED ? objectiveRows() : usable(side);
         return crossing(usable.stream().map(r -> new DemoPrediction.Point(r.rate(), side.apply(r))).toList(),
                 side == MEASURED ? usable.stream().map(this::showsObjectiveMet).toList() : null);
     }
@@ -191,8 +199,8 @@ final class DemoReport {
     }
 
     private ObjectiveMisses objectiveMisses(DemoRow row) {
-        return ObjectiveMisses.pooled(rows.stream()
-                .filter(r -> r.measuredValid() && Math.abs(r.rate() / row.rate() - 1) < SAME_RATE)
+        return ObjectiveMisses.pooled(objectiveRows().stream()
+                .filter(r -> Math.abs(r.rate() / row.rate() - 1) < SAME_RATE)
                 .map(r -> ObjectiveMisses.of(r.measuredTtftMs(), sloTtftP99Ms)).toList());
     }
 
@@ -249,13 +257,17 @@ final class DemoReport {
         boolean sloStable = sloWidth <= OBJECTIVE_TOLERANCE;
         double next = Double.NaN;
         String why = null;
-        DemoRow invalid = firstUnrepeatedInvalid();
+        DemoRow invalid = firstUnrepeated(r -> !r.measuredValid());
+        DemoRow noisy = firstUnrepeated(r -> r.clientDecidesObjective(sloTtftP99Ms));
         if (invalid != null) {
             next = invalid.rate();
             why = "again: the run at this rate was flagged invalid";
         } else if (!sloStable) {
             DemoRow unshown = slo.found() && lowerSideWider(slo) ? unshownBelow(slo) : null;
-            if (unshown != null) {
+            if (noisy != null) {
+                next = noisy.rate();
+                why = "again: " + noisyWords(noisy);
+            } else if (unshown != null) {
                 next = unshown.rate();
                 ObjectiveMisses m = objectiveMisses(unshown);
                 why = String.format(Locale.ROOT, "again: its TTFT p99 meets %.0f ms, but %s (%d over it) do not show it "
@@ -280,10 +292,10 @@ final class DemoReport {
                 words(stable, knee, slo, kneeWidth, sloWidth, extraRunsSoFar, maxExtraRuns), extraRunsSoFar);
     }
 
-    /** The first run flagged invalid whose rate was not run again, or null. */
-    private DemoRow firstUnrepeatedInvalid() {
+    /** The first run of this kind whose rate was not run again, or null. */
+    private DemoRow firstUnrepeated(java.util.function.Predicate<DemoRow> kind) {
         for (DemoRow r : rows) {
-            if (!r.measuredValid() && rows.stream().filter(o -> Math.abs(o.rate() / r.rate() - 1) < SAME_RATE).count() == 1) {
+            if (kind.test(r) && rows.stream().filter(o -> Math.abs(o.rate() / r.rate() - 1) < SAME_RATE).count() == 1) {
                 return r;
             }
         }
@@ -302,7 +314,7 @@ final class DemoReport {
      * again pools its requests; if it then shows the objective met, the lower end rises to it.
      */
     private DemoRow unshownBelow(RateEstimate slo) {
-        List<DemoRow> below = usable(MEASURED).stream().filter(r -> r.rate() <= slo.perS()).toList();
+        List<DemoRow> below = objectiveRows().stream().filter(r -> r.rate() <= slo.perS()).toList();
         double shown = below.stream().filter(this::showsObjectiveMet).mapToDouble(DemoRow::rate).max().orElse(0);
         DemoRow best = null;
         double bestShare = Double.POSITIVE_INFINITY;
@@ -411,7 +423,9 @@ final class DemoReport {
                     triple(r.measured().completedPerS(), r.simulated().completedPerS(),
                             r.predicted().completedPerS(), 1),
                     triple(r.measured().meanWaiting(), r.simulated().meanWaiting(), r.predicted().meanWaiting(), 1),
-                    r.groundTruthP99Ms(), r.why() == null ? "" : " (added: " + r.why() + ")", invalidWords(r));
+                    r.groundTruthP99Ms(), r.why() == null ? "" : " (added: " + r.why() + ")",
+                    invalidWords(r) + (r.clientDecidesObjective(sloTtftP99Ms)
+                            ? " (" + noisyWords(r) + ": left out of the objective's rate)" : ""));
         }
         out.printf(Locale.ROOT, "knee (capacity), req/s: measured %s / simulated %s / predicted %.2f; a long simulation "
                         + "(%,d requests at twice the predicted rate) serves %.2f%n",
@@ -434,6 +448,14 @@ final class DemoReport {
         List<String> notes = notes();
         out.println(notes.isEmpty() ? "All three agree within 10% at every rate below saturation." : "Where they disagree, and why:");
         notes.forEach(n -> out.println("  - " + n));
+    }
+
+    /** Why this machine's noise decides the objective at a row: its client's and server's TTFT p99. */
+    private String noisyWords(DemoRow r) {
+        return String.format(Locale.ROOT, "its TTFT p99 as the client measured it (%s ms) and as the server served it "
+                        + "(%s ms) lie either side of %s ms, so this machine's noise, not the engine, decides it",
+                DemoWords.ms(r.measured().ttftP99Ms()), DemoWords.ms(r.serverTruth().ttftP99Ms()),
+                DemoWords.ms(sloTtftP99Ms));
     }
 
     /**

@@ -46,6 +46,20 @@ record DemoRow(double rate, double fraction, DemoSide measured, DemoSide simulat
         return s != null && s.overloaded();
     }
 
+    /**
+     * Whether this machine's noise, not the engine, decides the objective at this rate: the client's TTFT p99 and the
+     * server's own (the same requests, from arrival to first token) lie either side of {@code objectiveMs}, and the
+     * server's lies outside the client's 95% interval, so that sampling does not explain the gap. The client's tail
+     * then says whether the client was late, not whether the engine met the objective.
+     */
+    boolean clientDecidesObjective(double objectiveMs) {
+        double server = serverTruth == null ? Double.NaN : serverTruth.ttftP99Ms();
+        double client = measured.ttftP99Ms();
+        DemoSpan span = measured.ttftP99();
+        return measuredValid && !Double.isNaN(server) && !Double.isNaN(client)
+                && (client > objectiveMs) != (server > objectiveMs) && (server < span.low() || server > span.high());
+    }
+
     /** The measured side the knee may rest on: the client's run if valid, else the server's account, else null. */
     DemoSide measuredKneeSide() {
         return measuredValid ? measured : serverTruth;
