@@ -47,17 +47,36 @@ record DemoRow(double rate, double fraction, DemoSide measured, DemoSide simulat
     }
 
     /**
-     * Whether this machine's noise, not the engine, decides the objective at this rate: the client's TTFT p99 and the
-     * server's own (the same requests, from arrival to first token) lie either side of {@code objectiveMs}, and the
-     * server's lies outside the client's 95% interval, so that sampling does not explain the gap. The client's tail
-     * then says whether the client was late, not whether the engine met the objective.
+     * Whether this machine's noise, not the engine, decides the objective at this rate: either the client's TTFT p99
+     * and the server's own (the same requests, from arrival to first token) lie either side of {@code objectiveMs}, the
+     * server's outside the client's 95% interval so that sampling does not explain the gap
+     * ({@link #serverMeetsWhereClientMisses}); or the client's p99 misses it while the client's own error is a material
+     * share of that p99 ({@link #clientErrorIsMaterial}): a p99 is its slowest 1% of requests, which are then largely
+     * the client's own lateness (the mock's truth, served by the same busy machine, can be late too). The client's
+     * lateness only adds delay, so a p99 that meets the objective is not in doubt.
      */
-    boolean clientDecidesObjective(double objectiveMs) {
+    boolean machineDecidesObjective(double objectiveMs) {
+        return measuredValid && (serverMeetsWhereClientMisses(objectiveMs)
+                || measured.ttftP99Ms() > objectiveMs && clientErrorIsMaterial());
+    }
+
+    /** The client's and the server's TTFT p99 either side of the objective, the server's outside the client's interval. */
+    boolean serverMeetsWhereClientMisses(double objectiveMs) {
         double server = serverTruth == null ? Double.NaN : serverTruth.ttftP99Ms();
         double client = measured.ttftP99Ms();
         DemoSpan span = measured.ttftP99();
-        return measuredValid && !Double.isNaN(server) && !Double.isNaN(client)
+        return !Double.isNaN(server) && !Double.isNaN(client)
                 && (client > objectiveMs) != (server > objectiveMs) && (server < span.low() || server > span.high());
+    }
+
+    /**
+     * A client error (against the server's truth, p99) above this share of the measured TTFT p99: this machine was too
+     * busy during the run for the measured tail to mean much.
+     */
+    static final double CLIENT_ERROR_SHARE = 0.25;
+
+    boolean clientErrorIsMaterial() {
+        return groundTruthP99Ms > CLIENT_ERROR_SHARE * measured.ttftP99Ms();
     }
 
     /** The measured side the knee may rest on: the client's run if valid, else the server's account, else null. */

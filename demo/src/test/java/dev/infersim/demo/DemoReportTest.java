@@ -233,11 +233,17 @@ class DemoReportTest {
     /** The same with the server's own TTFT p99 of the run's requests ({@code serverP99}, NaN where not kept). */
     private static DemoRow busy(double rate, double p99, double low, double high, double served, int n, int over,
                                 boolean together, double serverP99) {
+        return busy(rate, p99, low, high, served, n, over, together, serverP99, 1);
+    }
+
+    /** The same with the client's own TTFT error against the server's truth, p99 ({@code clientError}). */
+    private static DemoRow busy(double rate, double p99, double low, double high, double served, int n, int over,
+                                boolean together, double serverP99, double clientError) {
         DemoSide s = new DemoSide(p99 / 2, p99, 10, served, served, 1, rate, served, false, DemoSpan.NONE,
                 new DemoSpan(low, high), DemoSpan.NONE, new double[] {served - 1, served + 1, served - 1, served + 1});
         DemoSide server = new DemoSide(Double.NaN, serverP99, Double.NaN, served, Double.NaN, Double.NaN, rate, served,
                 false);
-        return new DemoRow(rate, rate / 53.73, s, s, s, s, 1, true, List.of(), null, server,
+        return new DemoRow(rate, rate / 53.73, s, s, s, s, clientError, true, List.of(), null, server,
                 n == 0 ? new double[0] : ObjectiveMissesTest.ttfts(n, over, together));
     }
 
@@ -365,6 +371,38 @@ class DemoReportTest {
         assertEquals(51.04, again.lowPerS(), 1e-9, "the repeat's requests show the objective met");
         DemoReport.Stability after = repeated.stability(1, 2);
         assertTrue(after.stable(), after.words());
+    }
+
+    /**
+     * The second run of 2026-11-29 14:19 beside a build (load 13-16): at 32.24 and 51.04 req/s the client's p99 missed
+     * 150 ms with its own error (85 and 216 ms of model time) about half of it, and the mock's truth, served by the same
+     * machine, missed it too; the objective's rate came out 46.81 (45.95-47.17), "stable" and 13.5% under the simulated
+     * 54.09. Those tails are the machine's: left out, the rate rests on the runs whose error is a small share of their
+     * tail, the miss at 56.42 req/s (error 16% of its p99) kept.
+     */
+    @Test
+    void aMissWhoseTailIsLargelyTheClientsOwnErrorIsLeftOutOfTheObjective() {
+        DemoReport report = report(List.of(
+                busy(16.12, 111.9, 48.1, OPEN, 16.12, 258, 1, false, Double.NaN, 88.39),
+                busy(32.24, 171.3, 83.4, 222.7, 32.24, 516, 8, true, Double.NaN, 85.09),
+                busy(45.67, 190.4, 140.5, OPEN, 45.3, 730, 12, true, 123, 87.35),
+                busy(45.67, 111.0, 101.9, 121.5, 43.3, 730, 0, false, 108, 22.07),
+                busy(51.04, 460.5, 409.2, OPEN, 46.6, 816, 60, true, 200, 216.43),
+                busy(56.42, 200.7, 180.7, OPEN, 47.2, 903, 30, true, 190, 33.00),
+                busy(85.97, 7496.1, 7402.1, 7522.9, 54.2, 1375, 1300, true, 7400, 70.83)), 53.73);
+        RateEstimate slo = report.highestRateMeetingSlo(DemoReport.MEASURED);
+        assertEquals(45.67 + 10.75 * Math.log(150 / 111.0) / Math.log(200.7 / 111.0), slo.perS(), 1e-9, slo.toString());
+        // the upper curve: the repeat's 121.5 ms, then 56.42's bound from the heaviest rate's 7,523 ms
+        assertEquals(45.67 + 10.75 * Math.log(150 / 121.5) / Math.log(7522.9 / 121.5), slo.lowPerS(), 1e-9);
+        assertEquals(45.67 + 10.75 * Math.log(150 / 101.9) / Math.log(180.7 / 101.9), slo.highPerS(), 1e-9);
+        DemoReport.Stability s = report.stability(1, 2);
+        assertTrue(s.stable(), s.words());
+        String out = printedReport(report);
+        assertTrue(out.contains("(its TTFT p99 (461 ms) misses 150 ms, but the client's own error against the server's "
+                + "truth (p99 216 ms) is 47% of it, so this machine's noise, not the engine, decides it: left out of the "
+                + "objective's rate)"), out);
+        assertFalse(out.contains("(its TTFT p99 (201 ms) misses"), "the miss at 56.42 is the engine's: " + out);
+        assertFalse(out.contains("(its TTFT p99 (112 ms)"), "a tail that meets the objective is not in doubt: " + out);
     }
 
     private static String printedReport(DemoReport report) {
