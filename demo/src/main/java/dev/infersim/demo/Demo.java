@@ -272,7 +272,7 @@ public final class Demo {
                 prediction.at(rate), DemoSide.simulated(steady, LateServiceRate.Late.NONE),
                 truth == null ? Double.NaN : truth.ttftAbsErrorMs().p99() * timeScale, measured.valid(),
                 DemoInvalidReasons.inModelTime(measured, timeScale), why,
-                DemoSide.serverTruth(run.truth())));
+                DemoSide.serverTruth(run.truth()), run.ttftModelMs()));
         pairedRuns.add(simulated.result());
         measuredRuns.add(measured);
     }

@@ -7,6 +7,7 @@ import dev.infersim.bench.config.BenchConfig;
 import dev.infersim.bench.report.BenchResult;
 import dev.infersim.result.GoodputSlo;
 import dev.infersim.result.RequestLogReader;
+import dev.infersim.result.RequestRecord;
 import dev.infersim.result.ResultJson;
 import dev.infersim.server.fleet.MockServer;
 import dev.infersim.server.config.ServerOptions;
@@ -19,6 +20,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -43,15 +45,19 @@ final class DemoMeasurement implements AutoCloseable {
     private final double timeScale;
     private long truthSeen;
 
-    /** A measured run: the client's result, its late service per wall second, and the server's account. */
-    record Run(BenchResult result, LateServiceRate.Late client, ServerTruth truth) {
+    /**
+     * A measured run: the client's result, its late service per wall second, the server's account, and each measured
+     * request's TTFT as the client saw it, in the order they were sent, model ms (+Infinity where it failed).
+     */
+    record Run(BenchResult result, LateServiceRate.Late client, ServerTruth truth, double[] ttftModelMs) {
     }
 
     /**
-     * The server's account of a run's measured requests, in model time: the rate they arrived at and their late
-     * service in the second half of their arrivals ({@link LateServiceRate}).
+     * The server's account of a run's measured requests, in model time: the rate they arrived at, their late service in
+     * the second half of their arrivals ({@link LateServiceRate}), and their TTFT p99 from arrival to first token (a
+     * request that failed counts as the slowest), NaN without requests.
      */
-    record ServerTruth(long requests, double arrivalRatePerS, LateServiceRate.Late late) {
+    record ServerTruth(long requests, double arrivalRatePerS, LateServiceRate.Late late, double ttftP99Ms) {
     }
 
     private DemoMeasurement(MockServer server, TruthLog truth, Path truthFile, BenchmarkClient client, double timeScale) {
@@ -113,13 +119,20 @@ final class DemoMeasurement implements AutoCloseable {
         try {
             BenchResult measured = client.run(workload, warmups, 0, 0, metadata, detail);
             Set<String> ids = new HashSet<>();
+            List<RequestRecord> records = new ArrayList<>();
             new RequestLogReader(detail).forEach(false, row -> {
-                if (!row.warmup() && row.client() != null && row.client().requestId() != null) {
-                    ids.add(row.client().requestId());
+                if (!row.warmup()) {
+                    records.add(row.record());
+                    if (row.client() != null && row.client().requestId() != null) {
+                        ids.add(row.client().requestId());
+                    }
                 }
             });
+            double[] ttft = records.stream().sorted(Comparator.comparingLong(RequestRecord::scheduledNanos))
+                    .mapToDouble(r -> r.succeeded() ? r.ttftNanos() / 1e6 * timeScale : Double.POSITIVE_INFINITY)
+                    .toArray();
             return new Run(measured, LateServiceRate.Late.of(LateServiceRate.served(detail), meanOutputTokens),
-                    serverTruth(ids, meanOutputTokens));
+                    serverTruth(ids, meanOutputTokens), ttft);
         } finally {
             Files.deleteIfExists(detail);
         }
@@ -146,7 +159,14 @@ final class DemoMeasurement implements AutoCloseable {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
         }
         return new ServerTruth(served.size(), LateServiceRate.sendRate(served),
-                LateServiceRate.Late.of(served, meanOutputTokens));
+                LateServiceRate.Late.of(served, meanOutputTokens), ttftP99Ms(served));
+    }
+
+    /** The nearest-rank 99th percentile of the requests' TTFTs, ms; a failed request is +Infinity; NaN if none. */
+    static double ttftP99Ms(List<LateServiceRate.Served> served) {
+        double[] ttft = served.stream().mapToDouble(s -> s.succeeded() ? (s.firstTokenNanos() - s.sentNanos()) / 1e6
+                : Double.POSITIVE_INFINITY).sorted().toArray();
+        return ttft.length == 0 ? Double.NaN : ttft[(int) Math.ceil(0.99 * ttft.length) - 1];
     }
 
     /** A truth-log row of one of {@code ids} in model nanoseconds (arrival as its send), or null. */

@@ -13,8 +13,6 @@ import java.util.Locale;
  */
 final class DemoNotes {
     private static final double CLOSE = 0.10;
-    /** A client error (against the server's truth) above this share of the measured TTFT p99 is worth a word. */
-    private static final double CLIENT_ERROR_SHARE = 0.25;
 
     private final List<DemoRow> rows;
     private final double predictedSaturation;
@@ -53,7 +51,7 @@ final class DemoNotes {
                 }
                 continue;
             }
-            if (r.groundTruthP99Ms() > CLIENT_ERROR_SHARE * r.measured().ttftP99Ms()) {
+            if (r.clientErrorIsMaterial()) {
                 notes.add(String.format(Locale.ROOT, "%s the client's own error against the server's truth (p99 %.1f ms "
                         + "in model time) is %.0f%% of the measured TTFT p99: this machine was too busy during this run "
                         + "for the measured tail to mean much; the simulated one, in virtual time, is what the engine did.",

@@ -50,11 +50,11 @@ record DemoSide(double ttftP50Ms, double ttftP99Ms, double tpotP50Ms, double com
 
     /**
      * The server's own account of a measured run ({@link DemoMeasurement.ServerTruth}): the rate its requests arrived at
-     * and the rate they were served at late in the run, in model time; no latencies.
+     * and the rate they were served at late in the run, and their TTFT p99 from arrival, in model time.
      */
     static DemoSide serverTruth(DemoMeasurement.ServerTruth t) {
         double[] w = t.late().windows();
-        return new DemoSide(Double.NaN, Double.NaN, Double.NaN, t.late().completedPerS(), Double.NaN, Double.NaN,
+        return new DemoSide(Double.NaN, t.ttftP99Ms(), Double.NaN, t.late().completedPerS(), Double.NaN, Double.NaN,
                 t.arrivalRatePerS(), w.length > 0 ? MeanInterval.of(w).mean() : Double.NaN, false, DemoSpan.NONE,
                 DemoSpan.NONE, DemoSpan.NONE, w.clone());
     }
